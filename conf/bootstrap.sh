@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs the Debian packages aiac needs (only the missing ones), then configures and builds
+# Release into build/ with -j2. Idempotent: a second run installs and rebuilds nothing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+  g++ cmake make pkg-config
+  libboost1.81-dev          # Asio with C++20 coroutines (1.74's awaitable.hpp breaks on g++ 12)
+  capnproto libcapnp-dev    # messages and checkpoints on the wire
+  librocksdb-dev            # checkpoint store, super-node registry
+  libspdlog-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev
+  libssl-dev                # HMAC-SHA256 handshake
+  libglpk-dev libeigen3-dev # linear programs, linear algebra
+  libgtest-dev libgmock-dev libbenchmark-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  [[ "$p" == \#* ]] && continue
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if ((${#missing[@]})); then
+  echo "bootstrap: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q
+  apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build -j2

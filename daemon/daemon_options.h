@@ -1,0 +1,40 @@
+// Options of aiac-daemon: defaults here, conf/daemon.toml, then the command line.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "net/connection.h"
+
+namespace aiac::daemon {
+
+struct DaemonOptions {
+  // Identifier in the registry. Default: "d-" + host name + "-" + listening port.
+  std::string id;
+  // Super-nodes to register with, tried in order; the next one when one goes away. Required.
+  std::vector<std::string> supernodes;
+  // Where spawners and neighbour daemons reach this daemon. Default: 127.0.0.1:0 (free port).
+  std::string listen = "127.0.0.1:0";
+  // Cluster name used by the mapping. Default: "default".
+  std::string cluster = "default";
+  // Relative computing power; 0 = measure with a short benchmark at start-up. Default: 0.
+  double power = 0;
+  // Cores offered; 0 = all the machine has. Default: 0.
+  int64_t cores = 0;
+  // Directory for this daemon's data (checkpoints of others, stored plugins). Default: ./daemon-data.
+  std::string data_dir = "daemon-data";
+  // Heartbeat period towards the super-node. Default: 1000 ms.
+  int64_t heartbeat_ms = 1000;
+  // Period of progress reports to the spawner while a task runs. Default: 250 ms.
+  int64_t progress_ms = 250;
+  // File to write "HOST:PORT" to once listening. Default: none.
+  std::string ready_file;
+  std::string log_level = "info";
+  net::NetOptions net;
+};
+
+Status LoadDaemonOptions(const std::string& path, DaemonOptions& options);
+
+}  // namespace aiac::daemon

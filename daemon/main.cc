@@ -1,0 +1,122 @@
+// aiac-daemon: runs on every computing node; registers with a super-node and runs the task a
+// spawner assigns to it.
+#include <CLI/CLI.hpp>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <thread>
+
+#include "core/endpoint.h"
+#include "core/logging.h"
+#include "core/ready_file.h"
+#include "daemon/daemon_options.h"
+#include "daemon/supernode_link.h"
+#include "daemon/task_host.h"
+#include "monitor/power_benchmark.h"
+#include "net/net_config.h"
+
+namespace {
+
+int Fail(const aiac::Status& s) {
+  std::fprintf(stderr, "aiac-daemon: %s\n", s.message().c_str());
+  return 2;
+}
+
+std::string HostName() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "host";
+  return buf;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace aiac;
+  CLI::App app{"aiac daemon: runs tasks for spawners"};
+  std::string config, listen, cluster, data, id, ready, level;
+  std::vector<std::string> supernodes;
+  double power = -1;
+  app.add_option("--config", config, "TOML options file (see conf/daemon.toml)");
+  app.add_option("--supernode", supernodes, "super-node HOST:PORT (repeatable, tried in order)");
+  app.add_option("--listen", listen, "HOST:PORT for spawners and neighbours (port 0: any)");
+  app.add_option("--cluster", cluster, "cluster name");
+  app.add_option("--power", power, "relative power (0: measure)");
+  app.add_option("--data", data, "data directory");
+  app.add_option("--id", id, "daemon id");
+  app.add_option("--ready-file", ready, "write the bound HOST:PORT here once registered");
+  app.add_option("--log-level", level, "trace|debug|info|warn|error|off");
+  CLI11_PARSE(app, argc, argv);
+
+  daemon::DaemonOptions o;
+  if (Status s = daemon::LoadDaemonOptions(config, o); !s.ok()) return Fail(s);
+  if (!supernodes.empty()) o.supernodes = supernodes;
+  if (!listen.empty()) o.listen = listen;
+  if (!cluster.empty()) o.cluster = cluster;
+  if (power >= 0) o.power = power;
+  if (!data.empty()) o.data_dir = data;
+  if (!id.empty()) o.id = id;
+  if (!ready.empty()) o.ready_file = ready;
+  if (!level.empty()) o.log_level = level;
+  if (Status s = net::CheckNetOptions(o.net); !s.ok()) return Fail(s);
+  if (o.supernodes.empty()) return Fail(InvalidArgument("no super-node given (--supernode HOST:PORT)"));
+  std::vector<Endpoint> supernode_eps;
+  for (const auto& s : o.supernodes) {
+    auto ep = ParseEndpoint(s);
+    if (!ep.ok()) return Fail(ep.status());
+    supernode_eps.push_back(*ep);
+  }
+  auto listen_ep = ParseEndpoint(o.listen);
+  if (!listen_ep.ok()) return Fail(listen_ep.status());
+  auto log_level = ParseLogLevel(o.log_level);
+  if (!log_level.ok()) return Fail(log_level.status());
+  Logger log = MakeLogger("daemon", *log_level);
+
+  std::error_code fs_ec;
+  std::filesystem::create_directories(o.data_dir, fs_ec);
+  if (fs_ec) return Fail(IoError("cannot create data directory " + o.data_dir + ": " + fs_ec.message()));
+
+  net::asio::io_context io;
+  daemon::TaskHost host(io, daemon::TaskHostOptions{o.id, o.net, std::chrono::milliseconds(o.progress_ms)}, log);
+  auto bound = host.Listen(*listen_ep);
+  if (!bound.ok()) return Fail(bound.status());
+  if (o.id.empty()) o.id = "d-" + HostName() + "-" + std::to_string(bound->port);
+  host.set_id(o.id);
+
+  daemon::SelfDescription self;
+  self.id = o.id;
+  self.address = bound->ToString();
+  self.cluster = o.cluster;
+  self.power = o.power > 0 ? o.power : monitor::MeasurePower();
+  self.cores = o.cores > 0 ? static_cast<uint32_t>(o.cores)
+                           : std::max(1u, std::thread::hardware_concurrency());
+
+  Status fatal;
+  daemon::SupernodeLink link(
+      supernode_eps, self, o.net, std::chrono::milliseconds(o.heartbeat_ms), log,
+      [&] { return host.busy(); },
+      [&](Status why) {
+        fatal = why;
+        host.Stop();
+        io.stop();
+      });
+  host.Serve();
+  net::asio::co_spawn(io, link.Run(), net::asio::detached);
+  log->info("daemon {} listening on {} (cluster {}, power {:.2f}, {} cores)", o.id,
+            bound->ToString(), self.cluster, self.power, self.cores);
+  if (!o.ready_file.empty()) {
+    if (Status s = WriteFileAtomically(o.ready_file, bound->ToString()); !s.ok()) return Fail(s);
+  }
+
+  net::asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([&](net::error_code ec, int sig) {
+    if (ec) return;
+    log->info("signal {}: stopping", sig);
+    link.Stop();
+    host.Stop();
+    io.stop();
+  });
+  io.run();
+  if (!fatal.ok()) return Fail(fatal);
+  return 0;
+}

@@ -1,0 +1,113 @@
+#include "daemon/supernode_link.h"
+
+namespace aiac::daemon {
+
+namespace asio = net::asio;
+
+SupernodeLink::SupernodeLink(std::vector<Endpoint> supernodes, SelfDescription self,
+                             net::NetOptions net, std::chrono::milliseconds heartbeat, Logger log,
+                             std::function<bool()> busy, std::function<void(Status)> on_fatal)
+    : supernodes_(std::move(supernodes)),
+      self_(std::move(self)),
+      net_(std::move(net)),
+      heartbeat_(heartbeat),
+      log_(std::move(log)),
+      busy_(std::move(busy)),
+      on_fatal_(std::move(on_fatal)) {}
+
+void SupernodeLink::Stop() {
+  stopping_ = true;
+  if (current_) current_->Close();
+}
+
+void SupernodeLink::SendRegister(net::Connection& conn) {
+  const bool busy = busy_();
+  conn.SendEnvelope([&](proto::Envelope::Builder e) {
+    auto d = e.initRegister().initDaemon();
+    d.setId(self_.id);
+    d.setAddress(self_.address);
+    d.setCluster(self_.cluster);
+    d.setPower(self_.power);
+    d.setCores(self_.cores);
+    d.setState(busy ? proto::DaemonState::BUSY : proto::DaemonState::FREE);
+  });
+}
+
+net::awaitable<void> SupernodeLink::Run() {
+  size_t next = 0;
+  size_t refusals_in_a_row = 0;
+  Status last_refusal;
+  net::RetryPolicy retry;
+  retry.attempts = 3;
+  while (!stopping_) {
+    const Endpoint& target = supernodes_[next % supernodes_.size()];
+    ++next;
+    auto conn = co_await net::Dial(target, net_, proto::Role::DAEMON, self_.id, retry);
+    if (stopping_) break;
+    if (!conn.ok()) {
+      if (conn.status().code() == StatusCode::kUnauthenticated) {
+        log_->error("super-node {} refused this daemon: {}", target.ToString(),
+                    conn.status().message());
+        last_refusal = conn.status();
+        if (++refusals_in_a_row >= supernodes_.size()) {
+          on_fatal_(Unauthenticated("every super-node refused this daemon; last: " +
+                                    last_refusal.message()));
+          co_return;
+        }
+      } else {
+        log_->warn("super-node {} unreachable: {}; trying the next one", target.ToString(),
+                   conn.status().message());
+      }
+      continue;
+    }
+    refusals_in_a_row = 0;
+    current_ = *conn;
+    Status why = co_await ServeOne(*conn);
+    current_.reset();
+    if (stopping_) break;
+    log_->warn("lost super-node {}: {}; trying the next one", target.ToString(), why.message());
+  }
+}
+
+net::awaitable<Status> SupernodeLink::ServeOne(net::ConnectionPtr conn) {
+  SendRegister(*conn);
+  // Heartbeats go out on their own coroutine; this one reads the acks.
+  auto executor = co_await asio::this_coro::executor;
+  asio::co_spawn(
+      executor,
+      [conn, this]() -> net::awaitable<void> {
+        asio::steady_timer timer(co_await asio::this_coro::executor);
+        while (conn->is_open()) {
+          timer.expires_after(heartbeat_);
+          co_await timer.async_wait(net::use_nothrow);
+          const bool busy = busy_();
+          conn->SendEnvelope([&](proto::Envelope::Builder e) {
+            auto h = e.initHeartbeat();
+            h.setDaemonId(self_.id);
+            h.setBusy(busy);
+          });
+        }
+      },
+      asio::detached);
+  for (;;) {
+    auto msg = co_await conn->Receive();
+    if (!msg.ok()) co_return msg.status();
+    auto env = (*msg)->root();
+    if (env.isRegisterAck()) {
+      log_->info("registered with super-node {}", conn->Describe());
+    } else if (env.isHeartbeatAck()) {
+      if (!env.getHeartbeatAck().getKnown()) {
+        log_->info("super-node {} forgot this daemon: registering again", conn->peer().id);
+        SendRegister(*conn);
+      }
+    } else if (env.isRefuse()) {
+      conn->Close();
+      co_return Unavailable(std::string("refused: ") + env.getRefuse().getReason().cStr());
+    } else {
+      conn->Refuse("unexpected message");
+      co_return ProtocolError("unexpected message from super-node");
+    }
+  }
+}
+
+}  // namespace aiac::daemon

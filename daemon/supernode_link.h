@@ -1,0 +1,49 @@
+// A daemon's link to the super-nodes: register, heartbeat, and move to the next super-node in
+// the list when the current one goes away. Gives up only when every super-node has refused the
+// handshake (a wrong cluster_key or protocol version cannot fix itself): then `on_fatal` runs.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/endpoint.h"
+#include "core/logging.h"
+#include "net/connection.h"
+#include "proto/aiac.capnp.h"
+
+namespace aiac::daemon {
+
+struct SelfDescription {
+  std::string id;
+  std::string address;
+  std::string cluster;
+  double power = 1;
+  uint32_t cores = 1;
+};
+
+class SupernodeLink {
+ public:
+  SupernodeLink(std::vector<Endpoint> supernodes, SelfDescription self, net::NetOptions net,
+                std::chrono::milliseconds heartbeat, Logger log,
+                std::function<bool()> busy, std::function<void(Status)> on_fatal);
+
+  net::awaitable<void> Run();
+  void Stop();
+
+ private:
+  net::awaitable<Status> ServeOne(net::ConnectionPtr conn);
+  void SendRegister(net::Connection& conn);
+
+  std::vector<Endpoint> supernodes_;
+  SelfDescription self_;
+  net::NetOptions net_;
+  std::chrono::milliseconds heartbeat_;
+  Logger log_;
+  std::function<bool()> busy_;
+  std::function<void(Status)> on_fatal_;
+  net::ConnectionPtr current_;
+  bool stopping_ = false;
+};
+
+}  // namespace aiac::daemon

@@ -1,0 +1,22 @@
+// Logger construction. No global logger: each main() makes one and passes it down.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include <spdlog/spdlog.h>
+
+#include "core/status.h"
+
+namespace aiac {
+
+using Logger = std::shared_ptr<spdlog::logger>;
+
+// Parses "trace", "debug", "info", "warn", "error", "critical" or "off".
+Result<spdlog::level::level_enum> ParseLogLevel(std::string_view name);
+
+// A logger named `name` (the process role) writing one line per event to stderr.
+Logger MakeLogger(const std::string& name, spdlog::level::level_enum level);
+
+}  // namespace aiac

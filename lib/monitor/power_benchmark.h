@@ -1,0 +1,15 @@
+// A daemon's computing power, measured by a short floating-point kernel.
+//
+// Power is expressed in GFlop/s of a dense multiply-add kernel; only ratios between nodes matter
+// to the mapping (MAHEVE's wn_i), so any fixed kernel does. Blocks the calling thread for about
+// `budget`; call it once at start-up, before the event loop serves anyone.
+#pragma once
+
+#include <chrono>
+
+namespace aiac::monitor {
+
+// Runs the kernel for about `budget` and returns GFlop/s (always > 0).
+double MeasurePower(std::chrono::milliseconds budget = std::chrono::milliseconds(200));
+
+}  // namespace aiac::monitor

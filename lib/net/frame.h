@@ -1,0 +1,76 @@
+// Cap'n Proto standard stream framing, incrementally: bytes go in as they arrive from a socket
+// (any split, any number of frames per read), whole frames come out.
+//
+// Frame layout (capnp encoding spec): u32 segment count - 1, u32 size in words of each segment,
+// padding to 8 bytes, then the segments. The parser checks the segment table against the
+// configured caps before buffering a body, so an oversized or garbage header is refused after
+// at most a few bytes. Not thread-safe; one parser per connection.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include <capnp/message.h>
+#include <capnp/serialize.h>
+#include <kj/array.h>
+
+#include "core/status.h"
+#include "proto/aiac.capnp.h"
+
+namespace aiac::net {
+
+struct FrameLimits {
+  // Largest frame accepted, header included. Default: 64 MiB.
+  size_t max_frame_bytes = 64u << 20;
+  // Most segments in one frame. Default: 512.
+  uint32_t max_segments = 512;
+  // Cap'n Proto traversal limit in words (guards against amplification). Default: frame size.
+  // Nesting limit for pointers. Default: 64.
+  int nesting_limit = 64;
+};
+
+// One received message: owns its words and the reader over them. Not copyable or movable
+// (the reader points into the words); pass it as a unique_ptr.
+class IncomingMessage {
+ public:
+  IncomingMessage(kj::Array<capnp::word> words, const FrameLimits& limits);
+  IncomingMessage(const IncomingMessage&) = delete;
+  IncomingMessage& operator=(const IncomingMessage&) = delete;
+
+  // The envelope; throws kj::Exception when the message is malformed (see CheckWellFormed).
+  proto::Envelope::Reader root() { return reader_.getRoot<proto::Envelope>(); }
+  // Walks the whole message once, so that later reads cannot fail on a bad pointer.
+  Status CheckWellFormed();
+  size_t size_bytes() const { return words_.size() * sizeof(capnp::word); }
+
+ private:
+  kj::Array<capnp::word> words_;
+  capnp::FlatArrayMessageReader reader_;
+};
+
+class FrameParser {
+ public:
+  explicit FrameParser(FrameLimits limits = {}) : limits_(limits) {}
+
+  // Appends received bytes.
+  void Feed(std::span<const std::byte> bytes);
+  // The next complete frame, nullptr when more bytes are needed, or an error (oversized,
+  // bad segment table): after an error the stream cannot be resynchronised; close it.
+  Result<std::unique_ptr<IncomingMessage>> Next();
+  // Bytes held that do not form a whole frame yet.
+  size_t buffered() const { return buffer_.size() - start_; }
+
+ private:
+  FrameLimits limits_;
+  std::vector<std::byte> buffer_;
+  size_t start_ = 0;
+};
+
+// Encodes a built message as one frame.
+kj::Array<capnp::word> EncodeFrame(capnp::MessageBuilder& message);
+
+}  // namespace aiac::net

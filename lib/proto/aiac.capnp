@@ -1,0 +1,152 @@
+# Every message exchanged by aiac processes. One frame on the wire = one Envelope, in Cap'n
+# Proto's standard stream framing. Fields and union members may be added; never renumber.
+@0xc4f3b6a1e2d97a50;
+
+$import "/capnp/c++.capnp".namespace("aiac::proto");
+
+enum Role {
+  supernode @0;
+  daemon @1;
+  spawner @2;
+}
+
+enum DaemonState {
+  free @0;
+  busy @1;
+}
+
+# A daemon as the registry knows it.
+struct DaemonInfo {
+  id @0 :Text;
+  address @1 :Text;         # HOST:PORT where the daemon accepts spawners and neighbours
+  cluster @2 :Text;
+  power @3 :Float64;        # relative computing power (benchmark or config)
+  cores @4 :UInt32;
+  state @5 :DaemonState;
+  job @6 :Text;             # the job it is granted to, when busy
+  owner @7 :Text;           # id of the super-node it is registered with
+}
+
+# --- handshake (first frames of every connection, both directions) ---
+struct Hello {
+  version @0 :UInt32;
+  role @1 :Role;
+  nodeId @2 :Text;
+  nonce @3 :Data;           # 16 random bytes; the peer proves the key over them
+}
+struct Auth {
+  mac @0 :Data;             # HMAC-SHA256(cluster_key, "aiac-auth-v1" | peer nonce | role | id)
+}
+struct Refuse {
+  reason @0 :Text;          # sent before closing a connection on purpose
+}
+
+# --- daemon <-> super-node ---
+struct Register { daemon @0 :DaemonInfo; }
+struct RegisterAck { supernodeId @0 :Text; }
+struct Heartbeat { daemonId @0 :Text; busy @1 :Bool; }
+struct HeartbeatAck { known @0 :Bool; }   # false: the super-node forgot us, register again
+
+# --- spawner <-> super-node, super-node <-> super-node ---
+struct RequestDaemons {
+  requestId @0 :UInt64;
+  job @1 :Text;
+  count @2 :UInt32;
+  spares @3 :UInt32;        # extra daemons reserved for replacements
+  forwarded @4 :Bool;       # set when a super-node asks a peer on a spawner's behalf
+}
+struct GrantDaemons {
+  requestId @0 :UInt64;
+  daemons @1 :List(DaemonInfo);   # empty with `error` set when the request cannot be met
+  error @2 :Text;
+}
+struct ReleaseDaemons {
+  job @0 :Text;
+  daemonIds @1 :List(Text);
+  forwarded @2 :Bool;
+}
+struct RegistryDigest {
+  supernodeId @0 :Text;
+  daemons @1 :List(DaemonInfo);   # the daemons registered with that super-node
+}
+
+# --- spawner <-> daemon ---
+struct Param { key @0 :Text; value @1 :Text; }
+struct Neighbour { task @0 :UInt32; address @1 :Text; }
+struct AssignTask {
+  job @0 :Text;
+  task @1 :UInt32;
+  taskCount @2 :UInt32;
+  app @3 :Text;
+  pluginHash @4 :Data;      # SHA-256 of the app plugin; empty for built-in apps
+  params @5 :List(Param);
+  neighbours @6 :List(Neighbour);
+  backups @7 :List(Text);   # addresses of the daemons keeping this task's checkpoints
+  restore @8 :Bool;         # start from the newest checkpoint on the backups
+  sync @9 :Bool;            # wait for every neighbour's previous iteration
+}
+struct TaskReady { job @0 :Text; task @1 :UInt32; error @2 :Text; }
+struct StartTask { job @0 :Text; }
+struct TaskProgress {
+  job @0 :Text;
+  task @1 :UInt32;
+  iteration @2 :UInt64;
+  localChange @3 :Float64;
+  converged @4 :Bool;
+}
+struct LocalConvergence { job @0 :Text; task @1 :UInt32; converged @2 :Bool; iteration @3 :UInt64; }
+struct Halt { job @0 :Text; }
+struct Result {
+  job @0 :Text;
+  task @1 :UInt32;
+  iterations @2 :UInt64;
+  data @3 :Data;            # the task's result slice, app-defined encoding
+  error @4 :Text;
+}
+
+# --- daemon <-> daemon ---
+struct DependencyData {
+  job @0 :Text;
+  fromTask @1 :UInt32;
+  toTask @2 :UInt32;
+  iteration @3 :UInt64;
+  data @4 :Data;
+}
+struct CheckpointPut { job @0 :Text; task @1 :UInt32; iteration @2 :UInt64; state @3 :Data; }
+struct CheckpointGet { job @0 :Text; task @1 :UInt32; }
+struct CheckpointData { job @0 :Text; task @1 :UInt32; iteration @2 :UInt64; state @3 :Data; found @4 :Bool; }
+struct Migrate {
+  job @0 :Text;
+  fromTask @1 :UInt32;
+  toTask @2 :UInt32;
+  firstItem @3 :UInt64;
+  items @4 :Data;
+}
+
+struct Envelope {
+  union {
+    hello @0 :Hello;
+    auth @1 :Auth;
+    refuse @2 :Refuse;
+    register @3 :Register;
+    registerAck @4 :RegisterAck;
+    heartbeat @5 :Heartbeat;
+    heartbeatAck @6 :HeartbeatAck;
+    requestDaemons @7 :RequestDaemons;
+    grantDaemons @8 :GrantDaemons;
+    releaseDaemons @9 :ReleaseDaemons;
+    registryDigest @10 :RegistryDigest;
+    assignTask @11 :AssignTask;
+    taskReady @12 :TaskReady;
+    startTask @13 :StartTask;
+    taskProgress @14 :TaskProgress;
+    localConvergence @15 :LocalConvergence;
+    halt @16 :Halt;
+    result @17 :Result;
+    dependencyData @18 :DependencyData;
+    checkpointPut @19 :CheckpointPut;
+    checkpointGet @20 :CheckpointGet;
+    checkpointData @21 :CheckpointData;
+    migrate @22 :Migrate;
+  }
+}

@@ -1,0 +1,69 @@
+#include "spawner/job_spec.h"
+
+#include "core/config.h"
+
+#include <filesystem>
+#include <sstream>
+
+namespace aiac::spawner {
+namespace {
+
+bool ValidName(const std::string& s) {
+  if (s.empty() || s.size() > 64) return false;
+  for (char c : s) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<JobSpec> LoadJobSpec(const std::string& path) {
+  if (!std::filesystem::exists(path)) return NotFound("job file " + path + " does not exist");
+  auto parsed = ParseTomlFile(path);
+  if (!parsed.ok()) return parsed.status();
+  const toml::table& t = *parsed;
+  auto bad = [&](const std::string& key, const std::string& what) {
+    return InvalidArgument(path + ": '" + key + "' " + what);
+  };
+  JobSpec job;
+  for (const auto& [k, v] : t) {
+    const std::string key(k.str());
+    if (key == "name") {
+      auto s = v.value<std::string>();
+      if (!s || !ValidName(*s)) return bad(key, "must be 1-64 letters, digits, '-' or '_'");
+      job.name = *s;
+    } else if (key == "app") {
+      auto s = v.value<std::string>();
+      if (!s || s->empty()) return bad(key, "must be a non-empty string");
+      job.app = *s;
+    } else if (key == "tasks") {
+      auto n = v.as_integer();
+      if (!n || n->get() < 1 || n->get() > 1000000) return bad(key, "must be an integer in 1..1000000");
+      job.tasks = static_cast<uint32_t>(n->get());
+    } else if (key == "timeout_s") {
+      auto d = v.value<double>();
+      if (!d || *d <= 0) return bad(key, "must be a positive number of seconds");
+      job.timeout_s = *d;
+    } else if (key == "params") {
+      const toml::table* params = v.as_table();
+      if (!params) return bad(key, "must be a table");
+      for (const auto& [pk, pv] : *params) {
+        std::ostringstream text;
+        if (auto s = pv.value_exact<std::string>()) text << *s;
+        else if (auto i = pv.value_exact<int64_t>()) text << *i;
+        else if (auto d = pv.value_exact<double>()) text << *d;
+        else if (auto b = pv.value_exact<bool>()) text << (*b ? "true" : "false");
+        else return bad("params." + std::string(pk.str()), "must be a string, number or boolean");
+        job.params[std::string(pk.str())] = text.str();
+      }
+    } else {
+      return bad(key, "is not a job option (name, app, tasks, timeout_s, params)");
+    }
+  }
+  if (job.name.empty()) return bad("name", "is missing");
+  if (job.app.empty()) return bad("app", "is missing");
+  return job;
+}
+
+}  // namespace aiac::spawner

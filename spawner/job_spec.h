@@ -1,0 +1,30 @@
+// A job file (TOML): which app, how many tasks, its parameters.
+//
+//   name = "ring-demo"      # job name (letters, digits, '-', '_')
+//   app = "ring"            # the app to run
+//   tasks = 4               # task count; with --local N it may be left out (= N)
+//   timeout_s = 300         # the run fails if it has not finished by then
+//   [params]                # app parameters, passed to every task as text
+//   rounds = 1000
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "core/status.h"
+
+namespace aiac::spawner {
+
+struct JobSpec {
+  std::string name;
+  std::string app;
+  uint32_t tasks = 0;  // 0: not given
+  double timeout_s = 300;
+  std::map<std::string, std::string> params;
+};
+
+// Reads and checks a job file; every problem is one line naming the file and the key.
+Result<JobSpec> LoadJobSpec(const std::string& path);
+
+}  // namespace aiac::spawner

@@ -1,0 +1,43 @@
+// `spawner run --local N`: a super-node and N daemons started as child processes on free
+// loopback ports, with a fresh random cluster_key and data in a temporary directory. Stop() (and
+// the destructor) terminates and reaps every child and removes the directory: no process and no
+// file is left behind, also after an error or Ctrl-C.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/endpoint.h"
+#include "core/logging.h"
+#include "net/asio.h"
+#include "spawner/child_process.h"
+
+namespace aiac::spawner {
+
+class LocalCluster {
+ public:
+  // `bin_dir` holds aiac-supernode and aiac-daemon; children log at `log_level`.
+  LocalCluster(size_t daemons, std::string bin_dir, std::string log_level, Logger log);
+  ~LocalCluster();
+
+  // Starts the super-node, waits (up to `timeout`) until it listens, then starts the daemons.
+  net::awaitable<Result<Endpoint>> Start(std::chrono::milliseconds timeout);
+  // The key every process of this cluster shares.
+  const std::string& cluster_key() const { return key_; }
+  // The first child that exited while it should be running, as "daemon d3 exited with 2".
+  std::string Casualty();
+  void Stop();
+
+ private:
+  Status WriteConfigs();
+
+  size_t daemons_;
+  std::string bin_dir_, log_level_;
+  Logger log_;
+  std::string dir_, key_;
+  std::vector<std::pair<std::string, ChildProcess>> children_;  // name, process
+  bool stopped_ = false;
+};
+
+}  // namespace aiac::spawner

@@ -1,0 +1,18 @@
+// aiac-spawner: runs a user's job on daemons (run), and answers planning questions offline.
+#include <CLI/CLI.hpp>
+
+#include "spawner/run_command.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"aiac spawner: run jobs on aiac daemons"};
+  app.require_subcommand(1);
+  aiac::spawner::RunArgs run_args;
+  CLI::App* run = aiac::spawner::AddRunCommand(app, run_args);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  if (run->parsed()) return aiac::spawner::RunCommand(run_args);
+  return 2;
+}

@@ -1,0 +1,128 @@
+#include "spawner/run_command.h"
+
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+
+#include "core/logging.h"
+#include "net/net_config.h"
+#include "spawner/app_catalog.h"
+#include "spawner/job_runner.h"
+#include "spawner/local_cluster.h"
+
+namespace aiac::spawner {
+
+namespace asio = net::asio;
+
+namespace {
+
+int BadInput(const Status& s) {
+  std::fprintf(stderr, "aiac-spawner: %s\n", s.message().c_str());
+  return 2;
+}
+
+}  // namespace
+
+CLI::App* AddRunCommand(CLI::App& app, RunArgs& args) {
+  CLI::App* run = app.add_subcommand("run", "run a job on daemons and print its summary");
+  run->add_option("job", args.job_file, "job file (TOML)")->required();
+  run->add_option("--config", args.config, "spawner options file (see conf/spawner.toml)");
+  auto* sn = run->add_option("--supernode", args.supernode, "super-node HOST:PORT to get daemons from");
+  run->add_option("--local", args.local, "start a super-node and N daemons on loopback for this run")
+      ->check(CLI::Range(1, 4096))
+      ->excludes(sn);
+  run->add_option("--json", args.json, "write the run summary as JSON to this file");
+  run->add_option("--log-level", args.log_level, "trace|debug|info|warn|error|off");
+  return run;
+}
+
+int RunCommand(const RunArgs& args) {
+  SpawnerOptions options;
+  if (Status s = LoadSpawnerOptions(args.config, options); !s.ok()) return BadInput(s);
+  if (!args.supernode.empty()) options.supernode = args.supernode;
+  if (!args.log_level.empty()) options.log_level = args.log_level;
+  auto level = ParseLogLevel(options.log_level);
+  if (!level.ok()) return BadInput(level.status());
+  auto job = LoadJobSpec(args.job_file);
+  if (!job.ok()) return BadInput(job.status());
+  if (job->tasks == 0) {
+    if (args.local == 0) return BadInput(InvalidArgument(args.job_file + ": 'tasks' is missing"));
+    job->tasks = static_cast<uint32_t>(args.local);
+  }
+  if (args.local > 0 && job->tasks + options.spares > static_cast<uint32_t>(args.local)) {
+    return BadInput(InvalidArgument("job needs " + std::to_string(job->tasks + options.spares) +
+                                    " daemons (tasks + spares) but --local starts " +
+                                    std::to_string(args.local)));
+  }
+  auto app = FindApp(job->app);
+  if (!app.ok()) return BadInput(app.status());
+  if (Status s = (*app)->Validate(*job); !s.ok()) return BadInput(s);
+  auto supernode = ParseEndpoint(options.supernode);
+  if (!supernode.ok()) return BadInput(supernode.status());
+
+  Logger log = MakeLogger("spawner", *level);
+  asio::io_context io;
+  std::unique_ptr<LocalCluster> cluster;
+  if (args.local > 0) {
+    cluster = std::make_unique<LocalCluster>(args.local, SelfDirectory(), options.local_log_level, log);
+    options.net.cluster_key = cluster->cluster_key();
+  }
+  if (Status s = net::CheckNetOptions(options.net); !s.ok()) return BadInput(s);
+
+  JobRunner runner(*job, **app, options, log);
+  RunSummary summary;
+  summary.job = job->name;
+  summary.app = job->app;
+  summary.tasks = job->tasks;
+
+  asio::signal_set signals(io, SIGINT, SIGTERM);
+  std::function<void(net::error_code, int)> on_signal = [&](net::error_code ec, int sig) {
+    if (ec) return;
+    log->warn("signal {}: stopping the run (again to stop at once)", sig);
+    runner.Abort(std::string("interrupted by signal ") + std::to_string(sig));
+    signals.async_wait([&](net::error_code ec2, int) {
+      if (ec2) return;
+      if (cluster) cluster->Stop();
+      std::_Exit(130);
+    });
+  };
+  signals.async_wait(on_signal);
+
+  asio::co_spawn(
+      io,
+      [&]() -> net::awaitable<void> {
+        Endpoint target = *supernode;
+        if (cluster) {
+          auto started = co_await cluster->Start(std::chrono::milliseconds(10000));
+          if (!started.ok()) {
+            summary.error = "local cluster: " + started.status().message();
+            io.stop();
+            co_return;
+          }
+          target = *started;
+          runner.set_health_check([&] { return cluster->Casualty(); });
+        }
+        summary = co_await runner.Run(target);
+        io.stop();
+      },
+      asio::detached);
+  io.run();
+  if (cluster) cluster->Stop();
+
+  std::printf("%s\n", ToText(summary).c_str());
+  std::fflush(stdout);
+  if (!args.json.empty()) {
+    std::ofstream out(args.json);
+    out << ToJson(summary).dump(2) << "\n";
+    if (!out) {
+      std::fprintf(stderr, "aiac-spawner: cannot write %s\n", args.json.c_str());
+      return 1;
+    }
+  }
+  if (summary.status == "aborted") return 130;
+  return summary.succeeded() ? 0 : 1;
+}
+
+}  // namespace aiac::spawner

@@ -1,0 +1,48 @@
+#include "spawner/run_summary.h"
+
+#include <algorithm>
+#include <sstream>
+
+namespace aiac::spawner {
+
+nlohmann::json ToJson(const RunSummary& s) {
+  nlohmann::json j;
+  j["job"] = s.job;
+  j["job_id"] = s.job_id;
+  j["app"] = s.app;
+  j["status"] = s.status;
+  if (!s.error.empty()) j["error"] = s.error;
+  j["tasks"] = s.tasks;
+  j["daemons"] = s.daemons;
+  j["mapping"] = s.mapping;
+  j["wall_seconds"] = s.wall_seconds;
+  uint64_t lo = 0, hi = 0;
+  if (!s.per_task.empty()) {
+    auto [mn, mx] = std::minmax_element(
+        s.per_task.begin(), s.per_task.end(),
+        [](const TaskOutcome& a, const TaskOutcome& b) { return a.iterations < b.iterations; });
+    lo = mn->iterations;
+    hi = mx->iterations;
+  }
+  j["iterations"] = {{"min", lo}, {"max", hi}};
+  j["per_task"] = nlohmann::json::array();
+  for (const auto& t : s.per_task) {
+    j["per_task"].push_back({{"task", t.task}, {"daemon", t.daemon}, {"address", t.address},
+                             {"iterations", t.iterations}});
+  }
+  j["result"] = s.result;
+  return j;
+}
+
+std::string ToText(const RunSummary& s) {
+  std::ostringstream out;
+  auto j = ToJson(s);
+  out << "job " << s.job << " (" << s.app << "): " << s.status << " in " << s.wall_seconds
+      << " s on " << s.tasks << " tasks / " << s.daemons << " daemons, iterations "
+      << j["iterations"]["min"] << ".." << j["iterations"]["max"];
+  if (!s.result.empty()) out << ", result " << s.result.dump();
+  if (!s.error.empty()) out << "\nerror: " << s.error;
+  return out.str();
+}
+
+}  // namespace aiac::spawner

@@ -1,0 +1,43 @@
+// What `aiac-spawner run` reports: the printed summary and the --json file.
+//
+// JSON fields: job, job_id, app, status ("succeeded", "failed", "aborted"), error (when not
+// succeeded), tasks, daemons, mapping, wall_seconds, iterations {min, max}, per_task
+// [{task, daemon, address, iterations}], result (app-defined object).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace aiac::spawner {
+
+struct TaskOutcome {
+  uint32_t task = 0;
+  std::string daemon;
+  std::string address;
+  uint64_t iterations = 0;
+  bool finished = false;
+  std::string data;  // the result slice, app-defined bytes
+};
+
+struct RunSummary {
+  std::string job, job_id, app;
+  std::string status = "failed";
+  std::string error;
+  std::string mapping = "default";
+  uint32_t tasks = 0;
+  uint32_t daemons = 0;  // daemons granted, spares included
+  double wall_seconds = 0;
+  std::vector<TaskOutcome> per_task;
+  nlohmann::json result = nlohmann::json::object();
+
+  bool succeeded() const { return status == "succeeded"; }
+};
+
+nlohmann::json ToJson(const RunSummary& summary);
+// A few human lines: status, time, iterations, error.
+std::string ToText(const RunSummary& summary);
+
+}  // namespace aiac::spawner

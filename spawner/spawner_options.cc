@@ -1,0 +1,23 @@
+#include "spawner/spawner_options.h"
+
+#include "core/config.h"
+#include "net/net_config.h"
+
+namespace aiac::spawner {
+
+Status LoadSpawnerOptions(const std::string& path, SpawnerOptions& o) {
+  auto file = ConfigFile::Load(path);
+  if (!file.ok()) return file.status();
+  file->Get("supernode", o.supernode);
+  file->GetPositive("wait_daemons_ms", o.wait_daemons_ms);
+  file->Get("spares", o.spares);
+  file->GetPositive("progress_ms", o.progress_ms);
+  file->Get("local_log_level", o.local_log_level);
+  file->Get("log_level", o.log_level);
+  net::ReadNetOptions(*file, o.net);
+  AIAC_RETURN_IF_ERROR(file->Finish());
+  if (o.spares < 0) return InvalidArgument(path + ": option 'spares' must not be negative");
+  return Status::Ok();
+}
+
+}  // namespace aiac::spawner

@@ -1,0 +1,29 @@
+// Options of `aiac-spawner run`: defaults here, conf/spawner.toml, then the command line.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/status.h"
+#include "net/connection.h"
+
+namespace aiac::spawner {
+
+struct SpawnerOptions {
+  // Super-node to ask for daemons (ignored with --local). Default: 127.0.0.1:7400.
+  std::string supernode = "127.0.0.1:7400";
+  // How long to wait for enough free daemons. Default: 30000 ms.
+  int64_t wait_daemons_ms = 30000;
+  // Extra daemons reserved for replacements. Default: 0.
+  int64_t spares = 0;
+  // Period of the progress line. Default: 1000 ms.
+  int64_t progress_ms = 1000;
+  // Log level of the processes started by --local. Default: "warn".
+  std::string local_log_level = "warn";
+  std::string log_level = "info";
+  net::NetOptions net;
+};
+
+Status LoadSpawnerOptions(const std::string& path, SpawnerOptions& options);
+
+}  // namespace aiac::spawner

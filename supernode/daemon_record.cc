@@ -1,0 +1,57 @@
+#include "supernode/daemon_record.h"
+
+#include <nlohmann/json.hpp>
+
+namespace aiac::supernode {
+
+void ToProto(const DaemonRecord& r, proto::DaemonInfo::Builder out) {
+  out.setId(r.id);
+  out.setAddress(r.address);
+  out.setCluster(r.cluster);
+  out.setPower(r.power);
+  out.setCores(r.cores);
+  out.setState(r.busy ? proto::DaemonState::BUSY : proto::DaemonState::FREE);
+  out.setJob(r.job);
+  out.setOwner(r.owner);
+}
+
+DaemonRecord FromProto(proto::DaemonInfo::Reader in) {
+  DaemonRecord r;
+  r.id = in.getId().cStr();
+  r.address = in.getAddress().cStr();
+  r.cluster = in.getCluster().cStr();
+  r.power = in.getPower();
+  r.cores = in.getCores();
+  r.busy = in.getState() == proto::DaemonState::BUSY;
+  r.job = in.getJob().cStr();
+  r.owner = in.getOwner().cStr();
+  return r;
+}
+
+std::string Encode(const DaemonRecord& r) {
+  nlohmann::json j = {{"id", r.id},     {"address", r.address}, {"cluster", r.cluster},
+                      {"power", r.power}, {"cores", r.cores},   {"busy", r.busy},
+                      {"job", r.job},   {"owner", r.owner},     {"seq", r.seq}};
+  return j.dump();
+}
+
+Result<DaemonRecord> Decode(std::string_view text) {
+  try {
+    auto j = nlohmann::json::parse(text);
+    DaemonRecord r;
+    r.id = j.at("id").get<std::string>();
+    r.address = j.at("address").get<std::string>();
+    r.cluster = j.at("cluster").get<std::string>();
+    r.power = j.at("power").get<double>();
+    r.cores = j.at("cores").get<uint32_t>();
+    r.busy = j.at("busy").get<bool>();
+    r.job = j.at("job").get<std::string>();
+    r.owner = j.at("owner").get<std::string>();
+    r.seq = j.at("seq").get<uint64_t>();
+    return r;
+  } catch (const nlohmann::json::exception& e) {
+    return Corruption(std::string("daemon record does not decode: ") + e.what());
+  }
+}
+
+}  // namespace aiac::supernode

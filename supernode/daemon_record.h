@@ -1,0 +1,33 @@
+// What a super-node knows of one daemon, and its conversions to and from the wire and disk.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/status.h"
+#include "proto/aiac.capnp.h"
+
+namespace aiac::supernode {
+
+struct DaemonRecord {
+  std::string id;
+  std::string address;  // HOST:PORT the daemon listens on
+  std::string cluster;
+  double power = 1.0;
+  uint32_t cores = 1;
+  bool busy = false;
+  std::string job;      // set while busy
+  std::string owner;    // id of the super-node the daemon registered with
+  uint64_t seq = 0;     // registration order at the owner; grants follow it
+
+  friend bool operator==(const DaemonRecord&, const DaemonRecord&) = default;
+};
+
+void ToProto(const DaemonRecord& record, proto::DaemonInfo::Builder out);
+DaemonRecord FromProto(proto::DaemonInfo::Reader in);
+
+// Disk form (JSON text), and back; a record that does not decode is Corruption.
+std::string Encode(const DaemonRecord& record);
+Result<DaemonRecord> Decode(std::string_view text);
+
+}  // namespace aiac::supernode

@@ -1,0 +1,89 @@
+// aiac-supernode: keeps the registry of free daemons and hands them to spawners.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "core/endpoint.h"
+#include "core/logging.h"
+#include "core/ready_file.h"
+#include "net/hmac.h"
+#include "net/net_config.h"
+#include "supernode/registry.h"
+#include "supernode/registry_store.h"
+#include "supernode/supernode_service.h"
+
+namespace {
+
+int Fail(const aiac::Status& s) {
+  std::fprintf(stderr, "aiac-supernode: %s\n", s.message().c_str());
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace aiac;
+  CLI::App app{"aiac super-node: registry of free daemons"};
+  std::string config, listen, data, id, ready, level;
+  std::vector<std::string> peers;
+  app.add_option("--config", config, "TOML options file (see conf/supernode.toml)");
+  app.add_option("--listen", listen, "HOST:PORT to listen on (port 0: any free port)");
+  app.add_option("--peer", peers, "another super-node HOST:PORT (repeatable)");
+  app.add_option("--data", data, "RocksDB directory for the registry");
+  app.add_option("--id", id, "super-node id");
+  app.add_option("--ready-file", ready, "write the bound HOST:PORT here once listening");
+  app.add_option("--log-level", level, "trace|debug|info|warn|error|off");
+  CLI11_PARSE(app, argc, argv);
+
+  supernode::SupernodeOptions options;
+  if (Status s = supernode::LoadSupernodeOptions(config, options); !s.ok()) return Fail(s);
+  if (!listen.empty()) options.listen = listen;
+  if (!peers.empty()) options.peers = peers;
+  if (!data.empty()) options.data_dir = data;
+  if (!id.empty()) options.id = id;
+  if (!ready.empty()) options.ready_file = ready;
+  if (!level.empty()) options.log_level = level;
+  if (Status s = net::CheckNetOptions(options.net); !s.ok()) return Fail(s);
+  auto log_level = ParseLogLevel(options.log_level);
+  if (!log_level.ok()) return Fail(log_level.status());
+  auto endpoint = ParseEndpoint(options.listen);
+  if (!endpoint.ok()) return Fail(endpoint.status());
+  for (const auto& p : options.peers) {
+    if (auto e = ParseEndpoint(p); !e.ok()) return Fail(e.status());
+  }
+  if (options.id.empty()) {
+    auto r = net::RandomBytes(3);
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "%02x%02x%02x", r[0], r[1], r[2]);
+    options.id = endpoint->port ? "sn-" + std::to_string(endpoint->port) : "sn-" + std::string(buf);
+  }
+  Logger log = MakeLogger("supernode", *log_level);
+
+  std::error_code fs_ec;
+  std::filesystem::create_directories(options.data_dir, fs_ec);
+  auto store = supernode::RocksDbRegistryStore::Open(options.data_dir);
+  if (!store.ok()) return Fail(store.status());
+  supernode::Registry registry(options.id, store->get());
+  if (Status s = registry.Load(supernode::Registry::Clock::now()); !s.ok()) return Fail(s);
+
+  net::asio::io_context io;
+  supernode::SupernodeService service(io, options, registry, log);
+  auto bound = service.Start(*endpoint);
+  if (!bound.ok()) return Fail(bound.status());
+  log->info("super-node {} listening on {} ({} daemons in registry, {} peers)", options.id,
+            bound->ToString(), registry.size(), options.peers.size());
+  if (!options.ready_file.empty()) {
+    if (Status s = WriteFileAtomically(options.ready_file, bound->ToString()); !s.ok()) return Fail(s);
+  }
+
+  net::asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([&](net::error_code ec, int sig) {
+    if (ec) return;
+    log->info("signal {}: stopping", sig);
+    service.Stop();
+    io.stop();
+  });
+  io.run();
+  return 0;
+}

@@ -1,0 +1,150 @@
+#include "supernode/registry.h"
+
+#include <algorithm>
+
+namespace aiac::supernode {
+
+Status Registry::Persist(const DaemonRecord& rec) {
+  return store_ ? store_->Put(rec) : Status::Ok();
+}
+
+Status Registry::Load(Clock::time_point now) {
+  if (!store_) return Status::Ok();
+  auto records = store_->LoadAll();
+  if (!records.ok()) return records.status();
+  for (auto& rec : *records) {
+    next_seq_ = std::max(next_seq_, rec.seq + 1);
+    entries_[rec.id] = Entry{std::move(rec), now, now};
+  }
+  return Status::Ok();
+}
+
+Status Registry::Register(DaemonRecord rec, Clock::time_point now) {
+  if (rec.id.empty()) return InvalidArgument("daemon registered with an empty id");
+  rec.owner = self_;
+  auto it = entries_.find(rec.id);
+  Clock::time_point busy_seen = now;
+  if (it != entries_.end()) {
+    const DaemonRecord& old = it->second.record;
+    rec.seq = old.seq;
+    busy_seen = it->second.busy_seen;
+    if (!rec.busy) {
+      rec.busy = old.busy;
+      rec.job = old.job;
+    }
+  } else {
+    rec.seq = next_seq_++;
+    if (!rec.busy) rec.job.clear();
+  }
+  if (rec.busy) busy_seen = now;
+  AIAC_RETURN_IF_ERROR(Persist(rec));
+  const std::string id = rec.id;  // the right side of = is evaluated first: copy the key
+  entries_[id] = Entry{std::move(rec), now, busy_seen};
+  return Status::Ok();
+}
+
+bool Registry::Heartbeat(const std::string& id, bool daemon_busy, Clock::time_point now) {
+  auto it = entries_.find(id);
+  if (it == entries_.end()) return false;
+  it->second.last_heartbeat = now;
+  if (daemon_busy) it->second.busy_seen = now;
+  return true;
+}
+
+std::vector<DaemonRecord> Registry::ReclaimIdleGrants(Clock::time_point now,
+                                                      std::chrono::milliseconds lease) {
+  std::vector<DaemonRecord> reclaimed;
+  for (auto& [id, entry] : entries_) {
+    DaemonRecord& rec = entry.record;
+    if (!rec.busy || now - entry.busy_seen <= lease) continue;
+    reclaimed.push_back(rec);
+    rec.busy = false;
+    rec.job.clear();
+    (void)Persist(rec);
+  }
+  return reclaimed;
+}
+
+std::vector<DaemonRecord> Registry::Expire(Clock::time_point now,
+                                           std::chrono::milliseconds timeout) {
+  std::vector<DaemonRecord> gone;
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    if (now - it->second.last_heartbeat > timeout) {
+      // A failed delete leaves the record on disk; the next load gives it one more timeout
+      // and it expires again, so nothing is lost or duplicated.
+      if (store_) (void)store_->Delete(it->first);
+      gone.push_back(std::move(it->second.record));
+      it = entries_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return gone;
+}
+
+Result<std::vector<DaemonRecord>> Registry::Grant(const std::string& job, size_t count,
+                                                 Clock::time_point now) {
+  std::vector<Entry*> candidates;
+  for (auto& [id, entry] : entries_) {
+    if (!entry.record.busy) candidates.push_back(&entry);
+  }
+  if (candidates.size() < count) {
+    return ResourceExhausted("only " + std::to_string(candidates.size()) +
+                             " free daemons, " + std::to_string(count) + " needed");
+  }
+  std::sort(candidates.begin(), candidates.end(),
+            [](const Entry* a, const Entry* b) { return a->record.seq < b->record.seq; });
+  std::vector<DaemonRecord> granted;
+  for (size_t i = 0; i < count; ++i) {
+    DaemonRecord& rec = candidates[i]->record;
+    rec.busy = true;
+    rec.job = job;
+    candidates[i]->busy_seen = now;
+    Status s = Persist(rec);
+    if (!s.ok()) {
+      // Roll back so a failed grant leaves nothing half-reserved.
+      for (size_t j = 0; j <= i; ++j) {
+        candidates[j]->record.busy = false;
+        candidates[j]->record.job.clear();
+        (void)Persist(candidates[j]->record);
+      }
+      return s;
+    }
+    granted.push_back(rec);
+  }
+  return granted;
+}
+
+size_t Registry::Release(const std::string& job, const std::vector<std::string>& ids) {
+  size_t freed = 0;
+  for (const auto& id : ids) {
+    auto it = entries_.find(id);
+    if (it == entries_.end()) continue;
+    DaemonRecord& rec = it->second.record;
+    if (!rec.busy || rec.job != job) continue;
+    rec.busy = false;
+    rec.job.clear();
+    (void)Persist(rec);  // on failure the disk says busy; the daemon's next Register fixes it
+    ++freed;
+  }
+  return freed;
+}
+
+size_t Registry::free_count() const {
+  return static_cast<size_t>(std::count_if(entries_.begin(), entries_.end(),
+                                           [](const auto& e) { return !e.second.record.busy; }));
+}
+
+const DaemonRecord* Registry::Find(const std::string& id) const {
+  auto it = entries_.find(id);
+  return it == entries_.end() ? nullptr : &it->second.record;
+}
+
+std::vector<DaemonRecord> Registry::Snapshot() const {
+  std::vector<DaemonRecord> out;
+  for (const auto& [id, e] : entries_) out.push_back(e.record);
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.seq < b.seq; });
+  return out;
+}
+
+}  // namespace aiac::supernode

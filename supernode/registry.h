@@ -1,0 +1,72 @@
+// The registry of daemons a super-node owns: who is registered, free or busy for which job, and
+// when each last heartbeated. Logic only: time comes in as arguments and every change is written
+// through to a RegistryStore, so the registry survives a restart and is testable with any clock.
+//
+// Heartbeat times are not persisted: after a restart every loaded daemon gets one full failure
+// timeout to heartbeat again before it expires. Not thread-safe.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "supernode/daemon_record.h"
+#include "supernode/registry_store.h"
+
+namespace aiac::supernode {
+
+class Registry {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // `store` may be null (memory only); it must outlive the registry.
+  Registry(std::string self_id, RegistryStore* store) : self_(std::move(self_id)), store_(store) {}
+
+  // Loads the stored records; each counts as heartbeating at `now`.
+  Status Load(Clock::time_point now);
+
+  // Adds or refreshes a daemon. A daemon that says it is busy is recorded busy for the job it
+  // names; one that says it is idle keeps whatever grant the registry holds (a grant is made
+  // before the daemon hears of it; stale grants are ended by ReclaimIdleGrants, not here).
+  Status Register(DaemonRecord rec, Clock::time_point now);
+  // Records a heartbeat and whether the daemon runs a task. False when `id` is unknown (the
+  // daemon must register again).
+  bool Heartbeat(const std::string& id, bool daemon_busy, Clock::time_point now);
+  // Removes and returns the daemons silent for longer than `timeout`.
+  std::vector<DaemonRecord> Expire(Clock::time_point now, std::chrono::milliseconds timeout);
+  // Frees and returns the granted daemons that have run no task for `lease` since their grant
+  // (their spawner died or never used them): the grant is a lease, not a leak.
+  std::vector<DaemonRecord> ReclaimIdleGrants(Clock::time_point now,
+                                              std::chrono::milliseconds lease);
+
+  // All or nothing: `count` free daemons in registration order, marked busy for `job` as of
+  // `now` (the start of their lease).
+  Result<std::vector<DaemonRecord>> Grant(const std::string& job, size_t count,
+                                          Clock::time_point now);
+  // Frees the listed daemons that are busy for `job`; returns how many were freed.
+  size_t Release(const std::string& job, const std::vector<std::string>& ids);
+
+  size_t size() const { return entries_.size(); }
+  size_t free_count() const;
+  const DaemonRecord* Find(const std::string& id) const;
+  // Every record, in registration order.
+  std::vector<DaemonRecord> Snapshot() const;
+  const std::string& self_id() const { return self_; }
+
+ private:
+  struct Entry {
+    DaemonRecord record;
+    Clock::time_point last_heartbeat;
+    Clock::time_point busy_seen;  // grant time, then each heartbeat that reported a task
+  };
+  Status Persist(const DaemonRecord& rec);
+
+  std::string self_;
+  RegistryStore* store_;
+  std::map<std::string, Entry> entries_;
+  uint64_t next_seq_ = 1;
+};
+
+}  // namespace aiac::supernode

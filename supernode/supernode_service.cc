@@ -1,0 +1,363 @@
+#include "supernode/supernode_service.h"
+
+#include <algorithm>
+
+namespace aiac::supernode {
+
+using net::asio::awaitable;
+namespace asio = net::asio;
+
+namespace {
+
+std::vector<std::string> Ids(const std::vector<DaemonRecord>& records) {
+  std::vector<std::string> ids;
+  for (const auto& r : records) ids.push_back(r.id);
+  return ids;
+}
+
+size_t FreeIn(const std::vector<DaemonRecord>& view) {
+  return static_cast<size_t>(
+      std::count_if(view.begin(), view.end(), [](const DaemonRecord& r) { return !r.busy; }));
+}
+
+}  // namespace
+
+SupernodeService::SupernodeService(asio::io_context& io, SupernodeOptions options,
+                                   Registry& registry, Logger log)
+    : io_(io),
+      options_(std::move(options)),
+      registry_(registry),
+      log_(std::move(log)),
+      acceptor_(io) {}
+
+SupernodeService::~SupernodeService() { Stop(); }
+
+Result<Endpoint> SupernodeService::Start(const Endpoint& listen) {
+  net::error_code ec;
+  auto address = asio::ip::make_address(listen.host, ec);
+  if (ec) return InvalidArgument("listen address '" + listen.host + "' is not an IP address");
+  net::tcp::endpoint ep(address, listen.port);
+  acceptor_.open(ep.protocol(), ec);
+  if (!ec) acceptor_.set_option(net::tcp::acceptor::reuse_address(true), ec);
+  if (!ec) acceptor_.bind(ep, ec);
+  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) return Unavailable("cannot listen on " + listen.ToString() + ": " + ec.message());
+  Endpoint bound{listen.host, acceptor_.local_endpoint().port()};
+
+  asio::co_spawn(io_, AcceptLoop(), asio::detached);
+  asio::co_spawn(io_, Housekeeping(), asio::detached);
+  for (const auto& peer : options_.peers) {
+    auto ep_peer = ParseEndpoint(peer);
+    if (!ep_peer.ok()) return ep_peer.status();
+    if (*ep_peer == bound) continue;  // a shared peer list may name ourselves
+    asio::co_spawn(io_, DialPeer(*ep_peer), asio::detached);
+  }
+  return bound;
+}
+
+void SupernodeService::Stop() {
+  if (stopping_) return;
+  stopping_ = true;
+  net::error_code ec;
+  acceptor_.close(ec);
+  if (housekeeping_timer_) housekeeping_timer_->cancel();
+  for (auto& [id, slot] : pending_) slot->Abandon();
+  auto conns = connections_;
+  for (auto& c : conns) c->Close();
+}
+
+awaitable<void> SupernodeService::AcceptLoop() {
+  while (!stopping_) {
+    auto [ec, socket] = co_await acceptor_.async_accept(net::use_nothrow);
+    if (ec) {
+      if (stopping_) break;
+      log_->warn("accept failed: {}", ec.message());
+      continue;
+    }
+    auto conn = net::Connection::Create(std::move(socket), options_.net);
+    asio::co_spawn(io_, Serve(conn), asio::detached);
+  }
+}
+
+awaitable<void> SupernodeService::Serve(net::ConnectionPtr conn) {
+  connections_.insert(conn);
+  Status hs = co_await conn->Handshake(proto::Role::SUPERNODE, options_.id);
+  if (!hs.ok()) {
+    log_->warn("refused connection from {}: {}", conn->remote_address(), hs.message());
+  } else {
+    switch (conn->peer().role) {
+      case proto::Role::DAEMON: co_await ServeDaemon(conn); break;
+      case proto::Role::SPAWNER: co_await ServeSpawner(conn); break;
+      case proto::Role::SUPERNODE: co_await ServePeer(conn); break;
+    }
+  }
+  conn->Close();
+  connections_.erase(conn);
+}
+
+awaitable<void> SupernodeService::ServeDaemon(net::ConnectionPtr conn) {
+  for (;;) {
+    auto msg = co_await conn->Receive();
+    if (!msg.ok()) {
+      if (msg.status().code() == StatusCode::kProtocol ||
+          msg.status().code() == StatusCode::kResourceExhausted) {
+        log_->warn("closed {}: {}", conn->Describe(), msg.status().message());
+      }
+      co_return;
+    }
+    auto env = (*msg)->root();
+    const auto now = Registry::Clock::now();
+    if (env.isRegister()) {
+      DaemonRecord rec = FromProto(env.getRegister().getDaemon());
+      if (rec.id != conn->peer().id) {
+        conn->Refuse("register: daemon id differs from the handshake id");
+        log_->warn("closed {}: registered as '{}'", conn->Describe(), rec.id);
+        co_return;
+      }
+      const bool known = registry_.Find(rec.id) != nullptr;
+      Status s = registry_.Register(rec, now);
+      if (!s.ok()) {
+        log_->error("cannot register daemon {}: {}", rec.id, s.ToString());
+        conn->Refuse("registry unavailable: " + s.message());
+        co_return;
+      }
+      log_->info("daemon {} {} at {} (cluster {}, power {:.2f}, {} cores)", rec.id,
+                 known ? "re-registered" : "registered", rec.address, rec.cluster, rec.power,
+                 rec.cores);
+      conn->SendEnvelope([&](proto::Envelope::Builder e) {
+        e.initRegisterAck().setSupernodeId(options_.id);
+      });
+    } else if (env.isHeartbeat()) {
+      const bool known =
+          registry_.Heartbeat(conn->peer().id, env.getHeartbeat().getBusy(), now);
+      conn->SendEnvelope([&](proto::Envelope::Builder e) { e.initHeartbeatAck().setKnown(known); });
+    } else {
+      log_->warn("closed {}: unexpected message from a daemon", conn->Describe());
+      conn->Refuse("unexpected message");
+      co_return;
+    }
+  }
+}
+
+awaitable<void> SupernodeService::ServeSpawner(net::ConnectionPtr conn) {
+  for (;;) {
+    auto msg = co_await conn->Receive();
+    if (!msg.ok()) co_return;
+    auto env = (*msg)->root();
+    if (env.isRequestDaemons()) {
+      auto req = env.getRequestDaemons();
+      const uint64_t request_id = req.getRequestId();
+      const std::string job = req.getJob().cStr();
+      const size_t count = size_t{req.getCount()} + req.getSpares();
+      GrantOutcome outcome = co_await GrantFor(job, count, true);
+      if (outcome.error.empty()) {
+        log_->info("granted {} daemons to job {} ({})", outcome.daemons.size(), job,
+                   conn->Describe());
+      } else {
+        log_->info("request of job {} for {} daemons not met: {}", job, count, outcome.error);
+      }
+      conn->SendEnvelope([&](proto::Envelope::Builder e) {
+        auto g = e.initGrantDaemons();
+        g.setRequestId(request_id);
+        g.setError(outcome.error);
+        auto list = g.initDaemons(static_cast<unsigned>(outcome.daemons.size()));
+        for (size_t i = 0; i < outcome.daemons.size(); ++i) ToProto(outcome.daemons[i], list[i]);
+      });
+    } else if (env.isReleaseDaemons()) {
+      auto rel = env.getReleaseDaemons();
+      std::vector<std::string> ids;
+      for (auto id : rel.getDaemonIds()) ids.emplace_back(id.cStr());
+      ReleaseFor(rel.getJob().cStr(), ids, true);
+    } else {
+      log_->warn("closed {}: unexpected message from a spawner", conn->Describe());
+      conn->Refuse("unexpected message");
+      co_return;
+    }
+  }
+}
+
+awaitable<void> SupernodeService::ServePeer(net::ConnectionPtr conn) {
+  PeerLink& link = peers_[conn.get()];
+  link.conn = conn;
+  link.id = conn->peer().id;
+  log_->info("linked with super-node {}", conn->Describe());
+  SendDigest(link);
+  for (;;) {
+    auto msg = co_await conn->Receive();
+    if (!msg.ok()) break;
+    auto env = (*msg)->root();
+    if (env.isRegistryDigest()) {
+      std::vector<DaemonRecord> view;
+      for (auto d : env.getRegistryDigest().getDaemons()) view.push_back(FromProto(d));
+      peers_[conn.get()].view = std::move(view);
+    } else if (env.isRequestDaemons()) {
+      auto req = env.getRequestDaemons();
+      const uint64_t request_id = req.getRequestId();
+      const std::string job = req.getJob().cStr();
+      GrantOutcome outcome = co_await GrantFor(job, req.getCount(), false);
+      if (outcome.error.empty()) {
+        log_->info("granted {} daemons to job {} for super-node {}", outcome.daemons.size(), job,
+                   conn->peer().id);
+      }
+      conn->SendEnvelope([&](proto::Envelope::Builder e) {
+        auto g = e.initGrantDaemons();
+        g.setRequestId(request_id);
+        g.setError(outcome.error);
+        auto list = g.initDaemons(static_cast<unsigned>(outcome.daemons.size()));
+        for (size_t i = 0; i < outcome.daemons.size(); ++i) ToProto(outcome.daemons[i], list[i]);
+      });
+    } else if (env.isGrantDaemons()) {
+      auto g = env.getGrantDaemons();
+      auto it = pending_.find(g.getRequestId());
+      if (it != pending_.end()) {
+        GrantOutcome outcome;
+        outcome.error = g.getError().cStr();
+        for (auto d : g.getDaemons()) outcome.daemons.push_back(FromProto(d));
+        it->second->Fill(std::move(outcome));
+      }
+    } else if (env.isReleaseDaemons()) {
+      auto rel = env.getReleaseDaemons();
+      std::vector<std::string> ids;
+      for (auto id : rel.getDaemonIds()) ids.emplace_back(id.cStr());
+      ReleaseFor(rel.getJob().cStr(), ids, false);
+    } else {
+      log_->warn("closed {}: unexpected message from a super-node", conn->Describe());
+      conn->Refuse("unexpected message");
+      break;
+    }
+  }
+  log_->info("link with super-node {} closed", conn->peer().id);
+  peers_.erase(conn.get());
+}
+
+awaitable<void> SupernodeService::DialPeer(Endpoint peer) {
+  net::RetryPolicy retry;
+  retry.max_backoff = std::chrono::milliseconds(options_.digest_interval_ms * 4);
+  while (!stopping_) {
+    auto conn = co_await net::Dial(peer, options_.net, proto::Role::SUPERNODE, options_.id, retry);
+    if (stopping_) break;
+    if (!conn.ok()) {
+      log_->warn("cannot link with super-node {}: {}", peer.ToString(), conn.status().message());
+      if (conn.status().code() == StatusCode::kUnauthenticated) break;
+      continue;
+    }
+    connections_.insert(*conn);
+    co_await ServePeer(*conn);
+    connections_.erase(*conn);
+    asio::steady_timer pause(io_, std::chrono::milliseconds(options_.digest_interval_ms));
+    co_await pause.async_wait(net::use_nothrow);
+  }
+}
+
+awaitable<void> SupernodeService::Housekeeping() {
+  housekeeping_timer_ = std::make_unique<asio::steady_timer>(io_);
+  while (!stopping_) {
+    housekeeping_timer_->expires_after(std::chrono::milliseconds(options_.digest_interval_ms));
+    co_await housekeeping_timer_->async_wait(net::use_nothrow);
+    if (stopping_) break;
+    for (const auto& gone : registry_.Expire(Registry::Clock::now(),
+                                             std::chrono::milliseconds(options_.failure_timeout_ms))) {
+      log_->info("daemon {} expired: no heartbeat for {} ms{}", gone.id, options_.failure_timeout_ms,
+                 gone.busy ? " (was busy for job " + gone.job + ")" : "");
+    }
+    for (const auto& rec : registry_.ReclaimIdleGrants(
+             Registry::Clock::now(), std::chrono::milliseconds(options_.grant_lease_ms))) {
+      log_->info("daemon {} reclaimed: granted to job {} but idle for {} ms", rec.id, rec.job,
+                 options_.grant_lease_ms);
+    }
+    for (auto& [key, link] : peers_) SendDigest(link);
+  }
+}
+
+void SupernodeService::SendDigest(PeerLink& link) {
+  const auto records = registry_.Snapshot();
+  link.conn->SendEnvelope([&](proto::Envelope::Builder e) {
+    auto d = e.initRegistryDigest();
+    d.setSupernodeId(options_.id);
+    auto list = d.initDaemons(static_cast<unsigned>(records.size()));
+    for (size_t i = 0; i < records.size(); ++i) ToProto(records[i], list[i]);
+  });
+}
+
+awaitable<SupernodeService::GrantOutcome> SupernodeService::GrantFor(std::string job, size_t count,
+                                                                    bool allow_forward) {
+  GrantOutcome out;
+  const size_t local_free = registry_.free_count();
+  if (!allow_forward || local_free >= count) {
+    auto granted = registry_.Grant(job, count, Registry::Clock::now());
+    if (granted.ok()) out.daemons = std::move(*granted);
+    else out.error = granted.status().message();
+    co_return out;
+  }
+  // One link per peer id (two super-nodes that both list each other have two links).
+  struct Candidate {
+    std::string id;
+    net::ConnectionPtr conn;
+    size_t free;
+  };
+  std::map<std::string, Candidate> by_id;
+  for (auto& [key, link] : peers_) by_id[link.id] = {link.id, link.conn, FreeIn(link.view)};
+  size_t known = local_free;
+  for (auto& [id, c] : by_id) known += c.free;
+  if (known < count) {
+    out.error = "only " + std::to_string(known) +
+                " free daemons known to this super-node and its peers, " + std::to_string(count) +
+                " needed";
+    co_return out;
+  }
+  auto local = registry_.Grant(job, local_free, Registry::Clock::now());
+  if (!local.ok()) {
+    out.error = local.status().message();
+    co_return out;
+  }
+  out.daemons = std::move(*local);
+  size_t remaining = count - local_free;
+  for (auto& [id, c] : by_id) {
+    if (remaining == 0) break;
+    if (c.free == 0 || !c.conn->is_open()) continue;
+    const uint64_t request_id = next_request_++;
+    auto slot = std::make_shared<net::ReplySlot<GrantOutcome>>(io_.get_executor());
+    pending_[request_id] = slot;
+    const size_t ask = std::min(remaining, c.free);
+    c.conn->SendEnvelope([&](proto::Envelope::Builder e) {
+      auto r = e.initRequestDaemons();
+      r.setRequestId(request_id);
+      r.setJob(job);
+      r.setCount(static_cast<uint32_t>(ask));
+      r.setForwarded(true);
+    });
+    auto reply = co_await slot->Wait(std::chrono::milliseconds(options_.forward_timeout_ms));
+    pending_.erase(request_id);
+    if (reply && reply->error.empty()) {
+      remaining -= std::min(remaining, reply->daemons.size());
+      for (auto& d : reply->daemons) out.daemons.push_back(std::move(d));
+    }
+  }
+  if (remaining > 0) {
+    ReleaseFor(job, Ids(out.daemons), true);
+    out.daemons.clear();
+    out.error = "peers could not supply the " + std::to_string(count - local_free) +
+                " daemons missing here (their digests were stale)";
+  }
+  co_return out;
+}
+
+void SupernodeService::ReleaseFor(const std::string& job, const std::vector<std::string>& ids,
+                                  bool forward) {
+  const size_t freed = registry_.Release(job, ids);
+  if (freed > 0) log_->info("released {} daemons of job {}", freed, job);
+  if (!forward || freed == ids.size()) return;
+  std::set<std::string> sent;
+  for (auto& [key, link] : peers_) {
+    if (!sent.insert(link.id).second) continue;
+    link.conn->SendEnvelope([&](proto::Envelope::Builder e) {
+      auto r = e.initReleaseDaemons();
+      r.setJob(job);
+      r.setForwarded(true);
+      auto list = r.initDaemonIds(static_cast<unsigned>(ids.size()));
+      for (size_t i = 0; i < ids.size(); ++i) list.set(static_cast<unsigned>(i), ids[i]);
+    });
+  }
+}
+
+}  // namespace aiac::supernode

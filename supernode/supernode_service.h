@@ -1,0 +1,73 @@
+// The super-node's network side: accepts daemons (Register, Heartbeat), spawners
+// (RequestDaemons, ReleaseDaemons) and peer super-nodes (RegistryDigest, forwarded requests),
+// expires silent daemons, and keeps links to the configured peers.
+//
+// A spawner may ask any super-node: when its own free daemons are not enough it forwards the
+// rest of the request to peers whose last digest shows free daemons; the grant is all or nothing
+// (partial forwarded grants are released again). Each daemon is granted only by the super-node
+// it registered with, so a daemon is never granted twice.
+//
+// Runs on one io_context thread; Stop() closes every connection and ends every coroutine.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <set>
+
+#include "core/endpoint.h"
+#include "core/logging.h"
+#include "net/connection.h"
+#include "net/reply_slot.h"
+#include "supernode/registry.h"
+#include "supernode/supernode_options.h"
+
+namespace aiac::supernode {
+
+class SupernodeService {
+ public:
+  SupernodeService(net::asio::io_context& io, SupernodeOptions options, Registry& registry,
+                   Logger log);
+  ~SupernodeService();
+
+  // Binds the listener and starts serving. Returns the bound endpoint.
+  Result<Endpoint> Start(const Endpoint& listen);
+  void Stop();
+
+ private:
+  struct PeerLink {
+    net::ConnectionPtr conn;
+    std::string id;
+    std::vector<DaemonRecord> view;  // the peer's last digest
+  };
+  struct GrantOutcome {
+    std::vector<DaemonRecord> daemons;
+    std::string error;
+  };
+
+  net::awaitable<void> AcceptLoop();
+  net::awaitable<void> Serve(net::ConnectionPtr conn);
+  net::awaitable<void> ServeDaemon(net::ConnectionPtr conn);
+  net::awaitable<void> ServeSpawner(net::ConnectionPtr conn);
+  net::awaitable<void> ServePeer(net::ConnectionPtr conn);
+  net::awaitable<void> DialPeer(Endpoint peer);
+  net::awaitable<void> Housekeeping();
+
+  // Grants `count` daemons for `job`, forwarding to peers when allowed.
+  net::awaitable<GrantOutcome> GrantFor(std::string job, size_t count, bool allow_forward);
+  void ReleaseFor(const std::string& job, const std::vector<std::string>& ids, bool forward);
+  void SendDigest(PeerLink& link);
+
+  net::asio::io_context& io_;
+  SupernodeOptions options_;
+  Registry& registry_;
+  Logger log_;
+  net::tcp::acceptor acceptor_;
+  bool stopping_ = false;
+  std::set<net::ConnectionPtr> connections_;
+  std::map<net::Connection*, PeerLink> peers_;
+  std::map<uint64_t, std::shared_ptr<net::ReplySlot<GrantOutcome>>> pending_;
+  uint64_t next_request_ = 1;
+  std::unique_ptr<net::asio::steady_timer> housekeeping_timer_;
+};
+
+}  // namespace aiac::supernode
