@@ -92,13 +92,21 @@ int main(int argc, char** argv) {
                            : std::max(1u, std::thread::hardware_concurrency());
 
   Status fatal;
+  net::asio::signal_set signals(io, SIGINT, SIGTERM);
+  net::asio::steady_timer wind_down(io);
   daemon::SupernodeLink link(
       supernode_eps, self, o.net, std::chrono::milliseconds(o.heartbeat_ms), log,
       [&] { return host.busy(); },
       [&](Status why) {
+        // Wind down instead of stopping the loop at once: the Refuse this daemon is sending
+        // still has to reach the super-node, so that both sides log why.
         fatal = why;
         host.Stop();
-        io.stop();
+        signals.cancel();
+        wind_down.expires_after(std::chrono::seconds(2));
+        wind_down.async_wait([&](net::error_code ec) {
+          if (!ec) io.stop();
+        });
       });
   host.Serve();
   net::asio::co_spawn(io, link.Run(), net::asio::detached);
@@ -108,7 +116,6 @@ int main(int argc, char** argv) {
     if (Status s = WriteFileAtomically(o.ready_file, bound->ToString()); !s.ok()) return Fail(s);
   }
 
-  net::asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](net::error_code ec, int sig) {
     if (ec) return;
     log->info("signal {}: stopping", sig);

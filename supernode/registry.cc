@@ -14,7 +14,8 @@ Status Registry::Load(Clock::time_point now) {
   if (!records.ok()) return records.status();
   for (auto& rec : *records) {
     next_seq_ = std::max(next_seq_, rec.seq + 1);
-    entries_[rec.id] = Entry{std::move(rec), now, now};
+    const std::string id = rec.id;  // the right side of = is evaluated first: copy the key
+    entries_[id] = Entry{std::move(rec), now, now};
   }
   return Status::Ok();
 }

@@ -113,7 +113,28 @@ awaitable<void> Connection::WriterLoop() {
     queued_bytes_ -= bytes;
     if (ec) break;
   }
+  if (open_ && close_when_flushed_) co_await Linger();
   Close();
+}
+
+awaitable<void> Connection::Linger() {
+  // Closing a socket with unread input makes the kernel send RST, and an RST discards what the
+  // peer has received but not read yet, such as our Refuse. Half-close instead and read until
+  // the peer closes too (bounded), so the peer always reads why it was refused.
+  error_code ec;
+  socket_.shutdown(tcp::socket::shutdown_send, ec);
+  if (ec) co_return;
+  auto self = shared_from_this();
+  asio::steady_timer limit(socket_.get_executor(), std::chrono::milliseconds(1000));
+  limit.async_wait([self](error_code e) {
+    if (!e) self->Close();
+  });
+  std::array<std::byte, 4096> discard;
+  for (;;) {
+    auto [rec, n] = co_await socket_.async_read_some(asio::buffer(discard), use_nothrow);
+    if (rec) break;
+  }
+  limit.cancel();
 }
 
 awaitable<Result<std::unique_ptr<IncomingMessage>>> Connection::Receive() {

@@ -80,6 +80,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
  private:
   Connection(tcp::socket socket, const NetOptions& options);
   awaitable<void> WriterLoop();
+  awaitable<void> Linger();
 
   tcp::socket socket_;
   NetOptions options_;

@@ -1,0 +1,51 @@
+// Super-node persistence, daemon fail-over, and peers sharing their daemons.
+#include "integration/cluster_fixture.h"
+
+namespace aiac::testing {
+namespace {
+
+using SupernodeTest = ClusterFixture;
+
+TEST_F(SupernodeTest, RestartKeepsTheRegistry) {
+  const std::string sn = StartSupernode("sn1");
+  StartDaemon("d1", {sn});
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("sn1", "daemon d1 registered"); })) << Log("sn1");
+  procs_.erase("d1");  // stop the daemon: only the stored record can bring it back
+  procs_.erase("sn1");
+  StartSupernode("sn1", {}, sn);
+  EXPECT_TRUE(LogHas("sn1", "(1 daemons in registry")) << Log("sn1");
+}
+
+TEST_F(SupernodeTest, DaemonMovesToTheNextSupernodeWhenItsOwnDies) {
+  const std::string a = StartSupernode("sna");
+  const std::string b = StartSupernode("snb");
+  StartDaemon("d1", {a, b});
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("sna", "daemon d1 registered"); })) << Log("sna");
+  procs_.erase("sna");
+  EXPECT_TRUE(WaitUntil([&] { return LogHas("snb", "daemon d1 registered"); })) << Log("d1");
+  EXPECT_TRUE(LogHas("d1", "lost super-node")) << Log("d1");
+}
+
+TEST_F(SupernodeTest, PeersLendTheirDaemonsToASpawner) {
+  const std::string a = StartSupernode("sna");
+  const std::string b = StartSupernode("snb", {"--peer", a});
+  for (auto d : {"a1", "a2"}) StartDaemon(d, {a});
+  for (auto d : {"b1", "b2"}) StartDaemon(d, {b});
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("sna", "linked with super-node"); })) << Log("sna");
+  ASSERT_TRUE(WaitUntil([&] {
+    return LogHas("sna", "daemon a2 registered") && LogHas("snb", "daemon b2 registered");
+  }));
+  // b knows only two daemons of its own: the other two come from a's digest, granted by a.
+  ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "key.toml", "--supernode", b, RingJob(4, 40),
+                        "--json", dir_ / "p.json"}), 0)
+      << Log("spawner") << Log("snb") << Log("sna");
+  auto j = Json("p.json");
+  std::set<std::string> daemons;
+  for (const auto& t : j["per_task"]) daemons.insert(t["daemon"].get<std::string>());
+  EXPECT_EQ(daemons, (std::set<std::string>{"a1", "a2", "b1", "b2"}));
+  EXPECT_TRUE(LogHas("sna", "granted 2 daemons to job")) << Log("sna");
+  EXPECT_TRUE(WaitUntil([&] { return LogHas("sna", "released 2 daemons"); })) << Log("sna");
+}
+
+}  // namespace
+}  // namespace aiac::testing

@@ -1,0 +1,65 @@
+#include "core/config.h"
+
+#include <gtest/gtest.h>
+
+namespace aiac {
+namespace {
+
+TEST(ConfigFileTest, AbsentKeysKeepDefaults) {
+  auto file = ConfigFile::Parse("a = 5\n", "t.toml");
+  ASSERT_TRUE(file.ok());
+  int64_t a = 1, b = 2;
+  file->Get("a", a);
+  file->Get("b", b);
+  EXPECT_TRUE(file->Finish().ok());
+  EXPECT_EQ(a, 5);
+  EXPECT_EQ(b, 2);
+}
+
+TEST(ConfigFileTest, UnknownKeyIsNamed) {
+  auto file = ConfigFile::Parse("a = 5\ntypo = 1\n", "t.toml");
+  ASSERT_TRUE(file.ok());
+  int64_t a = 0;
+  file->Get("a", a);
+  Status s = file->Finish();
+  EXPECT_FALSE(s.ok());
+  EXPECT_EQ(s.message(), "t.toml: unknown option 'typo'");
+}
+
+TEST(ConfigFileTest, WrongTypeIsNamed) {
+  auto file = ConfigFile::Parse("name = 3\n", "t.toml");
+  ASSERT_TRUE(file.ok());
+  std::string name;
+  file->Get("name", name);
+  EXPECT_EQ(file->Finish().message(), "t.toml: option 'name' must be a string");
+}
+
+TEST(ConfigFileTest, NonPositiveRefusedWhereRequired) {
+  auto file = ConfigFile::Parse("ms = 0\n", "t.toml");
+  ASSERT_TRUE(file.ok());
+  int64_t ms = 10;
+  file->GetPositive("ms", ms);
+  EXPECT_EQ(file->Finish().message(), "t.toml: option 'ms' must be positive");
+  EXPECT_EQ(ms, 10);
+}
+
+TEST(ConfigFileTest, StringListsAndSyntaxErrors) {
+  auto file = ConfigFile::Parse("peers = [\"a:1\", \"b:2\"]\n", "t.toml");
+  ASSERT_TRUE(file.ok());
+  std::vector<std::string> peers;
+  file->Get("peers", peers);
+  EXPECT_TRUE(file->Finish().ok());
+  EXPECT_EQ(peers, (std::vector<std::string>{"a:1", "b:2"}));
+
+  auto broken = ConfigFile::Parse("a = = 1\n", "bad.toml");
+  ASSERT_FALSE(broken.ok());
+  EXPECT_EQ(broken.status().message().rfind("bad.toml:1:", 0), 0u) << broken.status().message();
+}
+
+TEST(ConfigFileTest, MissingFileIsAnError) {
+  auto file = ConfigFile::Load("/nonexistent/aiac.toml");
+  EXPECT_FALSE(file.ok());
+}
+
+}  // namespace
+}  // namespace aiac

@@ -1,0 +1,150 @@
+// Handshake and framing over real loopback sockets, both ends in this process.
+#include <gtest/gtest.h>
+
+#include <optional>
+
+#include "net/connection.h"
+#include "support/test_support.h"
+
+namespace aiac::net {
+namespace {
+
+struct SocketPair {
+  tcp::socket a, b;
+};
+
+SocketPair Connect(asio::io_context& io) {
+  tcp::acceptor acceptor(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+  tcp::socket client(io), server(io);
+  client.connect(acceptor.local_endpoint());
+  acceptor.accept(server);
+  return {std::move(client), std::move(server)};
+}
+
+NetOptions WithKey(const std::string& key) {
+  NetOptions o;
+  o.cluster_key = key;
+  o.handshake_timeout = std::chrono::milliseconds(2000);
+  return o;
+}
+
+// Runs `io` until `done()` holds (or 5 s pass): connections keep writer coroutines alive, so
+// the loop never runs out of work by itself.
+bool RunUntil(asio::io_context& io, const std::function<bool()>& done) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!done() && std::chrono::steady_clock::now() < deadline) {
+    io.run_one_for(std::chrono::milliseconds(50));
+  }
+  return done();
+}
+
+struct Outcome {
+  std::optional<Status> a, b;
+};
+
+Outcome Handshake(ConnectionPtr a, ConnectionPtr b, asio::io_context& io) {
+  Outcome out;
+  asio::co_spawn(io, [&]() -> awaitable<void> { out.a = co_await a->Handshake(proto::Role::DAEMON, "d1"); }, asio::detached);
+  asio::co_spawn(io, [&]() -> awaitable<void> { out.b = co_await b->Handshake(proto::Role::SUPERNODE, "sn"); }, asio::detached);
+  RunUntil(io, [&] { return out.a.has_value() && out.b.has_value(); });
+  return out;
+}
+
+TEST(HandshakeTest, SameKeyAuthenticatesBothSides) {
+  asio::io_context io;
+  auto [sa, sb] = Connect(io);
+  auto a = Connection::Create(std::move(sa), WithKey("secret"));
+  auto b = Connection::Create(std::move(sb), WithKey("secret"));
+  Outcome out = Handshake(a, b, io);
+  ASSERT_TRUE(out.a && out.b);
+  ASSERT_OK(*out.a);
+  ASSERT_OK(*out.b);
+  EXPECT_EQ(a->peer().id, "sn");
+  EXPECT_EQ(a->peer().role, proto::Role::SUPERNODE);
+  EXPECT_EQ(b->peer().id, "d1");
+  EXPECT_EQ(b->peer().role, proto::Role::DAEMON);
+
+  // Messages flow after the handshake, in order.
+  for (int i = 0; i < 3; ++i) {
+    a->SendEnvelope([&](proto::Envelope::Builder e) { e.initHeartbeat().setDaemonId("d" + std::to_string(i)); });
+  }
+  std::vector<std::string> got;
+  asio::co_spawn(io, [&]() -> awaitable<void> {
+    for (int i = 0; i < 3; ++i) {
+      auto m = co_await b->Receive();
+      if (!m.ok()) co_return;
+      got.emplace_back((*m)->root().getHeartbeat().getDaemonId().cStr());
+    }
+  }, asio::detached);
+  RunUntil(io, [&] { return got.size() == 3; });
+  EXPECT_EQ(got, (std::vector<std::string>{"d0", "d1", "d2"}));
+}
+
+TEST(HandshakeTest, WrongKeyRefusedOnBothSidesWithReason) {
+  asio::io_context io;
+  auto [sa, sb] = Connect(io);
+  auto a = Connection::Create(std::move(sa), WithKey("right"));
+  auto b = Connection::Create(std::move(sb), WithKey("wrong"));
+  Outcome out = Handshake(a, b, io);
+  ASSERT_TRUE(out.a && out.b);
+  for (const Status& s : {*out.a, *out.b}) {
+    EXPECT_EQ(s.code(), StatusCode::kUnauthenticated) << s.ToString();
+    EXPECT_NE(s.message().find("cluster_key"), std::string::npos) << s.message();
+  }
+  // Each side writes its Refuse, then closes.
+  EXPECT_TRUE(RunUntil(io, [&] { return !a->is_open() && !b->is_open(); }));
+}
+
+TEST(HandshakeTest, SilentPeerTimesOut) {
+  asio::io_context io;
+  auto [sa, sb] = Connect(io);
+  NetOptions o = WithKey("k");
+  o.handshake_timeout = std::chrono::milliseconds(100);
+  auto a = Connection::Create(std::move(sa), o);
+  std::optional<Status> result;
+  asio::co_spawn(io, [&]() -> awaitable<void> { result = co_await a->Handshake(proto::Role::SPAWNER, "s"); }, asio::detached);
+  RunUntil(io, [&] { return result.has_value(); });
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->code(), StatusCode::kTimeout) << result->ToString();
+}
+
+TEST(HandshakeTest, OversizedFrameClosesOnlyThatConnection) {
+  asio::io_context io;
+  auto [sa, sb] = Connect(io);
+  NetOptions small = WithKey("k");
+  small.limits.max_frame_bytes = 4096;
+  auto a = Connection::Create(std::move(sa), WithKey("k"));
+  auto b = Connection::Create(std::move(sb), small);
+  Outcome out = Handshake(a, b, io);
+  ASSERT_OK(*out.a);
+  ASSERT_OK(*out.b);
+  std::string big(64 * 1024, 'x');
+  a->SendEnvelope([&](proto::Envelope::Builder e) {
+    e.initRefuse().setReason(big);
+  });
+  std::optional<Status> received;
+  asio::co_spawn(io, [&]() -> awaitable<void> {
+    auto m = co_await b->Receive();
+    received = m.status();
+  }, asio::detached);
+  RunUntil(io, [&] { return received.has_value(); });
+  ASSERT_TRUE(received);
+  EXPECT_EQ(received->code(), StatusCode::kResourceExhausted) << received->ToString();
+}
+
+TEST(HandshakeTest, GarbageInsteadOfHelloIsRefused) {
+  asio::io_context io;
+  auto [sa, sb] = Connect(io);
+  auto b = Connection::Create(std::move(sb), WithKey("k"));
+  std::optional<Status> result;
+  asio::co_spawn(io, [&]() -> awaitable<void> { result = co_await b->Handshake(proto::Role::SUPERNODE, "sn"); }, asio::detached);
+  const char junk[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+  asio::write(sa, asio::buffer(junk, sizeof junk - 1));
+  RunUntil(io, [&] { return result.has_value(); });
+  ASSERT_TRUE(result);
+  EXPECT_FALSE(result->ok());
+  EXPECT_NE(result->code(), StatusCode::kTimeout) << result->ToString();
+}
+
+}  // namespace
+}  // namespace aiac::net

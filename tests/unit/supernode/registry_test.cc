@@ -1,0 +1,152 @@
+#include "supernode/registry.h"
+
+#include <gtest/gtest.h>
+
+#include "support/test_support.h"
+
+namespace aiac::supernode {
+namespace {
+
+using std::chrono::milliseconds;
+using Clock = Registry::Clock;
+
+DaemonRecord Daemon(const std::string& id, bool busy = false, const std::string& job = "") {
+  DaemonRecord r;
+  r.id = id;
+  r.address = "127.0.0.1:1";
+  r.cluster = "c";
+  r.power = 2.5;
+  r.cores = 4;
+  r.busy = busy;
+  r.job = job;
+  return r;
+}
+
+TEST(RegistryTest, RegisterHeartbeatExpire) {
+  Registry reg("sn", nullptr);
+  const auto t0 = Clock::time_point{} + std::chrono::hours(1);
+  ASSERT_OK(reg.Register(Daemon("a"), t0));
+  ASSERT_OK(reg.Register(Daemon("b"), t0));
+  EXPECT_EQ(reg.Find("a")->owner, "sn");
+  EXPECT_TRUE(reg.Heartbeat("a", false, t0 + milliseconds(900)));
+  EXPECT_FALSE(reg.Heartbeat("zzz", false, t0));
+  auto gone = reg.Expire(t0 + milliseconds(1500), milliseconds(1000));
+  ASSERT_EQ(gone.size(), 1u);
+  EXPECT_EQ(gone[0].id, "b");
+  EXPECT_EQ(reg.size(), 1u);
+  EXPECT_TRUE(reg.Expire(t0 + milliseconds(1900), milliseconds(1000)).empty());
+  EXPECT_EQ(reg.Expire(t0 + milliseconds(2000), milliseconds(1000)).size(), 1u);
+}
+
+TEST(RegistryTest, EmptyIdRefused) {
+  Registry reg("sn", nullptr);
+  EXPECT_EQ(reg.Register(Daemon(""), Clock::now()).code(), StatusCode::kInvalidArgument);
+}
+
+TEST(RegistryTest, GrantIsAllOrNothingInRegistrationOrder) {
+  Registry reg("sn", nullptr);
+  const auto now = Clock::now();
+  for (auto id : {"z", "y", "x"}) ASSERT_OK(reg.Register(Daemon(id), now));
+  auto too_many = reg.Grant("j", 4, now);
+  ASSERT_FALSE(too_many.ok());
+  EXPECT_EQ(too_many.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(reg.free_count(), 3u);
+  auto two = reg.Grant("j", 2, now);
+  ASSERT_TRUE(two.ok());
+  ASSERT_EQ(two->size(), 2u);
+  EXPECT_EQ((*two)[0].id, "z");
+  EXPECT_EQ((*two)[1].id, "y");
+  EXPECT_TRUE((*two)[0].busy);
+  EXPECT_EQ((*two)[0].job, "j");
+  EXPECT_EQ(reg.free_count(), 1u);
+  EXPECT_FALSE(reg.Grant("k", 2, now).ok());
+}
+
+TEST(RegistryTest, ReleaseFreesOnlyThatJobsDaemons) {
+  Registry reg("sn", nullptr);
+  const auto now = Clock::now();
+  for (auto id : {"a", "b", "c"}) ASSERT_OK(reg.Register(Daemon(id), now));
+  ASSERT_TRUE(reg.Grant("j1", 2, now).ok());
+  ASSERT_TRUE(reg.Grant("j2", 1, now).ok());
+  EXPECT_EQ(reg.Release("j2", {"a", "b"}), 0u);
+  EXPECT_EQ(reg.Release("j1", {"a", "b", "c", "unknown"}), 2u);
+  EXPECT_EQ(reg.free_count(), 2u);
+  EXPECT_TRUE(reg.Find("c")->busy);
+}
+
+TEST(RegistryTest, IdleReRegisterKeepsGrantBusyReRegisterRecordsJob) {
+  Registry reg("sn", nullptr);
+  const auto now = Clock::now();
+  ASSERT_OK(reg.Register(Daemon("a"), now));
+  ASSERT_TRUE(reg.Grant("j", 1, now).ok());
+  // The grant is made before the daemon hears of it: an idle re-register must not undo it.
+  ASSERT_OK(reg.Register(Daemon("a"), now));
+  EXPECT_TRUE(reg.Find("a")->busy);
+  ASSERT_OK(reg.Register(Daemon("b", true, "other"), now));
+  EXPECT_TRUE(reg.Find("b")->busy);
+  EXPECT_EQ(reg.Find("b")->job, "other");
+}
+
+TEST(RegistryTest, GrantIsALeaseReclaimedWhenTheDaemonStaysIdle) {
+  Registry reg("sn", nullptr);
+  const auto t0 = Clock::now();
+  ASSERT_OK(reg.Register(Daemon("idle"), t0));
+  ASSERT_OK(reg.Register(Daemon("working"), t0));
+  ASSERT_TRUE(reg.Grant("j", 2, t0).ok());
+  EXPECT_TRUE(reg.ReclaimIdleGrants(t0 + milliseconds(500), milliseconds(1000)).empty());
+  reg.Heartbeat("working", true, t0 + milliseconds(900));
+  auto reclaimed = reg.ReclaimIdleGrants(t0 + milliseconds(1500), milliseconds(1000));
+  ASSERT_EQ(reclaimed.size(), 1u);
+  EXPECT_EQ(reclaimed[0].id, "idle");
+  EXPECT_FALSE(reg.Find("idle")->busy);
+  EXPECT_TRUE(reg.Find("working")->busy);
+}
+
+TEST(RegistryPersistenceTest, RestartKeepsDaemonsAndGrants) {
+  testing::TempDir dir;
+  const auto now = Clock::now();
+  {
+    auto store = RocksDbRegistryStore::Open(dir / "db");
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    Registry reg("sn", store->get());
+    ASSERT_OK(reg.Register(Daemon("a"), now));
+    ASSERT_OK(reg.Register(Daemon("b"), now));
+    ASSERT_OK(reg.Register(Daemon("c"), now));
+    ASSERT_TRUE(reg.Grant("job1", 1, now).ok());
+    ASSERT_EQ(reg.Expire(now + milliseconds(10), milliseconds(0)).size(), 3u);
+    ASSERT_OK(reg.Register(Daemon("a"), now));
+    ASSERT_OK(reg.Register(Daemon("b"), now));
+    ASSERT_TRUE(reg.Grant("job1", 1, now).ok());
+  }
+  auto store = RocksDbRegistryStore::Open(dir / "db");
+  ASSERT_TRUE(store.ok());
+  Registry reg("sn", store->get());
+  ASSERT_OK(reg.Load(now));
+  ASSERT_EQ(reg.size(), 2u);  // c expired for good
+  EXPECT_TRUE(reg.Find("a")->busy);
+  EXPECT_EQ(reg.Find("a")->job, "job1");
+  EXPECT_FALSE(reg.Find("b")->busy);
+  EXPECT_EQ(reg.Find("b")->power, 2.5);
+  EXPECT_EQ(reg.Find("b")->cores, 4u);
+  // Registration order survives, and new daemons come after the old ones.
+  ASSERT_OK(reg.Register(Daemon("new"), now));
+  auto snap = reg.Snapshot();
+  ASSERT_EQ(snap.size(), 3u);
+  EXPECT_EQ(snap[0].id, "a");
+  EXPECT_EQ(snap[1].id, "b");
+  EXPECT_EQ(snap[2].id, "new");
+}
+
+TEST(RegistryPersistenceTest, CorruptRecordIsReportedNotIgnored) {
+  EXPECT_EQ(Decode("{not json").status().code(), StatusCode::kCorruption);
+  EXPECT_EQ(Decode("{\"id\": 1}").status().code(), StatusCode::kCorruption);
+  DaemonRecord r = Daemon("x", true, "j");
+  r.owner = "sn";
+  r.seq = 9;
+  auto back = Decode(Encode(r));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(*back, r);
+}
+
+}  // namespace
+}  // namespace aiac::supernode
