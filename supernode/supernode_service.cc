@@ -154,7 +154,8 @@ awaitable<void> SupernodeService::ServeSpawner(net::ConnectionPtr conn) {
         log_->info("granted {} daemons to job {} ({})", outcome.daemons.size(), job,
                    conn->Describe());
       } else {
-        log_->info("request of job {} for {} daemons not met: {}", job, count, outcome.error);
+        // The spawner retries while it waits: one line per retry would be noise.
+        log_->debug("request of job {} for {} daemons not met: {}", job, count, outcome.error);
       }
       conn->SendEnvelope([&](proto::Envelope::Builder e) {
         auto g = e.initGrantDaemons();
