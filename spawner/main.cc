@@ -1,6 +1,7 @@
 // aiac-spawner: runs a user's job on daemons (run), and answers planning questions offline.
 #include <CLI/CLI.hpp>
 
+#include "spawner/map_command.h"
 #include "spawner/run_command.h"
 
 int main(int argc, char** argv) {
@@ -8,11 +9,14 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   aiac::spawner::RunArgs run_args;
   CLI::App* run = aiac::spawner::AddRunCommand(app, run_args);
+  aiac::spawner::MapArgs map_args;
+  CLI::App* map = aiac::spawner::AddMapCommand(app, map_args);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   if (run->parsed()) return aiac::spawner::RunCommand(run_args);
+  if (map->parsed()) return aiac::spawner::MapCommand(map_args);
   return 2;
 }

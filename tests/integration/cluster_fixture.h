@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,7 @@ class ClusterFixture : public ::testing::Test {
  protected:
   ClusterFixture() {
     // Children of this test (and their temporary directories) live under dir_.
+    if (const char* old = getenv("TMPDIR")) saved_tmpdir_ = old;
     setenv("TMPDIR", dir_.path().c_str(), 1);
     WriteFile(dir_ / "key.toml", "cluster_key = \"integration-key\"\n");
     WriteFile(dir_ / "wrong.toml", "cluster_key = \"not-the-key\"\n");
@@ -70,7 +72,14 @@ class ClusterFixture : public ::testing::Test {
   }
   nlohmann::json Json(const std::string& file) { return nlohmann::json::parse(ReadFile(dir_ / file)); }
 
+  ~ClusterFixture() override {
+    procs_.clear();  // stop the children before their directory goes
+    if (saved_tmpdir_) setenv("TMPDIR", saved_tmpdir_->c_str(), 1);
+    else unsetenv("TMPDIR");
+  }
+
   TempDir dir_;
+  std::optional<std::string> saved_tmpdir_;
   std::map<std::string, spawner::ChildProcess> procs_;
 };
 

@@ -1,0 +1,186 @@
+#include "spawner/mapping_io.h"
+
+#include <fstream>
+#include <set>
+
+namespace aiac::spawner {
+
+using nlohmann::json;
+
+namespace {
+
+// Checks that `obj` is an object with only `allowed` keys and all `required` ones.
+Status CheckObject(const json& obj, const std::string& where, const std::set<std::string>& allowed,
+                   const std::set<std::string>& required) {
+  if (!obj.is_object()) return InvalidArgument(where + " must be an object");
+  for (const auto& [key, value] : obj.items()) {
+    if (!allowed.count(key)) return InvalidArgument(where + ": unknown field '" + key + "'");
+  }
+  for (const auto& key : required) {
+    if (!obj.contains(key)) return InvalidArgument(where + ": missing field '" + key + "'");
+  }
+  return Status::Ok();
+}
+
+Result<double> Number(const json& obj, const std::string& key, const std::string& where) {
+  const json& v = obj.at(key);
+  if (!v.is_number()) return InvalidArgument(where + ": '" + key + "' must be a number");
+  return v.get<double>();
+}
+
+Result<std::string> Text(const json& obj, const std::string& key, const std::string& where) {
+  const json& v = obj.at(key);
+  if (!v.is_string()) return InvalidArgument(where + ": '" + key + "' must be a string");
+  return v.get<std::string>();
+}
+
+Result<int64_t> Integer(const json& obj, const std::string& key, const std::string& where) {
+  const json& v = obj.at(key);
+  if (!v.is_number_integer()) return InvalidArgument(where + ": '" + key + "' must be an integer");
+  return v.get<int64_t>();
+}
+
+const json& ArrayAt(const json& obj, const std::string& key, Status& error, const std::string& where) {
+  static const json kEmpty = json::array();
+  if (!obj.contains(key)) return kEmpty;
+  if (!obj.at(key).is_array()) error = InvalidArgument(where + ": '" + key + "' must be an array");
+  return obj.at(key).is_array() ? obj.at(key) : kEmpty;
+}
+
+}  // namespace
+
+Result<json> ReadJsonFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return NotFound("cannot read " + path);
+  try {
+    return json::parse(in);
+  } catch (const json::parse_error& e) {
+    return InvalidArgument(path + ": not valid JSON (" + e.what() + ")");
+  }
+}
+
+Result<model::Platform> PlatformFromJson(const json& j, const std::string& name) {
+  AIAC_RETURN_IF_ERROR(CheckObject(j, name, {"clusters", "inter_latency"}, {"clusters"}));
+  Status error;
+  std::vector<model::ClusterSpec> clusters;
+  const json& cs = ArrayAt(j, "clusters", error, name);
+  AIAC_RETURN_IF_ERROR(error);
+  for (size_t i = 0; i < cs.size(); ++i) {
+    const std::string where = name + ": clusters[" + std::to_string(i) + "]";
+    AIAC_RETURN_IF_ERROR(CheckObject(cs[i], where, {"name", "latency", "nodes"}, {"name", "nodes"}));
+    model::ClusterSpec c;
+    auto cname = Text(cs[i], "name", where);
+    if (!cname.ok()) return cname.status();
+    c.name = *cname;
+    if (cs[i].contains("latency")) {
+      auto l = Number(cs[i], "latency", where);
+      if (!l.ok()) return l.status();
+      c.latency = *l;
+    }
+    const json& ns = ArrayAt(cs[i], "nodes", error, where);
+    AIAC_RETURN_IF_ERROR(error);
+    for (size_t k = 0; k < ns.size(); ++k) {
+      const std::string nwhere = where + ".nodes[" + std::to_string(k) + "]";
+      AIAC_RETURN_IF_ERROR(CheckObject(ns[k], nwhere, {"id", "power", "free"}, {"id", "power"}));
+      model::NodeSpec n;
+      auto id = Text(ns[k], "id", nwhere);
+      if (!id.ok()) return id.status();
+      auto power = Number(ns[k], "power", nwhere);
+      if (!power.ok()) return power.status();
+      n.id = *id;
+      n.power = *power;
+      if (ns[k].contains("free")) {
+        if (!ns[k]["free"].is_boolean()) return InvalidArgument(nwhere + ": 'free' must be true or false");
+        n.free = ns[k]["free"].get<bool>();
+      }
+      c.nodes.push_back(std::move(n));
+    }
+    clusters.push_back(std::move(c));
+  }
+  std::vector<model::InterLatency> inter;
+  const json& ls = ArrayAt(j, "inter_latency", error, name);
+  AIAC_RETURN_IF_ERROR(error);
+  for (size_t i = 0; i < ls.size(); ++i) {
+    const std::string where = name + ": inter_latency[" + std::to_string(i) + "]";
+    AIAC_RETURN_IF_ERROR(CheckObject(ls[i], where, {"a", "b", "latency"}, {"a", "b", "latency"}));
+    auto a = Text(ls[i], "a", where);
+    if (!a.ok()) return a.status();
+    auto b = Text(ls[i], "b", where);
+    if (!b.ok()) return b.status();
+    auto l = Number(ls[i], "latency", where);
+    if (!l.ok()) return l.status();
+    inter.push_back({*a, *b, *l});
+  }
+  auto platform = model::Platform::Build(std::move(clusters), std::move(inter));
+  if (!platform.ok()) return InvalidArgument(name + ": " + platform.status().message());
+  return platform;
+}
+
+Result<model::Tig> TigFromJson(const json& j, const std::string& name) {
+  AIAC_RETURN_IF_ERROR(CheckObject(j, name, {"tasks", "edges"}, {"tasks"}));
+  Status error;
+  std::vector<model::TaskSpec> tasks;
+  const json& ts = ArrayAt(j, "tasks", error, name);
+  AIAC_RETURN_IF_ERROR(error);
+  for (size_t i = 0; i < ts.size(); ++i) {
+    const std::string where = name + ": tasks[" + std::to_string(i) + "]";
+    AIAC_RETURN_IF_ERROR(CheckObject(ts[i], where, {"id", "cost"}, {"id", "cost"}));
+    auto id = Integer(ts[i], "id", where);
+    if (!id.ok()) return id.status();
+    auto cost = Number(ts[i], "cost", where);
+    if (!cost.ok()) return cost.status();
+    tasks.push_back({*id, *cost});
+  }
+  std::vector<model::EdgeSpec> edges;
+  const json& es = ArrayAt(j, "edges", error, name);
+  AIAC_RETURN_IF_ERROR(error);
+  for (size_t i = 0; i < es.size(); ++i) {
+    const std::string where = name + ": edges[" + std::to_string(i) + "]";
+    AIAC_RETURN_IF_ERROR(CheckObject(es[i], where, {"a", "b", "volume"}, {"a", "b", "volume"}));
+    auto a = Integer(es[i], "a", where);
+    if (!a.ok()) return a.status();
+    auto b = Integer(es[i], "b", where);
+    if (!b.ok()) return b.status();
+    auto v = Number(es[i], "volume", where);
+    if (!v.ok()) return v.status();
+    edges.push_back({*a, *b, *v});
+  }
+  auto tig = model::Tig::Build(std::move(tasks), std::move(edges));
+  if (!tig.ok()) return InvalidArgument(name + ": " + tig.status().message());
+  return tig;
+}
+
+nlohmann::ordered_json MappingToJson(const model::Platform& platform, const model::Tig& tig,
+                                     std::string_view algo, const mapping::InitialMapping& initial,
+                                     double predicted_et,
+                                     const std::vector<mapping::Replacement>& replacements) {
+  using json = nlohmann::ordered_json;
+  const auto& nodes = platform.nodes();
+  json out;
+  out["algo"] = algo;
+  out["hd"] = initial.hd;
+  out["clusters"] = json::array();
+  for (const auto& c : initial.clusters) out["clusters"].push_back({{"name", c.name}, {"mark", c.mark}});
+  out["task_order"] = json::array();
+  for (int t : initial.task_order) out["task_order"].push_back(tig.id(t));
+  // Assignment by task id, ascending.
+  std::vector<int> by_id(tig.size());
+  for (size_t t = 0; t < tig.size(); ++t) by_id[t] = static_cast<int>(t);
+  std::sort(by_id.begin(), by_id.end(), [&](int a, int b) { return tig.id(a) < tig.id(b); });
+  out["assignment"] = json::array();
+  for (int t : by_id) {
+    out["assignment"].push_back({{"task", tig.id(t)}, {"node", nodes[initial.placement.node_of(t)].id}});
+  }
+  out["reserved"] = json::array();
+  for (int n : initial.reserved) out["reserved"].push_back(nodes[n].id);
+  out["predicted_et"] = predicted_et;
+  out["replacements"] = json::array();
+  for (const auto& r : replacements) {
+    out["replacements"].push_back({{"failed", nodes[r.failed].id},
+                                   {"task", r.task >= 0 ? json(tig.id(r.task)) : json(nullptr)},
+                                   {"node", r.node >= 0 ? json(nodes[r.node].id) : json(nullptr)}});
+  }
+  return out;
+}
+
+}  // namespace aiac::spawner
