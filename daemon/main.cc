@@ -77,7 +77,8 @@ int main(int argc, char** argv) {
   if (fs_ec) return Fail(IoError("cannot create data directory " + o.data_dir + ": " + fs_ec.message()));
 
   net::asio::io_context io;
-  daemon::TaskHost host(io, daemon::TaskHostOptions{o.id, o.net, std::chrono::milliseconds(o.progress_ms)}, log);
+  daemon::TaskHost host(
+      io, daemon::TaskHostOptions{o.id, o.net, std::chrono::milliseconds(o.progress_ms), o.data_dir + "/plugins"}, log);
   auto bound = host.Listen(*listen_ep);
   if (!bound.ok()) return Fail(bound.status());
   if (o.id.empty()) o.id = "d-" + HostName() + "-" + std::to_string(bound->port);

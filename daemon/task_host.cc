@@ -1,7 +1,6 @@
 #include "daemon/task_host.h"
 
-#include <charconv>
-#include <cstring>
+#include <deque>
 
 namespace aiac::daemon {
 
@@ -10,35 +9,48 @@ using net::awaitable;
 
 namespace {
 
-std::string EncodeU64(uint64_t v) {
-  std::string out(8, '\0');
-  std::memcpy(out.data(), &v, 8);
-  return out;
-}
-
-std::optional<uint64_t> DecodeU64(capnp::Data::Reader data) {
-  if (data.size() != 8) return std::nullopt;
-  uint64_t v;
-  std::memcpy(&v, data.begin(), 8);
-  return v;
-}
-
-std::optional<uint64_t> ParamU64(proto::AssignTask::Reader assign, std::string_view key) {
-  for (auto p : assign.getParams()) {
-    if (std::string_view(p.getKey().cStr()) != key) continue;
-    std::string_view text = p.getValue().cStr();
-    uint64_t v = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-    if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
-    return v;
-  }
-  return std::nullopt;
+std::string AsString(capnp::Data::Reader d) { return std::string(reinterpret_cast<const char*>(d.begin()), d.size()); }
+kj::ArrayPtr<const kj::byte> AsBytes(const std::string& s) {
+  return kj::arrayPtr(reinterpret_cast<const kj::byte*>(s.data()), s.size());
 }
 
 }  // namespace
 
+struct TaskHost::Assignment {
+  std::string job;
+  uint32_t task = 0;
+  app::JobParams params;
+  std::string app, plugin_name, plugin_hash, slice;
+  std::map<uint32_t, std::string> neighbours;  // task -> address
+  bool sync = false;
+};
+
+// One neighbour we send to. Values wait here until the link is free: in asynchronous mode only
+// the newest one (an older value is useless once a newer exists); in synchronous mode every one,
+// in order, since the neighbour waits for each iteration.
+struct TaskHost::OutLink {
+  uint32_t task;
+  Endpoint address;
+  bool keep_all = false;
+  std::deque<std::pair<uint64_t, std::string>> pending;  // iteration, bytes
+  std::unique_ptr<asio::steady_timer> wake;
+  net::ConnectionPtr conn;
+};
+
+struct TaskHost::Job {
+  std::string id;
+  uint32_t task = 0;
+  net::ConnectionPtr spawner;
+  std::unique_ptr<app::App> app;
+  std::map<uint32_t, std::shared_ptr<OutLink>> links;
+  std::unique_ptr<runtime::TaskRunner> runner;
+  std::shared_ptr<runtime::Plugin> plugin;  // keeps the code loaded while the task runs
+  bool started = false;
+  bool result_sent = false;
+};
+
 TaskHost::TaskHost(asio::io_context& io, TaskHostOptions options, Logger log)
-    : io_(io), options_(std::move(options)), log_(std::move(log)), acceptor_(io) {}
+    : io_(io), options_(std::move(options)), log_(std::move(log)), acceptor_(io), plugins_(options_.plugin_dir) {}
 
 TaskHost::~TaskHost() { Stop(); }
 
@@ -62,7 +74,7 @@ void TaskHost::Stop() {
   stopping_ = true;
   net::error_code ec;
   acceptor_.close(ec);
-  job_.reset();
+  EndJob("daemon stopping");
   auto conns = connections_;
   for (auto& c : conns) c->Close();
 }
@@ -75,8 +87,7 @@ awaitable<void> TaskHost::AcceptLoop() {
       log_->warn("accept failed: {}", ec.message());
       continue;
     }
-    asio::co_spawn(io_, Serve(net::Connection::Create(std::move(socket), options_.net)),
-                   asio::detached);
+    asio::co_spawn(io_, Serve(net::Connection::Create(std::move(socket), options_.net)), asio::detached);
   }
 }
 
@@ -97,32 +108,15 @@ awaitable<void> TaskHost::Serve(net::ConnectionPtr conn) {
   connections_.erase(conn);
 }
 
-Result<std::shared_ptr<TaskHost::Job>> TaskHost::MakeJob(proto::AssignTask::Reader assign,
-                                                         net::ConnectionPtr spawner) {
-  const std::string app = assign.getApp().cStr();
-  if (app != "ring") return InvalidArgument("unknown app '" + app + "' (this daemon runs: ring)");
-  const uint32_t task = assign.getTask(), count = assign.getTaskCount();
-  if (count < 2 || task >= count) {
-    return InvalidArgument("task " + std::to_string(task) + " of " + std::to_string(count) +
-                           ": the ring needs at least 2 tasks");
-  }
-  auto rounds = ParamU64(assign, "rounds");
-  if (!rounds || *rounds == 0) return InvalidArgument("ring: parameter 'rounds' must be a positive integer");
-  const uint32_t successor = (task + 1) % count;
-  std::optional<Endpoint> successor_at;
-  for (auto n : assign.getNeighbours()) {
-    if (n.getTask() != successor) continue;
-    auto ep = ParseEndpoint(n.getAddress().cStr());
-    if (!ep.ok()) return ep.status();
-    successor_at = *ep;
-  }
-  if (!successor_at) {
-    return InvalidArgument("no address for successor task " + std::to_string(successor));
-  }
-  auto job = std::make_shared<Job>(Job{assign.getJob().cStr(), task, count,
-                                       apps::RingTask(task, count, *rounds), std::move(spawner),
-                                       *successor_at, nullptr, std::nullopt, false});
-  return job;
+void TaskHost::Reply(net::Connection& conn, const std::string& job, uint32_t task, const std::string& error,
+                     bool need_plugin) {
+  conn.SendEnvelope([&](proto::Envelope::Builder e) {
+    auto r = e.initTaskReady();
+    r.setJob(job);
+    r.setTask(task);
+    r.setError(error);
+    r.setNeedPlugin(need_plugin);
+  });
 }
 
 awaitable<void> TaskHost::ServeSpawner(net::ConnectionPtr conn) {
@@ -131,35 +125,59 @@ awaitable<void> TaskHost::ServeSpawner(net::ConnectionPtr conn) {
     if (!msg.ok()) break;
     auto env = (*msg)->root();
     if (env.isAssignTask()) {
-      auto assign = env.getAssignTask();
-      const std::string job_id = assign.getJob().cStr();
-      const uint32_t task = assign.getTask();
-      std::string error;
+      auto in = env.getAssignTask();
+      Assignment a;
+      a.job = in.getJob().cStr();
+      a.task = in.getTask();
+      a.app = in.getApp().cStr();
+      a.plugin_name = in.getPluginName().cStr();
+      a.plugin_hash = AsString(in.getPluginHash());
+      a.slice = AsString(in.getData());
+      a.sync = in.getSync();
+      a.params.tasks = in.getTaskCount();
+      for (auto p : in.getParams()) a.params.values[p.getKey().cStr()] = p.getValue().cStr();
+      for (auto n : in.getNeighbours()) a.neighbours[n.getTask()] = n.getAddress().cStr();
       if (job_) {
-        error = "daemon " + options_.id + " is busy with job " + job_->id;
-      } else {
-        auto job = MakeJob(assign, conn);
-        if (job.ok()) {
-          job_ = *job;
-          log_->info("job {}: running task {} of {} (app {})", job_id, task, job_->count,
-                     assign.getApp().cStr());
-          asio::co_spawn(io_, LinkSuccessor(job_), asio::detached);
-          asio::co_spawn(io_, ReportProgress(job_), asio::detached);
+        Reply(*conn, a.job, a.task, "daemon " + options_.id + " is busy with job " + job_->id);
+        continue;
+      }
+      auto plugin = plugins_.Find(a.plugin_hash);
+      if (!plugin.ok() && plugin.status().code() == StatusCode::kNotFound) {
+        log_->info("job {}: plugin {} ({}) not stored here, asking the spawner", a.job, a.plugin_name,
+                   runtime::Hex(a.plugin_hash).substr(0, 12));
+        Reply(*conn, a.job, a.task, "", true);
+        waiting_for_plugin_ = std::make_unique<Assignment>(std::move(a));
+        continue;
+      }
+      Status s = plugin.ok() ? StartJob(a, *plugin, conn) : plugin.status();
+      if (!s.ok()) log_->warn("job {}: task {} refused: {}", a.job, a.task, s.message());
+      Reply(*conn, a.job, a.task, s.ok() ? "" : s.message());
+    } else if (env.isPluginData()) {
+      auto pd = env.getPluginData();
+      if (!waiting_for_plugin_) continue;  // not asked for: ignore
+      auto a = std::move(waiting_for_plugin_);
+      auto plugin = plugins_.Add(AsString(pd.getSha256()), AsString(pd.getBytes()));
+      if (plugin.ok() && AsString(pd.getSha256()) != a->plugin_hash) {
+        plugin = InvalidArgument("plugin hash mismatch: the plugin sent is not the one the task names");
+      }
+      Status s = plugin.ok() ? StartJob(*a, *plugin, conn) : plugin.status();
+      if (!s.ok()) log_->warn("job {}: task {} refused: {}", a->job, a->task, s.message());
+      Reply(*conn, a->job, a->task, s.ok() ? "" : s.message());
+    } else if (env.isStartTask()) {
+      if (job_ && job_->spawner == conn && !job_->started) {
+        job_->started = true;
+        job_->runner->Start();
+      }
+    } else if (env.isConvergenceQuery()) {
+      if (job_ && job_->spawner == conn) job_->runner->Query(env.getConvergenceQuery().getRound());
+    } else if (env.isHalt()) {
+      if (job_ && job_->spawner == conn) {
+        if (job_->started) {
+          job_->runner->Halt();  // the runner's `finished` sends the result, then ends the job
         } else {
-          error = job.status().message();
-          log_->warn("job {}: task {} refused: {}", job_id, task, error);
+          EndJob("halted before it started");
         }
       }
-      conn->SendEnvelope([&](proto::Envelope::Builder e) {
-        auto r = e.initTaskReady();
-        r.setJob(job_id);
-        r.setTask(task);
-        r.setError(error);
-      });
-    } else if (env.isStartTask()) {
-      if (job_ && job_->spawner == conn) Emit(*job_, job_->ring.Start());
-    } else if (env.isHalt()) {
-      if (job_ && job_->spawner == conn) EndJob("halted by the spawner");
     } else {
       log_->warn("closed {}: unexpected message from a spawner", conn->Describe());
       conn->Refuse("unexpected message");
@@ -167,14 +185,162 @@ awaitable<void> TaskHost::ServeSpawner(net::ConnectionPtr conn) {
     }
   }
   if (job_ && job_->spawner == conn) EndJob("spawner connection lost");
+  waiting_for_plugin_.reset();
+}
+
+Status TaskHost::StartJob(const Assignment& a, std::shared_ptr<runtime::Plugin> plugin, net::ConnectionPtr spawner) {
+  auto app = plugin->NewApp();
+  if (app->name() != a.app) {
+    return InvalidArgument("plugin " + a.plugin_name + " holds app '" + std::string(app->name()) + "', not '" + a.app + "'");
+  }
+  auto task = app->MakeTask(a.params, a.task, a.slice);
+  if (!task.ok()) return task.status();
+  auto job = std::make_shared<Job>();
+  job->id = a.job;
+  job->task = a.task;
+  job->spawner = std::move(spawner);
+  job->app = std::move(app);
+  job->plugin = std::move(plugin);
+  for (const auto& [t, address] : a.neighbours) {
+    auto ep = ParseEndpoint(address);
+    if (!ep.ok()) return ep.status();
+    auto link = std::make_shared<OutLink>();
+    link->task = t;
+    link->address = *ep;
+    link->keep_all = a.sync;
+    link->wake = std::make_unique<asio::steady_timer>(io_, std::chrono::steady_clock::time_point::max());
+    job->links[t] = link;
+  }
+  auto deps = (*task)->Dependencies();
+  job->runner = std::make_unique<runtime::TaskRunner>(std::move(*task), std::move(deps), a.sync, CallbacksFor(job),
+                                                       options_.progress);
+  job_ = job;
+  for (auto& [t, link] : job->links) asio::co_spawn(io_, RunLink(job, link), asio::detached);
+  log_->info("job {}: running task {} of {} (app {}, {} mode)", a.job, a.task, a.params.tasks, a.app,
+             a.sync ? "sync" : "async");
+  return Status::Ok();
+}
+
+runtime::RunnerCallbacks TaskHost::CallbacksFor(std::shared_ptr<Job> job) {
+  std::weak_ptr<Job> weak = job;
+  auto on_io = [this, weak](auto fn) {
+    asio::post(io_, [this, weak, fn = std::move(fn)]() mutable {
+      auto j = weak.lock();
+      if (j && j == job_) fn(*j);
+    });
+  };
+  runtime::RunnerCallbacks cb;
+  cb.send = [on_io](std::vector<app::Outgoing> values, uint64_t iteration) {
+    on_io([values = std::move(values), iteration](Job& j) mutable {
+      for (auto& v : values) {
+        auto it = j.links.find(v.to);
+        if (it == j.links.end()) continue;
+        OutLink& link = *it->second;
+        if (!link.keep_all) link.pending.clear();  // newest wins
+        link.pending.emplace_back(iteration, std::move(v.bytes));
+        link.wake->cancel();
+      }
+    });
+  };
+  cb.local_convergence = [on_io](bool converged, uint64_t iteration) {
+    on_io([=](Job& j) {
+      j.spawner->SendEnvelope([&](proto::Envelope::Builder e) {
+        auto c = e.initLocalConvergence();
+        c.setJob(j.id);
+        c.setTask(j.task);
+        c.setConverged(converged);
+        c.setIteration(iteration);
+      });
+    });
+  };
+  cb.progress = [on_io](uint64_t iteration, double change, bool converged) {
+    on_io([=](Job& j) {
+      j.spawner->SendEnvelope([&](proto::Envelope::Builder e) {
+        auto p = e.initTaskProgress();
+        p.setJob(j.id);
+        p.setTask(j.task);
+        p.setIteration(iteration);
+        p.setLocalChange(change);
+        p.setConverged(converged);
+      });
+    });
+  };
+  cb.answer = [on_io](uint64_t round, bool converged) {
+    on_io([=](Job& j) {
+      j.spawner->SendEnvelope([&](proto::Envelope::Builder e) {
+        auto a = e.initConvergenceAnswer();
+        a.setJob(j.id);
+        a.setTask(j.task);
+        a.setRound(round);
+        a.setConverged(converged);
+      });
+    });
+  };
+  cb.finished = [this, on_io](Result<std::string> slice, uint64_t iterations) {
+    on_io([this, slice = std::move(slice), iterations](Job& j) {
+      j.spawner->SendEnvelope([&](proto::Envelope::Builder e) {
+        auto r = e.initResult();
+        r.setJob(j.id);
+        r.setTask(j.task);
+        r.setIterations(iterations);
+        if (slice.ok()) r.setData(AsBytes(*slice));
+        else r.setError(slice.status().message());
+      });
+      j.result_sent = true;
+      if (!slice.ok()) log_->warn("job {}: task {} failed: {}", j.id, j.task, slice.status().message());
+      EndJob(slice.ok() ? "halted" : "failed");
+    });
+  };
+  return cb;
+}
+
+awaitable<void> TaskHost::RunLink(std::shared_ptr<Job> job, std::shared_ptr<OutLink> link) {
+  auto backoff = std::chrono::milliseconds(20);
+  while (job_ == job) {
+    if (!link->conn || !link->conn->is_open()) {
+      net::RetryPolicy once;
+      once.attempts = 1;
+      auto conn = co_await net::Dial(link->address, options_.net, proto::Role::DAEMON, options_.id, once);
+      if (job_ != job) break;
+      if (!conn.ok()) {
+        if (conn.status().code() == StatusCode::kUnauthenticated) {
+          log_->error("job {}: neighbour {} refused us: {}", job->id, link->address.ToString(), conn.status().message());
+          break;
+        }
+        asio::steady_timer wait(io_, backoff);
+        co_await wait.async_wait(net::use_nothrow);
+        backoff = std::min(backoff * 2, std::chrono::milliseconds(1000));
+        continue;
+      }
+      backoff = std::chrono::milliseconds(20);
+      link->conn = *conn;
+    }
+    if (link->pending.empty()) {
+      link->wake->expires_at(std::chrono::steady_clock::time_point::max());
+      co_await link->wake->async_wait(net::use_nothrow);
+      continue;
+    }
+    auto [iteration, bytes] = std::move(link->pending.front());
+    link->pending.pop_front();
+    link->conn->SendEnvelope([&](proto::Envelope::Builder e) {
+      auto d = e.initDependencyData();
+      d.setJob(job->id);
+      d.setFromTask(job->task);
+      d.setToTask(link->task);
+      d.setIteration(iteration);
+      d.setData(AsBytes(bytes));
+    });
+    // Hand the connection one value at a time: newer values replace `pending` meanwhile.
+    co_await link->conn->Drained();
+  }
+  if (link->conn) link->conn->Close();
 }
 
 awaitable<void> TaskHost::ServeNeighbour(net::ConnectionPtr conn) {
   for (;;) {
     auto msg = co_await conn->Receive();
     if (!msg.ok()) {
-      if (msg.status().code() == StatusCode::kProtocol ||
-          msg.status().code() == StatusCode::kResourceExhausted) {
+      if (msg.status().code() == StatusCode::kProtocol || msg.status().code() == StatusCode::kResourceExhausted) {
         log_->warn("closed {}: {}", conn->Describe(), msg.status().message());
       }
       co_return;
@@ -188,94 +354,24 @@ awaitable<void> TaskHost::ServeNeighbour(net::ConnectionPtr conn) {
     auto dep = env.getDependencyData();
     // Data for a job this daemon does not (or no longer) run is stale: drop it.
     if (!job_ || job_->id != dep.getJob().cStr() || dep.getToTask() != job_->task) continue;
-    auto value = DecodeU64(dep.getData());
-    if (!value) {
-      log_->warn("job {}: dropped malformed token from task {}", job_->id, dep.getFromTask());
-      continue;
-    }
-    Emit(*job_, job_->ring.OnToken(*value, dep.getIteration()));
-    if (job_) FinishIfDone(*job_);
+    job_->runner->mailbox().Put(dep.getFromTask(), dep.getIteration(), AsString(dep.getData()));
   }
-}
-
-void TaskHost::Emit(Job& job, std::optional<apps::RingTask::Token> token) {
-  if (!token) return;
-  job.unsent = token;
-  if (!job.successor_conn || !job.successor_conn->is_open()) return;  // sent once linked
-  const uint32_t successor = job.ring.successor();
-  job.successor_conn->SendEnvelope([&](proto::Envelope::Builder e) {
-    auto d = e.initDependencyData();
-    d.setJob(job.id);
-    d.setFromTask(job.task);
-    d.setToTask(successor);
-    d.setIteration(token->iteration);
-    std::string bytes = EncodeU64(token->value);
-    d.setData(kj::arrayPtr(reinterpret_cast<const kj::byte*>(bytes.data()), bytes.size()));
-  });
-}
-
-void TaskHost::FinishIfDone(Job& job) {
-  if (!job.ring.done() || job.result_sent) return;
-  job.result_sent = true;
-  log_->info("job {}: task {} finished after {} iterations", job.id, job.task, job.ring.iterations());
-  job.spawner->SendEnvelope([&](proto::Envelope::Builder e) {
-    auto r = e.initResult();
-    r.setJob(job.id);
-    r.setTask(job.task);
-    r.setIterations(job.ring.iterations());
-    std::string bytes = EncodeU64(job.ring.value());
-    r.setData(kj::arrayPtr(reinterpret_cast<const kj::byte*>(bytes.data()), bytes.size()));
-  });
 }
 
 void TaskHost::EndJob(const std::string& why) {
   if (!job_) return;
-  log_->info("job {}: task {} ends: {}", job_->id, job_->task, why);
-  if (job_->successor_conn) job_->successor_conn->Close();
+  auto job = std::move(job_);
   job_.reset();
-}
-
-awaitable<void> TaskHost::LinkSuccessor(std::shared_ptr<Job> job) {
-  net::RetryPolicy retry;
-  retry.attempts = 1;
-  auto backoff = std::chrono::milliseconds(50);
-  while (job_ == job) {
-    auto conn = co_await net::Dial(job->successor, options_.net, proto::Role::DAEMON,
-                                   options_.id, retry);
-    if (job_ != job) break;
-    if (!conn.ok()) {
-      if (conn.status().code() == StatusCode::kUnauthenticated) {
-        log_->error("job {}: successor {} refused us: {}", job->id, job->successor.ToString(),
-                    conn.status().message());
-        break;
-      }
-      asio::steady_timer wait(io_, backoff);
-      co_await wait.async_wait(net::use_nothrow);
-      backoff = std::min(backoff * 2, std::chrono::milliseconds(1000));
-      continue;
-    }
-    job->successor_conn = *conn;
-    // Resend the newest token: the receiver drops it if it already had it.
-    Emit(*job, job->unsent);
-    // The successor never writes to us; reading tells when the link breaks.
-    auto msg = co_await (*conn)->Receive();
-    (*conn)->Close();
+  log_->info("job {}: task {} ends: {}", job->id, job->task, why);
+  for (auto& [t, link] : job->links) {
+    link->wake->cancel();
+    if (link->conn) link->conn->Close();
   }
-}
-
-awaitable<void> TaskHost::ReportProgress(std::shared_ptr<Job> job) {
-  asio::steady_timer timer(io_);
-  while (job_ == job) {
-    timer.expires_after(options_.progress);
-    co_await timer.async_wait(net::use_nothrow);
-    if (job_ != job) break;
-    job->spawner->SendEnvelope([&](proto::Envelope::Builder e) {
-      auto p = e.initTaskProgress();
-      p.setJob(job->id);
-      p.setTask(job->task);
-      p.setIteration(job->ring.iterations());
-      p.setConverged(job->ring.done());
-    });
+  if (job->runner) {
+    job->runner->Halt();
+    // The runner's thread ends after its current iteration; join it off the io thread's
+    // critical path by letting the Job (and its runner) die in a posted handler.
+    asio::post(io_, [job]() mutable { job.reset(); });
   }
 }
 

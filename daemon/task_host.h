@@ -1,19 +1,23 @@
 // The part of a daemon that runs a task: accepts the spawner's and the neighbour daemons'
-// connections, holds the one job this daemon serves at a time, sends its dependency data
-// straight to the neighbour daemons, reports progress and the result to the spawner.
+// connections, loads the job's app plugin (asking the spawner for it only when it is not
+// stored yet), runs the task on a TaskRunner thread, sends its values straight to the
+// neighbour daemons (keeping only the newest value per neighbour while a send is in progress),
+// and reports progress, local convergence and the result to the spawner.
 //
-// One task per daemon (MAHEVE section 3.3). A second AssignTask while a job runs is answered with
-// an error, never queued. Runs on the daemon's io_context thread.
+// One task per daemon (MAHEVE section 3.3): an AssignTask while a job runs is refused.
+// Runs on the daemon's io_context thread; the runner's callbacks are posted back to it.
 #pragma once
 
 #include <chrono>
-#include <deque>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
 #include <string>
 
-#include "apps/ring/ring_task.h"
+#include "aiac/app.h"
+#include "aiac/plugin.h"
+#include "aiac/task_runner.h"
 #include "core/endpoint.h"
 #include "core/logging.h"
 #include "net/connection.h"
@@ -24,6 +28,7 @@ struct TaskHostOptions {
   std::string id;
   net::NetOptions net;
   std::chrono::milliseconds progress{250};
+  std::string plugin_dir;  // where received plugins are stored
 };
 
 class TaskHost {
@@ -31,46 +36,38 @@ class TaskHost {
   TaskHost(net::asio::io_context& io, TaskHostOptions options, Logger log);
   ~TaskHost();
 
-  // Binds `listen`; returns the bound endpoint. Call once before Serve().
   Result<Endpoint> Listen(const Endpoint& listen);
-  // The daemon id is known only once the port is: set it before Serve().
   void set_id(std::string id) { options_.id = std::move(id); }
   void Serve();
   void Stop();
   bool busy() const { return job_ != nullptr; }
 
  private:
-  struct Job {
-    std::string id;
-    uint32_t task = 0;
-    uint32_t count = 0;
-    apps::RingTask ring;
-    net::ConnectionPtr spawner;
-    Endpoint successor;
-    net::ConnectionPtr successor_conn;
-    std::optional<apps::RingTask::Token> unsent;  // last token, resent after a reconnect
-    bool result_sent = false;
-  };
+  struct OutLink;
+  struct Job;
+  struct Assignment;  // an AssignTask kept while the plugin is fetched
 
   net::awaitable<void> AcceptLoop();
   net::awaitable<void> Serve(net::ConnectionPtr conn);
   net::awaitable<void> ServeSpawner(net::ConnectionPtr conn);
   net::awaitable<void> ServeNeighbour(net::ConnectionPtr conn);
-  net::awaitable<void> LinkSuccessor(std::shared_ptr<Job> job);
-  net::awaitable<void> ReportProgress(std::shared_ptr<Job> job);
+  net::awaitable<void> RunLink(std::shared_ptr<Job> job, std::shared_ptr<OutLink> link);
 
-  // Validates an AssignTask and makes the job; the error text goes back in TaskReady.
-  Result<std::shared_ptr<Job>> MakeJob(proto::AssignTask::Reader assign, net::ConnectionPtr spawner);
-  void Emit(Job& job, std::optional<apps::RingTask::Token> token);
-  void FinishIfDone(Job& job);
+  // Sets up the job once the plugin is at hand; the error text goes back in TaskReady.
+  Status StartJob(const Assignment& a, std::shared_ptr<runtime::Plugin> plugin, net::ConnectionPtr spawner);
+  void Reply(net::Connection& conn, const std::string& job, uint32_t task, const std::string& error,
+             bool need_plugin = false);
   void EndJob(const std::string& why);
+  runtime::RunnerCallbacks CallbacksFor(std::shared_ptr<Job> job);
 
   net::asio::io_context& io_;
   TaskHostOptions options_;
   Logger log_;
   net::tcp::acceptor acceptor_;
+  runtime::PluginStore plugins_;
   std::set<net::ConnectionPtr> connections_;
   std::shared_ptr<Job> job_;
+  std::unique_ptr<Assignment> waiting_for_plugin_;
   bool stopping_ = false;
 };
 

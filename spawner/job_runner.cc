@@ -3,7 +3,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
+#include <map>
 
+#include "mapping/mapper.h"
 #include "net/hmac.h"
 
 namespace aiac::spawner {
@@ -24,14 +27,30 @@ std::string RandomSuffix() {
   return s;
 }
 
+kj::ArrayPtr<const kj::byte> AsBytes(const std::string& s) {
+  return kj::arrayPtr(reinterpret_cast<const kj::byte*>(s.data()), s.size());
+}
+
+// Latencies the spawner assumes for the mapping's model until links are measured (DESIGN.md
+// section 4 leaves measuring to the monitor): cheap inside a cluster, dearer across.
+constexpr double kIntraClusterLatency = 0.0001;
+constexpr double kInterClusterLatency = 0.01;
+
 }  // namespace
 
-JobRunner::JobRunner(JobSpec job, const AppDriver& app, SpawnerOptions options, Logger log)
-    : job_(std::move(job)), app_(app), options_(std::move(options)), log_(std::move(log)) {
+JobRunner::JobRunner(JobSpec job, LoadedApp& app, SpawnerOptions options, RunSettings settings, Logger log)
+    : job_(std::move(job)),
+      app_(app),
+      options_(std::move(options)),
+      settings_(std::move(settings)),
+      log_(std::move(log)),
+      detector_(job_.tasks) {
   summary_.job = job_.name;
   summary_.job_id = job_.name + "-" + RandomSuffix();
   summary_.app = job_.app;
   summary_.tasks = job_.tasks;
+  summary_.mode = settings_.sync ? "sync" : "async";
+  summary_.mapping = settings_.mapping;
   spawner_id_ = "spawner-" + std::to_string(getpid());
 }
 
@@ -45,6 +64,12 @@ void JobRunner::Abort(const std::string& why) {
 void JobRunner::Fail(const std::string& why) {
   if (failure_.empty()) failure_ = why;
   Wake();
+}
+
+void JobRunner::SendAll(const std::function<void(proto::Envelope::Builder)>& fill) {
+  for (auto& s : slots_) {
+    if (s.conn) s.conn->SendEnvelope(fill);
+  }
 }
 
 awaitable<RunSummary> JobRunner::Run(Endpoint supernode) {
@@ -66,32 +91,38 @@ awaitable<RunSummary> JobRunner::Run(Endpoint supernode) {
   auto sn = co_await net::Dial(supernode, options_.net, proto::Role::SPAWNER, spawner_id_, retry);
   if (!sn.ok()) co_return finish("failed", "super-node " + supernode.ToString() + ": " + sn.status().message());
   Status acquired = co_await AcquireDaemons(**sn);
-  if (!acquired.ok()) co_return finish(aborted_ ? "aborted" : "failed", acquired.message());
-
-  // Default mapping (DESIGN.md section 4): task i on the i-th daemon in the order granted.
-  for (size_t i = 0; i < slots_.size(); ++i) asio::co_spawn(executor, WatchDaemon(i), asio::detached);
-  Status ready = co_await WaitUntil(
-      [&] { return std::all_of(slots_.begin(), slots_.end(), [](const Slot& s) { return s.ready; }); },
-      "assigning");
-  if (ready.ok()) {
-    log_->info("job {}: {} tasks assigned, starting", summary_.job_id, slots_.size());
-    for (auto& s : slots_) {
-      s.conn->SendEnvelope([&](proto::Envelope::Builder e) { e.initStartTask().setJob(summary_.job_id); });
-    }
-    ready = co_await WaitUntil(
-        [&] { return std::all_of(slots_.begin(), slots_.end(), [](const Slot& s) { return s.outcome.finished; }); },
-        "running");
+  if (acquired.ok()) acquired = MapTasks();
+  if (!acquired.ok()) {
+    (*sn)->Close();
+    co_return finish(aborted_ ? "aborted" : "failed", acquired.message());
   }
 
-  // Whatever happened: halt the tasks and give every daemon back.
-  for (auto& s : slots_) {
-    if (s.conn) s.conn->SendEnvelope([&](proto::Envelope::Builder e) { e.initHalt().setJob(summary_.job_id); });
+  for (size_t i = 0; i < slots_.size(); ++i) asio::co_spawn(executor, WatchDaemon(i), asio::detached);
+  Status outcome = co_await WaitUntil(
+      [&] { return std::all_of(slots_.begin(), slots_.end(), [](const Slot& s) { return s.ready; }); },
+      "assigning", deadline_);
+  if (outcome.ok()) {
+    log_->info("job {}: {} tasks assigned ({} mapping, {} mode), starting", summary_.job_id, slots_.size(),
+               settings_.mapping, summary_.mode);
+    SendAll([&](proto::Envelope::Builder e) { e.initStartTask().setJob(summary_.job_id); });
+    outcome = co_await WaitUntil([&] { return detector_.converged(); }, "running", deadline_);
+  }
+  if (outcome.ok()) {
+    log_->info("job {}: global convergence after {:.2f} s, gathering", summary_.job_id,
+               std::chrono::duration<double>(Clock::now() - start_).count());
+  }
+  // Whatever happened: halt the tasks. After convergence, wait for every result.
+  SendAll([&](proto::Envelope::Builder e) { e.initHalt().setJob(summary_.job_id); });
+  if (outcome.ok()) {
+    outcome = co_await WaitUntil(
+        [&] { return std::all_of(slots_.begin(), slots_.end(), [](const Slot& s) { return s.outcome.finished; }); },
+        "gathering", std::max(deadline_, Clock::now() + std::chrono::seconds(30)));
   }
   (*sn)->SendEnvelope([&](proto::Envelope::Builder e) {
     auto r = e.initReleaseDaemons();
     r.setJob(summary_.job_id);
     auto ids = r.initDaemonIds(static_cast<unsigned>(granted_.size()));
-    for (size_t i = 0; i < granted_.size(); ++i) ids.set(static_cast<unsigned>(i), granted_[i]);
+    for (size_t i = 0; i < granted_.size(); ++i) ids.set(static_cast<unsigned>(i), granted_[i].id);
   });
   // Let the halts and the release reach the wire before the connections go.
   asio::steady_timer flush(executor, std::chrono::milliseconds(50));
@@ -99,12 +130,18 @@ awaitable<RunSummary> JobRunner::Run(Endpoint supernode) {
   for (auto& s : slots_) if (s.conn) s.conn->Close();
   (*sn)->Close();
 
-  if (!ready.ok()) co_return finish(aborted_ ? "aborted" : "failed", ready.message());
-  std::vector<TaskOutcome> outcomes;
-  for (const auto& s : slots_) outcomes.push_back(s.outcome);
-  Status checked = app_.Check(job_, outcomes, summary_.result);
-  if (!checked.ok()) co_return finish("failed", checked.message());
-  co_return finish("succeeded", "");
+  if (!outcome.ok()) {
+    const bool diverged = failure_.find("diverged") != std::string::npos;
+    co_return finish(aborted_ ? "aborted" : diverged ? "diverged" : "failed", outcome.message());
+  }
+  std::vector<std::string> slices;
+  for (auto& s : slots_) slices.push_back(std::move(s.outcome.data));
+  auto report = app_.app->Gather(app_.params, slices);
+  if (!report.ok()) co_return finish("failed", report.status().message());
+  summary_.residual = report->residual;
+  summary_.output = report->output;
+  for (const auto& [k, v] : report->numbers) summary_.result[k] = v;
+  co_return finish(report->status, report->error);
 }
 
 awaitable<Status> JobRunner::AcquireDaemons(net::Connection& sn) {
@@ -129,12 +166,8 @@ awaitable<Status> JobRunner::AcquireDaemons(net::Connection& sn) {
     if (grant.getError().size() == 0) {
       auto list = grant.getDaemons();
       if (list.size() < job_.tasks) co_return ProtocolError("super-node granted too few daemons");
-      for (auto d : list) granted_.emplace_back(d.getId().cStr());
-      slots_.resize(job_.tasks);
-      for (uint32_t i = 0; i < job_.tasks; ++i) {
-        slots_[i].outcome.task = i;
-        slots_[i].outcome.daemon = list[i].getId().cStr();
-        slots_[i].outcome.address = list[i].getAddress().cStr();
+      for (auto d : list) {
+        granted_.push_back({d.getId().cStr(), d.getAddress().cStr(), d.getCluster().cStr(), d.getPower()});
       }
       summary_.daemons = static_cast<uint32_t>(list.size());
       log_->info("job {}: granted {} daemons by {}", summary_.job_id, list.size(), sn.Describe());
@@ -142,8 +175,7 @@ awaitable<Status> JobRunner::AcquireDaemons(net::Connection& sn) {
     }
     std::string error = grant.getError().cStr();
     if (Clock::now() > wait_until) {
-      co_return ResourceExhausted("not enough daemons after " +
-                                  std::to_string(options_.wait_daemons_ms) + " ms: " + error);
+      co_return ResourceExhausted("not enough daemons after " + std::to_string(options_.wait_daemons_ms) + " ms: " + error);
     }
     if (error != last_error) log_->info("waiting for daemons: {}", error);
     last_error = error;
@@ -151,6 +183,51 @@ awaitable<Status> JobRunner::AcquireDaemons(net::Connection& sn) {
     co_await pause.async_wait(net::use_nothrow);
   }
   co_return Aborted(failure_);
+}
+
+Status JobRunner::MapTasks() {
+  // The granted daemons as a platform: clusters by name, powers as measured by the daemons.
+  std::map<std::string, model::ClusterSpec> clusters;
+  for (const auto& d : granted_) {
+    auto& c = clusters[d.cluster];
+    c.name = d.cluster;
+    c.latency = kIntraClusterLatency;
+    c.nodes.push_back({d.id, d.power > 0 ? d.power : 1.0, true});
+  }
+  std::vector<model::ClusterSpec> specs;
+  std::vector<model::InterLatency> inter;
+  for (auto& [name, c] : clusters) specs.push_back(std::move(c));
+  for (size_t a = 0; a < specs.size(); ++a)
+    for (size_t b = a + 1; b < specs.size(); ++b) inter.push_back({specs[a].name, specs[b].name, kInterClusterLatency});
+  auto platform = model::Platform::Build(std::move(specs), std::move(inter));
+  if (!platform.ok()) return Internal("granted daemons: " + platform.status().message());
+  // The app's TIG: one undirected edge per pair, volumes of both directions added.
+  std::vector<model::TaskSpec> tasks;
+  std::map<std::pair<uint32_t, uint32_t>, double> volume;
+  for (uint32_t t = 0; t < job_.tasks; ++t) {
+    tasks.push_back({t, std::max(1e-9, app_.plan.graph[t].cost)});
+    for (const auto& [m, v] : app_.plan.graph[t].edges) {
+      if (m == t || m >= job_.tasks) continue;
+      volume[{std::min(t, m), std::max(t, m)}] += v;
+    }
+  }
+  std::vector<model::EdgeSpec> edges;
+  for (const auto& [pair, v] : volume) edges.push_back({pair.first, pair.second, v});
+  auto tig = model::Tig::Build(std::move(tasks), std::move(edges));
+  if (!tig.ok()) return Internal("app task graph: " + tig.status().message());
+  auto mapper = mapping::MakeMapper(settings_.mapping, 0.1);
+  if (!mapper.ok()) return mapper.status();
+  auto m = (*mapper)->Map(*platform, *tig);
+  std::map<std::string, size_t> by_id;
+  for (size_t i = 0; i < granted_.size(); ++i) by_id[granted_[i].id] = i;
+  slots_.resize(job_.tasks);
+  for (uint32_t t = 0; t < job_.tasks; ++t) {
+    const auto& d = granted_[by_id.at(platform->nodes()[m.placement.node_of(static_cast<int>(t))].id)];
+    slots_[t].outcome.task = t;
+    slots_[t].outcome.daemon = d.id;
+    slots_[t].outcome.address = d.address;
+  }
+  return Status::Ok();
 }
 
 awaitable<void> JobRunner::WatchDaemon(size_t index) {
@@ -168,13 +245,17 @@ awaitable<void> JobRunner::WatchDaemon(size_t index) {
     co_return;
   }
   slot.conn = *conn;
-  const auto neighbours = app_.Neighbours(static_cast<uint32_t>(index), job_.tasks);
+  const auto& node = app_.plan.graph[index];
   slot.conn->SendEnvelope([&](proto::Envelope::Builder e) {
     auto a = e.initAssignTask();
     a.setJob(summary_.job_id);
     a.setTask(static_cast<uint32_t>(index));
     a.setTaskCount(job_.tasks);
     a.setApp(job_.app);
+    a.setPluginHash(AsBytes(app_.sha256));
+    a.setPluginName(app_.path.substr(app_.path.find_last_of('/') + 1));
+    a.setSync(settings_.sync);
+    a.setData(AsBytes(app_.plan.slices[index]));
     auto params = a.initParams(static_cast<unsigned>(job_.params.size()));
     unsigned p = 0;
     for (const auto& [k, v] : job_.params) {
@@ -182,10 +263,10 @@ awaitable<void> JobRunner::WatchDaemon(size_t index) {
       params[p].setValue(v);
       ++p;
     }
-    auto ns = a.initNeighbours(static_cast<unsigned>(neighbours.size()));
-    for (size_t n = 0; n < neighbours.size(); ++n) {
-      ns[n].setTask(neighbours[n]);
-      ns[n].setAddress(slots_[neighbours[n]].outcome.address);
+    auto ns = a.initNeighbours(static_cast<unsigned>(node.edges.size()));
+    for (size_t n = 0; n < node.edges.size(); ++n) {
+      ns[n].setTask(node.edges[n].first);
+      ns[n].setAddress(slots_[node.edges[n].first].outcome.address);
     }
   });
   for (;;) {
@@ -193,29 +274,49 @@ awaitable<void> JobRunner::WatchDaemon(size_t index) {
     if (!msg.ok()) {
       if (!slot.outcome.finished && failure_.empty()) {
         slot.lost = true;
-        Fail("daemon " + slot.outcome.daemon + " (task " + std::to_string(index) +
-             ") lost: " + msg.status().message());
+        Fail("daemon " + slot.outcome.daemon + " (task " + std::to_string(index) + ") lost: " + msg.status().message());
       }
       co_return;
     }
     auto env = (*msg)->root();
     if (env.isTaskReady()) {
       auto r = env.getTaskReady();
-      if (r.getError().size() > 0) {
-        Fail("daemon " + slot.outcome.daemon + " refused task " + std::to_string(index) + ": " +
-             r.getError().cStr());
+      if (r.getNeedPlugin()) {
+        log_->info("job {}: sending plugin {} ({} bytes) to daemon {}", summary_.job_id, app_.path, app_.bytes.size(),
+                   slot.outcome.daemon);
+        slot.conn->SendEnvelope([&](proto::Envelope::Builder e) {
+          auto pd = e.initPluginData();
+          pd.setSha256(AsBytes(app_.sha256));
+          pd.setName(app_.path);
+          pd.setBytes(AsBytes(app_.bytes));
+        });
+      } else if (r.getError().size() > 0) {
+        Fail("daemon " + slot.outcome.daemon + " refused task " + std::to_string(index) + ": " + r.getError().cStr());
       } else {
         slot.ready = true;
         Wake();
       }
     } else if (env.isTaskProgress()) {
-      slot.outcome.iterations = std::max(slot.outcome.iterations, env.getTaskProgress().getIteration());
+      auto p = env.getTaskProgress();
+      slot.outcome.iterations = std::max(slot.outcome.iterations, p.getIteration());
+      slot.change = p.getLocalChange();
+    } else if (env.isLocalConvergence()) {
+      auto c = env.getLocalConvergence();
+      slot.converged = c.getConverged();
+      slot.outcome.iterations = std::max(slot.outcome.iterations, c.getIteration());
+      detector_.OnLocal(static_cast<uint32_t>(index), c.getConverged());
+      OnConvergenceEvent();
+    } else if (env.isConvergenceAnswer()) {
+      auto a = env.getConvergenceAnswer();
+      detector_.OnAnswer(static_cast<uint32_t>(index), a.getRound(), a.getConverged());
+      OnConvergenceEvent();
     } else if (env.isResult()) {
       auto r = env.getResult();
+      slot.outcome.iterations = r.getIterations();
       if (r.getError().size() > 0) {
-        Fail("task " + std::to_string(index) + " failed: " + r.getError().cStr());
+        slot.error = r.getError().cStr();
+        Fail("task " + std::to_string(index) + " failed: " + slot.error);
       } else {
-        slot.outcome.iterations = r.getIterations();
         auto data = r.getData();
         slot.outcome.data.assign(reinterpret_cast<const char*>(data.begin()), data.size());
         slot.outcome.finished = true;
@@ -225,15 +326,26 @@ awaitable<void> JobRunner::WatchDaemon(size_t index) {
   }
 }
 
-awaitable<Status> JobRunner::WaitUntil(const std::function<bool()>& done, const char* phase) {
+void JobRunner::OnConvergenceEvent() {
+  if (auto round = detector_.RoundToOpen()) {
+    log_->debug("job {}: every task locally converged, confirmation round {}", summary_.job_id, *round);
+    SendAll([&](proto::Envelope::Builder e) {
+      auto q = e.initConvergenceQuery();
+      q.setJob(summary_.job_id);
+      q.setRound(*round);
+    });
+  }
+  if (detector_.converged()) Wake();
+}
+
+awaitable<Status> JobRunner::WaitUntil(const std::function<bool()>& done, const char* phase, Clock::time_point deadline) {
   auto next_progress = Clock::now() + std::chrono::milliseconds(options_.progress_ms);
   for (;;) {
     if (!failure_.empty()) co_return aborted_ ? Aborted(failure_) : Unavailable(failure_);
     if (done()) co_return Status::Ok();
     const auto now = Clock::now();
-    if (now > deadline_) {
-      co_return Timeout(std::string("job timed out while ") + phase + " (timeout_s = " +
-                        std::to_string(job_.timeout_s) + ")");
+    if (now > deadline) {
+      co_return Timeout(std::string("job timed out while ") + phase + " (timeout_s = " + std::to_string(job_.timeout_s) + ")");
     }
     if (now >= next_progress) {
       PrintProgress();
@@ -242,25 +354,27 @@ awaitable<Status> JobRunner::WaitUntil(const std::function<bool()>& done, const 
       }
       next_progress = now + std::chrono::milliseconds(options_.progress_ms);
     }
-    wake_->expires_at(std::min(next_progress, deadline_));
+    wake_->expires_at(std::min(next_progress, deadline));
     co_await wake_->async_wait(net::use_nothrow);
   }
 }
 
 void JobRunner::PrintProgress() {
   uint64_t lo = UINT64_MAX, hi = 0;
-  size_t finished = 0, live = 0;
+  double change = 0;
+  size_t live = 0, lost = 0;
   for (const auto& s : slots_) {
     lo = std::min(lo, s.outcome.iterations);
     hi = std::max(hi, s.outcome.iterations);
-    finished += s.outcome.finished;
+    if (std::isfinite(s.change)) change = std::max(change, s.change);
     live += s.conn && s.conn->is_open();
+    lost += s.lost;
   }
   if (slots_.empty()) lo = 0;
   const double t = std::chrono::duration<double>(Clock::now() - start_).count();
-  log_->info("[{:6.1f}s] job {}: iterations {}..{}, tasks finished {}/{}, live daemons {}/{}, failures {}",
-             t, summary_.job_id, lo, hi, finished, slots_.size(), live, slots_.size(),
-             std::count_if(slots_.begin(), slots_.end(), [](const Slot& s) { return s.lost; }));
+  log_->info("[{:6.1f}s] job {}: iterations {}..{}, max local change {:.3e}, locally converged {}/{}, "
+             "live daemons {}/{}, failures {}",
+             t, summary_.job_id, lo, hi, change, detector_.converged_count(), slots_.size(), live, slots_.size(), lost);
 }
 
 }  // namespace aiac::spawner

@@ -1,28 +1,37 @@
 // Runs one job on daemons granted by a super-node: request daemons (waiting until enough are
-// free), map tasks onto them, assign, start, watch (progress lines, lost daemons), gather the
-// results, check them, halt the tasks and give the daemons back.
+// free), map the tasks onto them (MAHEVE by default), assign them (sending the app plugin only
+// to daemons that do not have it), start them, watch them (progress lines, lost daemons),
+// detect global convergence with a confirmation round, halt the tasks, gather and check the
+// result, and give the daemons back.
 //
 // One JobRunner per run, on the spawner's io_context. Abort() (Ctrl-C) ends the run early; the
 // daemons are still halted and released.
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "aiac/convergence.h"
 #include "core/endpoint.h"
 #include "core/logging.h"
 #include "net/connection.h"
-#include "spawner/app_catalog.h"
+#include "spawner/app_loader.h"
 #include "spawner/job_spec.h"
 #include "spawner/run_summary.h"
 #include "spawner/spawner_options.h"
 
 namespace aiac::spawner {
 
+struct RunSettings {
+  std::string mapping = "maheve";  // maheve | default | aiac-qm | f-ec
+  bool sync = false;
+};
+
 class JobRunner {
  public:
-  JobRunner(JobSpec job, const AppDriver& app, SpawnerOptions options, Logger log);
+  JobRunner(JobSpec job, LoadedApp& app, SpawnerOptions options, RunSettings settings, Logger log);
 
   net::awaitable<RunSummary> Run(Endpoint supernode);
   void Abort(const std::string& why);
@@ -36,24 +45,38 @@ class JobRunner {
     net::ConnectionPtr conn;
     bool ready = false;
     bool lost = false;
+    bool converged = false;
+    double change = 0;
+    std::string error;  // the task's own failure, from its Result
+  };
+  struct GrantedDaemon {
+    std::string id, address, cluster;
+    double power;
   };
 
   net::awaitable<Status> AcquireDaemons(net::Connection& supernode);
+  Status MapTasks();
   net::awaitable<void> WatchDaemon(size_t index);
+  void OnConvergenceEvent();
   // Waits until `done()` holds, the run fails or aborts, or the deadline passes; prints progress.
-  net::awaitable<Status> WaitUntil(const std::function<bool()>& done, const char* phase);
+  net::awaitable<Status> WaitUntil(const std::function<bool()>& done, const char* phase,
+                                   std::chrono::steady_clock::time_point deadline);
   void Fail(const std::string& why);
   void Wake() { wake_->cancel(); }
   void PrintProgress();
+  void SendAll(const std::function<void(proto::Envelope::Builder)>& fill);
 
   JobSpec job_;
-  const AppDriver& app_;
+  LoadedApp& app_;
   SpawnerOptions options_;
+  RunSettings settings_;
   Logger log_;
   RunSummary summary_;
   std::string spawner_id_;
+  std::vector<GrantedDaemon> granted_;
+  std::vector<int> daemon_of_task_;
   std::vector<Slot> slots_;
-  std::vector<std::string> granted_;  // every granted daemon id, spares included
+  runtime::ConvergenceDetector detector_;
   std::unique_ptr<net::asio::steady_timer> wake_;
   std::string failure_;
   bool aborted_ = false;

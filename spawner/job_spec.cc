@@ -45,6 +45,10 @@ Result<JobSpec> LoadJobSpec(const std::string& path) {
       auto d = v.value<double>();
       if (!d || *d <= 0) return bad(key, "must be a positive number of seconds");
       job.timeout_s = *d;
+    } else if (key == "plugin") {
+      auto s = v.value<std::string>();
+      if (!s || s->empty()) return bad(key, "must be a file name");
+      job.plugin = *s;
     } else if (key == "params") {
       const toml::table* params = v.as_table();
       if (!params) return bad(key, "must be a table");
@@ -58,10 +62,12 @@ Result<JobSpec> LoadJobSpec(const std::string& path) {
         job.params[std::string(pk.str())] = text.str();
       }
     } else {
-      return bad(key, "is not a job option (name, app, tasks, timeout_s, params)");
+      return bad(key, "is not a job option (name, app, tasks, timeout_s, plugin, params)");
     }
   }
   if (job.name.empty()) return bad("name", "is missing");
+  job.base_dir = std::filesystem::absolute(path).parent_path().string();
+  if (!job.plugin.empty() && job.plugin[0] != '/') job.plugin = job.base_dir + "/" + job.plugin;
   if (job.app.empty()) return bad("app", "is missing");
   return job;
 }

@@ -4,6 +4,7 @@
 //   app = "ring"            # the app to run
 //   tasks = 4               # task count; with --local N it may be left out (= N)
 //   timeout_s = 300         # the run fails if it has not finished by then
+//   plugin = "libx.so"      # the app's plugin file (default: the installed plugin of `app`)
 //   [params]                # app parameters, passed to every task as text
 //   rounds = 1000
 #pragma once
@@ -21,6 +22,8 @@ struct JobSpec {
   std::string app;
   uint32_t tasks = 0;  // 0: not given
   double timeout_s = 300;
+  std::string plugin;    // resolved against base_dir
+  std::string base_dir;  // the job file's directory
   std::map<std::string, std::string> params;
 };
 

@@ -91,10 +91,11 @@ std::string LocalCluster::Casualty() {
 void LocalCluster::Stop() {
   if (stopped_) return;
   stopped_ = true;
-  // Signal everyone first, then reap: the whole stop takes one grace period, not N.
-  for (auto& [name, child] : children_) child.Signal(SIGTERM);
-  for (auto& [name, child] : children_) child.Stop();
-  children_.clear();
+  // Daemons first (all signalled, then reaped: one grace period, not N), the super-node last,
+  // so no daemon sees its super-node vanish and warns about it.
+  for (size_t i = 1; i < children_.size(); ++i) children_[i].second.Signal(SIGTERM);
+  for (size_t i = 1; i < children_.size(); ++i) children_[i].second.Stop();
+  children_.clear();  // the super-node (index 0) is stopped by its destructor
   if (!dir_.empty()) {
     std::error_code ec;
     fs::remove_all(dir_, ec);

@@ -7,8 +7,9 @@
 #include <fstream>
 
 #include "core/logging.h"
+#include "mapping/mapper.h"
 #include "net/net_config.h"
-#include "spawner/app_catalog.h"
+#include "spawner/app_loader.h"
 #include "spawner/job_runner.h"
 #include "spawner/local_cluster.h"
 
@@ -34,6 +35,8 @@ CLI::App* AddRunCommand(CLI::App& app, RunArgs& args) {
       ->check(CLI::Range(1, 4096))
       ->excludes(sn);
   run->add_option("--json", args.json, "write the run summary as JSON to this file");
+  run->add_option("--mapping", args.mapping, "maheve (default), default, aiac-qm or f-ec");
+  run->add_flag("--sync", args.sync, "synchronous iterations (each waits for its neighbours), for comparison");
   run->add_option("--log-level", args.log_level, "trace|debug|info|warn|error|off");
   return run;
 }
@@ -56,9 +59,13 @@ int RunCommand(const RunArgs& args) {
                                     " daemons (tasks + spares) but --local starts " +
                                     std::to_string(args.local)));
   }
-  auto app = FindApp(job->app);
+  if (auto m = mapping::MakeMapper(args.mapping); !m.ok()) return BadInput(m.status());
+  // Everything the job needs is checked here, before any daemon is used.
+  auto app = LoadAndPrepare(*job, options.plugin_dir.empty() ? DefaultPluginDir() : options.plugin_dir);
   if (!app.ok()) return BadInput(app.status());
-  if (Status s = (*app)->Validate(*job); !s.ok()) return BadInput(s);
+  if (args.sync && !app->plan.supports_sync) {
+    return BadInput(InvalidArgument("--sync: app " + job->app + " has no synchronous mode"));
+  }
   auto supernode = ParseEndpoint(options.supernode);
   if (!supernode.ok()) return BadInput(supernode.status());
 
@@ -71,7 +78,7 @@ int RunCommand(const RunArgs& args) {
   }
   if (Status s = net::CheckNetOptions(options.net); !s.ok()) return BadInput(s);
 
-  JobRunner runner(*job, **app, options, log);
+  JobRunner runner(*job, *app, options, RunSettings{args.mapping, args.sync}, log);
   RunSummary summary;
   summary.job = job->name;
   summary.app = job->app;

@@ -14,6 +14,8 @@ struct RunArgs {
   int local = 0;
   std::string json;
   std::string log_level;
+  std::string mapping = "maheve";
+  bool sync = false;
 };
 
 // Adds the `run` subcommand to `app`, filling `args`.

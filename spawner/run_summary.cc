@@ -12,6 +12,7 @@ nlohmann::json ToJson(const RunSummary& s) {
   j["app"] = s.app;
   j["status"] = s.status;
   if (!s.error.empty()) j["error"] = s.error;
+  j["mode"] = s.mode;
   j["tasks"] = s.tasks;
   j["daemons"] = s.daemons;
   j["mapping"] = s.mapping;
@@ -24,7 +25,10 @@ nlohmann::json ToJson(const RunSummary& s) {
     lo = mn->iterations;
     hi = mx->iterations;
   }
-  j["iterations"] = {{"min", lo}, {"max", hi}};
+  j["iterations"] = {{"min", lo}, {"max", hi}, {"per_task", nlohmann::json::array()}};
+  for (const auto& t : s.per_task) j["iterations"]["per_task"].push_back(t.iterations);
+  j["residual"] = s.residual >= 0 ? nlohmann::json(s.residual) : nlohmann::json(nullptr);
+  j["output"] = s.output.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.output);
   j["per_task"] = nlohmann::json::array();
   for (const auto& t : s.per_task) {
     j["per_task"].push_back({{"task", t.task}, {"daemon", t.daemon}, {"address", t.address},
@@ -37,9 +41,11 @@ nlohmann::json ToJson(const RunSummary& s) {
 std::string ToText(const RunSummary& s) {
   std::ostringstream out;
   auto j = ToJson(s);
-  out << "job " << s.job << " (" << s.app << "): " << s.status << " in " << s.wall_seconds
+  out << "job " << s.job << " (" << s.app << ", " << s.mode << "): " << s.status << " in " << s.wall_seconds
       << " s on " << s.tasks << " tasks / " << s.daemons << " daemons, iterations "
       << j["iterations"]["min"] << ".." << j["iterations"]["max"];
+  if (s.residual >= 0) out << ", residual " << s.residual;
+  if (!s.output.empty()) out << ", solution in " << s.output;
   if (!s.result.empty()) out << ", result " << s.result.dump();
   if (!s.error.empty()) out << "\nerror: " << s.error;
   return out.str();

@@ -1,8 +1,9 @@
 // What `aiac-spawner run` reports: the printed summary and the --json file.
 //
-// JSON fields: job, job_id, app, status ("succeeded", "failed", "aborted"), error (when not
-// succeeded), tasks, daemons, mapping, wall_seconds, iterations {min, max}, per_task
-// [{task, daemon, address, iterations}], result (app-defined object).
+// JSON fields: job, job_id, app, status ("converged", "failed", "diverged", "aborted"), error
+// (when not converged), mode ("async"/"sync"), tasks, daemons, mapping, wall_seconds,
+// iterations {min, max, per_task}, residual (when the app has one), output, per_task
+// [{task, daemon, address, iterations}], result (app-defined numbers).
 #pragma once
 
 #include <cstdint>
@@ -26,14 +27,17 @@ struct RunSummary {
   std::string job, job_id, app;
   std::string status = "failed";
   std::string error;
-  std::string mapping = "default";
+  std::string mode = "async";
+  std::string mapping = "maheve";
+  double residual = -1;  // < 0: none
+  std::string output;
   uint32_t tasks = 0;
   uint32_t daemons = 0;  // daemons granted, spares included
   double wall_seconds = 0;
   std::vector<TaskOutcome> per_task;
   nlohmann::json result = nlohmann::json::object();
 
-  bool succeeded() const { return status == "succeeded"; }
+  bool succeeded() const { return status == "converged"; }
 };
 
 nlohmann::json ToJson(const RunSummary& summary);

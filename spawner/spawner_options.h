@@ -18,6 +18,8 @@ struct SpawnerOptions {
   int64_t spares = 0;
   // Period of the progress line. Default: 1000 ms.
   int64_t progress_ms = 1000;
+  // Where app plugins are found (libaiac_app_<app>.so). Default: plugins/ beside bin/.
+  std::string plugin_dir;
   // Log level of the processes started by --local. Default: "warn".
   std::string local_log_level = "warn";
   std::string log_level = "info";

@@ -56,7 +56,8 @@ Connection::Connection(tcp::socket socket, const NetOptions& options)
     : socket_(std::move(socket)),
       options_(options),
       parser_(options.limits),
-      wake_(socket_.get_executor(), std::chrono::steady_clock::time_point::max()) {
+      wake_(socket_.get_executor(), std::chrono::steady_clock::time_point::max()),
+      drained_(socket_.get_executor(), std::chrono::steady_clock::time_point::max()) {
   error_code ec;
   socket_.set_option(tcp::no_delay(true), ec);
   auto ep = socket_.remote_endpoint(ec);
@@ -96,12 +97,22 @@ void Connection::Close() {
   socket_.shutdown(tcp::socket::shutdown_both, ec);
   socket_.close(ec);
   wake_.cancel();
+  drained_.cancel();
+}
+
+awaitable<void> Connection::Drained() {
+  auto self = shared_from_this();
+  while (open_ && (writing_ || !queue_.empty())) {
+    drained_.expires_at(std::chrono::steady_clock::time_point::max());
+    co_await drained_.async_wait(use_nothrow);
+  }
 }
 
 awaitable<void> Connection::WriterLoop() {
   auto self = shared_from_this();
   while (open_) {
     if (queue_.empty()) {
+      drained_.cancel();
       if (close_when_flushed_) break;
       co_await wake_.async_wait(use_nothrow);
       continue;
@@ -109,7 +120,9 @@ awaitable<void> Connection::WriterLoop() {
     kj::Array<capnp::word> frame = std::move(queue_.front());
     queue_.pop_front();
     const size_t bytes = frame.size() * sizeof(capnp::word);
+    writing_ = true;
     auto [ec, n] = co_await asio::async_write(socket_, asio::buffer(frame.begin(), bytes), use_nothrow);
+    writing_ = false;
     queued_bytes_ -= bytes;
     if (ec) break;
   }

@@ -67,6 +67,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Sends a Refuse with `reason`, then closes once it is written.
   void Refuse(const std::string& reason);
 
+  // Returns once every queued frame is written (or the connection closed). Lets a sender keep
+  // only its newest value while the previous one is on its way.
+  awaitable<void> Drained();
+
   // The next well-formed message; an error when the stream ends or breaks (then closed).
   awaitable<Result<std::unique_ptr<IncomingMessage>>> Receive();
 
@@ -86,6 +90,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   NetOptions options_;
   FrameParser parser_;
   asio::steady_timer wake_;
+  asio::steady_timer drained_;
+  bool writing_ = false;
   std::deque<kj::Array<capnp::word>> queue_;
   size_t queued_bytes_ = 0;
   bool open_ = true;

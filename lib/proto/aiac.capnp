@@ -84,8 +84,20 @@ struct AssignTask {
   backups @7 :List(Text);   # addresses of the daemons keeping this task's checkpoints
   restore @8 :Bool;         # start from the newest checkpoint on the backups
   sync @9 :Bool;            # wait for every neighbour's previous iteration
+  data @10 :Data;           # the task's data slice, app-defined (empty: built from params)
+  pluginName @11 :Text;     # file name the plugin is known by (for logs)
 }
-struct TaskReady { job @0 :Text; task @1 :UInt32; error @2 :Text; }
+struct TaskReady {
+  job @0 :Text;
+  task @1 :UInt32;
+  error @2 :Text;
+  needPlugin @3 :Bool;      # the daemon has no plugin with that hash: send PluginData
+}
+# The bytes of an app plugin, sent only to daemons that asked for it (TaskReady.needPlugin).
+struct PluginData { sha256 @0 :Data; name @1 :Text; bytes @2 :Data; }
+# Global convergence detection: a confirmation round once every task reported convergence.
+struct ConvergenceQuery { job @0 :Text; round @1 :UInt64; }
+struct ConvergenceAnswer { job @0 :Text; task @1 :UInt32; round @2 :UInt64; converged @3 :Bool; }
 struct StartTask { job @0 :Text; }
 struct TaskProgress {
   job @0 :Text;
@@ -148,5 +160,8 @@ struct Envelope {
     checkpointGet @20 :CheckpointGet;
     checkpointData @21 :CheckpointData;
     migrate @22 :Migrate;
+    pluginData @23 :PluginData;
+    convergenceQuery @24 :ConvergenceQuery;
+    convergenceAnswer @25 :ConvergenceAnswer;
   }
 }

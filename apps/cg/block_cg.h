@@ -1,0 +1,30 @@
+// The inner solver of the multisplitting method: preconditioned conjugate gradient (Jacobi
+// preconditioner) on one task's diagonal block A_ll, warm-started from the previous iterate.
+// Pure; allocates its work vectors once per solver.
+#pragma once
+
+#include <Eigen/Sparse>
+
+#include "apps/cg/cg_problem.h"
+
+namespace aiac::cg {
+
+class BlockCg {
+ public:
+  // `a` must be symmetric positive definite (the diagonal block of a diagonally dominant or SPD
+  // matrix is). Keeps a reference: `a` must outlive the solver.
+  explicit BlockCg(const SpMat& a);
+
+  struct Outcome {
+    int iterations;
+    double relative_residual;  // ||b - A x|| / ||b||
+  };
+  // Improves x (in place) until ||b - A x|| <= tolerance ||b|| or `max_iterations`.
+  Outcome Solve(const Eigen::VectorXd& b, Eigen::VectorXd& x, double tolerance, int max_iterations);
+
+ private:
+  const SpMat& a_;
+  Eigen::VectorXd inv_diag_, r_, z_, p_, q_;
+};
+
+}  // namespace aiac::cg

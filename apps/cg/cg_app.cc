@@ -1,0 +1,344 @@
+#include "apps/cg/cg_app.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <set>
+
+#include "apps/cg/block_cg.h"
+#include "apps/cg/matrix_market.h"
+
+namespace aiac::cg {
+namespace {
+
+std::string Resolve(const std::string& base, const std::string& path) {
+  if (path.empty() || path[0] == '/' || base.empty()) return path;
+  return base + "/" + path;
+}
+
+Result<double> ParseDouble(const std::string& key, const std::string& text) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v)) {
+    return InvalidArgument("cg: params." + key + " must be a number, not '" + text + "'");
+  }
+  return v;
+}
+
+Result<int64_t> ParseInt(const std::string& key, const std::string& text) {
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size()) {
+    return InvalidArgument("cg: params." + key + " must be an integer, not '" + text + "'");
+  }
+  return v;
+}
+
+std::string PackDoubles(const double* v, size_t n) { return std::string(reinterpret_cast<const char*>(v), n * sizeof(double)); }
+
+// TIG of the plan: e_l = nonzeros of block l; neighbours = blocks it uses or that use it;
+// c_lm = entries exchanged both ways.
+app::TaskNode NodeOf(const Block& b) {
+  std::map<uint32_t, double> volume;
+  for (const auto& c : b.in) volume[c.task] += static_cast<double>(c.cols.size());
+  for (const auto& s : b.out) volume[s.task] += static_cast<double>(s.rows.size());
+  app::TaskNode node;
+  node.cost = static_cast<double>(std::max<int64_t>(1, b.nonzeros));
+  for (const auto& [m, v] : volume) node.edges.push_back({m, v});
+  return node;
+}
+
+class CgTask final : public app::Task {
+ public:
+  CgTask(Block block, const CgParams& params)
+      : b_(std::move(block)), p_(params), solver_(b_.local), x_(Eigen::VectorXd::Zero(b_.rows)), rhs_(b_.rows) {
+    for (size_t k = 0; k < b_.in.size(); ++k) {
+      index_[b_.in[k].task] = k;
+      xin_.push_back(Eigen::VectorXd::Zero(static_cast<Eigen::Index>(b_.in[k].cols.size())));
+    }
+  }
+
+  std::vector<uint32_t> Dependencies() const override {
+    std::vector<uint32_t> out;
+    for (const auto& c : b_.in) out.push_back(c.task);
+    return out;
+  }
+
+  Status Absorb(uint32_t from, std::string_view bytes) override {
+    auto it = index_.find(from);
+    // A value from a task we do not depend on, or of the wrong size, is not ours: ignore it.
+    if (it == index_.end() || bytes.size() != static_cast<size_t>(xin_[it->second].size()) * sizeof(double)) {
+      return Status::Ok();
+    }
+    std::memcpy(xin_[it->second].data(), bytes.data(), bytes.size());
+    fresh_ = true;
+    return Status::Ok();
+  }
+
+  Result<bool> Iterate() override {
+    // Solving again with the same inputs gives the same x_l: wait for new values instead.
+    if (!fresh_ && iterations_ > 0) return false;
+    fresh_ = false;
+    // Multisplitting step: A_ll x_l = b_l - sum_{m != l} A_lm x_m.
+    rhs_ = b_.b;
+    for (size_t k = 0; k < b_.in.size(); ++k) rhs_.noalias() -= b_.in[k].a * xin_[k];
+    Eigen::VectorXd old = x_;
+    solver_.Solve(rhs_, x_, p_.inner_tolerance, std::max(100, 10 * b_.rows));
+    change_ = b_.rows > 0 ? (x_ - old).cwiseAbs().maxCoeff() : 0.0;
+    ++iterations_;
+    if (!std::isfinite(change_) || change_ > 1e100) {
+      return InvalidArgument("diverged: block of rows " + std::to_string(b_.first + 1) + ".." +
+                             std::to_string(b_.first + b_.rows) + " grew without bound");
+    }
+    // A block that depends on no other is solved exactly by its first iteration.
+    stable_ = (change_ < p_.tolerance || b_.in.empty()) ? stable_ + 1 : 0;
+    if (b_.in.empty()) stable_ = std::max(stable_, p_.stable_iterations);
+    return true;
+  }
+
+  std::vector<app::Outgoing> TakeOutgoing() override {
+    std::vector<app::Outgoing> out;
+    std::vector<double> values;
+    for (const auto& s : b_.out) {
+      values.resize(s.rows.size());
+      for (size_t k = 0; k < s.rows.size(); ++k) values[k] = x_[s.rows[k]];
+      out.push_back({s.task, PackDoubles(values.data(), values.size())});
+    }
+    return out;
+  }
+
+  double LocalChange() const override { return change_; }
+  bool LocallyConverged() const override { return stable_ >= p_.stable_iterations; }
+
+  std::string SaveState() const override {
+    std::string s;
+    auto put = [&](const void* p, size_t n) { s.append(static_cast<const char*>(p), n); };
+    put(&iterations_, sizeof iterations_);
+    put(&stable_, sizeof stable_);
+    put(x_.data(), x_.size() * sizeof(double));
+    for (const auto& v : xin_) put(v.data(), v.size() * sizeof(double));
+    return s;
+  }
+
+  Status RestoreState(std::string_view state) override {
+    size_t need = sizeof iterations_ + sizeof stable_ + x_.size() * sizeof(double);
+    for (const auto& v : xin_) need += v.size() * sizeof(double);
+    if (state.size() != need) return Corruption("cg: checkpoint of the wrong size for this block");
+    const char* p = state.data();
+    auto get = [&](void* dst, size_t n) {
+      std::memcpy(dst, p, n);
+      p += n;
+    };
+    get(&iterations_, sizeof iterations_);
+    get(&stable_, sizeof stable_);
+    get(x_.data(), x_.size() * sizeof(double));
+    for (auto& v : xin_) get(v.data(), v.size() * sizeof(double));
+    fresh_ = true;
+    return Status::Ok();
+  }
+
+  std::string ResultSlice() const override {
+    std::string s;
+    const int32_t first = b_.first, rows = b_.rows;
+    s.append(reinterpret_cast<const char*>(&first), 4);
+    s.append(reinterpret_cast<const char*>(&rows), 4);
+    s += PackDoubles(x_.data(), static_cast<size_t>(x_.size()));
+    return s;
+  }
+
+ private:
+  Block b_;
+  CgParams p_;
+  BlockCg solver_;
+  Eigen::VectorXd x_, rhs_;
+  std::vector<Eigen::VectorXd> xin_;
+  std::map<uint32_t, size_t> index_;
+  bool fresh_ = true;
+  uint64_t iterations_ = 0;
+  int stable_ = 0;
+  double change_ = 0;
+};
+
+}  // namespace
+
+Result<CgParams> ParseCgParams(const app::JobParams& params) {
+  static const std::set<std::string> kKnown = {"n", "bandwidth", "seed", "matrix", "rhs", "tolerance",
+                                               "stable_iterations", "inner_tolerance", "output"};
+  CgParams p;
+  for (const auto& [key, value] : params.values) {
+    if (!kKnown.count(key)) return InvalidArgument("cg: unknown parameter params." + key);
+  }
+  const bool has_matrix = params.Find("matrix") != nullptr;
+  const bool has_n = params.Find("n") != nullptr;
+  if (has_matrix == has_n) {
+    return InvalidArgument("cg: give either params.matrix (a Matrix Market file) or params.n (with bandwidth and seed)");
+  }
+  p.generated = has_n;
+  if (has_n) {
+    auto n = ParseInt("n", *params.Find("n"));
+    if (!n.ok()) return n.status();
+    if (*n < 1 || *n > 100000000) return InvalidArgument("cg: params.n must be in 1..100000000");
+    p.spec.n = static_cast<int>(*n);
+    int64_t bw = 8, seed = 1;
+    if (auto* s = params.Find("bandwidth")) {
+      auto v = ParseInt("bandwidth", *s);
+      if (!v.ok()) return v.status();
+      bw = *v;
+    }
+    if (auto* s = params.Find("seed")) {
+      auto v = ParseInt("seed", *s);
+      if (!v.ok()) return v.status();
+      seed = *v;
+    }
+    if (bw < 0 || bw >= p.spec.n + (p.spec.n == 1)) return InvalidArgument("cg: params.bandwidth must be in 0..n-1");
+    p.spec.bandwidth = static_cast<int>(bw);
+    p.spec.seed = static_cast<uint64_t>(seed);
+    if (params.Find("rhs")) return InvalidArgument("cg: params.rhs goes with params.matrix");
+  } else {
+    for (const char* k : {"bandwidth", "seed"}) {
+      if (params.Find(k)) return InvalidArgument(std::string("cg: params.") + k + " goes with params.n");
+    }
+    p.matrix = Resolve(params.base_dir, *params.Find("matrix"));
+    if (auto* s = params.Find("rhs")) p.rhs = Resolve(params.base_dir, *s);
+  }
+  if (auto* s = params.Find("output")) p.output = Resolve(params.base_dir, *s);
+  if (auto* s = params.Find("tolerance")) {
+    auto v = ParseDouble("tolerance", *s);
+    if (!v.ok()) return v.status();
+    if (*v <= 0) return InvalidArgument("cg: params.tolerance must be positive");
+    p.tolerance = *v;
+  }
+  if (auto* s = params.Find("inner_tolerance")) {
+    auto v = ParseDouble("inner_tolerance", *s);
+    if (!v.ok()) return v.status();
+    if (*v <= 0 || *v >= 1) return InvalidArgument("cg: params.inner_tolerance must be in (0, 1)");
+    p.inner_tolerance = *v;
+  }
+  if (auto* s = params.Find("stable_iterations")) {
+    auto v = ParseInt("stable_iterations", *s);
+    if (!v.ok()) return v.status();
+    if (*v < 1 || *v > 1000) return InvalidArgument("cg: params.stable_iterations must be in 1..1000");
+    p.stable_iterations = static_cast<int>(*v);
+  }
+  return p;
+}
+
+Result<app::JobPlan> CgApp::Prepare(const app::JobParams& params) {
+  auto p = ParseCgParams(params);
+  if (!p.ok()) return p.status();
+  std::string name = "generated system";
+  if (p->generated) {
+    problem_ = Generate(p->spec);
+  } else {
+    auto m = ReadMatrixMarket(p->matrix);
+    if (!m.ok()) return m.status();
+    std::vector<Eigen::Triplet<double>> t;
+    for (const auto& e : m->entries) t.emplace_back(e.row, e.col, e.value);
+    problem_.a = SpMat(m->rows, m->cols);
+    problem_.a.setFromTriplets(t.begin(), t.end());
+    problem_.a.makeCompressed();
+    name = p->matrix;
+    if (m->rows != m->cols) {
+      return InvalidArgument(name + ": the matrix is " + std::to_string(m->rows) + " x " + std::to_string(m->cols) + ", not square");
+    }
+    if (p->rhs.empty()) {
+      problem_.b = problem_.a * Eigen::VectorXd::Ones(m->cols);
+    } else {
+      auto b = ReadMatrixMarketVector(p->rhs);
+      if (!b.ok()) return b.status();
+      problem_.b = Eigen::Map<Eigen::VectorXd>(b->data(), static_cast<Eigen::Index>(b->size()));
+    }
+    AIAC_RETURN_IF_ERROR(CheckSystem(problem_.a, problem_.b, name));
+  }
+  const int n = static_cast<int>(problem_.a.rows());
+  if (params.tasks < 1 || params.tasks > static_cast<uint32_t>(n)) {
+    return InvalidArgument("cg: " + std::to_string(params.tasks) + " tasks for " + std::to_string(n) +
+                           " rows (at most one task per row)");
+  }
+  const auto starts = Partition(n, static_cast<int>(params.tasks));
+  const auto sends = SendLists(problem_.a, starts);
+  const SpMat& a = problem_.a;
+  RowFn row = [&](int i, std::vector<int>& cols, std::vector<double>& vals) {
+    cols.clear();
+    vals.clear();
+    for (SpMat::InnerIterator it(a, i); it; ++it) {
+      cols.push_back(static_cast<int>(it.col()));
+      vals.push_back(it.value());
+    }
+  };
+  app::JobPlan plan;
+  for (uint32_t l = 0; l < params.tasks; ++l) {
+    std::vector<double> b_local(problem_.b.data() + starts[l], problem_.b.data() + starts[l + 1]);
+    Block block = BuildBlock(row, b_local, n, starts, l, sends[l]);
+    plan.graph.push_back(NodeOf(block));
+    // A generated block is rebuilt by its daemon from the parameters: nothing to ship.
+    plan.slices.push_back(p->generated ? std::string() : EncodeBlock(block));
+  }
+  return plan;
+}
+
+Result<std::unique_ptr<app::Task>> CgApp::MakeTask(const app::JobParams& params, uint32_t task, std::string_view slice) {
+  auto p = ParseCgParams(params);
+  if (!p.ok()) return p.status();
+  if (p->generated) {
+    if (params.tasks < 1 || params.tasks > static_cast<uint32_t>(p->spec.n) || task >= params.tasks) {
+      return InvalidArgument("cg: task " + std::to_string(task) + " of " + std::to_string(params.tasks) + " does not fit n");
+    }
+    const auto starts = Partition(p->spec.n, static_cast<int>(params.tasks));
+    const GeneratedSpec spec = p->spec;
+    RowFn row = [spec](int i, std::vector<int>& cols, std::vector<double>& vals) { GeneratedRow(spec, i, cols, vals); };
+    std::vector<double> b_local;
+    std::vector<int> cols;
+    std::vector<double> vals;
+    for (int i = starts[task]; i < starts[task + 1]; ++i) {
+      GeneratedRow(spec, i, cols, vals);
+      double sum = 0;
+      for (double v : vals) sum += v;
+      b_local.push_back(sum);  // b = A * ones
+    }
+    Block block = BuildBlock(row, b_local, spec.n, starts, task, SymmetricSendLists(row, spec.n, starts, task));
+    return NewCgTask(std::move(block), *p);
+  }
+  auto block = DecodeBlock(slice);
+  if (!block.ok()) return block.status();
+  return NewCgTask(std::move(*block), *p);
+}
+
+Result<app::GatherReport> CgApp::Gather(const app::JobParams& params, const std::vector<std::string>& slices) {
+  auto p = ParseCgParams(params);
+  if (!p.ok()) return p.status();
+  const int n = static_cast<int>(problem_.a.rows());
+  Eigen::VectorXd x = Eigen::VectorXd::Constant(n, std::nan(""));
+  for (size_t l = 0; l < slices.size(); ++l) {
+    const std::string& s = slices[l];
+    int32_t first = 0, rows = 0;
+    if (s.size() < 8) return Corruption("cg: result of task " + std::to_string(l) + " is truncated");
+    std::memcpy(&first, s.data(), 4);
+    std::memcpy(&rows, s.data() + 4, 4);
+    if (first < 0 || rows < 0 || first + rows > n || s.size() != 8 + static_cast<size_t>(rows) * 8) {
+      return Corruption("cg: result of task " + std::to_string(l) + " does not fit the system");
+    }
+    std::memcpy(x.data() + first, s.data() + 8, static_cast<size_t>(rows) * 8);
+  }
+  app::GatherReport report;
+  const double b_norm = problem_.b.norm();
+  const double r_norm = (problem_.b - problem_.a * x).norm();
+  report.residual = b_norm > 0 ? r_norm / b_norm : r_norm;  // NaN if a row was never sent
+  if (!std::isfinite(report.residual)) {
+    report.status = "diverged";
+    report.error = "the gathered solution has non-finite entries";
+  }
+  if (p->generated) report.numbers["error_inf"] = (x - Eigen::VectorXd::Ones(n)).cwiseAbs().maxCoeff();
+  if (!p->output.empty()) {
+    AIAC_RETURN_IF_ERROR(WriteMatrixMarketVector(p->output, std::vector<double>(x.data(), x.data() + n)));
+    report.output = p->output;
+  }
+  return report;
+}
+
+std::unique_ptr<app::Task> NewCgTask(Block block, const CgParams& params) {
+  return std::make_unique<CgTask>(std::move(block), params);
+}
+
+}  // namespace aiac::cg

@@ -1,0 +1,48 @@
+// The multisplitting conjugate-gradient app (DESIGN.md section 4). Task l solves
+//   A_ll x_l = b_l - sum_{m != l} A_lm x_m
+// with an inner CG from the newest x_m received, sends each neighbour the entries of x_l it
+// uses, and is locally converged when the max-norm change of x_l stayed below `tolerance` for
+// `stable_iterations` iterations in a row.
+//
+// Job parameters ([params] of the job file):
+//   n, bandwidth, seed      generate the system (each daemon rebuilds its own block), or
+//   matrix = "A.mtx"        read it (coordinate real, general or symmetric), with
+//   rhs = "b.mtx"           the right-hand side (array or coordinate); default b = A * ones
+//   tolerance = 1e-8        outer convergence threshold (max-norm change of x_l)
+//   stable_iterations = 3   consecutive iterations below it
+//   inner_tolerance = 1e-12 relative residual of the inner CG
+//   output = "x.mtx"        where the spawner writes the solution (Matrix Market array)
+#pragma once
+
+#include "aiac/app.h"
+#include "apps/cg/cg_problem.h"
+
+namespace aiac::cg {
+
+struct CgParams {
+  bool generated = true;
+  GeneratedSpec spec;
+  std::string matrix, rhs, output;  // paths resolved against the job file's directory
+  double tolerance = 1e-8;
+  int stable_iterations = 3;
+  double inner_tolerance = 1e-12;
+};
+
+Result<CgParams> ParseCgParams(const app::JobParams& params);
+
+class CgApp final : public app::App {
+ public:
+  std::string_view name() const override { return "cg"; }
+  Result<app::JobPlan> Prepare(const app::JobParams& params) override;
+  Result<std::unique_ptr<app::Task>> MakeTask(const app::JobParams& params, uint32_t task,
+                                              std::string_view slice) override;
+  Result<app::GatherReport> Gather(const app::JobParams& params, const std::vector<std::string>& slices) override;
+
+ private:
+  Problem problem_;  // spawner side, kept from Prepare for the residual
+};
+
+// One task: exposed for tests (solve a whole system in-process).
+std::unique_ptr<app::Task> NewCgTask(Block block, const CgParams& params);
+
+}  // namespace aiac::cg

@@ -1,0 +1,325 @@
+#include "apps/cg/cg_problem.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+
+namespace aiac::cg {
+namespace {
+
+// splitmix64: a good, cheap hash so every daemon computes the same entries.
+uint64_t Mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+double OffDiagonal(const GeneratedSpec& spec, int i, int j) {
+  const uint64_t lo = static_cast<uint64_t>(std::min(i, j)), hi = static_cast<uint64_t>(std::max(i, j));
+  const uint64_t h = Mix(spec.seed ^ Mix(lo * 0x100000001b3ull ^ Mix(hi)));
+  const double u = static_cast<double>(h >> 11) * 0x1.0p-53;
+  return -(0.1 + 0.9 * u);
+}
+
+SpMat FromRows(int rows, int cols, const std::vector<std::vector<std::pair<int, double>>>& entries) {
+  std::vector<Eigen::Triplet<double>> t;
+  for (int r = 0; r < rows; ++r)
+    for (const auto& [c, v] : entries[r]) t.emplace_back(r, c, v);
+  SpMat m(rows, cols);
+  m.setFromTriplets(t.begin(), t.end());
+  m.makeCompressed();
+  return m;
+}
+
+// --- byte encoding of a block -------------------------------------------------------------
+
+class Writer {
+ public:
+  template <typename T>
+  void Put(T v) {
+    out_.append(reinterpret_cast<const char*>(&v), sizeof v);
+  }
+  template <typename T>
+  void PutVector(const std::vector<T>& v) {
+    Put<uint64_t>(v.size());
+    out_.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+  }
+  void PutMatrix(const SpMat& m) {
+    Put<int32_t>(static_cast<int32_t>(m.rows()));
+    Put<int32_t>(static_cast<int32_t>(m.cols()));
+    std::vector<int> ptr(m.outerIndexPtr(), m.outerIndexPtr() + m.rows() + 1);
+    std::vector<int> idx(m.innerIndexPtr(), m.innerIndexPtr() + m.nonZeros());
+    std::vector<double> val(m.valuePtr(), m.valuePtr() + m.nonZeros());
+    PutVector(ptr);
+    PutVector(idx);
+    PutVector(val);
+  }
+  std::string Take() { return std::move(out_); }
+
+ private:
+  std::string out_;
+};
+
+class Reader {
+ public:
+  explicit Reader(std::string_view in) : in_(in) {}
+  template <typename T>
+  bool Get(T& v) {
+    if (in_.size() - pos_ < sizeof v) return false;
+    std::memcpy(&v, in_.data() + pos_, sizeof v);
+    pos_ += sizeof v;
+    return true;
+  }
+  template <typename T>
+  bool GetVector(std::vector<T>& v, uint64_t limit) {
+    uint64_t n;
+    if (!Get(n) || n > limit || n > (in_.size() - pos_) / sizeof(T)) return false;
+    v.resize(n);
+    std::memcpy(v.data(), in_.data() + pos_, n * sizeof(T));
+    pos_ += n * sizeof(T);
+    return true;
+  }
+  bool GetMatrix(SpMat& m) {
+    int32_t rows, cols;
+    std::vector<int> ptr, idx;
+    std::vector<double> val;
+    if (!Get(rows) || !Get(cols) || rows < 0 || cols < 0) return false;
+    if (!GetVector(ptr, static_cast<uint64_t>(rows) + 1) || ptr.size() != static_cast<size_t>(rows) + 1) return false;
+    if (!GetVector(idx, in_.size()) || !GetVector(val, in_.size()) || idx.size() != val.size()) return false;
+    if (ptr[0] != 0 || ptr[rows] != static_cast<int>(idx.size())) return false;
+    for (int r = 0; r < rows; ++r) {
+      if (ptr[r] > ptr[r + 1]) return false;
+      for (int k = ptr[r]; k < ptr[r + 1]; ++k) {
+        if (idx[k] < 0 || idx[k] >= cols || (k > ptr[r] && idx[k] <= idx[k - 1])) return false;
+      }
+    }
+    m = SpMat(rows, cols);
+    m.resizeNonZeros(static_cast<Eigen::Index>(idx.size()));
+    std::copy(ptr.begin(), ptr.end(), m.outerIndexPtr());
+    std::copy(idx.begin(), idx.end(), m.innerIndexPtr());
+    std::copy(val.begin(), val.end(), m.valuePtr());
+    return true;
+  }
+  bool done() const { return pos_ == in_.size(); }
+
+ private:
+  std::string_view in_;
+  size_t pos_ = 0;
+};
+
+constexpr uint32_t kBlockMagic = 0x61636731;  // "acg1"
+
+}  // namespace
+
+void GeneratedRow(const GeneratedSpec& spec, int i, std::vector<int>& cols, std::vector<double>& vals) {
+  cols.clear();
+  vals.clear();
+  const int lo = std::max(0, i - spec.bandwidth), hi = std::min(spec.n - 1, i + spec.bandwidth);
+  double diagonal = 1;
+  size_t diag_at = 0;
+  for (int j = lo; j <= hi; ++j) {
+    if (j == i) {
+      diag_at = cols.size();
+      cols.push_back(j);
+      vals.push_back(0);
+      continue;
+    }
+    const double v = OffDiagonal(spec, i, j);
+    diagonal += std::abs(v);
+    cols.push_back(j);
+    vals.push_back(v);
+  }
+  vals[diag_at] = diagonal;  // strictly diagonally dominant: asynchronous iterations converge
+}
+
+Problem Generate(const GeneratedSpec& spec) {
+  std::vector<Eigen::Triplet<double>> t;
+  std::vector<int> cols;
+  std::vector<double> vals;
+  Eigen::VectorXd b(spec.n);
+  for (int i = 0; i < spec.n; ++i) {
+    GeneratedRow(spec, i, cols, vals);
+    double sum = 0;
+    for (size_t k = 0; k < cols.size(); ++k) {
+      t.emplace_back(i, cols[k], vals[k]);
+      sum += vals[k];
+    }
+    b[i] = sum;  // A * ones
+  }
+  SpMat a(spec.n, spec.n);
+  a.setFromTriplets(t.begin(), t.end());
+  a.makeCompressed();
+  return {std::move(a), std::move(b)};
+}
+
+Status CheckSystem(const SpMat& a, const Eigen::VectorXd& b, const std::string& name) {
+  if (a.rows() != a.cols()) {
+    return InvalidArgument(name + ": the matrix is " + std::to_string(a.rows()) + " x " +
+                           std::to_string(a.cols()) + ", not square");
+  }
+  for (int i = 0; i < a.rows(); ++i) {
+    if (a.coeff(i, i) == 0) {
+      return InvalidArgument(name + ": zero on the diagonal at row " + std::to_string(i + 1));
+    }
+  }
+  if (b.size() != a.rows()) {
+    return InvalidArgument(name + ": the right-hand side has " + std::to_string(b.size()) +
+                           " entries, the matrix " + std::to_string(a.rows()) + " rows");
+  }
+  return Status::Ok();
+}
+
+std::vector<int> Partition(int n, int tasks) {
+  std::vector<int> starts(tasks + 1);
+  for (int l = 0; l <= tasks; ++l) starts[l] = static_cast<int>(static_cast<int64_t>(n) * l / tasks);
+  return starts;
+}
+
+int OwnerOf(const std::vector<int>& starts, int row) {
+  return static_cast<int>(std::upper_bound(starts.begin(), starts.end(), row) - starts.begin()) - 1;
+}
+
+Block BuildBlock(const RowFn& row, const std::vector<double>& b_local, int n, const std::vector<int>& starts,
+                 uint32_t l, std::vector<Block::Send> out) {
+  Block blk;
+  blk.n = n;
+  blk.first = starts[l];
+  blk.rows = starts[l + 1] - starts[l];
+  blk.out = std::move(out);
+  blk.b = Eigen::Map<const Eigen::VectorXd>(b_local.data(), static_cast<Eigen::Index>(b_local.size()));
+  std::vector<std::vector<std::pair<int, double>>> local(blk.rows);
+  // Per other task: its columns used (global), then the entries by row.
+  std::map<uint32_t, std::map<int, int>> used;  // task -> global col -> local index (filled later)
+  struct Entry { int r; int col; double v; };
+  std::map<uint32_t, std::vector<Entry>> coupled;
+  std::vector<int> cols;
+  std::vector<double> vals;
+  for (int r = 0; r < blk.rows; ++r) {
+    row(blk.first + r, cols, vals);
+    blk.nonzeros += static_cast<int64_t>(cols.size());
+    for (size_t k = 0; k < cols.size(); ++k) {
+      const int c = cols[k];
+      if (c >= blk.first && c < blk.first + blk.rows) {
+        local[r].push_back({c - blk.first, vals[k]});
+      } else {
+        const uint32_t m = static_cast<uint32_t>(OwnerOf(starts, c));
+        used[m][c] = 0;
+        coupled[m].push_back({r, c, vals[k]});
+      }
+    }
+  }
+  blk.local = FromRows(blk.rows, blk.rows, local);
+  for (auto& [m, colmap] : used) {
+    Block::Coupling cp;
+    cp.task = m;
+    int idx = 0;
+    for (auto& [c, slot] : colmap) {
+      slot = idx++;
+      cp.cols.push_back(c - starts[m]);
+    }
+    std::vector<std::vector<std::pair<int, double>>> rows(blk.rows);
+    for (const auto& e : coupled[m]) rows[e.r].push_back({colmap[e.col], e.v});
+    cp.a = FromRows(blk.rows, idx, rows);
+    blk.in.push_back(std::move(cp));
+  }
+  return blk;
+}
+
+std::vector<std::vector<Block::Send>> SendLists(const SpMat& a, const std::vector<int>& starts) {
+  const int tasks = static_cast<int>(starts.size()) - 1;
+  // needs[l][m] = entries of l's block that m uses.
+  std::vector<std::map<uint32_t, std::vector<int>>> needs(tasks);
+  for (int r = 0; r < a.rows(); ++r) {
+    const int m = OwnerOf(starts, r);
+    for (SpMat::InnerIterator it(a, r); it; ++it) {
+      const int c = static_cast<int>(it.col());
+      const int l = OwnerOf(starts, c);
+      if (l != m) needs[l][m].push_back(c - starts[l]);
+    }
+  }
+  std::vector<std::vector<Block::Send>> out(tasks);
+  for (int l = 0; l < tasks; ++l) {
+    for (auto& [m, rows] : needs[l]) {
+      std::sort(rows.begin(), rows.end());
+      rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+      out[l].push_back({m, std::move(rows)});
+    }
+  }
+  return out;
+}
+
+std::vector<Block::Send> SymmetricSendLists(const RowFn& row, int n, const std::vector<int>& starts, uint32_t l) {
+  std::map<uint32_t, std::vector<int>> needs;
+  std::vector<int> cols;
+  std::vector<double> vals;
+  for (int r = starts[l]; r < starts[l + 1]; ++r) {
+    row(r, cols, vals);
+    for (int c : cols) {
+      const uint32_t m = static_cast<uint32_t>(OwnerOf(starts, c));
+      // a_rc != 0 and A symmetric: row c of block m uses x_r.
+      if (m != l && (needs[m].empty() || needs[m].back() != r - starts[l])) needs[m].push_back(r - starts[l]);
+    }
+  }
+  std::vector<Block::Send> out;
+  for (auto& [m, rows] : needs) out.push_back({m, std::move(rows)});
+  return out;
+}
+
+std::string EncodeBlock(const Block& b) {
+  Writer w;
+  w.Put<uint32_t>(kBlockMagic);
+  w.Put<int32_t>(b.n);
+  w.Put<int32_t>(b.first);
+  w.Put<int32_t>(b.rows);
+  w.Put<int64_t>(b.nonzeros);
+  w.PutMatrix(b.local);
+  w.PutVector(std::vector<double>(b.b.data(), b.b.data() + b.b.size()));
+  w.Put<uint32_t>(static_cast<uint32_t>(b.in.size()));
+  for (const auto& c : b.in) {
+    w.Put<uint32_t>(c.task);
+    w.PutVector(c.cols);
+    w.PutMatrix(c.a);
+  }
+  w.Put<uint32_t>(static_cast<uint32_t>(b.out.size()));
+  for (const auto& s : b.out) {
+    w.Put<uint32_t>(s.task);
+    w.PutVector(s.rows);
+  }
+  return w.Take();
+}
+
+Result<Block> DecodeBlock(std::string_view bytes) {
+  Reader r(bytes);
+  Block b;
+  uint32_t magic = 0, nin = 0, nout = 0;
+  std::vector<double> rhs;
+  auto bad = [] { return Corruption("cg: the task's data slice does not decode"); };
+  if (!r.Get(magic) || magic != kBlockMagic || !r.Get(b.n) || !r.Get(b.first) || !r.Get(b.rows) ||
+      !r.Get(b.nonzeros) || b.rows < 0 || !r.GetMatrix(b.local) || !r.GetVector(rhs, bytes.size()) ||
+      static_cast<int>(rhs.size()) != b.rows || b.local.rows() != b.rows || b.local.cols() != b.rows) {
+    return bad();
+  }
+  b.b = Eigen::Map<Eigen::VectorXd>(rhs.data(), static_cast<Eigen::Index>(rhs.size()));
+  if (!r.Get(nin)) return bad();
+  for (uint32_t k = 0; k < nin; ++k) {
+    Block::Coupling c;
+    if (!r.Get(c.task) || !r.GetVector(c.cols, bytes.size()) || !r.GetMatrix(c.a) || c.a.rows() != b.rows ||
+        c.a.cols() != static_cast<Eigen::Index>(c.cols.size())) {
+      return bad();
+    }
+    b.in.push_back(std::move(c));
+  }
+  if (!r.Get(nout)) return bad();
+  for (uint32_t k = 0; k < nout; ++k) {
+    Block::Send s;
+    if (!r.Get(s.task) || !r.GetVector(s.rows, bytes.size())) return bad();
+    for (int row : s.rows) if (row < 0 || row >= b.rows) return bad();
+    b.out.push_back(std::move(s));
+  }
+  if (!r.done()) return bad();
+  return b;
+}
+
+}  // namespace aiac::cg

@@ -1,0 +1,109 @@
+// The app plugin API. An app is a shared library exporting one C function,
+//
+//   extern "C" aiac::app::App* aiac_app_create();     // AIAC_APP_FACTORY_SYMBOL
+//
+// returning a new App the caller owns. The same library is loaded by the spawner (to check the
+// job and build the task graph before any daemon is used, and to gather the result) and by every
+// daemon of the job (to run one task each). Apps do no networking and start no threads: the
+// runtime moves their bytes and calls them from one thread per task.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+
+namespace aiac::app {
+
+inline constexpr int kApiVersion = 1;
+inline constexpr const char* kFactorySymbol = "aiac_app_create";
+
+// The job's [params] as text, plus what the runtime knows.
+struct JobParams {
+  std::map<std::string, std::string> values;
+  uint32_t tasks = 0;
+  std::string base_dir;  // directory of the job file: relative paths in params start there
+
+  const std::string* Find(const std::string& key) const {
+    auto it = values.find(key);
+    return it == values.end() ? nullptr : &it->second;
+  }
+};
+
+// One task of the task interaction graph (TIG).
+struct TaskNode {
+  double cost = 1;                                  // e_i
+  std::vector<std::pair<uint32_t, double>> edges;   // (neighbour, c_ij): tasks it exchanges with
+};
+
+// What the spawner needs before any daemon is used.
+struct JobPlan {
+  std::vector<TaskNode> graph;       // one per task
+  std::vector<std::string> slices;   // per task: data shipped in AssignTask (may be empty)
+  bool supports_sync = true;         // whether --sync makes sense for this app
+};
+
+// A value for a neighbour after an iteration.
+struct Outgoing {
+  uint32_t to;
+  std::string bytes;
+};
+
+// One task's computation. Called from a single thread.
+class Task {
+ public:
+  virtual ~Task() = default;
+  // The tasks whose values this one uses (--sync waits for each of them every iteration).
+  virtual std::vector<uint32_t> Dependencies() const = 0;
+  // Takes a neighbour's newest value (iteration numbers are handled by the runtime).
+  virtual Status Absorb(uint32_t from, std::string_view bytes) = 0;
+  // One iteration with the newest values absorbed. Returns false when there was nothing to do
+  // (no new input and nothing left to compute): the runtime then waits for data instead of
+  // spinning, and does not count an iteration.
+  virtual Result<bool> Iterate() = 0;
+  // What to send after the last iteration (possibly nothing).
+  virtual std::vector<Outgoing> TakeOutgoing() = 0;
+  // Largest change of the last iteration (max norm), for progress lines.
+  virtual double LocalChange() const = 0;
+  virtual bool LocallyConverged() const = 0;
+  virtual std::string SaveState() const = 0;
+  virtual Status RestoreState(std::string_view state) = 0;
+  // The task's part of the result.
+  virtual std::string ResultSlice() const = 0;
+};
+
+// What Gather reports back to the spawner's summary.
+struct GatherReport {
+  std::string status = "converged";  // "converged" or "diverged"
+  double residual = -1;              // ||b - A x|| / ||b|| when the app has one, else -1
+  std::string output;                // file written, if any
+  std::string error;                 // why, when not converged
+  std::map<std::string, double> numbers;  // app-defined extra result fields
+};
+
+class App {
+ public:
+  virtual ~App() = default;
+  virtual int api_version() const { return kApiVersion; }
+  virtual std::string_view name() const = 0;
+  // Spawner side: checks the parameters and input files and builds the plan. Any problem is one
+  // line naming it. The App may keep what it read for Gather.
+  virtual Result<JobPlan> Prepare(const JobParams& params) = 0;
+  // Daemon side: the task `task` of the job, from the params and its data slice.
+  virtual Result<std::unique_ptr<Task>> MakeTask(const JobParams& params, uint32_t task,
+                                                 std::string_view slice) = 0;
+  // Spawner side, after Prepare: combines the result slices (one per task, in task order),
+  // checks them, writes outputs.
+  virtual Result<GatherReport> Gather(const JobParams& params, const std::vector<std::string>& slices) = 0;
+};
+
+using Factory = App* (*)();
+
+}  // namespace aiac::app
+
+#define AIAC_DEFINE_APP(AppClass) \
+  extern "C" __attribute__((visibility("default"))) ::aiac::app::App* aiac_app_create() { return new AppClass(); }

@@ -1,0 +1,43 @@
+// Global convergence detection, centralised at the spawner (DESIGN.md section 1, step 5).
+//
+// Tasks report changes of their local convergence. When every task is locally converged the
+// detector opens a confirmation round: each task answers after one more iteration of its own
+// (so values that were in flight when the round opened have been absorbed). Convergence is
+// declared when every answer of that round says "still converged" and no task reported a loss
+// meanwhile; any loss cancels the round, and a new one opens when all are converged again.
+// Pure: the caller moves the messages.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace aiac::runtime {
+
+class ConvergenceDetector {
+ public:
+  explicit ConvergenceDetector(uint32_t tasks) : converged_(tasks, false), answered_(tasks, false) {}
+
+  // A task's local convergence changed (or was repeated).
+  void OnLocal(uint32_t task, bool converged);
+  // A task's answer to round `round`.
+  void OnAnswer(uint32_t task, uint64_t round, bool converged);
+  // The round to announce now, if one should open (every task converged, none open).
+  std::optional<uint64_t> RoundToOpen();
+  // True once a round completed with every task still converged.
+  bool converged() const { return declared_; }
+  uint32_t converged_count() const;
+  uint64_t rounds_cancelled() const { return cancelled_; }
+
+ private:
+  void Cancel();
+
+  std::vector<bool> converged_;
+  std::vector<bool> answered_;
+  uint64_t round_ = 0;    // last round opened
+  bool open_ = false;
+  bool declared_ = false;
+  uint64_t cancelled_ = 0;
+};
+
+}  // namespace aiac::runtime

@@ -1,0 +1,87 @@
+#include "aiac/mailbox.h"
+
+namespace aiac::runtime {
+
+bool Mailbox::Put(uint32_t from, uint64_t iteration, std::string bytes) {
+  std::lock_guard lock(mu_);
+  Slot& slot = slots_[from];
+  if (iteration <= slot.newest || iteration <= slot.taken) {
+    ++dropped_;
+    return false;  // stale or duplicate: a newer value was already accepted
+  }
+  slot.newest = iteration;
+  if (sync_) {
+    slot.by_iteration[iteration] = std::move(bytes);
+  } else {
+    slot.bytes = std::move(bytes);
+  }
+  cv_.notify_all();
+  return true;
+}
+
+bool Mailbox::HasNewLocked() const {
+  for (const auto& [from, slot] : slots_) {
+    if (slot.newest > slot.taken) return true;
+  }
+  return false;
+}
+
+std::vector<Mailbox::Value> Mailbox::TakeNew() {
+  std::lock_guard lock(mu_);
+  std::vector<Value> out;
+  for (auto& [from, slot] : slots_) {
+    if (slot.newest <= slot.taken) continue;
+    slot.taken = slot.newest;
+    if (sync_) {
+      auto it = slot.by_iteration.find(slot.newest);
+      out.push_back({from, slot.newest, std::move(it->second)});
+      slot.by_iteration.clear();
+    } else {
+      out.push_back({from, slot.newest, std::move(slot.bytes)});
+      slot.bytes.clear();
+    }
+  }
+  return out;
+}
+
+std::optional<std::vector<Mailbox::Value>> Mailbox::TakeIteration(const std::vector<uint32_t>& from,
+                                                                  uint64_t iteration,
+                                                                  std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mu_);
+  auto ready = [&] {
+    if (closed_) return true;
+    for (uint32_t f : from) {
+      auto it = slots_.find(f);
+      if (it == slots_.end() || !it->second.by_iteration.count(iteration)) return false;
+    }
+    return true;
+  };
+  if (!cv_.wait_for(lock, timeout, ready) || closed_) return std::nullopt;
+  std::vector<Value> out;
+  for (uint32_t f : from) {
+    Slot& slot = slots_[f];
+    auto it = slot.by_iteration.find(iteration);
+    out.push_back({f, iteration, std::move(it->second)});
+    slot.by_iteration.erase(slot.by_iteration.begin(), std::next(it));
+    slot.taken = std::max(slot.taken, iteration);
+  }
+  return out;
+}
+
+bool Mailbox::WaitForNew(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mu_);
+  return cv_.wait_for(lock, timeout, [&] { return closed_ || HasNewLocked(); }) && !closed_;
+}
+
+void Mailbox::Close() {
+  std::lock_guard lock(mu_);
+  closed_ = true;
+  cv_.notify_all();
+}
+
+uint64_t Mailbox::dropped() const {
+  std::lock_guard lock(mu_);
+  return dropped_;
+}
+
+}  // namespace aiac::runtime

@@ -1,0 +1,63 @@
+// Incoming dependency values of one task, per neighbour, filled by the network thread and
+// drained by the task's compute thread.
+//
+// Asynchronous mode keeps only the value with the highest iteration per neighbour: older or
+// duplicated messages are dropped on arrival. Synchronous mode keeps each iteration's value
+// until it is taken, because a neighbour may run one iteration ahead. Thread-safe.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace aiac::runtime {
+
+class Mailbox {
+ public:
+  explicit Mailbox(bool keep_every_iteration = false) : sync_(keep_every_iteration) {}
+
+  // Returns false when the value was dropped (stale or duplicate).
+  bool Put(uint32_t from, uint64_t iteration, std::string bytes);
+
+  struct Value {
+    uint32_t from;
+    uint64_t iteration;
+    std::string bytes;
+  };
+  // Async: every neighbour's value newer than what was taken before, newest only.
+  std::vector<Value> TakeNew();
+  // Sync: waits up to `timeout` until every one of `from` has sent iteration `iteration`, then
+  // takes those values. Returns nullopt on timeout or Close().
+  std::optional<std::vector<Value>> TakeIteration(const std::vector<uint32_t>& from, uint64_t iteration,
+                                                  std::chrono::milliseconds timeout);
+  // Waits up to `timeout` for any new value; true if one is there.
+  bool WaitForNew(std::chrono::milliseconds timeout);
+  // Wakes every waiter for good (the task is halting).
+  void Close();
+
+  // Counters for tests and logs.
+  uint64_t dropped() const;
+
+ private:
+  struct Slot {
+    uint64_t newest = 0;        // highest iteration accepted
+    uint64_t taken = 0;         // highest iteration handed to the task
+    std::string bytes;          // async: the newest value
+    std::map<uint64_t, std::string> by_iteration;  // sync: not yet taken
+  };
+  bool HasNewLocked() const;
+
+  const bool sync_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<uint32_t, Slot> slots_;
+  bool closed_ = false;
+  uint64_t dropped_ = 0;
+};
+
+}  // namespace aiac::runtime

@@ -1,0 +1,88 @@
+#include "aiac/plugin.h"
+
+#include <dlfcn.h>
+#include <openssl/evp.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/ready_file.h"
+
+namespace aiac::runtime {
+
+std::string Sha256(std::string_view bytes) {
+  unsigned char out[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  AIAC_CHECK(EVP_Digest(bytes.data(), bytes.size(), out, &len, EVP_sha256(), nullptr) == 1);
+  return std::string(reinterpret_cast<char*>(out), len);
+}
+
+std::string Hex(std::string_view bytes) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string s;
+  for (unsigned char b : bytes) {
+    s += kHex[b >> 4];
+    s += kHex[b & 15];
+  }
+  return s;
+}
+
+Result<std::string> ReadWholeFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound("cannot read " + path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+Result<std::shared_ptr<Plugin>> Plugin::Load(const std::string& path) {
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) return InvalidArgument(std::string("cannot load plugin: ") + dlerror());
+  auto factory = reinterpret_cast<app::Factory>(dlsym(handle, app::kFactorySymbol));
+  if (!factory) {
+    dlclose(handle);
+    return InvalidArgument("plugin " + path + " exports no " + app::kFactorySymbol + "()");
+  }
+  auto plugin = std::shared_ptr<Plugin>(new Plugin(handle, factory));
+  if (plugin->NewApp()->api_version() != app::kApiVersion) {
+    return InvalidArgument("plugin " + path + " was built for another app API version");
+  }
+  return plugin;
+}
+
+// Loaded code may still be referenced by objects the process keeps until exit: never unload.
+Plugin::~Plugin() = default;
+
+std::string PluginStore::PathFor(std::string_view sha256) const {
+  return dir_ + "/" + Hex(sha256) + ".so";
+}
+
+Result<std::shared_ptr<Plugin>> PluginStore::Find(std::string_view sha256) {
+  const std::string key(sha256);
+  if (auto it = loaded_.find(key); it != loaded_.end()) return it->second;
+  const std::string path = PathFor(sha256);
+  auto bytes = ReadWholeFile(path);
+  if (!bytes.ok()) return NotFound("plugin " + Hex(sha256) + " is not stored here");
+  if (Sha256(*bytes) != sha256) {
+    std::error_code ec;
+    std::filesystem::remove(path, ec);  // corrupt copy: ask for it again
+    return NotFound("stored plugin " + Hex(sha256) + " was corrupt");
+  }
+  auto plugin = Plugin::Load(path);
+  if (plugin.ok()) loaded_[key] = *plugin;
+  return plugin;
+}
+
+Result<std::shared_ptr<Plugin>> PluginStore::Add(std::string_view sha256, std::string_view bytes) {
+  if (Sha256(bytes) != sha256) {
+    return InvalidArgument("plugin hash mismatch: the bytes received do not hash to " + Hex(sha256));
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(dir_, ec);
+  if (ec) return IoError("cannot create " + dir_ + ": " + ec.message());
+  AIAC_RETURN_IF_ERROR(WriteFileAtomically(PathFor(sha256), std::string(bytes)));
+  return Find(sha256);
+}
+
+}  // namespace aiac::runtime

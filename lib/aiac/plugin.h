@@ -1,0 +1,49 @@
+// App plugins as files: SHA-256 of their bytes, loading with dlopen, and a daemon's store of
+// received plugins (DATA_DIR/plugins/<sha256>.so), so a second job with the same plugin reuses
+// the stored copy. A loaded library stays loaded for the life of the process (tasks point into
+// its code). Not thread-safe: used from the io thread.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "aiac/app.h"
+#include "core/status.h"
+
+namespace aiac::runtime {
+
+std::string Sha256(std::string_view bytes);          // 32 raw bytes
+std::string Hex(std::string_view bytes);
+Result<std::string> ReadWholeFile(const std::string& path);
+
+// A loaded plugin: makes new App objects.
+class Plugin {
+ public:
+  // dlopen()s `path` and finds the factory; errors name the file.
+  static Result<std::shared_ptr<Plugin>> Load(const std::string& path);
+  ~Plugin();
+  std::unique_ptr<app::App> NewApp() const { return std::unique_ptr<app::App>(factory_()); }
+
+ private:
+  Plugin(void* handle, app::Factory factory) : handle_(handle), factory_(factory) {}
+  void* handle_;
+  app::Factory factory_;
+};
+
+class PluginStore {
+ public:
+  explicit PluginStore(std::string dir) : dir_(std::move(dir)) {}
+  // The plugin with this hash, loading it from disk if it was stored before (and still hashes
+  // right); NotFound when the daemon must be sent it.
+  Result<std::shared_ptr<Plugin>> Find(std::string_view sha256);
+  // Checks `bytes` against `sha256`, stores and loads them. A mismatch is refused.
+  Result<std::shared_ptr<Plugin>> Add(std::string_view sha256, std::string_view bytes);
+
+ private:
+  std::string PathFor(std::string_view sha256) const;
+  std::string dir_;
+  std::map<std::string, std::shared_ptr<Plugin>> loaded_;
+};
+
+}  // namespace aiac::runtime

@@ -1,0 +1,97 @@
+#include "aiac/task_runner.h"
+
+namespace aiac::runtime {
+
+using Clock = std::chrono::steady_clock;
+
+TaskRunner::TaskRunner(std::unique_ptr<app::Task> task, std::vector<uint32_t> neighbours, bool sync,
+                       RunnerCallbacks callbacks, std::chrono::milliseconds progress_period)
+    : task_(std::move(task)),
+      neighbours_(std::move(neighbours)),
+      sync_(sync),
+      cb_(std::move(callbacks)),
+      progress_period_(progress_period),
+      mailbox_(sync) {}
+
+TaskRunner::~TaskRunner() {
+  Halt();
+  Join();
+}
+
+void TaskRunner::Start() { thread_ = std::thread([this] { Loop(); }); }
+
+void TaskRunner::Query(uint64_t round) {
+  query_.store(round);  // an idle loop sees it within its 5 ms wait
+}
+
+void TaskRunner::Halt() {
+  halt_.store(true);
+  mailbox_.Close();
+}
+
+void TaskRunner::Join() {
+  if (thread_.joinable()) thread_.join();
+}
+
+Status TaskRunner::Step(uint64_t next_iteration, bool& did_work) {
+  if (sync_) {
+    // Iteration k uses every neighbour's iteration k-1 (iteration 1 starts from the initial values).
+    if (next_iteration > 1 && !neighbours_.empty()) {
+      std::optional<std::vector<Mailbox::Value>> values;
+      while (!halt_.load() && !(values = mailbox_.TakeIteration(neighbours_, next_iteration - 1,
+                                                                std::chrono::milliseconds(100)))) {
+      }
+      if (!values) return Status::Ok();  // halted while waiting
+      for (auto& v : *values) AIAC_RETURN_IF_ERROR(task_->Absorb(v.from, v.bytes));
+    }
+  } else {
+    for (auto& v : mailbox_.TakeNew()) AIAC_RETURN_IF_ERROR(task_->Absorb(v.from, v.bytes));
+  }
+  if (halt_.load()) return Status::Ok();
+  auto did = task_->Iterate();
+  if (!did.ok()) return did.status();
+  did_work = *did || sync_;  // a synchronous iteration always counts: neighbours wait for it
+  return Status::Ok();
+}
+
+void TaskRunner::Loop() {
+  uint64_t iteration = 0;
+  bool converged = false;
+  uint64_t answered = 0;
+  auto next_progress = Clock::now() + progress_period_;
+  Status failure;
+  while (!halt_.load()) {
+    bool did_work = false;
+    // A round is answered only after a whole step that began once the query was known, so values
+    // in flight when the round opened have been absorbed.
+    const uint64_t round = query_.load();
+    failure = Step(iteration + 1, did_work);
+    if (!failure.ok() || halt_.load()) break;
+    if (did_work) {
+      ++iteration;
+      auto out = task_->TakeOutgoing();
+      if (!out.empty() || sync_) cb_.send(std::move(out), iteration);
+      const bool now = task_->LocallyConverged();
+      if (now != converged || iteration == 1) cb_.local_convergence(now, iteration);
+      converged = now;
+    } else {
+      // Nothing to compute until a neighbour sends something new.
+      mailbox_.WaitForNew(std::chrono::milliseconds(5));
+    }
+    if (round != answered) {
+      answered = round;
+      cb_.answer(round, converged);
+    }
+    if (Clock::now() >= next_progress) {
+      cb_.progress(iteration, task_->LocalChange(), converged);
+      next_progress = Clock::now() + progress_period_;
+    }
+  }
+  if (!failure.ok()) {
+    cb_.finished(failure, iteration);
+  } else {
+    cb_.finished(task_->ResultSlice(), iteration);
+  }
+}
+
+}  // namespace aiac::runtime

@@ -1,0 +1,61 @@
+// Runs one task's iterations on a thread of its own, so that computing never blocks the
+// daemon's network thread and sending never blocks computing.
+//
+// Asynchronous mode: each iteration absorbs the newest value of every neighbour that sent one,
+// computes, hands its outgoing values to `send` (the network side keeps only the newest per
+// neighbour), and goes on at once; it idles only when the app says there is nothing to do.
+// Synchronous mode (--sync): iteration k first waits for every neighbour's iteration k-1.
+//
+// Callbacks run on the runner's thread: they must only hand work to the network thread.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <thread>
+
+#include "aiac/app.h"
+#include "aiac/mailbox.h"
+
+namespace aiac::runtime {
+
+struct RunnerCallbacks {
+  std::function<void(std::vector<app::Outgoing> values, uint64_t iteration)> send;
+  std::function<void(bool converged, uint64_t iteration)> local_convergence;
+  std::function<void(uint64_t iteration, double change, bool converged)> progress;
+  std::function<void(uint64_t round, bool converged)> answer;
+  // Last call: the result slice (or why the task failed) and its iteration count.
+  std::function<void(Result<std::string> slice, uint64_t iterations)> finished;
+};
+
+class TaskRunner {
+ public:
+  TaskRunner(std::unique_ptr<app::Task> task, std::vector<uint32_t> neighbours, bool sync,
+             RunnerCallbacks callbacks, std::chrono::milliseconds progress_period);
+  ~TaskRunner();
+
+  Mailbox& mailbox() { return mailbox_; }
+  void Start();
+  // Thread-safe: answer convergence round `round` after the next iteration (or at once when idle).
+  void Query(uint64_t round);
+  // Thread-safe: stop after the current iteration, then `finished`.
+  void Halt();
+  void Join();
+
+ private:
+  void Loop();
+  Status Step(uint64_t next_iteration, bool& did_work);
+
+  std::unique_ptr<app::Task> task_;
+  std::vector<uint32_t> neighbours_;
+  bool sync_;
+  RunnerCallbacks cb_;
+  std::chrono::milliseconds progress_period_;
+  Mailbox mailbox_;
+  std::atomic<bool> halt_{false};
+  std::atomic<uint64_t> query_{0};
+  std::thread thread_;
+};
+
+}  // namespace aiac::runtime

@@ -1,0 +1,32 @@
+// Finding and loading a job's app plugin at the spawner, and preparing the job with it before
+// any daemon is used. The plugin file is `plugin` from the job file, else
+// PLUGIN_DIR/libaiac_app_<app>.so (PLUGIN_DIR: the spawner's `plugin_dir` option, by default
+// the plugins/ folder next to the spawner's bin/ folder).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "aiac/app.h"
+#include "aiac/plugin.h"
+#include "core/status.h"
+#include "spawner/job_spec.h"
+
+namespace aiac::spawner {
+
+struct LoadedApp {
+  std::string path;                         // the plugin file
+  std::string bytes;                        // its content, sent to daemons that lack it
+  std::string sha256;                       // raw 32 bytes
+  std::shared_ptr<runtime::Plugin> plugin;  // keeps the code loaded
+  std::unique_ptr<app::App> app;            // prepared, kept for Gather
+  app::JobParams params;
+  app::JobPlan plan;
+};
+
+std::string DefaultPluginDir();
+
+// Loads the plugin, checks the app's name, and runs Prepare (parameters, input files, TIG).
+Result<LoadedApp> LoadAndPrepare(const JobSpec& job, const std::string& plugin_dir);
+
+}  // namespace aiac::spawner
