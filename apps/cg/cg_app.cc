@@ -180,7 +180,7 @@ Result<CgParams> ParseCgParams(const app::JobParams& params) {
     if (!n.ok()) return n.status();
     if (*n < 1 || *n > 100000000) return InvalidArgument("cg: params.n must be in 1..100000000");
     p.spec.n = static_cast<int>(*n);
-    int64_t bw = 8, seed = 1;
+    int64_t bw = std::min<int64_t>(8, p.spec.n - 1), seed = 1;  // default: 8, or less for tiny n
     if (auto* s = params.Find("bandwidth")) {
       auto v = ParseInt("bandwidth", *s);
       if (!v.ok()) return v.status();

@@ -5,7 +5,8 @@
 // `stable_iterations` iterations in a row.
 //
 // Job parameters ([params] of the job file):
-//   n, bandwidth, seed      generate the system (each daemon rebuilds its own block), or
+//   n, bandwidth, seed      generate the system (each daemon rebuilds its own block;
+//                           bandwidth defaults to min(8, n-1), seed to 1), or
 //   matrix = "A.mtx"        read it (coordinate real, general or symmetric), with
 //   rhs = "b.mtx"           the right-hand side (array or coordinate); default b = A * ones
 //   tolerance = 1e-8        outer convergence threshold (max-norm change of x_l)

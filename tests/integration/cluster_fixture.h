@@ -66,6 +66,11 @@ class ClusterFixture : public ::testing::Test {
     return dir_ / name;
   }
 
+  std::string WriteJob(const std::string& name, const std::string& content) {
+    WriteFile(dir_ / name, content);
+    return dir_ / name;
+  }
+
   std::string Log(const std::string& name) { return ReadFile(dir_ / (name + ".log")); }
   bool LogHas(const std::string& name, const std::string& text) {
     return Log(name).find(text) != std::string::npos;

@@ -1,0 +1,115 @@
+// The CG app through the real spawner, super-node and daemons, checked against Eigen.
+#include <Eigen/SparseCholesky>
+#include <Eigen/SparseLU>
+
+#include "apps/cg/cg_problem.h"
+#include "apps/cg/matrix_market.h"
+#include "integration/cluster_fixture.h"
+
+namespace aiac::testing {
+namespace {
+
+double MaxDiff(const std::vector<double>& x, const Eigen::VectorXd& y) {
+  double d = 0;
+  for (size_t i = 0; i < x.size(); ++i) d = std::max(d, std::abs(x[i] - y[static_cast<Eigen::Index>(i)]));
+  return d;
+}
+
+class CgRunTest : public ClusterFixture {
+ protected:
+  void CheckGenerated(const std::string& mode_flag, int daemons);
+};
+
+void CgRunTest::CheckGenerated(const std::string& mode_flag, int daemons) {
+  WriteJob("cg.toml", "name = \"cg-it\"\napp = \"cg\"\ntasks = " + std::to_string(daemons) +
+                            "\ntimeout_s = 120\n[params]\nn = 20000\nbandwidth = 8\nseed = 3\n"
+                            "tolerance = 1e-10\noutput = \"x.mtx\"\n");
+  std::vector<std::string> args{"run", "--local", std::to_string(daemons), dir_ / "cg.toml", "--json", dir_ / "cg.json"};
+  if (!mode_flag.empty()) args.push_back(mode_flag);
+  ASSERT_EQ(RunSpawner(args), 0) << Log("spawner");
+  auto j = Json("cg.json");
+  EXPECT_EQ(j["status"], "converged");
+  EXPECT_EQ(j["mode"], mode_flag.empty() ? "async" : "sync");
+  EXPECT_EQ(j["mapping"], "maheve");
+  EXPECT_EQ(j["tasks"], daemons);
+  EXPECT_LT(j["residual"].get<double>(), 1e-8);
+  EXPECT_EQ(j["iterations"]["per_task"].size(), static_cast<size_t>(daemons));
+  EXPECT_GT(j["iterations"]["min"].get<int>(), 1);
+  auto x = cg::ReadMatrixMarketVector(j["output"].get<std::string>());
+  ASSERT_TRUE(x.ok()) << x.status().message();
+  cg::Problem p = cg::Generate({20000, 8, 3});
+  Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> direct(Eigen::SparseMatrix<double>(p.a));
+  EXPECT_LT(MaxDiff(*x, direct.solve(p.b)), 1e-8);
+  EXPECT_TRUE(ProcessesMatching(dir_.path()).empty());
+}
+
+TEST_F(CgRunTest, GeneratedSystemAsyncMatchesEigen) { CheckGenerated("", 4); }
+TEST_F(CgRunTest, GeneratedSystemSyncMatchesEigen) { CheckGenerated("--sync", 5); }
+
+TEST_F(CgRunTest, MatrixMarketFilesMatchEigen) {
+  // A symmetric file (lower triangle) of an SPD, diagonally dominant matrix, and a coordinate rhs.
+  const int n = 3000;
+  std::string a = "%%MatrixMarket matrix coordinate real symmetric\n% test system\n";
+  std::vector<Eigen::Triplet<double>> t;
+  std::string entries;
+  int nnz = 0;
+  for (int i = 0; i < n; ++i) {
+    entries += std::to_string(i + 1) + " " + std::to_string(i + 1) + " 6.5\n";
+    t.emplace_back(i, i, 6.5);
+    ++nnz;
+    for (int k : {1, 7}) {
+      if (i + k < n) {
+        entries += std::to_string(i + k + 1) + " " + std::to_string(i + 1) + " -1.25\n";
+        t.emplace_back(i + k, i, -1.25);
+        t.emplace_back(i, i + k, -1.25);
+        ++nnz;
+      }
+    }
+  }
+  WriteFile(dir_ / "A.mtx", a + std::to_string(n) + " " + std::to_string(n) + " " + std::to_string(nnz) + "\n" + entries);
+  std::string b = "%%MatrixMarket matrix coordinate real general\n" + std::to_string(n) + " 1 " + std::to_string(n / 2) + "\n";
+  Eigen::VectorXd rhs = Eigen::VectorXd::Zero(n);
+  for (int i = 0; i < n; i += 2) {
+    b += std::to_string(i + 1) + " 1 " + std::to_string(1.0 + i % 5) + "\n";
+    rhs[i] = 1.0 + i % 5;
+  }
+  WriteFile(dir_ / "b.mtx", b);
+  WriteJob("mm.toml", "name = \"mm\"\napp = \"cg\"\n[params]\nmatrix = \"A.mtx\"\nrhs = \"b.mtx\"\ntolerance = 1e-11\noutput = \"x.mtx\"\n");
+  ASSERT_EQ(RunSpawner({"run", "--local", "5", dir_ / "mm.toml", "--json", dir_ / "mm.json"}), 0) << Log("spawner");
+  auto j = Json("mm.json");
+  EXPECT_EQ(j["status"], "converged");
+  EXPECT_EQ(j["tasks"], 5);  // tasks left out: one per --local daemon
+  auto x = cg::ReadMatrixMarketVector(dir_ / "x.mtx");
+  ASSERT_TRUE(x.ok());
+  Eigen::SparseMatrix<double> m(n, n);
+  m.setFromTriplets(t.begin(), t.end());
+  Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> direct(m);
+  EXPECT_LT(MaxDiff(*x, direct.solve(rhs)), 1e-9);
+}
+
+TEST_F(CgRunTest, BadInputFailsBeforeAnyDaemonStarts) {
+  WriteFile(dir_ / "rect.mtx", "%%MatrixMarket matrix coordinate real general\n2 3 1\n1 1 1\n");
+  WriteFile(dir_ / "zero.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1\n");
+  WriteFile(dir_ / "garbage.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 one\n");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"matrix = \"rect.mtx\"", "not square"},
+      {"matrix = \"zero.mtx\"", "zero on the diagonal at row 2"},
+      {"matrix = \"garbage.mtx\"", "garbage.mtx:3: entry must be 'ROW COL VALUE'"},
+      {"matrix = \"absent.mtx\"", "cannot read matrix file"},
+      {"n = 3", "4 tasks for 3 rows"},
+  };
+  for (const auto& [param, message] : cases) {
+    WriteJob("bad.toml", "name = \"bad\"\napp = \"cg\"\n[params]\n" + param + "\n");
+    ASSERT_EQ(RunSpawner({"run", "--local", "4", dir_ / "bad.toml"}, "bad"), 2) << message;
+    const std::string out = Log("bad");
+    EXPECT_NE(out.find(message), std::string::npos) << out;
+    EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
+    EXPECT_EQ(out.find("local cluster"), std::string::npos) << "a daemon was started";
+  }
+  WriteJob("ring.toml", "name = \"r\"\napp = \"ring\"\n[params]\nrounds = 3\n");
+  ASSERT_EQ(RunSpawner({"run", "--local", "2", dir_ / "ring.toml", "--sync"}, "bad"), 2);
+  EXPECT_NE(Log("bad").find("--sync: app ring has no synchronous mode"), std::string::npos) << Log("bad");
+}
+
+}  // namespace
+}  // namespace aiac::testing

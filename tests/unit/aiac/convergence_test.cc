@@ -1,0 +1,72 @@
+#include "aiac/convergence.h"
+
+#include <gtest/gtest.h>
+
+namespace aiac::runtime {
+namespace {
+
+TEST(ConvergenceDetectorTest, DeclaresAfterAConfirmedRound) {
+  ConvergenceDetector d(3);
+  d.OnLocal(0, true);
+  d.OnLocal(1, true);
+  EXPECT_FALSE(d.RoundToOpen().has_value()) << "task 2 has not converged";
+  d.OnLocal(2, true);
+  auto round = d.RoundToOpen();
+  ASSERT_TRUE(round.has_value());
+  EXPECT_FALSE(d.RoundToOpen().has_value()) << "one round at a time";
+  d.OnAnswer(0, *round, true);
+  d.OnAnswer(1, *round, true);
+  EXPECT_FALSE(d.converged());
+  d.OnAnswer(2, *round, true);
+  EXPECT_TRUE(d.converged());
+}
+
+TEST(ConvergenceDetectorTest, TaskLosingConvergenceDuringConfirmationCancelsTheRound) {
+  ConvergenceDetector d(2);
+  d.OnLocal(0, true);
+  d.OnLocal(1, true);
+  auto r1 = d.RoundToOpen();
+  ASSERT_TRUE(r1);
+  d.OnAnswer(0, *r1, true);
+  d.OnLocal(1, false);  // new data arrived at task 1 before it answered
+  d.OnAnswer(1, *r1, true);  // an answer of the cancelled round no longer counts
+  EXPECT_FALSE(d.converged());
+  EXPECT_EQ(d.rounds_cancelled(), 1u);
+  EXPECT_FALSE(d.RoundToOpen().has_value());
+  d.OnLocal(1, true);
+  auto r2 = d.RoundToOpen();
+  ASSERT_TRUE(r2);
+  EXPECT_GT(*r2, *r1);
+  d.OnAnswer(0, *r1, true);  // stale round: ignored
+  d.OnAnswer(1, *r2, true);
+  EXPECT_FALSE(d.converged());
+  d.OnAnswer(0, *r2, true);
+  EXPECT_TRUE(d.converged());
+}
+
+TEST(ConvergenceDetectorTest, NegativeAnswerCancels) {
+  ConvergenceDetector d(2);
+  d.OnLocal(0, true);
+  d.OnLocal(1, true);
+  auto r = d.RoundToOpen();
+  d.OnAnswer(0, *r, false);
+  d.OnAnswer(1, *r, true);
+  EXPECT_FALSE(d.converged());
+  EXPECT_EQ(d.converged_count(), 1u);
+  EXPECT_FALSE(d.RoundToOpen().has_value());
+}
+
+TEST(ConvergenceDetectorTest, UnknownTasksIgnored) {
+  ConvergenceDetector d(1);
+  d.OnLocal(7, true);
+  EXPECT_FALSE(d.RoundToOpen().has_value());
+  d.OnLocal(0, true);
+  auto r = d.RoundToOpen();
+  d.OnAnswer(9, *r, true);
+  EXPECT_FALSE(d.converged());
+  d.OnAnswer(0, *r, true);
+  EXPECT_TRUE(d.converged());
+}
+
+}  // namespace
+}  // namespace aiac::runtime

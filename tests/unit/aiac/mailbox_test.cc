@@ -1,0 +1,73 @@
+#include "aiac/mailbox.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+namespace aiac::runtime {
+namespace {
+
+TEST(MailboxTest, NewestValueWinsAndOlderOnesAreDropped) {
+  Mailbox box;
+  EXPECT_TRUE(box.Put(1, 5, "five"));
+  EXPECT_FALSE(box.Put(1, 3, "three"));  // stale: arrived after a newer one
+  EXPECT_FALSE(box.Put(1, 5, "five again"));  // duplicate
+  EXPECT_TRUE(box.Put(1, 7, "seven"));
+  EXPECT_TRUE(box.Put(2, 1, "other"));
+  auto got = box.TakeNew();
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].from, 1u);
+  EXPECT_EQ(got[0].iteration, 7u);
+  EXPECT_EQ(got[0].bytes, "seven");
+  EXPECT_EQ(got[1].bytes, "other");
+  EXPECT_EQ(box.dropped(), 2u);
+  EXPECT_TRUE(box.TakeNew().empty()) << "taken values are not handed out twice";
+  EXPECT_FALSE(box.Put(1, 6, "late"));  // older than what the task already used
+  EXPECT_TRUE(box.Put(1, 8, "eight"));
+  EXPECT_EQ(box.TakeNew()[0].bytes, "eight");
+}
+
+TEST(MailboxTest, WaitForNewWakesOnPutAndTimesOut) {
+  Mailbox box;
+  EXPECT_FALSE(box.WaitForNew(std::chrono::milliseconds(10)));
+  std::thread writer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    box.Put(3, 1, "x");
+  });
+  EXPECT_TRUE(box.WaitForNew(std::chrono::seconds(5)));
+  writer.join();
+}
+
+TEST(MailboxTest, SyncModeKeepsEachIterationUntilTaken) {
+  Mailbox box(true);
+  // Neighbour 1 runs one iteration ahead: both of its values must survive.
+  box.Put(1, 1, "a1");
+  box.Put(1, 2, "a2");
+  box.Put(2, 1, "b1");
+  auto first = box.TakeIteration({1, 2}, 1, std::chrono::milliseconds(100));
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ((*first)[0].bytes, "a1");
+  EXPECT_EQ((*first)[1].bytes, "b1");
+  // Iteration 2 of neighbour 2 is missing: the wait times out.
+  EXPECT_FALSE(box.TakeIteration({1, 2}, 2, std::chrono::milliseconds(20)).has_value());
+  std::thread writer([&] { box.Put(2, 2, "b2"); });
+  auto second = box.TakeIteration({1, 2}, 2, std::chrono::seconds(5));
+  writer.join();
+  ASSERT_TRUE(second.has_value());
+  EXPECT_EQ((*second)[0].bytes, "a2");
+  EXPECT_EQ((*second)[1].bytes, "b2");
+}
+
+TEST(MailboxTest, CloseWakesWaiters) {
+  Mailbox box(true);
+  std::thread closer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    box.Close();
+  });
+  EXPECT_FALSE(box.TakeIteration({1}, 1, std::chrono::seconds(10)).has_value());
+  closer.join();
+  EXPECT_FALSE(box.WaitForNew(std::chrono::seconds(10)));
+}
+
+}  // namespace
+}  // namespace aiac::runtime
