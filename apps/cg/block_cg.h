@@ -1,9 +1,13 @@
 // The inner solver of the multisplitting method: preconditioned conjugate gradient (Jacobi
 // preconditioner) on one task's diagonal block A_ll, warm-started from the previous iterate.
+// CG needs a symmetric block: an unsymmetric one (from a `general` Matrix Market file) is
+// solved with Eigen's BiCGSTAB instead, same preconditioner and tolerance.
 // Pure; allocates its work vectors once per solver.
 #pragma once
 
+#include <Eigen/IterativeLinearSolvers>
 #include <Eigen/Sparse>
+#include <memory>
 
 #include "apps/cg/cg_problem.h"
 
@@ -14,6 +18,7 @@ class BlockCg {
   // `a` must be symmetric positive definite (the diagonal block of a diagonally dominant or SPD
   // matrix is). Keeps a reference: `a` must outlive the solver.
   explicit BlockCg(const SpMat& a);
+  bool symmetric() const { return !bicgstab_; }
 
   struct Outcome {
     int iterations;
@@ -25,6 +30,7 @@ class BlockCg {
  private:
   const SpMat& a_;
   Eigen::VectorXd inv_diag_, r_, z_, p_, q_;
+  std::unique_ptr<Eigen::BiCGSTAB<SpMat, Eigen::DiagonalPreconditioner<double>>> bicgstab_;
 };
 
 }  // namespace aiac::cg

@@ -37,6 +37,28 @@ TEST(BlockCgTest, SolvesABlockLikeEigen) {
   EXPECT_EQ(solver.Solve(p.b, x, 1e-12, 1000).iterations, 0);
 }
 
+TEST(BlockCgTest, UnsymmetricBlockIsSolvedToo) {
+  // Strongly unsymmetric, diagonally dominant: plain CG is not made for it.
+  const int n = 500;
+  std::vector<Eigen::Triplet<double>> t;
+  for (int i = 0; i < n; ++i) {
+    t.emplace_back(i, i, 5);
+    if (i + 1 < n) t.emplace_back(i, i + 1, -3.9);
+    if (i >= 3) t.emplace_back(i, i - 3, 0.9);
+  }
+  SpMat a(n, n);
+  a.setFromTriplets(t.begin(), t.end());
+  Eigen::VectorXd b = Eigen::VectorXd::LinSpaced(n, -1, 1);
+  BlockCg solver(a);
+  EXPECT_FALSE(solver.symmetric());
+  Eigen::VectorXd x = Eigen::VectorXd::Zero(n);
+  auto out = solver.Solve(b, x, 1e-12, 10000);
+  EXPECT_LT(out.relative_residual, 1e-10);
+  Eigen::SparseLU<Eigen::SparseMatrix<double>> lu{Eigen::SparseMatrix<double>(a)};
+  EXPECT_LT((x - lu.solve(b)).cwiseAbs().maxCoeff(), 1e-9);
+  EXPECT_TRUE(BlockCg(Generate({50, 2, 1}).a).symmetric());
+}
+
 TEST(CgProblemTest, GeneratedMatrixIsSymmetricAndDiagonallyDominant) {
   Problem p = Generate({300, 5, 11});
   Eigen::SparseMatrix<double> a(p.a), at = a.transpose();
