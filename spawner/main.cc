@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 
 #include "spawner/map_command.h"
+#include "spawner/plan_command.h"
 #include "spawner/run_command.h"
 
 int main(int argc, char** argv) {
@@ -11,6 +12,8 @@ int main(int argc, char** argv) {
   CLI::App* run = aiac::spawner::AddRunCommand(app, run_args);
   aiac::spawner::MapArgs map_args;
   CLI::App* map = aiac::spawner::AddMapCommand(app, map_args);
+  aiac::spawner::PlanArgs plan_args;
+  CLI::App* plan = aiac::spawner::AddPlanCommand(app, plan_args);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -18,5 +21,6 @@ int main(int argc, char** argv) {
   }
   if (run->parsed()) return aiac::spawner::RunCommand(run_args);
   if (map->parsed()) return aiac::spawner::MapCommand(map_args);
+  if (plan->parsed()) return aiac::spawner::PlanCommand(plan_args);
   return 2;
 }

@@ -1,0 +1,22 @@
+#include "redistribution/sliding_window.h"
+
+#include <numeric>
+
+#include "core/status.h"
+
+namespace aiac::redistribution {
+
+SlidingWindowMean::SlidingWindowMean(size_t window) : window_(window) { AIAC_CHECK(window >= 1); }
+
+void SlidingWindowMean::Add(double sample) {
+  samples_.push_back(sample);
+  sum_ += sample;
+  if (samples_.size() > window_) {
+    sum_ -= samples_.front();
+    samples_.pop_front();
+  }
+  // Re-add from scratch now and then so rounding errors of the running sum never pile up.
+  if (samples_.size() == window_) sum_ = std::accumulate(samples_.begin(), samples_.end(), 0.0);
+}
+
+}  // namespace aiac::redistribution
