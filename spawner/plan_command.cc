@@ -1,5 +1,6 @@
 #include "spawner/plan_command.h"
 
+#include <cmath>
 #include <cstdio>
 #include <set>
 
@@ -7,6 +8,7 @@
 
 #include "balance/lee_cho.h"
 #include "redistribution/distpm.h"
+#include "redistribution/ring.h"
 #include "spawner/mapping_io.h"
 
 namespace aiac::spawner {
@@ -114,6 +116,67 @@ int DistPm(const std::string& input) {
   return 0;
 }
 
+Result<std::vector<int64_t>> Integers(const json& v, const std::string& what) {
+  if (!v.is_array()) return InvalidArgument("'" + what + "' must be an array of whole numbers");
+  std::vector<int64_t> out;
+  for (const auto& x : v) {
+    if (x.is_number_integer()) {
+      out.push_back(x.get<int64_t>());
+    } else if (x.is_number() && x.get<double>() == std::floor(x.get<double>()) && std::abs(x.get<double>()) < 9e15) {
+      out.push_back(static_cast<int64_t>(x.get<double>()));
+    } else {
+      return InvalidArgument("'" + what + "' must be an array of whole numbers");
+    }
+  }
+  return out;
+}
+
+int Ring(const std::string& input) {
+  const std::string what = "ring";
+  auto j = ReadJsonFile(input);
+  if (!j.ok()) return BadInput(what, j.status());
+  if (Status s = OnlyFields(*j, input, {"direction", "loads", "delta", "c_next", "c_prev"},
+                            {"direction", "loads", "delta", "c_next"});
+      !s.ok()) {
+    return BadInput(what, s);
+  }
+  redistribution::RingInput in;
+  const json& dir = (*j)["direction"];
+  if (!dir.is_string() || (dir != "uni" && dir != "bi")) {
+    return BadInput(what, InvalidArgument("'direction' must be \"uni\" or \"bi\""));
+  }
+  in.bidirectional = dir == "bi";
+  auto loads = Integers((*j)["loads"], "loads");
+  if (!loads.ok()) return BadInput(what, loads.status());
+  auto delta = Integers((*j)["delta"], "delta");
+  if (!delta.ok()) return BadInput(what, delta.status());
+  auto c_next = Numbers((*j)["c_next"], "c_next");
+  if (!c_next.ok()) return BadInput(what, c_next.status());
+  in.loads = std::move(*loads);
+  in.delta = std::move(*delta);
+  in.c_next = std::move(*c_next);
+  if (j->contains("c_prev") && in.bidirectional) {
+    auto c_prev = Numbers((*j)["c_prev"], "c_prev");
+    if (!c_prev.ok()) return BadInput(what, c_prev.status());
+    in.c_prev = std::move(*c_prev);
+  }
+  if (Status s = redistribution::CheckRingInput(in); !s.ok()) return BadInput(what, s);
+  auto plan = redistribution::PlanRing(in);
+  if (!plan.ok()) return BadInput(what, plan.status());
+  ojson out;
+  out["case"] = plan->ring_case;
+  out["time"] = plan->time;
+  out["lower_bound"] = plan->lower_bound;
+  out["optimal"] = plan->optimal;
+  out["light"] = plan->light ? ojson(*plan->light) : ojson(nullptr);
+  out["transfers"] = ojson::array();
+  for (const auto& t : plan->transfers) {
+    out["transfers"].push_back({{"from", t.from}, {"to", t.to}, {"items", t.items}, {"start", t.start}, {"end", t.end}});
+  }
+  std::printf("%s\n", out.dump(2).c_str());
+  return 0;
+}
+
 int Balance(const std::string& input) {
   const std::string what = "balance";
   auto j = ReadJsonFile(input);
@@ -182,6 +245,8 @@ int Balance(const std::string& input) {
 CLI::App* AddPlanCommand(CLI::App& app, PlanArgs& args) {
   CLI::App* plan = app.add_subcommand("plan", "plan a data migration or a load balance (JSON in, JSON out)");
   plan->require_subcommand(1);
+  args.ring = plan->add_subcommand("ring", "ring redistribution plan (Algorithms 1-3, System 2), replayed one-port");
+  args.ring->add_option("--input", args.input, "direction, loads, delta, c_next, c_prev (JSON)")->required();
   args.distpm = plan->add_subcommand("distpm", "DistPM LP migration plan against the greedy baseline");
   args.distpm->add_option("--input", args.input, "groups, loads, targets, alpha, beta (JSON)")->required();
   args.balance = plan->add_subcommand("balance", "Lee & Cho static splits and dynamic checking point");
@@ -190,6 +255,7 @@ CLI::App* AddPlanCommand(CLI::App& app, PlanArgs& args) {
 }
 
 int PlanCommand(const PlanArgs& args) {
+  if (args.ring->parsed()) return Ring(args.input);
   if (args.distpm->parsed()) return DistPm(args.input);
   if (args.balance->parsed()) return Balance(args.input);
   return 2;

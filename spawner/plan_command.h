@@ -1,4 +1,4 @@
-// `aiac-spawner plan distpm|balance --input F.json`: the migration and load-balancing planners
+// `aiac-spawner plan ring|distpm|balance --input F.json`: the migration and load-balancing planners
 // offline, JSON in, JSON on stdout; bad input exits 2 with one line on stderr.
 #pragma once
 
@@ -10,6 +10,7 @@ namespace aiac::spawner {
 
 struct PlanArgs {
   std::string input;
+  CLI::App* ring = nullptr;
   CLI::App* distpm = nullptr;
   CLI::App* balance = nullptr;
 };
