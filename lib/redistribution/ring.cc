@@ -130,63 +130,63 @@ int64_t BidirectionalHomogeneousBound(const std::vector<int64_t>& delta) {
 std::vector<std::vector<std::pair<int, int>>> Algorithm3Steps(std::vector<int64_t> delta) {
   const int n = static_cast<int>(delta.size());
   std::vector<std::vector<std::pair<int, int>>> steps;
+  std::vector<int64_t> q(2 * n + 1);
+  std::vector<int> counts;  // sliding window of prefix values, offset by their minimum
+  // sends[i] bit 1: P_i -> P_{i+1}; bit 2: P_i -> P_{i-1} (one flag per link, like a set).
+  std::vector<uint8_t> sends(n);
   for (;;) {
     const int64_t dmax = BidirectionalHomogeneousBound(delta);  // line 1
     if (dmax < 1) break;                                           // line 2
-    std::set<std::pair<int, int>> sends;
+    std::fill(sends.begin(), sends.end(), 0);
+    auto send = [&](int from, int to) { sends[from] |= (to == Mod(from + 1, n)) ? 1 : 2; };
     // Slices C_{k,l} of 1..n-1 processors: sum = Q[k + len] - Q[k] over the doubled prefix sums.
-    // For each start k (end l), does a slice with a sum in `targets` start (end) there? A sliding
-    // window of prefix values answers each in O(1): O(n) per step instead of O(n^2).
-    std::vector<int64_t> q(2 * n + 1, 0);
+    // A sliding window of prefix values tells, for each start k (end l), whether a slice with a
+    // sum in `targets` starts (ends) there: O(n) per step. Every prefix value lies within
+    // 2 dmax of the others (Lemma 3's bound), so the window is a flat array.
+    q[0] = 0;
     for (int j = 0; j < 2 * n; ++j) q[j + 1] = q[j] + delta[j % n];
-    auto starts_with = [&](const std::vector<int64_t>& targets) {
-      std::vector<bool> found(n, false);
-      std::unordered_map<int64_t, int> window;  // Q[k+1..k+n-1]
-      for (int j = 1; j <= n - 1; ++j) ++window[q[j]];
-      for (int k = 0; k < n; ++k) {
-        for (int64_t t : targets) {
-          auto it = window.find(q[k] + t);
-          if (it != window.end() && it->second > 0) found[k] = true;
+    const int64_t base = *std::min_element(q.begin(), q.end());
+    const int64_t span = *std::max_element(q.begin(), q.end()) - base + 1;
+    auto has = [&](int64_t v) { return v >= base && v < base + span && counts[static_cast<size_t>(v - base)] > 0; };
+    auto slide = [&](bool at_start, const std::vector<int64_t>& targets, std::vector<bool>& found) {
+      counts.assign(static_cast<size_t>(span), 0);
+      found.assign(n, false);
+      if (at_start) {  // window Q[k+1 .. k+n-1]
+        for (int j = 1; j <= n - 1; ++j) ++counts[static_cast<size_t>(q[j] - base)];
+        for (int k = 0; k < n; ++k) {
+          for (int64_t t : targets) found[k] = found[k] || has(q[k] + t);
+          --counts[static_cast<size_t>(q[k + 1] - base)];
+          ++counts[static_cast<size_t>(q[k + n] - base)];
         }
-        --window[q[k + 1]];
-        ++window[q[k + n]];
-      }
-      return found;
-    };
-    auto ends_with = [&](const std::vector<int64_t>& targets) {
-      // Slice ending at l (index e = l or l + n in the doubled array): Q[e+1] - Q[k] for
-      // k in [e+2-n, e]; use e = l + n so k stays in range.
-      std::vector<bool> found(n, false);
-      std::unordered_map<int64_t, int> window;
-      for (int k = 2; k <= n; ++k) ++window[q[k]];  // for e = n (l = 0): k in [2, n]
-      for (int l = 0; l < n; ++l) {
-        const int e = l + n;
-        for (int64_t t : targets) {
-          auto it = window.find(q[e + 1] - t);
-          if (it != window.end() && it->second > 0) found[l] = true;
+      } else {  // slice ending at l, e = l + n: window Q[e+2-n .. e]
+        for (int j = 2; j <= n; ++j) ++counts[static_cast<size_t>(q[j] - base)];
+        for (int l = 0; l < n; ++l) {
+          const int e = l + n;
+          for (int64_t t : targets) found[l] = found[l] || has(q[e + 1] - t);
+          --counts[static_cast<size_t>(q[e + 2 - n] - base)];
+          ++counts[static_cast<size_t>(q[e + 1] - base)];
         }
-        --window[q[e + 2 - n]];
-        ++window[q[e + 1]];
       }
-      return found;
     };
+    std::vector<bool> found;
     auto rule = [&](const std::vector<int64_t>& targets, bool at_start, bool outward) {
       if (targets.empty()) return;
-      const auto found = at_start ? starts_with(targets) : ends_with(targets);
+      slide(at_start, targets, found);
       for (int i = 0; i < n; ++i) {
         if (!found[i]) continue;
         const int outside = at_start ? Mod(i - 1, n) : Mod(i + 1, n);
-        if (outward) sends.insert({i, outside});  // the slice sends through this end
-        else sends.insert({outside, i});          // the slice receives through this end
+        if (outward) send(i, outside);  // the slice sends through this end
+        else send(outside, i);          // the slice receives through this end
       }
     };
-    auto keep = [](std::vector<int64_t> v, auto pred) {
-      v.erase(std::remove_if(v.begin(), v.end(), [&](int64_t x) { return !pred(x); }), v.end());
-      return v;
-    };
-    if (dmax != 2) {  // lines 3-9: sums d with ceil(|d| / 2) = dmax, |d| > 1
-      const auto pos = keep({2 * dmax - 1, 2 * dmax}, [](int64_t d) { return d > 1; });
-      const auto neg = keep({-(2 * dmax - 1), -2 * dmax}, [](int64_t d) { return d < -1; });
+    if (dmax != 2) {  // lines 3-9: sums d with ceil(|d| / 2) = dmax and |d| > 1
+      std::vector<int64_t> pos, neg;
+      for (int64_t d : {2 * dmax - 1, 2 * dmax}) {
+        if (d > 1) {
+          pos.push_back(d);
+          neg.push_back(-d);
+        }
+      }
       rule(pos, true, true);    // P_k sends to P_{k-1}
       rule(pos, false, true);   // P_l sends to P_{l+1}
       rule(neg, true, false);   // P_{k-1} sends to P_k
@@ -197,46 +197,54 @@ std::vector<std::vector<std::pair<int, int>>> Algorithm3Steps(std::vector<int64_
       rule({-3, -4}, true, false);  // delta_{k,l} <= -3: P_{k-1} sends to P_k
       rule({-4}, false, false);     // delta_{k,l} = -4: P_{l+1} sends to P_l
     }
+    auto sends_to = [&](int from, int to) { return (sends[from] & ((to == Mod(from + 1, n)) ? 1 : 2)) != 0; };
     std::vector<bool> sending(n, false), receiving(n, false);
-    for (const auto& [from, to] : sends) {
-      sending[from] = true;
-      receiving[to] = true;
+    for (int i = 0; i < n; ++i) {
+      if (sends[i] & 1) sending[i] = receiving[Mod(i + 1, n)] = true;
+      if (sends[i] & 2) sending[i] = receiving[Mod(i - 1, n)] = true;
     }
     for (int i = 0; i < n; ++i) {  // lines 19-21
       if (delta[i] == dmax && !sending[i]) {
-        sends.insert({i, Mod(i + 1, n)});
+        send(i, Mod(i + 1, n));
         sending[i] = receiving[Mod(i + 1, n)] = true;
       }
     }
     for (int i = 0; i < n; ++i) {  // lines 22-24
       if (delta[i] == -dmax && !receiving[i]) {
-        sends.insert({Mod(i - 1, n), i});
+        send(Mod(i - 1, n), i);
         sending[Mod(i - 1, n)] = receiving[i] = true;
       }
     }
     if (dmax == 1) {  // lines 25-30: balanced processors pass items on (to a fixpoint along chains)
-      bool grew = true;
-      while (grew) {
+      for (bool grew = true; grew;) {
         grew = false;
         for (int i = 0; i < n; ++i) {
           if (delta[i] != 0) continue;
-          if (sends.count({Mod(i - 1, n), i}) && !sends.count({i, Mod(i + 1, n)})) {
-            sends.insert({i, Mod(i + 1, n)});
+          if (sends_to(Mod(i - 1, n), i) && !sends_to(i, Mod(i + 1, n))) {
+            send(i, Mod(i + 1, n));
             grew = true;
           }
-          if (sends.count({Mod(i + 1, n), i}) && !sends.count({i, Mod(i - 1, n)})) {
-            sends.insert({i, Mod(i - 1, n)});
+          if (sends_to(Mod(i + 1, n), i) && !sends_to(i, Mod(i - 1, n))) {
+            send(i, Mod(i - 1, n));
             grew = true;
           }
         }
       }
     }
-    for (const auto& [from, to] : sends) {
+    // The step's sends, ordered by (from, to), each link once.
+    std::vector<std::pair<int, int>> step;
+    for (int i = 0; i < n; ++i) {
+      int a = (sends[i] & 1) ? Mod(i + 1, n) : -1, b = (sends[i] & 2) ? Mod(i - 1, n) : -1;
+      if (a == b) b = -1;  // n = 2: both neighbours are the same processor
+      if (a > b) std::swap(a, b);
+      if (a >= 0) step.push_back({i, a});
+      if (b >= 0) step.push_back({i, b});
+    }
+    for (const auto& [from, to] : step) {
       --delta[from];
       ++delta[to];
     }
-    steps.emplace_back(sends.begin(), sends.end());
-    if (steps.size() > 4 * static_cast<size_t>(dmax) * 1000 + 100000) break;  // never loops: dmax drops each step
+    steps.push_back(std::move(step));
   }
   return steps;
 }

@@ -34,6 +34,58 @@ TEST_F(PlanCommandTest, BalanceExample) {
   EXPECT_LT(j["dynamic"]["T_check"].get<double>(), j["dynamic"]["T_after"].get<double>());
 }
 
+TEST_F(PlanCommandTest, RingExampleIsReplayedAndOptimal) {
+  ASSERT_EQ(RunSpawner({"plan", "ring", "--input", SourcePath("apps/examples/ring.json")}, "plan"), 0) << Log("plan");
+  auto j = nlohmann::json::parse(Log("plan"));
+  EXPECT_EQ(j["case"], "bi-het");
+  EXPECT_EQ(j["time"], 8.0);
+  EXPECT_EQ(j["lower_bound"], 8.0);
+  EXPECT_EQ(j["optimal"], true);
+  EXPECT_EQ(j["light"], false);
+  // Conservation and run lengths: end - start = items x cost of the link used.
+  const std::vector<double> c_next = {1.0, 1.5, 1.0, 2.0, 1.0}, c_prev = {1.0, 1.0, 0.5, 1.0, 1.5};
+  std::vector<int64_t> load = {1, 2, 4, 3, 3};
+  for (const auto& t : j["transfers"]) {
+    const int from = t["from"], to = t["to"];
+    const int64_t items = t["items"];
+    const double cost = to == (from + 1) % 5 ? c_next[from] : c_prev[from];
+    EXPECT_NEAR(t["end"].get<double>() - t["start"].get<double>(), items * cost, 1e-9);
+    load[from] -= items;
+    load[to] += items;
+  }
+  EXPECT_EQ(load, (std::vector<int64_t>{9, 1, 1, 1, 1}));
+
+  WriteFile(dir_ / "uni.json", R"({"direction": "uni", "loads": [10, 1, 10, 3], "delta": [3, -5, 4, -2], "c_next": [2, 2, 2, 2]})");
+  ASSERT_EQ(RunSpawner({"plan", "ring", "--input", dir_ / "uni.json"}, "uni"), 0) << Log("uni");
+  auto u = nlohmann::json::parse(Log("uni"));
+  EXPECT_EQ(u["case"], "uni-hom");
+  EXPECT_EQ(u["time"], 10.0);
+  EXPECT_EQ(u["light"], nullptr);
+}
+
+TEST_F(PlanCommandTest, RingBadInputExitsTwoWithOneLine) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"direction": "uni", "loads": [2, 2, 2], "delta": [1, -1], "c_next": [1, 1, 1]})", "must have the same length"},
+      {R"({"direction": "uni", "loads": [2, 2], "delta": [1, 0], "c_next": [1, 1]})", "the sum of delta is 1, not 0"},
+      {R"({"direction": "uni", "loads": [0, 2], "delta": [0, 0], "c_next": [1, 1]})", "holds less than 1 item before"},
+      {R"({"direction": "uni", "loads": [2, 2], "delta": [2, -2], "c_next": [1, 1]})", "would hold less than 1 item after"},
+      {R"({"direction": "uni", "loads": [2, 2], "delta": [1, -1], "c_next": [1, -1]})", "c_next must be positive"},
+      {R"({"direction": "uni", "loads": [2], "delta": [0], "c_next": [1]})", "at least 2 processors"},
+      {R"({"direction": "bi", "loads": [2, 2], "delta": [1, -1], "c_next": [1, 1]})", "c_prev is required"},
+      {R"({"direction": "up", "loads": [2, 2], "delta": [1, -1], "c_next": [1, 1]})", "'direction' must be"},
+      {R"({"direction": "uni", "loads": [2.5, 2], "delta": [1, -1], "c_next": [1, 1]})", "whole numbers"},
+      {R"({"direction": "uni", "loads": [2, 2], "delta": [1, -1], "c_next": [1, 1], "c_side": [1]})", "unknown field 'c_side'"},
+      {R"({"direction": "uni", "loads": [2, 2], "delta": [1, -1]})", "missing field 'c_next'"},
+  };
+  for (const auto& [content, message] : cases) {
+    WriteFile(dir_ / "r.json", content);
+    ASSERT_EQ(RunSpawner({"plan", "ring", "--input", dir_ / "r.json"}, "bad"), 2) << message;
+    const std::string out = Log("bad");
+    EXPECT_NE(out.find(message), std::string::npos) << out;
+    EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
+  }
+}
+
 TEST_F(PlanCommandTest, BadInputExitsTwoWithOneLine) {
   WriteFile(dir_ / "sum.json", R"({"groups": [{"name": "a", "load": 5, "target": 4}, {"name": "b", "load": 0, "target": 0}],
                                    "alpha": [[0, 0], [0, 0]], "beta": [[0, 1], [1, 0]]})");
