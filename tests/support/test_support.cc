@@ -63,7 +63,7 @@ spawner::ChildProcess Start(const std::string& binary, const std::vector<std::st
   return std::move(*child);
 }
 
-std::vector<int> ProcessesMatching(const std::string& needle) {
+std::vector<int> ProcessesMatching(const std::string& needle, const std::string& also) {
   std::vector<int> pids;
   for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
     const std::string name = entry.path().filename();
@@ -73,7 +73,9 @@ std::vector<int> ProcessesMatching(const std::string& needle) {
     if (close == std::string::npos || close + 2 >= stat.size() || stat[close + 2] == 'Z') continue;
     std::string cmdline = ReadFile(entry.path().string() + "/cmdline");
     for (char& c : cmdline) if (c == '\0') c = ' ';
-    if (cmdline.find(needle) != std::string::npos) pids.push_back(std::stoi(name));
+    if (cmdline.find(needle) != std::string::npos && cmdline.find(also) != std::string::npos) {
+      pids.push_back(std::stoi(name));
+    }
   }
   return pids;
 }

@@ -51,7 +51,7 @@ bool WaitUntil(const std::function<bool()>& pred,
 spawner::ChildProcess Start(const std::string& binary, const std::vector<std::string>& args,
                             const std::string& log);
 
-// Pids of running (not zombie) processes whose command line contains `needle`.
-std::vector<int> ProcessesMatching(const std::string& needle);
+// Pids of running (not zombie) processes whose command line contains `needle` (and `also`).
+std::vector<int> ProcessesMatching(const std::string& needle, const std::string& also = "");
 
 }  // namespace aiac::testing

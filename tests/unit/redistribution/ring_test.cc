@@ -178,6 +178,14 @@ TEST(RingTest, UnidirectionalRandomRingsMeetTheirBounds) {
     ASSERT_NEAR(p->time, p->lower_bound, 1e-9) << "trial " << trial;
     ASSERT_TRUE(p->optimal);
     CheckSchedule(in, *p, "uni trial " + std::to_string(trial));
+    // Independent optimality check: a unidirectional schedule moves S_i + k items over link i
+    // for some k >= 0 (conservation), so it takes at least max_i (S_i + k) c_i >= our time.
+    const auto flows = UnidirectionalFlows(in.delta);
+    for (int64_t k = 0; k <= 3; ++k) {
+      double need = 0;
+      for (int i = 0; i < n; ++i) need = std::max(need, static_cast<double>(flows[i] + k) * in.c_next[i]);
+      ASSERT_GE(need + 1e-9, p->time) << "trial " << trial;
+    }
     // Lemma 1 is a bound for any schedule: the optimum is at least it even heterogeneous.
     double lemma1 = 0;
     for (int k = 0; k < n; ++k)
