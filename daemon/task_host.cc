@@ -2,6 +2,8 @@
 
 #include <deque>
 
+#include "net/listener.h"
+
 namespace aiac::daemon {
 
 namespace asio = net::asio;
@@ -54,18 +56,7 @@ TaskHost::TaskHost(asio::io_context& io, TaskHostOptions options, Logger log)
 
 TaskHost::~TaskHost() { Stop(); }
 
-Result<Endpoint> TaskHost::Listen(const Endpoint& listen) {
-  net::error_code ec;
-  auto address = asio::ip::make_address(listen.host, ec);
-  if (ec) return InvalidArgument("listen address '" + listen.host + "' is not an IP address");
-  net::tcp::endpoint ep(address, listen.port);
-  acceptor_.open(ep.protocol(), ec);
-  if (!ec) acceptor_.set_option(net::tcp::acceptor::reuse_address(true), ec);
-  if (!ec) acceptor_.bind(ep, ec);
-  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) return Unavailable("cannot listen on " + listen.ToString() + ": " + ec.message());
-  return Endpoint{listen.host, acceptor_.local_endpoint().port()};
-}
+Result<Endpoint> TaskHost::Listen(const Endpoint& listen) { return net::Listen(acceptor_, listen); }
 
 void TaskHost::Serve() { asio::co_spawn(io_, AcceptLoop(), asio::detached); }
 

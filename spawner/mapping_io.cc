@@ -1,6 +1,7 @@
 #include "spawner/mapping_io.h"
 
-#include <fstream>
+#include "spawner/json_input.h"
+
 #include <set>
 
 namespace aiac::spawner {
@@ -8,37 +9,6 @@ namespace aiac::spawner {
 using nlohmann::json;
 
 namespace {
-
-// Checks that `obj` is an object with only `allowed` keys and all `required` ones.
-Status CheckObject(const json& obj, const std::string& where, const std::set<std::string>& allowed,
-                   const std::set<std::string>& required) {
-  if (!obj.is_object()) return InvalidArgument(where + " must be an object");
-  for (const auto& [key, value] : obj.items()) {
-    if (!allowed.count(key)) return InvalidArgument(where + ": unknown field '" + key + "'");
-  }
-  for (const auto& key : required) {
-    if (!obj.contains(key)) return InvalidArgument(where + ": missing field '" + key + "'");
-  }
-  return Status::Ok();
-}
-
-Result<double> Number(const json& obj, const std::string& key, const std::string& where) {
-  const json& v = obj.at(key);
-  if (!v.is_number()) return InvalidArgument(where + ": '" + key + "' must be a number");
-  return v.get<double>();
-}
-
-Result<std::string> Text(const json& obj, const std::string& key, const std::string& where) {
-  const json& v = obj.at(key);
-  if (!v.is_string()) return InvalidArgument(where + ": '" + key + "' must be a string");
-  return v.get<std::string>();
-}
-
-Result<int64_t> Integer(const json& obj, const std::string& key, const std::string& where) {
-  const json& v = obj.at(key);
-  if (!v.is_number_integer()) return InvalidArgument(where + ": '" + key + "' must be an integer");
-  return v.get<int64_t>();
-}
 
 const json& ArrayAt(const json& obj, const std::string& key, Status& error, const std::string& where) {
   static const json kEmpty = json::array();
@@ -49,31 +19,21 @@ const json& ArrayAt(const json& obj, const std::string& key, Status& error, cons
 
 }  // namespace
 
-Result<json> ReadJsonFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return NotFound("cannot read " + path);
-  try {
-    return json::parse(in);
-  } catch (const json::parse_error& e) {
-    return InvalidArgument(path + ": not valid JSON (" + e.what() + ")");
-  }
-}
-
 Result<model::Platform> PlatformFromJson(const json& j, const std::string& name) {
-  AIAC_RETURN_IF_ERROR(CheckObject(j, name, {"clusters", "inter_latency"}, {"clusters"}));
+  AIAC_RETURN_IF_ERROR(CheckFields(j, name, {"clusters", "inter_latency"}, {"clusters"}));
   Status error;
   std::vector<model::ClusterSpec> clusters;
   const json& cs = ArrayAt(j, "clusters", error, name);
   AIAC_RETURN_IF_ERROR(error);
   for (size_t i = 0; i < cs.size(); ++i) {
     const std::string where = name + ": clusters[" + std::to_string(i) + "]";
-    AIAC_RETURN_IF_ERROR(CheckObject(cs[i], where, {"name", "latency", "nodes"}, {"name", "nodes"}));
+    AIAC_RETURN_IF_ERROR(CheckFields(cs[i], where, {"name", "latency", "nodes"}, {"name", "nodes"}));
     model::ClusterSpec c;
-    auto cname = Text(cs[i], "name", where);
+    auto cname = TextField(cs[i], "name", where);
     if (!cname.ok()) return cname.status();
     c.name = *cname;
     if (cs[i].contains("latency")) {
-      auto l = Number(cs[i], "latency", where);
+      auto l = NumberField(cs[i], "latency", where);
       if (!l.ok()) return l.status();
       c.latency = *l;
     }
@@ -81,11 +41,11 @@ Result<model::Platform> PlatformFromJson(const json& j, const std::string& name)
     AIAC_RETURN_IF_ERROR(error);
     for (size_t k = 0; k < ns.size(); ++k) {
       const std::string nwhere = where + ".nodes[" + std::to_string(k) + "]";
-      AIAC_RETURN_IF_ERROR(CheckObject(ns[k], nwhere, {"id", "power", "free"}, {"id", "power"}));
+      AIAC_RETURN_IF_ERROR(CheckFields(ns[k], nwhere, {"id", "power", "free"}, {"id", "power"}));
       model::NodeSpec n;
-      auto id = Text(ns[k], "id", nwhere);
+      auto id = TextField(ns[k], "id", nwhere);
       if (!id.ok()) return id.status();
-      auto power = Number(ns[k], "power", nwhere);
+      auto power = NumberField(ns[k], "power", nwhere);
       if (!power.ok()) return power.status();
       n.id = *id;
       n.power = *power;
@@ -102,12 +62,12 @@ Result<model::Platform> PlatformFromJson(const json& j, const std::string& name)
   AIAC_RETURN_IF_ERROR(error);
   for (size_t i = 0; i < ls.size(); ++i) {
     const std::string where = name + ": inter_latency[" + std::to_string(i) + "]";
-    AIAC_RETURN_IF_ERROR(CheckObject(ls[i], where, {"a", "b", "latency"}, {"a", "b", "latency"}));
-    auto a = Text(ls[i], "a", where);
+    AIAC_RETURN_IF_ERROR(CheckFields(ls[i], where, {"a", "b", "latency"}, {"a", "b", "latency"}));
+    auto a = TextField(ls[i], "a", where);
     if (!a.ok()) return a.status();
-    auto b = Text(ls[i], "b", where);
+    auto b = TextField(ls[i], "b", where);
     if (!b.ok()) return b.status();
-    auto l = Number(ls[i], "latency", where);
+    auto l = NumberField(ls[i], "latency", where);
     if (!l.ok()) return l.status();
     inter.push_back({*a, *b, *l});
   }
@@ -117,17 +77,17 @@ Result<model::Platform> PlatformFromJson(const json& j, const std::string& name)
 }
 
 Result<model::Tig> TigFromJson(const json& j, const std::string& name) {
-  AIAC_RETURN_IF_ERROR(CheckObject(j, name, {"tasks", "edges"}, {"tasks"}));
+  AIAC_RETURN_IF_ERROR(CheckFields(j, name, {"tasks", "edges"}, {"tasks"}));
   Status error;
   std::vector<model::TaskSpec> tasks;
   const json& ts = ArrayAt(j, "tasks", error, name);
   AIAC_RETURN_IF_ERROR(error);
   for (size_t i = 0; i < ts.size(); ++i) {
     const std::string where = name + ": tasks[" + std::to_string(i) + "]";
-    AIAC_RETURN_IF_ERROR(CheckObject(ts[i], where, {"id", "cost"}, {"id", "cost"}));
-    auto id = Integer(ts[i], "id", where);
+    AIAC_RETURN_IF_ERROR(CheckFields(ts[i], where, {"id", "cost"}, {"id", "cost"}));
+    auto id = IntegerField(ts[i], "id", where);
     if (!id.ok()) return id.status();
-    auto cost = Number(ts[i], "cost", where);
+    auto cost = NumberField(ts[i], "cost", where);
     if (!cost.ok()) return cost.status();
     tasks.push_back({*id, *cost});
   }
@@ -136,12 +96,12 @@ Result<model::Tig> TigFromJson(const json& j, const std::string& name) {
   AIAC_RETURN_IF_ERROR(error);
   for (size_t i = 0; i < es.size(); ++i) {
     const std::string where = name + ": edges[" + std::to_string(i) + "]";
-    AIAC_RETURN_IF_ERROR(CheckObject(es[i], where, {"a", "b", "volume"}, {"a", "b", "volume"}));
-    auto a = Integer(es[i], "a", where);
+    AIAC_RETURN_IF_ERROR(CheckFields(es[i], where, {"a", "b", "volume"}, {"a", "b", "volume"}));
+    auto a = IntegerField(es[i], "a", where);
     if (!a.ok()) return a.status();
-    auto b = Integer(es[i], "b", where);
+    auto b = IntegerField(es[i], "b", where);
     if (!b.ok()) return b.status();
-    auto v = Number(es[i], "volume", where);
+    auto v = NumberField(es[i], "volume", where);
     if (!v.ok()) return v.status();
     edges.push_back({*a, *b, *v});
   }

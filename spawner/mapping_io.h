@@ -16,10 +16,10 @@
 #include "mapping/failure_replay.h"
 #include "model/platform.h"
 #include "model/tig.h"
+#include "spawner/json_input.h"
 
 namespace aiac::spawner {
 
-Result<nlohmann::json> ReadJsonFile(const std::string& path);
 Result<model::Platform> PlatformFromJson(const nlohmann::json& j, const std::string& name);
 Result<model::Tig> TigFromJson(const nlohmann::json& j, const std::string& name);
 

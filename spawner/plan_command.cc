@@ -9,7 +9,7 @@
 #include "balance/lee_cho.h"
 #include "redistribution/distpm.h"
 #include "redistribution/ring.h"
-#include "spawner/mapping_io.h"
+#include "spawner/json_input.h"
 
 namespace aiac::spawner {
 
@@ -21,23 +21,6 @@ namespace {
 int BadInput(const std::string& what, const Status& s) {
   std::fprintf(stderr, "aiac-spawner plan %s: %s\n", what.c_str(), s.message().c_str());
   return 2;
-}
-
-Status OnlyFields(const json& obj, const std::string& where, const std::set<std::string>& allowed,
-                  const std::set<std::string>& required) {
-  if (!obj.is_object()) return InvalidArgument(where + " must be an object");
-  for (const auto& [key, value] : obj.items()) {
-    if (!allowed.count(key)) return InvalidArgument(where + ": unknown field '" + key + "'");
-  }
-  for (const auto& key : required) {
-    if (!obj.contains(key)) return InvalidArgument(where + ": missing field '" + key + "'");
-  }
-  return Status::Ok();
-}
-
-Result<double> NumberAt(const json& obj, const std::string& key, const std::string& where) {
-  if (!obj.at(key).is_number()) return InvalidArgument(where + ": '" + key + "' must be a number");
-  return obj.at(key).get<double>();
 }
 
 Result<std::vector<double>> Numbers(const json& v, const std::string& what) {
@@ -65,7 +48,7 @@ int DistPm(const std::string& input) {
   const std::string what = "distpm";
   auto j = ReadJsonFile(input);
   if (!j.ok()) return BadInput(what, j.status());
-  if (Status s = OnlyFields(*j, input, {"groups", "alpha", "beta"}, {"groups", "alpha", "beta"}); !s.ok()) {
+  if (Status s = CheckFields(*j, input, {"groups", "alpha", "beta"}, {"groups", "alpha", "beta"}); !s.ok()) {
     return BadInput(what, s);
   }
   redistribution::MigrationInput in;
@@ -73,13 +56,13 @@ int DistPm(const std::string& input) {
   for (size_t g = 0; g < (*j)["groups"].size(); ++g) {
     const json& gj = (*j)["groups"][g];
     const std::string where = input + ": groups[" + std::to_string(g) + "]";
-    if (Status s = OnlyFields(gj, where, {"name", "load", "target"}, {"name", "load", "target"}); !s.ok()) {
+    if (Status s = CheckFields(gj, where, {"name", "load", "target"}, {"name", "load", "target"}); !s.ok()) {
       return BadInput(what, s);
     }
     if (!gj["name"].is_string()) return BadInput(what, InvalidArgument(where + ": 'name' must be a string"));
-    auto load = NumberAt(gj, "load", where);
+    auto load = NumberField(gj, "load", where);
     if (!load.ok()) return BadInput(what, load.status());
-    auto target = NumberAt(gj, "target", where);
+    auto target = NumberField(gj, "target", where);
     if (!target.ok()) return BadInput(what, target.status());
     in.groups.push_back({gj["name"].get<std::string>(), *load, *target});
   }
@@ -135,7 +118,7 @@ int Ring(const std::string& input) {
   const std::string what = "ring";
   auto j = ReadJsonFile(input);
   if (!j.ok()) return BadInput(what, j.status());
-  if (Status s = OnlyFields(*j, input, {"direction", "loads", "delta", "c_next", "c_prev"},
+  if (Status s = CheckFields(*j, input, {"direction", "loads", "delta", "c_next", "c_prev"},
                             {"direction", "loads", "delta", "c_next"});
       !s.ok()) {
     return BadInput(what, s);
@@ -181,18 +164,18 @@ int Balance(const std::string& input) {
   const std::string what = "balance";
   auto j = ReadJsonFile(input);
   if (!j.ok()) return BadInput(what, j.status());
-  if (Status s = OnlyFields(*j, input, {"X", "h", "overhead", "threshold", "workstations", "remaining"},
+  if (Status s = CheckFields(*j, input, {"X", "h", "overhead", "threshold", "workstations", "remaining"},
                             {"X", "workstations"});
       !s.ok()) {
     return BadInput(what, s);
   }
-  auto x = NumberAt(*j, "X", input);
+  auto x = NumberField(*j, "X", input);
   if (!x.ok()) return BadInput(what, x.status());
   if (*x <= 0) return BadInput(what, InvalidArgument("X must be positive"));
   double h = 1, overhead = 0, threshold = 0;
   for (auto [key, slot] : {std::pair{"h", &h}, std::pair{"overhead", &overhead}, std::pair{"threshold", &threshold}}) {
     if (!j->contains(key)) continue;
-    auto v = NumberAt(*j, key, input);
+    auto v = NumberField(*j, key, input);
     if (!v.ok()) return BadInput(what, v.status());
     *slot = *v;
   }
@@ -203,10 +186,10 @@ int Balance(const std::string& input) {
   for (size_t i = 0; i < (*j)["workstations"].size(); ++i) {
     const json& w = (*j)["workstations"][i];
     const std::string where = input + ": workstations[" + std::to_string(i) + "]";
-    if (Status s = OnlyFields(w, where, {"mu", "N", "sigma_n"}, {"mu", "N", "sigma_n"}); !s.ok()) return BadInput(what, s);
-    auto mu = NumberAt(w, "mu", where);
-    auto n = NumberAt(w, "N", where);
-    auto sd = NumberAt(w, "sigma_n", where);
+    if (Status s = CheckFields(w, where, {"mu", "N", "sigma_n"}, {"mu", "N", "sigma_n"}); !s.ok()) return BadInput(what, s);
+    auto mu = NumberField(w, "mu", where);
+    auto n = NumberField(w, "N", where);
+    auto sd = NumberField(w, "sigma_n", where);
     for (const auto* r : {&mu, &n, &sd}) {
       if (!r->ok()) return BadInput(what, r->status());
     }

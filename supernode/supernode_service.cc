@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "net/listener.h"
+
 namespace aiac::supernode {
 
 using net::asio::awaitable;
@@ -33,16 +35,9 @@ SupernodeService::SupernodeService(asio::io_context& io, SupernodeOptions option
 SupernodeService::~SupernodeService() { Stop(); }
 
 Result<Endpoint> SupernodeService::Start(const Endpoint& listen) {
-  net::error_code ec;
-  auto address = asio::ip::make_address(listen.host, ec);
-  if (ec) return InvalidArgument("listen address '" + listen.host + "' is not an IP address");
-  net::tcp::endpoint ep(address, listen.port);
-  acceptor_.open(ep.protocol(), ec);
-  if (!ec) acceptor_.set_option(net::tcp::acceptor::reuse_address(true), ec);
-  if (!ec) acceptor_.bind(ep, ec);
-  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) return Unavailable("cannot listen on " + listen.ToString() + ": " + ec.message());
-  Endpoint bound{listen.host, acceptor_.local_endpoint().port()};
+  auto listening = net::Listen(acceptor_, listen);
+  if (!listening.ok()) return listening.status();
+  const Endpoint bound = *listening;
 
   asio::co_spawn(io_, AcceptLoop(), asio::detached);
   asio::co_spawn(io_, Housekeeping(), asio::detached);
@@ -157,13 +152,7 @@ awaitable<void> SupernodeService::ServeSpawner(net::ConnectionPtr conn) {
         // The spawner retries while it waits: one line per retry would be noise.
         log_->debug("request of job {} for {} daemons not met: {}", job, count, outcome.error);
       }
-      conn->SendEnvelope([&](proto::Envelope::Builder e) {
-        auto g = e.initGrantDaemons();
-        g.setRequestId(request_id);
-        g.setError(outcome.error);
-        auto list = g.initDaemons(static_cast<unsigned>(outcome.daemons.size()));
-        for (size_t i = 0; i < outcome.daemons.size(); ++i) ToProto(outcome.daemons[i], list[i]);
-      });
+      SendGrant(*conn, request_id, outcome);
     } else if (env.isReleaseDaemons()) {
       auto rel = env.getReleaseDaemons();
       std::vector<std::string> ids;
@@ -200,13 +189,7 @@ awaitable<void> SupernodeService::ServePeer(net::ConnectionPtr conn) {
         log_->info("granted {} daemons to job {} for super-node {}", outcome.daemons.size(), job,
                    conn->peer().id);
       }
-      conn->SendEnvelope([&](proto::Envelope::Builder e) {
-        auto g = e.initGrantDaemons();
-        g.setRequestId(request_id);
-        g.setError(outcome.error);
-        auto list = g.initDaemons(static_cast<unsigned>(outcome.daemons.size()));
-        for (size_t i = 0; i < outcome.daemons.size(); ++i) ToProto(outcome.daemons[i], list[i]);
-      });
+      SendGrant(*conn, request_id, outcome);
     } else if (env.isGrantDaemons()) {
       auto g = env.getGrantDaemons();
       auto it = pending_.find(g.getRequestId());
@@ -268,6 +251,16 @@ awaitable<void> SupernodeService::Housekeeping() {
     }
     for (auto& [key, link] : peers_) SendDigest(link);
   }
+}
+
+void SupernodeService::SendGrant(net::Connection& conn, uint64_t request_id, const GrantOutcome& outcome) {
+  conn.SendEnvelope([&](proto::Envelope::Builder e) {
+    auto g = e.initGrantDaemons();
+    g.setRequestId(request_id);
+    g.setError(outcome.error);
+    auto list = g.initDaemons(static_cast<unsigned>(outcome.daemons.size()));
+    for (size_t i = 0; i < outcome.daemons.size(); ++i) ToProto(outcome.daemons[i], list[i]);
+  });
 }
 
 void SupernodeService::SendDigest(PeerLink& link) {

@@ -56,6 +56,7 @@ class SupernodeService {
   net::awaitable<GrantOutcome> GrantFor(std::string job, size_t count, bool allow_forward);
   void ReleaseFor(const std::string& job, const std::vector<std::string>& ids, bool forward);
   void SendDigest(PeerLink& link);
+  void SendGrant(net::Connection& conn, uint64_t request_id, const GrantOutcome& outcome);
 
   net::asio::io_context& io_;
   SupernodeOptions options_;
