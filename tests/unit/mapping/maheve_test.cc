@@ -177,7 +177,9 @@ TEST(MaheveTest, InvariantsOnRandomInstances) {
     } else if (r[0].node >= 0) {
       ASSERT_NE(p.nodes()[r[0].node].cluster, p.nodes()[victim].cluster);
     }
-    if (r[0].node >= 0) ASSERT_EQ(during.node_of(0), r[0].node);
+    if (r[0].node >= 0) {
+      ASSERT_EQ(during.node_of(0), r[0].node);
+    }
   }
 }
 
