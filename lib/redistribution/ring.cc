@@ -368,10 +368,20 @@ Result<RingPlan> PlanRing(const RingInput& in) {
   if (AllEqual(in.c_next, c) && AllEqual(in.c_prev, c)) {
     // Algorithm 3: one synchronous step of length c per call.
     const auto steps = Algorithm3Steps(in.delta);
+    // Sends in consecutive steps over the same link form one operation released at the first
+    // of them: with steps of length c, each next item starts exactly when the last one ends.
     std::vector<std::vector<RingOp>> ops(n);
+    std::vector<size_t> last_step(n, SIZE_MAX);
     for (size_t s = 0; s < steps.size(); ++s) {
       for (const auto& [from, to] : steps[s]) {
-        ops[from].push_back({to == Mod(from + 1, n), 1, static_cast<double>(s) * c});
+        const bool to_next = to == Mod(from + 1, n);
+        auto& list = ops[from];
+        if (!list.empty() && last_step[from] + 1 == s && list.back().to_next == to_next) {
+          ++list.back().items;
+        } else {
+          list.push_back({to_next, 1, static_cast<double>(s) * c});
+        }
+        last_step[from] = s;
       }
     }
     const double lemma3 = static_cast<double>(BidirectionalHomogeneousBound(in.delta)) * c;  // Lemma 3
