@@ -48,6 +48,7 @@ Result<LpSolution> Minimize(const LinearProgram& lp) {
   glp_init_smcp(&params);
   params.msg_lev = GLP_MSG_OFF;
   params.presolve = GLP_ON;
+  params.meth = lp.method == LinearProgram::Method::kDual ? GLP_DUALP : GLP_PRIMAL;
   const int rc = glp_simplex(prob.get(), &params);
   if (rc == GLP_ENOPFS) return InvalidArgument("linear program is infeasible");
   if (rc == GLP_ENODFS) return InvalidArgument("linear program is unbounded");

@@ -23,6 +23,9 @@ struct LinearProgram {
     double lower = -kInfinity, upper = kInfinity;  // lower <= a . x <= upper
   };
   std::vector<Row> rows;
+  // Simplex variant; which is faster depends on the program's shape (measured in the benches:
+  // System 2 solves 5.6x faster with the dual, DistPM's LP (3) 1.9x faster with the primal).
+  enum class Method { kPrimal, kDual } method = Method::kPrimal;
 
   int AddVariable(double cost, double lo = 0, double hi = kInfinity) {
     objective.push_back(cost);

@@ -48,7 +48,7 @@ struct Arrivals {
 
 }  // namespace
 
-RingSchedule SimulateRing(const std::vector<int64_t>& loads, const std::vector<double>& c_next,
+RingSchedule SimulateRingEvents(const std::vector<int64_t>& loads, const std::vector<double>& c_next,
                           const std::vector<double>& c_prev, bool bidirectional,
                           const std::vector<std::vector<RingOp>>& ops) {
   const int n = static_cast<int>(loads.size());
@@ -199,6 +199,78 @@ RingSchedule SimulateRing(const std::vector<int64_t>& loads, const std::vector<d
   out.makespan = makespan;
   out.transfers = log.Finish();
   return out;
+}
+
+namespace {
+
+// The unidirectional replay when some processor receives nothing: then every processor's items
+// depend only on its predecessor's, so walking the ring once from that processor computes the
+// same ASAP schedule as the event simulation, item by item, with no event queue.
+bool SimulateUnidirectionalChain(const std::vector<int64_t>& loads, const std::vector<double>& c_next,
+                                 const std::vector<std::vector<RingOp>>& ops, RingSchedule& out) {
+  const int n = static_cast<int>(loads.size());
+  std::vector<int64_t> sent(n, 0);
+  for (int i = 0; i < n; ++i) {
+    for (const RingOp& o : ops[i]) {
+      if (!o.to_next && o.items > 0) return false;  // not a unidirectional plan
+      sent[i] += o.items;
+    }
+  }
+  int first = -1;
+  for (int i = 0; i < n && first < 0; ++i) {
+    if (sent[(i + n - 1) % n] == 0) first = i;
+  }
+  if (first < 0) return false;
+  RunLog log(n);
+  std::vector<int64_t> final_loads = loads;
+  std::vector<double> arrivals, next_arrivals;  // item arrival times at the current processor
+  double makespan = 0;
+  for (int step = 0; step < n; ++step) {
+    const int i = (first + step) % n;
+    int64_t held = loads[i];
+    size_t arrived = 0;  // arrivals already counted in `held`
+    double free_at = 0;
+    next_arrivals.clear();
+    for (const RingOp& o : ops[i]) {
+      for (int64_t k = 0; k < o.items; ++k) {
+        double start = std::max(free_at, o.release);
+        while (arrived < arrivals.size() && arrivals[arrived] <= start) {
+          ++held;
+          ++arrived;
+        }
+        if (held < 1) {
+          if (arrived == arrivals.size()) return false;  // never held: the event replay reports it
+          start = arrivals[arrived++];
+          ++held;
+        }
+        const double end = start + c_next[i];
+        --held;
+        log.Add(i, (i + 1) % n, 1, start, end);
+        next_arrivals.push_back(end);
+        free_at = end;
+        makespan = std::max(makespan, end);
+      }
+    }
+    final_loads[i] = held + static_cast<int64_t>(arrivals.size() - arrived);
+    std::swap(arrivals, next_arrivals);
+  }
+  // What the last processor sent reached `first`.
+  final_loads[first] += static_cast<int64_t>(arrivals.size());
+  out.complete = true;
+  out.makespan = makespan;
+  out.final_loads = std::move(final_loads);
+  out.transfers = log.Finish();
+  return true;
+}
+
+}  // namespace
+
+RingSchedule SimulateRing(const std::vector<int64_t>& loads, const std::vector<double>& c_next,
+                          const std::vector<double>& c_prev, bool bidirectional,
+                          const std::vector<std::vector<RingOp>>& ops) {
+  RingSchedule out;
+  if (!bidirectional && SimulateUnidirectionalChain(loads, c_next, ops, out)) return out;
+  return SimulateRingEvents(loads, c_next, c_prev, bidirectional, ops);
 }
 
 }  // namespace aiac::redistribution

@@ -38,5 +38,10 @@ struct RingSchedule {
 RingSchedule SimulateRing(const std::vector<int64_t>& loads, const std::vector<double>& c_next,
                           const std::vector<double>& c_prev, bool bidirectional,
                           const std::vector<std::vector<RingOp>>& ops);
+// The general event-driven replay (SimulateRing uses a faster exact walk for unidirectional
+// plans in which some processor receives nothing). Exposed so tests can compare the two.
+RingSchedule SimulateRingEvents(const std::vector<int64_t>& loads, const std::vector<double>& c_next,
+                                const std::vector<double>& c_prev, bool bidirectional,
+                                const std::vector<std::vector<RingOp>>& ops);
 
 }  // namespace aiac::redistribution
