@@ -49,8 +49,8 @@ struct Arrivals {
 }  // namespace
 
 RingSchedule SimulateRingEvents(const std::vector<int64_t>& loads, const std::vector<double>& c_next,
-                          const std::vector<double>& c_prev, bool bidirectional,
-                          const std::vector<std::vector<RingOp>>& ops) {
+                                const std::vector<double>& c_prev, bool bidirectional,
+                                const std::vector<std::vector<RingOp>>& ops, bool batch) {
   const int n = static_cast<int>(loads.size());
   std::vector<int64_t> holding = loads;
   std::vector<size_t> op(n, 0);
@@ -136,12 +136,15 @@ RingSchedule SimulateRingEvents(const std::vector<int64_t>& loads, const std::ve
             continue;
           }
           const double cost = o.to_next ? c_next[i] : c_prev[i];
-          // Bidirectional: one item at a time, since the receiver's port is shared.
+          // Bidirectional: a successor-bound sender wins its receiver's port at every item
+          // boundary (that direction goes first), so the items it holds go out as one run; a
+          // predecessor-bound one may lose the port between items: one item at a time.
           // Unidirectional: nobody else sends to `to`, so the run goes on while each next item
           // is held when it would start: those held now, then those already on their way here
           // (arrivals not scheduled yet end the run; its end wakes this processor again).
           int64_t k = 1;
-          if (!bidirectional) {
+          if (batch && bidirectional && o.to_next) k = std::min(holding[i], left[i]);
+          if (batch && !bidirectional) {
             k = std::min(holding[i], left[i]);
             if (k < left[i] && !incoming[i].empty()) {
               int64_t arrived = 0;  // of the known arrivals, by the start of item k
@@ -270,7 +273,7 @@ RingSchedule SimulateRing(const std::vector<int64_t>& loads, const std::vector<d
                           const std::vector<std::vector<RingOp>>& ops) {
   RingSchedule out;
   if (!bidirectional && SimulateUnidirectionalChain(loads, c_next, ops, out)) return out;
-  return SimulateRingEvents(loads, c_next, c_prev, bidirectional, ops);
+  return SimulateRingEvents(loads, c_next, c_prev, bidirectional, ops, true);
 }
 
 }  // namespace aiac::redistribution

@@ -39,9 +39,11 @@ RingSchedule SimulateRing(const std::vector<int64_t>& loads, const std::vector<d
                           const std::vector<double>& c_prev, bool bidirectional,
                           const std::vector<std::vector<RingOp>>& ops);
 // The general event-driven replay (SimulateRing uses a faster exact walk for unidirectional
-// plans in which some processor receives nothing). Exposed so tests can compare the two.
+// plans in which some processor receives nothing). With `batch`, items that are sure to go
+// back to back are handled as one run; without, strictly one item per event. Exposed so tests
+// can check that all of these give the same schedule.
 RingSchedule SimulateRingEvents(const std::vector<int64_t>& loads, const std::vector<double>& c_next,
                                 const std::vector<double>& c_prev, bool bidirectional,
-                                const std::vector<std::vector<RingOp>>& ops);
+                                const std::vector<std::vector<RingOp>>& ops, bool batch);
 
 }  // namespace aiac::redistribution

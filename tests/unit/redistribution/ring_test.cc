@@ -311,7 +311,7 @@ TEST(RingSimulatorTest, ChainWalkEqualsTheEventReplay) {
     }
     if (trial % 3 == 0) ops[rng() % n].clear();  // make sure a chain start exists often
     const auto fast = SimulateRing(loads, c, c, false, ops);
-    const auto slow = SimulateRingEvents(loads, c, c, false, ops);
+    const auto slow = SimulateRingEvents(loads, c, c, false, ops, false);
     ASSERT_EQ(fast.complete, slow.complete) << "trial " << trial;
     if (!slow.complete) continue;
     ASSERT_NEAR(fast.makespan, slow.makespan, 1e-9) << "trial " << trial;
@@ -325,6 +325,39 @@ TEST(RingSimulatorTest, ChainWalkEqualsTheEventReplay) {
     ++walked;
   }
   EXPECT_GT(walked, 100);  // the rest are plans that need items nobody holds: both replays agree on that too
+}
+
+TEST(RingSimulatorTest, BatchedBidirectionalReplayEqualsItemByItem) {
+  std::mt19937 rng(37);
+  int complete = 0;
+  for (int trial = 0; trial < 500; ++trial) {
+    const int n = 2 + trial % 9;
+    std::vector<int64_t> loads(n);
+    std::vector<double> cn(n), cp(n);
+    std::vector<std::vector<RingOp>> ops(n);
+    for (int i = 0; i < n; ++i) {
+      loads[i] = 1 + static_cast<int64_t>(rng() % 5);
+      cn[i] = 0.5 + (rng() % 6) * 0.25;
+      cp[i] = 0.5 + (rng() % 6) * 0.25;
+      const int k = static_cast<int>(rng() % 3);
+      for (int j = 0; j < k; ++j) ops[i].push_back({rng() % 2 == 0, static_cast<int64_t>(rng() % 4), (rng() % 3) * 0.5});
+    }
+    const auto fast = SimulateRingEvents(loads, cn, cp, true, ops, true);
+    const auto slow = SimulateRingEvents(loads, cn, cp, true, ops, false);
+    ASSERT_EQ(fast.complete, slow.complete) << "trial " << trial;
+    if (!slow.complete) continue;
+    ++complete;
+    ASSERT_NEAR(fast.makespan, slow.makespan, 1e-9) << "trial " << trial;
+    ASSERT_EQ(fast.final_loads, slow.final_loads) << "trial " << trial;
+    ASSERT_EQ(fast.transfers.size(), slow.transfers.size()) << "trial " << trial;
+    for (size_t t = 0; t < fast.transfers.size(); ++t) {
+      ASSERT_EQ(fast.transfers[t].from, slow.transfers[t].from) << "trial " << trial;
+      ASSERT_EQ(fast.transfers[t].to, slow.transfers[t].to) << "trial " << trial;
+      ASSERT_EQ(fast.transfers[t].items, slow.transfers[t].items) << "trial " << trial;
+      ASSERT_NEAR(fast.transfers[t].start, slow.transfers[t].start, 1e-9) << "trial " << trial;
+    }
+  }
+  EXPECT_GT(complete, 100);
 }
 
 TEST(RingSimulatorTest, AProcessorForwardsOnlyWhatItHolds) {
