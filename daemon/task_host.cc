@@ -48,7 +48,6 @@ struct TaskHost::Job {
   std::unique_ptr<runtime::TaskRunner> runner;
   std::shared_ptr<runtime::Plugin> plugin;  // keeps the code loaded while the task runs
   bool started = false;
-  bool result_sent = false;
 };
 
 TaskHost::TaskHost(asio::io_context& io, TaskHostOptions options, Logger log)
@@ -277,7 +276,6 @@ runtime::RunnerCallbacks TaskHost::CallbacksFor(std::shared_ptr<Job> job) {
         if (slice.ok()) r.setData(AsBytes(*slice));
         else r.setError(slice.status().message());
       });
-      j.result_sent = true;
       if (!slice.ok()) log_->warn("job {}: task {} failed: {}", j.id, j.task, slice.status().message());
       EndJob(slice.ok() ? "halted" : "failed");
     });

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "mapping/mapper.h"
+#include "core/hex.h"
 #include "net/hmac.h"
 
 namespace aiac::spawner {
@@ -16,16 +17,6 @@ using net::awaitable;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-std::string RandomSuffix() {
-  static const char kHex[] = "0123456789abcdef";
-  std::string s;
-  for (uint8_t b : net::RandomBytes(3)) {
-    s += kHex[b >> 4];
-    s += kHex[b & 15];
-  }
-  return s;
-}
 
 kj::ArrayPtr<const kj::byte> AsBytes(const std::string& s) {
   return kj::arrayPtr(reinterpret_cast<const kj::byte*>(s.data()), s.size());
@@ -46,7 +37,7 @@ JobRunner::JobRunner(JobSpec job, LoadedApp& app, SpawnerOptions options, RunSet
       log_(std::move(log)),
       detector_(job_.tasks) {
   summary_.job = job_.name;
-  summary_.job_id = job_.name + "-" + RandomSuffix();
+  summary_.job_id = job_.name + "-" + Hex(net::RandomBytes(3));
   summary_.app = job_.app;
   summary_.tasks = job_.tasks;
   summary_.mode = settings_.sync ? "sync" : "async";
@@ -314,8 +305,7 @@ awaitable<void> JobRunner::WatchDaemon(size_t index) {
       auto r = env.getResult();
       slot.outcome.iterations = r.getIterations();
       if (r.getError().size() > 0) {
-        slot.error = r.getError().cStr();
-        Fail("task " + std::to_string(index) + " failed: " + slot.error);
+        Fail("task " + std::to_string(index) + " failed: " + r.getError().cStr());
       } else {
         auto data = r.getData();
         slot.outcome.data.assign(reinterpret_cast<const char*>(data.begin()), data.size());

@@ -47,7 +47,6 @@ class JobRunner {
     bool lost = false;
     bool converged = false;
     double change = 0;
-    std::string error;  // the task's own failure, from its Result
   };
   struct GrantedDaemon {
     std::string id, address, cluster;

@@ -1,10 +1,10 @@
 #include "spawner/local_cluster.h"
 
-#include <stdlib.h>
-
 #include <filesystem>
 #include <fstream>
 
+#include "core/hex.h"
+#include "core/temp_dir.h"
 #include "net/hmac.h"
 
 namespace aiac::spawner {
@@ -13,23 +13,18 @@ namespace asio = net::asio;
 namespace fs = std::filesystem;
 
 LocalCluster::LocalCluster(size_t daemons, std::string bin_dir, std::string log_level, Logger log)
-    : daemons_(daemons), bin_dir_(std::move(bin_dir)), log_level_(std::move(log_level)), log_(std::move(log)) {
-  static const char kHex[] = "0123456789abcdef";
-  for (uint8_t b : net::RandomBytes(16)) {
-    key_ += kHex[b >> 4];
-    key_ += kHex[b & 15];
-  }
-}
+    : daemons_(daemons),
+      bin_dir_(std::move(bin_dir)),
+      log_level_(std::move(log_level)),
+      log_(std::move(log)),
+      key_(Hex(net::RandomBytes(16))) {}
 
 LocalCluster::~LocalCluster() { Stop(); }
 
 Status LocalCluster::WriteConfigs() {
-  const char* tmp = getenv("TMPDIR");
-  std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/aiac-local-XXXXXX";
-  std::vector<char> buf(pattern.begin(), pattern.end());
-  buf.push_back('\0');
-  if (!mkdtemp(buf.data())) return IoError("cannot create a temporary directory from " + pattern);
-  dir_ = buf.data();
+  auto dir = MakeTempDir("aiac-local");
+  if (!dir.ok()) return dir.status();
+  dir_ = std::move(*dir);
   std::ofstream conf(dir_ + "/cluster.toml");
   conf << "cluster_key = \"" << key_ << "\"\n";
   conf.close();

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "core/endpoint.h"
+#include "core/hex.h"
 #include "core/logging.h"
 #include "core/ready_file.h"
 #include "net/hmac.h"
@@ -53,10 +54,7 @@ int main(int argc, char** argv) {
     if (auto e = ParseEndpoint(p); !e.ok()) return Fail(e.status());
   }
   if (options.id.empty()) {
-    auto r = net::RandomBytes(3);
-    char buf[16];
-    std::snprintf(buf, sizeof buf, "%02x%02x%02x", r[0], r[1], r[2]);
-    options.id = endpoint->port ? "sn-" + std::to_string(endpoint->port) : "sn-" + std::string(buf);
+    options.id = "sn-" + (endpoint->port ? std::to_string(endpoint->port) : Hex(net::RandomBytes(3)));
   }
   Logger log = MakeLogger("supernode", *log_level);
 

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/hex.h"
 #include "core/ready_file.h"
 
 namespace aiac::runtime {
@@ -16,16 +17,6 @@ std::string Sha256(std::string_view bytes) {
   unsigned int len = 0;
   AIAC_CHECK(EVP_Digest(bytes.data(), bytes.size(), out, &len, EVP_sha256(), nullptr) == 1);
   return std::string(reinterpret_cast<char*>(out), len);
-}
-
-std::string Hex(std::string_view bytes) {
-  static const char kHex[] = "0123456789abcdef";
-  std::string s;
-  for (unsigned char b : bytes) {
-    s += kHex[b >> 4];
-    s += kHex[b & 15];
-  }
-  return s;
 }
 
 Result<std::string> ReadWholeFile(const std::string& path) {

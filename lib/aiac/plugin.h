@@ -9,12 +9,14 @@
 #include <string>
 
 #include "aiac/app.h"
+#include "core/hex.h"
 #include "core/status.h"
 
 namespace aiac::runtime {
 
+using aiac::Hex;
+
 std::string Sha256(std::string_view bytes);          // 32 raw bytes
-std::string Hex(std::string_view bytes);
 Result<std::string> ReadWholeFile(const std::string& path);
 
 // A loaded plugin: makes new App objects.

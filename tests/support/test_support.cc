@@ -1,5 +1,7 @@
 #include "support/test_support.h"
 
+#include "core/temp_dir.h"
+
 #include <dirent.h>
 #include <stdlib.h>
 
@@ -11,12 +13,9 @@
 namespace aiac::testing {
 
 TempDir::TempDir() {
-  const char* tmp = getenv("TMPDIR");
-  std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/aiac-test-XXXXXX";
-  std::vector<char> buf(pattern.begin(), pattern.end());
-  buf.push_back('\0');
-  AIAC_CHECK(mkdtemp(buf.data()) != nullptr);
-  path_ = buf.data();
+  auto dir = MakeTempDir("aiac-test");
+  AIAC_CHECK(dir.ok());
+  path_ = std::move(*dir);
 }
 
 TempDir::~TempDir() {

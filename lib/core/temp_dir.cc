@@ -1,0 +1,18 @@
+#include "core/temp_dir.h"
+
+#include <stdlib.h>
+
+#include <vector>
+
+namespace aiac {
+
+Result<std::string> MakeTempDir(const std::string& prefix) {
+  const char* tmp = getenv("TMPDIR");
+  const std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/" + prefix + "-XXXXXX";
+  std::vector<char> buf(pattern.begin(), pattern.end());
+  buf.push_back('\0');
+  if (!mkdtemp(buf.data())) return IoError("cannot create a temporary directory from " + pattern);
+  return std::string(buf.data());
+}
+
+}  // namespace aiac
