@@ -7,6 +7,7 @@
 
 #include "core/status.h"
 #include "net/connection.h"
+#include "net/server.h"
 
 namespace aiac::daemon {
 
@@ -31,8 +32,14 @@ struct DaemonOptions {
   int64_t progress_ms = 250;
   // File to write "HOST:PORT" to once listening. Default: none.
   std::string ready_file;
+  // Ed25519 public keys (64 hex characters each) whose signatures this daemon accepts on
+  // plugins; when set, unsigned or otherwise signed plugins are refused. Default: none (the
+  // cluster key alone decides).
+  std::vector<std::string> trusted_keys;
   std::string log_level = "info";
   net::NetOptions net;
+  // Connection and handshake caps of the listening side (net/server.h).
+  net::ServerLimits limits;
 };
 
 Status LoadDaemonOptions(const std::string& path, DaemonOptions& options);

@@ -7,7 +7,9 @@
 #include <filesystem>
 #include <thread>
 
+#include "aiac/code_signing.h"
 #include "core/endpoint.h"
+#include "core/names.h"
 #include "core/logging.h"
 #include "core/ready_file.h"
 #include "daemon/daemon_options.h"
@@ -58,7 +60,7 @@ int main(int argc, char** argv) {
   if (!id.empty()) o.id = id;
   if (!ready.empty()) o.ready_file = ready;
   if (!level.empty()) o.log_level = level;
-  if (Status s = net::CheckNetOptions(o.net); !s.ok()) return Fail(s);
+  if (Status s = net::FinishNetOptions(o.net); !s.ok()) return Fail(s);
   if (o.supernodes.empty()) return Fail(InvalidArgument("no super-node given (--supernode HOST:PORT)"));
   std::vector<Endpoint> supernode_eps;
   for (const auto& s : o.supernodes) {
@@ -68,6 +70,7 @@ int main(int argc, char** argv) {
   }
   auto listen_ep = ParseEndpoint(o.listen);
   if (!listen_ep.ok()) return Fail(listen_ep.status());
+  if (Status s = CheckName("cluster name", o.cluster); !s.ok()) return Fail(s);
   auto log_level = ParseLogLevel(o.log_level);
   if (!log_level.ok()) return Fail(log_level.status());
   Logger log = MakeLogger("daemon", *log_level);
@@ -76,12 +79,15 @@ int main(int argc, char** argv) {
   std::filesystem::create_directories(o.data_dir, fs_ec);
   if (fs_ec) return Fail(IoError("cannot create data directory " + o.data_dir + ": " + fs_ec.message()));
 
+  daemon::TaskHostOptions host_options{o.id, o.net, std::chrono::milliseconds(o.progress_ms),
+                                       o.data_dir + "/plugins", {}, o.limits};
+  for (const auto& key : o.trusted_keys) host_options.trusted_keys.push_back(*runtime::ParsePublicKey(key));
   net::asio::io_context io;
-  daemon::TaskHost host(
-      io, daemon::TaskHostOptions{o.id, o.net, std::chrono::milliseconds(o.progress_ms), o.data_dir + "/plugins"}, log);
+  daemon::TaskHost host(io, host_options, log);
   auto bound = host.Listen(*listen_ep);
   if (!bound.ok()) return Fail(bound.status());
   if (o.id.empty()) o.id = "d-" + HostName() + "-" + std::to_string(bound->port);
+  if (Status s = CheckName("daemon id", o.id); !s.ok()) return Fail(s);
   host.set_id(o.id);
 
   daemon::SelfDescription self;
@@ -110,9 +116,10 @@ int main(int argc, char** argv) {
         });
       });
   host.Serve();
-  net::asio::co_spawn(io, link.Run(), net::asio::detached);
-  log->info("daemon {} listening on {} (cluster {}, power {:.2f}, {} cores)", o.id,
-            bound->ToString(), self.cluster, self.power, self.cores);
+  net::SpawnLogged(io.get_executor(), link.Run(), log, "super-node link");
+  log->info("daemon {} listening on {} (cluster {}, power {:.2f}, {} cores{})", o.id,
+            bound->ToString(), self.cluster, self.power, self.cores,
+            o.trusted_keys.empty() ? "" : ", plugins signed by " + std::to_string(o.trusted_keys.size()) + " trusted keys only");
   if (!o.ready_file.empty()) {
     if (Status s = WriteFileAtomically(o.ready_file, bound->ToString()); !s.ok()) return Fail(s);
   }

@@ -1,5 +1,7 @@
 #include "daemon/supernode_link.h"
 
+#include "core/printable.h"
+
 namespace aiac::daemon {
 
 namespace asio = net::asio;
@@ -42,7 +44,8 @@ net::awaitable<void> SupernodeLink::Run() {
   while (!stopping_) {
     const Endpoint& target = supernodes_[next % supernodes_.size()];
     ++next;
-    auto conn = co_await net::Dial(target, net_, proto::Role::DAEMON, self_.id, retry);
+    auto conn = co_await net::Dial(target, net_, proto::Role::DAEMON, self_.id,
+                                   proto::Role::SUPERNODE, retry);
     if (stopping_) break;
     if (!conn.ok()) {
       if (conn.status().code() == StatusCode::kUnauthenticated) {
@@ -102,7 +105,7 @@ net::awaitable<Status> SupernodeLink::ServeOne(net::ConnectionPtr conn) {
       }
     } else if (env.isRefuse()) {
       conn->Close();
-      co_return Unavailable(std::string("refused: ") + env.getRefuse().getReason().cStr());
+      co_return Unavailable("refused: " + Printable(env.getRefuse().getReason().cStr(), 200));
     } else {
       conn->Refuse("unexpected message");
       co_return ProtocolError("unexpected message from super-node");

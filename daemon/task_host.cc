@@ -2,7 +2,9 @@
 
 #include <deque>
 
-#include "net/listener.h"
+#include "aiac/code_signing.h"
+#include "core/names.h"
+#include "core/printable.h"
 
 namespace aiac::daemon {
 
@@ -23,7 +25,9 @@ struct TaskHost::Assignment {
   uint32_t task = 0;
   app::JobParams params;
   std::string app, plugin_name, plugin_hash, slice;
-  std::map<uint32_t, std::string> neighbours;  // task -> address
+  std::string plugin_signature;
+  std::map<uint32_t, std::pair<std::string, std::string>> neighbours;  // task -> address, daemon
+  std::map<uint32_t, std::string> senders;                            // task -> daemon id
   bool sync = false;
 };
 
@@ -33,6 +37,7 @@ struct TaskHost::Assignment {
 struct TaskHost::OutLink {
   uint32_t task;
   Endpoint address;
+  std::string daemon;  // the id the neighbour must prove; empty: any daemon
   bool keep_all = false;
   std::deque<std::pair<uint64_t, std::string>> pending;  // iteration, bytes
   std::unique_ptr<asio::steady_timer> wake;
@@ -45,48 +50,37 @@ struct TaskHost::Job {
   net::ConnectionPtr spawner;
   std::unique_ptr<app::App> app;
   std::map<uint32_t, std::shared_ptr<OutLink>> links;
+  std::map<uint32_t, std::string> senders;  // task -> the only daemon id that may send its values
   std::unique_ptr<runtime::TaskRunner> runner;
   std::shared_ptr<runtime::Plugin> plugin;  // keeps the code loaded while the task runs
   bool started = false;
 };
 
 TaskHost::TaskHost(asio::io_context& io, TaskHostOptions options, Logger log)
-    : io_(io), options_(std::move(options)), log_(std::move(log)), acceptor_(io), plugins_(options_.plugin_dir) {}
+    : io_(io),
+      options_(std::move(options)),
+      log_(std::move(log)),
+      server_(io, options_.net, options_.limits, proto::Role::DAEMON, log_,
+              [this](net::ConnectionPtr conn) { return Serve(std::move(conn)); }),
+      plugins_(options_.plugin_dir) {
+  server_.set_id(options_.id);
+}
 
 TaskHost::~TaskHost() { Stop(); }
 
-Result<Endpoint> TaskHost::Listen(const Endpoint& listen) { return net::Listen(acceptor_, listen); }
+Result<Endpoint> TaskHost::Listen(const Endpoint& listen) { return server_.Listen(listen); }
 
-void TaskHost::Serve() { asio::co_spawn(io_, AcceptLoop(), asio::detached); }
+void TaskHost::Serve() { server_.Start(); }
 
 void TaskHost::Stop() {
   if (stopping_) return;
   stopping_ = true;
-  net::error_code ec;
-  acceptor_.close(ec);
   EndJob("daemon stopping");
-  auto conns = connections_;
-  for (auto& c : conns) c->Close();
-}
-
-awaitable<void> TaskHost::AcceptLoop() {
-  while (!stopping_) {
-    auto [ec, socket] = co_await acceptor_.async_accept(net::use_nothrow);
-    if (ec) {
-      if (stopping_) break;
-      log_->warn("accept failed: {}", ec.message());
-      continue;
-    }
-    asio::co_spawn(io_, Serve(net::Connection::Create(std::move(socket), options_.net)), asio::detached);
-  }
+  server_.Stop();
 }
 
 awaitable<void> TaskHost::Serve(net::ConnectionPtr conn) {
-  connections_.insert(conn);
-  Status hs = co_await conn->Handshake(proto::Role::DAEMON, options_.id);
-  if (!hs.ok()) {
-    log_->warn("refused connection from {}: {}", conn->remote_address(), hs.message());
-  } else if (conn->peer().role == proto::Role::SPAWNER) {
+  if (conn->peer().role == proto::Role::SPAWNER) {
     co_await ServeSpawner(conn);
   } else if (conn->peer().role == proto::Role::DAEMON) {
     co_await ServeNeighbour(conn);
@@ -94,8 +88,6 @@ awaitable<void> TaskHost::Serve(net::ConnectionPtr conn) {
     log_->warn("closed {}: super-nodes do not connect to daemons", conn->Describe());
     conn->Refuse("unexpected role");
   }
-  conn->Close();
-  connections_.erase(conn);
 }
 
 void TaskHost::Reply(net::Connection& conn, const std::string& job, uint32_t task, const std::string& error,
@@ -116,25 +108,21 @@ awaitable<void> TaskHost::ServeSpawner(net::ConnectionPtr conn) {
     auto env = (*msg)->root();
     if (env.isAssignTask()) {
       auto in = env.getAssignTask();
-      Assignment a;
-      a.job = in.getJob().cStr();
-      a.task = in.getTask();
-      a.app = in.getApp().cStr();
-      a.plugin_name = in.getPluginName().cStr();
-      a.plugin_hash = AsString(in.getPluginHash());
-      a.slice = AsString(in.getData());
-      a.sync = in.getSync();
-      a.params.tasks = in.getTaskCount();
-      for (auto p : in.getParams()) a.params.values[p.getKey().cStr()] = p.getValue().cStr();
-      for (auto n : in.getNeighbours()) a.neighbours[n.getTask()] = n.getAddress().cStr();
+      auto read = ReadAssignment(in);
+      if (!read.ok()) {
+        log_->warn("task {} from {} refused: {}", in.getTask(), conn->Describe(), read.status().message());
+        Reply(*conn, std::string(in.getJob().cStr(), in.getJob().size()), in.getTask(), read.status().message());
+        continue;
+      }
+      Assignment a = std::move(*read);
       if (job_) {
         Reply(*conn, a.job, a.task, "daemon " + options_.id + " is busy with job " + job_->id);
         continue;
       }
       auto plugin = plugins_.Find(a.plugin_hash);
       if (!plugin.ok() && plugin.status().code() == StatusCode::kNotFound) {
-        log_->info("job {}: plugin {} ({}) not stored here, asking the spawner", a.job, a.plugin_name,
-                   runtime::Hex(a.plugin_hash).substr(0, 12));
+        log_->info("job {}: plugin {} ({}) not stored here, asking the spawner", a.job,
+                   Printable(a.plugin_name, 64), Hex(a.plugin_hash).substr(0, 12));
         Reply(*conn, a.job, a.task, "", true);
         waiting_for_plugin_ = std::make_unique<Assignment>(std::move(a));
         continue;
@@ -143,13 +131,15 @@ awaitable<void> TaskHost::ServeSpawner(net::ConnectionPtr conn) {
       if (!s.ok()) log_->warn("job {}: task {} refused: {}", a.job, a.task, s.message());
       Reply(*conn, a.job, a.task, s.ok() ? "" : s.message());
     } else if (env.isPluginData()) {
-      auto pd = env.getPluginData();
       if (!waiting_for_plugin_) continue;  // not asked for: ignore
       auto a = std::move(waiting_for_plugin_);
-      auto plugin = plugins_.Add(AsString(pd.getSha256()), AsString(pd.getBytes()));
-      if (plugin.ok() && AsString(pd.getSha256()) != a->plugin_hash) {
-        plugin = InvalidArgument("plugin hash mismatch: the plugin sent is not the one the task names");
-      }
+      // The bytes must hash to what the (checked, maybe signed) task names, before anything is
+      // written or loaded: PluginStore::Add hashes them against a->plugin_hash.
+      auto pd = env.getPluginData();
+      auto plugin = AsString(pd.getSha256()) != a->plugin_hash
+                        ? Result<std::shared_ptr<runtime::Plugin>>(InvalidArgument(
+                              "plugin hash mismatch: the plugin sent is not the one the task names"))
+                        : plugins_.Add(a->plugin_hash, AsString(pd.getBytes()));
       Status s = plugin.ok() ? StartJob(*a, *plugin, conn) : plugin.status();
       if (!s.ok()) log_->warn("job {}: task {} refused: {}", a->job, a->task, s.message());
       Reply(*conn, a->job, a->task, s.ok() ? "" : s.message());
@@ -178,6 +168,44 @@ awaitable<void> TaskHost::ServeSpawner(net::ConnectionPtr conn) {
   waiting_for_plugin_.reset();
 }
 
+Result<TaskHost::Assignment> TaskHost::ReadAssignment(proto::AssignTask::Reader in) const {
+  Assignment a;
+  a.job = in.getJob().cStr();
+  a.task = in.getTask();
+  a.app = in.getApp().cStr();
+  a.plugin_name = in.getPluginName().cStr();
+  a.plugin_hash = AsString(in.getPluginHash());
+  a.plugin_signature = AsString(in.getPluginSignature());
+  a.slice = AsString(in.getData());
+  a.sync = in.getSync();
+  a.params.tasks = in.getTaskCount();
+  AIAC_RETURN_IF_ERROR(CheckName("job id", a.job));
+  AIAC_RETURN_IF_ERROR(CheckName("app name", a.app));
+  if (a.plugin_hash.size() != 32) return InvalidArgument("plugin hash must be 32 bytes (SHA-256)");
+  if (a.task >= a.params.tasks) {
+    return InvalidArgument("task " + std::to_string(a.task) + " of a job of " +
+                           std::to_string(a.params.tasks) + " tasks");
+  }
+  if (!options_.trusted_keys.empty() &&
+      !runtime::SignedByOneOf(options_.trusted_keys, a.plugin_hash, a.plugin_signature)) {
+    return Unauthenticated("plugin " + Printable(a.plugin_name, 64) + " (" +
+                           Hex(a.plugin_hash).substr(0, 12) + ") is " +
+                           (a.plugin_signature.empty() ? "not signed" : "not signed by a trusted key") +
+                           "; daemon " + options_.id + " runs only plugins signed by one of its " +
+                           std::to_string(options_.trusted_keys.size()) + " trusted_keys");
+  }
+  for (auto p : in.getParams()) a.params.values[p.getKey().cStr()] = p.getValue().cStr();
+  for (auto n : in.getNeighbours()) {
+    if (n.getTask() >= a.params.tasks) return InvalidArgument("neighbour task out of range");
+    a.neighbours[n.getTask()] = {n.getAddress().cStr(), n.getDaemonId().cStr()};
+  }
+  for (auto n : in.getSenders()) {
+    AIAC_RETURN_IF_ERROR(CheckName("sender daemon id", n.getDaemonId().cStr()));
+    a.senders[n.getTask()] = n.getDaemonId().cStr();
+  }
+  return a;
+}
+
 Status TaskHost::StartJob(const Assignment& a, std::shared_ptr<runtime::Plugin> plugin, net::ConnectionPtr spawner) {
   auto app = plugin->NewApp();
   if (app->name() != a.app) {
@@ -191,12 +219,14 @@ Status TaskHost::StartJob(const Assignment& a, std::shared_ptr<runtime::Plugin> 
   job->spawner = std::move(spawner);
   job->app = std::move(app);
   job->plugin = std::move(plugin);
-  for (const auto& [t, address] : a.neighbours) {
-    auto ep = ParseEndpoint(address);
+  job->senders = a.senders;
+  for (const auto& [t, neighbour] : a.neighbours) {
+    auto ep = ParseEndpoint(neighbour.first);
     if (!ep.ok()) return ep.status();
     auto link = std::make_shared<OutLink>();
     link->task = t;
     link->address = *ep;
+    link->daemon = neighbour.second;
     link->keep_all = a.sync;
     link->wake = std::make_unique<asio::steady_timer>(io_, std::chrono::steady_clock::time_point::max());
     job->links[t] = link;
@@ -289,8 +319,17 @@ awaitable<void> TaskHost::RunLink(std::shared_ptr<Job> job, std::shared_ptr<OutL
     if (!link->conn || !link->conn->is_open()) {
       net::RetryPolicy once;
       once.attempts = 1;
-      auto conn = co_await net::Dial(link->address, options_.net, proto::Role::DAEMON, options_.id, once);
+      auto conn = co_await net::Dial(link->address, options_.net, proto::Role::DAEMON, options_.id,
+                                     proto::Role::DAEMON, once);
       if (job_ != job) break;
+      if (conn.ok() && !link->daemon.empty() && (*conn)->peer().id != link->daemon) {
+        // Not the daemon the spawner placed the task on (the address was reused): never send
+        // the job's values to it.
+        log_->warn("job {}: {} is not daemon {} that runs task {}", job->id, (*conn)->Describe(),
+                   link->daemon, link->task);
+        (*conn)->Close();
+        conn = Unavailable("wrong daemon at the neighbour's address");
+      }
       if (!conn.ok()) {
         if (conn.status().code() == StatusCode::kUnauthenticated) {
           log_->error("job {}: neighbour {} refused us: {}", job->id, link->address.ToString(), conn.status().message());
@@ -343,6 +382,14 @@ awaitable<void> TaskHost::ServeNeighbour(net::ConnectionPtr conn) {
     auto dep = env.getDependencyData();
     // Data for a job this daemon does not (or no longer) run is stale: drop it.
     if (!job_ || job_->id != dep.getJob().cStr() || dep.getToTask() != job_->task) continue;
+    // Only the daemon that runs the sending task may speak for it.
+    auto sender = job_->senders.find(dep.getFromTask());
+    if (sender == job_->senders.end() || sender->second != conn->peer().id) {
+      log_->warn("closed {}: sent values of task {} of job {}, which it does not run",
+                 conn->Describe(), dep.getFromTask(), job_->id);
+      conn->Refuse("you do not run that task");
+      co_return;
+    }
     job_->runner->mailbox().Put(dep.getFromTask(), dep.getIteration(), AsString(dep.getData()));
   }
 }

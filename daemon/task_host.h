@@ -4,6 +4,12 @@
 // neighbour daemons (keeping only the newest value per neighbour while a send is in progress),
 // and reports progress, local convergence and the result to the spawner.
 //
+// Who may do what: only the spawner that assigned the job starts, queries, halts it or sends its
+// plugin; dependency values are accepted only from the daemon the spawner named for the sending
+// task (AssignTask.senders), by the id it proved in the handshake. A plugin runs only when its
+// bytes hash to the SHA-256 the task names (checked before they are written), and, when
+// trusted_keys is set, when that hash is signed by one of them (aiac/code_signing.h).
+//
 // One task per daemon (MAHEVE section 3.3): an AssignTask while a job runs is refused.
 // Runs on the daemon's io_context thread; the runner's callbacks are posted back to it.
 #pragma once
@@ -21,6 +27,7 @@
 #include "core/endpoint.h"
 #include "core/logging.h"
 #include "net/connection.h"
+#include "net/server.h"
 
 namespace aiac::daemon {
 
@@ -29,6 +36,9 @@ struct TaskHostOptions {
   net::NetOptions net;
   std::chrono::milliseconds progress{250};
   std::string plugin_dir;  // where received plugins are stored
+  // Raw 32-byte Ed25519 keys; when not empty, only plugins signed by one of them run.
+  std::vector<std::string> trusted_keys;
+  net::ServerLimits limits;
 };
 
 class TaskHost {
@@ -37,7 +47,10 @@ class TaskHost {
   ~TaskHost();
 
   Result<Endpoint> Listen(const Endpoint& listen);
-  void set_id(std::string id) { options_.id = std::move(id); }
+  void set_id(std::string id) {
+    options_.id = id;
+    server_.set_id(std::move(id));
+  }
   void Serve();
   void Stop();
   bool busy() const { return job_ != nullptr; }
@@ -47,12 +60,14 @@ class TaskHost {
   struct Job;
   struct Assignment;  // an AssignTask kept while the plugin is fetched
 
-  net::awaitable<void> AcceptLoop();
   net::awaitable<void> Serve(net::ConnectionPtr conn);
   net::awaitable<void> ServeSpawner(net::ConnectionPtr conn);
   net::awaitable<void> ServeNeighbour(net::ConnectionPtr conn);
   net::awaitable<void> RunLink(std::shared_ptr<Job> job, std::shared_ptr<OutLink> link);
 
+  // Parses an AssignTask; an error names what is wrong with it (bad names, unsigned plugin).
+  Result<Assignment> ReadAssignment(proto::AssignTask::Reader in) const;
+  void OnPluginData(net::Connection& conn, proto::PluginData::Reader pd);
   // Sets up the job once the plugin is at hand; the error text goes back in TaskReady.
   Status StartJob(const Assignment& a, std::shared_ptr<runtime::Plugin> plugin, net::ConnectionPtr spawner);
   void Reply(net::Connection& conn, const std::string& job, uint32_t task, const std::string& error,
@@ -63,9 +78,8 @@ class TaskHost {
   net::asio::io_context& io_;
   TaskHostOptions options_;
   Logger log_;
-  net::tcp::acceptor acceptor_;
+  net::Server server_;
   runtime::PluginStore plugins_;
-  std::set<net::ConnectionPtr> connections_;
   std::shared_ptr<Job> job_;
   std::unique_ptr<Assignment> waiting_for_plugin_;
   bool stopping_ = false;

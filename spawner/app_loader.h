@@ -18,6 +18,7 @@ struct LoadedApp {
   std::string path;                         // the plugin file
   std::string bytes;                        // its content, sent to daemons that lack it
   std::string sha256;                       // raw 32 bytes
+  std::string signature;                    // Ed25519 over sha256 when signing_key_file is set
   std::shared_ptr<runtime::Plugin> plugin;  // keeps the code loaded
   std::unique_ptr<app::App> app;            // prepared, kept for Gather
   app::JobParams params;

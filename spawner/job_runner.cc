@@ -8,7 +8,9 @@
 
 #include "mapping/mapper.h"
 #include "core/hex.h"
-#include "net/hmac.h"
+#include "core/printable.h"
+#include "net/random.h"
+#include "net/server.h"
 
 namespace aiac::spawner {
 
@@ -79,7 +81,8 @@ awaitable<RunSummary> JobRunner::Run(Endpoint supernode) {
 
   net::RetryPolicy retry;
   retry.attempts = 20;
-  auto sn = co_await net::Dial(supernode, options_.net, proto::Role::SPAWNER, spawner_id_, retry);
+  auto sn = co_await net::Dial(supernode, options_.net, proto::Role::SPAWNER, spawner_id_,
+                               proto::Role::SUPERNODE, retry);
   if (!sn.ok()) co_return finish("failed", "super-node " + supernode.ToString() + ": " + sn.status().message());
   Status acquired = co_await AcquireDaemons(**sn);
   if (acquired.ok()) acquired = MapTasks();
@@ -88,7 +91,13 @@ awaitable<RunSummary> JobRunner::Run(Endpoint supernode) {
     co_return finish(aborted_ ? "aborted" : "failed", acquired.message());
   }
 
-  for (size_t i = 0; i < slots_.size(); ++i) asio::co_spawn(executor, WatchDaemon(i), asio::detached);
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    // A message that throws when read (malformed text) fails the run with the reason, rather
+    // than leaving it to time out.
+    asio::co_spawn(executor, WatchDaemon(i), [this, i](std::exception_ptr e) {
+      if (e) Fail("daemon of task " + std::to_string(i) + ": " + net::DescribeException(e));
+    });
+  }
   Status outcome = co_await WaitUntil(
       [&] { return std::all_of(slots_.begin(), slots_.end(), [](const Slot& s) { return s.ready; }); },
       "assigning", deadline_);
@@ -212,6 +221,14 @@ Status JobRunner::MapTasks() {
   std::map<std::string, size_t> by_id;
   for (size_t i = 0; i < granted_.size(); ++i) by_id[granted_[i].id] = i;
   slots_.resize(job_.tasks);
+  // Who sends to whom: task m sends to every task its edges name, so each task learns which
+  // daemons may send it values (AssignTask.senders).
+  senders_.assign(job_.tasks, {});
+  for (uint32_t m = 0; m < job_.tasks; ++m) {
+    for (const auto& [to, v] : app_.plan.graph[m].edges) {
+      if (to != m && to < job_.tasks) senders_[to].push_back(m);
+    }
+  }
   for (uint32_t t = 0; t < job_.tasks; ++t) {
     const auto& d = granted_[by_id.at(platform->nodes()[m.placement.node_of(static_cast<int>(t))].id)];
     slots_[t].outcome.task = t;
@@ -230,7 +247,8 @@ awaitable<void> JobRunner::WatchDaemon(size_t index) {
   }
   net::RetryPolicy retry;
   retry.attempts = 5;
-  auto conn = co_await net::Dial(*at, options_.net, proto::Role::SPAWNER, spawner_id_, retry);
+  auto conn = co_await net::Dial(*at, options_.net, proto::Role::SPAWNER, spawner_id_,
+                                 proto::Role::DAEMON, retry);
   if (!conn.ok()) {
     Fail("daemon " + slot.outcome.daemon + " (task " + std::to_string(index) + "): " + conn.status().message());
     co_return;
@@ -244,6 +262,7 @@ awaitable<void> JobRunner::WatchDaemon(size_t index) {
     a.setTaskCount(job_.tasks);
     a.setApp(job_.app);
     a.setPluginHash(AsBytes(app_.sha256));
+    a.setPluginSignature(AsBytes(app_.signature));
     a.setPluginName(app_.path.substr(app_.path.find_last_of('/') + 1));
     a.setSync(settings_.sync);
     a.setData(AsBytes(app_.plan.slices[index]));
@@ -256,8 +275,17 @@ awaitable<void> JobRunner::WatchDaemon(size_t index) {
     }
     auto ns = a.initNeighbours(static_cast<unsigned>(node.edges.size()));
     for (size_t n = 0; n < node.edges.size(); ++n) {
+      const auto& to = slots_[node.edges[n].first].outcome;
       ns[n].setTask(node.edges[n].first);
-      ns[n].setAddress(slots_[node.edges[n].first].outcome.address);
+      ns[n].setAddress(to.address);
+      ns[n].setDaemonId(to.daemon);
+    }
+    const auto& senders = senders_[index];
+    auto ss = a.initSenders(static_cast<unsigned>(senders.size()));
+    for (size_t n = 0; n < senders.size(); ++n) {
+      ss[n].setTask(senders[n]);
+      ss[n].setAddress(slots_[senders[n]].outcome.address);
+      ss[n].setDaemonId(slots_[senders[n]].outcome.daemon);
     }
   });
   for (;;) {
@@ -282,7 +310,8 @@ awaitable<void> JobRunner::WatchDaemon(size_t index) {
           pd.setBytes(AsBytes(app_.bytes));
         });
       } else if (r.getError().size() > 0) {
-        Fail("daemon " + slot.outcome.daemon + " refused task " + std::to_string(index) + ": " + r.getError().cStr());
+        Fail("daemon " + slot.outcome.daemon + " refused task " + std::to_string(index) + ": " +
+             Printable(r.getError().cStr(), 300));
       } else {
         slot.ready = true;
         Wake();
@@ -305,7 +334,7 @@ awaitable<void> JobRunner::WatchDaemon(size_t index) {
       auto r = env.getResult();
       slot.outcome.iterations = r.getIterations();
       if (r.getError().size() > 0) {
-        Fail("task " + std::to_string(index) + " failed: " + r.getError().cStr());
+        Fail("task " + std::to_string(index) + " failed: " + Printable(r.getError().cStr(), 300));
       } else {
         auto data = r.getData();
         slot.outcome.data.assign(reinterpret_cast<const char*>(data.begin()), data.size());

@@ -75,6 +75,7 @@ class JobRunner {
   std::vector<GrantedDaemon> granted_;
   std::vector<int> daemon_of_task_;
   std::vector<Slot> slots_;
+  std::vector<std::vector<uint32_t>> senders_;  // per task: the tasks that send it values
   runtime::ConvergenceDetector detector_;
   std::unique_ptr<net::asio::steady_timer> wake_;
   std::string failure_;

@@ -5,7 +5,7 @@
 
 #include "core/hex.h"
 #include "core/temp_dir.h"
-#include "net/hmac.h"
+#include "net/random.h"
 
 namespace aiac::spawner {
 

@@ -1,6 +1,7 @@
 // aiac-spawner: runs a user's job on daemons (run), and answers planning questions offline.
 #include <CLI/CLI.hpp>
 
+#include "spawner/keygen_command.h"
 #include "spawner/map_command.h"
 #include "spawner/plan_command.h"
 #include "spawner/run_command.h"
@@ -14,6 +15,8 @@ int main(int argc, char** argv) {
   CLI::App* map = aiac::spawner::AddMapCommand(app, map_args);
   aiac::spawner::PlanArgs plan_args;
   CLI::App* plan = aiac::spawner::AddPlanCommand(app, plan_args);
+  aiac::spawner::KeygenArgs keygen_args;
+  CLI::App* keygen = aiac::spawner::AddKeygenCommand(app, keygen_args);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -22,5 +25,6 @@ int main(int argc, char** argv) {
   if (run->parsed()) return aiac::spawner::RunCommand(run_args);
   if (map->parsed()) return aiac::spawner::MapCommand(map_args);
   if (plan->parsed()) return aiac::spawner::PlanCommand(plan_args);
+  if (keygen->parsed()) return aiac::spawner::KeygenCommand(keygen_args);
   return 2;
 }

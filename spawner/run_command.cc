@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "aiac/code_signing.h"
 #include "core/logging.h"
 #include "mapping/mapper.h"
 #include "net/net_config.h"
@@ -63,6 +64,11 @@ int RunCommand(const RunArgs& args) {
   // Everything the job needs is checked here, before any daemon is used.
   auto app = LoadAndPrepare(*job, options.plugin_dir.empty() ? DefaultPluginDir() : options.plugin_dir);
   if (!app.ok()) return BadInput(app.status());
+  if (!options.signing_key_file.empty()) {
+    auto key = runtime::SigningKey::Load(options.signing_key_file);
+    if (!key.ok()) return BadInput(key.status());
+    app->signature = key->Sign(app->sha256);
+  }
   if (args.sync && !app->plan.supports_sync) {
     return BadInput(InvalidArgument("--sync: app " + job->app + " has no synchronous mode"));
   }
@@ -76,7 +82,7 @@ int RunCommand(const RunArgs& args) {
     cluster = std::make_unique<LocalCluster>(args.local, SelfDirectory(), options.local_log_level, log);
     options.net.cluster_key = cluster->cluster_key();
   }
-  if (Status s = net::CheckNetOptions(options.net); !s.ok()) return BadInput(s);
+  if (Status s = net::FinishNetOptions(options.net); !s.ok()) return BadInput(s);
 
   JobRunner runner(*job, *app, options, RunSettings{args.mapping, args.sync}, log);
   RunSummary summary;

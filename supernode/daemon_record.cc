@@ -1,8 +1,26 @@
 #include "supernode/daemon_record.h"
 
+#include <cmath>
+
+#include "core/endpoint.h"
+#include "core/names.h"
+#include "core/printable.h"
+
 #include <nlohmann/json.hpp>
 
 namespace aiac::supernode {
+
+Status CheckDaemonRecord(const DaemonRecord& r) {
+  AIAC_RETURN_IF_ERROR(CheckName("daemon id", r.id));
+  AIAC_RETURN_IF_ERROR(CheckName("cluster name", r.cluster));
+  if (r.address.size() > kMaxNameBytes || !ParseEndpoint(r.address).ok()) {
+    return InvalidArgument("address " + Printable(r.address, 64) + " is not HOST:PORT");
+  }
+  if (!std::isfinite(r.power) || r.power < 0) {
+    return InvalidArgument("power must be a finite number >= 0");
+  }
+  return Status::Ok();
+}
 
 void ToProto(const DaemonRecord& r, proto::DaemonInfo::Builder out) {
   out.setId(r.id);

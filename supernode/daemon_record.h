@@ -23,6 +23,10 @@ struct DaemonRecord {
   friend bool operator==(const DaemonRecord&, const DaemonRecord&) = default;
 };
 
+// What a Register must satisfy before it enters the registry: a valid id and cluster name, an
+// address that parses as HOST:PORT, a finite non-negative power.
+Status CheckDaemonRecord(const DaemonRecord& record);
+
 void ToProto(const DaemonRecord& record, proto::DaemonInfo::Builder out);
 DaemonRecord FromProto(proto::DaemonInfo::Reader in);
 

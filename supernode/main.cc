@@ -5,10 +5,11 @@
 #include <filesystem>
 
 #include "core/endpoint.h"
+#include "core/names.h"
 #include "core/hex.h"
 #include "core/logging.h"
 #include "core/ready_file.h"
-#include "net/hmac.h"
+#include "net/random.h"
 #include "net/net_config.h"
 #include "supernode/registry.h"
 #include "supernode/registry_store.h"
@@ -45,7 +46,7 @@ int main(int argc, char** argv) {
   if (!id.empty()) options.id = id;
   if (!ready.empty()) options.ready_file = ready;
   if (!level.empty()) options.log_level = level;
-  if (Status s = net::CheckNetOptions(options.net); !s.ok()) return Fail(s);
+  if (Status s = net::FinishNetOptions(options.net); !s.ok()) return Fail(s);
   auto log_level = ParseLogLevel(options.log_level);
   if (!log_level.ok()) return Fail(log_level.status());
   auto endpoint = ParseEndpoint(options.listen);
@@ -56,6 +57,7 @@ int main(int argc, char** argv) {
   if (options.id.empty()) {
     options.id = "sn-" + (endpoint->port ? std::to_string(endpoint->port) : Hex(net::RandomBytes(3)));
   }
+  if (Status s = CheckName("super-node id", options.id); !s.ok()) return Fail(s);
   Logger log = MakeLogger("supernode", *log_level);
 
   std::error_code fs_ec;

@@ -18,6 +18,7 @@ Status LoadSupernodeOptions(const std::string& path, SupernodeOptions& o) {
   file->GetPositive("forward_timeout_ms", o.forward_timeout_ms);
   file->Get("log_level", o.log_level);
   net::ReadNetOptions(*file, o.net);
+  net::ReadServerLimits(*file, o.limits);
   return file->Finish();
 }
 

@@ -7,6 +7,7 @@
 
 #include "core/status.h"
 #include "net/connection.h"
+#include "net/server.h"
 
 namespace aiac::supernode {
 
@@ -32,6 +33,8 @@ struct SupernodeOptions {
   std::string ready_file;
   std::string log_level = "info";
   net::NetOptions net;
+  // Connection and handshake caps of the listening side (net/server.h).
+  net::ServerLimits limits;
 };
 
 // Reads `path` (may be empty) into `options`; unknown keys and wrong types are errors.

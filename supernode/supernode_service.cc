@@ -2,7 +2,8 @@
 
 #include <algorithm>
 
-#include "net/listener.h"
+#include "core/names.h"
+#include "core/printable.h"
 
 namespace aiac::supernode {
 
@@ -30,22 +31,25 @@ SupernodeService::SupernodeService(asio::io_context& io, SupernodeOptions option
       options_(std::move(options)),
       registry_(registry),
       log_(std::move(log)),
-      acceptor_(io) {}
+      server_(io, options_.net, options_.limits, proto::Role::SUPERNODE, log_,
+              [this](net::ConnectionPtr conn) { return Serve(std::move(conn)); }) {
+  server_.set_id(options_.id);
+}
 
 SupernodeService::~SupernodeService() { Stop(); }
 
 Result<Endpoint> SupernodeService::Start(const Endpoint& listen) {
-  auto listening = net::Listen(acceptor_, listen);
+  auto listening = server_.Listen(listen);
   if (!listening.ok()) return listening.status();
   const Endpoint bound = *listening;
 
-  asio::co_spawn(io_, AcceptLoop(), asio::detached);
+  server_.Start();
   asio::co_spawn(io_, Housekeeping(), asio::detached);
   for (const auto& peer : options_.peers) {
     auto ep_peer = ParseEndpoint(peer);
     if (!ep_peer.ok()) return ep_peer.status();
     if (*ep_peer == bound) continue;  // a shared peer list may name ourselves
-    asio::co_spawn(io_, DialPeer(*ep_peer), asio::detached);
+    net::SpawnLogged(io_.get_executor(), DialPeer(*ep_peer), log_, "link with " + peer);
   }
   return bound;
 }
@@ -53,41 +57,17 @@ Result<Endpoint> SupernodeService::Start(const Endpoint& listen) {
 void SupernodeService::Stop() {
   if (stopping_) return;
   stopping_ = true;
-  net::error_code ec;
-  acceptor_.close(ec);
   if (housekeeping_timer_) housekeeping_timer_->cancel();
   for (auto& [id, slot] : pending_) slot->Abandon();
-  auto conns = connections_;
-  for (auto& c : conns) c->Close();
-}
-
-awaitable<void> SupernodeService::AcceptLoop() {
-  while (!stopping_) {
-    auto [ec, socket] = co_await acceptor_.async_accept(net::use_nothrow);
-    if (ec) {
-      if (stopping_) break;
-      log_->warn("accept failed: {}", ec.message());
-      continue;
-    }
-    auto conn = net::Connection::Create(std::move(socket), options_.net);
-    asio::co_spawn(io_, Serve(conn), asio::detached);
-  }
+  server_.Stop();
 }
 
 awaitable<void> SupernodeService::Serve(net::ConnectionPtr conn) {
-  connections_.insert(conn);
-  Status hs = co_await conn->Handshake(proto::Role::SUPERNODE, options_.id);
-  if (!hs.ok()) {
-    log_->warn("refused connection from {}: {}", conn->remote_address(), hs.message());
-  } else {
-    switch (conn->peer().role) {
-      case proto::Role::DAEMON: co_await ServeDaemon(conn); break;
-      case proto::Role::SPAWNER: co_await ServeSpawner(conn); break;
-      case proto::Role::SUPERNODE: co_await ServePeer(conn); break;
-    }
+  switch (conn->peer().role) {
+    case proto::Role::DAEMON: co_await ServeDaemon(conn); break;
+    case proto::Role::SPAWNER: co_await ServeSpawner(conn); break;
+    case proto::Role::SUPERNODE: co_await ServePeer(conn); break;
   }
-  conn->Close();
-  connections_.erase(conn);
 }
 
 awaitable<void> SupernodeService::ServeDaemon(net::ConnectionPtr conn) {
@@ -106,7 +86,12 @@ awaitable<void> SupernodeService::ServeDaemon(net::ConnectionPtr conn) {
       DaemonRecord rec = FromProto(env.getRegister().getDaemon());
       if (rec.id != conn->peer().id) {
         conn->Refuse("register: daemon id differs from the handshake id");
-        log_->warn("closed {}: registered as '{}'", conn->Describe(), rec.id);
+        log_->warn("closed {}: registered as {}", conn->Describe(), Printable(rec.id));
+        co_return;
+      }
+      if (Status bad = CheckDaemonRecord(rec); !bad.ok()) {
+        conn->Refuse("register: " + bad.message());
+        log_->warn("closed {}: register: {}", conn->Describe(), bad.message());
         co_return;
       }
       const bool known = registry_.Find(rec.id) != nullptr;
@@ -143,6 +128,11 @@ awaitable<void> SupernodeService::ServeSpawner(net::ConnectionPtr conn) {
       auto req = env.getRequestDaemons();
       const uint64_t request_id = req.getRequestId();
       const std::string job = req.getJob().cStr();
+      if (Status bad = CheckName("job id", job); !bad.ok()) {
+        conn->Refuse("request: " + bad.message());
+        log_->warn("closed {}: request: {}", conn->Describe(), bad.message());
+        co_return;
+      }
       const size_t count = size_t{req.getCount()} + req.getSpares();
       GrantOutcome outcome = co_await GrantFor(job, count, true);
       if (outcome.error.empty()) {
@@ -184,6 +174,11 @@ awaitable<void> SupernodeService::ServePeer(net::ConnectionPtr conn) {
       auto req = env.getRequestDaemons();
       const uint64_t request_id = req.getRequestId();
       const std::string job = req.getJob().cStr();
+      if (Status bad = CheckName("job id", job); !bad.ok()) {
+        log_->warn("closed {}: forwarded request: {}", conn->Describe(), bad.message());
+        conn->Refuse("request: " + bad.message());
+        break;
+      }
       GrantOutcome outcome = co_await GrantFor(job, req.getCount(), false);
       if (outcome.error.empty()) {
         log_->info("granted {} daemons to job {} for super-node {}", outcome.daemons.size(), job,
@@ -218,16 +213,23 @@ awaitable<void> SupernodeService::DialPeer(Endpoint peer) {
   net::RetryPolicy retry;
   retry.max_backoff = std::chrono::milliseconds(options_.digest_interval_ms * 4);
   while (!stopping_) {
-    auto conn = co_await net::Dial(peer, options_.net, proto::Role::SUPERNODE, options_.id, retry);
+    auto conn = co_await net::Dial(peer, options_.net, proto::Role::SUPERNODE, options_.id,
+                                   proto::Role::SUPERNODE, retry);
     if (stopping_) break;
     if (!conn.ok()) {
       log_->warn("cannot link with super-node {}: {}", peer.ToString(), conn.status().message());
       if (conn.status().code() == StatusCode::kUnauthenticated) break;
       continue;
     }
-    connections_.insert(*conn);
-    co_await ServePeer(*conn);
-    connections_.erase(*conn);
+    server_.Track(*conn);
+    try {
+      co_await ServePeer(*conn);
+    } catch (...) {
+      log_->warn("closed {}: {}", (*conn)->Describe(), net::DescribeException(std::current_exception()));
+      peers_.erase(conn->get());
+    }
+    (*conn)->Close();
+    server_.Untrack(*conn);
     asio::steady_timer pause(io_, std::chrono::milliseconds(options_.digest_interval_ms));
     co_await pause.async_wait(net::use_nothrow);
   }

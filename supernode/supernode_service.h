@@ -7,6 +7,11 @@
 // (partial forwarded grants are released again). Each daemon is granted only by the super-node
 // it registered with, so a daemon is never granted twice.
 //
+// Who may do what is checked per message, by the role the peer proved in the handshake: only
+// daemons register and heartbeat (and only as the id they proved), only spawners request and
+// release daemons, only super-nodes exchange digests and forward grants. Anything else closes
+// the connection with one log line.
+//
 // Runs on one io_context thread; Stop() closes every connection and ends every coroutine.
 #pragma once
 
@@ -17,6 +22,7 @@
 #include "core/endpoint.h"
 #include "core/logging.h"
 #include "net/connection.h"
+#include "net/server.h"
 #include "net/reply_slot.h"
 #include "supernode/registry.h"
 #include "supernode/supernode_options.h"
@@ -44,7 +50,6 @@ class SupernodeService {
     std::string error;
   };
 
-  net::awaitable<void> AcceptLoop();
   net::awaitable<void> Serve(net::ConnectionPtr conn);
   net::awaitable<void> ServeDaemon(net::ConnectionPtr conn);
   net::awaitable<void> ServeSpawner(net::ConnectionPtr conn);
@@ -62,9 +67,8 @@ class SupernodeService {
   SupernodeOptions options_;
   Registry& registry_;
   Logger log_;
-  net::tcp::acceptor acceptor_;
+  net::Server server_;
   bool stopping_ = false;
-  std::set<net::ConnectionPtr> connections_;
   std::map<net::Connection*, PeerLink> peers_;
   std::map<uint64_t, std::shared_ptr<net::ReplySlot<GrantOutcome>>> pending_;
   uint64_t next_request_ = 1;

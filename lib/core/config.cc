@@ -40,7 +40,9 @@ Result<ConfigFile> ConfigFile::Load(const std::string& path) {
   if (path.empty()) return ConfigFile(toml::table{}, "(defaults)");
   auto table = ParseTomlFile(path);
   if (!table.ok()) return table.status();
-  return ConfigFile(std::move(*table), path);
+  ConfigFile file(std::move(*table), path);
+  file.path_ = path;
+  return file;
 }
 
 const toml::node* ConfigFile::Find(const std::string& key) {

@@ -36,6 +36,9 @@ class ConfigFile {
   // Milliseconds or counts that must be positive.
   void GetPositive(const std::string& key, int64_t& out);
 
+  // The file's path; empty when there is no file (defaults only, or parsed text).
+  const std::string& path() const { return path_; }
+
   // The first problem met so far, or the first key that no Get asked for.
   Status Finish() const;
 
@@ -46,6 +49,7 @@ class ConfigFile {
 
   toml::table table_;
   std::string name_;
+  std::string path_;
   std::set<std::string> asked_;
   Status error_;
 };

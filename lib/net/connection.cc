@@ -5,34 +5,37 @@
 
 #include <kj/exception.h>
 
-#include "net/hmac.h"
+#include "core/hex.h"
+#include "core/names.h"
+#include "core/printable.h"
+#include "net/random.h"
+#include "net/tls.h"
 
 namespace aiac::net {
 namespace {
 
-constexpr size_t kNonceBytes = 16;
-
-// The bytes one side proves knowledge of the key over: the *peer's* nonce (so a recorded
-// Auth cannot be replayed) and its own role and id (so it cannot be reflected back).
-std::vector<uint8_t> AuthInput(std::span<const uint8_t> nonce, proto::Role role,
-                               const std::string& id) {
-  static constexpr std::string_view kLabel = "aiac-auth-v1";
-  std::vector<uint8_t> input(kLabel.begin(), kLabel.end());
-  input.insert(input.end(), nonce.begin(), nonce.end());
-  input.push_back(static_cast<uint8_t>(role));
-  input.insert(input.end(), id.begin(), id.end());
-  return input;
-}
-
-std::span<const uint8_t> AsSpan(capnp::Data::Reader data) { return {data.begin(), data.size()}; }
-
 const char* WhichName(proto::Envelope::Which which) {
   switch (which) {
     case proto::Envelope::HELLO: return "hello";
-    case proto::Envelope::AUTH: return "auth";
     case proto::Envelope::REFUSE: return "refuse";
     default: return "a non-handshake message";
   }
+}
+
+bool KnownRole(proto::Role role) {
+  return role == proto::Role::SUPERNODE || role == proto::Role::DAEMON ||
+         role == proto::Role::SPAWNER;
+}
+
+FrameLimits PreAuthLimits(FrameLimits limits) {
+  limits.max_frame_bytes = std::min(limits.max_frame_bytes, kPreAuthFrameBytes);
+  limits.max_segments = std::min<uint32_t>(limits.max_segments, 4);
+  return limits;
+}
+
+bool IsEndOfStream(const error_code& ec) {
+  return ec == asio::error::eof || ec == asio::error::connection_reset ||
+         ec == asio::ssl::error::stream_truncated;
 }
 
 }  // namespace
@@ -46,21 +49,34 @@ const char* RoleName(proto::Role role) {
   return "unknown";
 }
 
-std::shared_ptr<Connection> Connection::Create(tcp::socket socket, const NetOptions& options) {
-  auto conn = std::shared_ptr<Connection>(new Connection(std::move(socket), options));
-  asio::co_spawn(conn->socket_.get_executor(), conn->WriterLoop(), asio::detached);
+std::shared_ptr<Connection> Connection::Create(tcp::socket socket, const NetOptions& options,
+                                               Side side) {
+  std::shared_ptr<const TlsContext> tls = options.tls;
+  if (!tls) {
+    // Binaries refuse an empty key before any connection (CheckClusterKey); here an empty key
+    // gets a random one, so it authenticates nobody.
+    auto made = TlsContext::Make(options.cluster_key.empty() ? Hex(RandomBytes(32))
+                                                             : options.cluster_key);
+    AIAC_CHECK(made.ok());
+    tls = *made;
+  }
+  auto conn = std::shared_ptr<Connection>(new Connection(std::move(socket), options, side, tls));
+  asio::co_spawn(conn->socket().get_executor(), conn->WriterLoop(), asio::detached);
   return conn;
 }
 
-Connection::Connection(tcp::socket socket, const NetOptions& options)
-    : socket_(std::move(socket)),
+Connection::Connection(tcp::socket connected, const NetOptions& options, Side side,
+                       std::shared_ptr<const TlsContext> tls)
+    : tls_(std::move(tls)),
+      stream_(std::move(connected), side == Side::kClient ? tls_->client() : tls_->server()),
       options_(options),
-      parser_(options.limits),
-      wake_(socket_.get_executor(), std::chrono::steady_clock::time_point::max()),
-      drained_(socket_.get_executor(), std::chrono::steady_clock::time_point::max()) {
+      side_(side),
+      parser_(PreAuthLimits(options.limits)),
+      wake_(stream_.get_executor(), std::chrono::steady_clock::time_point::max()),
+      drained_(stream_.get_executor(), std::chrono::steady_clock::time_point::max()) {
   error_code ec;
-  socket_.set_option(tcp::no_delay(true), ec);
-  auto ep = socket_.remote_endpoint(ec);
+  socket().set_option(tcp::no_delay(true), ec);
+  auto ep = socket().remote_endpoint(ec);
   remote_ = ec ? std::string("?") : Endpoint{ep.address().to_string(), ep.port()}.ToString();
 }
 
@@ -94,8 +110,8 @@ void Connection::Close() {
   if (!open_) return;
   open_ = false;
   error_code ec;
-  socket_.shutdown(tcp::socket::shutdown_both, ec);
-  socket_.close(ec);
+  socket().shutdown(tcp::socket::shutdown_both, ec);
+  socket().close(ec);
   wake_.cancel();
   drained_.cancel();
 }
@@ -111,9 +127,10 @@ awaitable<void> Connection::Drained() {
 awaitable<void> Connection::WriterLoop() {
   auto self = shared_from_this();
   while (open_) {
-    if (queue_.empty()) {
-      drained_.cancel();
-      if (close_when_flushed_) break;
+    if (!secured_ || queue_.empty()) {
+      if (secured_) drained_.cancel();
+      if (secured_ && close_when_flushed_) break;
+      wake_.expires_at(std::chrono::steady_clock::time_point::max());
       co_await wake_.async_wait(use_nothrow);
       continue;
     }
@@ -121,7 +138,9 @@ awaitable<void> Connection::WriterLoop() {
     queue_.pop_front();
     const size_t bytes = frame.size() * sizeof(capnp::word);
     writing_ = true;
-    auto [ec, n] = co_await asio::async_write(socket_, asio::buffer(frame.begin(), bytes), use_nothrow);
+    auto buffer = asio::buffer(frame.begin(), bytes);
+    auto [ec, n] = encrypted() ? co_await asio::async_write(stream_, buffer, use_nothrow)
+                               : co_await asio::async_write(socket(), buffer, use_nothrow);
     writing_ = false;
     queued_bytes_ -= bytes;
     if (ec) break;
@@ -132,25 +151,35 @@ awaitable<void> Connection::WriterLoop() {
 
 awaitable<void> Connection::Linger() {
   // Closing a socket with unread input makes the kernel send RST, and an RST discards what the
-  // peer has received but not read yet, such as our Refuse. Half-close instead and read until
+  // peer has received but not read yet, such as our Refuse. Half-close instead and wait until
   // the peer closes too (bounded), so the peer always reads why it was refused.
   error_code ec;
-  socket_.shutdown(tcp::socket::shutdown_send, ec);
+  socket().shutdown(tcp::socket::shutdown_send, ec);
   if (ec) co_return;
   auto self = shared_from_this();
-  asio::steady_timer limit(socket_.get_executor(), std::chrono::milliseconds(1000));
+  asio::steady_timer limit(stream_.get_executor(), std::chrono::milliseconds(1000));
   limit.async_wait([self](error_code e) {
     if (!e) self->Close();
   });
-  std::array<std::byte, 4096> discard;
-  for (;;) {
-    auto [rec, n] = co_await socket_.async_read_some(asio::buffer(discard), use_nothrow);
-    if (rec) break;
+  if (reading_) {
+    // A Receive() is reading already and closes the connection when the peer does; two reads
+    // on one socket are not allowed, so only wait.
+    while (open_) {
+      drained_.expires_at(std::chrono::steady_clock::time_point::max());
+      co_await drained_.async_wait(use_nothrow);
+    }
+  } else {
+    std::array<std::byte, 4096> discard;
+    for (;;) {
+      auto [rec, n] = co_await socket().async_read_some(asio::buffer(discard), use_nothrow);
+      if (rec) break;
+    }
   }
   limit.cancel();
 }
 
 awaitable<Result<std::unique_ptr<IncomingMessage>>> Connection::Receive() {
+  auto self = shared_from_this();
   for (;;) {
     if (!open_) co_return Aborted("connection to " + Describe() + " is closed");
     auto next = parser_.Next();
@@ -167,15 +196,21 @@ awaitable<Result<std::unique_ptr<IncomingMessage>>> Connection::Receive() {
       }
       co_return std::move(*next);
     }
-    auto [ec, n] = co_await socket_.async_read_some(asio::buffer(read_buffer_), use_nothrow);
+    reading_ = true;
+    auto buffer = asio::buffer(read_buffer_);
+    auto [ec, n] = encrypted() ? co_await stream_.async_read_some(buffer, use_nothrow)
+                               : co_await socket().async_read_some(buffer, use_nothrow);
+    reading_ = false;
     if (ec) {
       bool was_open = open_;
       Close();
-      if (ec == asio::error::eof || ec == asio::error::connection_reset) {
-        co_return Unavailable("connection closed by " + Describe());
-      }
+      if (IsEndOfStream(ec)) co_return Unavailable("connection closed by " + Describe());
       if (!was_open || ec == asio::error::operation_aborted) {
         co_return Aborted("connection to " + Describe() + " was closed");
+      }
+      if (ec.category() == asio::error::get_ssl_category()) {
+        // A record that fails its integrity check: someone on the path altered the stream.
+        co_return ProtocolError("TLS record from " + Describe() + " rejected: " + ec.message());
       }
       co_return Unavailable("read from " + Describe() + " failed: " + ec.message());
     }
@@ -183,96 +218,113 @@ awaitable<Result<std::unique_ptr<IncomingMessage>>> Connection::Receive() {
   }
 }
 
-awaitable<Status> Connection::Handshake(proto::Role role, const std::string& id) {
+awaitable<Status> Connection::Handshake(proto::Role role, std::string id,
+                                        std::optional<proto::Role> expect) {
   auto self = shared_from_this();
-  const std::vector<uint8_t> nonce = RandomBytes(kNonceBytes);
   bool done = false;
   bool timed_out = false;
-  asio::steady_timer watchdog(socket_.get_executor(), options_.handshake_timeout);
+  // One watchdog over every step: TLS, Hello out, Hello in, and any error path in between.
+  asio::steady_timer watchdog(stream_.get_executor(), options_.handshake_timeout);
   watchdog.async_wait([&, self](error_code ec) {
     if (!ec && !done) {
       timed_out = true;
       Close();
     }
   });
-  auto finish = [&](Status status) {
-    done = true;
-    watchdog.cancel();
-    if (timed_out) status = Timeout("handshake with " + remote_ + " timed out");
-    // A Refuse queued above closes the connection once written; anything else closes now.
-    if (!status.ok() && !close_when_flushed_) Close();
-    return status;
-  };
+  Status status;
+  try {
+    status = co_await HandshakeSteps(role, id, expect);
+  } catch (const kj::Exception& e) {
+    status = ProtocolError("handshake with " + remote_ + ": malformed message: " +
+                           Printable(e.getDescription().cStr()));
+  } catch (const std::exception& e) {
+    status = ProtocolError("handshake with " + remote_ + ": " + Printable(e.what()));
+  }
+  done = true;
+  watchdog.cancel();
+  if (timed_out) status = Timeout("handshake with " + remote_ + " timed out");
+  // A Refuse queued above closes the connection once written; anything else closes now.
+  if (!status.ok() && !close_when_flushed_) Close();
+  co_return status;
+}
 
+awaitable<Status> Connection::HandshakeSteps(proto::Role role, const std::string& id,
+                                             std::optional<proto::Role> expect) {
+  if (encrypted()) {
+    const auto kind = side_ == Side::kClient ? asio::ssl::stream_base::client
+                                             : asio::ssl::stream_base::server;
+    auto [ec] = co_await stream_.async_handshake(kind, use_nothrow);
+    if (!open_) co_return Aborted("handshake with " + remote_ + " was cut short");
+    if (ec) {
+      Status why = TlsHandshakeError(ec, side_ == Side::kClient);
+      co_return Status(why.code(), "handshake with " + remote_ + ": " + why.message());
+    }
+  }
+  secured_ = true;
   SendEnvelope([&](proto::Envelope::Builder env) {
     auto hello = env.initHello();
     hello.setVersion(kProtocolVersion);
     hello.setRole(role);
     hello.setNodeId(id);
-    hello.setNonce(kj::arrayPtr(nonce.data(), nonce.size()));
   });
-
-  auto first = co_await Receive();
-  if (!first.ok()) co_return finish(first.status());
-  std::vector<uint8_t> peer_nonce;
-  {
-    auto env = (*first)->root();
-    if (env.isRefuse()) {
-      co_return finish(Unauthenticated("refused by " + remote_ + ": " +
-                                       std::string(env.getRefuse().getReason().cStr())));
-    }
-    if (!env.isHello()) {
-      Refuse("handshake: expected hello");
-      co_return finish(ProtocolError(std::string("handshake with ") + remote_ +
-                                     ": expected hello, got " + WhichName(env.which())));
-    }
-    auto hello = env.getHello();
-    if (hello.getVersion() != kProtocolVersion) {
-      std::string why = "protocol version " + std::to_string(hello.getVersion()) +
-                        " not supported (this node speaks " + std::to_string(kProtocolVersion) + ")";
-      Refuse(why);
-      co_return finish(Unauthenticated("handshake with " + remote_ + ": " + why));
-    }
-    if (hello.getNonce().size() != kNonceBytes) {
-      Refuse("handshake: nonce must be 16 bytes");
-      co_return finish(ProtocolError("handshake with " + remote_ + ": bad nonce size"));
-    }
-    peer_.role = hello.getRole();
-    peer_.id = hello.getNodeId().cStr();
-    auto n = AsSpan(hello.getNonce());
-    peer_nonce.assign(n.begin(), n.end());
-  }
-
-  const Mac mine = HmacSha256(options_.cluster_key, AuthInput(peer_nonce, role, id));
-  SendEnvelope([&](proto::Envelope::Builder env) {
-    env.initAuth().setMac(kj::arrayPtr(mine.data(), mine.size()));
-  });
-
-  auto second = co_await Receive();
-  if (!second.ok()) co_return finish(second.status());
-  auto env = (*second)->root();
-  if (env.isRefuse()) {
-    co_return finish(Unauthenticated("refused by " + remote_ + ": " +
-                                     std::string(env.getRefuse().getReason().cStr())));
-  }
-  if (!env.isAuth()) {
-    Refuse("handshake: expected auth");
-    co_return finish(ProtocolError(std::string("handshake with ") + remote_ +
-                                   ": expected auth, got " + WhichName(env.which())));
-  }
-  const Mac expected = HmacSha256(options_.cluster_key, AuthInput(nonce, peer_.role, peer_.id));
-  if (!MacEquals(expected, AsSpan(env.getAuth().getMac()))) {
-    Refuse("authentication failed: cluster_key mismatch");
-    co_return finish(Unauthenticated("authentication failed with " + std::string(RoleName(peer_.role)) +
-                                     " " + peer_.id + " at " + remote_ +
-                                     ": cluster_key mismatch"));
-  }
-  authenticated_ = true;
-  co_return finish(Status::Ok());
+  co_return co_await CheckHello(role, id, expect);
 }
 
-awaitable<Result<ConnectionPtr>> Dial(const Endpoint& to, const NetOptions& options,
-                                      proto::Role role, const std::string& id, RetryPolicy retry) {
+awaitable<Status> Connection::CheckHello(proto::Role own_role, const std::string& own_id,
+                                         std::optional<proto::Role> expect) {
+  auto first = co_await Receive();
+  if (!first.ok()) co_return first.status();
+  auto env = (*first)->root();
+  if (env.isRefuse()) {
+    co_return Unauthenticated("refused by " + remote_ + ": " +
+                              Printable(env.getRefuse().getReason().cStr(), 200));
+  }
+  if (!env.isHello()) {
+    Refuse("handshake: expected hello");
+    co_return ProtocolError(std::string("handshake with ") + remote_ + ": expected hello, got " +
+                            WhichName(env.which()));
+  }
+  auto hello = env.getHello();
+  if (hello.getVersion() != kProtocolVersion) {
+    std::string why = "protocol version " + std::to_string(hello.getVersion()) +
+                      " not supported (this node speaks " + std::to_string(kProtocolVersion) + ")";
+    Refuse(why);
+    co_return Unauthenticated("handshake with " + remote_ + ": " + why);
+  }
+  const proto::Role peer_role = hello.getRole();
+  if (!KnownRole(peer_role)) {
+    Refuse("handshake: unknown role");
+    co_return ProtocolError("handshake with " + remote_ + ": unknown role " +
+                            std::to_string(static_cast<int>(peer_role)));
+  }
+  const std::string_view peer_id(hello.getNodeId().cStr(), hello.getNodeId().size());
+  if (Status s = CheckName("node id", peer_id); !s.ok()) {
+    Refuse("handshake: " + s.message());
+    co_return ProtocolError("handshake with " + remote_ + ": " + s.message());
+  }
+  if (peer_role == own_role && peer_id == own_id) {
+    // "Selfie" reflection: with one PSK for every process, our own ClientHello relayed back to
+    // our own server would complete a TLS handshake with ourselves. Ids are unique per
+    // platform, so a peer with our own role and id is our own reflection.
+    Refuse("handshake: reflected connection");
+    co_return Unauthenticated("handshake with " + remote_ +
+                              ": the peer is this process itself (a reflected connection)");
+  }
+  if (expect && peer_role != *expect) {
+    const std::string why = std::string("expected a ") + RoleName(*expect) + ", not a " +
+                            RoleName(peer_role);
+    Refuse("handshake: " + why);
+    co_return Unauthenticated("handshake with " + remote_ + ": " + why);
+  }
+  peer_.role = peer_role;
+  peer_.id = std::string(peer_id);
+  parser_.set_limits(options_.limits);
+  authenticated_ = true;
+  co_return Status::Ok();
+}
+
+awaitable<Result<ConnectionPtr>> Dial(Endpoint to, NetOptions options, proto::Role role,
+                                      std::string id, proto::Role expect, RetryPolicy retry) {
   auto executor = co_await asio::this_coro::executor;
   tcp::resolver resolver(executor);
   auto backoff = retry.initial_backoff;
@@ -290,13 +342,22 @@ awaitable<Result<ConnectionPtr>> Dial(const Endpoint& to, const NetOptions& opti
       continue;
     }
     tcp::socket socket(executor);
+    // The connect is bounded too: a powered-off host would otherwise hold us for minutes.
+    asio::steady_timer limit(executor, options.handshake_timeout);
+    limit.async_wait([&socket](error_code e) {
+      if (!e) {
+        error_code ignored;
+        socket.close(ignored);
+      }
+    });
     auto [cec, ep] = co_await asio::async_connect(socket, results, use_nothrow);
+    limit.cancel();
     if (cec) {
       last = Unavailable("connect to " + to.ToString() + ": " + cec.message());
       continue;
     }
-    auto conn = Connection::Create(std::move(socket), options);
-    Status hs = co_await conn->Handshake(role, id);
+    auto conn = Connection::Create(std::move(socket), options, Side::kClient);
+    Status hs = co_await conn->Handshake(role, id, expect);
     if (hs.ok()) co_return conn;
     last = hs;
     if (hs.code() == StatusCode::kUnauthenticated) break;

@@ -1,11 +1,14 @@
-// A framed, authenticated Cap'n Proto connection over Asio TCP.
+// A framed Cap'n Proto connection over TLS 1.3 on Asio TCP, authenticated by the cluster key.
 //
 // One Connection per TCP stream. Send() never blocks: frames go into a queue drained by one
 // writer coroutine, so frames never interleave. Receive() is called by one reader coroutine at a
-// time. Handshake() must run first on both ends: Hello (version, role, id, nonce) both ways, then
-// Auth (HMAC-SHA256 of the peer's nonce with the deployment key) both ways. Any failure — wrong
-// key, wrong version, oversized or malformed frame — closes the connection; the caller logs the
-// returned Status once and keeps serving everyone else.
+// time. Handshake() must run first on both ends: the TLS 1.3 PSK handshake (net/tls.h: proves
+// both sides hold the cluster key, bound to the whole exchange), then, encrypted, one Hello
+// (version, role, node id) each way; nothing else is sent or accepted before both succeed. Until
+// then frames are capped at kPreAuthFrameBytes. Any failure (wrong key, wrong version, a bad
+// node id, a role the caller did not expect, an oversized or malformed frame, the handshake
+// timeout) closes the connection; the caller logs the returned Status once and keeps serving
+// everyone else.
 //
 // Thread-safety: none; use from the io_context's single thread. Lifetime: shared_ptr; the writer
 // coroutine holds a reference until Close().
@@ -14,7 +17,10 @@
 #include <chrono>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
+
+#include <boost/asio/ssl.hpp>
 
 #include "core/endpoint.h"
 #include "core/logging.h"
@@ -25,12 +31,30 @@
 
 namespace aiac::net {
 
-inline constexpr uint32_t kProtocolVersion = 1;
+// 2: TLS 1.3 PSK transport (1 was an HMAC exchange in plaintext).
+inline constexpr uint32_t kProtocolVersion = 2;
+// Largest frame accepted before the peer's Hello has been checked.
+inline constexpr size_t kPreAuthFrameBytes = 4096;
+
+class TlsContext;
+
+// Which end of the TCP connection this is: the dialler is the TLS client.
+enum class Side { kClient, kServer };
+
+// kTls always, except in the transport benchmark, which measures what encryption costs by
+// running the same framing over plain TCP. No config file or flag can select kPlaintext.
+enum class Transport { kTls, kPlaintextBenchmarkOnly };
 
 struct NetOptions {
   // Shared deployment secret; every process of one platform uses the same. Default: empty
-  // (refused by the binaries, which require one).
+  // (refused by the binaries, which require one; see net/key.h).
   std::string cluster_key;
+  // A file holding the key instead (mode 600), read by FinishNetOptions. Default: none.
+  std::string cluster_key_file;
+  // TLS contexts made from cluster_key once per process (FinishNetOptions). When null, each
+  // connection derives its own, which is correct but slower.
+  std::shared_ptr<const TlsContext> tls;
+  Transport transport = Transport::kTls;
   FrameLimits limits;
   // Longest a handshake may take. Default: 5000 ms.
   std::chrono::milliseconds handshake_timeout{5000};
@@ -48,12 +72,17 @@ const char* RoleName(proto::Role role);
 
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
-  // Takes a connected socket and starts its writer.
-  static std::shared_ptr<Connection> Create(tcp::socket socket, const NetOptions& options);
+  // Takes a connected socket and starts its writer (which waits for the handshake).
+  static std::shared_ptr<Connection> Create(tcp::socket socket, const NetOptions& options,
+                                            Side side);
   ~Connection();
 
-  // Runs the handshake as `role`/`id`. On failure the connection is closed.
-  awaitable<Status> Handshake(proto::Role role, const std::string& id);
+  // Runs the handshake as `role`/`id`; when `expect` is set, a peer of another role is refused.
+  // On failure the connection is closed. Never throws.
+  // Arguments are taken by value: a coroutine keeps them in its frame (g++ 12 mishandles
+  // temporaries bound to references across co_await).
+  awaitable<Status> Handshake(proto::Role role, std::string id,
+                              std::optional<proto::Role> expect = std::nullopt);
 
   // Queues a message. Silently dropped when the connection is closed.
   void Send(capnp::MessageBuilder& message);
@@ -77,21 +106,33 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void Close();
   bool is_open() const { return open_; }
   const PeerIdentity& peer() const { return peer_; }
+  bool authenticated() const { return authenticated_; }
   // "ROLE ID at HOST:PORT" once authenticated, "HOST:PORT" before.
   std::string Describe() const;
   const std::string& remote_address() const { return remote_; }
 
  private:
-  Connection(tcp::socket socket, const NetOptions& options);
+  Connection(tcp::socket socket, const NetOptions& options, Side side,
+             std::shared_ptr<const TlsContext> tls);
+  awaitable<Status> HandshakeSteps(proto::Role role, const std::string& id,
+                                   std::optional<proto::Role> expect);
+  awaitable<Status> CheckHello(proto::Role own_role, const std::string& own_id,
+                               std::optional<proto::Role> expect);
   awaitable<void> WriterLoop();
   awaitable<void> Linger();
+  tcp::socket& socket() { return stream_.next_layer(); }
+  bool encrypted() const { return options_.transport == Transport::kTls; }
 
-  tcp::socket socket_;
+  std::shared_ptr<const TlsContext> tls_;  // outlives stream_
+  asio::ssl::stream<tcp::socket> stream_;
   NetOptions options_;
+  Side side_;
   FrameParser parser_;
   asio::steady_timer wake_;
   asio::steady_timer drained_;
   bool writing_ = false;
+  bool reading_ = false;
+  bool secured_ = false;  // the TLS handshake is done: the writer may write
   std::deque<kj::Array<capnp::word>> queue_;
   size_t queued_bytes_ = 0;
   bool open_ = true;
@@ -112,10 +153,10 @@ struct RetryPolicy {
   std::chrono::milliseconds max_backoff{2000};
 };
 
-// Connects to `to` and runs the handshake, retrying refused or timed-out connects with backoff.
-// An authentication failure is returned at once (retrying cannot fix a wrong key).
-awaitable<Result<ConnectionPtr>> Dial(const Endpoint& to, const NetOptions& options,
-                                      proto::Role role, const std::string& id,
-                                      RetryPolicy retry = {});
+// Connects to `to` and runs the handshake as `role`/`id`, refusing a peer that is not `expect`;
+// retries refused or timed-out connects with backoff. An authentication failure is returned at
+// once (retrying cannot fix a wrong key).
+awaitable<Result<ConnectionPtr>> Dial(Endpoint to, NetOptions options, proto::Role role,
+                                      std::string id, proto::Role expect, RetryPolicy retry = {});
 
 }  // namespace aiac::net

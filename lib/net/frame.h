@@ -28,8 +28,8 @@ struct FrameLimits {
   size_t max_frame_bytes = 64u << 20;
   // Most segments in one frame. Default: 512.
   uint32_t max_segments = 512;
-  // Cap'n Proto traversal limit in words (guards against amplification). Default: frame size.
-  // Nesting limit for pointers. Default: 64.
+  // Nesting limit for pointers. Default: 64. (The traversal limit is not an option: it is four
+  // times the frame's own size, see frame.cc.)
   int nesting_limit = 64;
 };
 
@@ -56,6 +56,8 @@ class FrameParser {
  public:
   explicit FrameParser(FrameLimits limits = {}) : limits_(limits) {}
 
+  // Replaces the caps for the frames still to come (raised once a peer is authenticated).
+  void set_limits(const FrameLimits& limits) { limits_ = limits; }
   // Appends received bytes.
   void Feed(std::span<const std::byte> bytes);
   // The next complete frame, nullptr when more bytes are needed, or an error (oversized,

@@ -1,14 +1,36 @@
-// The network options every binary reads from its config file.
+// The network options every binary reads from its config file, and the checks on the key.
 #pragma once
 
 #include "core/config.h"
 #include "net/connection.h"
+#include "net/server.h"
 
 namespace aiac::net {
 
-// Reads cluster_key, max_frame_bytes and handshake_timeout_ms.
+// The key the shipped configs carried before keys were checked; refused everywhere.
+inline constexpr std::string_view kPlaceholderKey = "change-me-to-a-long-random-secret";
+inline constexpr size_t kMinKeyBytes = 16;
+
+// Reads cluster_key, cluster_key_file (a path relative to the config file's folder),
+// max_frame_bytes and handshake_timeout_ms.
 void ReadNetOptions(ConfigFile& file, NetOptions& options);
-// A deployment without a key would accept anyone: refuse to start.
-Status CheckNetOptions(const NetOptions& options);
+
+// Reads max_connections, max_handshakes and max_handshakes_per_address.
+void ReadServerLimits(ConfigFile& file, ServerLimits& limits);
+
+// Loads the key file if one was named, refuses a missing, short or placeholder key, checks the
+// limits, and builds the TLS context once for every connection of the process. Each error is one
+// line that says how to fix it.
+Status FinishNetOptions(NetOptions& options);
+
+// The checks on a key alone (not empty, not the placeholder, at least kMinKeyBytes).
+Status CheckClusterKey(std::string_view key);
+
+// Reads a key file: the first line, surrounding white space removed. Refused when the file is
+// readable or writable by group or others (like ssh), or empty.
+Result<std::string> ReadKeyFile(const std::string& path);
+
+// 32 random bytes as 64 hex characters: a fresh cluster key.
+std::string NewClusterKey();
 
 }  // namespace aiac::net

@@ -28,14 +28,15 @@ struct DaemonInfo {
 }
 
 # --- handshake (first frames of every connection, both directions) ---
+# Sent inside TLS (net/tls.h), after the PSK handshake proved the key.
 struct Hello {
-  version @0 :UInt32;
+  version @0 :UInt32;       # kProtocolVersion (2)
   role @1 :Role;
-  nodeId @2 :Text;
-  nonce @3 :Data;           # 16 random bytes; the peer proves the key over them
+  nodeId @2 :Text;          # core/names.h: 1-128 characters of [A-Za-z0-9._:@+-]
+  nonce @3 :Data;           # unused since protocol 2 (TLS carries the freshness)
 }
 struct Auth {
-  mac @0 :Data;             # HMAC-SHA256(cluster_key, "aiac-auth-v1" | peer nonce | role | id)
+  mac @0 :Data;             # unused since protocol 2 (was the HMAC proof of protocol 1)
 }
 struct Refuse {
   reason @0 :Text;          # sent before closing a connection on purpose
@@ -72,7 +73,11 @@ struct RegistryDigest {
 
 # --- spawner <-> daemon ---
 struct Param { key @0 :Text; value @1 :Text; }
-struct Neighbour { task @0 :UInt32; address @1 :Text; }
+struct Neighbour {
+  task @0 :UInt32;
+  address @1 :Text;
+  daemonId @2 :Text;        # the daemon running `task`: only it may send that task's values
+}
 struct AssignTask {
   job @0 :Text;
   task @1 :UInt32;
@@ -86,6 +91,8 @@ struct AssignTask {
   sync @9 :Bool;            # wait for every neighbour's previous iteration
   data @10 :Data;           # the task's data slice, app-defined (empty: built from params)
   pluginName @11 :Text;     # file name the plugin is known by (for logs)
+  pluginSignature @12 :Data; # Ed25519 over "aiac-plugin-v1" | pluginHash (aiac/code_signing.h)
+  senders @13 :List(Neighbour); # the tasks whose values this task receives, and their daemons
 }
 struct TaskReady {
   job @0 :Text;

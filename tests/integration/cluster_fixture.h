@@ -16,14 +16,17 @@
 
 namespace aiac::testing {
 
+// The key every process of a fixture's platform shares (key.toml).
+inline constexpr const char* kClusterKey = "integration-key-0123456789";
+
 class ClusterFixture : public ::testing::Test {
  protected:
   ClusterFixture() {
     // Children of this test (and their temporary directories) live under dir_.
     if (const char* old = getenv("TMPDIR")) saved_tmpdir_ = old;
     setenv("TMPDIR", dir_.path().c_str(), 1);
-    WriteFile(dir_ / "key.toml", "cluster_key = \"integration-key\"\n");
-    WriteFile(dir_ / "wrong.toml", "cluster_key = \"not-the-key\"\n");
+    WriteFile(dir_ / "key.toml", std::string("cluster_key = \"") + kClusterKey + "\"\n");
+    WriteFile(dir_ / "wrong.toml", "cluster_key = \"not-the-key-0123456789\"\n");
   }
 
   // Starts a super-node; returns its HOST:PORT.

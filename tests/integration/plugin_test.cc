@@ -36,11 +36,11 @@ TEST_F(PluginTest, PluginWhoseHashDoesNotMatchIsRefused) {
 
   net::asio::io_context io;
   net::NetOptions opts;
-  opts.cluster_key = "integration-key";
+  opts.cluster_key = kClusterKey;
   const std::string claimed = runtime::Sha256("the real plugin");
   std::vector<std::string> replies;
   net::asio::co_spawn(io, [&]() -> net::awaitable<void> {
-    auto conn = co_await net::Dial(*ep, opts, proto::Role::SPAWNER, "test-spawner");
+    auto conn = co_await net::Dial(*ep, opts, proto::Role::SPAWNER, "test-spawner", proto::Role::DAEMON);
     if (!conn.ok()) co_return;
     (*conn)->SendEnvelope([&](proto::Envelope::Builder e) {
       auto a = e.initAssignTask();

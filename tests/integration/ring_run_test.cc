@@ -86,7 +86,7 @@ TEST_F(RingRunTest, BadJobsExitTwoWithOneLine) {
 TEST_F(RingRunTest, NotEnoughDaemonsFailsAfterTheWait) {
   const std::string sn = StartSupernode("sn1");
   StartDaemon("d1", {sn});
-  WriteFile(dir_ / "short.toml", "cluster_key = \"integration-key\"\nwait_daemons_ms = 1000\n");
+  WriteFile(dir_ / "short.toml", std::string("cluster_key = \"") + kClusterKey + "\"\nwait_daemons_ms = 1000\n");
   ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "short.toml", "--supernode", sn, RingJob(3, 5),
                         "--json", dir_ / "f.json"}), 1);
   auto j = Json("f.json");

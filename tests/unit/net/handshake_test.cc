@@ -23,7 +23,7 @@ SocketPair Connect(asio::io_context& io) {
 
 NetOptions WithKey(const std::string& key) {
   NetOptions o;
-  o.cluster_key = key;
+  o.cluster_key = key + "-unit-test-key";
   o.handshake_timeout = std::chrono::milliseconds(2000);
   return o;
 }
@@ -53,8 +53,8 @@ Outcome Handshake(ConnectionPtr a, ConnectionPtr b, asio::io_context& io) {
 TEST(HandshakeTest, SameKeyAuthenticatesBothSides) {
   asio::io_context io;
   auto [sa, sb] = Connect(io);
-  auto a = Connection::Create(std::move(sa), WithKey("secret"));
-  auto b = Connection::Create(std::move(sb), WithKey("secret"));
+  auto a = Connection::Create(std::move(sa), WithKey("secret"), Side::kClient);
+  auto b = Connection::Create(std::move(sb), WithKey("secret"), Side::kServer);
   Outcome out = Handshake(a, b, io);
   ASSERT_TRUE(out.a && out.b);
   ASSERT_OK(*out.a);
@@ -83,15 +83,15 @@ TEST(HandshakeTest, SameKeyAuthenticatesBothSides) {
 TEST(HandshakeTest, WrongKeyRefusedOnBothSidesWithReason) {
   asio::io_context io;
   auto [sa, sb] = Connect(io);
-  auto a = Connection::Create(std::move(sa), WithKey("right"));
-  auto b = Connection::Create(std::move(sb), WithKey("wrong"));
+  auto a = Connection::Create(std::move(sa), WithKey("right"), Side::kClient);
+  auto b = Connection::Create(std::move(sb), WithKey("wrong"), Side::kServer);
   Outcome out = Handshake(a, b, io);
   ASSERT_TRUE(out.a && out.b);
   for (const Status& s : {*out.a, *out.b}) {
     EXPECT_EQ(s.code(), StatusCode::kUnauthenticated) << s.ToString();
     EXPECT_NE(s.message().find("cluster_key"), std::string::npos) << s.message();
   }
-  // Each side writes its Refuse, then closes.
+  // Both sides close.
   EXPECT_TRUE(RunUntil(io, [&] { return !a->is_open() && !b->is_open(); }));
 }
 
@@ -100,7 +100,7 @@ TEST(HandshakeTest, SilentPeerTimesOut) {
   auto [sa, sb] = Connect(io);
   NetOptions o = WithKey("k");
   o.handshake_timeout = std::chrono::milliseconds(100);
-  auto a = Connection::Create(std::move(sa), o);
+  auto a = Connection::Create(std::move(sa), o, Side::kServer);
   std::optional<Status> result;
   asio::co_spawn(io, [&]() -> awaitable<void> { result = co_await a->Handshake(proto::Role::SPAWNER, "s"); }, asio::detached);
   RunUntil(io, [&] { return result.has_value(); });
@@ -111,13 +111,21 @@ TEST(HandshakeTest, SilentPeerTimesOut) {
 TEST(HandshakeTest, OversizedFrameClosesOnlyThatConnection) {
   asio::io_context io;
   auto [sa, sb] = Connect(io);
+  auto [sc, sd] = Connect(io);
   NetOptions small = WithKey("k");
   small.limits.max_frame_bytes = 4096;
-  auto a = Connection::Create(std::move(sa), WithKey("k"));
-  auto b = Connection::Create(std::move(sb), small);
+  auto a = Connection::Create(std::move(sa), WithKey("k"), Side::kClient);
+  auto b = Connection::Create(std::move(sb), small, Side::kServer);
+  auto c = Connection::Create(std::move(sc), WithKey("k"), Side::kClient);
+  auto d = Connection::Create(std::move(sd), small, Side::kServer);
   Outcome out = Handshake(a, b, io);
+  ASSERT_TRUE(out.a && out.b);
   ASSERT_OK(*out.a);
   ASSERT_OK(*out.b);
+  Outcome other = Handshake(c, d, io);
+  ASSERT_TRUE(other.a && other.b);
+  ASSERT_OK(*other.a);
+  ASSERT_OK(*other.b);
   std::string big(64 * 1024, 'x');
   a->SendEnvelope([&](proto::Envelope::Builder e) {
     e.initRefuse().setReason(big);
@@ -130,12 +138,21 @@ TEST(HandshakeTest, OversizedFrameClosesOnlyThatConnection) {
   RunUntil(io, [&] { return received.has_value(); });
   ASSERT_TRUE(received);
   EXPECT_EQ(received->code(), StatusCode::kResourceExhausted) << received->ToString();
+  // The other connection of the same process still carries messages.
+  c->SendEnvelope([&](proto::Envelope::Builder e) { e.initHeartbeat().setDaemonId("still-here"); });
+  std::string got;
+  asio::co_spawn(io, [&]() -> awaitable<void> {
+    auto m = co_await d->Receive();
+    if (m.ok()) got = (*m)->root().getHeartbeat().getDaemonId().cStr();
+  }, asio::detached);
+  EXPECT_TRUE(RunUntil(io, [&] { return !got.empty(); }));
+  EXPECT_EQ(got, "still-here");
 }
 
 TEST(HandshakeTest, GarbageInsteadOfHelloIsRefused) {
   asio::io_context io;
   auto [sa, sb] = Connect(io);
-  auto b = Connection::Create(std::move(sb), WithKey("k"));
+  auto b = Connection::Create(std::move(sb), WithKey("k"), Side::kServer);
   std::optional<Status> result;
   asio::co_spawn(io, [&]() -> awaitable<void> { result = co_await b->Handshake(proto::Role::SUPERNODE, "sn"); }, asio::detached);
   const char junk[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";

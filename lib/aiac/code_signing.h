@@ -1,0 +1,53 @@
+// Code signing for app plugins (Ed25519, OpenSSL), on top of the cluster key: a daemon whose
+// operator lists trusted_keys loads a plugin only when its SHA-256 is signed by one of them,
+// so holding the cluster key is not enough to run code on it.
+//
+// What is signed: the 14 bytes "aiac-plugin-v1" followed by the plugin's 32-byte SHA-256. The
+// signature travels in AssignTask.pluginSignature and is checked against the hash the task
+// names, before the plugin is looked up, received, written or loaded; the bytes are checked
+// against that hash before they are written.
+//
+// Key formats: the private key is a PKCS#8 PEM file (`openssl pkey -in F -text` reads it; the
+// file must not be accessible by group or others); a public key is 64 hex characters (the raw
+// 32-byte Ed25519 key), the form trusted_keys takes.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+
+namespace aiac::runtime {
+
+inline constexpr size_t kSignatureBytes = 64;
+
+class SigningKey {
+ public:
+  // Reads a PEM private key; refused when the file is accessible by group or others.
+  static Result<SigningKey> Load(const std::string& path);
+  // A fresh key pair.
+  static Result<SigningKey> Generate();
+
+  // 64-byte signature over `sha256` (32 bytes).
+  std::string Sign(std::string_view sha256) const;
+  // The public key as 64 hex characters.
+  std::string PublicHex() const;
+  // The private key as PEM text (for keygen).
+  std::string PrivatePem() const;
+
+ private:
+  struct Free { void operator()(void* p) const; };
+  explicit SigningKey(void* pkey) : pkey_(pkey) {}
+  std::unique_ptr<void, Free> pkey_;
+};
+
+// Decodes a public key written as 64 hex characters into its 32 raw bytes.
+Result<std::string> ParsePublicKey(std::string_view hex);
+
+// True when `signature` is a valid signature of `sha256` by one of `trusted` (raw 32-byte keys).
+bool SignedByOneOf(const std::vector<std::string>& trusted, std::string_view sha256,
+                   std::string_view signature);
+
+}  // namespace aiac::runtime

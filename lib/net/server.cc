@@ -1,0 +1,164 @@
+#include "net/server.h"
+
+#include <sys/resource.h>
+
+#include <kj/exception.h>
+
+#include "core/printable.h"
+#include "net/listener.h"
+
+namespace aiac::net {
+
+bool RateLimitedLog::Allow(size_t& suppressed) {
+  const auto now = std::chrono::steady_clock::now();
+  if (now < next_) {
+    ++suppressed_;
+    return false;
+  }
+  next_ = now + period_;
+  suppressed = suppressed_;
+  suppressed_ = 0;
+  return true;
+}
+
+std::string DescribeException(std::exception_ptr e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const kj::Exception& k) {
+    return "malformed message: " + Printable(k.getDescription().cStr(), 200);
+  } catch (const std::exception& s) {
+    return Printable(s.what(), 200);
+  } catch (...) {
+    return "unknown exception";
+  }
+}
+
+void SpawnLogged(asio::any_io_executor executor, awaitable<void> task, Logger log,
+                 std::string what) {
+  asio::co_spawn(executor, std::move(task),
+                 [log = std::move(log), what = std::move(what)](std::exception_ptr e) {
+                   if (e) log->error("{}: {}", what, DescribeException(e));
+                 });
+}
+
+namespace {
+
+size_t DescriptorBudget(size_t wanted) {
+  rlimit lim{};
+  if (getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY) return wanted;
+  // Keep descriptors for files (RocksDB, plugins, logs) and outgoing links.
+  const size_t reserve = 64;
+  const size_t budget = lim.rlim_cur > reserve * 2 ? lim.rlim_cur - reserve : lim.rlim_cur / 2;
+  return std::min(wanted, budget);
+}
+
+}  // namespace
+
+Server::Server(asio::io_context& io, NetOptions options, ServerLimits limits, proto::Role role,
+               Logger log, Handler handler)
+    : io_(io),
+      options_(std::move(options)),
+      limits_(limits),
+      role_(role),
+      log_(std::move(log)),
+      handler_(std::move(handler)),
+      acceptor_(io) {
+  limits_.max_connections = DescriptorBudget(limits_.max_connections);
+}
+
+Server::~Server() { Stop(); }
+
+Result<Endpoint> Server::Listen(const Endpoint& at) { return net::Listen(acceptor_, at); }
+
+void Server::Start() { asio::co_spawn(io_, AcceptLoop(), asio::detached); }
+
+void Server::Stop() {
+  if (stopping_) return;
+  stopping_ = true;
+  error_code ec;
+  acceptor_.close(ec);
+  auto conns = connections_;
+  for (auto& c : conns) c->Close();
+}
+
+bool Server::Admit(const std::string& address, std::string& why) {
+  if (connections_.size() >= limits_.max_connections) {
+    why = std::to_string(connections_.size()) + " connections open (max_connections)";
+  } else if (handshakes_ >= limits_.max_handshakes) {
+    why = std::to_string(handshakes_) + " handshakes in progress (max_handshakes)";
+  } else if (handshakes_by_address_[address] >= limits_.max_handshakes_per_address) {
+    why = std::to_string(handshakes_by_address_[address]) + " handshakes in progress from " +
+          address + " (max_handshakes_per_address)";
+  } else {
+    return true;
+  }
+  if (handshakes_by_address_[address] == 0) handshakes_by_address_.erase(address);
+  return false;
+}
+
+awaitable<void> Server::AcceptLoop() {
+  auto backoff = std::chrono::milliseconds(100);
+  while (!stopping_) {
+    auto [ec, socket] = co_await acceptor_.async_accept(use_nothrow);
+    if (stopping_) break;
+    if (ec) {
+      size_t dropped = 0;
+      if (accept_log_.Allow(dropped)) {
+        log_->warn("accept failed: {}; pausing accepts for {} ms{}", ec.message(), backoff.count(),
+                   dropped ? " (" + std::to_string(dropped) + " more since the last line)" : "");
+      }
+      // Out of descriptors (or another transient error): the pending connection stays in the
+      // backlog and accept would fail again at once, so wait before the next try.
+      asio::steady_timer pause(io_, backoff);
+      co_await pause.async_wait(use_nothrow);
+      backoff = std::min(backoff * 2, std::chrono::milliseconds(1000));
+      continue;
+    }
+    backoff = std::chrono::milliseconds(100);
+    error_code addr_ec;
+    const auto remote = socket.remote_endpoint(addr_ec);
+    const std::string address = addr_ec ? "?" : remote.address().to_string();
+    std::string why;
+    if (!Admit(address, why)) {
+      size_t dropped = 0;
+      if (refusal_log_.Allow(dropped)) {
+        log_->warn("closed a connection from {} at once: {}{}", address, why,
+                   dropped ? " (" + std::to_string(dropped) + " more since the last line)" : "");
+      }
+      socket.close(addr_ec);
+      continue;
+    }
+    auto conn = Connection::Create(std::move(socket), options_, Side::kServer);
+    connections_.insert(conn);
+    ++handshakes_;
+    ++handshakes_by_address_[address];
+    asio::co_spawn(io_, Serve(conn, address), asio::detached);
+  }
+}
+
+awaitable<void> Server::Serve(ConnectionPtr conn, std::string address) {
+  Status hs = co_await conn->Handshake(role_, id_);
+  --handshakes_;
+  if (--handshakes_by_address_[address] == 0) handshakes_by_address_.erase(address);
+  if (!hs.ok()) {
+    if (!stopping_) {
+      size_t dropped = 0;
+      if (refusal_log_.Allow(dropped)) {
+        log_->warn("refused connection from {}: {}{}", conn->remote_address(), hs.message(),
+                   dropped ? " (" + std::to_string(dropped) + " more since the last line)" : "");
+      }
+    }
+  } else {
+    std::exception_ptr failure;
+    try {
+      co_await handler_(conn);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    if (failure) log_->warn("closed {}: {}", conn->Describe(), DescribeException(failure));
+  }
+  conn->Close();
+  connections_.erase(conn);
+}
+
+}  // namespace aiac::net

@@ -1,0 +1,24 @@
+// `aiac-spawner keygen [--out FILE] [--signing PREFIX]`: makes keys.
+//   (no option)       prints a fresh cluster key (32 random bytes, 64 hex characters);
+//   --out FILE        writes the cluster key to FILE (mode 600) instead, for cluster_key_file;
+//   --signing PREFIX  writes an Ed25519 plugin-signing key pair: PREFIX.key (PEM, mode 600, for
+//                     the spawner's signing_key_file) and PREFIX.pub (the public key in hex, for
+//                     daemons' trusted_keys), and prints the public key.
+// Never overwrites a file. Errors exit 2 with one line on stderr.
+#pragma once
+
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace aiac::spawner {
+
+struct KeygenArgs {
+  std::string out;
+  std::string signing;
+};
+
+CLI::App* AddKeygenCommand(CLI::App& app, KeygenArgs& args);
+int KeygenCommand(const KeygenArgs& args);
+
+}  // namespace aiac::spawner

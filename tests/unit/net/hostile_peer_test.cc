@@ -1,0 +1,247 @@
+// What a peer without the key, or with a broken Hello, can do to a connection: nothing but get
+// it closed. Both ends in this process, over real loopback sockets.
+#include <gtest/gtest.h>
+
+#include <optional>
+
+#include "net/connection.h"
+#include "net/server.h"
+#include "support/test_support.h"
+
+namespace aiac::net {
+namespace {
+
+constexpr const char* kKey = "hostile-peer-test-key-0123456789";
+
+struct SocketPair {
+  tcp::socket a, b;
+};
+
+SocketPair Connect(asio::io_context& io) {
+  tcp::acceptor acceptor(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+  tcp::socket client(io), server(io);
+  client.connect(acceptor.local_endpoint());
+  acceptor.accept(server);
+  return {std::move(client), std::move(server)};
+}
+
+NetOptions Options(Transport transport = Transport::kTls) {
+  NetOptions o;
+  o.cluster_key = kKey;
+  o.transport = transport;
+  o.handshake_timeout = std::chrono::milliseconds(10000);
+  return o;
+}
+
+bool RunUntil(asio::io_context& io, const std::function<bool()>& done) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!done() && std::chrono::steady_clock::now() < deadline) {
+    io.run_one_for(std::chrono::milliseconds(50));
+  }
+  return done();
+}
+
+// Copies bytes both ways between two sockets, recording what passes, and can corrupt one byte
+// of what goes to the server: what an attacker on the path sees and can do.
+struct Relay {
+  tcp::socket to_client, to_server;
+  std::string seen;
+  bool corrupt_next_to_server = false;
+
+  awaitable<void> Pump(tcp::socket& from, tcp::socket& to, bool towards_server) {
+    std::array<char, 16384> buf;
+    for (;;) {
+      auto [ec, n] = co_await from.async_read_some(asio::buffer(buf), use_nothrow);
+      if (ec) break;
+      seen.append(buf.data(), n);
+      if (towards_server && corrupt_next_to_server) {
+        buf[n / 2] ^= 0x5a;
+        corrupt_next_to_server = false;
+      }
+      auto [wec, w] = co_await asio::async_write(to, asio::buffer(buf.data(), n), use_nothrow);
+      if (wec) break;
+    }
+    error_code ignored;
+    to.shutdown(tcp::socket::shutdown_send, ignored);
+  }
+};
+
+TEST(HostilePeerTest, ReflectedConnectionToItselfIsRefused) {
+  // "Selfie": a node's own ClientHello relayed to its own server. Both ends are one process
+  // with one role and id.
+  asio::io_context io;
+  auto [sa, sb] = Connect(io);
+  auto client = Connection::Create(std::move(sa), Options(), Side::kClient);
+  auto server = Connection::Create(std::move(sb), Options(), Side::kServer);
+  std::optional<Status> a, b;
+  asio::co_spawn(io, [&]() -> awaitable<void> { a = co_await client->Handshake(proto::Role::DAEMON, "d7"); }, asio::detached);
+  asio::co_spawn(io, [&]() -> awaitable<void> { b = co_await server->Handshake(proto::Role::DAEMON, "d7"); }, asio::detached);
+  ASSERT_TRUE(RunUntil(io, [&] { return a && b; }));
+  for (const Status& s : {*a, *b}) {
+    EXPECT_EQ(s.code(), StatusCode::kUnauthenticated) << s.ToString();
+    EXPECT_NE(s.message().find("reflected"), std::string::npos) << s.message();
+  }
+}
+
+TEST(HostilePeerTest, KeylessRelayCanNeitherReadNorAlterTheStream) {
+  asio::io_context io;
+  auto [client_sock, relay_client_side] = Connect(io);
+  auto [relay_server_side, server_sock] = Connect(io);
+  Relay relay{std::move(relay_client_side), std::move(relay_server_side)};
+  asio::co_spawn(io, relay.Pump(relay.to_client, relay.to_server, true), asio::detached);
+  asio::co_spawn(io, relay.Pump(relay.to_server, relay.to_client, false), asio::detached);
+
+  auto spawner = Connection::Create(std::move(client_sock), Options(), Side::kClient);
+  auto daemon = Connection::Create(std::move(server_sock), Options(), Side::kServer);
+  std::optional<Status> a, b;
+  asio::co_spawn(io, [&]() -> awaitable<void> { a = co_await spawner->Handshake(proto::Role::SPAWNER, "spawner-secret-id", proto::Role::DAEMON); }, asio::detached);
+  asio::co_spawn(io, [&]() -> awaitable<void> { b = co_await daemon->Handshake(proto::Role::DAEMON, "d1"); }, asio::detached);
+  ASSERT_TRUE(RunUntil(io, [&] { return a && b; }));
+  ASSERT_OK(*a);
+  ASSERT_OK(*b);
+
+  spawner->SendEnvelope([](proto::Envelope::Builder e) { e.initHalt().setJob("job-plaintext-marker"); });
+  std::optional<std::string> got;
+  asio::co_spawn(io, [&]() -> awaitable<void> {
+    auto m = co_await daemon->Receive();
+    got = m.ok() ? std::string((*m)->root().getHalt().getJob().cStr()) : m.status().ToString();
+  }, asio::detached);
+  ASSERT_TRUE(RunUntil(io, [&] { return got.has_value(); }));
+  EXPECT_EQ(*got, "job-plaintext-marker");
+  // What crossed the relay is ciphertext: neither the ids nor the message show.
+  EXPECT_EQ(relay.seen.find("job-plaintext-marker"), std::string::npos);
+  EXPECT_EQ(relay.seen.find("spawner-secret-id"), std::string::npos);
+
+  // One flipped bit in a record: the daemon rejects it and closes, it never reads a message.
+  relay.corrupt_next_to_server = true;
+  spawner->SendEnvelope([](proto::Envelope::Builder e) { e.initHalt().setJob("altered"); });
+  std::optional<Status> second;
+  asio::co_spawn(io, [&]() -> awaitable<void> {
+    auto m = co_await daemon->Receive();
+    second = m.status();
+  }, asio::detached);
+  ASSERT_TRUE(RunUntil(io, [&] { return second.has_value(); }));
+  EXPECT_EQ(second->code(), StatusCode::kProtocol) << second->ToString();
+  EXPECT_FALSE(daemon->is_open());
+}
+
+TEST(HostilePeerTest, KeylessClientGetsNoHelloAndNoAuth) {
+  // The old protocol's attack started by reading the server's Hello and proof. Now the server
+  // says nothing before the peer has proved the key: a keyless TLS client gets an alert.
+  asio::io_context io;
+  auto [sa, sb] = Connect(io);
+  NetOptions wrong = Options();
+  wrong.cluster_key = "another-key-of-more-than-16-bytes";
+  auto attacker = Connection::Create(std::move(sa), wrong, Side::kClient);
+  auto server = Connection::Create(std::move(sb), Options(), Side::kServer);
+  std::optional<Status> a, b;
+  asio::co_spawn(io, [&]() -> awaitable<void> { a = co_await attacker->Handshake(proto::Role::SUPERNODE, "sn-evil"); }, asio::detached);
+  asio::co_spawn(io, [&]() -> awaitable<void> { b = co_await server->Handshake(proto::Role::SUPERNODE, "sn1"); }, asio::detached);
+  ASSERT_TRUE(RunUntil(io, [&] { return a && b; }));
+  EXPECT_EQ(a->code(), StatusCode::kUnauthenticated) << a->ToString();
+  EXPECT_EQ(b->code(), StatusCode::kUnauthenticated) << b->ToString();
+  EXPECT_FALSE(server->authenticated());
+}
+
+// A Hello whose node id lacks its closing NUL (the 88-byte Hello that used to leave sockets in
+// CLOSE-WAIT): the handshake returns an error at once and closes. The plaintext transport lets
+// this test write the raw frame; the Hello is parsed by the same code under TLS.
+TEST(HostilePeerTest, HelloWithBrokenTextIsRefusedAtOnce) {
+  asio::io_context io;
+  auto [raw, sb] = Connect(io);
+  auto server = Connection::Create(std::move(sb), Options(Transport::kPlaintextBenchmarkOnly), Side::kServer);
+  std::optional<Status> result;
+  asio::co_spawn(io, [&]() -> awaitable<void> { result = co_await server->Handshake(proto::Role::SUPERNODE, "sn1"); }, asio::detached);
+
+  capnp::MallocMessageBuilder message;
+  auto hello = message.initRoot<proto::Envelope>().initHello();
+  hello.setVersion(kProtocolVersion);
+  hello.setRole(proto::Role::DAEMON);
+  hello.setNodeId("abcdefgh");
+  auto words = EncodeFrame(message);
+  std::string bytes(reinterpret_cast<const char*>(words.begin()), words.size() * 8);
+  const size_t at = bytes.find(std::string("abcdefgh\0", 9));
+  ASSERT_NE(at, std::string::npos);
+  bytes[at + 8] = 'X';  // the NUL that ends the text
+  asio::write(raw, asio::buffer(bytes));
+
+  ASSERT_TRUE(RunUntil(io, [&] { return result.has_value(); }));
+  EXPECT_EQ(result->code(), StatusCode::kProtocol) << result->ToString();
+  EXPECT_NE(result->message().find("malformed"), std::string::npos) << result->message();
+  EXPECT_TRUE(RunUntil(io, [&] { return !server->is_open(); }));
+}
+
+TEST(HostilePeerTest, BadNodeIdsAreRefused) {
+  for (const std::string id : {std::string("evil\nsn1 granted everything"), std::string(200, 'a'),
+                               std::string("")}) {
+    asio::io_context io;
+    auto [sa, sb] = Connect(io);
+    auto client = Connection::Create(std::move(sa), Options(), Side::kClient);
+    auto server = Connection::Create(std::move(sb), Options(), Side::kServer);
+    std::optional<Status> a, b;
+    asio::co_spawn(io, [&]() -> awaitable<void> { a = co_await client->Handshake(proto::Role::DAEMON, id); }, asio::detached);
+    asio::co_spawn(io, [&]() -> awaitable<void> { b = co_await server->Handshake(proto::Role::SUPERNODE, "sn1"); }, asio::detached);
+    ASSERT_TRUE(RunUntil(io, [&] { return a && b; }));
+    EXPECT_EQ(b->code(), StatusCode::kProtocol) << b->ToString();
+    EXPECT_EQ(b->message().find('\n'), std::string::npos) << "a newline reached the log line";
+    EXPECT_LT(b->message().size(), 300u);
+  }
+}
+
+TEST(HostilePeerTest, UnexpectedRoleIsRefused) {
+  asio::io_context io;
+  auto [sa, sb] = Connect(io);
+  auto spawner = Connection::Create(std::move(sa), Options(), Side::kClient);
+  auto other = Connection::Create(std::move(sb), Options(), Side::kServer);
+  std::optional<Status> a, b;
+  // The spawner dialled what should be a daemon; a super-node answers.
+  asio::co_spawn(io, [&]() -> awaitable<void> { a = co_await spawner->Handshake(proto::Role::SPAWNER, "s1", proto::Role::DAEMON); }, asio::detached);
+  asio::co_spawn(io, [&]() -> awaitable<void> { b = co_await other->Handshake(proto::Role::SUPERNODE, "sn1"); }, asio::detached);
+  ASSERT_TRUE(RunUntil(io, [&] { return a && b; }));
+  EXPECT_EQ(a->code(), StatusCode::kUnauthenticated) << a->ToString();
+  EXPECT_NE(a->message().find("expected a daemon"), std::string::npos) << a->message();
+}
+
+TEST(HostilePeerTest, ServerCapsHandshakesPerAddressAndStillServesOthers) {
+  asio::io_context io;
+  ServerLimits limits;
+  limits.max_handshakes_per_address = 3;
+  int served = 0;
+  Server server(io, Options(), limits, proto::Role::SUPERNODE, MakeLogger("test", spdlog::level::off),
+                [&](ConnectionPtr) -> awaitable<void> {
+                  ++served;
+                  co_return;
+                });
+  server.set_id("sn1");
+  auto bound = server.Listen(Endpoint{"127.0.0.1", 0});
+  ASSERT_OK(bound.status());
+  server.Start();
+  const auto target = tcp::endpoint(asio::ip::make_address("127.0.0.1"), bound->port);
+  // Ten silent connections from 127.0.0.3: three wait in their handshake, seven are closed.
+  std::vector<tcp::socket> flood;
+  for (int i = 0; i < 10; ++i) {
+    tcp::socket s(io);
+    s.open(tcp::v4());
+    s.bind(tcp::endpoint(asio::ip::make_address("127.0.0.3"), 0));
+    s.connect(target);
+    flood.push_back(std::move(s));
+  }
+  ASSERT_TRUE(RunUntil(io, [&] { return server.handshakes_in_progress() == 3; }));
+  EXPECT_EQ(server.open_connections(), 3u);
+  // A well-behaved peer from another address is served meanwhile.
+  std::optional<Status> dialled;
+  // Named, not temporaries: g++ 12 mishandles temporaries bound to references across co_await.
+  const Endpoint at{"127.0.0.1", bound->port};
+  const NetOptions options = Options();
+  const std::string id = "d1";
+  asio::co_spawn(io, [&]() -> awaitable<void> {
+    auto c = co_await Dial(at, options, proto::Role::DAEMON, id, proto::Role::SUPERNODE);
+    dialled = c.status();
+  }, asio::detached);
+  ASSERT_TRUE(RunUntil(io, [&] { return dialled.has_value() && served == 1; }));
+  ASSERT_OK(*dialled);
+  server.Stop();
+}
+
+}  // namespace
+}  // namespace aiac::net
