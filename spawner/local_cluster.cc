@@ -1,5 +1,10 @@
 #include "spawner/local_cluster.h"
 
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 
@@ -21,10 +26,40 @@ LocalCluster::LocalCluster(size_t daemons, std::string bin_dir, std::string log_
 
 LocalCluster::~LocalCluster() { Stop(); }
 
+size_t RemoveStaleLocalDirs(const std::string& root, const Logger& log) {
+  size_t removed = 0;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(root, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("aiac-local-", 0) != 0) continue;
+    struct stat st {};
+    if (::lstat(entry.path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid()) {
+      continue;
+    }
+    std::ifstream in(entry.path() / "owner.pid");
+    long pid = 0;
+    if (!(in >> pid) || pid <= 0) continue;  // not ours to judge: no owner recorded
+    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // owner alive
+    std::error_code rm;
+    fs::remove_all(entry.path(), rm);
+    if (!rm) {
+      ++removed;
+      log->info("removed {}: left by run {} that was killed", entry.path().string(), pid);
+    }
+  }
+  return removed;
+}
+
 Status LocalCluster::WriteConfigs() {
+  RemoveStaleLocalDirs(TempRoot(), log_);
   auto dir = MakeTempDir("aiac-local");
   if (!dir.ok()) return dir.status();
   dir_ = std::move(*dir);
+  {
+    std::ofstream owner(dir_ + "/owner.pid");
+    owner << ::getpid() << "\n";
+    if (!owner) return IoError("cannot write " + dir_ + "/owner.pid");
+  }
   std::ofstream conf(dir_ + "/cluster.toml");
   conf << "cluster_key = \"" << key_ << "\"\n";
   conf.close();

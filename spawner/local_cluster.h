@@ -1,7 +1,9 @@
 // `spawner run --local N`: a super-node and N daemons started as child processes on free
 // loopback ports, with a fresh random cluster_key and data in a temporary directory. Stop() (and
 // the destructor) terminates and reaps every child and removes the directory: no process and no
-// file is left behind, also after an error or Ctrl-C.
+// file is left behind, also after an error or Ctrl-C. A run killed outright (SIGKILL) cannot
+// clean up: its directory records the owner's pid (owner.pid), and the next --local run removes
+// every such directory of this user whose owner is no longer running.
 #pragma once
 
 #include <memory>
@@ -14,6 +16,10 @@
 #include "spawner/child_process.h"
 
 namespace aiac::spawner {
+
+// Removes $TMPDIR/aiac-local-* directories of this user whose owner.pid names a process that
+// no longer exists; returns how many were removed. Logs one line per removed directory.
+size_t RemoveStaleLocalDirs(const std::string& root, const Logger& log);
 
 class LocalCluster {
  public:

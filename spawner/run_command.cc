@@ -81,6 +81,7 @@ int RunCommand(const RunArgs& args) {
   if (args.local > 0) {
     cluster = std::make_unique<LocalCluster>(args.local, SelfDirectory(), options.local_log_level, log);
     options.net.cluster_key = cluster->cluster_key();
+    options.net.cluster_key_file.clear();  // the run's own key replaces any configured one
   }
   if (Status s = net::FinishNetOptions(options.net); !s.ok()) return BadInput(s);
 

@@ -14,7 +14,7 @@ Status LoadSpawnerOptions(const std::string& path, SpawnerOptions& o) {
   file->GetPositive("progress_ms", o.progress_ms);
   file->Get("local_log_level", o.local_log_level);
   file->Get("plugin_dir", o.plugin_dir);
-  file->Get("signing_key_file", o.signing_key_file);
+  file->GetPath("signing_key_file", o.signing_key_file);
   file->Get("log_level", o.log_level);
   net::ReadNetOptions(*file, o.net);
   AIAC_RETURN_IF_ERROR(file->Finish());

@@ -23,7 +23,8 @@ struct SpawnerOptions {
   // Log level of the processes started by --local. Default: "warn".
   std::string local_log_level = "warn";
   // Ed25519 private key (PEM, mode 600) to sign plugins with, for daemons that set
-  // trusted_keys (`aiac-spawner keygen --signing PREFIX` makes one). Default: none.
+  // trusted_keys (`aiac-spawner keygen --signing PREFIX` makes one); relative to the config
+  // file's folder. Default: none.
   std::string signing_key_file;
   std::string log_level = "info";
   net::NetOptions net;

@@ -1,5 +1,6 @@
 #include "core/config.h"
 
+#include <filesystem>
 #include <sstream>
 
 namespace aiac {
@@ -59,6 +60,15 @@ void ConfigFile::Get(const std::string& key, std::string& out) {
     if (auto v = n->value<std::string>()) out = *v;
     else Fail(key, "must be a string");
   }
+}
+
+void ConfigFile::GetPath(const std::string& key, std::string& out) {
+  std::string value;
+  Get(key, value);
+  if (value.empty()) return;
+  std::filesystem::path p(value);
+  if (p.is_relative() && !path_.empty()) p = std::filesystem::path(path_).parent_path() / p;
+  out = p.string();
 }
 
 void ConfigFile::Get(const std::string& key, int64_t& out) {

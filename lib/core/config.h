@@ -38,6 +38,8 @@ class ConfigFile {
 
   // The file's path; empty when there is no file (defaults only, or parsed text).
   const std::string& path() const { return path_; }
+  // A path option: relative paths are taken relative to the config file's folder.
+  void GetPath(const std::string& key, std::string& out);
 
   // The first problem met so far, or the first key that no Get asked for.
   Status Finish() const;

@@ -6,9 +6,13 @@
 
 namespace aiac {
 
-Result<std::string> MakeTempDir(const std::string& prefix) {
+std::string TempRoot() {
   const char* tmp = getenv("TMPDIR");
-  const std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/" + prefix + "-XXXXXX";
+  return tmp && *tmp ? tmp : "/tmp";
+}
+
+Result<std::string> MakeTempDir(const std::string& prefix) {
+  const std::string pattern = TempRoot() + "/" + prefix + "-XXXXXX";
   std::vector<char> buf(pattern.begin(), pattern.end());
   buf.push_back('\0');
   if (!mkdtemp(buf.data())) return IoError("cannot create a temporary directory from " + pattern);

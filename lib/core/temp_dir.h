@@ -7,6 +7,9 @@
 
 namespace aiac {
 
+// $TMPDIR, or /tmp when it is unset or empty.
+std::string TempRoot();
+
 Result<std::string> MakeTempDir(const std::string& prefix);
 
 }  // namespace aiac

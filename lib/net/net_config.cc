@@ -2,7 +2,6 @@
 
 #include <sys/stat.h>
 
-#include <filesystem>
 #include <fstream>
 
 #include "core/hex.h"
@@ -20,15 +19,7 @@ constexpr const char* kHowToMakeOne =
 
 void ReadNetOptions(ConfigFile& file, NetOptions& options) {
   file.Get("cluster_key", options.cluster_key);
-  std::string key_file;
-  file.Get("cluster_key_file", key_file);
-  if (!key_file.empty()) {
-    std::filesystem::path p(key_file);
-    if (p.is_relative() && !file.path().empty()) {
-      p = std::filesystem::path(file.path()).parent_path() / p;
-    }
-    options.cluster_key_file = p.string();
-  }
+  file.GetPath("cluster_key_file", options.cluster_key_file);
   int64_t max_frame = static_cast<int64_t>(options.limits.max_frame_bytes);
   file.GetPositive("max_frame_bytes", max_frame);
   options.limits.max_frame_bytes = static_cast<size_t>(max_frame);

@@ -56,10 +56,12 @@ TEST_F(PluginTest, PluginWhoseHashDoesNotMatchIsRefused) {
       auto r = (*msg)->root().getTaskReady();
       replies.push_back(r.getNeedPlugin() ? "need-plugin" : r.getError().cStr());
       if (r.getNeedPlugin()) {
+        // Another plugin, labelled with its own (correct) hash: not the one the task names.
         const std::string other = "not the real plugin";
+        const std::string other_hash = runtime::Sha256(other);
         (*conn)->SendEnvelope([&](proto::Envelope::Builder e) {
           auto pd = e.initPluginData();
-          pd.setSha256(kj::arrayPtr(reinterpret_cast<const kj::byte*>(claimed.data()), claimed.size()));
+          pd.setSha256(kj::arrayPtr(reinterpret_cast<const kj::byte*>(other_hash.data()), other_hash.size()));
           pd.setBytes(kj::arrayPtr(reinterpret_cast<const kj::byte*>(other.data()), other.size()));
         });
       }
@@ -71,6 +73,42 @@ TEST_F(PluginTest, PluginWhoseHashDoesNotMatchIsRefused) {
   EXPECT_EQ(replies[0], "need-plugin");
   EXPECT_NE(replies[1].find("plugin hash mismatch"), std::string::npos) << replies[1];
   EXPECT_TRUE(LogHas("d1", "plugin hash mismatch")) << Log("d1");
+  // Refused before anything was written, so nothing could be loaded.
+  const auto dir = std::filesystem::path(dir_ / "d1/plugins");
+  EXPECT_TRUE(!std::filesystem::exists(dir) || std::filesystem::is_empty(dir));
+}
+
+TEST_F(PluginTest, DaemonWithTrustedKeysRunsOnlyPluginsSignedByThem) {
+  ASSERT_EQ(RunSpawner({"keygen", "--signing", dir_ / "trusted"}, "keygen1"), 0) << Log("keygen1");
+  ASSERT_EQ(RunSpawner({"keygen", "--signing", dir_ / "other"}, "keygen2"), 0) << Log("keygen2");
+  std::string pub = ReadFile(dir_ / "trusted.pub");
+  pub.pop_back();
+  WriteFile(dir_ / "trust.toml", std::string("cluster_key = \"") + kClusterKey +
+                                     "\"\ntrusted_keys = [\"" + pub + "\"]\n");
+  for (auto [name, key] : {std::pair{"signed-other", "other.key"}, std::pair{"signed-trusted", "trusted.key"}}) {
+    WriteFile(dir_ / (std::string(name) + ".toml"), std::string("cluster_key = \"") + kClusterKey +
+                                                      "\"\nsigning_key_file = \"" + key + "\"\n");
+  }
+  const std::string sn = StartSupernode("sn1");
+  for (auto d : {"d1", "d2"}) StartDaemon(d, {sn}, "trust.toml");
+  const std::string job = RingJob(2, 10);
+
+  ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "key.toml", "--supernode", sn, job, "--json",
+                        dir_ / "unsigned.json"}, "unsigned"), 1) << Log("unsigned");
+  EXPECT_NE(Json("unsigned.json")["error"].get<std::string>().find("is not signed;"), std::string::npos)
+      << Json("unsigned.json")["error"];
+  ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "signed-other.toml", "--supernode", sn, job, "--json",
+                        dir_ / "other.json"}, "other"), 1) << Log("other");
+  EXPECT_NE(Json("other.json")["error"].get<std::string>().find("not signed by a trusted key"), std::string::npos)
+      << Json("other.json")["error"];
+  for (auto d : {"d1", "d2"}) {
+    const auto plugins = std::filesystem::path(dir_ / (std::string(d) + "/plugins"));
+    EXPECT_TRUE(!std::filesystem::exists(plugins) || std::filesystem::is_empty(plugins)) << d;
+  }
+  // The refused runs gave their daemons back; a run signed by the trusted key converges.
+  ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "signed-trusted.toml", "--supernode", sn, job, "--json",
+                        dir_ / "trusted.json"}, "trusted"), 0) << Log("trusted");
+  EXPECT_EQ(Json("trusted.json")["status"], "converged");
 }
 
 }  // namespace

@@ -1,0 +1,217 @@
+// Hostile and broken peers against the real binaries: keyless clients speaking the old
+// protocol, keyless TLS clients, a thousand malformed handshakes, a huge frame before
+// authentication, a flood of silent connections. In every case the target says why in its log,
+// stays up, keeps its descriptors and memory, and keeps serving well-behaved peers.
+#include <dirent.h>
+#include <sys/socket.h>
+
+#include <cstring>
+#include <filesystem>
+
+#include <fstream>
+
+#include "core/endpoint.h"
+#include "integration/cluster_fixture.h"
+#include "net/connection.h"
+
+namespace aiac::testing {
+namespace {
+
+using HostileTest = ClusterFixture;
+namespace asio = net::asio;
+using net::tcp;
+
+size_t OpenDescriptors(pid_t pid) {
+  size_t n = 0;
+  if (DIR* d = opendir(("/proc/" + std::to_string(pid) + "/fd").c_str())) {
+    while (readdir(d) != nullptr) ++n;
+    closedir(d);
+  }
+  return n;
+}
+
+size_t RssKiB(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string key;
+  size_t value = 0;
+  while (in >> key) {
+    if (key == "VmRSS:") {
+      in >> value;
+      return value;
+    }
+  }
+  return 0;
+}
+
+tcp::endpoint Target(const std::string& address) {
+  auto ep = ParseEndpoint(address);
+  EXPECT_TRUE(ep.ok()) << address;
+  return tcp::endpoint(asio::ip::make_address(ep->host), ep->port);
+}
+
+// A protocol-1 Hello in plaintext: what the old reflection attack opened with.
+std::string OldPlaintextHello(const std::string& id) {
+  capnp::MallocMessageBuilder message;
+  auto hello = message.initRoot<proto::Envelope>().initHello();
+  hello.setVersion(1);
+  hello.setRole(proto::Role::SUPERNODE);
+  hello.setNodeId(id);
+  const std::string nonce(16, 'n');
+  hello.setNonce(kj::arrayPtr(reinterpret_cast<const kj::byte*>(nonce.data()), nonce.size()));
+  auto words = net::EncodeFrame(message);
+  return std::string(reinterpret_cast<const char*>(words.begin()), words.size() * 8);
+}
+
+// Everything the peer sends until it closes (a blocking read, bounded by a 30 s receive
+// timeout in case it never does).
+std::string ReadUntilClosed(tcp::socket& s) {
+  timeval limit{30, 0};
+  setsockopt(s.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+  std::string got;
+  char buf[4096];
+  for (;;) {
+    net::error_code ec;
+    size_t n = s.read_some(asio::buffer(buf), ec);
+    if (ec) break;
+    got.append(buf, n);
+  }
+  return got;
+}
+
+TEST_F(HostileTest, KeylessReflectionGetsNothingFromASupernode) {
+  const std::string sn = StartSupernode("sn1");
+  for (auto d : {"d1", "d2"}) StartDaemon(d, {sn});
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("sn1", "daemon d2 registered"); })) << Log("sn1");
+  asio::io_context io;
+  // The old attack: open two connections, send a Hello on each, and reflect whatever proof the
+  // super-node sends on one into the other. Now the super-node sends no Hello and no proof to
+  // a peer that has not proved the key: at most a TLS alert, then it closes.
+  for (int i = 0; i < 2; ++i) {
+    tcp::socket s(io);
+    s.connect(Target(sn));
+    asio::write(s, asio::buffer(OldPlaintextHello("sn-evil")));
+    const std::string reply = ReadUntilClosed(s);
+    EXPECT_TRUE(reply.empty() || static_cast<unsigned char>(reply[0]) == 0x15)  // TLS alert
+        << "the super-node answered a keyless peer with " << reply.size() << " bytes";
+  }
+  EXPECT_TRUE(WaitUntil([&] { return LogHas("sn1", "refused connection"); })) << Log("sn1");
+  EXPECT_FALSE(LogHas("sn1", "linked with super-node"));
+  ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "key.toml", "--supernode", sn, RingJob(2, 20),
+                        "--json", dir_ / "ok.json"}), 0)
+      << Log("spawner");
+  EXPECT_EQ(Json("ok.json")["status"], "converged");
+}
+
+TEST_F(HostileTest, KeylessPeerCannotShipAPluginToADaemon) {
+  const std::string sn = StartSupernode("sn1");
+  StartDaemon("d1", {sn});
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("d1", "listening on"); })) << Log("d1");
+  const std::string log = Log("d1");
+  const size_t at = log.find("listening on ") + 13;
+  auto ep = ParseEndpoint(log.substr(at, log.find(' ', at) - at));
+  ASSERT_TRUE(ep.ok());
+  asio::io_context io;
+  net::NetOptions keyless;
+  keyless.cluster_key = "a-guess-at-the-cluster-key";
+  std::optional<Status> dialled;
+  asio::co_spawn(io, [&]() -> net::awaitable<void> {
+    net::RetryPolicy once;
+    once.attempts = 1;
+    auto conn = co_await net::Dial(*ep, keyless, proto::Role::SPAWNER, "spawner-evil",
+                                   proto::Role::DAEMON, once);
+    dialled = conn.status();
+  }, asio::detached);
+  io.run_for(std::chrono::seconds(20));
+  ASSERT_TRUE(dialled.has_value());
+  EXPECT_EQ(dialled->code(), StatusCode::kUnauthenticated) << dialled->ToString();
+  EXPECT_TRUE(WaitUntil([&] { return LogHas("d1", "cluster_key mismatch"); })) << Log("d1");
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "d1/plugins"));
+}
+
+TEST_F(HostileTest, ThousandMalformedHandshakesLeaveNoDescriptorsBehind) {
+  const std::string sn = StartSupernode("sn1");
+  const pid_t pid = procs_.at("sn1").pid();
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("sn1", "listening on"); }));
+  const size_t baseline = OpenDescriptors(pid);
+  asio::io_context io;
+  // The 88-byte Hello whose node id has no closing NUL, in plaintext, 1,000 times, 50 at once.
+  std::string hello = OldPlaintextHello("abcdefgh");
+  hello[hello.find(std::string("abcdefgh\0", 9)) + 8] = 'X';
+  for (int batch = 0; batch < 20; ++batch) {
+    std::vector<tcp::socket> open;
+    for (int i = 0; i < 50; ++i) {
+      tcp::socket s(io);
+      s.connect(Target(sn));
+      net::error_code ec;
+      asio::write(s, asio::buffer(hello), ec);
+      open.push_back(std::move(s));
+    }
+  }
+  EXPECT_TRUE(WaitUntil([&] { return OpenDescriptors(pid) <= baseline; }, std::chrono::seconds(60)))
+      << OpenDescriptors(pid) << " descriptors open, " << baseline << " before";
+  // Refusals are logged at most about once a second, not once per connection.
+  size_t lines = 0;
+  for (char c : Log("sn1")) lines += c == '\n';
+  EXPECT_LT(lines, 200u) << Log("sn1");
+  StartDaemon("d1", {sn});
+  EXPECT_TRUE(WaitUntil([&] { return LogHas("sn1", "daemon d1 registered"); })) << Log("sn1");
+}
+
+TEST_F(HostileTest, HugeFrameBeforeAuthenticationCostsNoMemory) {
+  const std::string sn = StartSupernode("sn1");
+  const pid_t pid = procs_.at("sn1").pid();
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("sn1", "listening on"); }));
+  const size_t rss_before = RssKiB(pid);
+  asio::io_context io;
+  size_t written = 0;
+  for (int c = 0; c < 4; ++c) {
+    tcp::socket s(io);
+    s.connect(Target(sn));
+    // A frame header announcing 60 MiB, then the bytes: the super-node must stop reading.
+    uint32_t header[2] = {0, (60u << 20) / 8};
+    std::string chunk(1 << 20, 'z');
+    std::memcpy(chunk.data(), header, sizeof header);
+    net::error_code ec;
+    for (int i = 0; i < 60 && !ec; ++i) written += asio::write(s, asio::buffer(chunk), ec);
+  }
+  EXPECT_LT(written, 4u * (60u << 20)) << "the super-node read every byte";
+  EXPECT_LT(RssKiB(pid), rss_before + 32 * 1024) << "RSS grew from " << rss_before << " KiB";
+  StartDaemon("d1", {sn});
+  EXPECT_TRUE(WaitUntil([&] { return LogHas("sn1", "daemon d1 registered"); })) << Log("sn1");
+}
+
+TEST_F(HostileTest, ConnectionFloodFromOneAddressLeavesRoomForOthers) {
+  WriteFile(dir_ / "flood.toml", std::string("cluster_key = \"") + kClusterKey +
+                                     "\"\nmax_handshakes_per_address = 8\nhandshake_timeout_ms = 120000\n");
+  std::vector<std::string> args{"--config", dir_ / "flood.toml", "--listen", "127.0.0.1:0",
+                                "--id", "sn1", "--data", dir_ / "sn1.db", "--ready-file",
+                                dir_ / "sn1.addr"};
+  procs_.insert_or_assign("sn1", Start("aiac-supernode", args, dir_ / "sn1.log"));
+  const std::string sn = WaitForFile(dir_ / "sn1.addr");
+  ASSERT_FALSE(sn.empty()) << Log("sn1");
+  asio::io_context io;
+  // 300 silent connections from 127.0.0.3, held open for the whole test.
+  std::vector<tcp::socket> flood;
+  for (int i = 0; i < 300; ++i) {
+    tcp::socket s(io);
+    s.open(tcp::v4());
+    s.bind(tcp::endpoint(asio::ip::make_address("127.0.0.3"), 0));
+    net::error_code ec;
+    s.connect(Target(sn), ec);
+    if (!ec) flood.push_back(std::move(s));
+  }
+  EXPECT_TRUE(WaitUntil([&] { return LogHas("sn1", "max_handshakes_per_address"); })) << Log("sn1");
+  for (auto d : {"d1", "d2"}) StartDaemon(d, {sn});
+  ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "key.toml", "--supernode", sn, RingJob(2, 20),
+                        "--json", dir_ / "ok.json"}), 0)
+      << Log("spawner") << Log("sn1");
+  EXPECT_EQ(Json("ok.json")["status"], "converged");
+  size_t closed_lines = 0;
+  for (size_t p = 0; (p = Log("sn1").find("closed a connection", p)) != std::string::npos; ++p) {
+    ++closed_lines;
+  }
+  EXPECT_LT(closed_lines, 60u) << "one log line per refused connection";
+}
+
+}  // namespace
+}  // namespace aiac::testing
