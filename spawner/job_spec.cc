@@ -2,6 +2,7 @@
 
 #include "core/config.h"
 
+#include <cmath>
 #include <filesystem>
 #include <sstream>
 
@@ -43,7 +44,11 @@ Result<JobSpec> LoadJobSpec(const std::string& path) {
       job.tasks = static_cast<uint32_t>(n->get());
     } else if (key == "timeout_s") {
       auto d = v.value<double>();
-      if (!d || *d <= 0) return bad(key, "must be a positive number of seconds");
+      // A deadline past ~30 days overflows nothing but helps no one; inf/nan/1e300 used to
+      // overflow the clock and time out at once.
+      if (!d || !std::isfinite(*d) || *d <= 0 || *d > kMaxTimeoutSeconds) {
+        return bad(key, "must be a number of seconds in (0, " + std::to_string(static_cast<int64_t>(kMaxTimeoutSeconds)) + "]");
+      }
       job.timeout_s = *d;
     } else if (key == "plugin") {
       auto s = v.value<std::string>();

@@ -17,6 +17,9 @@
 
 namespace aiac::spawner {
 
+// Longest timeout_s accepted: 30 days.
+inline constexpr double kMaxTimeoutSeconds = 30 * 24 * 3600;
+
 struct JobSpec {
   std::string name;
   std::string app;

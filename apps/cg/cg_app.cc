@@ -8,6 +8,7 @@
 
 #include "apps/cg/block_cg.h"
 #include "apps/cg/matrix_market.h"
+#include "core/memory_budget.h"
 
 namespace aiac::cg {
 namespace {
@@ -77,8 +78,18 @@ class CgTask final : public app::Task {
   }
 
   Result<bool> Iterate() override {
-    // Solving again with the same inputs gives the same x_l: wait for new values instead.
-    if (!fresh_ && iterations_ > 0) return false;
+    if (!fresh_ && iterations_ > 0) {
+      // No new input: x_l already solves the block for these inputs, so the iteration would
+      // change nothing. Count it as such (change 0) until stable_iterations is reached, then
+      // idle: a task whose inputs stopped changing (one-way dependencies, the upstream end of
+      // a chain) must still reach local convergence instead of waiting for input that never
+      // comes.
+      if (stable_ >= p_.stable_iterations) return false;
+      ++stable_;
+      change_ = 0;
+      ++iterations_;
+      return true;
+    }
     fresh_ = false;
     // Multisplitting step: A_ll x_l = b_l - sum_{m != l} A_lm x_m.
     rhs_ = b_.b;
@@ -229,6 +240,10 @@ Result<app::JobPlan> CgApp::Prepare(const app::JobParams& params) {
   if (!p.ok()) return p.status();
   std::string name = "generated system";
   if (p->generated) {
+    const double n = p->spec.n, entries = n * (2.0 * p->spec.bandwidth + 1);
+    AIAC_RETURN_IF_ERROR(CheckFitsInMemory("cg: a generated system of n = " + std::to_string(p->spec.n) +
+                                               " with bandwidth " + std::to_string(p->spec.bandwidth),
+                                           entries * kBytesPerEntry + n * kBytesPerRow));
     problem_ = Generate(p->spec);
   } else {
     auto m = ReadMatrixMarket(p->matrix);
@@ -245,7 +260,7 @@ Result<app::JobPlan> CgApp::Prepare(const app::JobParams& params) {
     if (p->rhs.empty()) {
       problem_.b = problem_.a * Eigen::VectorXd::Ones(m->cols);
     } else {
-      auto b = ReadMatrixMarketVector(p->rhs);
+      auto b = ReadMatrixMarketVector(p->rhs, m->rows);
       if (!b.ok()) return b.status();
       problem_.b = Eigen::Map<Eigen::VectorXd>(b->data(), static_cast<Eigen::Index>(b->size()));
     }
@@ -286,6 +301,9 @@ Result<std::unique_ptr<app::Task>> CgApp::MakeTask(const app::JobParams& params,
       return InvalidArgument("cg: task " + std::to_string(task) + " of " + std::to_string(params.tasks) + " does not fit n");
     }
     const auto starts = Partition(p->spec.n, static_cast<int>(params.tasks));
+    const double rows = starts[task + 1] - starts[task];
+    AIAC_RETURN_IF_ERROR(CheckFitsInMemory("cg: block " + std::to_string(task) + " (" + std::to_string(starts[task + 1] - starts[task]) +
+                                               " rows)", rows * (2.0 * p->spec.bandwidth + 1) * kBytesPerEntry + rows * kBytesPerRow));
     const GeneratedSpec spec = p->spec;
     RowFn row = [spec](int i, std::vector<int>& cols, std::vector<double>& vals) { GeneratedRow(spec, i, cols, vals); };
     std::vector<double> b_local;

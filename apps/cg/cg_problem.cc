@@ -168,6 +168,12 @@ Status CheckSystem(const SpMat& a, const Eigen::VectorXd& b, const std::string& 
     return InvalidArgument(name + ": the right-hand side has " + std::to_string(b.size()) +
                            " entries, the matrix " + std::to_string(a.rows()) + " rows");
   }
+  // Finite entries can still sum to an infinite b = A * ones.
+  for (Eigen::Index i = 0; i < b.size(); ++i) {
+    if (!std::isfinite(b[i])) {
+      return InvalidArgument(name + ": the right-hand side is not finite at row " + std::to_string(i + 1));
+    }
+  }
   return Status::Ok();
 }
 

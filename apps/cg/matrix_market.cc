@@ -1,7 +1,11 @@
 #include "apps/cg/matrix_market.h"
 
+#include "core/memory_budget.h"
+
 #include <cmath>
 #include <cstdio>
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -57,6 +61,12 @@ bool NextDataLine(std::istream& in, std::string& line, int& line_no) {
   return false;
 }
 
+long long FileSize(const std::string& path) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  return ec ? 0 : static_cast<long long>(size);
+}
+
 std::string At(const std::string& path, int line_no) { return path + ":" + std::to_string(line_no) + ": "; }
 
 }  // namespace
@@ -71,17 +81,36 @@ Result<CoordinateMatrix> ReadMatrixMarket(const std::string& path) {
   std::string line;
   if (!NextDataLine(in, line, line_no)) return InvalidArgument(path + ": no size line");
   CoordinateMatrix m;
-  long long nnz = -1;
+  long long rows = 0, cols = 0, nnz = -1;
   {
     std::istringstream s(line);
     std::string extra;
-    if (!(s >> m.rows >> m.cols >> nnz) || (s >> extra) || m.rows <= 0 || m.cols <= 0 || nnz < 0) {
+    if (!(s >> rows >> cols >> nnz) || (s >> extra) || rows <= 0 || cols <= 0 || nnz < 0) {
       return InvalidArgument(At(path, line_no) + "size line must be 'ROWS COLS ENTRIES' with positive sizes");
     }
   }
+  if (rows > kMaxMatrixRows || cols > kMaxMatrixRows) {
+    return InvalidArgument(At(path, line_no) + "matrix of " + std::to_string(rows) + " x " + std::to_string(cols) +
+                           " is larger than the " + std::to_string(kMaxMatrixRows) + " rows aiac handles");
+  }
+  m.rows = static_cast<int>(rows);
+  m.cols = static_cast<int>(cols);
   const bool symmetric = header->symmetry == "symmetric";
   if (symmetric && m.rows != m.cols) return InvalidArgument(path + ": a symmetric matrix must be square");
-  m.entries.reserve(static_cast<size_t>(symmetric ? 2 * nnz : nnz));
+  const auto bytes_left = FileSize(path) - static_cast<long long>(in.tellg());
+  if (nnz > bytes_left / 6) {
+    return InvalidArgument(At(path, line_no) + std::to_string(nnz) + " entries announced, but the " +
+                           std::to_string(bytes_left) + " bytes left in the file hold at most " +
+                           std::to_string(bytes_left / 6));
+  }
+  if (rows == cols && nnz < rows) {
+    return InvalidArgument(At(path, line_no) + "only " + std::to_string(nnz) + " entries for " + std::to_string(rows) +
+                           " rows: some diagonal entry is missing, and CG needs every one");
+  }
+  const double stored = static_cast<double>(symmetric ? 2 * nnz : nnz);
+  AIAC_RETURN_IF_ERROR(CheckFitsInMemory(path + " (" + std::to_string(rows) + " rows, " + std::to_string(nnz) + " entries)",
+                                         stored * kBytesPerEntry + static_cast<double>(rows) * kBytesPerRow));
+  m.entries.reserve(static_cast<size_t>(stored));
   for (long long k = 0; k < nnz; ++k) {
     if (!NextDataLine(in, line, line_no)) {
       return InvalidArgument(path + ": " + std::to_string(nnz) + " entries announced, " + std::to_string(k) + " found");
@@ -104,7 +133,7 @@ Result<CoordinateMatrix> ReadMatrixMarket(const std::string& path) {
   return m;
 }
 
-Result<std::vector<double>> ReadMatrixMarketVector(const std::string& path) {
+Result<std::vector<double>> ReadMatrixMarketVector(const std::string& path, int64_t expected_rows) {
   std::ifstream in(path);
   if (!in) return NotFound("cannot read vector file " + path);
   int line_no = 0;
@@ -115,9 +144,20 @@ Result<std::vector<double>> ReadMatrixMarketVector(const std::string& path) {
   std::istringstream size(line);
   long long rows = 0, cols = 0, nnz = 0;
   const bool array = header->format == "array";
-  if (!(size >> rows >> cols) || (!array && !(size >> nnz)) || rows <= 0 || cols != 1) {
+  if (!(size >> rows >> cols) || (!array && !(size >> nnz)) || rows <= 0 || cols != 1 || nnz < 0) {
     return InvalidArgument(At(path, line_no) + "a vector must be ROWS x 1");
   }
+  if (expected_rows >= 0 && rows != expected_rows) {
+    return InvalidArgument(At(path, line_no) + "vector of " + std::to_string(rows) + " rows for a matrix of " +
+                           std::to_string(expected_rows));
+  }
+  const long long count_announced = array ? rows : nnz;
+  const auto bytes_left = FileSize(path) - static_cast<long long>(in.tellg());
+  if (count_announced > bytes_left / (array ? 2 : 6) || rows > kMaxMatrixRows) {
+    return InvalidArgument(At(path, line_no) + std::to_string(count_announced) + " values announced, but the " +
+                           std::to_string(bytes_left) + " bytes left in the file cannot hold them");
+  }
+  AIAC_RETURN_IF_ERROR(CheckFitsInMemory(path, static_cast<double>(rows) * 8));
   std::vector<double> x(static_cast<size_t>(rows), 0.0);
   const long long count = array ? rows : nnz;
   for (long long k = 0; k < count; ++k) {

@@ -89,11 +89,13 @@ TEST_F(CgRunTest, MatrixMarketFilesMatchEigen) {
 
 TEST_F(CgRunTest, BadInputFailsBeforeAnyDaemonStarts) {
   WriteFile(dir_ / "rect.mtx", "%%MatrixMarket matrix coordinate real general\n2 3 1\n1 1 1\n");
-  WriteFile(dir_ / "zero.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1\n");
-  WriteFile(dir_ / "garbage.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 one\n");
+  WriteFile(dir_ / "zero.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n1 2 1\n");
+  WriteFile(dir_ / "sparse.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1\n");
+  WriteFile(dir_ / "garbage.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 one\n2 2 1\n");
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"matrix = \"rect.mtx\"", "not square"},
       {"matrix = \"zero.mtx\"", "zero on the diagonal at row 2"},
+      {"matrix = \"sparse.mtx\"", "some diagonal entry is missing"},
       {"matrix = \"garbage.mtx\"", "garbage.mtx:3: entry must be 'ROW COL VALUE'"},
       {"matrix = \"absent.mtx\"", "cannot read matrix file"},
       {"n = 3", "4 tasks for 3 rows"},

@@ -207,7 +207,7 @@ TEST(CgAppTest, BadInputIsOneLineBeforeAnyDaemon) {
       {Params({{"matrix", "rect.mtx"}}, 1, dir.path()), "is 2 x 3, not square"},
       {Params({{"matrix", "zero.mtx"}}, 1, dir.path()), "zero on the diagonal at row 2"},
       {Params({{"matrix", "ok.mtx"}}, 3, dir.path()), "3 tasks for 2 rows"},
-      {Params({{"matrix", "ok.mtx"}, {"rhs", "b3.mtx"}}, 1, dir.path()), "right-hand side has 3 entries"},
+      {Params({{"matrix", "ok.mtx"}, {"rhs", "b3.mtx"}}, 1, dir.path()), "vector of 3 rows for a matrix of 2"},
       {Params({{"matrix", "missing.mtx"}}, 1, dir.path()), "cannot read matrix file"},
       {Params({{"n", "10"}, {"matrix", "ok.mtx"}}, 1), "either params.matrix"},
       {Params({}, 1), "either params.matrix"},

@@ -59,11 +59,17 @@ TEST(MatrixMarketTest, MalformedFilesNameFileLineAndProblem) {
       {"%%MatrixMarket matrix coordinate complex general\n1 1 1\n1 1 1\n", "field 'complex' is not supported"},
       {"%%MatrixMarket matrix coordinate real hermitian\n1 1 1\n1 1 1\n", "symmetry 'hermitian'"},
       {"%%MatrixMarket matrix coordinate real general\n2 2\n", ":2: size line"},
-      {"%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n", "2 entries announced, 1 found"},
-      {"%%MatrixMarket matrix coordinate real general\n2 2 1\n3 1 1\n", ":3: entry (3, 1) is outside the 2 x 2 matrix"},
-      {"%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 x\n", ":3: entry must be 'ROW COL VALUE'"},
-      {"%%MatrixMarket matrix coordinate real symmetric\n2 2 1\n1 2 1\n", "above the diagonal"},
-      {"%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1\n2 2 2\n", "more entries than announced"},
+      {"%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1.0000000\n", "2 entries announced, 1 found"},
+      {"%%MatrixMarket matrix coordinate real general\n2 2 2\n3 1 1\n2 2 1\n", ":3: entry (3, 1) is outside the 2 x 2 matrix"},
+      {"%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 x\n2 2 1\n", ":3: entry must be 'ROW COL VALUE'"},
+      {"%%MatrixMarket matrix coordinate real symmetric\n2 2 2\n1 2 1\n2 2 1\n", "above the diagonal"},
+      {"%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n2 2 2\n1 2 1\n", "more entries than announced"},
+      // Headers that announce more than the file or the machine can hold (nothing allocated).
+      {"%%MatrixMarket matrix coordinate real general\n1000 1000 1000000000000\n1 1 1\n",
+       "1000000000000 entries announced, but the 6 bytes left in the file hold at most 1"},
+      {"%%MatrixMarket matrix coordinate real general\n1000000000 1000000000 1\n1 1 1\n",
+       "larger than the 100000000 rows"},
+      {"%%MatrixMarket matrix coordinate real general\n3 3 1\n1 1 1\n", "only 1 entries for 3 rows"},
       {"%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n4\n", "must be in coordinate format"},
   };
   for (const auto& [content, message] : cases) {
@@ -78,6 +84,13 @@ TEST(MatrixMarketTest, MalformedFilesNameFileLineAndProblem) {
   EXPECT_FALSE(ReadMatrixMarketVector(dir / "v.mtx").ok());
   WriteFile(dir / "v.mtx", "%%MatrixMarket matrix array real general\n3 2\n1\n2\n3\n4\n5\n6\n");
   EXPECT_NE(ReadMatrixMarketVector(dir / "v.mtx").status().message().find("ROWS x 1"), std::string::npos);
+  // A vector longer than the matrix, or than its file can hold, is refused before allocation.
+  WriteFile(dir / "v.mtx", "%%MatrixMarket matrix coordinate real general\n1000000000 1 1\n1 1 1\n");
+  EXPECT_NE(ReadMatrixMarketVector(dir / "v.mtx", 4).status().message().find("vector of 1000000000 rows for a matrix of 4"),
+            std::string::npos);
+  WriteFile(dir / "v.mtx", "%%MatrixMarket matrix array real general\n1000000000 1\n1\n");
+  EXPECT_NE(ReadMatrixMarketVector(dir / "v.mtx").status().message().find("1000000000 values announced"),
+            std::string::npos);
 }
 
 }  // namespace
