@@ -60,10 +60,12 @@ int main(int argc, char** argv) {
   if (Status s = CheckName("super-node id", options.id); !s.ok()) return Fail(s);
   Logger log = MakeLogger("supernode", *log_level);
 
-  std::error_code fs_ec;
-  std::filesystem::create_directories(options.data_dir, fs_ec);
   auto store = supernode::RocksDbRegistryStore::Open(options.data_dir);
   if (!store.ok()) return Fail(store.status());
+  for (const auto& warning : (*store)->recovery_warnings()) {
+    log->warn("registry store {}: write-ahead log recovery dropped data ({}); daemons registered "
+              "after that point were lost and will register again", options.data_dir, warning);
+  }
   supernode::Registry registry(options.id, store->get());
   if (Status s = registry.Load(supernode::Registry::Clock::now()); !s.ok()) return Fail(s);
 

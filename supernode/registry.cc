@@ -4,8 +4,24 @@
 
 namespace aiac::supernode {
 
-Status Registry::Persist(const DaemonRecord& rec) {
-  return store_ ? store_->Put(rec) : Status::Ok();
+void Registry::Note(Status s) {
+  if (!s.ok() && store_error_.ok()) store_error_ = std::move(s);
+}
+
+void Registry::Persist(const DaemonRecord& rec) {
+  // While the store is out of date, single writes would only fail again; Resync catches up.
+  if (store_ && store_error_.ok()) Note(store_->Put(rec));
+}
+
+void Registry::Erase(const std::string& id) {
+  if (store_ && store_error_.ok()) Note(store_->Delete(id));
+}
+
+Status Registry::Resync() {
+  if (!store_ || store_error_.ok()) return Status::Ok();
+  Status s = store_->ReplaceAll(Snapshot());
+  if (s.ok()) store_error_ = Status::Ok();
+  return s;
 }
 
 Status Registry::Load(Clock::time_point now) {
@@ -38,7 +54,7 @@ Status Registry::Register(DaemonRecord rec, Clock::time_point now) {
     if (!rec.busy) rec.job.clear();
   }
   if (rec.busy) busy_seen = now;
-  AIAC_RETURN_IF_ERROR(Persist(rec));
+  Persist(rec);
   const std::string id = rec.id;  // the right side of = is evaluated first: copy the key
   entries_[id] = Entry{std::move(rec), now, busy_seen};
   return Status::Ok();
@@ -61,7 +77,7 @@ std::vector<DaemonRecord> Registry::ReclaimIdleGrants(Clock::time_point now,
     reclaimed.push_back(rec);
     rec.busy = false;
     rec.job.clear();
-    (void)Persist(rec);
+    Persist(rec);
   }
   return reclaimed;
 }
@@ -71,9 +87,9 @@ std::vector<DaemonRecord> Registry::Expire(Clock::time_point now,
   std::vector<DaemonRecord> gone;
   for (auto it = entries_.begin(); it != entries_.end();) {
     if (now - it->second.last_heartbeat > timeout) {
-      // A failed delete leaves the record on disk; the next load gives it one more timeout
-      // and it expires again, so nothing is lost or duplicated.
-      if (store_) (void)store_->Delete(it->first);
+      // A failed delete leaves the record on disk until Resync; a restart before then gives it
+      // one more timeout and it expires again, so nothing is lost or duplicated.
+      Erase(it->first);
       gone.push_back(std::move(it->second.record));
       it = entries_.erase(it);
     } else {
@@ -101,16 +117,7 @@ Result<std::vector<DaemonRecord>> Registry::Grant(const std::string& job, size_t
     rec.busy = true;
     rec.job = job;
     candidates[i]->busy_seen = now;
-    Status s = Persist(rec);
-    if (!s.ok()) {
-      // Roll back so a failed grant leaves nothing half-reserved.
-      for (size_t j = 0; j <= i; ++j) {
-        candidates[j]->record.busy = false;
-        candidates[j]->record.job.clear();
-        (void)Persist(candidates[j]->record);
-      }
-      return s;
-    }
+    Persist(rec);
     granted.push_back(rec);
   }
   return granted;
@@ -125,7 +132,7 @@ size_t Registry::Release(const std::string& job, const std::vector<std::string>&
     if (!rec.busy || rec.job != job) continue;
     rec.busy = false;
     rec.job.clear();
-    (void)Persist(rec);  // on failure the disk says busy; the daemon's next Register fixes it
+    Persist(rec);
     ++freed;
   }
   return freed;

@@ -3,7 +3,11 @@
 // through to a RegistryStore, so the registry survives a restart and is testable with any clock.
 //
 // Heartbeat times are not persisted: after a restart every loaded daemon gets one full failure
-// timeout to heartbeat again before it expires. Not thread-safe.
+// timeout to heartbeat again before it expires.
+//
+// Memory is the truth; the store is its mirror. A failed store write (disk full, read-only)
+// changes nothing in memory and fails no operation: the registry notes store_error() and keeps
+// serving, and Resync() rewrites the whole store once it takes writes again. Not thread-safe.
 #pragma once
 
 #include <chrono>
@@ -55,18 +59,27 @@ class Registry {
   std::vector<DaemonRecord> Snapshot() const;
   const std::string& self_id() const { return self_; }
 
+  // Ok while the store mirrors memory; else the first store failure since it last did.
+  const Status& store_error() const { return store_error_; }
+  // After a store failure: writes every record to the store at once. Ok (and store_error()
+  // cleared) when the store took them; the store's error otherwise.
+  Status Resync();
+
  private:
   struct Entry {
     DaemonRecord record;
     Clock::time_point last_heartbeat;
     Clock::time_point busy_seen;  // grant time, then each heartbeat that reported a task
   };
-  Status Persist(const DaemonRecord& rec);
+  void Persist(const DaemonRecord& rec);
+  void Erase(const std::string& id);
+  void Note(Status s);
 
   std::string self_;
   RegistryStore* store_;
   std::map<std::string, Entry> entries_;
   uint64_t next_seq_ = 1;
+  Status store_error_;
 };
 
 }  // namespace aiac::supernode

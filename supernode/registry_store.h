@@ -1,7 +1,14 @@
 // Where a super-node keeps its registry so that a restart loses nothing: an interface, and its
 // RocksDB implementation (one key per daemon, "daemon/<id>", synced writes).
+//
+// Storage faults are errors, never aborts: RocksDB asserts when it is asked to write again after
+// a failed write, so the RocksDB store checks its filesystem before every write (read-only, or
+// less than kMinFreeBytes free: refused without touching RocksDB), and after any failed write
+// it refuses every write until Reopen() succeeds. What WAL recovery reported while opening
+// (a corrupt or truncated log drops the records after the damage) is kept for the caller to log.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,21 +29,48 @@ class RegistryStore {
   virtual Status Delete(const std::string& id) = 0;
   // Every stored record; a record that does not decode fails the whole load (Corruption).
   virtual Result<std::vector<DaemonRecord>> LoadAll() = 0;
+  // Makes the store hold exactly `records` (one atomic batch), after a period in which writes
+  // failed. May reopen the underlying database.
+  virtual Status ReplaceAll(const std::vector<DaemonRecord>& records) = 0;
 };
+
+// Free bytes a store's filesystem must keep before a write is attempted. 8 MiB: a RocksDB
+// memtable flush here writes at most 1 MiB (write_buffer_size), the rest is slack.
+inline constexpr uint64_t kMinFreeBytes = 8u << 20;
+
+// Whether `dir` (or, if it does not exist yet, its nearest existing parent) can take writes:
+// IoError when the filesystem is read-only, ResourceExhausted when less than `min_free` bytes
+// are free. Messages name the directory and the numbers.
+Status CheckWritable(const std::string& dir, uint64_t min_free = kMinFreeBytes);
 
 class RocksDbRegistryStore final : public RegistryStore {
  public:
-  // Opens (creating if needed) the database in `dir`.
+  // Opens (creating if needed) the database in `dir`; refused at once when CheckWritable fails.
   static Result<std::unique_ptr<RocksDbRegistryStore>> Open(const std::string& dir);
   ~RocksDbRegistryStore() override;
 
   Status Put(const DaemonRecord& record) override;
   Status Delete(const std::string& id) override;
   Result<std::vector<DaemonRecord>> LoadAll() override;
+  Status ReplaceAll(const std::vector<DaemonRecord>& records) override;
+
+  // Warnings RocksDB gave while recovering its write-ahead log at Open (for example "dropping
+  // 11600 bytes; Corruption: truncated record body"): each means records were lost.
+  const std::vector<std::string>& recovery_warnings() const { return recovery_warnings_; }
 
  private:
-  explicit RocksDbRegistryStore(std::unique_ptr<rocksdb::DB> db);
+  class CaptureLogger;
+  RocksDbRegistryStore(std::string dir, std::unique_ptr<rocksdb::DB> db);
+  static Result<std::unique_ptr<rocksdb::DB>> OpenDb(const std::string& dir,
+                                                     std::vector<std::string>* warnings);
+  // CheckWritable, and the refusal after a failed write.
+  Status Writable();
+  Status Track(Status status);
+
+  std::string dir_;
   std::unique_ptr<rocksdb::DB> db_;
+  bool broken_ = false;  // a write failed: no more writes until reopened
+  std::vector<std::string> recovery_warnings_;
 };
 
 }  // namespace aiac::supernode

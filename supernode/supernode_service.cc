@@ -97,8 +97,8 @@ awaitable<void> SupernodeService::ServeDaemon(net::ConnectionPtr conn) {
       const bool known = registry_.Find(rec.id) != nullptr;
       Status s = registry_.Register(rec, now);
       if (!s.ok()) {
-        log_->error("cannot register daemon {}: {}", rec.id, s.ToString());
-        conn->Refuse("registry unavailable: " + s.message());
+        log_->warn("closed {}: register: {}", conn->Describe(), s.message());
+        conn->Refuse("register: " + s.message());
         co_return;
       }
       log_->info("daemon {} {} at {} (cluster {}, power {:.2f}, {} cores)", rec.id,
@@ -251,7 +251,21 @@ awaitable<void> SupernodeService::Housekeeping() {
       log_->info("daemon {} reclaimed: granted to job {} but idle for {} ms", rec.id, rec.job,
                  options_.grant_lease_ms);
     }
+    WatchStore();
     for (auto& [key, link] : peers_) SendDigest(link);
+  }
+}
+
+void SupernodeService::WatchStore() {
+  if (registry_.store_error().ok()) return;
+  if (!store_down_) {
+    store_down_ = true;
+    log_->error("registry store unavailable: {}; serving from memory, persisting again once it "
+                "takes writes", registry_.store_error().message());
+  }
+  if (Status s = registry_.Resync(); s.ok()) {
+    store_down_ = false;
+    log_->info("registry store available again: {} records written", registry_.size());
   }
 }
 

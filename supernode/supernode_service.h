@@ -56,6 +56,8 @@ class SupernodeService {
   net::awaitable<void> ServePeer(net::ConnectionPtr conn);
   net::awaitable<void> DialPeer(Endpoint peer);
   net::awaitable<void> Housekeeping();
+  // Logs once when the registry store fails, and resyncs it once it takes writes again.
+  void WatchStore();
 
   // Grants `count` daemons for `job`, forwarding to peers when allowed.
   net::awaitable<GrantOutcome> GrantFor(std::string job, size_t count, bool allow_forward);
@@ -69,6 +71,7 @@ class SupernodeService {
   Logger log_;
   net::Server server_;
   bool stopping_ = false;
+  bool store_down_ = false;
   std::map<net::Connection*, PeerLink> peers_;
   std::map<uint64_t, std::shared_ptr<net::ReplySlot<GrantOutcome>>> pending_;
   uint64_t next_request_ = 1;

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <map>
+
 #include "support/test_support.h"
 
 namespace aiac::supernode {
@@ -146,6 +149,91 @@ TEST(RegistryPersistenceTest, CorruptRecordIsReportedNotIgnored) {
   auto back = Decode(Encode(r));
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(*back, r);
+}
+
+// A store whose writes fail while `full` is set, as a full or read-only disk would.
+class FlakyStore final : public RegistryStore {
+ public:
+  bool full = false;
+  std::map<std::string, DaemonRecord> records;
+  Status Put(const DaemonRecord& r) override {
+    if (full) return ResourceExhausted("disk full");
+    records[r.id] = r;
+    return Status::Ok();
+  }
+  Status Delete(const std::string& id) override {
+    if (full) return ResourceExhausted("disk full");
+    records.erase(id);
+    return Status::Ok();
+  }
+  Result<std::vector<DaemonRecord>> LoadAll() override { return std::vector<DaemonRecord>(); }
+  Status ReplaceAll(const std::vector<DaemonRecord>& all) override {
+    if (full) return ResourceExhausted("disk full");
+    records.clear();
+    for (const auto& r : all) records[r.id] = r;
+    return Status::Ok();
+  }
+};
+
+TEST(RegistryStoreFaultTest, FullStoreKeepsServingFromMemoryThenCatchesUp) {
+  FlakyStore store;
+  Registry reg("sn", &store);
+  const auto now = Clock::now();
+  ASSERT_OK(reg.Register(Daemon("a"), now));
+  ASSERT_OK(reg.Register(Daemon("gone"), now));
+  store.full = true;
+  ASSERT_OK(reg.Register(Daemon("b"), now));  // served from memory
+  EXPECT_EQ(reg.store_error().code(), StatusCode::kResourceExhausted);
+  auto granted = reg.Grant("job", 1, now);  // "a", the first registered
+  ASSERT_TRUE(granted.ok()) << granted.status().ToString();
+  reg.Heartbeat("a", true, now + milliseconds(18));
+  reg.Heartbeat("b", false, now + milliseconds(18));
+  ASSERT_EQ(reg.Expire(now + milliseconds(20), milliseconds(5)).size(), 1u);  // "gone"
+  EXPECT_EQ(store.records.count("b"), 0u);
+  EXPECT_FALSE(reg.Resync().ok());  // still full: nothing changes
+  store.full = false;
+  ASSERT_OK(reg.Resync());
+  EXPECT_OK(reg.store_error());
+  // The store now mirrors memory: b added, the grant recorded, the expired one removed.
+  ASSERT_EQ(store.records.size(), 2u);
+  EXPECT_TRUE(store.records.at("a").busy);
+  EXPECT_EQ(store.records.at("a").job, "job");
+  EXPECT_FALSE(store.records.at("b").busy);
+  EXPECT_EQ(store.records.count("gone"), 0u);
+}
+
+TEST(RegistryStoreFaultTest, StoreRefusesToOpenWithoutRoomAndSaysHowMuch) {
+  testing::TempDir dir;
+  Status s = CheckWritable(dir / "db", uint64_t{1} << 62);
+  EXPECT_EQ(s.code(), StatusCode::kResourceExhausted) << s.ToString();
+  EXPECT_NE(s.message().find("free on its filesystem"), std::string::npos) << s.message();
+  EXPECT_OK(CheckWritable(dir / "db", 1));
+}
+
+TEST(RegistryStoreFaultTest, CorruptWalRecoveryIsReported) {
+  testing::TempDir dir;
+  {
+    auto store = RocksDbRegistryStore::Open(dir / "db");
+    ASSERT_TRUE(store.ok());
+    EXPECT_TRUE((*store)->recovery_warnings().empty());
+    for (int i = 0; i < 100; ++i) ASSERT_OK((*store)->Put(Daemon("d" + std::to_string(i))));
+  }  // closed without a flush: the records live in the write-ahead log only
+  std::string wal;
+  for (const auto& e : std::filesystem::directory_iterator(dir / "db")) {
+    if (e.path().extension() == ".log") wal = e.path();
+  }
+  ASSERT_FALSE(wal.empty());
+  std::string bytes = testing::ReadFile(wal);
+  for (size_t k = 0; k < 4; ++k) bytes[bytes.size() / 2 + k] = '\xff';
+  testing::WriteFile(wal, bytes);
+  auto store = RocksDbRegistryStore::Open(dir / "db");
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  ASSERT_FALSE((*store)->recovery_warnings().empty());
+  EXPECT_NE((*store)->recovery_warnings()[0].find("Corruption"), std::string::npos)
+      << (*store)->recovery_warnings()[0];
+  auto loaded = (*store)->LoadAll();
+  ASSERT_TRUE(loaded.ok());
+  EXPECT_LT(loaded->size(), 100u);
 }
 
 }  // namespace
