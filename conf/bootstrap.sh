@@ -10,8 +10,9 @@ packages=(
   capnproto libcapnp-dev    # messages and checkpoints on the wire
   librocksdb-dev            # checkpoint store, super-node registry
   libspdlog-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev
-  libssl-dev                # HMAC-SHA256 handshake
+  libssl-dev                # TLS 1.3 transport, Ed25519 plugin signatures
   libglpk-dev libeigen3-dev # linear programs, linear algebra
+  clang libclang-rt-14-dev  # the sanitizer and fuzzing build (conf/sanitize.sh)
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 

@@ -2,8 +2,6 @@
 
 #include <deque>
 
-#include "aiac/code_signing.h"
-#include "core/names.h"
 #include "core/printable.h"
 
 namespace aiac::daemon {
@@ -19,17 +17,6 @@ kj::ArrayPtr<const kj::byte> AsBytes(const std::string& s) {
 }
 
 }  // namespace
-
-struct TaskHost::Assignment {
-  std::string job;
-  uint32_t task = 0;
-  app::JobParams params;
-  std::string app, plugin_name, plugin_hash, slice;
-  std::string plugin_signature;
-  std::map<uint32_t, std::pair<std::string, std::string>> neighbours;  // task -> address, daemon
-  std::map<uint32_t, std::string> senders;                            // task -> daemon id
-  bool sync = false;
-};
 
 // One neighbour we send to. Values wait here until the link is free: in asynchronous mode only
 // the newest one (an older value is useless once a newer exists); in synchronous mode every one,
@@ -108,10 +95,10 @@ awaitable<void> TaskHost::ServeSpawner(net::ConnectionPtr conn) {
     auto env = (*msg)->root();
     if (env.isAssignTask()) {
       auto in = env.getAssignTask();
-      auto read = ReadAssignment(in);
+      auto read = ParseAssignment(in, options_.trusted_keys, options_.id);
       if (!read.ok()) {
         log_->warn("task {} from {} refused: {}", in.getTask(), conn->Describe(), read.status().message());
-        Reply(*conn, std::string(in.getJob().cStr(), in.getJob().size()), in.getTask(), read.status().message());
+        Reply(*conn, "", in.getTask(), read.status().message());  // the job id may be what is wrong
         continue;
       }
       Assignment a = std::move(*read);
@@ -166,44 +153,6 @@ awaitable<void> TaskHost::ServeSpawner(net::ConnectionPtr conn) {
   }
   if (job_ && job_->spawner == conn) EndJob("spawner connection lost");
   waiting_for_plugin_.reset();
-}
-
-Result<TaskHost::Assignment> TaskHost::ReadAssignment(proto::AssignTask::Reader in) const {
-  Assignment a;
-  a.job = in.getJob().cStr();
-  a.task = in.getTask();
-  a.app = in.getApp().cStr();
-  a.plugin_name = in.getPluginName().cStr();
-  a.plugin_hash = AsString(in.getPluginHash());
-  a.plugin_signature = AsString(in.getPluginSignature());
-  a.slice = AsString(in.getData());
-  a.sync = in.getSync();
-  a.params.tasks = in.getTaskCount();
-  AIAC_RETURN_IF_ERROR(CheckName("job id", a.job));
-  AIAC_RETURN_IF_ERROR(CheckName("app name", a.app));
-  if (a.plugin_hash.size() != 32) return InvalidArgument("plugin hash must be 32 bytes (SHA-256)");
-  if (a.task >= a.params.tasks) {
-    return InvalidArgument("task " + std::to_string(a.task) + " of a job of " +
-                           std::to_string(a.params.tasks) + " tasks");
-  }
-  if (!options_.trusted_keys.empty() &&
-      !runtime::SignedByOneOf(options_.trusted_keys, a.plugin_hash, a.plugin_signature)) {
-    return Unauthenticated("plugin " + Printable(a.plugin_name, 64) + " (" +
-                           Hex(a.plugin_hash).substr(0, 12) + ") is " +
-                           (a.plugin_signature.empty() ? "not signed" : "not signed by a trusted key") +
-                           "; daemon " + options_.id + " runs only plugins signed by one of its " +
-                           std::to_string(options_.trusted_keys.size()) + " trusted_keys");
-  }
-  for (auto p : in.getParams()) a.params.values[p.getKey().cStr()] = p.getValue().cStr();
-  for (auto n : in.getNeighbours()) {
-    if (n.getTask() >= a.params.tasks) return InvalidArgument("neighbour task out of range");
-    a.neighbours[n.getTask()] = {n.getAddress().cStr(), n.getDaemonId().cStr()};
-  }
-  for (auto n : in.getSenders()) {
-    AIAC_RETURN_IF_ERROR(CheckName("sender daemon id", n.getDaemonId().cStr()));
-    a.senders[n.getTask()] = n.getDaemonId().cStr();
-  }
-  return a;
 }
 
 Status TaskHost::StartJob(const Assignment& a, std::shared_ptr<runtime::Plugin> plugin, net::ConnectionPtr spawner) {
@@ -348,15 +297,16 @@ awaitable<void> TaskHost::RunLink(std::shared_ptr<Job> job, std::shared_ptr<OutL
       co_await link->wake->async_wait(net::use_nothrow);
       continue;
     }
-    auto [iteration, bytes] = std::move(link->pending.front());
+    // Not a structured binding: clang 14 cannot capture those in the lambda below.
+    const std::pair<uint64_t, std::string> value = std::move(link->pending.front());
     link->pending.pop_front();
     link->conn->SendEnvelope([&](proto::Envelope::Builder e) {
       auto d = e.initDependencyData();
       d.setJob(job->id);
       d.setFromTask(job->task);
       d.setToTask(link->task);
-      d.setIteration(iteration);
-      d.setData(AsBytes(bytes));
+      d.setIteration(value.first);
+      d.setData(AsBytes(value.second));
     });
     // Hand the connection one value at a time: newer values replace `pending` meanwhile.
     co_await link->conn->Drained();

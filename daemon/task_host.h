@@ -25,6 +25,7 @@
 #include "aiac/plugin.h"
 #include "aiac/task_runner.h"
 #include "core/endpoint.h"
+#include "daemon/assignment.h"
 #include "core/logging.h"
 #include "net/connection.h"
 #include "net/server.h"
@@ -58,16 +59,12 @@ class TaskHost {
  private:
   struct OutLink;
   struct Job;
-  struct Assignment;  // an AssignTask kept while the plugin is fetched
 
   net::awaitable<void> Serve(net::ConnectionPtr conn);
   net::awaitable<void> ServeSpawner(net::ConnectionPtr conn);
   net::awaitable<void> ServeNeighbour(net::ConnectionPtr conn);
   net::awaitable<void> RunLink(std::shared_ptr<Job> job, std::shared_ptr<OutLink> link);
 
-  // Parses an AssignTask; an error names what is wrong with it (bad names, unsigned plugin).
-  Result<Assignment> ReadAssignment(proto::AssignTask::Reader in) const;
-  void OnPluginData(net::Connection& conn, proto::PluginData::Reader pd);
   // Sets up the job once the plugin is at hand; the error text goes back in TaskReady.
   Status StartJob(const Assignment& a, std::shared_ptr<runtime::Plugin> plugin, net::ConnectionPtr spawner);
   void Reply(net::Connection& conn, const std::string& job, uint32_t task, const std::string& error,

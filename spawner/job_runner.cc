@@ -311,7 +311,7 @@ awaitable<void> JobRunner::WatchDaemon(size_t index) {
         });
       } else if (r.getError().size() > 0) {
         Fail("daemon " + slot.outcome.daemon + " refused task " + std::to_string(index) + ": " +
-             Printable(r.getError().cStr(), 300));
+             Printable(r.getError().cStr(), 300, false));
       } else {
         slot.ready = true;
         Wake();
@@ -334,7 +334,7 @@ awaitable<void> JobRunner::WatchDaemon(size_t index) {
       auto r = env.getResult();
       slot.outcome.iterations = r.getIterations();
       if (r.getError().size() > 0) {
-        Fail("task " + std::to_string(index) + " failed: " + Printable(r.getError().cStr(), 300));
+        Fail("task " + std::to_string(index) + " failed: " + Printable(r.getError().cStr(), 300, false));
       } else {
         auto data = r.getData();
         slot.outcome.data.assign(reinterpret_cast<const char*>(data.begin()), data.size());

@@ -4,8 +4,8 @@
 
 namespace aiac {
 
-std::string Printable(std::string_view text, size_t max) {
-  std::string out = "\"";
+std::string Printable(std::string_view text, size_t max, bool quote) {
+  std::string out = quote ? "\"" : "";
   const size_t shown = text.size() < max ? text.size() : max;
   for (size_t i = 0; i < shown; ++i) {
     const unsigned char c = static_cast<unsigned char>(text[i]);
@@ -13,8 +13,8 @@ std::string Printable(std::string_view text, size_t max) {
       case '\n': out += "\\n"; break;
       case '\r': out += "\\r"; break;
       case '\t': out += "\\t"; break;
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
+      case '"': out += quote ? "\\\"" : "\""; break;
+      case '\\': out += quote ? "\\\\" : "\\"; break;
       default:
         if (c >= 0x20 && c < 0x7f) {
           out += static_cast<char>(c);
@@ -25,7 +25,7 @@ std::string Printable(std::string_view text, size_t max) {
         }
     }
   }
-  out += '"';
+  if (quote) out += '"';
   if (shown < text.size()) out += "...(" + std::to_string(text.size()) + " bytes)";
   return out;
 }

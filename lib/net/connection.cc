@@ -6,26 +6,12 @@
 #include <kj/exception.h>
 
 #include "core/hex.h"
-#include "core/names.h"
 #include "core/printable.h"
 #include "net/random.h"
 #include "net/tls.h"
 
 namespace aiac::net {
 namespace {
-
-const char* WhichName(proto::Envelope::Which which) {
-  switch (which) {
-    case proto::Envelope::HELLO: return "hello";
-    case proto::Envelope::REFUSE: return "refuse";
-    default: return "a non-handshake message";
-  }
-}
-
-bool KnownRole(proto::Role role) {
-  return role == proto::Role::SUPERNODE || role == proto::Role::DAEMON ||
-         role == proto::Role::SPAWNER;
-}
 
 FrameLimits PreAuthLimits(FrameLimits limits) {
   limits.max_frame_bytes = std::min(limits.max_frame_bytes, kPreAuthFrameBytes);
@@ -39,15 +25,6 @@ bool IsEndOfStream(const error_code& ec) {
 }
 
 }  // namespace
-
-const char* RoleName(proto::Role role) {
-  switch (role) {
-    case proto::Role::SUPERNODE: return "super-node";
-    case proto::Role::DAEMON: return "daemon";
-    case proto::Role::SPAWNER: return "spawner";
-  }
-  return "unknown";
-}
 
 std::shared_ptr<Connection> Connection::Create(tcp::socket socket, const NetOptions& options,
                                                Side side) {
@@ -274,50 +251,13 @@ awaitable<Status> Connection::CheckHello(proto::Role own_role, const std::string
                                          std::optional<proto::Role> expect) {
   auto first = co_await Receive();
   if (!first.ok()) co_return first.status();
-  auto env = (*first)->root();
-  if (env.isRefuse()) {
-    co_return Unauthenticated("refused by " + remote_ + ": " +
-                              Printable(env.getRefuse().getReason().cStr(), 200));
+  auto peer = ValidateHello((*first)->root(), own_role, own_id, expect);
+  if (!peer.ok()) {
+    // A peer that refused us gets no Refuse back; everyone else learns why.
+    if (peer.status().message().rfind("refused: ", 0) != 0) Refuse("handshake: " + peer.status().message());
+    co_return Status(peer.status().code(), "handshake with " + remote_ + ": " + peer.status().message());
   }
-  if (!env.isHello()) {
-    Refuse("handshake: expected hello");
-    co_return ProtocolError(std::string("handshake with ") + remote_ + ": expected hello, got " +
-                            WhichName(env.which()));
-  }
-  auto hello = env.getHello();
-  if (hello.getVersion() != kProtocolVersion) {
-    std::string why = "protocol version " + std::to_string(hello.getVersion()) +
-                      " not supported (this node speaks " + std::to_string(kProtocolVersion) + ")";
-    Refuse(why);
-    co_return Unauthenticated("handshake with " + remote_ + ": " + why);
-  }
-  const proto::Role peer_role = hello.getRole();
-  if (!KnownRole(peer_role)) {
-    Refuse("handshake: unknown role");
-    co_return ProtocolError("handshake with " + remote_ + ": unknown role " +
-                            std::to_string(static_cast<int>(peer_role)));
-  }
-  const std::string_view peer_id(hello.getNodeId().cStr(), hello.getNodeId().size());
-  if (Status s = CheckName("node id", peer_id); !s.ok()) {
-    Refuse("handshake: " + s.message());
-    co_return ProtocolError("handshake with " + remote_ + ": " + s.message());
-  }
-  if (peer_role == own_role && peer_id == own_id) {
-    // "Selfie" reflection: with one PSK for every process, our own ClientHello relayed back to
-    // our own server would complete a TLS handshake with ourselves. Ids are unique per
-    // platform, so a peer with our own role and id is our own reflection.
-    Refuse("handshake: reflected connection");
-    co_return Unauthenticated("handshake with " + remote_ +
-                              ": the peer is this process itself (a reflected connection)");
-  }
-  if (expect && peer_role != *expect) {
-    const std::string why = std::string("expected a ") + RoleName(*expect) + ", not a " +
-                            RoleName(peer_role);
-    Refuse("handshake: " + why);
-    co_return Unauthenticated("handshake with " + remote_ + ": " + why);
-  }
-  peer_.role = peer_role;
-  peer_.id = std::string(peer_id);
+  peer_ = std::move(*peer);
   parser_.set_limits(options_.limits);
   authenticated_ = true;
   co_return Status::Ok();

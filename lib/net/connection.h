@@ -27,6 +27,7 @@
 #include "core/status.h"
 #include "net/asio.h"
 #include "net/frame.h"
+#include "net/hello.h"
 #include "proto/aiac.capnp.h"
 
 namespace aiac::net {
@@ -62,13 +63,6 @@ struct NetOptions {
   // Default: 256 MiB.
   size_t max_queued_bytes = 256u << 20;
 };
-
-struct PeerIdentity {
-  proto::Role role = proto::Role::DAEMON;
-  std::string id;
-};
-
-const char* RoleName(proto::Role role);
 
 class Connection : public std::enable_shared_from_this<Connection> {
  public:

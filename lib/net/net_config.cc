@@ -13,7 +13,7 @@ namespace aiac::net {
 namespace {
 
 constexpr const char* kHowToMakeOne =
-    "make one with `aiac-spawner keygen > cluster.key` (chmod 600) and set cluster_key_file";
+    "make one with `aiac-spawner keygen --out cluster.key` and set cluster_key_file = \"cluster.key\"";
 
 }  // namespace
 

@@ -1,0 +1,69 @@
+#include "daemon/assignment.h"
+
+#include <kj/exception.h>
+
+#include "aiac/code_signing.h"
+#include "core/hex.h"
+#include "core/names.h"
+#include "core/printable.h"
+
+namespace aiac::daemon {
+namespace {
+
+std::string AsString(capnp::Data::Reader d) {
+  return std::string(reinterpret_cast<const char*>(d.begin()), d.size());
+}
+
+Result<Assignment> Parse(proto::AssignTask::Reader in, const std::vector<std::string>& trusted_keys,
+                         const std::string& self_id) {
+  Assignment a;
+  a.job = in.getJob().cStr();
+  a.task = in.getTask();
+  a.app = in.getApp().cStr();
+  a.plugin_name = in.getPluginName().cStr();
+  a.plugin_hash = AsString(in.getPluginHash());
+  a.plugin_signature = AsString(in.getPluginSignature());
+  a.slice = AsString(in.getData());
+  a.sync = in.getSync();
+  a.params.tasks = in.getTaskCount();
+  AIAC_RETURN_IF_ERROR(CheckName("job id", a.job));
+  AIAC_RETURN_IF_ERROR(CheckName("app name", a.app));
+  if (a.plugin_hash.size() != 32) return InvalidArgument("plugin hash must be 32 bytes (SHA-256)");
+  if (a.task >= a.params.tasks) {
+    return InvalidArgument("task " + std::to_string(a.task) + " of a job of " +
+                           std::to_string(a.params.tasks) + " tasks");
+  }
+  if (!trusted_keys.empty() &&
+      !runtime::SignedByOneOf(trusted_keys, a.plugin_hash, a.plugin_signature)) {
+    return Unauthenticated("plugin " + Printable(a.plugin_name, 64) + " (" +
+                           Hex(a.plugin_hash).substr(0, 12) + ") is " +
+                           (a.plugin_signature.empty() ? "not signed" : "not signed by a trusted key") +
+                           "; daemon " + self_id + " runs only plugins signed by one of its " +
+                           std::to_string(trusted_keys.size()) + " trusted_keys");
+  }
+  for (auto p : in.getParams()) a.params.values[p.getKey().cStr()] = p.getValue().cStr();
+  for (auto n : in.getNeighbours()) {
+    if (n.getTask() >= a.params.tasks) return InvalidArgument("neighbour task out of range");
+    a.neighbours[n.getTask()] = {n.getAddress().cStr(), n.getDaemonId().cStr()};
+  }
+  for (auto n : in.getSenders()) {
+    if (n.getTask() >= a.params.tasks) return InvalidArgument("sender task out of range");
+    AIAC_RETURN_IF_ERROR(CheckName("sender daemon id", n.getDaemonId().cStr()));
+    a.senders[n.getTask()] = n.getDaemonId().cStr();
+  }
+  return a;
+}
+
+}  // namespace
+
+Result<Assignment> ParseAssignment(proto::AssignTask::Reader in,
+                                   const std::vector<std::string>& trusted_keys,
+                                   const std::string& self_id) {
+  try {
+    return Parse(in, trusted_keys, self_id);
+  } catch (const kj::Exception& e) {
+    return ProtocolError("malformed task: " + Printable(e.getDescription().cStr(), 200));
+  }
+}
+
+}  // namespace aiac::daemon

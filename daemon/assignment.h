@@ -1,0 +1,37 @@
+// An AssignTask as a daemon reads it: every field checked before anything is looked up, fetched
+// or loaded. A pure function of the message and the daemon's trust settings, so it is unit-tested
+// and fuzzed on its own.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "aiac/app.h"
+#include "core/status.h"
+#include "proto/aiac.capnp.h"
+
+namespace aiac::daemon {
+
+struct Assignment {
+  std::string job;
+  uint32_t task = 0;
+  app::JobParams params;
+  std::string app, plugin_name, plugin_hash, plugin_signature, slice;
+  std::map<uint32_t, std::pair<std::string, std::string>> neighbours;  // task -> address, daemon
+  std::map<uint32_t, std::string> senders;                            // task -> daemon id
+  bool sync = false;
+};
+
+// Reads `in`. Refused (with a message for TaskReady.error): a job id or app name that fails
+// CheckName, a plugin hash that is not 32 bytes, a task or neighbour outside the job, a sender
+// daemon id that fails CheckName, and, when `trusted_keys` (raw Ed25519 keys) is not empty, a
+// plugin hash not signed by one of them (kUnauthenticated). `self_id` is named in messages.
+// Never throws: malformed text is kProtocol.
+Result<Assignment> ParseAssignment(proto::AssignTask::Reader in,
+                                   const std::vector<std::string>& trusted_keys,
+                                   const std::string& self_id);
+
+}  // namespace aiac::daemon
