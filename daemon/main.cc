@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <thread>
@@ -55,6 +56,7 @@ int main(int argc, char** argv) {
   if (!supernodes.empty()) o.supernodes = supernodes;
   if (!listen.empty()) o.listen = listen;
   if (!cluster.empty()) o.cluster = cluster;
+  if (!std::isfinite(power)) return Fail(InvalidArgument("--power must be a finite number"));
   if (power >= 0) o.power = power;
   if (!data.empty()) o.data_dir = data;
   if (!id.empty()) o.id = id;

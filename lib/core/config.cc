@@ -1,5 +1,6 @@
 #include "core/config.h"
 
+#include <cmath>
 #include <filesystem>
 #include <sstream>
 
@@ -81,16 +82,16 @@ void ConfigFile::Get(const std::string& key, int64_t& out) {
 void ConfigFile::GetPositive(const std::string& key, int64_t& out) {
   int64_t before = out;
   Get(key, out);
-  if (out <= 0) {
-    Fail(key, "must be positive");
+  if (out <= 0 || out > kMaxPositive) {
+    Fail(key, "must be in 1.." + std::to_string(kMaxPositive));
     out = before;
   }
 }
 
 void ConfigFile::Get(const std::string& key, double& out) {
   if (const toml::node* n = Find(key)) {
-    if (auto v = n->value<double>()) out = *v;  // integers convert too
-    else Fail(key, "must be a number");
+    if (auto v = n->value<double>(); v && std::isfinite(*v)) out = *v;  // integers convert too
+    else Fail(key, "must be a finite number");
   }
 }
 

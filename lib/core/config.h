@@ -30,10 +30,11 @@ class ConfigFile {
 
   void Get(const std::string& key, std::string& out);
   void Get(const std::string& key, int64_t& out);
-  void Get(const std::string& key, double& out);
+  void Get(const std::string& key, double& out);  // finite numbers only
   void Get(const std::string& key, bool& out);
   void Get(const std::string& key, std::vector<std::string>& out);
-  // Milliseconds or counts that must be positive.
+  // Milliseconds or counts: 1..kMaxPositive (10^12: 31 years in ms, so no clock overflows).
+  static constexpr int64_t kMaxPositive = 1000000000000;
   void GetPositive(const std::string& key, int64_t& out);
 
   // The file's path; empty when there is no file (defaults only, or parsed text).

@@ -39,8 +39,23 @@ TEST(ConfigFileTest, NonPositiveRefusedWhereRequired) {
   ASSERT_TRUE(file.ok());
   int64_t ms = 10;
   file->GetPositive("ms", ms);
-  EXPECT_EQ(file->Finish().message(), "t.toml: option 'ms' must be positive");
+  EXPECT_EQ(file->Finish().message(), "t.toml: option 'ms' must be in 1..1000000000000");
   EXPECT_EQ(ms, 10);
+}
+
+TEST(ConfigFileTest, AbsurdNumbersAreRefused) {
+  // 10^16 ms would overflow the clock; inf and nan are no durations or powers.
+  for (const char* text : {"ms = 10000000000000000\n", "power = inf\n", "power = nan\n"}) {
+    auto file = ConfigFile::Parse(text, "t.toml");
+    ASSERT_TRUE(file.ok());
+    int64_t ms = 10;
+    double power = 1;
+    file->GetPositive("ms", ms);
+    file->Get("power", power);
+    EXPECT_FALSE(file->Finish().ok()) << text;
+    EXPECT_EQ(ms, 10);
+    EXPECT_EQ(power, 1);
+  }
 }
 
 TEST(ConfigFileTest, StringListsAndSyntaxErrors) {

@@ -2,7 +2,13 @@
 // it closed. Both ends in this process, over real loopback sockets.
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+
+#include <filesystem>
 #include <optional>
+#include <sstream>
+
+#include <spdlog/sinks/ostream_sink.h>
 
 #include "net/connection.h"
 #include "net/server.h"
@@ -240,6 +246,54 @@ TEST(HostilePeerTest, ServerCapsHandshakesPerAddressAndStillServesOthers) {
   }, asio::detached);
   ASSERT_TRUE(RunUntil(io, [&] { return dialled.has_value() && served == 1; }));
   ASSERT_OK(*dialled);
+  server.Stop();
+}
+
+size_t OpenDescriptors() {
+  size_t n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) ++n;
+  return n;
+}
+
+TEST(HostilePeerTest, OutOfDescriptorsTheServerBacksOffAndRecovers) {
+  asio::io_context io;
+  std::ostringstream lines;
+  auto log = std::make_shared<spdlog::logger>("t", std::make_shared<spdlog::sinks::ostream_sink_mt>(lines));
+  ServerLimits limits;
+  limits.max_handshakes_per_address = 100;
+  Server server(io, Options(), limits, proto::Role::SUPERNODE, log,
+                [](ConnectionPtr) -> awaitable<void> { co_return; });
+  server.set_id("sn1");
+  auto bound = server.Listen(Endpoint{"127.0.0.1", 0});
+  ASSERT_OK(bound.status());
+  // Twenty connections wait in the kernel's backlog: nothing has accepted them yet.
+  std::vector<tcp::socket> waiting;
+  for (int i = 0; i < 20; ++i) {
+    waiting.emplace_back(io);
+    waiting.back().connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), bound->port));
+  }
+  rlimit saved{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &saved), 0);
+  rlimit tight = saved;
+  tight.rlim_cur = OpenDescriptors() + 1;  // room for the directory listing, none for accept
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &tight), 0);
+  server.Start();
+  const auto start = std::chrono::steady_clock::now();
+  const bool failed = RunUntil(io, [&] { return lines.str().find("accept failed") != std::string::npos; });
+  // Keep the limit a little longer: the loop must wait, not spin or log per attempt.
+  while (std::chrono::steady_clock::now() - start < std::chrono::milliseconds(1500)) {
+    io.run_one_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &saved), 0);
+  ASSERT_TRUE(failed) << lines.str();
+  const std::string text = lines.str();
+  size_t logged = 0;
+  for (size_t p = 0; (p = text.find("accept failed", p)) != std::string::npos; ++p) ++logged;
+  EXPECT_LE(logged, 3u) << text;  // at most about one a second
+  EXPECT_NE(text.find("pausing accepts"), std::string::npos) << text;
+  // Descriptors are back: every waiting connection is accepted.
+  EXPECT_TRUE(RunUntil(io, [&] { return server.handshakes_in_progress() == 20; }))
+      << server.handshakes_in_progress() << " accepted\n" << lines.str();
   server.Stop();
 }
 
