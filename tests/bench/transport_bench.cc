@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "net/connection.h"
+#include "support/loopback.h"
 
 using namespace aiac;
 using namespace aiac::net;
@@ -18,19 +19,7 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-struct Pair {
-  tcp::socket a, b;
-};
-
-Pair Connect(asio::io_context& io) {
-  tcp::acceptor acceptor(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
-  tcp::socket client(io), server(io);
-  client.connect(acceptor.local_endpoint());
-  acceptor.accept(server);
-  client.set_option(tcp::no_delay(true));
-  server.set_option(tcp::no_delay(true));
-  return {std::move(client), std::move(server)};
-}
+using testing::ConnectLoopback;
 
 struct Timings {
   double round_trip_us = 0;
@@ -41,9 +30,11 @@ double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::
 
 Timings Raw(int round_trips, int megabytes) {
   asio::io_context io;
-  Pair pair = Connect(io);
-  tcp::socket& a = pair.a;
-  tcp::socket& b = pair.b;
+  testing::SocketPair pair = ConnectLoopback(io);
+  tcp::socket& a = pair.client;
+  tcp::socket& b = pair.server;
+  a.set_option(tcp::no_delay(true));
+  b.set_option(tcp::no_delay(true));
   Timings t;
   std::array<char, 64> small{};
   auto start = Clock::now();
@@ -77,7 +68,7 @@ void RunUntil(asio::io_context& io, const std::function<bool()>& done) {
 
 Timings Framed(Transport transport, int round_trips, int megabytes) {
   asio::io_context io;
-  auto [sa, sb] = Connect(io);
+  auto [sa, sb] = ConnectLoopback(io);
   NetOptions options;
   options.cluster_key = "transport-bench-key-0123456789";
   options.transport = transport;

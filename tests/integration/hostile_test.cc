@@ -13,6 +13,7 @@
 #include "core/endpoint.h"
 #include "integration/cluster_fixture.h"
 #include "net/connection.h"
+#include "support/loopback.h"
 
 namespace aiac::testing {
 namespace {
@@ -211,6 +212,76 @@ TEST_F(HostileTest, ConnectionFloodFromOneAddressLeavesRoomForOthers) {
     ++closed_lines;
   }
   EXPECT_LT(closed_lines, 60u) << "one log line per refused connection";
+}
+
+// The key makes a process a member; its proven role and id still limit what it may do.
+TEST_F(HostileTest, MembersMayOnlyDoWhatTheirRoleAllows) {
+  const std::string sn = StartSupernode("sn1");
+  for (auto d : {"d1", "d2"}) StartDaemon(d, {sn});
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("sn1", "daemon d2 registered"); })) << Log("sn1");
+  const std::string job = WriteJob("cg.toml", "name = \"cg-roles\"\napp = \"cg\"\ntasks = 2\ntimeout_s = 100\n"
+                                              "[params]\nn = 200000\nbandwidth = 12\ntolerance = 1e-10\n");
+  auto spawner = Start("aiac-spawner", {"run", "--config", dir_ / "key.toml", "--supernode", sn, job,
+                                        "--json", dir_ / "roles.json"}, dir_ / "spawner.log");
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("spawner", "tasks assigned"); }, std::chrono::seconds(60)))
+      << Log("spawner");
+  const std::string log = Log("spawner");
+  const size_t at = log.find("job cg-roles-");
+  const std::string job_id = log.substr(at + 4, log.find(':', at) - at - 4);
+  auto address = [&](const std::string& d) {
+    const std::string l = Log(d);
+    const size_t p = l.find("listening on ") + 13;
+    return *ParseEndpoint(l.substr(p, l.find(' ', p) - p));
+  };
+  net::NetOptions member;
+  member.cluster_key = kClusterKey;
+  asio::io_context io;
+  std::vector<Status> outcomes;
+  auto probe = [&](Endpoint to, proto::Role as, std::string id, proto::Role expect, auto fill) -> net::awaitable<void> {
+    net::RetryPolicy once;
+    once.attempts = 1;
+    auto conn = co_await net::Dial(to, member, as, id, expect, once);
+    if (!conn.ok()) {
+      outcomes.push_back(conn.status());
+      co_return;
+    }
+    (*conn)->SendEnvelope(fill);
+    auto reply = co_await (*conn)->Receive();  // a Refuse, then the close
+    while (reply.ok()) reply = co_await (*conn)->Receive();
+    outcomes.push_back(reply.status());
+  };
+  // A daemon that runs no task of the job sends values as task 1 to task 0's daemon.
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("d1", "running task") && LogHas("d2", "running task"); }));
+  const std::string task0 = LogHas("d1", "running task 0 ") ? "d1" : "d2";
+  {
+    asio::co_spawn(io, probe(address(task0), proto::Role::DAEMON, "d-evil", proto::Role::DAEMON,
+                             [&](proto::Envelope::Builder e) {
+                               auto v = e.initDependencyData();
+                               v.setJob(job_id);
+                               v.setFromTask(1);
+                               v.setToTask(0);
+                               v.setIteration(1u << 30);
+                               const std::string junk(8 * 100000, '\x7f');
+                               v.setData(kj::arrayPtr(reinterpret_cast<const kj::byte*>(junk.data()), junk.size()));
+                             }), asio::detached);
+  }
+  // A daemon tries to assign a task to another daemon; a spawner sends a super-node a digest.
+  asio::co_spawn(io, probe(address("d1"), proto::Role::DAEMON, "d-evil2", proto::Role::DAEMON,
+                           [](proto::Envelope::Builder e) { e.initAssignTask().setJob("x"); }), asio::detached);
+  auto sn_ep = *ParseEndpoint(sn);
+  asio::co_spawn(io, probe(sn_ep, proto::Role::SPAWNER, "spawner-evil", proto::Role::SUPERNODE,
+                           [](proto::Envelope::Builder e) { e.initRegistryDigest().setSupernodeId("sn-evil"); }),
+                 asio::detached);
+  EXPECT_TRUE(RunIoUntil(io, [&] { return outcomes.size() == 3; }, std::chrono::seconds(30)));
+  EXPECT_TRUE(WaitUntil([&] { return LogHas(task0, "which it does not run"); })) << Log(task0);
+  EXPECT_TRUE(LogHas("d1", "unexpected message from a daemon")) << Log("d1");
+  EXPECT_TRUE(WaitUntil([&] { return LogHas("sn1", "unexpected message from a spawner"); })) << Log("sn1");
+  // The job was not disturbed: it converges to the right answer.
+  auto code = spawner.WaitFor(std::chrono::seconds(110));
+  ASSERT_TRUE(code.has_value()) << Log("spawner");
+  EXPECT_EQ(*code, 0) << Log("spawner");
+  EXPECT_EQ(Json("roles.json")["status"], "converged");
+  EXPECT_LT(Json("roles.json")["result"]["error_inf"].get<double>(), 1e-6);
 }
 
 }  // namespace

@@ -4,22 +4,13 @@
 #include <optional>
 
 #include "net/connection.h"
+#include "support/loopback.h"
 #include "support/test_support.h"
 
 namespace aiac::net {
 namespace {
 
-struct SocketPair {
-  tcp::socket a, b;
-};
-
-SocketPair Connect(asio::io_context& io) {
-  tcp::acceptor acceptor(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
-  tcp::socket client(io), server(io);
-  client.connect(acceptor.local_endpoint());
-  acceptor.accept(server);
-  return {std::move(client), std::move(server)};
-}
+using testing::ConnectLoopback;
 
 NetOptions WithKey(const std::string& key) {
   NetOptions o;
@@ -28,14 +19,8 @@ NetOptions WithKey(const std::string& key) {
   return o;
 }
 
-// Runs `io` until `done()` holds (or 5 s pass): connections keep writer coroutines alive, so
-// the loop never runs out of work by itself.
 bool RunUntil(asio::io_context& io, const std::function<bool()>& done) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (!done() && std::chrono::steady_clock::now() < deadline) {
-    io.run_one_for(std::chrono::milliseconds(50));
-  }
-  return done();
+  return testing::RunIoUntil(io, done, std::chrono::seconds(5));
 }
 
 struct Outcome {
@@ -52,7 +37,7 @@ Outcome Handshake(ConnectionPtr a, ConnectionPtr b, asio::io_context& io) {
 
 TEST(HandshakeTest, SameKeyAuthenticatesBothSides) {
   asio::io_context io;
-  auto [sa, sb] = Connect(io);
+  auto [sa, sb] = ConnectLoopback(io);
   auto a = Connection::Create(std::move(sa), WithKey("secret"), Side::kClient);
   auto b = Connection::Create(std::move(sb), WithKey("secret"), Side::kServer);
   Outcome out = Handshake(a, b, io);
@@ -82,7 +67,7 @@ TEST(HandshakeTest, SameKeyAuthenticatesBothSides) {
 
 TEST(HandshakeTest, WrongKeyRefusedOnBothSidesWithReason) {
   asio::io_context io;
-  auto [sa, sb] = Connect(io);
+  auto [sa, sb] = ConnectLoopback(io);
   auto a = Connection::Create(std::move(sa), WithKey("right"), Side::kClient);
   auto b = Connection::Create(std::move(sb), WithKey("wrong"), Side::kServer);
   Outcome out = Handshake(a, b, io);
@@ -97,7 +82,7 @@ TEST(HandshakeTest, WrongKeyRefusedOnBothSidesWithReason) {
 
 TEST(HandshakeTest, SilentPeerTimesOut) {
   asio::io_context io;
-  auto [sa, sb] = Connect(io);
+  auto [sa, sb] = ConnectLoopback(io);
   NetOptions o = WithKey("k");
   o.handshake_timeout = std::chrono::milliseconds(100);
   auto a = Connection::Create(std::move(sa), o, Side::kServer);
@@ -110,8 +95,8 @@ TEST(HandshakeTest, SilentPeerTimesOut) {
 
 TEST(HandshakeTest, OversizedFrameClosesOnlyThatConnection) {
   asio::io_context io;
-  auto [sa, sb] = Connect(io);
-  auto [sc, sd] = Connect(io);
+  auto [sa, sb] = ConnectLoopback(io);
+  auto [sc, sd] = ConnectLoopback(io);
   NetOptions small = WithKey("k");
   small.limits.max_frame_bytes = 4096;
   auto a = Connection::Create(std::move(sa), WithKey("k"), Side::kClient);
@@ -151,7 +136,7 @@ TEST(HandshakeTest, OversizedFrameClosesOnlyThatConnection) {
 
 TEST(HandshakeTest, GarbageInsteadOfHelloIsRefused) {
   asio::io_context io;
-  auto [sa, sb] = Connect(io);
+  auto [sa, sb] = ConnectLoopback(io);
   auto b = Connection::Create(std::move(sb), WithKey("k"), Side::kServer);
   std::optional<Status> result;
   asio::co_spawn(io, [&]() -> awaitable<void> { result = co_await b->Handshake(proto::Role::SUPERNODE, "sn"); }, asio::detached);

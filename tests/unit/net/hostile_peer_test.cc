@@ -12,6 +12,7 @@
 
 #include "net/connection.h"
 #include "net/server.h"
+#include "support/loopback.h"
 #include "support/test_support.h"
 
 namespace aiac::net {
@@ -19,17 +20,7 @@ namespace {
 
 constexpr const char* kKey = "hostile-peer-test-key-0123456789";
 
-struct SocketPair {
-  tcp::socket a, b;
-};
-
-SocketPair Connect(asio::io_context& io) {
-  tcp::acceptor acceptor(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
-  tcp::socket client(io), server(io);
-  client.connect(acceptor.local_endpoint());
-  acceptor.accept(server);
-  return {std::move(client), std::move(server)};
-}
+using testing::ConnectLoopback;
 
 NetOptions Options(Transport transport = Transport::kTls) {
   NetOptions o;
@@ -40,11 +31,7 @@ NetOptions Options(Transport transport = Transport::kTls) {
 }
 
 bool RunUntil(asio::io_context& io, const std::function<bool()>& done) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (!done() && std::chrono::steady_clock::now() < deadline) {
-    io.run_one_for(std::chrono::milliseconds(50));
-  }
-  return done();
+  return testing::RunIoUntil(io, done);
 }
 
 // Copies bytes both ways between two sockets, recording what passes, and can corrupt one byte
@@ -76,7 +63,7 @@ TEST(HostilePeerTest, ReflectedConnectionToItselfIsRefused) {
   // "Selfie": a node's own ClientHello relayed to its own server. Both ends are one process
   // with one role and id.
   asio::io_context io;
-  auto [sa, sb] = Connect(io);
+  auto [sa, sb] = ConnectLoopback(io);
   auto client = Connection::Create(std::move(sa), Options(), Side::kClient);
   auto server = Connection::Create(std::move(sb), Options(), Side::kServer);
   std::optional<Status> a, b;
@@ -91,8 +78,8 @@ TEST(HostilePeerTest, ReflectedConnectionToItselfIsRefused) {
 
 TEST(HostilePeerTest, KeylessRelayCanNeitherReadNorAlterTheStream) {
   asio::io_context io;
-  auto [client_sock, relay_client_side] = Connect(io);
-  auto [relay_server_side, server_sock] = Connect(io);
+  auto [client_sock, relay_client_side] = ConnectLoopback(io);
+  auto [relay_server_side, server_sock] = ConnectLoopback(io);
   Relay relay{std::move(relay_client_side), std::move(relay_server_side)};
   asio::co_spawn(io, relay.Pump(relay.to_client, relay.to_server, true), asio::detached);
   asio::co_spawn(io, relay.Pump(relay.to_server, relay.to_client, false), asio::detached);
@@ -135,7 +122,7 @@ TEST(HostilePeerTest, KeylessClientGetsNoHelloAndNoAuth) {
   // The old protocol's attack started by reading the server's Hello and proof. Now the server
   // says nothing before the peer has proved the key: a keyless TLS client gets an alert.
   asio::io_context io;
-  auto [sa, sb] = Connect(io);
+  auto [sa, sb] = ConnectLoopback(io);
   NetOptions wrong = Options();
   wrong.cluster_key = "another-key-of-more-than-16-bytes";
   auto attacker = Connection::Create(std::move(sa), wrong, Side::kClient);
@@ -154,7 +141,7 @@ TEST(HostilePeerTest, KeylessClientGetsNoHelloAndNoAuth) {
 // this test write the raw frame; the Hello is parsed by the same code under TLS.
 TEST(HostilePeerTest, HelloWithBrokenTextIsRefusedAtOnce) {
   asio::io_context io;
-  auto [raw, sb] = Connect(io);
+  auto [raw, sb] = ConnectLoopback(io);
   auto server = Connection::Create(std::move(sb), Options(Transport::kPlaintextBenchmarkOnly), Side::kServer);
   std::optional<Status> result;
   asio::co_spawn(io, [&]() -> awaitable<void> { result = co_await server->Handshake(proto::Role::SUPERNODE, "sn1"); }, asio::detached);
@@ -181,7 +168,7 @@ TEST(HostilePeerTest, BadNodeIdsAreRefused) {
   for (const std::string id : {std::string("evil\nsn1 granted everything"), std::string(200, 'a'),
                                std::string("")}) {
     asio::io_context io;
-    auto [sa, sb] = Connect(io);
+    auto [sa, sb] = ConnectLoopback(io);
     auto client = Connection::Create(std::move(sa), Options(), Side::kClient);
     auto server = Connection::Create(std::move(sb), Options(), Side::kServer);
     std::optional<Status> a, b;
@@ -196,7 +183,7 @@ TEST(HostilePeerTest, BadNodeIdsAreRefused) {
 
 TEST(HostilePeerTest, UnexpectedRoleIsRefused) {
   asio::io_context io;
-  auto [sa, sb] = Connect(io);
+  auto [sa, sb] = ConnectLoopback(io);
   auto spawner = Connection::Create(std::move(sa), Options(), Side::kClient);
   auto other = Connection::Create(std::move(sb), Options(), Side::kServer);
   std::optional<Status> a, b;
