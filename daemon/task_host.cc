@@ -26,7 +26,12 @@ struct TaskHost::OutLink {
   Endpoint address;
   std::string daemon;  // the id the neighbour must prove; empty: any daemon
   bool keep_all = false;
-  std::deque<std::pair<uint64_t, std::string>> pending;  // iteration, bytes
+  struct Value {
+    uint64_t iteration;
+    std::string bytes;
+    bool converged;
+  };
+  std::deque<Value> pending;
   std::unique_ptr<asio::steady_timer> wake;
   net::ConnectionPtr conn;
 };
@@ -199,14 +204,14 @@ runtime::RunnerCallbacks TaskHost::CallbacksFor(std::shared_ptr<Job> job) {
     });
   };
   runtime::RunnerCallbacks cb;
-  cb.send = [on_io](std::vector<app::Outgoing> values, uint64_t iteration) {
-    on_io([values = std::move(values), iteration](Job& j) mutable {
+  cb.send = [on_io](std::vector<app::Outgoing> values, uint64_t iteration, bool converged) {
+    on_io([values = std::move(values), iteration, converged](Job& j) mutable {
       for (auto& v : values) {
         auto it = j.links.find(v.to);
         if (it == j.links.end()) continue;
         OutLink& link = *it->second;
         if (!link.keep_all) link.pending.clear();  // newest wins
-        link.pending.emplace_back(iteration, std::move(v.bytes));
+        link.pending.push_back({iteration, std::move(v.bytes), converged});
         link.wake->cancel();
       }
     });
@@ -298,15 +303,16 @@ awaitable<void> TaskHost::RunLink(std::shared_ptr<Job> job, std::shared_ptr<OutL
       continue;
     }
     // Not a structured binding: clang 14 cannot capture those in the lambda below.
-    const std::pair<uint64_t, std::string> value = std::move(link->pending.front());
+    const OutLink::Value value = std::move(link->pending.front());
     link->pending.pop_front();
     link->conn->SendEnvelope([&](proto::Envelope::Builder e) {
       auto d = e.initDependencyData();
       d.setJob(job->id);
       d.setFromTask(job->task);
       d.setToTask(link->task);
-      d.setIteration(value.first);
-      d.setData(AsBytes(value.second));
+      d.setIteration(value.iteration);
+      d.setData(AsBytes(value.bytes));
+      d.setConverged(value.converged);
     });
     // Hand the connection one value at a time: newer values replace `pending` meanwhile.
     co_await link->conn->Drained();
@@ -340,7 +346,8 @@ awaitable<void> TaskHost::ServeNeighbour(net::ConnectionPtr conn) {
       conn->Refuse("you do not run that task");
       co_return;
     }
-    job_->runner->mailbox().Put(dep.getFromTask(), dep.getIteration(), AsString(dep.getData()));
+    job_->runner->mailbox().Put(dep.getFromTask(), dep.getIteration(), AsString(dep.getData()),
+                                dep.getConverged());
   }
 }
 

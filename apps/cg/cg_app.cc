@@ -80,11 +80,11 @@ class CgTask final : public app::Task {
   Result<bool> Iterate() override {
     if (!fresh_ && iterations_ > 0) {
       // No new input: x_l already solves the block for these inputs, so the iteration would
-      // change nothing. Count it as such (change 0) until stable_iterations is reached, then
-      // idle: a task whose inputs stopped changing (one-way dependencies, the upstream end of
-      // a chain) must still reach local convergence instead of waiting for input that never
-      // comes.
-      if (stable_ >= p_.stable_iterations) return false;
+      // change nothing. When those inputs are final (their senders are converged), count it as
+      // such (change 0) until stable_iterations is reached: a block whose inputs stopped
+      // changing (one-way dependencies) still reaches local convergence instead of waiting for
+      // input that never comes. Otherwise wait for new values.
+      if (!inputs_final_ || stable_ >= p_.stable_iterations) return false;
       ++stable_;
       change_ = 0;
       ++iterations_;
@@ -120,6 +120,7 @@ class CgTask final : public app::Task {
   }
 
   double LocalChange() const override { return change_; }
+  void InputsFinal(bool final) override { inputs_final_ = final; }
   bool LocallyConverged() const override { return stable_ >= p_.stable_iterations; }
 
   std::string SaveState() const override {
@@ -166,6 +167,7 @@ class CgTask final : public app::Task {
   std::vector<Eigen::VectorXd> xin_;
   std::map<uint32_t, size_t> index_;
   bool fresh_ = true;
+  bool inputs_final_ = false;
   uint64_t iterations_ = 0;
   int stable_ = 0;
   double change_ = 0;

@@ -70,6 +70,12 @@ class Task {
   // Largest change of the last iteration (max norm), for progress lines.
   virtual double LocalChange() const = 0;
   virtual bool LocallyConverged() const = 0;
+  // Asynchronous mode, before each iteration: whether every input's newest value came from a
+  // sender that was locally converged when it sent it (true when there are no inputs). Such
+  // inputs change no more unless a sender's own inputs do, so an app may then count an
+  // iteration without new input as one without change, and reach local convergence where no
+  // new input will come (blocks that depend one way only). Default: ignored.
+  virtual void InputsFinal(bool final) {}
   virtual std::string SaveState() const = 0;
   virtual Status RestoreState(std::string_view state) = 0;
   // The task's part of the result.

@@ -2,7 +2,7 @@
 
 namespace aiac::runtime {
 
-bool Mailbox::Put(uint32_t from, uint64_t iteration, std::string bytes) {
+bool Mailbox::Put(uint32_t from, uint64_t iteration, std::string bytes, bool sender_converged) {
   std::lock_guard lock(mu_);
   Slot& slot = slots_[from];
   if (iteration <= slot.newest || iteration <= slot.taken) {
@@ -10,6 +10,7 @@ bool Mailbox::Put(uint32_t from, uint64_t iteration, std::string bytes) {
     return false;  // stale or duplicate: a newer value was already accepted
   }
   slot.newest = iteration;
+  slot.converged = sender_converged;
   if (sync_) {
     slot.by_iteration[iteration] = std::move(bytes);
   } else {
@@ -71,6 +72,15 @@ std::optional<std::vector<Mailbox::Value>> Mailbox::TakeIteration(const std::vec
 bool Mailbox::WaitForNew(std::chrono::milliseconds timeout) {
   std::unique_lock lock(mu_);
   return cv_.wait_for(lock, timeout, [&] { return closed_ || HasNewLocked(); }) && !closed_;
+}
+
+bool Mailbox::AllConverged(const std::vector<uint32_t>& from) const {
+  std::lock_guard lock(mu_);
+  for (uint32_t f : from) {
+    auto it = slots_.find(f);
+    if (it == slots_.end() || !it->second.converged) return false;
+  }
+  return true;
 }
 
 void Mailbox::Close() {

@@ -21,8 +21,9 @@ class Mailbox {
  public:
   explicit Mailbox(bool keep_every_iteration = false) : sync_(keep_every_iteration) {}
 
-  // Returns false when the value was dropped (stale or duplicate).
-  bool Put(uint32_t from, uint64_t iteration, std::string bytes);
+  // Returns false when the value was dropped (stale or duplicate). `sender_converged`: the
+  // sender was locally converged when it sent this value.
+  bool Put(uint32_t from, uint64_t iteration, std::string bytes, bool sender_converged = false);
 
   struct Value {
     uint32_t from;
@@ -37,6 +38,9 @@ class Mailbox {
                                                   std::chrono::milliseconds timeout);
   // Waits up to `timeout` for any new value; true if one is there.
   bool WaitForNew(std::chrono::milliseconds timeout);
+  // True when every one of `from` has sent a value and its newest accepted one came from a
+  // locally converged sender: those inputs will not change unless a sender's do.
+  bool AllConverged(const std::vector<uint32_t>& from) const;
   // Wakes every waiter for good (the task is halting).
   void Close();
 
@@ -47,6 +51,7 @@ class Mailbox {
   struct Slot {
     uint64_t newest = 0;        // highest iteration accepted
     uint64_t taken = 0;         // highest iteration handed to the task
+    bool converged = false;     // the newest value's sender was locally converged
     std::string bytes;          // async: the newest value
     std::map<uint64_t, std::string> by_iteration;  // sync: not yet taken
   };

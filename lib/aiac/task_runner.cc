@@ -46,6 +46,7 @@ Status TaskRunner::Step(uint64_t next_iteration, bool& did_work) {
     }
   } else {
     for (auto& v : mailbox_.TakeNew()) AIAC_RETURN_IF_ERROR(task_->Absorb(v.from, v.bytes));
+    task_->InputsFinal(mailbox_.AllConverged(neighbours_));
   }
   if (halt_.load()) return Status::Ok();
   auto did = task_->Iterate();
@@ -69,9 +70,9 @@ void TaskRunner::Loop() {
     if (!failure.ok() || halt_.load()) break;
     if (did_work) {
       ++iteration;
-      auto out = task_->TakeOutgoing();
-      if (!out.empty() || sync_) cb_.send(std::move(out), iteration);
       const bool now = task_->LocallyConverged();
+      auto out = task_->TakeOutgoing();
+      if (!out.empty() || sync_) cb_.send(std::move(out), iteration, now);
       if (now != converged || iteration == 1) cb_.local_convergence(now, iteration);
       converged = now;
     } else {

@@ -21,7 +21,9 @@
 namespace aiac::runtime {
 
 struct RunnerCallbacks {
-  std::function<void(std::vector<app::Outgoing> values, uint64_t iteration)> send;
+  // `converged`: the task is locally converged after this iteration (receivers use it to
+  // know their inputs are final, see app::Task::InputsFinal).
+  std::function<void(std::vector<app::Outgoing> values, uint64_t iteration, bool converged)> send;
   std::function<void(bool converged, uint64_t iteration)> local_convergence;
   std::function<void(uint64_t iteration, double change, bool converged)> progress;
   std::function<void(uint64_t round, bool converged)> answer;

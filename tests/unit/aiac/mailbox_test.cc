@@ -70,4 +70,18 @@ TEST(MailboxTest, CloseWakesWaiters) {
 }
 
 }  // namespace
+TEST(MailboxTest, InputsAreFinalOnlyWhenEveryNewestValueCameFromAConvergedSender) {
+  Mailbox box;
+  EXPECT_TRUE(box.AllConverged({}));  // no inputs: nothing can change
+  EXPECT_FALSE(box.AllConverged({1, 2}));  // nobody sent yet
+  box.Put(1, 4, "a", true);
+  EXPECT_FALSE(box.AllConverged({1, 2}));
+  box.Put(2, 9, "b", true);
+  EXPECT_TRUE(box.AllConverged({1, 2}));
+  box.Put(2, 10, "b'", false);  // the sender moved again
+  EXPECT_FALSE(box.AllConverged({1, 2}));
+  box.Put(2, 8, "stale", true);  // dropped: changes nothing
+  EXPECT_FALSE(box.AllConverged({1, 2}));
+}
+
 }  // namespace aiac::runtime

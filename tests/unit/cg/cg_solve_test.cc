@@ -255,8 +255,8 @@ void RunWithRunners(bool sync) {
     ASSERT_TRUE(task.ok());
     auto deps = (*task)->Dependencies();
     runtime::RunnerCallbacks cb;
-    cb.send = [&, l](std::vector<app::Outgoing> out, uint64_t it) {
-      for (auto& o : out) runners[o.to]->mailbox().Put(l, it, o.bytes);
+    cb.send = [&, l](std::vector<app::Outgoing> out, uint64_t it, bool converged) {
+      for (auto& o : out) runners[o.to]->mailbox().Put(l, it, o.bytes, converged);
     };
     cb.local_convergence = [&, l](bool c, uint64_t) {
       std::lock_guard lock(mu);
