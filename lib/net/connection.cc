@@ -3,10 +3,9 @@
 #include <algorithm>
 #include <vector>
 
-#include <kj/exception.h>
 
 #include "core/hex.h"
-#include "core/printable.h"
+#include "net/describe_exception.h"
 #include "net/random.h"
 #include "net/tls.h"
 
@@ -211,11 +210,9 @@ awaitable<Status> Connection::Handshake(proto::Role role, std::string id,
   Status status;
   try {
     status = co_await HandshakeSteps(role, id, expect);
-  } catch (const kj::Exception& e) {
-    status = ProtocolError("handshake with " + remote_ + ": malformed message: " +
-                           Printable(e.getDescription().cStr()));
-  } catch (const std::exception& e) {
-    status = ProtocolError("handshake with " + remote_ + ": " + Printable(e.what()));
+  } catch (...) {
+    status = ProtocolError("handshake with " + remote_ + ": " +
+                           DescribeException(std::current_exception()));
   }
   done = true;
   watchdog.cancel();
@@ -251,10 +248,11 @@ awaitable<Status> Connection::CheckHello(proto::Role own_role, const std::string
                                          std::optional<proto::Role> expect) {
   auto first = co_await Receive();
   if (!first.ok()) co_return first.status();
-  auto peer = ValidateHello((*first)->root(), own_role, own_id, expect);
+  auto envelope = (*first)->root();
+  auto peer = ValidateHello(envelope, own_role, own_id, expect);
   if (!peer.ok()) {
     // A peer that refused us gets no Refuse back; everyone else learns why.
-    if (peer.status().message().rfind("refused: ", 0) != 0) Refuse("handshake: " + peer.status().message());
+    if (!envelope.isRefuse()) Refuse("handshake: " + peer.status().message());
     co_return Status(peer.status().code(), "handshake with " + remote_ + ": " + peer.status().message());
   }
   peer_ = std::move(*peer);

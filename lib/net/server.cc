@@ -2,9 +2,6 @@
 
 #include <sys/resource.h>
 
-#include <kj/exception.h>
-
-#include "core/printable.h"
 #include "net/listener.h"
 
 namespace aiac::net {
@@ -19,18 +16,6 @@ bool RateLimitedLog::Allow(size_t& suppressed) {
   suppressed = suppressed_;
   suppressed_ = 0;
   return true;
-}
-
-std::string DescribeException(std::exception_ptr e) {
-  try {
-    std::rethrow_exception(e);
-  } catch (const kj::Exception& k) {
-    return "malformed message: " + Printable(k.getDescription().cStr(), 200);
-  } catch (const std::exception& s) {
-    return Printable(s.what(), 200);
-  } catch (...) {
-    return "unknown exception";
-  }
 }
 
 void SpawnLogged(asio::any_io_executor executor, awaitable<void> task, Logger log,

@@ -26,6 +26,7 @@
 #include "core/endpoint.h"
 #include "core/logging.h"
 #include "net/connection.h"
+#include "net/describe_exception.h"
 
 namespace aiac::net {
 
@@ -95,9 +96,6 @@ class Server {
   RateLimitedLog refusal_log_;
   RateLimitedLog accept_log_;
 };
-
-// One line for an exception caught around connection code (kj::Exception included).
-std::string DescribeException(std::exception_ptr e);
 
 // Starts `task` detached; an exception escaping it is logged as "`what`: ..." instead of being
 // swallowed. For coroutines that read from a peer outside a Server handler.
