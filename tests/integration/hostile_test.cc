@@ -220,7 +220,7 @@ TEST_F(HostileTest, MembersMayOnlyDoWhatTheirRoleAllows) {
   for (auto d : {"d1", "d2"}) StartDaemon(d, {sn});
   ASSERT_TRUE(WaitUntil([&] { return LogHas("sn1", "daemon d2 registered"); })) << Log("sn1");
   const std::string job = WriteJob("cg.toml", "name = \"cg-roles\"\napp = \"cg\"\ntasks = 2\ntimeout_s = 100\n"
-                                              "[params]\nn = 200000\nbandwidth = 12\ntolerance = 1e-10\n");
+                                              "[params]\nn = 120000\nbandwidth = 12\ntolerance = 1e-10\n");
   auto spawner = Start("aiac-spawner", {"run", "--config", dir_ / "key.toml", "--supernode", sn, job,
                                         "--json", dir_ / "roles.json"}, dir_ / "spawner.log");
   ASSERT_TRUE(WaitUntil([&] { return LogHas("spawner", "tasks assigned"); }, std::chrono::seconds(60)))
