@@ -6,16 +6,17 @@
 
 namespace aiac::net {
 
-bool RateLimitedLog::Allow(size_t& suppressed) {
+std::optional<std::string> RateLimitedLog::Allow() {
   const auto now = std::chrono::steady_clock::now();
   if (now < next_) {
     ++suppressed_;
-    return false;
+    return std::nullopt;
   }
   next_ = now + period_;
-  suppressed = suppressed_;
+  std::string suffix;
+  if (suppressed_ > 0) suffix = " (" + std::to_string(suppressed_) + " more since the last line)";
   suppressed_ = 0;
-  return true;
+  return suffix;
 }
 
 void SpawnLogged(asio::any_io_executor executor, awaitable<void> task, Logger log,
@@ -67,17 +68,18 @@ void Server::Stop() {
 }
 
 bool Server::Admit(const std::string& address, std::string& why) {
+  const auto it = handshakes_by_address_.find(address);
+  const size_t from_address = it == handshakes_by_address_.end() ? 0 : it->second;
   if (connections_.size() >= limits_.max_connections) {
     why = std::to_string(connections_.size()) + " connections open (max_connections)";
   } else if (handshakes_ >= limits_.max_handshakes) {
     why = std::to_string(handshakes_) + " handshakes in progress (max_handshakes)";
-  } else if (handshakes_by_address_[address] >= limits_.max_handshakes_per_address) {
-    why = std::to_string(handshakes_by_address_[address]) + " handshakes in progress from " +
-          address + " (max_handshakes_per_address)";
+  } else if (from_address >= limits_.max_handshakes_per_address) {
+    why = std::to_string(from_address) + " handshakes in progress from " + address +
+          " (max_handshakes_per_address)";
   } else {
     return true;
   }
-  if (handshakes_by_address_[address] == 0) handshakes_by_address_.erase(address);
   return false;
 }
 
@@ -87,10 +89,9 @@ awaitable<void> Server::AcceptLoop() {
     auto [ec, socket] = co_await acceptor_.async_accept(use_nothrow);
     if (stopping_) break;
     if (ec) {
-      size_t dropped = 0;
-      if (accept_log_.Allow(dropped)) {
+      if (auto suffix = accept_log_.Allow()) {
         log_->warn("accept failed: {}; pausing accepts for {} ms{}", ec.message(), backoff.count(),
-                   dropped ? " (" + std::to_string(dropped) + " more since the last line)" : "");
+                   *suffix);
       }
       // Out of descriptors (or another transient error): the pending connection stays in the
       // backlog and accept would fail again at once, so wait before the next try.
@@ -105,10 +106,8 @@ awaitable<void> Server::AcceptLoop() {
     const std::string address = addr_ec ? "?" : remote.address().to_string();
     std::string why;
     if (!Admit(address, why)) {
-      size_t dropped = 0;
-      if (refusal_log_.Allow(dropped)) {
-        log_->warn("closed a connection from {} at once: {}{}", address, why,
-                   dropped ? " (" + std::to_string(dropped) + " more since the last line)" : "");
+      if (auto suffix = refusal_log_.Allow()) {
+        log_->warn("closed a connection from {} at once: {}{}", address, why, *suffix);
       }
       socket.close(addr_ec);
       continue;
@@ -126,12 +125,8 @@ awaitable<void> Server::Serve(ConnectionPtr conn, std::string address) {
   --handshakes_;
   if (--handshakes_by_address_[address] == 0) handshakes_by_address_.erase(address);
   if (!hs.ok()) {
-    if (!stopping_) {
-      size_t dropped = 0;
-      if (refusal_log_.Allow(dropped)) {
-        log_->warn("refused connection from {}: {}{}", conn->remote_address(), hs.message(),
-                   dropped ? " (" + std::to_string(dropped) + " more since the last line)" : "");
-      }
+    if (auto suffix = stopping_ ? std::nullopt : refusal_log_.Allow()) {
+      log_->warn("refused connection from {}: {}{}", conn->remote_address(), hs.message(), *suffix);
     }
   } else {
     std::exception_ptr failure;

@@ -20,6 +20,7 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -45,8 +46,9 @@ class RateLimitedLog {
  public:
   explicit RateLimitedLog(std::chrono::milliseconds period = std::chrono::milliseconds(1000))
       : period_(period) {}
-  // True when this event should be logged now; `suppressed` is then the number left out since.
-  bool Allow(size_t& suppressed);
+  // When this event should be logged now: the text to end its line with, "" or " (N more since
+  // the last line)"; nullopt when it is to be left out (and counted).
+  std::optional<std::string> Allow();
 
  private:
   std::chrono::milliseconds period_;
