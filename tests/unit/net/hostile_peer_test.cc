@@ -34,6 +34,23 @@ bool RunUntil(asio::io_context& io, const std::function<bool()>& done) {
   return testing::RunIoUntil(io, done);
 }
 
+// Who runs a handshake on one end: role, node id, and the peer role it expects (if any).
+struct End {
+  ConnectionPtr conn;
+  proto::Role role;
+  std::string id;
+  std::optional<proto::Role> expect = std::nullopt;
+};
+
+// Runs both ends' handshakes to completion; returns (client status, server status).
+std::pair<Status, Status> HandshakeBoth(asio::io_context& io, const End& client, const End& server) {
+  std::optional<Status> a, b;
+  asio::co_spawn(io, [&]() -> awaitable<void> { a = co_await client.conn->Handshake(client.role, client.id, client.expect); }, asio::detached);
+  asio::co_spawn(io, [&]() -> awaitable<void> { b = co_await server.conn->Handshake(server.role, server.id, server.expect); }, asio::detached);
+  EXPECT_TRUE(RunUntil(io, [&] { return a && b; }));
+  return {a.value_or(Timeout("client did not finish")), b.value_or(Timeout("server did not finish"))};
+}
+
 // Copies bytes both ways between two sockets, recording what passes, and can corrupt one byte
 // of what goes to the server: what an attacker on the path sees and can do.
 struct Relay {
@@ -66,11 +83,8 @@ TEST(HostilePeerTest, ReflectedConnectionToItselfIsRefused) {
   auto [sa, sb] = ConnectLoopback(io);
   auto client = Connection::Create(std::move(sa), Options(), Side::kClient);
   auto server = Connection::Create(std::move(sb), Options(), Side::kServer);
-  std::optional<Status> a, b;
-  asio::co_spawn(io, [&]() -> awaitable<void> { a = co_await client->Handshake(proto::Role::DAEMON, "d7"); }, asio::detached);
-  asio::co_spawn(io, [&]() -> awaitable<void> { b = co_await server->Handshake(proto::Role::DAEMON, "d7"); }, asio::detached);
-  ASSERT_TRUE(RunUntil(io, [&] { return a && b; }));
-  for (const Status& s : {*a, *b}) {
+  const auto [a, b] = HandshakeBoth(io, {client, proto::Role::DAEMON, "d7"}, {server, proto::Role::DAEMON, "d7"});
+  for (const Status& s : {a, b}) {
     EXPECT_EQ(s.code(), StatusCode::kUnauthenticated) << s.ToString();
     EXPECT_NE(s.message().find("reflected"), std::string::npos) << s.message();
   }
@@ -86,12 +100,9 @@ TEST(HostilePeerTest, KeylessRelayCanNeitherReadNorAlterTheStream) {
 
   auto spawner = Connection::Create(std::move(client_sock), Options(), Side::kClient);
   auto daemon = Connection::Create(std::move(server_sock), Options(), Side::kServer);
-  std::optional<Status> a, b;
-  asio::co_spawn(io, [&]() -> awaitable<void> { a = co_await spawner->Handshake(proto::Role::SPAWNER, "spawner-secret-id", proto::Role::DAEMON); }, asio::detached);
-  asio::co_spawn(io, [&]() -> awaitable<void> { b = co_await daemon->Handshake(proto::Role::DAEMON, "d1"); }, asio::detached);
-  ASSERT_TRUE(RunUntil(io, [&] { return a && b; }));
-  ASSERT_OK(*a);
-  ASSERT_OK(*b);
+  const auto [a, b] = HandshakeBoth(io, {spawner, proto::Role::SPAWNER, "spawner-secret-id", proto::Role::DAEMON}, {daemon, proto::Role::DAEMON, "d1"});
+  ASSERT_OK(a);
+  ASSERT_OK(b);
 
   spawner->SendEnvelope([](proto::Envelope::Builder e) { e.initHalt().setJob("job-plaintext-marker"); });
   std::optional<std::string> got;
@@ -127,12 +138,9 @@ TEST(HostilePeerTest, KeylessClientGetsNoHelloAndNoAuth) {
   wrong.cluster_key = "another-key-of-more-than-16-bytes";
   auto attacker = Connection::Create(std::move(sa), wrong, Side::kClient);
   auto server = Connection::Create(std::move(sb), Options(), Side::kServer);
-  std::optional<Status> a, b;
-  asio::co_spawn(io, [&]() -> awaitable<void> { a = co_await attacker->Handshake(proto::Role::SUPERNODE, "sn-evil"); }, asio::detached);
-  asio::co_spawn(io, [&]() -> awaitable<void> { b = co_await server->Handshake(proto::Role::SUPERNODE, "sn1"); }, asio::detached);
-  ASSERT_TRUE(RunUntil(io, [&] { return a && b; }));
-  EXPECT_EQ(a->code(), StatusCode::kUnauthenticated) << a->ToString();
-  EXPECT_EQ(b->code(), StatusCode::kUnauthenticated) << b->ToString();
+  const auto [a, b] = HandshakeBoth(io, {attacker, proto::Role::SUPERNODE, "sn-evil"}, {server, proto::Role::SUPERNODE, "sn1"});
+  EXPECT_EQ(a.code(), StatusCode::kUnauthenticated) << a.ToString();
+  EXPECT_EQ(b.code(), StatusCode::kUnauthenticated) << b.ToString();
   EXPECT_FALSE(server->authenticated());
 }
 
@@ -171,13 +179,10 @@ TEST(HostilePeerTest, BadNodeIdsAreRefused) {
     auto [sa, sb] = ConnectLoopback(io);
     auto client = Connection::Create(std::move(sa), Options(), Side::kClient);
     auto server = Connection::Create(std::move(sb), Options(), Side::kServer);
-    std::optional<Status> a, b;
-    asio::co_spawn(io, [&]() -> awaitable<void> { a = co_await client->Handshake(proto::Role::DAEMON, id); }, asio::detached);
-    asio::co_spawn(io, [&]() -> awaitable<void> { b = co_await server->Handshake(proto::Role::SUPERNODE, "sn1"); }, asio::detached);
-    ASSERT_TRUE(RunUntil(io, [&] { return a && b; }));
-    EXPECT_EQ(b->code(), StatusCode::kProtocol) << b->ToString();
-    EXPECT_EQ(b->message().find('\n'), std::string::npos) << "a newline reached the log line";
-    EXPECT_LT(b->message().size(), 300u);
+    const auto [a, b] = HandshakeBoth(io, {client, proto::Role::DAEMON, id}, {server, proto::Role::SUPERNODE, "sn1"});
+    EXPECT_EQ(b.code(), StatusCode::kProtocol) << b.ToString();
+    EXPECT_EQ(b.message().find('\n'), std::string::npos) << "a newline reached the log line";
+    EXPECT_LT(b.message().size(), 300u);
   }
 }
 
@@ -186,13 +191,9 @@ TEST(HostilePeerTest, UnexpectedRoleIsRefused) {
   auto [sa, sb] = ConnectLoopback(io);
   auto spawner = Connection::Create(std::move(sa), Options(), Side::kClient);
   auto other = Connection::Create(std::move(sb), Options(), Side::kServer);
-  std::optional<Status> a, b;
-  // The spawner dialled what should be a daemon; a super-node answers.
-  asio::co_spawn(io, [&]() -> awaitable<void> { a = co_await spawner->Handshake(proto::Role::SPAWNER, "s1", proto::Role::DAEMON); }, asio::detached);
-  asio::co_spawn(io, [&]() -> awaitable<void> { b = co_await other->Handshake(proto::Role::SUPERNODE, "sn1"); }, asio::detached);
-  ASSERT_TRUE(RunUntil(io, [&] { return a && b; }));
-  EXPECT_EQ(a->code(), StatusCode::kUnauthenticated) << a->ToString();
-  EXPECT_NE(a->message().find("expected a daemon"), std::string::npos) << a->message();
+  const auto [a, b] = HandshakeBoth(io, {spawner, proto::Role::SPAWNER, "s1", proto::Role::DAEMON}, {other, proto::Role::SUPERNODE, "sn1"});
+  EXPECT_EQ(a.code(), StatusCode::kUnauthenticated) << a.ToString();
+  EXPECT_NE(a.message().find("expected a daemon"), std::string::npos) << a.message();
 }
 
 TEST(HostilePeerTest, ServerCapsHandshakesPerAddressAndStillServesOthers) {
