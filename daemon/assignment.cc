@@ -6,13 +6,12 @@
 #include "core/hex.h"
 #include "core/names.h"
 #include "core/printable.h"
+#include "net/capnp_bytes.h"
 
 namespace aiac::daemon {
 namespace {
 
-std::string AsString(capnp::Data::Reader d) {
-  return std::string(reinterpret_cast<const char*>(d.begin()), d.size());
-}
+using net::AsString;
 
 Result<Assignment> Parse(proto::AssignTask::Reader in, const std::vector<std::string>& trusted_keys,
                          const std::string& self_id) {

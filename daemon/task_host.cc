@@ -3,20 +3,14 @@
 #include <deque>
 
 #include "core/printable.h"
+#include "net/capnp_bytes.h"
 
 namespace aiac::daemon {
 
 namespace asio = net::asio;
+using net::AsBytes;
+using net::AsString;
 using net::awaitable;
-
-namespace {
-
-std::string AsString(capnp::Data::Reader d) { return std::string(reinterpret_cast<const char*>(d.begin()), d.size()); }
-kj::ArrayPtr<const kj::byte> AsBytes(const std::string& s) {
-  return kj::arrayPtr(reinterpret_cast<const kj::byte*>(s.data()), s.size());
-}
-
-}  // namespace
 
 // One neighbour we send to. Values wait here until the link is free: in asynchronous mode only
 // the newest one (an older value is useless once a newer exists); in synchronous mode every one,

@@ -9,6 +9,7 @@
 #include "mapping/mapper.h"
 #include "core/hex.h"
 #include "core/printable.h"
+#include "net/capnp_bytes.h"
 #include "net/random.h"
 #include "net/server.h"
 
@@ -20,9 +21,7 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-kj::ArrayPtr<const kj::byte> AsBytes(const std::string& s) {
-  return kj::arrayPtr(reinterpret_cast<const kj::byte*>(s.data()), s.size());
-}
+using net::AsBytes;
 
 // Latencies the spawner assumes for the mapping's model until links are measured (DESIGN.md
 // section 4 leaves measuring to the monitor): cheap inside a cluster, dearer across.

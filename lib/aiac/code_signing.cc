@@ -2,11 +2,11 @@
 
 #include <openssl/evp.h>
 #include <openssl/pem.h>
-#include <sys/stat.h>
 
 #include <cstdio>
 
 #include "core/hex.h"
+#include "core/private_file.h"
 
 namespace aiac::runtime {
 namespace {
@@ -26,12 +26,7 @@ EVP_PKEY* AsKey(void* p) { return static_cast<EVP_PKEY*>(p); }
 void SigningKey::Free::operator()(void* p) const { EVP_PKEY_free(AsKey(p)); }
 
 Result<SigningKey> SigningKey::Load(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return NotFound("signing key " + path + " does not exist");
-  if ((st.st_mode & 077) != 0) {
-    return InvalidArgument("signing key " + path +
-                           " is accessible by group or others: chmod 600 " + path);
-  }
+  AIAC_RETURN_IF_ERROR(CheckPrivateFile("signing key", path));
   std::FILE* f = std::fopen(path.c_str(), "r");
   if (f == nullptr) return IoError("cannot read signing key " + path);
   EVP_PKEY* key = PEM_read_PrivateKey(f, nullptr, nullptr, nullptr);

@@ -1,10 +1,9 @@
 #include "net/net_config.h"
 
-#include <sys/stat.h>
-
 #include <fstream>
 
 #include "core/hex.h"
+#include "core/private_file.h"
 #include "net/random.h"
 #include "net/tls.h"
 
@@ -56,12 +55,7 @@ Status CheckClusterKey(std::string_view key) {
 }
 
 Result<std::string> ReadKeyFile(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return NotFound("cluster_key_file " + path + " does not exist");
-  if ((st.st_mode & 077) != 0) {
-    return InvalidArgument("cluster_key_file " + path +
-                           " is accessible by group or others: chmod 600 " + path);
-  }
+  AIAC_RETURN_IF_ERROR(CheckPrivateFile("cluster_key_file", path));
   std::ifstream in(path);
   std::string line;
   if (!in || !std::getline(in, line)) return IoError("cannot read cluster_key_file " + path);
