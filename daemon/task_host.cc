@@ -24,6 +24,7 @@ struct TaskHost::OutLink {
     uint64_t iteration;
     std::string bytes;
     bool converged;
+    uint64_t seen;  // the receiver's newest iteration we had absorbed
   };
   std::deque<Value> pending;
   std::unique_ptr<asio::steady_timer> wake;
@@ -198,14 +199,14 @@ runtime::RunnerCallbacks TaskHost::CallbacksFor(std::shared_ptr<Job> job) {
     });
   };
   runtime::RunnerCallbacks cb;
-  cb.send = [on_io](std::vector<app::Outgoing> values, uint64_t iteration, bool converged) {
+  cb.send = [on_io](std::vector<runtime::OutgoingValue> values, uint64_t iteration, bool converged) {
     on_io([values = std::move(values), iteration, converged](Job& j) mutable {
       for (auto& v : values) {
         auto it = j.links.find(v.to);
         if (it == j.links.end()) continue;
         OutLink& link = *it->second;
         if (!link.keep_all) link.pending.clear();  // newest wins
-        link.pending.push_back({iteration, std::move(v.bytes), converged});
+        link.pending.push_back({iteration, std::move(v.bytes), converged, v.seen});
         link.wake->cancel();
       }
     });
@@ -307,6 +308,7 @@ awaitable<void> TaskHost::RunLink(std::shared_ptr<Job> job, std::shared_ptr<OutL
       d.setIteration(value.iteration);
       d.setData(AsBytes(value.bytes));
       d.setConverged(value.converged);
+      d.setSeen(value.seen);
     });
     // Hand the connection one value at a time: newer values replace `pending` meanwhile.
     co_await link->conn->Drained();
@@ -341,7 +343,7 @@ awaitable<void> TaskHost::ServeNeighbour(net::ConnectionPtr conn) {
       co_return;
     }
     job_->runner->mailbox().Put(dep.getFromTask(), dep.getIteration(), AsString(dep.getData()),
-                                dep.getConverged());
+                                dep.getConverged(), dep.getSeen());
   }
 }
 

@@ -2,7 +2,7 @@
 
 namespace aiac::runtime {
 
-bool Mailbox::Put(uint32_t from, uint64_t iteration, std::string bytes, bool sender_converged) {
+bool Mailbox::Put(uint32_t from, uint64_t iteration, std::string bytes, bool sender_converged, uint64_t seen) {
   std::lock_guard lock(mu_);
   Slot& slot = slots_[from];
   if (iteration <= slot.newest || iteration <= slot.taken) {
@@ -11,6 +11,7 @@ bool Mailbox::Put(uint32_t from, uint64_t iteration, std::string bytes, bool sen
   }
   slot.newest = iteration;
   slot.converged = sender_converged;
+  slot.seen = seen;
   if (sync_) {
     slot.by_iteration[iteration] = std::move(bytes);
   } else {
@@ -74,13 +75,28 @@ bool Mailbox::WaitForNew(std::chrono::milliseconds timeout) {
   return cv_.wait_for(lock, timeout, [&] { return closed_ || HasNewLocked(); }) && !closed_;
 }
 
-bool Mailbox::AllConverged(const std::vector<uint32_t>& from) const {
+bool Mailbox::SeenLocked(const std::map<uint32_t, uint64_t>& need_seen) const {
+  for (const auto& [f, need] : need_seen) {
+    if (need == 0) continue;
+    auto it = slots_.find(f);
+    if (it == slots_.end() || it->second.seen < need) return false;
+  }
+  return true;
+}
+
+bool Mailbox::AllConverged(const std::vector<uint32_t>& from, const std::map<uint32_t, uint64_t>& need_seen) const {
   std::lock_guard lock(mu_);
   for (uint32_t f : from) {
     auto it = slots_.find(f);
     if (it == slots_.end() || !it->second.converged) return false;
   }
-  return true;
+  return SeenLocked(need_seen);
+}
+
+uint64_t Mailbox::Taken(uint32_t from) const {
+  std::lock_guard lock(mu_);
+  auto it = slots_.find(from);
+  return it == slots_.end() ? 0 : it->second.taken;
 }
 
 void Mailbox::Close() {

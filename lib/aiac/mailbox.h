@@ -22,8 +22,10 @@ class Mailbox {
   explicit Mailbox(bool keep_every_iteration = false) : sync_(keep_every_iteration) {}
 
   // Returns false when the value was dropped (stale or duplicate). `sender_converged`: the
-  // sender was locally converged when it sent this value.
-  bool Put(uint32_t from, uint64_t iteration, std::string bytes, bool sender_converged = false);
+  // sender was locally converged when it sent this value. `seen`: the newest iteration of this
+  // task's own values that the sender had absorbed when it computed this one (0: none).
+  bool Put(uint32_t from, uint64_t iteration, std::string bytes, bool sender_converged = false,
+           uint64_t seen = 0);
 
   struct Value {
     uint32_t from;
@@ -38,9 +40,14 @@ class Mailbox {
                                                   std::chrono::milliseconds timeout);
   // Waits up to `timeout` for any new value; true if one is there.
   bool WaitForNew(std::chrono::milliseconds timeout);
-  // True when every one of `from` has sent a value and its newest accepted one came from a
-  // locally converged sender: those inputs will not change unless a sender's do.
-  bool AllConverged(const std::vector<uint32_t>& from) const;
+  // True when every one of `from` has sent a value, its newest accepted one came from a locally
+  // converged sender, and that sender had absorbed at least iteration `need_seen[f]` of ours
+  // (when listed): those inputs are final for our current values and will not change unless
+  // ours do.
+  bool AllConverged(const std::vector<uint32_t>& from,
+                    const std::map<uint32_t, uint64_t>& need_seen = {}) const;
+  // The newest iteration of `from`'s values handed to the task (0: none yet).
+  uint64_t Taken(uint32_t from) const;
   // Wakes every waiter for good (the task is halting).
   void Close();
 
@@ -52,10 +59,12 @@ class Mailbox {
     uint64_t newest = 0;        // highest iteration accepted
     uint64_t taken = 0;         // highest iteration handed to the task
     bool converged = false;     // the newest value's sender was locally converged
+    uint64_t seen = 0;          // the newest value's sender had absorbed our values up to this
     std::string bytes;          // async: the newest value
     std::map<uint64_t, std::string> by_iteration;  // sync: not yet taken
   };
   bool HasNewLocked() const;
+  bool SeenLocked(const std::map<uint32_t, uint64_t>& need_seen) const;
 
   const bool sync_;
   mutable std::mutex mu_;

@@ -1,5 +1,7 @@
 #include "aiac/task_runner.h"
 
+#include <algorithm>
+
 namespace aiac::runtime {
 
 using Clock = std::chrono::steady_clock;
@@ -46,13 +48,30 @@ Status TaskRunner::Step(uint64_t next_iteration, bool& did_work) {
     }
   } else {
     for (auto& v : mailbox_.TakeNew()) AIAC_RETURN_IF_ERROR(task_->Absorb(v.from, v.bytes));
-    task_->InputsFinal(mailbox_.AllConverged(neighbours_));
+    task_->InputsFinal(mailbox_.AllConverged(neighbours_, need_seen_));
   }
   if (halt_.load()) return Status::Ok();
   auto did = task_->Iterate();
   if (!did.ok()) return did.status();
   did_work = *did || sync_;  // a synchronous iteration always counts: neighbours wait for it
   return Status::Ok();
+}
+
+std::vector<OutgoingValue> TaskRunner::Track(std::vector<app::Outgoing> out, uint64_t iteration) {
+  std::vector<OutgoingValue> values;
+  values.reserve(out.size());
+  for (auto& o : out) {
+    auto last = last_sent_.find(o.to);
+    if (last == last_sent_.end() || last->second != o.bytes) {
+      last_sent_[o.to] = o.bytes;
+      // Only a neighbour that also sends to us can acknowledge what it absorbed.
+      if (std::find(neighbours_.begin(), neighbours_.end(), o.to) != neighbours_.end()) {
+        need_seen_[o.to] = iteration;
+      }
+    }
+    values.push_back({o.to, std::move(o.bytes), mailbox_.Taken(o.to)});
+  }
+  return values;
 }
 
 void TaskRunner::Loop() {
@@ -70,8 +89,8 @@ void TaskRunner::Loop() {
     if (!failure.ok() || halt_.load()) break;
     if (did_work) {
       ++iteration;
+      auto out = Track(task_->TakeOutgoing(), iteration);
       const bool now = task_->LocallyConverged();
-      auto out = task_->TakeOutgoing();
       if (!out.empty() || sync_) cb_.send(std::move(out), iteration, now);
       if (now != converged || iteration == 1) cb_.local_convergence(now, iteration);
       converged = now;

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
 #include <thread>
 
@@ -20,10 +21,18 @@
 
 namespace aiac::runtime {
 
+// A value for one neighbour, with what the receiver needs to judge it: `seen` is the newest
+// iteration of the receiver's own values that this task had absorbed when it computed it.
+struct OutgoingValue {
+  uint32_t to;
+  std::string bytes;
+  uint64_t seen;
+};
+
 struct RunnerCallbacks {
-  // `converged`: the task is locally converged after this iteration (receivers use it to
-  // know their inputs are final, see app::Task::InputsFinal).
-  std::function<void(std::vector<app::Outgoing> values, uint64_t iteration, bool converged)> send;
+  // `converged`: the task is locally converged after this iteration (receivers use it, with
+  // OutgoingValue::seen, to know their inputs are final, see app::Task::InputsFinal).
+  std::function<void(std::vector<OutgoingValue> values, uint64_t iteration, bool converged)> send;
   std::function<void(bool converged, uint64_t iteration)> local_convergence;
   std::function<void(uint64_t iteration, double change, bool converged)> progress;
   std::function<void(uint64_t round, bool converged)> answer;
@@ -48,9 +57,16 @@ class TaskRunner {
  private:
   void Loop();
   Status Step(uint64_t next_iteration, bool& did_work);
+  // Records which outgoing values changed and adds each receiver's `seen`.
+  std::vector<OutgoingValue> Track(std::vector<app::Outgoing> out, uint64_t iteration);
 
   std::unique_ptr<app::Task> task_;
   std::vector<uint32_t> neighbours_;
+  // Async bookkeeping for InputsFinal, runner thread only. A neighbour's "converged" says
+  // nothing about our inputs until it has absorbed our newest values: in between it may still
+  // move. (Apps that never answer a value, like the ring's token, simply never see final inputs.)
+  std::map<uint32_t, std::string> last_sent_;  // per receiver, the bytes sent last
+  std::map<uint32_t, uint64_t> need_seen_;     // per two-way neighbour, our iteration it must have absorbed
   bool sync_;
   RunnerCallbacks cb_;
   std::chrono::milliseconds progress_period_;

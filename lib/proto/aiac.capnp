@@ -131,6 +131,7 @@ struct DependencyData {
   iteration @3 :UInt64;
   data @4 :Data;
   converged @5 :Bool;       # the sender was locally converged after this iteration
+  seen @6 :UInt64;          # the newest iteration of toTask's values the sender had absorbed
 }
 struct CheckpointPut { job @0 :Text; task @1 :UInt32; iteration @2 :UInt64; state @3 :Data; }
 struct CheckpointGet { job @0 :Text; task @1 :UInt32; }

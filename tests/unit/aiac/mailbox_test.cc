@@ -84,4 +84,18 @@ TEST(MailboxTest, InputsAreFinalOnlyWhenEveryNewestValueCameFromAConvergedSender
   EXPECT_FALSE(box.AllConverged({1, 2}));
 }
 
+
+TEST(MailboxTest, AConvergedSenderCountsOnlyOnceItHasAbsorbedOurNewestValues) {
+  Mailbox box;
+  box.Put(1, 5, "a", true, /*seen=*/3);
+  EXPECT_TRUE(box.AllConverged({1}, {{1, 3}}));
+  // We sent a changed value at our iteration 4: neighbour 1's "converged" predates it.
+  EXPECT_FALSE(box.AllConverged({1}, {{1, 4}}));
+  box.Put(1, 6, "a", true, /*seen=*/4);
+  EXPECT_TRUE(box.AllConverged({1}, {{1, 4}}));
+  // A one-way neighbour (nothing asked of it) and a neighbour we never sent to (0) need nothing.
+  box.Put(2, 1, "c", true);
+  EXPECT_TRUE(box.AllConverged({1, 2}, {{1, 4}, {2, 0}}));
+}
+
 }  // namespace aiac::runtime

@@ -6,6 +6,7 @@
 #include <Eigen/SparseLU>
 #include <mutex>
 
+#include "aiac/convergence.h"
 #include "aiac/task_runner.h"
 #include "apps/cg/block_cg.h"
 #include "apps/cg/cg_app.h"
@@ -239,7 +240,9 @@ TEST(CgAppTest, CheckpointStateRoundTrips) {
   EXPECT_FALSE((*b)->RestoreState("short").ok());
 }
 
-// Two runners wired together in-process, as two daemons would be.
+// Three runners wired together in-process, as three daemons would be, with the spawner's
+// convergence detector deciding when to stop (a snapshot of local flags is not enough: a task
+// may still hold a neighbour's new value it has not absorbed).
 void RunWithRunners(bool sync) {
   CgApp app;
   auto params = Params({{"n", "1000"}, {"bandwidth", "5"}, {"tolerance", "1e-10"}}, 3);
@@ -248,35 +251,40 @@ void RunWithRunners(bool sync) {
   const uint32_t n = 3;
   std::vector<std::unique_ptr<runtime::TaskRunner>> runners(n);
   std::mutex mu;
+  runtime::ConvergenceDetector detector(n);
   std::vector<std::string> slices(n);
-  std::vector<bool> converged(n, false), done(n, false);
   for (uint32_t l = 0; l < n; ++l) {
     auto task = app.MakeTask(params, l, "");
     ASSERT_TRUE(task.ok());
     auto deps = (*task)->Dependencies();
     runtime::RunnerCallbacks cb;
-    cb.send = [&, l](std::vector<app::Outgoing> out, uint64_t it, bool converged) {
-      for (auto& o : out) runners[o.to]->mailbox().Put(l, it, o.bytes, converged);
+    cb.send = [&, l](std::vector<runtime::OutgoingValue> out, uint64_t it, bool converged) {
+      for (auto& o : out) runners[o.to]->mailbox().Put(l, it, o.bytes, converged, o.seen);
     };
     cb.local_convergence = [&, l](bool c, uint64_t) {
       std::lock_guard lock(mu);
-      converged[l] = c;
+      detector.OnLocal(l, c);
     };
     cb.progress = [](uint64_t, double, bool) {};
-    cb.answer = [](uint64_t, bool) {};
+    cb.answer = [&, l](uint64_t round, bool c) {
+      std::lock_guard lock(mu);
+      detector.OnAnswer(l, round, c);
+    };
     cb.finished = [&, l](Result<std::string> s, uint64_t) {
       std::lock_guard lock(mu);
       ASSERT_TRUE(s.ok());
       slices[l] = *s;
-      done[l] = true;
     };
     runners[l] = std::make_unique<runtime::TaskRunner>(std::move(*task), deps, sync, cb, std::chrono::milliseconds(50));
   }
   for (auto& r : runners) r->Start();
   ASSERT_TRUE(aiac::testing::WaitUntil([&] {
     std::lock_guard lock(mu);
-    return std::all_of(converged.begin(), converged.end(), [](bool c) { return c; });
-  }, std::chrono::seconds(30)));
+    if (auto round = detector.RoundToOpen()) {
+      for (auto& r : runners) r->Query(*round);
+    }
+    return detector.converged();
+  }, std::chrono::seconds(60)));
   for (auto& r : runners) r->Halt();
   for (auto& r : runners) r->Join();
   auto report = app.Gather(params, slices);

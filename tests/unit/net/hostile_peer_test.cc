@@ -94,7 +94,7 @@ TEST(HostilePeerTest, KeylessRelayCanNeitherReadNorAlterTheStream) {
   asio::io_context io;
   auto [client_sock, relay_client_side] = ConnectLoopback(io);
   auto [relay_server_side, server_sock] = ConnectLoopback(io);
-  Relay relay{std::move(relay_client_side), std::move(relay_server_side)};
+  Relay relay{std::move(relay_client_side), std::move(relay_server_side), {}};
   asio::co_spawn(io, relay.Pump(relay.to_client, relay.to_server, true), asio::detached);
   asio::co_spawn(io, relay.Pump(relay.to_server, relay.to_client, false), asio::detached);
 
@@ -173,7 +173,7 @@ TEST(HostilePeerTest, HelloWithBrokenTextIsRefusedAtOnce) {
 }
 
 TEST(HostilePeerTest, BadNodeIdsAreRefused) {
-  for (const std::string id : {std::string("evil\nsn1 granted everything"), std::string(200, 'a'),
+  for (const std::string& id : {std::string("evil\nsn1 granted everything"), std::string(200, 'a'),
                                std::string("")}) {
     asio::io_context io;
     auto [sa, sb] = ConnectLoopback(io);
