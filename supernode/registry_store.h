@@ -2,9 +2,9 @@
 // RocksDB implementation (one key per daemon, "daemon/<id>", synced writes).
 //
 // Storage faults are errors, never aborts: RocksDB asserts when it is asked to write again after
-// a failed write, so the RocksDB store checks its filesystem before every write (read-only, or
-// less than kMinFreeBytes free: refused without touching RocksDB), and after any failed write
-// it refuses every write until Reopen() succeeds. What WAL recovery reported while opening
+// a failed write, so the RocksDB store checks its filesystem before every write
+// (storage::CheckWritable: read-only, or too little free space: refused without touching
+// RocksDB), and after any failed write it refuses every write until ReplaceAll reopens it. What WAL recovery reported while opening
 // (a corrupt or truncated log drops the records after the damage) is kept for the caller to log.
 #pragma once
 
@@ -34,15 +34,6 @@ class RegistryStore {
   virtual Status ReplaceAll(const std::vector<DaemonRecord>& records) = 0;
 };
 
-// Free bytes a store's filesystem must keep before a write is attempted. 8 MiB: a RocksDB
-// memtable flush here writes at most 1 MiB (write_buffer_size), the rest is slack.
-inline constexpr uint64_t kMinFreeBytes = 8u << 20;
-
-// Whether `dir` (or, if it does not exist yet, its nearest existing parent) can take writes:
-// IoError when the filesystem is read-only, ResourceExhausted when less than `min_free` bytes
-// are free. Messages name the directory and the numbers.
-Status CheckWritable(const std::string& dir, uint64_t min_free = kMinFreeBytes);
-
 class RocksDbRegistryStore final : public RegistryStore {
  public:
   // Opens (creating if needed) the database in `dir`; refused at once when CheckWritable fails.
@@ -59,7 +50,6 @@ class RocksDbRegistryStore final : public RegistryStore {
   const std::vector<std::string>& recovery_warnings() const { return recovery_warnings_; }
 
  private:
-  class CaptureLogger;
   RocksDbRegistryStore(std::string dir, std::unique_ptr<rocksdb::DB> db);
   static Result<std::unique_ptr<rocksdb::DB>> OpenDb(const std::string& dir,
                                                      std::vector<std::string>* warnings);

@@ -133,9 +133,24 @@ struct DependencyData {
   converged @5 :Bool;       # the sender was locally converged after this iteration
   seen @6 :UInt64;          # the newest iteration of toTask's values the sender had absorbed
 }
-struct CheckpointPut { job @0 :Text; task @1 :UInt32; iteration @2 :UInt64; state @3 :Data; }
+struct CheckpointPut {
+  job @0 :Text;
+  task @1 :UInt32;
+  iteration @2 :UInt64;
+  state @3 :Data;
+  incarnation @4 :UInt64;
+  checksum @5 :UInt32;      # CRC32C of state, computed where the task ran
+}
 struct CheckpointGet { job @0 :Text; task @1 :UInt32; }
-struct CheckpointData { job @0 :Text; task @1 :UInt32; iteration @2 :UInt64; state @3 :Data; found @4 :Bool; }
+struct CheckpointData {
+  job @0 :Text;
+  task @1 :UInt32;
+  iteration @2 :UInt64;
+  state @3 :Data;
+  found @4 :Bool;
+  incarnation @5 :UInt64;
+  checksum @6 :UInt32;
+}
 struct Migrate {
   job @0 :Text;
   fromTask @1 :UInt32;

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <map>
 
+#include "storage/rocksdb_support.h"
 #include "support/test_support.h"
 
 namespace aiac::supernode {
@@ -204,10 +205,10 @@ TEST(RegistryStoreFaultTest, FullStoreKeepsServingFromMemoryThenCatchesUp) {
 
 TEST(RegistryStoreFaultTest, StoreRefusesToOpenWithoutRoomAndSaysHowMuch) {
   testing::TempDir dir;
-  Status s = CheckWritable(dir / "db", uint64_t{1} << 62);
+  Status s = storage::CheckWritable(dir / "db", "registry store", uint64_t{1} << 62);
   EXPECT_EQ(s.code(), StatusCode::kResourceExhausted) << s.ToString();
   EXPECT_NE(s.message().find("free on its filesystem"), std::string::npos) << s.message();
-  EXPECT_OK(CheckWritable(dir / "db", 1));
+  EXPECT_OK(storage::CheckWritable(dir / "db", "registry store", 1));
 }
 
 TEST(RegistryStoreFaultTest, CorruptWalRecoveryIsReported) {

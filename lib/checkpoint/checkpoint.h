@@ -1,0 +1,47 @@
+// One task's saved state, as its backup daemons keep it (DESIGN.md section 1, step 4).
+//
+// Checkpoints are uncoordinated: each task saves on its own schedule. A checkpoint is ordered
+// by (incarnation, iteration): a task restored on a new daemon runs under a higher incarnation,
+// so its first checkpoints are newer than the last ones of its dead predecessor even when their
+// iteration counts are lower. `checksum` is the CRC32C of `state`, computed by the daemon that
+// ran the task, so a checkpoint damaged anywhere between there and a restore is recognised.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <tuple>
+
+namespace aiac::checkpoint {
+
+struct Checkpoint {
+  std::string job;
+  uint32_t task = 0;
+  uint64_t incarnation = 0;
+  uint64_t iteration = 0;
+  std::string state;
+  uint32_t checksum = 0;  // Crc32c(state)
+};
+
+// CRC32C (Castagnoli), as iSCSI and RocksDB use it: the SSE4.2 instruction where the CPU has
+// it, Boost.CRC's table otherwise.
+uint32_t Crc32c(std::string_view bytes);
+namespace internal {
+uint32_t Crc32cPortableForTest(std::string_view bytes);  // the table version, to test both
+}  // namespace internal
+
+// A checkpoint of `state`, its checksum filled in.
+Checkpoint MakeCheckpoint(std::string job, uint32_t task, uint64_t incarnation, uint64_t iteration,
+                          std::string state);
+
+// "checkpoint of task 3 of job cg-1 at iteration 120 (incarnation 2)", for logs and errors.
+std::string Describe(const Checkpoint& c);
+
+inline bool Verifies(const Checkpoint& c) { return Crc32c(c.state) == c.checksum; }
+
+// Whether `a` was saved after `b` by the same task (higher incarnation, then higher iteration).
+inline bool Newer(const Checkpoint& a, const Checkpoint& b) {
+  return std::tie(a.incarnation, a.iteration) > std::tie(b.incarnation, b.iteration);
+}
+
+}  // namespace aiac::checkpoint

@@ -1,0 +1,363 @@
+#include "checkpoint/rocksdb_checkpoint_store.h"
+
+#include <fcntl.h>
+#include <rocksdb/db.h>
+#include <rocksdb/options.h>
+#include <rocksdb/write_batch.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <set>
+
+#include "storage/rocksdb_support.h"
+
+namespace aiac::checkpoint {
+namespace {
+
+constexpr std::string_view kPrefix = "ck/";
+constexpr const char* kWhat = "checkpoint store";
+constexpr size_t kSuffixBytes = 4 + 8 + 8;  // task, incarnation, iteration
+
+// Record header, little-endian: magic, checksum, incarnation, iteration; then the state
+// ("ACK1") or one byte, the slot holding it ("ACK2"). The header repeats what the key says, so
+// a value stored under the wrong key is caught.
+constexpr std::string_view kInline = "ACK1";
+constexpr std::string_view kInFile = "ACK2";
+constexpr size_t kHeaderBytes = 4 + 4 + 8 + 8;
+
+void PutBigEndian(std::string& out, uint64_t v, int bytes) {
+  for (int i = bytes - 1; i >= 0; --i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
+uint64_t GetBigEndian(std::string_view in, int bytes) {
+  uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i) v = (v << 8) | static_cast<unsigned char>(in[i]);
+  return v;
+}
+
+void PutLittleEndian(std::string& out, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
+uint64_t GetLittleEndian(std::string_view in, int bytes) {
+  uint64_t v = 0;
+  for (int i = bytes - 1; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(in[i]);
+  return v;
+}
+
+std::string JobPrefix(const std::string& job) { return std::string(kPrefix) + job + "/"; }
+
+std::string KeyOf(const Checkpoint& c) {
+  std::string key = JobPrefix(c.job);
+  PutBigEndian(key, c.task, 4);
+  PutBigEndian(key, c.incarnation, 8);
+  PutBigEndian(key, c.iteration, 8);
+  return key;
+}
+
+// job, task, incarnation, iteration of a key; false when it is not one of ours.
+bool ParseKey(std::string_view key, Checkpoint& c) {
+  if (!key.starts_with(kPrefix) || key.size() < kPrefix.size() + 2 + kSuffixBytes) return false;
+  const size_t slash = key.size() - kSuffixBytes - 1;
+  if (key[slash] != '/') return false;
+  c.job = std::string(key.substr(kPrefix.size(), slash - kPrefix.size()));
+  std::string_view suffix = key.substr(slash + 1);
+  c.task = static_cast<uint32_t>(GetBigEndian(suffix, 4));
+  c.incarnation = GetBigEndian(suffix.substr(4), 8);
+  c.iteration = GetBigEndian(suffix.substr(12), 8);
+  return true;
+}
+
+std::string Header(const Checkpoint& c, int slot) {
+  std::string h(slot < 0 ? kInline : kInFile);
+  PutLittleEndian(h, c.checksum, 4);
+  PutLittleEndian(h, c.incarnation, 8);
+  PutLittleEndian(h, c.iteration, 8);
+  if (slot >= 0) h.push_back(static_cast<char>(slot));
+  return h;
+}
+
+// The slot a record's state is in, -1 when inline, -2 when it is no record.
+int SlotOf(std::string_view value) {
+  if (value.size() < kHeaderBytes) return -2;
+  if (value.substr(0, 4) == kInline) return -1;
+  if (value.substr(0, 4) == kInFile && value.size() == kHeaderBytes + 1) {
+    const int slot = static_cast<unsigned char>(value[kHeaderBytes]);
+    return slot <= 1 ? slot : -2;
+  }
+  return -2;
+}
+
+// Fills c.checksum and, for an inline record, c.state from a stored value; Corruption when it
+// is not a record or disagrees with its key.
+Status Decode(std::string_view value, Checkpoint& c) {
+  const int slot = SlotOf(value);
+  if (slot == -2) return Corruption(Describe(c) + " is not a checkpoint record");
+  if (GetLittleEndian(value.substr(8), 8) != c.incarnation || GetLittleEndian(value.substr(16), 8) != c.iteration) {
+    return Corruption(Describe(c) + " holds the record of another iteration");
+  }
+  c.checksum = static_cast<uint32_t>(GetLittleEndian(value.substr(4), 4));
+  if (slot == -1) c.state.assign(value.substr(kHeaderBytes));
+  return Status::Ok();
+}
+
+Status SyncDir(const std::string& dir) {
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return IoError("cannot open " + dir + ": " + std::strerror(errno));
+  const int rc = ::fsync(fd);
+  const int err = errno;
+  ::close(fd);
+  if (rc != 0) return IoError("cannot sync " + dir + ": " + std::strerror(err));
+  return Status::Ok();
+}
+
+// Overwrites `path` with `bytes` in place (no truncation first, so a file of the same size
+// keeps its blocks and only the data is synced); `created` tells whether the file is new.
+Status WriteSynced(const std::string& path, std::string_view bytes, bool& created) {
+  created = ::access(path.c_str(), F_OK) != 0;
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return IoError("cannot open " + path + ": " + std::strerror(errno));
+  size_t done = 0;
+  int err = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::pwrite(fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      err = n < 0 ? errno : EIO;
+      break;
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (err == 0 && ::ftruncate(fd, static_cast<off_t>(bytes.size())) != 0) err = errno;
+  if (err == 0 && ::fdatasync(fd) != 0) err = errno;
+  ::close(fd);
+  if (err == 0) return Status::Ok();
+  const std::string why = "cannot write " + path + ": " + std::strerror(err);
+  return err == ENOSPC ? ResourceExhausted(why) : IoError(why);
+}
+
+Result<std::string> ReadWhole(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return NotFound("cannot open " + path + ": " + std::strerror(errno));
+  std::string bytes;
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      return IoError("cannot read " + path + ": " + std::strerror(err));
+    }
+    if (n == 0) break;
+    bytes.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return bytes;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<rocksdb::DB>> RocksDbCheckpointStore::OpenDb(const std::string& dir,
+                                                                   std::vector<std::string>* warnings) {
+  rocksdb::Options options;
+  // Records are small (large states are in slot files); no flush at shutdown (the synced WAL
+  // already holds everything), so closing never writes on a full disk.
+  options.write_buffer_size = 4u << 20;
+  options.avoid_flush_during_shutdown = true;
+  return storage::OpenRocksDb(dir, kWhat, options, warnings);
+}
+
+Result<std::unique_ptr<RocksDbCheckpointStore>> RocksDbCheckpointStore::Open(const std::string& dir) {
+  std::vector<std::string> warnings;
+  auto db = OpenDb(dir, &warnings);
+  if (!db.ok()) return db.status();
+  auto store = std::unique_ptr<RocksDbCheckpointStore>(new RocksDbCheckpointStore(dir, std::move(*db)));
+  store->recovery_warnings_ = std::move(warnings);
+  AIAC_RETURN_IF_ERROR(store->BuildIndex());
+  return store;
+}
+
+RocksDbCheckpointStore::RocksDbCheckpointStore(std::string dir, std::unique_ptr<rocksdb::DB> db)
+    : dir_(std::move(dir)), states_dir_(dir_ + "/states"), db_(std::move(db)) {}
+RocksDbCheckpointStore::~RocksDbCheckpointStore() = default;
+
+std::string RocksDbCheckpointStore::SlotPath(const std::string& job, uint32_t task, int slot) const {
+  // Job names are safe in file names (core/names.h).
+  return states_dir_ + "/" + job + "-" + std::to_string(task) + "-" + std::to_string(slot) + ".state";
+}
+
+Status RocksDbCheckpointStore::BuildIndex() {
+  index_.clear();
+  std::set<std::string> used;  // slot files some record refers to
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
+  for (it->Seek(std::string(kPrefix)); it->Valid() && it->key().starts_with(kPrefix); it->Next()) {
+    Checkpoint c;
+    if (!ParseKey(it->key().ToStringView(), c)) continue;
+    const int slot = std::max(SlotOf(it->value().ToStringView()), -1);  // a bad record fails at Load
+    index_[{c.job, c.task}].push_back({it->key().ToString(), slot});
+    if (slot >= 0) used.insert(SlotPath(c.job, c.task, slot));
+  }
+  AIAC_RETURN_IF_ERROR(storage::FromRocks(it->status(), "read " + std::string(kWhat) + " " + dir_));
+  // A slot file no record refers to belongs to a job dropped, or a Put that never committed.
+  std::error_code ec;
+  std::filesystem::create_directories(states_dir_, ec);
+  if (ec) return IoError("cannot create " + states_dir_ + ": " + ec.message());
+  for (const auto& entry : std::filesystem::directory_iterator(states_dir_, ec)) {
+    if (!used.count(entry.path().string())) std::filesystem::remove(entry.path(), ec);
+  }
+  return Status::Ok();
+}
+
+Status RocksDbCheckpointStore::Writable() {
+  AIAC_RETURN_IF_ERROR(storage::CheckWritable(dir_, kWhat));
+  if (broken_) {
+    // RocksDB refuses (or asserts on) writes after a failed one; a fresh instance starts clean
+    // from the synced WAL.
+    db_.reset();
+    auto db = OpenDb(dir_, nullptr);
+    if (!db.ok()) return db.status();
+    db_ = std::move(*db);
+    broken_ = false;
+    AIAC_RETURN_IF_ERROR(BuildIndex());
+  }
+  return Status::Ok();
+}
+
+Result<bool> RocksDbCheckpointStore::Put(const Checkpoint& c) {
+  AIAC_RETURN_IF_ERROR(CheckStorable(c));
+  const std::string key = KeyOf(c);
+  std::lock_guard lock(mu_);
+  AIAC_RETURN_IF_ERROR(Writable());
+  std::vector<Kept>& kept = index_[{c.job, c.task}];
+  if (kept.size() >= kKeep && key < kept.front().key) return false;  // older than all we keep
+
+  // What is kept afterwards: the newest kKeep of the old ones and this one.
+  std::vector<Kept> after;
+  for (const auto& k : kept) {
+    if (k.key != key) after.push_back(k);
+  }
+  auto at = std::lower_bound(after.begin(), after.end(), key, [](const Kept& k, const std::string& x) { return k.key < x; });
+  at = after.insert(at, {key, -1});
+  const size_t drop = after.size() > kKeep ? after.size() - kKeep : 0;
+  std::set<int> busy;  // slots of checkpoints that stay
+  for (size_t i = drop; i < after.size(); ++i) {
+    if (after[i].key != key && after[i].slot >= 0) busy.insert(after[i].slot);
+  }
+  Kept& mine = *std::find_if(after.begin(), after.end(), [&](const Kept& k) { return k.key == key; });
+  if (c.state.size() >= kInFileBytes) {
+    mine.slot = busy.count(0) ? 1 : 0;
+    bool created = false;
+    AIAC_RETURN_IF_ERROR(WriteSynced(SlotPath(c.job, c.task, mine.slot), c.state, created));
+    if (created) AIAC_RETURN_IF_ERROR(SyncDir(states_dir_));
+  }
+  rocksdb::WriteBatch batch;
+  const std::string header = Header(c, mine.slot);
+  const rocksdb::Slice key_part(key);
+  const rocksdb::Slice value_parts[2] = {rocksdb::Slice(header),
+                                         rocksdb::Slice(mine.slot >= 0 ? std::string_view() : std::string_view(c.state))};
+  // The inline state is written from the caller's buffer, without a copy.
+  batch.Put(rocksdb::SliceParts(&key_part, 1), rocksdb::SliceParts(value_parts, 2));
+  for (size_t i = 0; i < drop; ++i) {
+    if (after[i].key != key) batch.Delete(after[i].key);
+  }
+  rocksdb::WriteOptions w;
+  w.sync = true;
+  Status s = storage::FromRocks(db_->Write(w, &batch), "store " + Describe(c));
+  if (!s.ok()) {
+    broken_ = true;  // the index is rebuilt from what RocksDB kept at the reopen
+    return s;
+  }
+  const bool stored = std::any_of(after.begin() + static_cast<std::ptrdiff_t>(drop), after.end(),
+                                  [&](const Kept& k) { return k.key == key; });
+  kept.assign(after.begin() + static_cast<std::ptrdiff_t>(drop), after.end());
+  return stored;
+}
+
+Result<Loaded> RocksDbCheckpointStore::Load(const std::string& job, uint32_t task) {
+  std::vector<Kept> kept;
+  {
+    std::lock_guard lock(mu_);
+    auto it = index_.find({job, task});
+    if (it != index_.end()) kept = it->second;
+  }
+  Loaded out;
+  rocksdb::ReadOptions r;
+  r.verify_checksums = true;
+  for (auto k = kept.rbegin(); k != kept.rend(); ++k) {
+    Checkpoint c;
+    ParseKey(k->key, c);
+    std::string value;
+    Result<std::string> state = std::string();
+    {
+      // Under the lock: a Put may be rewriting the other slot, never this one, but it may also
+      // push this checkpoint out and reuse its slot.
+      std::lock_guard lock(mu_);
+      rocksdb::Status s = db_->Get(r, k->key, &value);
+      if (s.IsNotFound()) continue;  // pushed out by a Put since we listed the keys
+      if (!s.ok()) {
+        out.skipped.push_back(storage::FromRocks(s, "read " + Describe(c)).message());
+        continue;
+      }
+      const int slot = SlotOf(value);
+      if (slot >= 0) state = ReadWhole(SlotPath(job, task, slot));
+    }
+    if (Status d = Decode(value, c); !d.ok()) {
+      out.skipped.push_back(d.message());
+      continue;
+    }
+    if (SlotOf(value) >= 0) {
+      if (!state.ok()) {
+        out.skipped.push_back(Describe(c) + ": " + state.status().message());
+        continue;
+      }
+      c.state = std::move(*state);
+    }
+    if (!Verifies(c)) {
+      out.skipped.push_back(Describe(c) + " fails its checksum");
+      continue;
+    }
+    out.valid.push_back(std::move(c));
+  }
+  return out;
+}
+
+Status RocksDbCheckpointStore::DropJob(const std::string& job) {
+  std::lock_guard lock(mu_);
+  AIAC_RETURN_IF_ERROR(Writable());
+  rocksdb::WriteBatch batch;
+  std::vector<TaskKey> tasks;
+  for (const auto& [task_key, kept] : index_) {
+    if (task_key.first != job) continue;
+    tasks.push_back(task_key);
+    for (const auto& k : kept) batch.Delete(k.key);
+  }
+  if (tasks.empty()) return Status::Ok();
+  rocksdb::WriteOptions w;
+  w.sync = true;
+  Status s = storage::FromRocks(db_->Write(w, &batch), "drop the checkpoints of job " + job);
+  if (!s.ok()) {
+    broken_ = true;
+    return s;
+  }
+  for (const auto& t : tasks) {
+    std::error_code ec;  // a file left behind is removed at the next Open
+    for (int slot : {0, 1}) std::filesystem::remove(SlotPath(t.first, t.second, slot), ec);
+    index_.erase(t);
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<std::string>> RocksDbCheckpointStore::Jobs() {
+  std::lock_guard lock(mu_);
+  std::set<std::string> jobs;
+  for (const auto& [task_key, kept] : index_) {
+    if (!kept.empty()) jobs.insert(task_key.first);
+  }
+  return std::vector<std::string>(jobs.begin(), jobs.end());
+}
+
+}  // namespace aiac::checkpoint
