@@ -181,8 +181,10 @@ Status TaskHost::StartJob(const Assignment& a, std::shared_ptr<runtime::Plugin> 
     job->links[t] = link;
   }
   auto deps = (*task)->Dependencies();
-  job->runner = std::make_unique<runtime::TaskRunner>(std::move(*task), std::move(deps), a.sync, CallbacksFor(job),
-                                                       options_.progress);
+  runtime::RunnerOptions runner_options;
+  runner_options.sync = a.sync;
+  runner_options.progress_period = options_.progress;
+  job->runner = std::make_unique<runtime::TaskRunner>(std::move(*task), std::move(deps), runner_options, CallbacksFor(job));
   job_ = job;
   for (auto& [t, link] : job->links) asio::co_spawn(io_, RunLink(job, link), asio::detached);
   log_->info("job {}: running task {} of {} (app {}, {} mode)", a.job, a.task, a.params.tasks, a.app,

@@ -6,14 +6,14 @@ namespace aiac::runtime {
 
 using Clock = std::chrono::steady_clock;
 
-TaskRunner::TaskRunner(std::unique_ptr<app::Task> task, std::vector<uint32_t> neighbours, bool sync,
-                       RunnerCallbacks callbacks, std::chrono::milliseconds progress_period)
+TaskRunner::TaskRunner(std::unique_ptr<app::Task> task, std::vector<uint32_t> neighbours, RunnerOptions options,
+                       RunnerCallbacks callbacks)
     : task_(std::move(task)),
       neighbours_(std::move(neighbours)),
-      sync_(sync),
+      options_(options),
+      sync_(options.sync),
       cb_(std::move(callbacks)),
-      progress_period_(progress_period),
-      mailbox_(sync) {}
+      mailbox_(options.sync) {}
 
 TaskRunner::~TaskRunner() {
   Halt();
@@ -74,11 +74,24 @@ std::vector<OutgoingValue> TaskRunner::Track(std::vector<app::Outgoing> out, uin
   return values;
 }
 
+void TaskRunner::MaybeCheckpoint(uint64_t iteration) {
+  if (!cb_.checkpoint) return;
+  const bool by_count = options_.checkpoint_every > 0 && iteration - last_checkpoint_ >= options_.checkpoint_every;
+  const bool by_time = options_.checkpoint_period.count() > 0 && Clock::now() >= next_checkpoint_;
+  if (!by_count && !by_time) return;
+  // Serialising is the only cost on this thread: storing happens on the backups, and sending
+  // on the network thread, so iterations go on meanwhile.
+  cb_.checkpoint(task_->SaveState(), iteration);
+  last_checkpoint_ = iteration;
+  next_checkpoint_ = Clock::now() + options_.checkpoint_period;
+}
+
 void TaskRunner::Loop() {
   uint64_t iteration = 0;
+  next_checkpoint_ = Clock::now() + options_.checkpoint_period;
   bool converged = false;
   uint64_t answered = 0;
-  auto next_progress = Clock::now() + progress_period_;
+  auto next_progress = Clock::now() + options_.progress_period;
   Status failure;
   while (!halt_.load()) {
     bool did_work = false;
@@ -94,6 +107,7 @@ void TaskRunner::Loop() {
       if (!out.empty() || sync_) cb_.send(std::move(out), iteration, now);
       if (now != converged || iteration == 1) cb_.local_convergence(now, iteration);
       converged = now;
+      MaybeCheckpoint(iteration);
     } else {
       // Nothing to compute until a neighbour sends something new.
       mailbox_.WaitForNew(std::chrono::milliseconds(5));
@@ -104,7 +118,7 @@ void TaskRunner::Loop() {
     }
     if (Clock::now() >= next_progress) {
       cb_.progress(iteration, task_->LocalChange(), converged);
-      next_progress = Clock::now() + progress_period_;
+      next_progress = Clock::now() + options_.progress_period;
     }
   }
   if (!failure.ok()) {

@@ -36,14 +36,24 @@ struct RunnerCallbacks {
   std::function<void(bool converged, uint64_t iteration)> local_convergence;
   std::function<void(uint64_t iteration, double change, bool converged)> progress;
   std::function<void(uint64_t round, bool converged)> answer;
+  // The task's state after `iteration`, every RunnerOptions::checkpoint_every iterations or
+  // checkpoint_period (whichever comes first), to go to its backups. Optional.
+  std::function<void(std::string state, uint64_t iteration)> checkpoint;
   // Last call: the result slice (or why the task failed) and its iteration count.
   std::function<void(Result<std::string> slice, uint64_t iterations)> finished;
 };
 
+struct RunnerOptions {
+  bool sync = false;
+  std::chrono::milliseconds progress_period{250};
+  uint64_t checkpoint_every = 0;              // iterations; 0: not by iterations
+  std::chrono::milliseconds checkpoint_period{0};  // 0: not by time
+};
+
 class TaskRunner {
  public:
-  TaskRunner(std::unique_ptr<app::Task> task, std::vector<uint32_t> neighbours, bool sync,
-             RunnerCallbacks callbacks, std::chrono::milliseconds progress_period);
+  TaskRunner(std::unique_ptr<app::Task> task, std::vector<uint32_t> neighbours, RunnerOptions options,
+             RunnerCallbacks callbacks);
   ~TaskRunner();
 
   Mailbox& mailbox() { return mailbox_; }
@@ -57,6 +67,8 @@ class TaskRunner {
  private:
   void Loop();
   Status Step(uint64_t next_iteration, bool& did_work);
+  // Hands the state to `checkpoint` when one is due after `iteration`.
+  void MaybeCheckpoint(uint64_t iteration);
   // Records which outgoing values changed and adds each receiver's `seen`.
   std::vector<OutgoingValue> Track(std::vector<app::Outgoing> out, uint64_t iteration);
 
@@ -67,13 +79,15 @@ class TaskRunner {
   // move. (Apps that never answer a value, like the ring's token, simply never see final inputs.)
   std::map<uint32_t, std::string> last_sent_;  // per receiver, the bytes sent last
   std::map<uint32_t, uint64_t> need_seen_;     // per two-way neighbour, our iteration it must have absorbed
+  RunnerOptions options_;
   bool sync_;
   RunnerCallbacks cb_;
-  std::chrono::milliseconds progress_period_;
   Mailbox mailbox_;
   std::atomic<bool> halt_{false};
   std::atomic<uint64_t> query_{0};
   std::thread thread_;
+  uint64_t last_checkpoint_ = 0;  // iteration; runner thread only
+  std::chrono::steady_clock::time_point next_checkpoint_;
 };
 
 }  // namespace aiac::runtime

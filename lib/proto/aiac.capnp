@@ -93,6 +93,10 @@ struct AssignTask {
   pluginName @11 :Text;     # file name the plugin is known by (for logs)
   pluginSignature @12 :Data; # Ed25519 over "aiac-plugin-v1" | pluginHash (aiac/code_signing.h)
   senders @13 :List(Neighbour); # the tasks whose values this task receives, and their daemons
+  backupDaemons @14 :List(Neighbour); # where this task's checkpoints go (task: the one that daemon runs)
+  hosted @15 :List(Neighbour); # the tasks whose checkpoints this daemon keeps, and their daemons
+  checkpointEvery @16 :UInt64;  # iterations between checkpoints (0: not by iterations)
+  checkpointMs @17 :UInt64;     # milliseconds between checkpoints (0: not by time)
 }
 struct TaskReady {
   job @0 :Text;
@@ -112,6 +116,8 @@ struct TaskProgress {
   iteration @2 :UInt64;
   localChange @3 :Float64;
   converged @4 :Bool;
+  checkpoints @5 :UInt64;       # checkpoint copies its backups acknowledged so far
+  checkpointBytes @6 :UInt64;   # their state bytes
 }
 struct LocalConvergence { job @0 :Text; task @1 :UInt32; converged @2 :Bool; iteration @3 :UInt64; }
 struct Halt { job @0 :Text; }
@@ -121,6 +127,8 @@ struct Result {
   iterations @2 :UInt64;
   data @3 :Data;            # the task's result slice, app-defined encoding
   error @4 :Text;
+  checkpoints @5 :UInt64;   # as in TaskProgress, final
+  checkpointBytes @6 :UInt64;
 }
 
 # --- daemon <-> daemon ---
@@ -140,6 +148,16 @@ struct CheckpointPut {
   state @3 :Data;
   incarnation @4 :UInt64;
   checksum @5 :UInt32;      # CRC32C of state, computed where the task ran
+}
+# A backup's answer to CheckpointPut: stored, or why not (`stored` false and `error` empty:
+# older than the checkpoints it keeps).
+struct CheckpointAck {
+  job @0 :Text;
+  task @1 :UInt32;
+  incarnation @2 :UInt64;
+  iteration @3 :UInt64;
+  stored @4 :Bool;
+  error @5 :Text;
 }
 struct CheckpointGet { job @0 :Text; task @1 :UInt32; }
 struct CheckpointData {
@@ -187,5 +205,6 @@ struct Envelope {
     pluginData @23 :PluginData;
     convergenceQuery @24 :ConvergenceQuery;
     convergenceAnswer @25 :ConvergenceAnswer;
+    checkpointAck @26 :CheckpointAck;
   }
 }

@@ -275,7 +275,10 @@ void RunWithRunners(bool sync) {
       ASSERT_TRUE(s.ok());
       slices[l] = *s;
     };
-    runners[l] = std::make_unique<runtime::TaskRunner>(std::move(*task), deps, sync, cb, std::chrono::milliseconds(50));
+    runtime::RunnerOptions options;
+    options.sync = sync;
+    options.progress_period = std::chrono::milliseconds(50);
+    runners[l] = std::make_unique<runtime::TaskRunner>(std::move(*task), deps, options, cb);
   }
   for (auto& r : runners) r->Start();
   ASSERT_TRUE(aiac::testing::WaitUntil([&] {
