@@ -2,6 +2,8 @@
 
 #include <kj/exception.h>
 
+#include <algorithm>
+
 #include "aiac/code_signing.h"
 #include "core/hex.h"
 #include "core/names.h"
@@ -50,6 +52,19 @@ Result<Assignment> Parse(proto::AssignTask::Reader in, const std::vector<std::st
     AIAC_RETURN_IF_ERROR(CheckName("sender daemon id", n.getDaemonId().cStr()));
     a.senders[n.getTask()] = n.getDaemonId().cStr();
   }
+  for (auto n : in.getBackupDaemons()) {
+    AIAC_RETURN_IF_ERROR(CheckName("backup daemon id", n.getDaemonId().cStr()));
+    if (n.getDaemonId() == self_id) return InvalidArgument("a task's backup cannot be its own daemon");
+    a.backups.emplace_back(n.getAddress().cStr(), n.getDaemonId().cStr());
+  }
+  for (auto n : in.getHosted()) {
+    if (n.getTask() >= a.params.tasks || n.getTask() == a.task) return InvalidArgument("hosted task out of range");
+    AIAC_RETURN_IF_ERROR(CheckName("hosted task's daemon id", n.getDaemonId().cStr()));
+    a.hosted[n.getTask()] = n.getDaemonId().cStr();
+  }
+  a.checkpoint_every = in.getCheckpointEvery();
+  a.checkpoint_ms = std::min<uint64_t>(in.getCheckpointMs(), uint64_t{1} << 40);
+  a.incarnation = std::max<uint64_t>(in.getIncarnation(), 1);
   return a;
 }
 

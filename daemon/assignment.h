@@ -23,11 +23,19 @@ struct Assignment {
   std::map<uint32_t, std::pair<std::string, std::string>> neighbours;  // task -> address, daemon
   std::map<uint32_t, std::string> senders;                            // task -> daemon id
   bool sync = false;
+  // Checkpoints: where this task's go (address, daemon id), whose this daemon keeps (task ->
+  // the daemon that may write them), and how often.
+  std::vector<std::pair<std::string, std::string>> backups;
+  std::map<uint32_t, std::string> hosted;
+  uint64_t checkpoint_every = 0;
+  uint64_t checkpoint_ms = 0;
+  uint64_t incarnation = 1;
 };
 
 // Reads `in`. Refused (with a message for TaskReady.error): a job id or app name that fails
 // CheckName, a plugin hash that is not 32 bytes, a task or neighbour outside the job, a sender
-// daemon id that fails CheckName, and, when `trusted_keys` (raw Ed25519 keys) is not empty, a
+// or backup daemon id that fails CheckName, a backup that is this daemon, a hosted task that
+// is this task, and, when `trusted_keys` (raw Ed25519 keys) is not empty, a
 // plugin hash not signed by one of them (kUnauthenticated). `self_id` is named in messages.
 // Never throws: malformed text is kProtocol.
 Result<Assignment> ParseAssignment(proto::AssignTask::Reader in,

@@ -15,6 +15,7 @@
 #include "core/ready_file.h"
 #include "daemon/daemon_options.h"
 #include "daemon/supernode_link.h"
+#include "checkpoint/rocksdb_checkpoint_store.h"
 #include "daemon/task_host.h"
 #include "monitor/power_benchmark.h"
 #include "net/net_config.h"
@@ -84,8 +85,11 @@ int main(int argc, char** argv) {
   daemon::TaskHostOptions host_options{o.id, o.net, std::chrono::milliseconds(o.progress_ms),
                                        o.data_dir + "/plugins", {}, o.limits};
   for (const auto& key : o.trusted_keys) host_options.trusted_keys.push_back(*runtime::ParsePublicKey(key));
+  auto checkpoints = checkpoint::RocksDbCheckpointStore::Open(o.data_dir + "/checkpoints");
+  if (!checkpoints.ok()) return Fail(checkpoints.status());
+  for (const auto& w : (*checkpoints)->recovery_warnings()) log->warn("checkpoint store recovery: {}", w);
   net::asio::io_context io;
-  daemon::TaskHost host(io, host_options, log);
+  daemon::TaskHost host(io, host_options, std::move(*checkpoints), log);
   auto bound = host.Listen(*listen_ep);
   if (!bound.ok()) return Fail(bound.status());
   if (o.id.empty()) o.id = "d-" + HostName() + "-" + std::to_string(bound->port);

@@ -31,9 +31,23 @@ struct TaskHost::OutLink {
   net::ConnectionPtr conn;
 };
 
+// Where this task's checkpoints go: the newest one not yet sent waits in `pending` (an older
+// one still waiting is replaced: only the newest matters), one in flight at a time.
+struct TaskHost::BackupLink {
+  Endpoint address;
+  std::string daemon;
+  std::optional<checkpoint::Checkpoint> pending;
+  std::unique_ptr<asio::steady_timer> wake;
+  net::ConnectionPtr conn;
+};
+
 struct TaskHost::Job {
   std::string id;
   uint32_t task = 0;
+  uint64_t incarnation = 1;
+  std::vector<std::shared_ptr<BackupLink>> backups;
+  uint64_t checkpoints = 0;       // copies the backups acknowledged
+  uint64_t checkpoint_bytes = 0;
   net::ConnectionPtr spawner;
   std::unique_ptr<app::App> app;
   std::map<uint32_t, std::shared_ptr<OutLink>> links;
@@ -43,13 +57,15 @@ struct TaskHost::Job {
   bool started = false;
 };
 
-TaskHost::TaskHost(asio::io_context& io, TaskHostOptions options, Logger log)
+TaskHost::TaskHost(asio::io_context& io, TaskHostOptions options,
+                   std::unique_ptr<checkpoint::CheckpointStore> checkpoints, Logger log)
     : io_(io),
       options_(std::move(options)),
       log_(std::move(log)),
       server_(io, options_.net, options_.limits, proto::Role::DAEMON, log_,
               [this](net::ConnectionPtr conn) { return Serve(std::move(conn)); }),
-      plugins_(options_.plugin_dir) {
+      plugins_(options_.plugin_dir),
+      checkpoints_(io, std::move(checkpoints), log_) {
   server_.set_id(options_.id);
 }
 
@@ -169,6 +185,7 @@ Status TaskHost::StartJob(const Assignment& a, std::shared_ptr<runtime::Plugin> 
   job->app = std::move(app);
   job->plugin = std::move(plugin);
   job->senders = a.senders;
+  job->incarnation = a.incarnation;
   for (const auto& [t, neighbour] : a.neighbours) {
     auto ep = ParseEndpoint(neighbour.first);
     if (!ep.ok()) return ep.status();
@@ -180,13 +197,28 @@ Status TaskHost::StartJob(const Assignment& a, std::shared_ptr<runtime::Plugin> 
     link->wake = std::make_unique<asio::steady_timer>(io_, std::chrono::steady_clock::time_point::max());
     job->links[t] = link;
   }
+  for (const auto& [address, daemon] : a.backups) {
+    auto ep = ParseEndpoint(address);
+    if (!ep.ok()) return ep.status();
+    auto backup = std::make_shared<BackupLink>();
+    backup->address = *ep;
+    backup->daemon = daemon;
+    backup->wake = std::make_unique<asio::steady_timer>(io_, std::chrono::steady_clock::time_point::max());
+    job->backups.push_back(backup);
+  }
   auto deps = (*task)->Dependencies();
   runtime::RunnerOptions runner_options;
   runner_options.sync = a.sync;
   runner_options.progress_period = options_.progress;
+  if (!job->backups.empty()) {
+    runner_options.checkpoint_every = a.checkpoint_every;
+    runner_options.checkpoint_period = std::chrono::milliseconds(a.checkpoint_ms);
+  }
   job->runner = std::make_unique<runtime::TaskRunner>(std::move(*task), std::move(deps), runner_options, CallbacksFor(job));
   job_ = job;
+  checkpoints_.Host(a.job, a.hosted);
   for (auto& [t, link] : job->links) asio::co_spawn(io_, RunLink(job, link), asio::detached);
+  for (auto& backup : job->backups) net::SpawnLogged(io_.get_executor(), RunBackup(job, backup), log_, "backup link");
   log_->info("job {}: running task {} of {} (app {}, {} mode)", a.job, a.task, a.params.tasks, a.app,
              a.sync ? "sync" : "async");
   return Status::Ok();
@@ -233,7 +265,20 @@ runtime::RunnerCallbacks TaskHost::CallbacksFor(std::shared_ptr<Job> job) {
         p.setIteration(iteration);
         p.setLocalChange(change);
         p.setConverged(converged);
+        p.setCheckpoints(j.checkpoints);
+        p.setCheckpointBytes(j.checkpoint_bytes);
       });
+    });
+  };
+  cb.checkpoint = [on_io](std::string state, uint64_t iteration) {
+    on_io([state = std::move(state), iteration](Job& j) mutable {
+      // The checksum is computed here, where the task ran: a restore then verifies the state
+      // against what this daemon saw, whatever happened on the way and on the backup's disk.
+      auto c = checkpoint::MakeCheckpoint(j.id, j.task, j.incarnation, iteration, std::move(state));
+      for (auto& backup : j.backups) {
+        backup->pending = c;
+        backup->wake->cancel();
+      }
     });
   };
   cb.answer = [on_io](uint64_t round, bool converged) {
@@ -254,6 +299,8 @@ runtime::RunnerCallbacks TaskHost::CallbacksFor(std::shared_ptr<Job> job) {
         r.setJob(j.id);
         r.setTask(j.task);
         r.setIterations(iterations);
+        r.setCheckpoints(j.checkpoints);
+        r.setCheckpointBytes(j.checkpoint_bytes);
         if (slice.ok()) r.setData(AsBytes(*slice));
         else r.setError(slice.status().message());
       });
@@ -264,35 +311,42 @@ runtime::RunnerCallbacks TaskHost::CallbacksFor(std::shared_ptr<Job> job) {
   return cb;
 }
 
+awaitable<net::ConnectionPtr> TaskHost::DialDaemon(std::shared_ptr<Job> job, Endpoint address,
+                                                  std::string daemon, std::string what,
+                                                  std::chrono::milliseconds& backoff) {
+  while (job_ == job) {
+    net::RetryPolicy once;
+    once.attempts = 1;
+    auto conn = co_await net::Dial(address, options_.net, proto::Role::DAEMON, options_.id, proto::Role::DAEMON, once);
+    if (job_ != job) break;
+    if (conn.ok() && !daemon.empty() && (*conn)->peer().id != daemon) {
+      // Not the daemon the spawner named (the address was reused): never send it the job's data.
+      log_->warn("job {}: {} is not daemon {}, {}", job->id, (*conn)->Describe(), daemon, what);
+      (*conn)->Close();
+      conn = Unavailable("wrong daemon at the address");
+    }
+    if (conn.ok()) {
+      backoff = std::chrono::milliseconds(20);
+      co_return *conn;
+    }
+    if (conn.status().code() == StatusCode::kUnauthenticated) {
+      log_->error("job {}: {} refused us: {}", job->id, address.ToString(), conn.status().message());
+      break;
+    }
+    asio::steady_timer wait(io_, backoff);
+    co_await wait.async_wait(net::use_nothrow);
+    backoff = std::min(backoff * 2, std::chrono::milliseconds(1000));
+  }
+  co_return nullptr;
+}
+
 awaitable<void> TaskHost::RunLink(std::shared_ptr<Job> job, std::shared_ptr<OutLink> link) {
   auto backoff = std::chrono::milliseconds(20);
   while (job_ == job) {
     if (!link->conn || !link->conn->is_open()) {
-      net::RetryPolicy once;
-      once.attempts = 1;
-      auto conn = co_await net::Dial(link->address, options_.net, proto::Role::DAEMON, options_.id,
-                                     proto::Role::DAEMON, once);
-      if (job_ != job) break;
-      if (conn.ok() && !link->daemon.empty() && (*conn)->peer().id != link->daemon) {
-        // Not the daemon the spawner placed the task on (the address was reused): never send
-        // the job's values to it.
-        log_->warn("job {}: {} is not daemon {} that runs task {}", job->id, (*conn)->Describe(),
-                   link->daemon, link->task);
-        (*conn)->Close();
-        conn = Unavailable("wrong daemon at the neighbour's address");
-      }
-      if (!conn.ok()) {
-        if (conn.status().code() == StatusCode::kUnauthenticated) {
-          log_->error("job {}: neighbour {} refused us: {}", job->id, link->address.ToString(), conn.status().message());
-          break;
-        }
-        asio::steady_timer wait(io_, backoff);
-        co_await wait.async_wait(net::use_nothrow);
-        backoff = std::min(backoff * 2, std::chrono::milliseconds(1000));
-        continue;
-      }
-      backoff = std::chrono::milliseconds(20);
-      link->conn = *conn;
+      link->conn = co_await DialDaemon(job, link->address, link->daemon,
+                                       "which runs task " + std::to_string(link->task), backoff);
+      if (!link->conn) break;
     }
     if (link->pending.empty()) {
       link->wake->expires_at(std::chrono::steady_clock::time_point::max());
@@ -318,6 +372,51 @@ awaitable<void> TaskHost::RunLink(std::shared_ptr<Job> job, std::shared_ptr<OutL
   if (link->conn) link->conn->Close();
 }
 
+awaitable<void> TaskHost::RunBackup(std::shared_ptr<Job> job, std::shared_ptr<BackupLink> backup) {
+  auto backoff = std::chrono::milliseconds(20);
+  while (job_ == job) {
+    if (!backup->pending) {
+      backup->wake->expires_at(std::chrono::steady_clock::time_point::max());
+      co_await backup->wake->async_wait(net::use_nothrow);
+      continue;
+    }
+    if (!backup->conn || !backup->conn->is_open()) {
+      backup->conn = co_await DialDaemon(job, backup->address, backup->daemon, "a backup of this task", backoff);
+      if (!backup->conn) break;
+    }
+    const checkpoint::Checkpoint c = std::move(*backup->pending);
+    backup->pending.reset();
+    backup->conn->SendEnvelope([&](proto::Envelope::Builder e) {
+      auto p = e.initCheckpointPut();
+      p.setJob(c.job);
+      p.setTask(c.task);
+      p.setIncarnation(c.incarnation);
+      p.setIteration(c.iteration);
+      p.setChecksum(c.checksum);
+      p.setState(AsBytes(c.state));
+    });
+    // One checkpoint in flight per backup: the next waits for this one's acknowledgement, and
+    // newer ones replace `pending` meanwhile.
+    auto msg = co_await backup->conn->Receive();
+    if (job_ != job) break;
+    if (!msg.ok() || !(*msg)->root().isCheckpointAck()) {
+      if (msg.ok()) backup->conn->Refuse("unexpected message");
+      backup->conn.reset();
+      if (!backup->pending) backup->pending = c;  // send it again once reconnected
+      continue;
+    }
+    auto ack = (*msg)->root().getCheckpointAck();
+    if (ack.getStored()) {
+      ++job->checkpoints;
+      job->checkpoint_bytes += c.state.size();
+    } else if (ack.getError().size() > 0) {
+      log_->warn("job {}: backup {} did not store {}: {}", job->id, backup->daemon, checkpoint::Describe(c),
+                 Printable(ack.getError().cStr(), 200));
+    }
+  }
+  if (backup->conn) backup->conn->Close();
+}
+
 awaitable<void> TaskHost::ServeNeighbour(net::ConnectionPtr conn) {
   for (;;) {
     auto msg = co_await conn->Receive();
@@ -328,6 +427,15 @@ awaitable<void> TaskHost::ServeNeighbour(net::ConnectionPtr conn) {
       co_return;
     }
     auto env = (*msg)->root();
+    if (env.isCheckpointPut() || env.isCheckpointGet()) {
+      const bool allowed = env.isCheckpointPut() ? checkpoints_.OnPut(conn, env.getCheckpointPut())
+                                                 : checkpoints_.OnGet(conn, env.getCheckpointGet());
+      if (!allowed) {
+        conn->Refuse("you do not run that task");
+        co_return;
+      }
+      continue;
+    }
     if (!env.isDependencyData()) {
       log_->warn("closed {}: unexpected message from a daemon", conn->Describe());
       conn->Refuse("unexpected message");
@@ -358,6 +466,11 @@ void TaskHost::EndJob(const std::string& why) {
     link->wake->cancel();
     if (link->conn) link->conn->Close();
   }
+  for (auto& backup : job->backups) {
+    backup->wake->cancel();
+    if (backup->conn) backup->conn->Close();
+  }
+  checkpoints_.EndJob(job->id);
   if (job->runner) {
     job->runner->Halt();
     // The runner's thread ends after its current iteration; join it off the io thread's

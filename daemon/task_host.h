@@ -10,6 +10,11 @@
 // bytes hash to the SHA-256 the task names (checked before they are written), and, when
 // trusted_keys is set, when that hash is signed by one of them (aiac/code_signing.h).
 //
+// Checkpoints: every checkpoint_every iterations or checkpoint_ms the runner's state goes to the
+// task's backup daemons (AssignTask.backupDaemons), the newest one only when a backup is slow,
+// and their acknowledgements are counted in TaskProgress and Result. The daemon itself keeps
+// the checkpoints of the tasks the spawner names in AssignTask.hosted (CheckpointService).
+//
 // One task per daemon (MAHEVE section 3.3): an AssignTask while a job runs is refused.
 // Runs on the daemon's io_context thread; the runner's callbacks are posted back to it.
 #pragma once
@@ -26,6 +31,7 @@
 #include "aiac/task_runner.h"
 #include "core/endpoint.h"
 #include "daemon/assignment.h"
+#include "daemon/checkpoint_service.h"
 #include "core/logging.h"
 #include "net/connection.h"
 #include "net/server.h"
@@ -44,7 +50,9 @@ struct TaskHostOptions {
 
 class TaskHost {
  public:
-  TaskHost(net::asio::io_context& io, TaskHostOptions options, Logger log);
+  // `checkpoints`: where this daemon keeps other tasks' checkpoints.
+  TaskHost(net::asio::io_context& io, TaskHostOptions options, std::unique_ptr<checkpoint::CheckpointStore> checkpoints,
+           Logger log);
   ~TaskHost();
 
   Result<Endpoint> Listen(const Endpoint& listen);
@@ -58,12 +66,18 @@ class TaskHost {
 
  private:
   struct OutLink;
+  struct BackupLink;
   struct Job;
 
   net::awaitable<void> Serve(net::ConnectionPtr conn);
   net::awaitable<void> ServeSpawner(net::ConnectionPtr conn);
   net::awaitable<void> ServeNeighbour(net::ConnectionPtr conn);
   net::awaitable<void> RunLink(std::shared_ptr<Job> job, std::shared_ptr<OutLink> link);
+  net::awaitable<void> RunBackup(std::shared_ptr<Job> job, std::shared_ptr<BackupLink> backup);
+  // Connects to `daemon` at `address` for `job`, retrying with `backoff` while the job runs;
+  // nullptr once the job ended or the peer refused our key. `what` explains the link in logs.
+  net::awaitable<net::ConnectionPtr> DialDaemon(std::shared_ptr<Job> job, Endpoint address, std::string daemon,
+                                                std::string what, std::chrono::milliseconds& backoff);
 
   // Sets up the job once the plugin is at hand; the error text goes back in TaskReady.
   Status StartJob(const Assignment& a, std::shared_ptr<runtime::Plugin> plugin, net::ConnectionPtr spawner);
@@ -77,6 +91,7 @@ class TaskHost {
   Logger log_;
   net::Server server_;
   runtime::PluginStore plugins_;
+  CheckpointService checkpoints_;
   std::shared_ptr<Job> job_;
   std::unique_ptr<Assignment> waiting_for_plugin_;
   bool stopping_ = false;

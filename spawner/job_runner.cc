@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 
+#include "mapping/backup_choice.h"
 #include "mapping/mapper.h"
 #include "core/hex.h"
 #include "core/printable.h"
@@ -228,11 +229,34 @@ Status JobRunner::MapTasks() {
       if (to != m && to < job_.tasks) senders_[to].push_back(m);
     }
   }
+  std::vector<int> daemon_of_task(job_.tasks), cluster_of_daemon(granted_.size());
+  std::map<std::string, int> cluster_index;
+  for (size_t i = 0; i < granted_.size(); ++i) {
+    cluster_of_daemon[i] = cluster_index.emplace(granted_[i].cluster, static_cast<int>(cluster_index.size())).first->second;
+  }
   for (uint32_t t = 0; t < job_.tasks; ++t) {
-    const auto& d = granted_[by_id.at(platform->nodes()[m.placement.node_of(static_cast<int>(t))].id)];
+    const size_t index = by_id.at(platform->nodes()[m.placement.node_of(static_cast<int>(t))].id);
+    const auto& d = granted_[index];
+    daemon_of_task[t] = static_cast<int>(index);
     slots_[t].outcome.task = t;
     slots_[t].outcome.daemon = d.id;
     slots_[t].outcome.address = d.address;
+  }
+  // Checkpoints of each task go to `backups` daemons of other tasks (mapping/backup_choice.h).
+  std::vector<int> task_of_daemon(granted_.size(), -1);
+  for (uint32_t t = 0; t < job_.tasks; ++t) task_of_daemon[daemon_of_task[t]] = static_cast<int>(t);
+  backups_.assign(job_.tasks, {});
+  hosted_.assign(job_.tasks, {});
+  const bool checkpointing = job_.backups > 0 && (job_.checkpoint_seconds > 0 || job_.checkpoint_every > 0);
+  if (checkpointing) {
+    auto chosen = mapping::ChooseBackups(daemon_of_task, cluster_of_daemon, static_cast<int>(job_.backups));
+    for (uint32_t t = 0; t < job_.tasks; ++t) {
+      for (int d : chosen[t]) {
+        const auto holder = static_cast<uint32_t>(task_of_daemon[d]);
+        backups_[t].push_back(holder);
+        hosted_[holder].push_back(t);
+      }
+    }
   }
   return Status::Ok();
 }
@@ -279,13 +303,20 @@ awaitable<void> JobRunner::WatchDaemon(size_t index) {
       ns[n].setAddress(to.address);
       ns[n].setDaemonId(to.daemon);
     }
-    const auto& senders = senders_[index];
-    auto ss = a.initSenders(static_cast<unsigned>(senders.size()));
-    for (size_t n = 0; n < senders.size(); ++n) {
-      ss[n].setTask(senders[n]);
-      ss[n].setAddress(slots_[senders[n]].outcome.address);
-      ss[n].setDaemonId(slots_[senders[n]].outcome.daemon);
-    }
+    // Tasks named with the daemon that runs them: senders, backups, and hosted tasks.
+    auto fill = [this](capnp::List<proto::Neighbour>::Builder list, const std::vector<uint32_t>& tasks) {
+      for (size_t n = 0; n < tasks.size(); ++n) {
+        list[n].setTask(tasks[n]);
+        list[n].setAddress(slots_[tasks[n]].outcome.address);
+        list[n].setDaemonId(slots_[tasks[n]].outcome.daemon);
+      }
+    };
+    fill(a.initSenders(static_cast<unsigned>(senders_[index].size())), senders_[index]);
+    fill(a.initBackupDaemons(static_cast<unsigned>(backups_[index].size())), backups_[index]);
+    fill(a.initHosted(static_cast<unsigned>(hosted_[index].size())), hosted_[index]);
+    a.setCheckpointEvery(job_.checkpoint_every);
+    a.setCheckpointMs(static_cast<uint64_t>(job_.checkpoint_seconds * 1000));
+    a.setIncarnation(1);
   });
   for (;;) {
     auto msg = co_await slot.conn->Receive();
@@ -319,6 +350,8 @@ awaitable<void> JobRunner::WatchDaemon(size_t index) {
       auto p = env.getTaskProgress();
       slot.outcome.iterations = std::max(slot.outcome.iterations, p.getIteration());
       slot.change = p.getLocalChange();
+      slot.outcome.checkpoints = std::max(slot.outcome.checkpoints, p.getCheckpoints());
+      slot.outcome.checkpoint_bytes = std::max(slot.outcome.checkpoint_bytes, p.getCheckpointBytes());
     } else if (env.isLocalConvergence()) {
       auto c = env.getLocalConvergence();
       slot.converged = c.getConverged();
@@ -332,6 +365,8 @@ awaitable<void> JobRunner::WatchDaemon(size_t index) {
     } else if (env.isResult()) {
       auto r = env.getResult();
       slot.outcome.iterations = r.getIterations();
+      slot.outcome.checkpoints = std::max(slot.outcome.checkpoints, r.getCheckpoints());
+      slot.outcome.checkpoint_bytes = std::max(slot.outcome.checkpoint_bytes, r.getCheckpointBytes());
       if (r.getError().size() > 0) {
         Fail("task " + std::to_string(index) + " failed: " + Printable(r.getError().cStr(), 300, false));
       } else {

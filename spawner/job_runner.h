@@ -76,6 +76,8 @@ class JobRunner {
   std::vector<int> daemon_of_task_;
   std::vector<Slot> slots_;
   std::vector<std::vector<uint32_t>> senders_;  // per task: the tasks that send it values
+  std::vector<std::vector<uint32_t>> backups_;  // per task: the tasks whose daemons keep its checkpoints
+  std::vector<std::vector<uint32_t>> hosted_;   // per task: the tasks whose checkpoints its daemon keeps
   runtime::ConvergenceDetector detector_;
   std::unique_ptr<net::asio::steady_timer> wake_;
   std::string failure_;

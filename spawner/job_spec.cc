@@ -50,6 +50,18 @@ Result<JobSpec> LoadJobSpec(const std::string& path) {
         return bad(key, "must be a number of seconds in (0, " + std::to_string(static_cast<int64_t>(kMaxTimeoutSeconds)) + "]");
       }
       job.timeout_s = *d;
+    } else if (key == "backups") {
+      auto n = v.as_integer();
+      if (!n || n->get() < 0 || n->get() > 16) return bad(key, "must be an integer in 0..16");
+      job.backups = static_cast<uint32_t>(n->get());
+    } else if (key == "checkpoint_seconds") {
+      auto d = v.value<double>();
+      if (!d || !std::isfinite(*d) || *d < 0 || *d > 86400) return bad(key, "must be a number of seconds in [0, 86400]");
+      job.checkpoint_seconds = *d;
+    } else if (key == "checkpoint_every") {
+      auto n = v.as_integer();
+      if (!n || n->get() < 0 || n->get() > 1000000000) return bad(key, "must be an integer in 0..1000000000");
+      job.checkpoint_every = static_cast<uint64_t>(n->get());
     } else if (key == "plugin") {
       auto s = v.value<std::string>();
       if (!s || s->empty()) return bad(key, "must be a file name");
@@ -67,7 +79,8 @@ Result<JobSpec> LoadJobSpec(const std::string& path) {
         job.params[std::string(pk.str())] = text.str();
       }
     } else {
-      return bad(key, "is not a job option (name, app, tasks, timeout_s, plugin, params)");
+      return bad(key, "is not a job option (name, app, tasks, timeout_s, plugin, backups, checkpoint_seconds, "
+                      "checkpoint_every, params)");
     }
   }
   if (job.name.empty()) return bad("name", "is missing");

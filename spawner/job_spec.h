@@ -5,6 +5,9 @@
 //   tasks = 4               # task count; with --local N it may be left out (= N)
 //   timeout_s = 300         # the run fails if it has not finished by then
 //   plugin = "libx.so"      # the app's plugin file (default: the installed plugin of `app`)
+//   backups = 2             # daemons keeping each task's checkpoints (0: no checkpoints)
+//   checkpoint_seconds = 1  # a checkpoint at least this often (0: not by time)
+//   checkpoint_every = 0    # and every this many iterations (0: not by iterations)
 //   [params]                # app parameters, passed to every task as text
 //   rounds = 1000
 #pragma once
@@ -26,6 +29,9 @@ struct JobSpec {
   uint32_t tasks = 0;  // 0: not given
   double timeout_s = 300;
   std::string plugin;    // resolved against base_dir
+  uint32_t backups = 2;
+  double checkpoint_seconds = 1;
+  uint64_t checkpoint_every = 0;
   std::string base_dir;  // the job file's directory
   std::map<std::string, std::string> params;
 };

@@ -34,6 +34,12 @@ nlohmann::json ToJson(const RunSummary& s) {
     j["per_task"].push_back({{"task", t.task}, {"daemon", t.daemon}, {"address", t.address},
                              {"iterations", t.iterations}});
   }
+  uint64_t written = 0, bytes = 0;
+  for (const auto& t : s.per_task) {
+    written += t.checkpoints;
+    bytes += t.checkpoint_bytes;
+  }
+  j["checkpoints"] = {{"written", written}, {"bytes", bytes}};
   j["result"] = s.result;
   return j;
 }
@@ -45,6 +51,9 @@ std::string ToText(const RunSummary& s) {
       << " s on " << s.tasks << " tasks / " << s.daemons << " daemons, iterations "
       << j["iterations"]["min"] << ".." << j["iterations"]["max"];
   if (s.residual >= 0) out << ", residual " << s.residual;
+  if (j["checkpoints"]["written"].get<uint64_t>() > 0) {
+    out << ", " << j["checkpoints"]["written"] << " checkpoints (" << j["checkpoints"]["bytes"].get<uint64_t>() / 1024 << " KiB)";
+  }
   if (!s.output.empty()) out << ", solution in " << s.output;
   if (!s.result.empty()) out << ", result " << s.result.dump();
   if (!s.error.empty()) out << "\nerror: " << s.error;

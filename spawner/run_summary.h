@@ -3,7 +3,8 @@
 // JSON fields: job, job_id, app, status ("converged", "failed", "diverged", "aborted"), error
 // (when not converged), mode ("async"/"sync"), tasks, daemons, mapping, wall_seconds,
 // iterations {min, max, per_task}, residual (when the app has one), output, per_task
-// [{task, daemon, address, iterations}], result (app-defined numbers).
+// [{task, daemon, address, iterations}], checkpoints {written, bytes} (copies the backups
+// acknowledged, and their state bytes), result (app-defined numbers).
 #pragma once
 
 #include <cstdint>
@@ -19,6 +20,8 @@ struct TaskOutcome {
   std::string daemon;
   std::string address;
   uint64_t iterations = 0;
+  uint64_t checkpoints = 0;       // copies acknowledged by its backups
+  uint64_t checkpoint_bytes = 0;
   bool finished = false;
   std::string data;  // the result slice, app-defined bytes
 };

@@ -97,6 +97,7 @@ struct AssignTask {
   hosted @15 :List(Neighbour); # the tasks whose checkpoints this daemon keeps, and their daemons
   checkpointEvery @16 :UInt64;  # iterations between checkpoints (0: not by iterations)
   checkpointMs @17 :UInt64;     # milliseconds between checkpoints (0: not by time)
+  incarnation @18 :UInt64;      # 1 for a task's first daemon, one more for each replacement
 }
 struct TaskReady {
   job @0 :Text;

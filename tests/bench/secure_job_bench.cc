@@ -15,6 +15,7 @@
 #include <fstream>
 
 #include "daemon/supernode_link.h"
+#include "checkpoint/memory_checkpoint_store.h"
 #include "daemon/task_host.h"
 #include "net/tls.h"
 #include "spawner/app_loader.h"
@@ -55,7 +56,7 @@ Outcome RunJob(net::Transport transport, const std::string& dir, const std::stri
     const std::string id = "d" + std::to_string(i + 1);
     daemon::TaskHostOptions options{id, net, std::chrono::milliseconds(250),
                                     dir + "/" + tag + "-" + id + "/plugins", {}, {}};
-    auto host = std::make_unique<daemon::TaskHost>(io, options, log);
+    auto host = std::make_unique<daemon::TaskHost>(io, options, std::make_unique<checkpoint::MemoryCheckpointStore>(), log);
     auto bound = host->Listen(Endpoint{"127.0.0.1", 0});
     if (!bound.ok()) return {-1, "failed", bound.status().message()};
     host->set_id(id);

@@ -4,8 +4,12 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
+#include <string>
+#include <utility>
 
 #include "net/asio.h"
+#include "net/connection.h"
 
 namespace aiac::testing {
 
@@ -31,6 +35,24 @@ inline bool RunIoUntil(net::asio::io_context& io, const std::function<bool()>& d
     io.run_one_for(std::chrono::milliseconds(50));
   }
   return done();
+}
+
+// Who runs a handshake on one end: role, node id, and the peer role it expects (if any).
+struct HandshakeEnd {
+  net::ConnectionPtr conn;
+  proto::Role role;
+  std::string id;
+  std::optional<proto::Role> expect = std::nullopt;
+};
+
+// Runs both ends' handshakes to completion; returns (client status, server status).
+inline std::pair<Status, Status> HandshakeBoth(net::asio::io_context& io, const HandshakeEnd& client,
+                                               const HandshakeEnd& server) {
+  std::optional<Status> a, b;
+  net::asio::co_spawn(io, [&]() -> net::awaitable<void> { a = co_await client.conn->Handshake(client.role, client.id, client.expect); }, net::asio::detached);
+  net::asio::co_spawn(io, [&]() -> net::awaitable<void> { b = co_await server.conn->Handshake(server.role, server.id, server.expect); }, net::asio::detached);
+  RunIoUntil(io, [&] { return a && b; });
+  return {a.value_or(Timeout("client did not finish")), b.value_or(Timeout("server did not finish"))};
 }
 
 }  // namespace aiac::testing

@@ -34,22 +34,8 @@ bool RunUntil(asio::io_context& io, const std::function<bool()>& done) {
   return testing::RunIoUntil(io, done);
 }
 
-// Who runs a handshake on one end: role, node id, and the peer role it expects (if any).
-struct End {
-  ConnectionPtr conn;
-  proto::Role role;
-  std::string id;
-  std::optional<proto::Role> expect = std::nullopt;
-};
-
-// Runs both ends' handshakes to completion; returns (client status, server status).
-std::pair<Status, Status> HandshakeBoth(asio::io_context& io, const End& client, const End& server) {
-  std::optional<Status> a, b;
-  asio::co_spawn(io, [&]() -> awaitable<void> { a = co_await client.conn->Handshake(client.role, client.id, client.expect); }, asio::detached);
-  asio::co_spawn(io, [&]() -> awaitable<void> { b = co_await server.conn->Handshake(server.role, server.id, server.expect); }, asio::detached);
-  EXPECT_TRUE(RunUntil(io, [&] { return a && b; }));
-  return {a.value_or(Timeout("client did not finish")), b.value_or(Timeout("server did not finish"))};
-}
+using End = testing::HandshakeEnd;
+using testing::HandshakeBoth;
 
 // Copies bytes both ways between two sockets, recording what passes, and can corrupt one byte
 // of what goes to the server: what an attacker on the path sees and can do.

@@ -1,0 +1,64 @@
+// The part of a daemon that keeps other tasks' checkpoints (DESIGN.md section 1, step 4).
+//
+// The spawner tells each daemon, with its own task, which tasks' checkpoints it keeps and which
+// daemon runs each of them (AssignTask.hosted): a CheckpointPut is stored only when it comes from
+// that daemon, and answered with a CheckpointAck once it is on disk; a CheckpointGet only from
+// that daemon too, answered with the newest checkpoint whose checksum verifies. Anything else
+// about the hosted job from another daemon closes the connection; puts for a job this daemon
+// does not host (any more) are dropped. A job's checkpoints are deleted when it ends here, and
+// those of older jobs when a new one starts.
+//
+// Storage runs on a thread of its own, so that writing a large checkpoint never stalls the io
+// thread (heartbeats, dependency values); replies are posted back to the io thread.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include <boost/asio/thread_pool.hpp>
+
+#include "checkpoint/checkpoint_store.h"
+#include "core/logging.h"
+#include "net/connection.h"
+
+namespace aiac::daemon {
+
+class CheckpointService {
+ public:
+  CheckpointService(net::asio::io_context& io, std::unique_ptr<checkpoint::CheckpointStore> store, Logger log);
+  ~CheckpointService();
+
+  // From now on this daemon keeps the checkpoints of `writers`' tasks of `job` (task -> the
+  // daemon that may write them). Checkpoints of other jobs are deleted.
+  void Host(const std::string& job, std::map<uint32_t, std::string> writers);
+  // The job ended here: forget it and delete its checkpoints.
+  void EndJob(const std::string& job);
+
+  // A CheckpointPut or CheckpointGet that arrived on `conn` (io thread). False when the peer had
+  // no right to send it: the caller closes the connection.
+  bool OnPut(const net::ConnectionPtr& conn, proto::CheckpointPut::Reader put);
+  bool OnGet(const net::ConnectionPtr& conn, proto::CheckpointGet::Reader get);
+
+  // Checkpoints stored so far (tests, logs).
+  uint64_t stored() const { return stored_.load(); }
+  // Waits until every storage operation queued so far is done (tests).
+  void Drain();
+
+ private:
+  // Whether `conn`'s daemon is the one named for `task` of the hosted `job`; logs refusals.
+  bool Allowed(const net::ConnectionPtr& conn, const std::string& job, uint32_t task, const char* what);
+
+  net::asio::io_context& io_;
+  std::shared_ptr<checkpoint::CheckpointStore> store_;
+  Logger log_;
+  net::asio::thread_pool disk_{1};
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // replies posted after destruction are dropped
+  std::string job_;
+  std::map<uint32_t, std::string> writers_;
+  std::atomic<uint64_t> stored_{0};
+};
+
+}  // namespace aiac::daemon
