@@ -65,6 +65,7 @@ Result<Assignment> Parse(proto::AssignTask::Reader in, const std::vector<std::st
   a.checkpoint_every = in.getCheckpointEvery();
   a.checkpoint_ms = std::min<uint64_t>(in.getCheckpointMs(), uint64_t{1} << 40);
   a.incarnation = std::max<uint64_t>(in.getIncarnation(), 1);
+  a.restore = in.getRestore();
   return a;
 }
 

@@ -30,6 +30,7 @@ struct Assignment {
   uint64_t checkpoint_every = 0;
   uint64_t checkpoint_ms = 0;
   uint64_t incarnation = 1;
+  bool restore = false;  // resume from the newest checkpoint on the backups
 };
 
 // Reads `in`. Refused (with a message for TaskReady.error): a job id or app name that fails

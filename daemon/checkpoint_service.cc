@@ -38,6 +38,10 @@ void CheckpointService::Host(const std::string& job, std::map<uint32_t, std::str
   });
 }
 
+void CheckpointService::Moved(uint32_t task, const std::string& daemon) {
+  if (auto writer = writers_.find(task); writer != writers_.end()) writer->second = daemon;
+}
+
 void CheckpointService::EndJob(const std::string& job) {
   if (job_ == job) {
     job_.clear();
@@ -98,7 +102,17 @@ bool CheckpointService::OnGet(const net::ConnectionPtr& conn, proto::CheckpointG
     });
     return true;
   }
-  if (!Allowed(conn, job, task, "checkpoint request")) return false;
+  if (auto writer = writers_.find(task); writer == writers_.end() || writer->second != conn->peer().id) {
+    log_->debug("{} asked for task {}'s checkpoint of job {}, which it does not run (yet)", conn->Describe(), task, job);
+    conn->SendEnvelope([&](proto::Envelope::Builder e) {
+      auto d = e.initCheckpointData();
+      d.setJob(job);
+      d.setTask(task);
+      d.setFound(false);
+      d.setError("daemon " + conn->peer().id + " does not run task " + std::to_string(task) + " of job " + job);
+    });
+    return true;
+  }
   std::weak_ptr<bool> alive = alive_;
   asio::post(disk_, [this, alive, conn, job, task] {
     auto loaded = store_->Load(job, task);

@@ -2,10 +2,11 @@
 //
 // The spawner tells each daemon, with its own task, which tasks' checkpoints it keeps and which
 // daemon runs each of them (AssignTask.hosted): a CheckpointPut is stored only when it comes from
-// that daemon, and answered with a CheckpointAck once it is on disk; a CheckpointGet only from
-// that daemon too, answered with the newest checkpoint whose checksum verifies. Anything else
-// about the hosted job from another daemon closes the connection; puts for a job this daemon
-// does not host (any more) are dropped. A job's checkpoints are deleted when it ends here, and
+// that daemon, and answered with a CheckpointAck once it is on disk (a put from another daemon
+// closes the connection). A CheckpointGet is answered with the newest checkpoint whose checksum
+// verifies, when it comes from that daemon too; another daemon gets "not found" with the reason
+// (a replacement may ask before this daemon has heard of the move, and asks again). Puts for a
+// job this daemon does not host (any more) are dropped. A job's checkpoints are deleted when it ends here, and
 // those of older jobs when a new one starts.
 //
 // Storage runs on a thread of its own, so that writing a large checkpoint never stalls the io
@@ -34,6 +35,8 @@ class CheckpointService {
   // From now on this daemon keeps the checkpoints of `writers`' tasks of `job` (task -> the
   // daemon that may write them). Checkpoints of other jobs are deleted.
   void Host(const std::string& job, std::map<uint32_t, std::string> writers);
+  // `task` now runs on `daemon` (a replacement): only it may write and fetch its checkpoints.
+  void Moved(uint32_t task, const std::string& daemon);
   // The job ended here: forget it and delete its checkpoints.
   void EndJob(const std::string& job);
 

@@ -2,6 +2,7 @@
 
 #include <deque>
 
+#include "core/names.h"
 #include "core/printable.h"
 #include "net/capnp_bytes.h"
 
@@ -94,14 +95,110 @@ awaitable<void> TaskHost::Serve(net::ConnectionPtr conn) {
 }
 
 void TaskHost::Reply(net::Connection& conn, const std::string& job, uint32_t task, const std::string& error,
-                     bool need_plugin) {
+                     bool need_plugin, uint64_t restored_iteration) {
   conn.SendEnvelope([&](proto::Envelope::Builder e) {
     auto r = e.initTaskReady();
     r.setJob(job);
     r.setTask(task);
     r.setError(error);
     r.setNeedPlugin(need_plugin);
+    r.setRestoredIteration(restored_iteration);
   });
+}
+
+awaitable<void> TaskHost::Accept(Assignment a, std::shared_ptr<runtime::Plugin> plugin, net::ConnectionPtr conn) {
+  std::optional<checkpoint::Checkpoint> restored;
+  if (a.restore) {
+    restored = co_await FetchCheckpoint(a);
+    if (job_) {  // another assignment won while we fetched
+      Reply(*conn, a.job, a.task, "daemon " + options_.id + " is busy with job " + job_->id);
+      co_return;
+    }
+  }
+  Status s = StartJob(a, std::move(plugin), conn, restored ? &*restored : nullptr);
+  if (!s.ok()) log_->warn("job {}: task {} refused: {}", a.job, a.task, s.message());
+  Reply(*conn, a.job, a.task, s.ok() ? "" : s.message(), false, s.ok() && restored ? restored->iteration : 0);
+}
+
+awaitable<std::optional<checkpoint::Checkpoint>> TaskHost::FetchCheckpoint(Assignment a) {
+  // Ask every backup for its newest checkpoint that verifies, and take the newest of those. A
+  // backup that has not heard of the move yet (the spawner's NeighbourMoved and this AssignTask
+  // travel on different connections) says so; it is asked again, for up to 5 s.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  std::optional<checkpoint::Checkpoint> best;
+  for (;;) {
+    bool retry = false;
+    for (const auto& [address, daemon] : a.backups) {
+      auto ep = ParseEndpoint(address);
+      if (!ep.ok()) continue;
+      net::RetryPolicy once;
+      once.attempts = 1;
+      auto conn = co_await net::Dial(*ep, options_.net, proto::Role::DAEMON, options_.id, proto::Role::DAEMON, once);
+      if (!conn.ok() || (*conn)->peer().id != daemon) {
+        if (conn.ok()) (*conn)->Close();
+        continue;  // dead or replaced: the others may have it
+      }
+      (*conn)->SendEnvelope([&](proto::Envelope::Builder e) {
+        auto g = e.initCheckpointGet();
+        g.setJob(a.job);
+        g.setTask(a.task);
+      });
+      auto msg = co_await (*conn)->Receive();
+      (*conn)->Close();
+      if (!msg.ok() || !(*msg)->root().isCheckpointData()) continue;
+      auto d = (*msg)->root().getCheckpointData();
+      if (!d.getFound()) {
+        retry = retry || d.getError().size() > 0;
+        continue;
+      }
+      checkpoint::Checkpoint c{a.job, a.task, d.getIncarnation(), d.getIteration(), AsString(d.getState()),
+                               d.getChecksum()};
+      if (d.getJob() != a.job || d.getTask() != a.task || !checkpoint::Verifies(c)) {
+        log_->warn("job {}: backup {} sent a damaged {}", a.job, daemon, checkpoint::Describe(c));
+        continue;
+      }
+      if (!best || checkpoint::Newer(c, *best)) best = std::move(c);
+    }
+    if (best || !retry || std::chrono::steady_clock::now() > deadline) break;
+    asio::steady_timer wait(io_, std::chrono::milliseconds(100));
+    co_await wait.async_wait(net::use_nothrow);
+  }
+  if (best) {
+    log_->info("job {}: task {} restored from its {}", a.job, a.task, checkpoint::Describe(*best));
+  } else {
+    log_->warn("job {}: no checkpoint of task {} on its {} backups: starting from the initial state", a.job, a.task,
+               a.backups.size());
+  }
+  co_return best;
+}
+
+void TaskHost::OnNeighbourMoved(proto::NeighbourMoved::Reader m) {
+  if (m.getJob() != job_->id) return;
+  const uint32_t task = m.getTask();
+  auto ep = ParseEndpoint(m.getAddress().cStr());
+  const std::string daemon = m.getDaemonId().cStr(), previous = m.getPreviousDaemonId().cStr();
+  if (!ep.ok() || CheckName("daemon id", daemon).ok() == false) {
+    log_->warn("job {}: ignored a move of task {} to a bad address or id", job_->id, task);
+    return;
+  }
+  log_->info("job {}: task {} moved to daemon {} at {} (incarnation {})", job_->id, task, daemon, ep->ToString(),
+             m.getIncarnation());
+  if (auto link = job_->links.find(task); link != job_->links.end()) {
+    link->second->address = *ep;
+    link->second->daemon = daemon;
+    if (link->second->conn) link->second->conn->Close();
+    link->second->wake->cancel();
+  }
+  if (auto sender = job_->senders.find(task); sender != job_->senders.end()) sender->second = daemon;
+  // The new daemon takes over the dead one's role as a backup of this task.
+  for (auto& backup : job_->backups) {
+    if (backup->daemon != previous) continue;
+    backup->address = *ep;
+    backup->daemon = daemon;
+    if (backup->conn) backup->conn->Close();
+    backup->wake->cancel();
+  }
+  checkpoints_.Moved(task, daemon);
 }
 
 awaitable<void> TaskHost::ServeSpawner(net::ConnectionPtr conn) {
@@ -130,9 +227,12 @@ awaitable<void> TaskHost::ServeSpawner(net::ConnectionPtr conn) {
         waiting_for_plugin_ = std::make_unique<Assignment>(std::move(a));
         continue;
       }
-      Status s = plugin.ok() ? StartJob(a, *plugin, conn) : plugin.status();
-      if (!s.ok()) log_->warn("job {}: task {} refused: {}", a.job, a.task, s.message());
-      Reply(*conn, a.job, a.task, s.ok() ? "" : s.message());
+      if (!plugin.ok()) {
+        log_->warn("job {}: task {} refused: {}", a.job, a.task, plugin.status().message());
+        Reply(*conn, a.job, a.task, plugin.status().message());
+        continue;
+      }
+      co_await Accept(std::move(a), *plugin, conn);
     } else if (env.isPluginData()) {
       if (!waiting_for_plugin_) continue;  // not asked for: ignore
       auto a = std::move(waiting_for_plugin_);
@@ -143,9 +243,14 @@ awaitable<void> TaskHost::ServeSpawner(net::ConnectionPtr conn) {
                         ? Result<std::shared_ptr<runtime::Plugin>>(InvalidArgument(
                               "plugin hash mismatch: the plugin sent is not the one the task names"))
                         : plugins_.Add(a->plugin_hash, AsString(pd.getBytes()));
-      Status s = plugin.ok() ? StartJob(*a, *plugin, conn) : plugin.status();
-      if (!s.ok()) log_->warn("job {}: task {} refused: {}", a->job, a->task, s.message());
-      Reply(*conn, a->job, a->task, s.ok() ? "" : s.message());
+      if (!plugin.ok()) {
+        log_->warn("job {}: task {} refused: {}", a->job, a->task, plugin.status().message());
+        Reply(*conn, a->job, a->task, plugin.status().message());
+        continue;
+      }
+      co_await Accept(std::move(*a), *plugin, conn);
+    } else if (env.isNeighbourMoved()) {
+      if (job_ && job_->spawner == conn) OnNeighbourMoved(env.getNeighbourMoved());
     } else if (env.isStartTask()) {
       if (job_ && job_->spawner == conn && !job_->started) {
         job_->started = true;
@@ -171,13 +276,15 @@ awaitable<void> TaskHost::ServeSpawner(net::ConnectionPtr conn) {
   waiting_for_plugin_.reset();
 }
 
-Status TaskHost::StartJob(const Assignment& a, std::shared_ptr<runtime::Plugin> plugin, net::ConnectionPtr spawner) {
+Status TaskHost::StartJob(const Assignment& a, std::shared_ptr<runtime::Plugin> plugin, net::ConnectionPtr spawner,
+                          const checkpoint::Checkpoint* restored) {
   auto app = plugin->NewApp();
   if (app->name() != a.app) {
     return InvalidArgument("plugin " + a.plugin_name + " holds app '" + std::string(app->name()) + "', not '" + a.app + "'");
   }
   auto task = app->MakeTask(a.params, a.task, a.slice);
   if (!task.ok()) return task.status();
+  if (restored) AIAC_RETURN_IF_ERROR((*task)->RestoreState(restored->state));
   auto job = std::make_shared<Job>();
   job->id = a.job;
   job->task = a.task;
@@ -210,6 +317,7 @@ Status TaskHost::StartJob(const Assignment& a, std::shared_ptr<runtime::Plugin> 
   runtime::RunnerOptions runner_options;
   runner_options.sync = a.sync;
   runner_options.progress_period = options_.progress;
+  if (restored) runner_options.start_iteration = restored->iteration;
   if (!job->backups.empty()) {
     runner_options.checkpoint_every = a.checkpoint_every;
     runner_options.checkpoint_period = std::chrono::milliseconds(a.checkpoint_ms);
@@ -311,10 +419,13 @@ runtime::RunnerCallbacks TaskHost::CallbacksFor(std::shared_ptr<Job> job) {
   return cb;
 }
 
-awaitable<net::ConnectionPtr> TaskHost::DialDaemon(std::shared_ptr<Job> job, Endpoint address,
-                                                  std::string daemon, std::string what,
-                                                  std::chrono::milliseconds& backoff) {
+awaitable<net::ConnectionPtr> TaskHost::DialDaemon(std::shared_ptr<Job> job, std::function<Target()> target,
+                                                  std::string what, std::chrono::milliseconds& backoff) {
   while (job_ == job) {
+    // Read each time: a NeighbourMoved may have moved the peer meanwhile.
+    const Target t = target();
+    const Endpoint& address = t.first;
+    const std::string& daemon = t.second;
     net::RetryPolicy once;
     once.attempts = 1;
     auto conn = co_await net::Dial(address, options_.net, proto::Role::DAEMON, options_.id, proto::Role::DAEMON, once);
@@ -344,7 +455,7 @@ awaitable<void> TaskHost::RunLink(std::shared_ptr<Job> job, std::shared_ptr<OutL
   auto backoff = std::chrono::milliseconds(20);
   while (job_ == job) {
     if (!link->conn || !link->conn->is_open()) {
-      link->conn = co_await DialDaemon(job, link->address, link->daemon,
+      link->conn = co_await DialDaemon(job, [link] { return Target{link->address, link->daemon}; },
                                        "which runs task " + std::to_string(link->task), backoff);
       if (!link->conn) break;
     }
@@ -365,6 +476,7 @@ awaitable<void> TaskHost::RunLink(std::shared_ptr<Job> job, std::shared_ptr<OutL
       d.setData(AsBytes(value.bytes));
       d.setConverged(value.converged);
       d.setSeen(value.seen);
+      d.setIncarnation(job->incarnation);
     });
     // Hand the connection one value at a time: newer values replace `pending` meanwhile.
     co_await link->conn->Drained();
@@ -381,7 +493,8 @@ awaitable<void> TaskHost::RunBackup(std::shared_ptr<Job> job, std::shared_ptr<Ba
       continue;
     }
     if (!backup->conn || !backup->conn->is_open()) {
-      backup->conn = co_await DialDaemon(job, backup->address, backup->daemon, "a backup of this task", backoff);
+      backup->conn = co_await DialDaemon(job, [backup] { return Target{backup->address, backup->daemon}; },
+                                         "a backup of this task", backoff);
       if (!backup->conn) break;
     }
     const checkpoint::Checkpoint c = std::move(*backup->pending);
@@ -453,7 +566,7 @@ awaitable<void> TaskHost::ServeNeighbour(net::ConnectionPtr conn) {
       co_return;
     }
     job_->runner->mailbox().Put(dep.getFromTask(), dep.getIteration(), AsString(dep.getData()),
-                                dep.getConverged(), dep.getSeen());
+                                dep.getConverged(), dep.getSeen(), std::max<uint64_t>(dep.getIncarnation(), 1));
   }
 }
 

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -74,15 +75,26 @@ class TaskHost {
   net::awaitable<void> ServeNeighbour(net::ConnectionPtr conn);
   net::awaitable<void> RunLink(std::shared_ptr<Job> job, std::shared_ptr<OutLink> link);
   net::awaitable<void> RunBackup(std::shared_ptr<Job> job, std::shared_ptr<BackupLink> backup);
-  // Connects to `daemon` at `address` for `job`, retrying with `backoff` while the job runs;
-  // nullptr once the job ended or the peer refused our key. `what` explains the link in logs.
-  net::awaitable<net::ConnectionPtr> DialDaemon(std::shared_ptr<Job> job, Endpoint address, std::string daemon,
+  // Where a link goes: the address, and the daemon id that must answer there.
+  using Target = std::pair<Endpoint, std::string>;
+  // Connects to target() for `job`, retrying with `backoff` while the job runs (target() is
+  // read before each attempt); nullptr once the job ended or the peer refused our key. `what`
+  // explains the link in logs.
+  net::awaitable<net::ConnectionPtr> DialDaemon(std::shared_ptr<Job> job, std::function<Target()> target,
                                                 std::string what, std::chrono::milliseconds& backoff);
 
   // Sets up the job once the plugin is at hand; the error text goes back in TaskReady.
-  Status StartJob(const Assignment& a, std::shared_ptr<runtime::Plugin> plugin, net::ConnectionPtr spawner);
+  // `restored`: the checkpoint to resume from (AssignTask.restore), if one was found.
+  Status StartJob(const Assignment& a, std::shared_ptr<runtime::Plugin> plugin, net::ConnectionPtr spawner,
+                  const checkpoint::Checkpoint* restored = nullptr);
+  // Fetches the checkpoint when the task is a restore, starts the job, and answers TaskReady.
+  net::awaitable<void> Accept(Assignment a, std::shared_ptr<runtime::Plugin> plugin, net::ConnectionPtr conn);
+  // The newest checkpoint of the task that verifies, from any of its backups; none when no
+  // backup has one.
+  net::awaitable<std::optional<checkpoint::Checkpoint>> FetchCheckpoint(Assignment a);
+  void OnNeighbourMoved(proto::NeighbourMoved::Reader m);
   void Reply(net::Connection& conn, const std::string& job, uint32_t task, const std::string& error,
-             bool need_plugin = false);
+             bool need_plugin = false, uint64_t restored_iteration = 0);
   void EndJob(const std::string& why);
   runtime::RunnerCallbacks CallbacksFor(std::shared_ptr<Job> job);
 

@@ -2,9 +2,20 @@
 
 namespace aiac::runtime {
 
-bool Mailbox::Put(uint32_t from, uint64_t iteration, std::string bytes, bool sender_converged, uint64_t seen) {
+bool Mailbox::Put(uint32_t from, uint64_t iteration, std::string bytes, bool sender_converged, uint64_t seen,
+                  uint64_t incarnation) {
   std::lock_guard lock(mu_);
   Slot& slot = slots_[from];
+  if (incarnation < slot.incarnation) {
+    ++dropped_;
+    return false;  // from a daemon that was replaced: fenced off
+  }
+  if (incarnation > slot.incarnation) {
+    // A new owner of the task: count again within its incarnation. Whatever of the old one was
+    // not taken yet is stale.
+    slot = Slot{};
+    slot.incarnation = incarnation;
+  }
   if (iteration <= slot.newest || iteration <= slot.taken) {
     ++dropped_;
     return false;  // stale or duplicate: a newer value was already accepted

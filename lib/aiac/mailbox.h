@@ -1,8 +1,10 @@
 // Incoming dependency values of one task, per neighbour, filled by the network thread and
 // drained by the task's compute thread.
 //
-// Asynchronous mode keeps only the value with the highest iteration per neighbour: older or
-// duplicated messages are dropped on arrival. Synchronous mode keeps each iteration's value
+// Asynchronous mode keeps only the newest value per neighbour, by (incarnation, iteration): a
+// neighbour restored from a checkpoint on another daemon runs under a higher incarnation and
+// counts again from the checkpoint's iteration, and its values win over everything its dead
+// predecessor sent; older or duplicated messages are dropped on arrival. Synchronous mode keeps each iteration's value
 // until it is taken, because a neighbour may run one iteration ahead. Thread-safe.
 #pragma once
 
@@ -25,7 +27,7 @@ class Mailbox {
   // sender was locally converged when it sent this value. `seen`: the newest iteration of this
   // task's own values that the sender had absorbed when it computed this one (0: none).
   bool Put(uint32_t from, uint64_t iteration, std::string bytes, bool sender_converged = false,
-           uint64_t seen = 0);
+           uint64_t seen = 0, uint64_t incarnation = 1);
 
   struct Value {
     uint32_t from;
@@ -46,7 +48,8 @@ class Mailbox {
   // ours do.
   bool AllConverged(const std::vector<uint32_t>& from,
                     const std::map<uint32_t, uint64_t>& need_seen = {}) const;
-  // The newest iteration of `from`'s values handed to the task (0: none yet).
+  // The newest iteration of `from`'s values handed to the task (0: none yet of its current
+  // incarnation).
   uint64_t Taken(uint32_t from) const;
   // Wakes every waiter for good (the task is halting).
   void Close();
@@ -56,6 +59,7 @@ class Mailbox {
 
  private:
   struct Slot {
+    uint64_t incarnation = 0;   // of the newest value accepted; the fields below count within it
     uint64_t newest = 0;        // highest iteration accepted
     uint64_t taken = 0;         // highest iteration handed to the task
     bool converged = false;     // the newest value's sender was locally converged

@@ -87,7 +87,8 @@ void TaskRunner::MaybeCheckpoint(uint64_t iteration) {
 }
 
 void TaskRunner::Loop() {
-  uint64_t iteration = 0;
+  uint64_t iteration = options_.start_iteration;
+  last_checkpoint_ = iteration;
   next_checkpoint_ = Clock::now() + options_.checkpoint_period;
   bool converged = false;
   uint64_t answered = 0;
@@ -105,7 +106,7 @@ void TaskRunner::Loop() {
       auto out = Track(task_->TakeOutgoing(), iteration);
       const bool now = task_->LocallyConverged();
       if (!out.empty() || sync_) cb_.send(std::move(out), iteration, now);
-      if (now != converged || iteration == 1) cb_.local_convergence(now, iteration);
+      if (now != converged || iteration == options_.start_iteration + 1) cb_.local_convergence(now, iteration);
       converged = now;
       MaybeCheckpoint(iteration);
     } else {

@@ -48,6 +48,8 @@ struct RunnerOptions {
   std::chrono::milliseconds progress_period{250};
   uint64_t checkpoint_every = 0;              // iterations; 0: not by iterations
   std::chrono::milliseconds checkpoint_period{0};  // 0: not by time
+  // A task restored from a checkpoint goes on counting from the checkpoint's iteration.
+  uint64_t start_iteration = 0;
 };
 
 class TaskRunner {

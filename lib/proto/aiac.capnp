@@ -104,6 +104,18 @@ struct TaskReady {
   task @1 :UInt32;
   error @2 :Text;
   needPlugin @3 :Bool;      # the daemon has no plugin with that hash: send PluginData
+  restoredIteration @4 :UInt64; # restore: the iteration of the checkpoint used (0: initial state)
+}
+# The spawner to every daemon of a job when a task moved to another daemon (a replacement):
+# values for `task` now go to `address`, only `daemonId` may send its values or write its
+# checkpoints, and this daemon's role as a backup of the dead one passes to it.
+struct NeighbourMoved {
+  job @0 :Text;
+  task @1 :UInt32;
+  address @2 :Text;
+  daemonId @3 :Text;
+  incarnation @4 :UInt64;
+  previousDaemonId @5 :Text;
 }
 # The bytes of an app plugin, sent only to daemons that asked for it (TaskReady.needPlugin).
 struct PluginData { sha256 @0 :Data; name @1 :Text; bytes @2 :Data; }
@@ -141,6 +153,7 @@ struct DependencyData {
   data @4 :Data;
   converged @5 :Bool;       # the sender was locally converged after this iteration
   seen @6 :UInt64;          # the newest iteration of toTask's values the sender had absorbed
+  incarnation @7 :UInt64;   # of fromTask: values are ordered by (incarnation, iteration)
 }
 struct CheckpointPut {
   job @0 :Text;
@@ -169,6 +182,7 @@ struct CheckpointData {
   found @4 :Bool;
   incarnation @5 :UInt64;
   checksum @6 :UInt32;
+  error @7 :Text;           # not found because the asker may not read it (yet)
 }
 struct Migrate {
   job @0 :Text;
@@ -207,5 +221,6 @@ struct Envelope {
     convergenceQuery @24 :ConvergenceQuery;
     convergenceAnswer @25 :ConvergenceAnswer;
     checkpointAck @26 :CheckpointAck;
+    neighbourMoved @27 :NeighbourMoved;
   }
 }

@@ -98,4 +98,22 @@ TEST(MailboxTest, AConvergedSenderCountsOnlyOnceItHasAbsorbedOurNewestValues) {
   EXPECT_TRUE(box.AllConverged({1, 2}, {{1, 4}, {2, 0}}));
 }
 
+TEST(MailboxTest, ANewIncarnationWinsOverEverythingItsPredecessorSent) {
+  Mailbox box;
+  EXPECT_TRUE(box.Put(1, 500, "old", false, 0, 1));
+  ASSERT_EQ(box.TakeNew().size(), 1u);
+  EXPECT_EQ(box.Taken(1), 500u);
+  // Restored from the checkpoint of iteration 420 on another daemon: lower iteration, newer value.
+  EXPECT_TRUE(box.Put(1, 421, "restored", false, 0, 2));
+  EXPECT_EQ(box.Taken(1), 0u);  // nothing of the new incarnation absorbed yet
+  auto v = box.TakeNew();
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].bytes, "restored");
+  EXPECT_EQ(box.Taken(1), 421u);
+  // The old daemon, back from a pause, is fenced off whatever its iteration.
+  EXPECT_FALSE(box.Put(1, 9999, "late", true, 0, 1));
+  EXPECT_TRUE(box.TakeNew().empty());
+  EXPECT_FALSE(box.AllConverged({1}));
+}
+
 }  // namespace aiac::runtime

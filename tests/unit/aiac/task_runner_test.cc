@@ -75,6 +75,33 @@ TEST(TaskRunnerTest, CheckpointsEveryKIterationsWithTheStateOfThatIteration) {
   }
 }
 
+TEST(TaskRunnerTest, ARestoredTaskCountsOnFromItsCheckpoint) {
+  Recorder rec;
+  RunnerOptions options;
+  options.checkpoint_every = 10;
+  options.start_iteration = 400;
+  uint64_t last = 0;
+  RunnerCallbacks cb = rec.Callbacks();
+  cb.finished = [&](Result<std::string>, uint64_t iterations) {
+    std::lock_guard lock(rec.mu);
+    last = iterations;
+    rec.done = true;
+  };
+  TaskRunner runner(std::make_unique<CountingTask>(25), {}, options, cb);
+  runner.Start();
+  ASSERT_TRUE(testing::WaitUntil([&] {
+    std::lock_guard lock(rec.mu);
+    return rec.checkpoints.size() >= 2;
+  }));
+  runner.Halt();
+  runner.Join();
+  std::lock_guard lock(rec.mu);
+  EXPECT_EQ(last, 425u);
+  ASSERT_EQ(rec.checkpoints.size(), 2u);
+  EXPECT_EQ(rec.checkpoints[0].first, 410u);
+  EXPECT_EQ(rec.checkpoints[1].first, 420u);
+}
+
 TEST(TaskRunnerTest, CheckpointsByTimeAndNeverWithoutACallback) {
   Recorder rec;
   RunnerOptions options;

@@ -111,7 +111,6 @@ TEST_F(CheckpointServiceTest, OthersMayNeitherWriteNorReadATasksCheckpoints) {
   auto [d9, d9_end] = From("d9");
   EXPECT_FALSE(Put(d1, MakeCheckpoint("job", 2, 1, 5, "d2's task, written by d1")));
   EXPECT_FALSE(Put(d9, MakeCheckpoint("job", 1, 1, 5, "not d9's")));
-  EXPECT_FALSE(Get(d9, "job", 1));
   service_->Drain();
   EXPECT_TRUE(store_->Load("job", 1)->valid.empty());
   EXPECT_TRUE(store_->Load("job", 2)->valid.empty());
@@ -124,6 +123,27 @@ TEST_F(CheckpointServiceTest, OthersMayNeitherWriteNorReadATasksCheckpoints) {
   EXPECT_FALSE(data->root().getCheckpointData().getFound());
   service_->Drain();
   EXPECT_EQ(*store_->Jobs(), std::vector<std::string>{});
+}
+
+TEST_F(CheckpointServiceTest, OnlyTheTasksDaemonReadsItsCheckpointsAndAMovedTaskChangesWho) {
+  auto [d1, d1_end] = From("d1");
+  auto [d7, d7_end] = From("d7");
+  ASSERT_TRUE(Put(d1, MakeCheckpoint("job", 1, 1, 10, "ten")));
+  ASSERT_TRUE(Next(d1_end));
+  ASSERT_TRUE(Get(d7, "job", 1));
+  auto data = Next(d7_end);
+  ASSERT_TRUE(data && data->root().isCheckpointData());
+  EXPECT_FALSE(data->root().getCheckpointData().getFound());
+  EXPECT_EQ(data->root().getCheckpointData().getState().size(), 0u);
+  EXPECT_NE(std::string(data->root().getCheckpointData().getError().cStr()).find("does not run task 1"), std::string::npos);
+  // Task 1 replaced onto d7: d7 may read (and write) it now, d1 may not write any more.
+  service_->Moved(1, "d7");
+  ASSERT_TRUE(Get(d7, "job", 1));
+  data = Next(d7_end);
+  ASSERT_TRUE(data);
+  EXPECT_TRUE(data->root().getCheckpointData().getFound());
+  EXPECT_EQ(net::AsString(data->root().getCheckpointData().getState()), "ten");
+  EXPECT_FALSE(Put(d1, MakeCheckpoint("job", 1, 1, 11, "from the replaced daemon")));
 }
 
 TEST_F(CheckpointServiceTest, ADamagedPutIsRefusedWithTheReason) {
