@@ -455,8 +455,11 @@ awaitable<void> TaskHost::RunLink(std::shared_ptr<Job> job, std::shared_ptr<OutL
   auto backoff = std::chrono::milliseconds(20);
   while (job_ == job) {
     if (!link->conn || !link->conn->is_open()) {
-      link->conn = co_await DialDaemon(job, [link] { return Target{link->address, link->daemon}; },
-                                       "which runs task " + std::to_string(link->task), backoff);
+      // Named, not temporaries: g++ 12 destroys some temporaries of a co_await expression twice
+      // (here the lambda's copy of `link`, which freed the link under the running coroutine).
+      std::function<Target()> target = [link] { return Target{link->address, link->daemon}; };
+      std::string what = "which runs task " + std::to_string(link->task);
+      link->conn = co_await DialDaemon(job, target, what, backoff);
       if (!link->conn) break;
     }
     if (link->pending.empty()) {
@@ -493,8 +496,9 @@ awaitable<void> TaskHost::RunBackup(std::shared_ptr<Job> job, std::shared_ptr<Ba
       continue;
     }
     if (!backup->conn || !backup->conn->is_open()) {
-      backup->conn = co_await DialDaemon(job, [backup] { return Target{backup->address, backup->daemon}; },
-                                         "a backup of this task", backoff);
+      std::function<Target()> target = [backup] { return Target{backup->address, backup->daemon}; };
+      std::string what = "a backup of this task";
+      backup->conn = co_await DialDaemon(job, target, what, backoff);
       if (!backup->conn) break;
     }
     const checkpoint::Checkpoint c = std::move(*backup->pending);

@@ -104,6 +104,7 @@ awaitable<RunSummary> JobRunner::Run(Endpoint supernode) {
   if (outcome.ok()) {
     log_->info("job {}: {} tasks assigned ({} mapping, {} mode), starting", summary_.job_id, slots_.size(),
                settings_.mapping, summary_.mode);
+    started_ = true;
     SendAll([&](proto::Envelope::Builder e) { e.initStartTask().setJob(summary_.job_id); });
     outcome = co_await WaitUntil([&] { return detector_.converged(); }, "running", deadline_);
   }
@@ -201,6 +202,7 @@ Status JobRunner::MapTasks() {
     for (size_t b = a + 1; b < specs.size(); ++b) inter.push_back({specs[a].name, specs[b].name, kInterClusterLatency});
   auto platform = model::Platform::Build(std::move(specs), std::move(inter));
   if (!platform.ok()) return Internal("granted daemons: " + platform.status().message());
+  platform_ = std::make_unique<model::Platform>(std::move(*platform));
   // The app's TIG: one undirected edge per pair, volumes of both directions added.
   std::vector<model::TaskSpec> tasks;
   std::map<std::pair<uint32_t, uint32_t>, double> volume;
@@ -215,11 +217,16 @@ Status JobRunner::MapTasks() {
   for (const auto& [pair, v] : volume) edges.push_back({pair.first, pair.second, v});
   auto tig = model::Tig::Build(std::move(tasks), std::move(edges));
   if (!tig.ok()) return Internal("app task graph: " + tig.status().message());
+  tig_ = std::make_unique<model::Tig>(std::move(*tig));
   auto mapper = mapping::MakeMapper(settings_.mapping, 0.1);
   if (!mapper.ok()) return mapper.status();
-  auto m = (*mapper)->Map(*platform, *tig);
+  mapper_ = std::move(*mapper);
+  auto m = mapper_->Map(*platform_, *tig_);
+  placement_ = std::make_unique<mapping::Placement>(std::move(m.placement));
   std::map<std::string, size_t> by_id;
   for (size_t i = 0; i < granted_.size(); ++i) by_id[granted_[i].id] = i;
+  granted_of_node_.clear();
+  for (const auto& node : platform_->nodes()) granted_of_node_.push_back(by_id.at(node.id));
   slots_.resize(job_.tasks);
   // Who sends to whom: task m sends to every task its edges name, so each task learns which
   // daemons may send it values (AssignTask.senders).
@@ -235,7 +242,7 @@ Status JobRunner::MapTasks() {
     cluster_of_daemon[i] = cluster_index.emplace(granted_[i].cluster, static_cast<int>(cluster_index.size())).first->second;
   }
   for (uint32_t t = 0; t < job_.tasks; ++t) {
-    const size_t index = by_id.at(platform->nodes()[m.placement.node_of(static_cast<int>(t))].id);
+    const size_t index = granted_of_node_[placement_->node_of(static_cast<int>(t))];
     const auto& d = granted_[index];
     daemon_of_task[t] = static_cast<int>(index);
     slots_[t].outcome.task = t;
@@ -263,6 +270,10 @@ Status JobRunner::MapTasks() {
 
 awaitable<void> JobRunner::WatchDaemon(size_t index) {
   Slot& slot = slots_[index];
+  const uint64_t incarnation = slot.incarnation;
+  // Everything below concerns this incarnation only: once the task moved on, this coroutine
+  // neither acts nor reports.
+  auto current = [&] { return slot.incarnation == incarnation && failure_.empty(); };
   auto at = ParseEndpoint(slot.outcome.address);
   if (!at.ok()) {
     Fail("daemon " + slot.outcome.daemon + ": " + at.status().message());
@@ -272,11 +283,14 @@ awaitable<void> JobRunner::WatchDaemon(size_t index) {
   retry.attempts = 5;
   auto conn = co_await net::Dial(*at, options_.net, proto::Role::SPAWNER, spawner_id_,
                                  proto::Role::DAEMON, retry);
+  if (!current()) co_return;
   if (!conn.ok()) {
-    Fail("daemon " + slot.outcome.daemon + " (task " + std::to_string(index) + "): " + conn.status().message());
+    // Granted but unreachable (killed since it registered, say): replaced like a lost one.
+    Replace(index, "unreachable: " + conn.status().message());
     co_return;
   }
   slot.conn = *conn;
+  slot.last_heard = Clock::now();
   const auto& node = app_.plan.graph[index];
   slot.conn->SendEnvelope([&](proto::Envelope::Builder e) {
     auto a = e.initAssignTask();
@@ -316,17 +330,18 @@ awaitable<void> JobRunner::WatchDaemon(size_t index) {
     fill(a.initHosted(static_cast<unsigned>(hosted_[index].size())), hosted_[index]);
     a.setCheckpointEvery(job_.checkpoint_every);
     a.setCheckpointMs(static_cast<uint64_t>(job_.checkpoint_seconds * 1000));
-    a.setIncarnation(1);
+    a.setIncarnation(incarnation);
+    a.setRestore(started_);
   });
+  const net::ConnectionPtr mine = slot.conn;
   for (;;) {
-    auto msg = co_await slot.conn->Receive();
+    auto msg = co_await mine->Receive();
+    if (!current()) co_return;
     if (!msg.ok()) {
-      if (!slot.outcome.finished && failure_.empty()) {
-        slot.lost = true;
-        Fail("daemon " + slot.outcome.daemon + " (task " + std::to_string(index) + ") lost: " + msg.status().message());
-      }
+      if (!slot.outcome.finished) Replace(index, "lost: " + msg.status().message());
       co_return;
     }
+    slot.last_heard = Clock::now();
     auto env = (*msg)->root();
     if (env.isTaskReady()) {
       auto r = env.getTaskReady();
@@ -344,6 +359,18 @@ awaitable<void> JobRunner::WatchDaemon(size_t index) {
              Printable(r.getError().cStr(), 300, false));
       } else {
         slot.ready = true;
+        if (slot.replacement >= 0) {
+          auto& rep = summary_.replacements[static_cast<size_t>(slot.replacement)];
+          rep.restored_iteration = r.getRestoredIteration();
+          rep.seconds_to_resume = std::chrono::duration<double>(Clock::now() - slot.failed_at).count();
+          slot.outcome.iterations = rep.restored_iteration;
+          slot.replacement = -1;
+          log_->info("job {}: task {} resumes on daemon {} from iteration {}, {:.2f} s after the loss", summary_.job_id,
+                     index, slot.outcome.daemon, rep.restored_iteration, rep.seconds_to_resume);
+        }
+        if (started_) {
+          slot.conn->SendEnvelope([&](proto::Envelope::Builder e) { e.initStartTask().setJob(summary_.job_id); });
+        }
         Wake();
       }
     } else if (env.isTaskProgress()) {
@@ -379,6 +406,80 @@ awaitable<void> JobRunner::WatchDaemon(size_t index) {
   }
 }
 
+void JobRunner::Replace(size_t index, const std::string& why) {
+  Slot& slot = slots_[index];
+  const std::string dead = slot.outcome.daemon;
+  ++summary_.failures;
+  log_->warn("job {}: daemon {} (task {}) {}", summary_.job_id, dead, index, why);
+  if (!failure_.empty()) return;
+  if (settings_.sync) {
+    Fail("daemon " + dead + " (task " + std::to_string(index) + ") " + why + "; sync mode cannot replace a daemon");
+    return;
+  }
+  // The mapping algorithm picks the replacement (MAHEVE: a reserved node of the same cluster
+  // first), among the granted daemons no task runs on.
+  int failed_node = -1;
+  for (size_t node = 0; node < granted_of_node_.size(); ++node) {
+    if (granted_[granted_of_node_[node]].id == dead) failed_node = static_cast<int>(node);
+  }
+  if (failed_node < 0) {
+    Fail("daemon " + dead + " (task " + std::to_string(index) + ") " + why + " and is not one of the job's");
+    return;
+  }
+  placement_->Fail(failed_node);
+  const int node = mapper_->Replace(*platform_, *tig_, *placement_, failed_node, static_cast<int>(index));
+  if (node < 0) {
+    Fail("daemon " + dead + " (task " + std::to_string(index) + ") " + why + "; no daemon left to replace it");
+    return;
+  }
+  placement_->Assign(static_cast<int>(index), node);
+  const GrantedDaemon& next = granted_[granted_of_node_[static_cast<size_t>(node)]];
+  if (slot.conn) slot.conn->Close();  // a paused daemon that comes back finds itself dropped
+  slot.conn.reset();
+  ++slot.incarnation;
+  slot.ready = false;
+  slot.converged = false;
+  slot.change = 0;
+  slot.outcome.daemon = next.id;
+  slot.outcome.address = next.address;
+  slot.failed_at = Clock::now();
+  slot.replacement = static_cast<int>(summary_.replacements.size());
+  summary_.replacements.push_back({static_cast<uint32_t>(index), dead, next.id, 0, -1});
+  detector_.OnLocal(static_cast<uint32_t>(index), false);
+  log_->info("job {}: task {} goes to daemon {} (incarnation {})", summary_.job_id, index, next.id, slot.incarnation);
+  // Every other daemon first learns where the task went (its values, its checkpoints, and the
+  // dead daemon's role as a backup); then the replacement gets the task.
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    if (i == index || !slots_[i].conn) continue;
+    slots_[i].conn->SendEnvelope([&](proto::Envelope::Builder e) {
+      auto m = e.initNeighbourMoved();
+      m.setJob(summary_.job_id);
+      m.setTask(static_cast<uint32_t>(index));
+      m.setAddress(next.address);
+      m.setDaemonId(next.id);
+      m.setIncarnation(slot.incarnation);
+      m.setPreviousDaemonId(dead);
+    });
+  }
+  asio::co_spawn(wake_->get_executor(), WatchDaemon(index), [this, index](std::exception_ptr e) {
+    if (e) Fail("daemon of task " + std::to_string(index) + ": " + net::DescribeException(e));
+  });
+  Wake();
+}
+
+void JobRunner::CheckSilence() {
+  const auto limit = std::chrono::milliseconds(options_.failure_timeout_ms);
+  const auto now = Clock::now();
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    Slot& s = slots_[i];
+    if (!s.conn || s.outcome.finished || now - s.last_heard < limit) continue;
+    // Closing makes its WatchDaemon see the loss and replace it.
+    log_->warn("job {}: daemon {} (task {}) silent for {} ms", summary_.job_id, s.outcome.daemon, i,
+               options_.failure_timeout_ms);
+    s.conn->Close();
+  }
+}
+
 void JobRunner::OnConvergenceEvent() {
   if (auto round = detector_.RoundToOpen()) {
     log_->debug("job {}: every task locally converged, confirmation round {}", summary_.job_id, *round);
@@ -401,6 +502,7 @@ awaitable<Status> JobRunner::WaitUntil(const std::function<bool()>& done, const 
       co_return Timeout(std::string("job timed out while ") + phase + " (timeout_s = " + std::to_string(job_.timeout_s) + ")");
     }
     if (now >= next_progress) {
+      CheckSilence();
       PrintProgress();
       if (health_) {
         if (std::string casualty = health_(); !casualty.empty()) Fail(casualty);
@@ -415,19 +517,21 @@ awaitable<Status> JobRunner::WaitUntil(const std::function<bool()>& done, const 
 void JobRunner::PrintProgress() {
   uint64_t lo = UINT64_MAX, hi = 0;
   double change = 0;
-  size_t live = 0, lost = 0;
+  size_t live = 0;
+  uint64_t checkpoints = 0;
   for (const auto& s : slots_) {
     lo = std::min(lo, s.outcome.iterations);
     hi = std::max(hi, s.outcome.iterations);
     if (std::isfinite(s.change)) change = std::max(change, s.change);
-    live += s.conn && s.conn->is_open();
-    lost += s.lost;
+    live += s.conn && s.conn->is_open() && s.ready;
+    checkpoints += s.outcome.checkpoints;
   }
   if (slots_.empty()) lo = 0;
   const double t = std::chrono::duration<double>(Clock::now() - start_).count();
   log_->info("[{:6.1f}s] job {}: iterations {}..{}, max local change {:.3e}, locally converged {}/{}, "
-             "live daemons {}/{}, failures {}",
-             t, summary_.job_id, lo, hi, change, detector_.converged_count(), slots_.size(), live, slots_.size(), lost);
+             "live daemons {}/{}, failures {}, replacements {}, checkpoints {}",
+             t, summary_.job_id, lo, hi, change, detector_.converged_count(), slots_.size(), live, slots_.size(),
+             summary_.failures, summary_.replacements.size(), checkpoints);
 }
 
 }  // namespace aiac::spawner

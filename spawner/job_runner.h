@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "aiac/convergence.h"
+#include "mapping/mapper.h"
 #include "core/endpoint.h"
 #include "core/logging.h"
 #include "net/connection.h"
@@ -36,17 +37,20 @@ class JobRunner {
   net::awaitable<RunSummary> Run(Endpoint supernode);
   void Abort(const std::string& why);
   // Optional: checked every progress tick; a non-empty answer fails the run (the local
-  // cluster reports a child that died).
+  // cluster reports its super-node's death).
   void set_health_check(std::function<std::string()> check) { health_ = std::move(check); }
 
  private:
   struct Slot {
     TaskOutcome outcome;
     net::ConnectionPtr conn;
+    uint64_t incarnation = 1;  // one more for each daemon that took the task over
     bool ready = false;
-    bool lost = false;
     bool converged = false;
     double change = 0;
+    std::chrono::steady_clock::time_point last_heard;  // the daemon's last message
+    int replacement = -1;  // index in summary_.replacements while this daemon restores
+    std::chrono::steady_clock::time_point failed_at;  // when its predecessor was found lost
   };
   struct GrantedDaemon {
     std::string id, address, cluster;
@@ -55,7 +59,15 @@ class JobRunner {
 
   net::awaitable<Status> AcquireDaemons(net::Connection& supernode);
   Status MapTasks();
+  // Assigns task `index` to its slot's daemon and serves that daemon's messages, for the
+  // slot's incarnation at the call; a later incarnation's coroutine takes over on replacement.
   net::awaitable<void> WatchDaemon(size_t index);
+  // The daemon of task `index` is gone (`why`): the mapping picks a replacement among the free
+  // granted daemons, every other daemon is told (NeighbourMoved), and the replacement gets the
+  // task with restore = true. Fails the run when no daemon is left, or in sync mode.
+  void Replace(size_t index, const std::string& why);
+  // Closes the connections of task daemons silent for failure_timeout_ms.
+  void CheckSilence();
   void OnConvergenceEvent();
   // Waits until `done()` holds, the run fails or aborts, or the deadline passes; prints progress.
   net::awaitable<Status> WaitUntil(const std::function<bool()>& done, const char* phase,
@@ -78,6 +90,13 @@ class JobRunner {
   std::vector<std::vector<uint32_t>> senders_;  // per task: the tasks that send it values
   std::vector<std::vector<uint32_t>> backups_;  // per task: the tasks whose daemons keep its checkpoints
   std::vector<std::vector<uint32_t>> hosted_;   // per task: the tasks whose checkpoints its daemon keeps
+  // The mapping's state, kept for replacements (mapping/mapper.h).
+  std::unique_ptr<model::Platform> platform_;
+  std::unique_ptr<model::Tig> tig_;
+  std::unique_ptr<mapping::Mapper> mapper_;
+  std::unique_ptr<mapping::Placement> placement_;
+  std::vector<size_t> granted_of_node_;  // platform node -> index in granted_
+  bool started_ = false;                 // StartTask sent
   runtime::ConvergenceDetector detector_;
   std::unique_ptr<net::asio::steady_timer> wake_;
   std::string failure_;

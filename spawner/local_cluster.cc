@@ -112,8 +112,16 @@ net::awaitable<Result<Endpoint>> LocalCluster::Start(std::chrono::milliseconds t
 }
 
 std::string LocalCluster::Casualty() {
-  for (auto& [name, child] : children_) {
-    if (auto code = child.Poll()) return name + " exited with " + std::to_string(*code);
+  for (size_t i = 0; i < children_.size(); ++i) {
+    auto& [name, child] = children_[i];
+    if (reaped_.count(name)) continue;
+    auto code = child.Poll();
+    if (!code) continue;
+    // The super-node's loss ends a local run; a daemon's is the job runner's to handle (it
+    // replaces the daemon's task), here it is only reaped and logged.
+    if (i == 0) return name + " exited with " + std::to_string(*code);
+    reaped_.insert(name);
+    log_->warn("local cluster: {} exited with {}", name, *code);
   }
   return "";
 }

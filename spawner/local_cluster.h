@@ -7,6 +7,7 @@
 #pragma once
 
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -31,7 +32,8 @@ class LocalCluster {
   net::awaitable<Result<Endpoint>> Start(std::chrono::milliseconds timeout);
   // The key every process of this cluster shares.
   const std::string& cluster_key() const { return key_; }
-  // The first child that exited while it should be running, as "daemon d3 exited with 2".
+  // "super-node exited with 2" once the super-node exited while it should be running. Daemons
+  // that exit are reaped and logged (the job runner replaces them), never reported here.
   std::string Casualty();
   void Stop();
 
@@ -43,6 +45,7 @@ class LocalCluster {
   Logger log_;
   std::string dir_, key_;
   std::vector<std::pair<std::string, ChildProcess>> children_;  // name, process
+  std::set<std::string> reaped_;  // daemons that exited during the run
   bool stopped_ = false;
 };
 

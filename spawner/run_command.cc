@@ -55,6 +55,10 @@ int RunCommand(const RunArgs& args) {
     if (args.local == 0) return BadInput(InvalidArgument(args.job_file + ": 'tasks' is missing"));
     job->tasks = static_cast<uint32_t>(args.local);
   }
+  // With --local N, every daemon the job does not run on stays reserved for replacements.
+  if (args.local > 0 && job->tasks < static_cast<uint32_t>(args.local)) {
+    options.spares = std::max<int64_t>(options.spares, args.local - static_cast<int64_t>(job->tasks));
+  }
   if (args.local > 0 && job->tasks + options.spares > static_cast<uint32_t>(args.local)) {
     return BadInput(InvalidArgument("job needs " + std::to_string(job->tasks + options.spares) +
                                     " daemons (tasks + spares) but --local starts " +

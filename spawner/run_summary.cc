@@ -40,6 +40,13 @@ nlohmann::json ToJson(const RunSummary& s) {
     bytes += t.checkpoint_bytes;
   }
   j["checkpoints"] = {{"written", written}, {"bytes", bytes}};
+  j["failures"] = s.failures;
+  j["replacements"] = nlohmann::json::array();
+  for (const auto& r : s.replacements) {
+    j["replacements"].push_back({{"task", r.task}, {"failed", r.failed}, {"daemon", r.daemon},
+                                 {"restored_iteration", r.restored_iteration},
+                                 {"seconds_to_resume", r.seconds_to_resume}});
+  }
   j["result"] = s.result;
   return j;
 }
@@ -51,6 +58,7 @@ std::string ToText(const RunSummary& s) {
       << " s on " << s.tasks << " tasks / " << s.daemons << " daemons, iterations "
       << j["iterations"]["min"] << ".." << j["iterations"]["max"];
   if (s.residual >= 0) out << ", residual " << s.residual;
+  if (s.failures > 0) out << ", " << s.failures << " daemons lost, " << s.replacements.size() << " replaced";
   if (j["checkpoints"]["written"].get<uint64_t>() > 0) {
     out << ", " << j["checkpoints"]["written"] << " checkpoints (" << j["checkpoints"]["bytes"].get<uint64_t>() / 1024 << " KiB)";
   }

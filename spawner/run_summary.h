@@ -4,7 +4,8 @@
 // (when not converged), mode ("async"/"sync"), tasks, daemons, mapping, wall_seconds,
 // iterations {min, max, per_task}, residual (when the app has one), output, per_task
 // [{task, daemon, address, iterations}], checkpoints {written, bytes} (copies the backups
-// acknowledged, and their state bytes), result (app-defined numbers).
+// acknowledged, and their state bytes), failures (daemons lost), replacements [{task, failed,
+// daemon, restored_iteration, seconds_to_resume}], result (app-defined numbers).
 #pragma once
 
 #include <cstdint>
@@ -26,6 +27,15 @@ struct TaskOutcome {
   std::string data;  // the result slice, app-defined bytes
 };
 
+// A task moved to another daemon after its daemon was lost.
+struct Replacement {
+  uint32_t task = 0;
+  std::string failed;               // the daemon lost
+  std::string daemon;               // the one that took over
+  uint64_t restored_iteration = 0;  // of the checkpoint it resumed from (0: the initial state)
+  double seconds_to_resume = -1;    // from the loss to the task running again (-1: never)
+};
+
 struct RunSummary {
   std::string job, job_id, app;
   std::string status = "failed";
@@ -38,6 +48,8 @@ struct RunSummary {
   uint32_t daemons = 0;  // daemons granted, spares included
   double wall_seconds = 0;
   std::vector<TaskOutcome> per_task;
+  uint32_t failures = 0;  // task daemons lost (unreachable, disconnected or silent)
+  std::vector<Replacement> replacements;
   nlohmann::json result = nlohmann::json::object();
 
   bool succeeded() const { return status == "converged"; }

@@ -16,6 +16,9 @@ struct SpawnerOptions {
   int64_t wait_daemons_ms = 30000;
   // Extra daemons reserved for replacements. Default: 0.
   int64_t spares = 0;
+  // A task daemon that sends nothing for this long is declared dead and replaced (daemons
+  // report progress every 250 ms). Default: 5000 ms.
+  int64_t failure_timeout_ms = 5000;
   // Period of the progress line. Default: 1000 ms.
   int64_t progress_ms = 1000;
   // Where app plugins are found (libaiac_app_<app>.so). Default: plugins/ beside bin/.
