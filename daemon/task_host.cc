@@ -1,5 +1,6 @@
 #include "daemon/task_host.h"
 
+#include <cstdlib>
 #include <deque>
 
 #include "core/names.h"
@@ -249,6 +250,14 @@ awaitable<void> TaskHost::ServeSpawner(net::ConnectionPtr conn) {
         continue;
       }
       co_await Accept(std::move(*a), *plugin, conn);
+    } else if (env.isExit()) {
+      if (job_ && job_->spawner == conn && env.getExit().getJob() == job_->id) {
+        // Fault injection: die as a SIGKILL would, without a goodbye to anyone.
+        log_->warn("job {}: exiting at once, as the spawner asked (fault injection)", job_->id);
+        spdlog::default_logger()->flush();
+        log_->flush();
+        std::_Exit(137);
+      }
     } else if (env.isNeighbourMoved()) {
       if (job_ && job_->spawner == conn) OnNeighbourMoved(env.getNeighbourMoved());
     } else if (env.isStartTask()) {

@@ -467,6 +467,24 @@ void JobRunner::Replace(size_t index, const std::string& why) {
   Wake();
 }
 
+std::vector<std::string> JobRunner::RunningTaskDaemons() const {
+  std::vector<std::string> out;
+  if (!started_ || !failure_.empty() || detector_.converged()) return out;
+  for (const auto& s : slots_) {
+    if (s.ready && s.conn && s.conn->is_open() && !s.outcome.finished) out.push_back(s.outcome.daemon);
+  }
+  return out;
+}
+
+bool JobRunner::AskToExit(const std::string& id) {
+  for (auto& s : slots_) {
+    if (s.outcome.daemon != id || !s.conn || !s.conn->is_open()) continue;
+    s.conn->SendEnvelope([&](proto::Envelope::Builder e) { e.initExit().setJob(summary_.job_id); });
+    return true;
+  }
+  return false;
+}
+
 void JobRunner::CheckSilence() {
   const auto limit = std::chrono::milliseconds(options_.failure_timeout_ms);
   const auto now = Clock::now();

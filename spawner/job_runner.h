@@ -39,6 +39,11 @@ class JobRunner {
   // Optional: checked every progress tick; a non-empty answer fails the run (the local
   // cluster reports its super-node's death).
   void set_health_check(std::function<std::string()> check) { health_ = std::move(check); }
+  // The daemons running a task now (started, connected, not being replaced); for fault injection.
+  std::vector<std::string> RunningTaskDaemons() const;
+  // Asks daemon `id`, which runs one of this job's tasks, to exit at once (fault injection with
+  // daemons started by hand). False when no task of the job runs there.
+  bool AskToExit(const std::string& id);
 
  private:
   struct Slot {

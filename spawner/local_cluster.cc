@@ -126,6 +126,15 @@ std::string LocalCluster::Casualty() {
   return "";
 }
 
+bool LocalCluster::Kill(const std::string& id) {
+  for (auto& [name, child] : children_) {
+    if (name != "daemon " + id || reaped_.count(name)) continue;
+    child.Signal(SIGKILL);
+    return true;
+  }
+  return false;
+}
+
 void LocalCluster::Stop() {
   if (stopped_) return;
   stopped_ = true;

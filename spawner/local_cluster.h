@@ -36,6 +36,8 @@ class LocalCluster {
   // that exit are reaped and logged (the job runner replaces them), never reported here.
   std::string Casualty();
   void Stop();
+  // SIGKILLs daemon `id` (fault injection); false when there is no such running daemon.
+  bool Kill(const std::string& id);
 
  private:
   Status WriteConfigs();

@@ -10,7 +10,9 @@
 #include "core/logging.h"
 #include "mapping/mapper.h"
 #include "net/net_config.h"
+#include "net/server.h"
 #include "spawner/app_loader.h"
+#include "spawner/fault_injector.h"
 #include "spawner/job_runner.h"
 #include "spawner/local_cluster.h"
 
@@ -39,6 +41,14 @@ CLI::App* AddRunCommand(CLI::App& app, RunArgs& args) {
   run->add_option("--mapping", args.mapping, "maheve (default), default, aiac-qm or f-ec");
   run->add_flag("--sync", args.sync, "synchronous iterations (each waits for its neighbours), for comparison");
   run->add_option("--log-level", args.log_level, "trace|debug|info|warn|error|off");
+  auto* every = run->add_option("--kill-every", args.kill_every,
+                                "fault injection: kill a random task daemon every S seconds once the tasks run")
+                    ->check(CLI::Range(0.01, 86400.0));
+  run->add_option("--kill-count", args.kill_count, "fault injection: how many daemons to kill (default 1)")
+      ->check(CLI::Range(1u, 100000u))
+      ->needs(every);
+  run->add_option("--kill-seed", args.kill_seed, "fault injection: seed of the victims' choice (default: the clock)")
+      ->needs(every);
   return run;
 }
 
@@ -90,6 +100,16 @@ int RunCommand(const RunArgs& args) {
   if (Status s = net::FinishNetOptions(options.net); !s.ok()) return BadInput(s);
 
   JobRunner runner(*job, *app, options, RunSettings{args.mapping, args.sync}, log);
+  std::unique_ptr<FaultInjector> injector;
+  if (args.kill_every > 0) {
+    FaultPlan plan{args.kill_every, args.kill_count,
+                   args.kill_seed != 0 ? args.kill_seed
+                                       : static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count())};
+    log->info("fault injection: {} kills, one every {} s (seed {})", plan.count, plan.every_seconds, plan.seed);
+    injector = std::make_unique<FaultInjector>(
+        plan, [&runner] { return runner.RunningTaskDaemons(); },
+        [&runner, &cluster](const std::string& id) { return cluster ? cluster->Kill(id) : runner.AskToExit(id); }, log);
+  }
   RunSummary summary;
   summary.job = job->name;
   summary.app = job->app;
@@ -122,6 +142,7 @@ int RunCommand(const RunArgs& args) {
           target = *started;
           runner.set_health_check([&] { return cluster->Casualty(); });
         }
+        if (injector) net::SpawnLogged(io.get_executor(), injector->Run(), log, "fault injection");
         summary = co_await runner.Run(target);
         io.stop();
       },

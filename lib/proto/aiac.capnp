@@ -106,6 +106,9 @@ struct TaskReady {
   needPlugin @3 :Bool;      # the daemon has no plugin with that hash: send PluginData
   restoredIteration @4 :UInt64; # restore: the iteration of the checkpoint used (0: initial state)
 }
+# Fault injection (`run --kill-every` with daemons started by hand): the job's spawner asks the
+# daemon to exit at once, as if killed.
+struct Exit { job @0 :Text; }
 # The spawner to every daemon of a job when a task moved to another daemon (a replacement):
 # values for `task` now go to `address`, only `daemonId` may send its values or write its
 # checkpoints, and this daemon's role as a backup of the dead one passes to it.
@@ -222,5 +225,6 @@ struct Envelope {
     convergenceAnswer @25 :ConvergenceAnswer;
     checkpointAck @26 :CheckpointAck;
     neighbourMoved @27 :NeighbourMoved;
+    exit @28 :Exit;
   }
 }

@@ -135,5 +135,44 @@ TEST_F(FaultTest, AGrantedDaemonThatIsDeadIsReplaced) {
   for (const auto& t : j["per_task"]) EXPECT_NE(t["daemon"], "d2");
 }
 
+TEST_F(FaultTest, KillEveryKillsTaskDaemonsAndTheRunStillConverges) {
+  WriteJob("cg.toml", "name = \"fi\"\napp = \"cg\"\ntasks = 4\ntimeout_s = 300\ncheckpoint_seconds = 0.2\n"
+                      "[params]\nn = 300000\nbandwidth = 12\ntolerance = 1e-10\n");
+  ASSERT_EQ(RunSpawner({"run", "--local", "7", dir_ / "cg.toml", "--json", dir_ / "fi.json", "--kill-every", "1",
+                        "--kill-count", "2", "--kill-seed", "7"},
+                       "spawner", std::chrono::seconds(240)),
+            0)
+      << Log("spawner");
+  auto j = Json("fi.json");
+  EXPECT_EQ(j["status"], "converged");
+  EXPECT_EQ(j["failures"], 2) << Log("spawner");
+  EXPECT_EQ(j["replacements"].size(), 2u);
+  EXPECT_EQ(Count(Log("spawner"), "fault injection "), 2u) << Log("spawner");
+  EXPECT_LT(j["result"]["error_inf"].get<double>(), 1e-7);
+  EXPECT_TRUE(ProcessesMatching(dir_.path()).empty()) << "processes left behind";
+}
+
+// Daemons started by hand are asked to exit (they are not the spawner's children).
+TEST_F(FaultTest, KillEveryAsksHandStartedDaemonsToExit) {
+  const std::string sn = StartSupernode("sn1");
+  for (const char* d : {"d1", "d2", "d3", "d4", "d5"}) StartDaemon(d, {sn});
+  WriteFile(dir_ / "spare.toml", ReadFile(dir_ / "key.toml") + "spares = 2\n");
+  WriteJob("cg.toml", "name = \"fh\"\napp = \"cg\"\ntasks = 3\ntimeout_s = 300\ncheckpoint_seconds = 0.2\n"
+                      "[params]\nn = 300000\nbandwidth = 12\ntolerance = 1e-10\n");
+  ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "spare.toml", "--supernode", sn, dir_ / "cg.toml", "--json",
+                        dir_ / "fh.json", "--kill-every", "1", "--kill-count", "1"},
+                       "spawner", std::chrono::seconds(240)),
+            0)
+      << Log("spawner");
+  auto j = Json("fh.json");
+  EXPECT_EQ(j["status"], "converged");
+  ASSERT_EQ(j["replacements"].size(), 1u) << Log("spawner");
+  const std::string victim = j["replacements"][0]["failed"];
+  EXPECT_TRUE(LogHas(victim, "exiting at once")) << Log(victim);
+  auto code = procs_.at(victim).WaitFor(std::chrono::seconds(10));
+  ASSERT_TRUE(code.has_value());
+  EXPECT_EQ(*code, 137);
+}
+
 }  // namespace
 }  // namespace aiac::testing
