@@ -26,7 +26,8 @@ struct TaskHost::OutLink {
     uint64_t iteration;
     std::string bytes;
     bool converged;
-    uint64_t seen;  // the receiver's newest iteration we had absorbed
+    uint64_t seen;  // the receiver's newest iteration we had absorbed...
+    uint64_t seen_incarnation;  // ...counted in this incarnation of it
   };
   std::deque<Value> pending;
   std::unique_ptr<asio::steady_timer> wake;
@@ -327,6 +328,7 @@ Status TaskHost::StartJob(const Assignment& a, std::shared_ptr<runtime::Plugin> 
   runner_options.sync = a.sync;
   runner_options.progress_period = options_.progress;
   if (restored) runner_options.start_iteration = restored->iteration;
+  runner_options.incarnation = a.incarnation;
   if (!job->backups.empty()) {
     runner_options.checkpoint_every = a.checkpoint_every;
     runner_options.checkpoint_period = std::chrono::milliseconds(a.checkpoint_ms);
@@ -357,7 +359,7 @@ runtime::RunnerCallbacks TaskHost::CallbacksFor(std::shared_ptr<Job> job) {
         if (it == j.links.end()) continue;
         OutLink& link = *it->second;
         if (!link.keep_all) link.pending.clear();  // newest wins
-        link.pending.push_back({iteration, std::move(v.bytes), converged, v.seen});
+        link.pending.push_back({iteration, std::move(v.bytes), converged, v.seen, v.seen_incarnation});
         link.wake->cancel();
       }
     });
@@ -445,6 +447,12 @@ awaitable<net::ConnectionPtr> TaskHost::DialDaemon(std::shared_ptr<Job> job, std
       (*conn)->Close();
       conn = Unavailable("wrong daemon at the address");
     }
+    if (conn.ok() && target().second != daemon) {
+      // The peer moved while we dialed (a NeighbourMoved came in): the daemon that answered may
+      // be the one that was replaced, back from a pause. Dial the new one instead.
+      (*conn)->Close();
+      continue;
+    }
     if (conn.ok()) {
       backoff = std::chrono::milliseconds(20);
       co_return *conn;
@@ -488,6 +496,7 @@ awaitable<void> TaskHost::RunLink(std::shared_ptr<Job> job, std::shared_ptr<OutL
       d.setData(AsBytes(value.bytes));
       d.setConverged(value.converged);
       d.setSeen(value.seen);
+      d.setSeenIncarnation(value.seen_incarnation);
       d.setIncarnation(job->incarnation);
     });
     // Hand the connection one value at a time: newer values replace `pending` meanwhile.
@@ -568,8 +577,14 @@ awaitable<void> TaskHost::ServeNeighbour(net::ConnectionPtr conn) {
       co_return;
     }
     auto dep = env.getDependencyData();
-    // Data for a job this daemon does not (or no longer) run is stale: drop it.
-    if (!job_ || job_->id != dep.getJob().cStr() || dep.getToTask() != job_->task) continue;
+    // Data for a job (or task) this daemon does not, or no longer, run: the sender has not heard
+    // that the task moved or ended. Close, so that it dials again, wherever the task is now.
+    if (!job_ || job_->id != dep.getJob().cStr() || dep.getToTask() != job_->task) {
+      log_->debug("closed {}: values for task {} of job {}, not run here", conn->Describe(), dep.getToTask(),
+                  Printable(dep.getJob().cStr(), 64));
+      conn->Refuse("that task does not run here");
+      co_return;
+    }
     // Only the daemon that runs the sending task may speak for it.
     auto sender = job_->senders.find(dep.getFromTask());
     if (sender == job_->senders.end() || sender->second != conn->peer().id) {
@@ -579,7 +594,8 @@ awaitable<void> TaskHost::ServeNeighbour(net::ConnectionPtr conn) {
       co_return;
     }
     job_->runner->mailbox().Put(dep.getFromTask(), dep.getIteration(), AsString(dep.getData()),
-                                dep.getConverged(), dep.getSeen(), std::max<uint64_t>(dep.getIncarnation(), 1));
+                                dep.getConverged(), dep.getSeen(), std::max<uint64_t>(dep.getIncarnation(), 1),
+                                std::max<uint64_t>(dep.getSeenIncarnation(), 1));
   }
 }
 

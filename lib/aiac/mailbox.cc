@@ -3,7 +3,7 @@
 namespace aiac::runtime {
 
 bool Mailbox::Put(uint32_t from, uint64_t iteration, std::string bytes, bool sender_converged, uint64_t seen,
-                  uint64_t incarnation) {
+                  uint64_t incarnation, uint64_t seen_incarnation) {
   std::lock_guard lock(mu_);
   Slot& slot = slots_[from];
   if (incarnation < slot.incarnation) {
@@ -22,7 +22,7 @@ bool Mailbox::Put(uint32_t from, uint64_t iteration, std::string bytes, bool sen
   }
   slot.newest = iteration;
   slot.converged = sender_converged;
-  slot.seen = seen;
+  slot.seen = seen_incarnation == own_incarnation_ ? seen : 0;
   if (sync_) {
     slot.by_iteration[iteration] = std::move(bytes);
   } else {
@@ -102,6 +102,12 @@ bool Mailbox::AllConverged(const std::vector<uint32_t>& from, const std::map<uin
     if (it == slots_.end() || !it->second.converged) return false;
   }
   return SeenLocked(need_seen);
+}
+
+uint64_t Mailbox::IncarnationOf(uint32_t from) const {
+  std::lock_guard lock(mu_);
+  auto it = slots_.find(from);
+  return it == slots_.end() ? 0 : it->second.incarnation;
 }
 
 uint64_t Mailbox::Taken(uint32_t from) const {

@@ -25,9 +25,11 @@ class Mailbox {
 
   // Returns false when the value was dropped (stale or duplicate). `sender_converged`: the
   // sender was locally converged when it sent this value. `seen`: the newest iteration of this
-  // task's own values that the sender had absorbed when it computed this one (0: none).
+  // task's own values that the sender had absorbed when it computed this one (0: none), counted
+  // in this task's incarnation `seen_incarnation`: a count of a previous owner of this task
+  // says nothing about what the sender saw of ours, and counts as 0.
   bool Put(uint32_t from, uint64_t iteration, std::string bytes, bool sender_converged = false,
-           uint64_t seen = 0, uint64_t incarnation = 1);
+           uint64_t seen = 0, uint64_t incarnation = 1, uint64_t seen_incarnation = 1);
 
   struct Value {
     uint32_t from;
@@ -49,8 +51,11 @@ class Mailbox {
   bool AllConverged(const std::vector<uint32_t>& from,
                     const std::map<uint32_t, uint64_t>& need_seen = {}) const;
   // The newest iteration of `from`'s values handed to the task (0: none yet of its current
-  // incarnation).
+  // incarnation), and that incarnation.
   uint64_t Taken(uint32_t from) const;
+  uint64_t IncarnationOf(uint32_t from) const;
+  // The incarnation of the task this mailbox belongs to (1 unless restored on a new daemon).
+  void set_own_incarnation(uint64_t incarnation) { own_incarnation_ = incarnation; }
   // Wakes every waiter for good (the task is halting).
   void Close();
 
@@ -75,6 +80,7 @@ class Mailbox {
   std::condition_variable cv_;
   std::map<uint32_t, Slot> slots_;
   bool closed_ = false;
+  uint64_t own_incarnation_ = 1;
   uint64_t dropped_ = 0;
 };
 

@@ -13,7 +13,9 @@ TaskRunner::TaskRunner(std::unique_ptr<app::Task> task, std::vector<uint32_t> ne
       options_(options),
       sync_(options.sync),
       cb_(std::move(callbacks)),
-      mailbox_(options.sync) {}
+      mailbox_(options.sync) {
+  mailbox_.set_own_incarnation(options.incarnation);
+}
 
 TaskRunner::~TaskRunner() {
   Halt();
@@ -69,7 +71,7 @@ std::vector<OutgoingValue> TaskRunner::Track(std::vector<app::Outgoing> out, uin
         need_seen_[o.to] = iteration;
       }
     }
-    values.push_back({o.to, std::move(o.bytes), mailbox_.Taken(o.to)});
+    values.push_back({o.to, std::move(o.bytes), mailbox_.Taken(o.to), mailbox_.IncarnationOf(o.to)});
   }
   return values;
 }

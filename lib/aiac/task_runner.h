@@ -27,6 +27,7 @@ struct OutgoingValue {
   uint32_t to;
   std::string bytes;
   uint64_t seen;
+  uint64_t seen_incarnation;  // the receiver's incarnation `seen` counts in
 };
 
 struct RunnerCallbacks {
@@ -50,6 +51,8 @@ struct RunnerOptions {
   std::chrono::milliseconds checkpoint_period{0};  // 0: not by time
   // A task restored from a checkpoint goes on counting from the checkpoint's iteration.
   uint64_t start_iteration = 0;
+  // 1 for a task's first daemon, one more for each replacement (AssignTask.incarnation).
+  uint64_t incarnation = 1;
 };
 
 class TaskRunner {

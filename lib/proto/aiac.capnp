@@ -157,6 +157,7 @@ struct DependencyData {
   converged @5 :Bool;       # the sender was locally converged after this iteration
   seen @6 :UInt64;          # the newest iteration of toTask's values the sender had absorbed
   incarnation @7 :UInt64;   # of fromTask: values are ordered by (incarnation, iteration)
+  seenIncarnation @8 :UInt64; # the incarnation of toTask that `seen` counts in
 }
 struct CheckpointPut {
   job @0 :Text;

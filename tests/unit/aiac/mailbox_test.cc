@@ -116,4 +116,14 @@ TEST(MailboxTest, ANewIncarnationWinsOverEverythingItsPredecessorSent) {
   EXPECT_FALSE(box.AllConverged({1}));
 }
 
+TEST(MailboxTest, WhatANeighbourSawOfAPreviousOwnerOfOurTaskCountsForNothing) {
+  Mailbox box;
+  box.set_own_incarnation(2);  // we were restored on a new daemon, from iteration 7
+  // Sent before the neighbour heard of us: its count of what it saw is the dead daemon's (25).
+  box.Put(1, 40, "x", true, /*seen=*/25, /*incarnation=*/1, /*seen_incarnation=*/1);
+  EXPECT_FALSE(box.AllConverged({1}, {{1, 8}}));
+  box.Put(1, 41, "x", true, /*seen=*/8, /*incarnation=*/1, /*seen_incarnation=*/2);
+  EXPECT_TRUE(box.AllConverged({1}, {{1, 8}}));
+}
+
 }  // namespace aiac::runtime

@@ -259,7 +259,7 @@ void RunWithRunners(bool sync) {
     auto deps = (*task)->Dependencies();
     runtime::RunnerCallbacks cb;
     cb.send = [&, l](std::vector<runtime::OutgoingValue> out, uint64_t it, bool converged) {
-      for (auto& o : out) runners[o.to]->mailbox().Put(l, it, o.bytes, converged, o.seen);
+      for (auto& o : out) runners[o.to]->mailbox().Put(l, it, o.bytes, converged, o.seen, 1, o.seen_incarnation);
     };
     cb.local_convergence = [&, l](bool c, uint64_t) {
       std::lock_guard lock(mu);
