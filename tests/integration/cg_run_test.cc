@@ -33,7 +33,6 @@ void CgRunTest::CheckGenerated(const std::string& mode_flag, int daemons) {
   EXPECT_EQ(j["mapping"], "maheve");
   EXPECT_EQ(j["tasks"], daemons);
   EXPECT_EQ(j["failures"], 0);  // a healthy run never declares a daemon dead
-  EXPECT_GT(j["checkpoints"]["written"].get<int>(), 0);
   EXPECT_LT(j["residual"].get<double>(), 1e-8);
   EXPECT_EQ(j["iterations"]["per_task"].size(), static_cast<size_t>(daemons));
   EXPECT_GT(j["iterations"]["min"].get<int>(), 1);
