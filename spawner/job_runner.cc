@@ -490,7 +490,9 @@ void JobRunner::CheckSilence() {
   const auto now = Clock::now();
   for (size_t i = 0; i < slots_.size(); ++i) {
     Slot& s = slots_[i];
-    if (!s.conn || s.outcome.finished || now - s.last_heard < limit) continue;
+    // Only once the task is set up: building a large block may keep a daemon busy for seconds
+    // before its TaskReady (the assigning phase has the job's deadline instead).
+    if (!s.conn || !s.ready || s.outcome.finished || now - s.last_heard < limit) continue;
     // Closing makes its WatchDaemon see the loss and replace it.
     log_->warn("job {}: daemon {} (task {}) silent for {} ms", summary_.job_id, s.outcome.daemon, i,
                options_.failure_timeout_ms);
