@@ -58,6 +58,10 @@ struct TaskHost::Job {
   std::unique_ptr<runtime::TaskRunner> runner;
   std::shared_ptr<runtime::Plugin> plugin;  // keeps the code loaded while the task runs
   bool started = false;
+  // The runner's last progress report, sent every progress period by RunProgress.
+  uint64_t progress_iteration = 0;
+  double progress_change = 0;
+  bool progress_converged = false;
 };
 
 TaskHost::TaskHost(asio::io_context& io, TaskHostOptions options,
@@ -338,6 +342,7 @@ Status TaskHost::StartJob(const Assignment& a, std::shared_ptr<runtime::Plugin> 
   checkpoints_.Host(a.job, a.hosted);
   for (auto& [t, link] : job->links) asio::co_spawn(io_, RunLink(job, link), asio::detached);
   for (auto& backup : job->backups) net::SpawnLogged(io_.get_executor(), RunBackup(job, backup), log_, "backup link");
+  net::SpawnLogged(io_.get_executor(), RunProgress(job), log_, "progress reports");
   log_->info("job {}: running task {} of {} (app {}, {} mode)", a.job, a.task, a.params.tasks, a.app,
              a.sync ? "sync" : "async");
   return Status::Ok();
@@ -376,17 +381,11 @@ runtime::RunnerCallbacks TaskHost::CallbacksFor(std::shared_ptr<Job> job) {
     });
   };
   cb.progress = [on_io](uint64_t iteration, double change, bool converged) {
+    // Only noted here: RunProgress sends it, from this thread, on its own clock.
     on_io([=](Job& j) {
-      j.spawner->SendEnvelope([&](proto::Envelope::Builder e) {
-        auto p = e.initTaskProgress();
-        p.setJob(j.id);
-        p.setTask(j.task);
-        p.setIteration(iteration);
-        p.setLocalChange(change);
-        p.setConverged(converged);
-        p.setCheckpoints(j.checkpoints);
-        p.setCheckpointBytes(j.checkpoint_bytes);
-      });
+      j.progress_iteration = iteration;
+      j.progress_change = change;
+      j.progress_converged = converged;
     });
   };
   cb.checkpoint = [on_io](std::string state, uint64_t iteration) {
@@ -503,6 +502,27 @@ awaitable<void> TaskHost::RunLink(std::shared_ptr<Job> job, std::shared_ptr<OutL
     co_await link->conn->Drained();
   }
   if (link->conn) link->conn->Close();
+}
+
+awaitable<void> TaskHost::RunProgress(std::shared_ptr<Job> job) {
+  // The spawner takes a silent daemon for dead (failure_timeout_ms): report from the network
+  // thread on a clock of its own, however long one iteration of the task takes.
+  asio::steady_timer timer(io_);
+  while (job_ == job) {
+    timer.expires_after(options_.progress);
+    co_await timer.async_wait(net::use_nothrow);
+    if (job_ != job) break;
+    job->spawner->SendEnvelope([&](proto::Envelope::Builder e) {
+      auto p = e.initTaskProgress();
+      p.setJob(job->id);
+      p.setTask(job->task);
+      p.setIteration(job->progress_iteration);
+      p.setLocalChange(job->progress_change);
+      p.setConverged(job->progress_converged);
+      p.setCheckpoints(job->checkpoints);
+      p.setCheckpointBytes(job->checkpoint_bytes);
+    });
+  }
 }
 
 awaitable<void> TaskHost::RunBackup(std::shared_ptr<Job> job, std::shared_ptr<BackupLink> backup) {

@@ -75,6 +75,8 @@ class TaskHost {
   net::awaitable<void> ServeNeighbour(net::ConnectionPtr conn);
   net::awaitable<void> RunLink(std::shared_ptr<Job> job, std::shared_ptr<OutLink> link);
   net::awaitable<void> RunBackup(std::shared_ptr<Job> job, std::shared_ptr<BackupLink> backup);
+  // Sends TaskProgress every progress period while the job runs here.
+  net::awaitable<void> RunProgress(std::shared_ptr<Job> job);
   // Where a link goes: the address, and the daemon id that must answer there.
   using Target = std::pair<Endpoint, std::string>;
   // Connects to target() for `job`, retrying with `backoff` while the job runs (target() is
