@@ -102,6 +102,12 @@ awaitable<RunSummary> JobRunner::Run(Endpoint supernode) {
       [&] { return std::all_of(slots_.begin(), slots_.end(), [](const Slot& s) { return s.ready; }); },
       "assigning", deadline_);
   if (outcome.ok()) {
+    for (size_t t = 0; t < slots_.size(); ++t) {
+      std::string keepers;
+      for (uint32_t b : backups_[t]) keepers += (keepers.empty() ? "" : ", ") + slots_[b].outcome.daemon;
+      log_->info("job {}: task {} on daemon {}, checkpoints kept by {}", summary_.job_id, t, slots_[t].outcome.daemon,
+                 keepers.empty() ? "none" : keepers);
+    }
     log_->info("job {}: {} tasks assigned ({} mapping, {} mode), starting", summary_.job_id, slots_.size(),
                settings_.mapping, summary_.mode);
     started_ = true;

@@ -169,6 +169,37 @@ TEST_F(FaultTest, APausedDaemonIsReplacedAndDropsItsTaskWhenItComesBack) {
   EXPECT_TRUE(ProcessesMatching(dir_.path()).empty()) << "processes left behind";
 }
 
+// With one backup per task, kill a task's only backup and then the task at once: the new
+// backup holds no checkpoint of it yet (or one just sent), so the task resumes from what is
+// there, down to the initial state, and the run still converges to the right answer.
+TEST_F(FaultTest, LosingTheOnlyBackupThenTheTaskStillConverges) {
+  WriteJob("cg.toml", "name = \"nb\"\napp = \"cg\"\ntasks = 4\ntimeout_s = 300\nbackups = 1\n"
+                      "checkpoint_seconds = 0.2\n[params]\nn = 300000\nbandwidth = 12\ntolerance = 1e-10\n");
+  auto spawner = Start("aiac-spawner", {"run", "--local", "7", dir_ / "cg.toml", "--json", dir_ / "nb.json"},
+                       dir_ / "spawner.log");
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("spawner", "starting"); }, std::chrono::seconds(60))) << Log("spawner");
+  // "task 1 on daemon d3, checkpoints kept by d5"
+  std::smatch m;
+  const std::string log = Log("spawner");
+  ASSERT_TRUE(std::regex_search(log, m, std::regex("task 1 on daemon (d[0-9]+), checkpoints kept by (d[0-9]+)"))) << log;
+  const std::string task_daemon = m[1], backup = m[2];
+  ASSERT_TRUE(WaitUntil([&] { return Count(Log("spawner"), "checkpoints") > 3; }, std::chrono::seconds(60)));
+  for (const std::string& victim : {backup, task_daemon}) {
+    auto pids = ProcessesMatching(dir_.path(), "--id " + victim + " ");
+    ASSERT_EQ(pids.size(), 1u) << victim;
+    kill(pids[0], SIGKILL);
+  }
+  auto code = spawner.WaitFor(std::chrono::seconds(240));
+  ASSERT_TRUE(code.has_value()) << Log("spawner");
+  ASSERT_EQ(*code, 0) << Log("spawner");
+  auto j = Json("nb.json");
+  EXPECT_EQ(j["status"], "converged");
+  EXPECT_EQ(j["failures"], 2);
+  EXPECT_EQ(j["replacements"].size(), 2u);
+  EXPECT_LT(j["result"]["error_inf"].get<double>(), 1e-7) << j.dump();
+  EXPECT_TRUE(ProcessesMatching(dir_.path()).empty()) << "processes left behind";
+}
+
 TEST_F(FaultTest, KillEveryKillsTaskDaemonsAndTheRunStillConverges) {
   WriteJob("cg.toml", "name = \"fi\"\napp = \"cg\"\ntasks = 4\ntimeout_s = 300\ncheckpoint_seconds = 0.2\n"
                       "[params]\nn = 300000\nbandwidth = 12\ntolerance = 1e-10\n");
