@@ -16,12 +16,8 @@ constexpr const char* kWhat = "registry store";
 
 Result<std::unique_ptr<rocksdb::DB>> RocksDbRegistryStore::OpenDb(
     const std::string& dir, std::vector<std::string>* warnings) {
-  rocksdb::Options options;
-  // Small flushes, so the free-space margin covers any one of them; no flush at shutdown (the
-  // synced WAL already holds everything), so closing never writes on a full disk.
-  options.write_buffer_size = 1u << 20;
-  options.avoid_flush_during_shutdown = true;
-  return storage::OpenRocksDb(dir, kWhat, options, warnings);
+  // Small flushes, so the free-space margin covers any one of them.
+  return storage::OpenRocksDb(dir, kWhat, 1u << 20, warnings);
 }
 
 Result<std::unique_ptr<RocksDbRegistryStore>> RocksDbRegistryStore::Open(const std::string& dir) {

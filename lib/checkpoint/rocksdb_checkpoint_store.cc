@@ -163,12 +163,8 @@ Result<std::string> ReadWhole(const std::string& path) {
 
 Result<std::unique_ptr<rocksdb::DB>> RocksDbCheckpointStore::OpenDb(const std::string& dir,
                                                                    std::vector<std::string>* warnings) {
-  rocksdb::Options options;
-  // Records are small (large states are in slot files); no flush at shutdown (the synced WAL
-  // already holds everything), so closing never writes on a full disk.
-  options.write_buffer_size = 4u << 20;
-  options.avoid_flush_during_shutdown = true;
-  return storage::OpenRocksDb(dir, kWhat, options, warnings);
+  // Records are small: large states are in slot files.
+  return storage::OpenRocksDb(dir, kWhat, 4u << 20, warnings);
 }
 
 Result<std::unique_ptr<RocksDbCheckpointStore>> RocksDbCheckpointStore::Open(const std::string& dir) {

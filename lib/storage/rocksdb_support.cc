@@ -59,13 +59,16 @@ Status CheckWritable(const std::string& dir, const std::string& what, uint64_t m
 }
 
 Result<std::unique_ptr<rocksdb::DB>> OpenRocksDb(const std::string& dir, const std::string& what,
-                                                 rocksdb::Options options, std::vector<std::string>* warnings) {
+                                                 size_t write_buffer_bytes, std::vector<std::string>* warnings) {
   AIAC_RETURN_IF_ERROR(CheckWritable(dir, what));
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return IoError("cannot create " + what + " " + dir + ": " + ec.message());
+  rocksdb::Options options;
   options.create_if_missing = true;
   options.paranoid_checks = true;
+  options.write_buffer_size = write_buffer_bytes;
+  options.avoid_flush_during_shutdown = true;
   auto logger = std::make_shared<CaptureLogger>(warnings);
   options.info_log = logger;
   rocksdb::DB* raw = nullptr;

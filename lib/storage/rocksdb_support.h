@@ -17,7 +17,6 @@
 namespace rocksdb {
 class DB;
 class Status;
-struct Options;
 }  // namespace rocksdb
 
 namespace aiac::storage {
@@ -34,10 +33,13 @@ Status FromRocks(const rocksdb::Status& s, const std::string& what);
 // are free. `what` names the store in messages ("registry store", "checkpoint store").
 Status CheckWritable(const std::string& dir, const std::string& what, uint64_t min_free = kMinFreeBytes);
 
-// Creates `dir` if needed and opens the database with `options` (create_if_missing and
-// paranoid_checks are set here). Warnings RocksDB logs while opening (WAL recovery dropping
-// records, for example) are appended to `warnings` when it is not null.
+// Creates `dir` if needed and opens the database the way every store here wants it: created
+// if missing, paranoid checks, memtables of `write_buffer_bytes` (each flush writes at most that
+// much, which the free-space margin must cover), and no flush at shutdown (writes are synced to
+// the WAL, so closing never needs to write, not even on a full disk). Warnings RocksDB logs
+// while opening (WAL recovery dropping records, for example) are appended to `warnings` when it
+// is not null.
 Result<std::unique_ptr<rocksdb::DB>> OpenRocksDb(const std::string& dir, const std::string& what,
-                                                 rocksdb::Options options, std::vector<std::string>* warnings);
+                                                 size_t write_buffer_bytes, std::vector<std::string>* warnings);
 
 }  // namespace aiac::storage
