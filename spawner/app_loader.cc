@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "core/read_file.h"
 #include "spawner/child_process.h"
 
 namespace aiac::spawner {
@@ -19,7 +20,7 @@ Result<LoadedApp> LoadAndPrepare(const JobSpec& job, const std::string& plugin_d
     }
     return NotFound("plugin " + out.path + " does not exist");
   }
-  auto bytes = runtime::ReadWholeFile(out.path);
+  auto bytes = ReadWholeFile(out.path);
   if (!bytes.ok()) return bytes.status();
   out.bytes = std::move(*bytes);
   out.sha256 = runtime::Sha256(out.bytes);

@@ -4,10 +4,9 @@
 #include <openssl/evp.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "core/hex.h"
+#include "core/read_file.h"
 #include "core/ready_file.h"
 
 namespace aiac::runtime {
@@ -17,14 +16,6 @@ std::string Sha256(std::string_view bytes) {
   unsigned int len = 0;
   AIAC_CHECK(EVP_Digest(bytes.data(), bytes.size(), out, &len, EVP_sha256(), nullptr) == 1);
   return std::string(reinterpret_cast<char*>(out), len);
-}
-
-Result<std::string> ReadWholeFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound("cannot read " + path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 Result<std::shared_ptr<Plugin>> Plugin::Load(const std::string& path) {

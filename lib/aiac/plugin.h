@@ -17,7 +17,6 @@ namespace aiac::runtime {
 using aiac::Hex;
 
 std::string Sha256(std::string_view bytes);          // 32 raw bytes
-Result<std::string> ReadWholeFile(const std::string& path);
 
 // A loaded plugin: makes new App objects.
 class Plugin {

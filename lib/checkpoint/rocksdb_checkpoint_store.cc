@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <set>
 
+#include "core/read_file.h"
 #include "storage/rocksdb_support.h"
 
 namespace aiac::checkpoint {
@@ -137,26 +138,6 @@ Status WriteSynced(const std::string& path, std::string_view bytes, bool& create
   if (err == 0) return Status::Ok();
   const std::string why = "cannot write " + path + ": " + std::strerror(err);
   return err == ENOSPC ? ResourceExhausted(why) : IoError(why);
-}
-
-Result<std::string> ReadWhole(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return NotFound("cannot open " + path + ": " + std::strerror(errno));
-  std::string bytes;
-  char buf[1 << 16];
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int err = errno;
-      ::close(fd);
-      return IoError("cannot read " + path + ": " + std::strerror(err));
-    }
-    if (n == 0) break;
-    bytes.append(buf, static_cast<size_t>(n));
-  }
-  ::close(fd);
-  return bytes;
 }
 
 }  // namespace
@@ -299,7 +280,7 @@ Result<Loaded> RocksDbCheckpointStore::Load(const std::string& job, uint32_t tas
         continue;
       }
       const int slot = SlotOf(value);
-      if (slot >= 0) state = ReadWhole(SlotPath(job, task, slot));
+      if (slot >= 0) state = ReadWholeFile(SlotPath(job, task, slot));
     }
     if (Status d = Decode(value, c); !d.ok()) {
       out.skipped.push_back(d.message());

@@ -2,6 +2,7 @@
 // not match the hash.
 #include "aiac/plugin.h"
 #include "core/endpoint.h"
+#include "core/read_file.h"
 #include "integration/cluster_fixture.h"
 #include "net/connection.h"
 
@@ -19,7 +20,7 @@ TEST_F(PluginTest, SecondJobReusesTheStoredPlugin) {
   ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "key.toml", "--supernode", sn, job}, "second"), 0) << Log("second");
   EXPECT_EQ(Log("second").find("sending plugin"), std::string::npos) << Log("second");
   // Stored under the daemon's data directory, named by hash.
-  auto bytes = runtime::ReadWholeFile(BinPath("../plugins/libaiac_app_ring.so"));
+  auto bytes = ReadWholeFile(BinPath("../plugins/libaiac_app_ring.so"));
   ASSERT_TRUE(bytes.ok());
   EXPECT_TRUE(std::filesystem::exists(dir_ / ("d1/plugins/" + runtime::Hex(runtime::Sha256(*bytes)) + ".so")));
 }
