@@ -11,7 +11,6 @@ TaskRunner::TaskRunner(std::unique_ptr<app::Task> task, std::vector<uint32_t> ne
     : task_(std::move(task)),
       neighbours_(std::move(neighbours)),
       options_(options),
-      sync_(options.sync),
       cb_(std::move(callbacks)),
       mailbox_(options.sync) {
   mailbox_.set_own_incarnation(options.incarnation);
@@ -38,7 +37,7 @@ void TaskRunner::Join() {
 }
 
 Status TaskRunner::Step(uint64_t next_iteration, bool& did_work) {
-  if (sync_) {
+  if (options_.sync) {
     // Iteration k uses every neighbour's iteration k-1 (iteration 1 starts from the initial values).
     if (next_iteration > 1 && !neighbours_.empty()) {
       std::optional<std::vector<Mailbox::Value>> values;
@@ -55,7 +54,7 @@ Status TaskRunner::Step(uint64_t next_iteration, bool& did_work) {
   if (halt_.load()) return Status::Ok();
   auto did = task_->Iterate();
   if (!did.ok()) return did.status();
-  did_work = *did || sync_;  // a synchronous iteration always counts: neighbours wait for it
+  did_work = *did || options_.sync;  // a synchronous iteration always counts: neighbours wait for it
   return Status::Ok();
 }
 
@@ -107,7 +106,7 @@ void TaskRunner::Loop() {
       ++iteration;
       auto out = Track(task_->TakeOutgoing(), iteration);
       const bool now = task_->LocallyConverged();
-      if (!out.empty() || sync_) cb_.send(std::move(out), iteration, now);
+      if (!out.empty() || options_.sync) cb_.send(std::move(out), iteration, now);
       if (now != converged || iteration == options_.start_iteration + 1) cb_.local_convergence(now, iteration);
       converged = now;
       MaybeCheckpoint(iteration);

@@ -85,7 +85,6 @@ class TaskRunner {
   std::map<uint32_t, std::string> last_sent_;  // per receiver, the bytes sent last
   std::map<uint32_t, uint64_t> need_seen_;     // per two-way neighbour, our iteration it must have absorbed
   RunnerOptions options_;
-  bool sync_;
   RunnerCallbacks cb_;
   Mailbox mailbox_;
   std::atomic<bool> halt_{false};

@@ -269,6 +269,7 @@ Result<Loaded> RocksDbCheckpointStore::Load(const std::string& job, uint32_t tas
     ParseKey(k->key, c);
     std::string value;
     Result<std::string> state = std::string();
+    int slot = -1;
     {
       // Under the lock: a Put may be rewriting the other slot, never this one, but it may also
       // push this checkpoint out and reuse its slot.
@@ -279,14 +280,14 @@ Result<Loaded> RocksDbCheckpointStore::Load(const std::string& job, uint32_t tas
         out.skipped.push_back(storage::FromRocks(s, "read " + Describe(c)).message());
         continue;
       }
-      const int slot = SlotOf(value);
+      slot = SlotOf(value);
       if (slot >= 0) state = ReadWholeFile(SlotPath(job, task, slot));
     }
     if (Status d = Decode(value, c); !d.ok()) {
       out.skipped.push_back(d.message());
       continue;
     }
-    if (SlotOf(value) >= 0) {
+    if (slot >= 0) {
       if (!state.ok()) {
         out.skipped.push_back(Describe(c) + ": " + state.status().message());
         continue;
