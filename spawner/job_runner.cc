@@ -51,6 +51,8 @@ void JobRunner::Abort(const std::string& why) {
   if (aborted_) return;
   aborted_ = true;
   failure_ = why;
+  // Still waiting for daemons: nothing to give back, so the super-node link can go now.
+  if (supernodes_ && granted_.empty()) supernodes_->Stop();
   if (wake_) Wake();
 }
 
@@ -65,7 +67,7 @@ void JobRunner::SendAll(const std::function<void(proto::Envelope::Builder)>& fil
   }
 }
 
-awaitable<RunSummary> JobRunner::Run(Endpoint supernode) {
+awaitable<RunSummary> JobRunner::Run(std::vector<Endpoint> supernodes) {
   auto executor = co_await asio::this_coro::executor;
   wake_ = std::make_unique<asio::steady_timer>(executor);
   start_ = Clock::now();
@@ -79,15 +81,12 @@ awaitable<RunSummary> JobRunner::Run(Endpoint supernode) {
     return summary_;
   };
 
-  net::RetryPolicy retry;
-  retry.attempts = 20;
-  auto sn = co_await net::Dial(supernode, options_.net, proto::Role::SPAWNER, spawner_id_,
-                               proto::Role::SUPERNODE, retry);
-  if (!sn.ok()) co_return finish("failed", "super-node " + supernode.ToString() + ": " + sn.status().message());
-  Status acquired = co_await AcquireDaemons(**sn);
+  supernodes_ = std::make_unique<SupernodeSession>(std::move(supernodes), options_.net, spawner_id_, log_);
+  supernodes_->Start(executor);
+  Status acquired = co_await AcquireDaemons();
   if (acquired.ok()) acquired = MapTasks();
   if (!acquired.ok()) {
-    (*sn)->Close();
+    supernodes_->Stop();
     co_return finish(aborted_ ? "aborted" : "failed", acquired.message());
   }
 
@@ -125,17 +124,15 @@ awaitable<RunSummary> JobRunner::Run(Endpoint supernode) {
         [&] { return std::all_of(slots_.begin(), slots_.end(), [](const Slot& s) { return s.outcome.finished; }); },
         "gathering", std::max(deadline_, Clock::now() + std::chrono::seconds(30)));
   }
-  (*sn)->SendEnvelope([&](proto::Envelope::Builder e) {
-    auto r = e.initReleaseDaemons();
-    r.setJob(summary_.job_id);
-    auto ids = r.initDaemonIds(static_cast<unsigned>(granted_.size()));
-    for (size_t i = 0; i < granted_.size(); ++i) ids.set(static_cast<unsigned>(i), granted_[i].id);
-  });
+  std::vector<std::string> ids;
+  for (const auto& d : granted_) ids.push_back(d.id);
+  supernodes_->Release(summary_.job_id, ids);
   // Let the halts and the release reach the wire before the connections go.
   asio::steady_timer flush(executor, std::chrono::milliseconds(50));
   co_await flush.async_wait(net::use_nothrow);
   for (auto& s : slots_) if (s.conn) s.conn->Close();
-  (*sn)->Close();
+  supernodes_->Stop();
+  summary_.supernode_failovers = static_cast<uint32_t>(supernodes_->failovers());
 
   if (!outcome.ok()) {
     const bool diverged = failure_.find("diverged") != std::string::npos;
@@ -151,48 +148,51 @@ awaitable<RunSummary> JobRunner::Run(Endpoint supernode) {
   co_return finish(report->status, report->error);
 }
 
-awaitable<Status> JobRunner::AcquireDaemons(net::Connection& sn) {
+awaitable<Status> JobRunner::AcquireDaemons() {
+  // The super-nodes may still be starting: a few passes over the list before giving up.
+  if (Status linked = co_await supernodes_->WaitConnected(10); !linked.ok()) co_return linked;
   const auto wait_until = Clock::now() + std::chrono::milliseconds(options_.wait_daemons_ms);
-  uint64_t request_id = 0;
   std::string last_error;
   asio::steady_timer pause(co_await asio::this_coro::executor);
   while (!aborted_) {
-    ++request_id;
-    sn.SendEnvelope([&](proto::Envelope::Builder e) {
-      auto r = e.initRequestDaemons();
-      r.setRequestId(request_id);
-      r.setJob(summary_.job_id);
-      r.setCount(job_.tasks);
-      r.setSpares(static_cast<uint32_t>(options_.spares));
-    });
-    auto msg = co_await sn.Receive();
-    if (!msg.ok()) co_return Unavailable("super-node: " + msg.status().message());
-    auto env = (*msg)->root();
-    if (!env.isGrantDaemons()) co_return ProtocolError("super-node answered a request with another message");
-    auto grant = env.getGrantDaemons();
-    if (grant.getError().size() == 0) {
-      auto list = grant.getDaemons();
-      if (list.size() < job_.tasks) co_return ProtocolError("super-node granted too few daemons");
-      for (auto d : list) {
-        granted_.push_back({d.getId().cStr(), d.getAddress().cStr(), d.getCluster().cStr(), d.getPower()});
-      }
-      summary_.daemons = static_cast<uint32_t>(list.size());
-      log_->info("job {}: granted {} daemons by {}", summary_.job_id, list.size(), sn.Describe());
+    // Each ask gets a few seconds to be answered, even at the end of the wait.
+    const auto answer_by = std::max(wait_until, Clock::now() + std::chrono::seconds(5));
+    auto answer = co_await supernodes_->Request(summary_.job_id, job_.tasks,
+                                                static_cast<uint32_t>(options_.spares), answer_by);
+    if (aborted_) break;
+    if (!answer.ok()) co_return answer.status();
+    if (answer->error.empty()) {
+      if (answer->daemons.size() < job_.tasks) co_return ProtocolError("super-node granted too few daemons");
+      AddGranted(answer->daemons);
+      summary_.daemons = static_cast<uint32_t>(granted_.size());
+      log_->info("job {}: granted {} daemons by {}", summary_.job_id, answer->daemons.size(), supernodes_->Describe());
       co_return Status::Ok();
     }
-    std::string error = grant.getError().cStr();
     if (Clock::now() > wait_until) {
-      co_return ResourceExhausted("not enough daemons after " + std::to_string(options_.wait_daemons_ms) + " ms: " + error);
+      co_return ResourceExhausted("not enough daemons after " + std::to_string(options_.wait_daemons_ms) +
+                                  " ms: " + answer->error);
     }
-    if (error != last_error) log_->info("waiting for daemons: {}", error);
-    last_error = error;
+    if (answer->error != last_error) log_->info("waiting for daemons: {}", answer->error);
+    last_error = answer->error;
     pause.expires_after(std::chrono::milliseconds(200));
     co_await pause.async_wait(net::use_nothrow);
   }
   co_return Aborted(failure_);
 }
 
-Status JobRunner::MapTasks() {
+void JobRunner::AddGranted(const std::vector<GrantedDaemon>& daemons) {
+  for (const auto& d : daemons) {
+    auto known = std::find_if(granted_.begin(), granted_.end(), [&](const GrantedDaemon& g) { return g.id == d.id; });
+    if (known == granted_.end()) {
+      granted_.push_back(d);
+    } else {
+      *known = d;  // a daemon that came back (restarted under its id) is a new daemon
+      lost_.erase(d.id);
+    }
+  }
+}
+
+Status JobRunner::BuildPlatform() {
   // The granted daemons as a platform: clusters by name, powers as measured by the daemons.
   std::map<std::string, model::ClusterSpec> clusters;
   for (const auto& d : granted_) {
@@ -209,6 +209,15 @@ Status JobRunner::MapTasks() {
   auto platform = model::Platform::Build(std::move(specs), std::move(inter));
   if (!platform.ok()) return Internal("granted daemons: " + platform.status().message());
   platform_ = std::make_unique<model::Platform>(std::move(*platform));
+  std::map<std::string, size_t> by_id;
+  for (size_t i = 0; i < granted_.size(); ++i) by_id[granted_[i].id] = i;
+  granted_of_node_.clear();
+  for (const auto& node : platform_->nodes()) granted_of_node_.push_back(by_id.at(node.id));
+  return Status::Ok();
+}
+
+Status JobRunner::MapTasks() {
+  AIAC_RETURN_IF_ERROR(BuildPlatform());
   // The app's TIG: one undirected edge per pair, volumes of both directions added.
   std::vector<model::TaskSpec> tasks;
   std::map<std::pair<uint32_t, uint32_t>, double> volume;
@@ -229,10 +238,6 @@ Status JobRunner::MapTasks() {
   mapper_ = std::move(*mapper);
   auto m = mapper_->Map(*platform_, *tig_);
   placement_ = std::make_unique<mapping::Placement>(std::move(m.placement));
-  std::map<std::string, size_t> by_id;
-  for (size_t i = 0; i < granted_.size(); ++i) by_id[granted_[i].id] = i;
-  granted_of_node_.clear();
-  for (const auto& node : platform_->nodes()) granted_of_node_.push_back(by_id.at(node.id));
   slots_.resize(job_.tasks);
   // Who sends to whom: task m sends to every task its edges name, so each task learns which
   // daemons may send it values (AssignTask.senders).
@@ -416,42 +421,111 @@ void JobRunner::Replace(size_t index, const std::string& why) {
   Slot& slot = slots_[index];
   const std::string dead = slot.outcome.daemon;
   ++summary_.failures;
+  lost_.insert(dead);
   log_->warn("job {}: daemon {} (task {}) {}", summary_.job_id, dead, index, why);
   if (!failure_.empty()) return;
   if (settings_.sync) {
     Fail("daemon " + dead + " (task " + std::to_string(index) + ") " + why + "; sync mode cannot replace a daemon");
     return;
   }
+  // From here on the dead daemon's incarnation is over: its coroutine stops acting, and a
+  // paused daemon that comes back finds its connection closed.
+  if (slot.conn) slot.conn->Close();
+  slot.conn.reset();
+  ++slot.incarnation;
+  slot.ready = false;
+  slot.converged = false;
+  slot.change = 0;
+  slot.failed_at = Clock::now();
+  detector_.OnLocal(static_cast<uint32_t>(index), false);
   // The mapping algorithm picks the replacement (MAHEVE: a reserved node of the same cluster
   // first), among the granted daemons no task runs on.
-  int failed_node = -1;
-  for (size_t node = 0; node < granted_of_node_.size(); ++node) {
-    if (granted_[granted_of_node_[node]].id == dead) failed_node = static_cast<int>(node);
-  }
+  const int failed_node = NodeOf(dead);
   if (failed_node < 0) {
     Fail("daemon " + dead + " (task " + std::to_string(index) + ") " + why + " and is not one of the job's");
     return;
   }
   placement_->Fail(failed_node);
   const int node = mapper_->Replace(*platform_, *tig_, *placement_, failed_node, static_cast<int>(index));
-  if (node < 0) {
-    Fail("daemon " + dead + " (task " + std::to_string(index) + ") " + why + "; no daemon left to replace it");
+  if (node >= 0) {
+    MoveTask(index, node, dead);
     return;
   }
+  unplaced_.insert(index);
+  asio::co_spawn(wake_->get_executor(), ReplaceFromSupernode(index, dead, why), [this, index](std::exception_ptr e) {
+    if (e) Fail("replacing the daemon of task " + std::to_string(index) + ": " + net::DescribeException(e));
+  });
+}
+
+int JobRunner::NodeOf(const std::string& daemon) const {
+  for (size_t node = 0; node < granted_of_node_.size(); ++node) {
+    if (granted_[granted_of_node_[node]].id == daemon) return static_cast<int>(node);
+  }
+  return -1;
+}
+
+Status JobRunner::RebuildPlacement() {
+  AIAC_RETURN_IF_ERROR(BuildPlatform());
+  placement_ = std::make_unique<mapping::Placement>(*platform_, *tig_);
+  for (const auto& id : lost_) {
+    if (int node = NodeOf(id); node >= 0) placement_->Fail(node);
+  }
+  for (size_t t = 0; t < slots_.size(); ++t) {
+    if (unplaced_.count(t) || lost_.count(slots_[t].outcome.daemon)) continue;
+    if (int node = NodeOf(slots_[t].outcome.daemon); node >= 0) placement_->Assign(static_cast<int>(t), node);
+  }
+  return Status::Ok();
+}
+
+awaitable<void> JobRunner::ReplaceFromSupernode(size_t index, std::string dead, std::string why) {
+  const int64_t wait_ms = settings_.replacement_wait_ms < 0 ? options_.wait_daemons_ms : settings_.replacement_wait_ms;
+  const auto until = Clock::now() + std::chrono::milliseconds(wait_ms);
+  const uint64_t incarnation = slots_[index].incarnation;
+  const std::string what = "daemon " + dead + " (task " + std::to_string(index) + ") " + why;
+  log_->info("job {}: no granted daemon is free for task {}; asking the super-node for one", summary_.job_id, index);
+  asio::steady_timer pause(co_await asio::this_coro::executor);
+  for (;;) {
+    // Each ask gets a few seconds to be answered, even when the wait allows only one.
+    const auto answer_by = std::max(until, Clock::now() + std::chrono::seconds(5));
+    auto answer = co_await supernodes_->Request(summary_.job_id, 1, 0, answer_by);
+    if (!failure_.empty() || slots_[index].incarnation != incarnation) co_return;  // the run is over
+    if (!answer.ok()) {
+      Fail(what + "; no daemon left to replace it: " + answer.status().message());
+      co_return;
+    }
+    if (answer->error.empty() && !answer->daemons.empty()) {
+      AddGranted(answer->daemons);
+      summary_.daemons = static_cast<uint32_t>(granted_.size());
+      log_->info("job {}: daemon {} granted by {} for task {}", summary_.job_id, answer->daemons.front().id,
+                 supernodes_->Describe(), index);
+      if (Status rebuilt = RebuildPlacement(); !rebuilt.ok()) {
+        Fail(what + "; " + rebuilt.message());
+        co_return;
+      }
+      const int node = mapper_->Replace(*platform_, *tig_, *placement_, NodeOf(dead), static_cast<int>(index));
+      if (node >= 0) {
+        MoveTask(index, node, dead);
+        co_return;
+      }
+    }
+    if (Clock::now() >= until) {
+      Fail(what + "; no daemon left to replace it" + (answer->error.empty() ? "" : ": " + answer->error));
+      co_return;
+    }
+    pause.expires_after(std::chrono::milliseconds(500));
+    co_await pause.async_wait(net::use_nothrow);
+  }
+}
+
+void JobRunner::MoveTask(size_t index, int node, const std::string& dead) {
+  Slot& slot = slots_[index];
+  unplaced_.erase(index);
   placement_->Assign(static_cast<int>(index), node);
   const GrantedDaemon& next = granted_[granted_of_node_[static_cast<size_t>(node)]];
-  if (slot.conn) slot.conn->Close();  // a paused daemon that comes back finds itself dropped
-  slot.conn.reset();
-  ++slot.incarnation;
-  slot.ready = false;
-  slot.converged = false;
-  slot.change = 0;
   slot.outcome.daemon = next.id;
   slot.outcome.address = next.address;
-  slot.failed_at = Clock::now();
   slot.replacement = static_cast<int>(summary_.replacements.size());
   summary_.replacements.push_back({static_cast<uint32_t>(index), dead, next.id, 0, -1});
-  detector_.OnLocal(static_cast<uint32_t>(index), false);
   log_->info("job {}: task {} goes to daemon {} (incarnation {})", summary_.job_id, index, next.id, slot.incarnation);
   // Every other daemon first learns where the task went (its values, its checkpoints, and the
   // dead daemon's role as a backup); then the replacement gets the task.
@@ -530,9 +604,7 @@ awaitable<Status> JobRunner::WaitUntil(const std::function<bool()>& done, const 
     if (now >= next_progress) {
       CheckSilence();
       PrintProgress();
-      if (health_) {
-        if (std::string casualty = health_(); !casualty.empty()) Fail(casualty);
-      }
+      if (on_progress_) on_progress_();
       next_progress = now + std::chrono::milliseconds(options_.progress_ms);
     }
     wake_->expires_at(std::min(next_progress, deadline));

@@ -1,8 +1,9 @@
-// Runs one job on daemons granted by a super-node: request daemons (waiting until enough are
-// free), map the tasks onto them (MAHEVE by default), assign them (sending the app plugin only
-// to daemons that do not have it), start them, watch them (progress lines, lost daemons),
-// detect global convergence with a confirmation round, halt the tasks, gather and check the
-// result, and give the daemons back.
+// Runs one job on daemons granted by the super-nodes: request daemons (waiting until enough
+// are free), map the tasks onto them (MAHEVE by default), assign them (sending the app plugin
+// only to daemons that do not have it), start them, watch them (progress lines, lost daemons
+// replaced from the spares or with daemons asked of a super-node), detect global convergence
+// with a confirmation round, halt the tasks, gather and check the result, and give the daemons
+// back. The link to the super-nodes fails over when its super-node is lost (supernode_session.h).
 //
 // One JobRunner per run, on the spawner's io_context. Abort() (Ctrl-C) ends the run early; the
 // daemons are still halted and released.
@@ -10,6 +11,7 @@
 
 #include <chrono>
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -22,23 +24,27 @@
 #include "spawner/job_spec.h"
 #include "spawner/run_summary.h"
 #include "spawner/spawner_options.h"
+#include "spawner/supernode_session.h"
 
 namespace aiac::spawner {
 
 struct RunSettings {
   std::string mapping = "maheve";  // maheve | default | aiac-qm | f-ec
   bool sync = false;
+  // How long a replacement may wait for a daemon from a super-node once no granted one is free;
+  // 0 asks once (a local cluster has no other daemons); < 0: the options' wait_daemons_ms.
+  int64_t replacement_wait_ms = -1;
 };
 
 class JobRunner {
  public:
   JobRunner(JobSpec job, LoadedApp& app, SpawnerOptions options, RunSettings settings, Logger log);
 
-  net::awaitable<RunSummary> Run(Endpoint supernode);
+  // `supernodes`: tried in order, the next one when the current one is lost; not empty.
+  net::awaitable<RunSummary> Run(std::vector<Endpoint> supernodes);
   void Abort(const std::string& why);
-  // Optional: checked every progress tick; a non-empty answer fails the run (the local
-  // cluster reports its super-node's death).
-  void set_health_check(std::function<std::string()> check) { health_ = std::move(check); }
+  // Optional: called at every progress tick (the local cluster reaps its exited children).
+  void set_on_progress(std::function<void()> hook) { on_progress_ = std::move(hook); }
   // The daemons running a task now (started, connected, not being replaced); for fault injection.
   std::vector<std::string> RunningTaskDaemons() const;
   // Asks daemon `id`, which runs one of this job's tasks, to exit at once (fault injection with
@@ -57,13 +63,16 @@ class JobRunner {
     int replacement = -1;  // index in summary_.replacements while this daemon restores
     std::chrono::steady_clock::time_point failed_at;  // when its predecessor was found lost
   };
-  struct GrantedDaemon {
-    std::string id, address, cluster;
-    double power;
-  };
-
-  net::awaitable<Status> AcquireDaemons(net::Connection& supernode);
+  net::awaitable<Status> AcquireDaemons();
+  // Adds granted daemons to granted_ (a known id is updated and counts as alive again).
+  void AddGranted(const std::vector<GrantedDaemon>& daemons);
+  // The granted daemons as the mapping's platform (granted_of_node_ follows).
+  Status BuildPlatform();
   Status MapTasks();
+  // The platform node of granted daemon `daemon`, or -1.
+  int NodeOf(const std::string& daemon) const;
+  // Platform and placement again from granted_, lost_ and the tasks' daemons (after a grant).
+  Status RebuildPlacement();
   // Assigns task `index` to its slot's daemon and serves that daemon's messages, for the
   // slot's incarnation at the call; a later incarnation's coroutine takes over on replacement.
   net::awaitable<void> WatchDaemon(size_t index);
@@ -71,6 +80,10 @@ class JobRunner {
   // granted daemons, every other daemon is told (NeighbourMoved), and the replacement gets the
   // task with restore = true. Fails the run when no daemon is left, or in sync mode.
   void Replace(size_t index, const std::string& why);
+  // No granted daemon is free: asks a super-node for one, then maps task `index` again.
+  net::awaitable<void> ReplaceFromSupernode(size_t index, std::string dead, std::string why);
+  // Hands task `index` (its daemon `dead` lost) over to the daemon of platform node `node`.
+  void MoveTask(size_t index, int node, const std::string& dead);
   // Closes the connections of task daemons silent for failure_timeout_ms.
   void CheckSilence();
   void OnConvergenceEvent();
@@ -89,8 +102,10 @@ class JobRunner {
   Logger log_;
   RunSummary summary_;
   std::string spawner_id_;
+  std::unique_ptr<SupernodeSession> supernodes_;
   std::vector<GrantedDaemon> granted_;
-  std::vector<int> daemon_of_task_;
+  std::set<std::string> lost_;  // granted daemons found dead
+  std::set<size_t> unplaced_;   // tasks waiting for a daemon from a super-node
   std::vector<Slot> slots_;
   std::vector<std::vector<uint32_t>> senders_;  // per task: the tasks that send it values
   std::vector<std::vector<uint32_t>> backups_;  // per task: the tasks whose daemons keep its checkpoints
@@ -107,7 +122,7 @@ class JobRunner {
   std::string failure_;
   bool aborted_ = false;
   std::chrono::steady_clock::time_point start_, deadline_;
-  std::function<std::string()> health_;
+  std::function<void()> on_progress_;
 };
 
 }  // namespace aiac::spawner

@@ -17,8 +17,10 @@ namespace aiac::spawner {
 namespace asio = net::asio;
 namespace fs = std::filesystem;
 
-LocalCluster::LocalCluster(size_t daemons, std::string bin_dir, std::string log_level, Logger log)
+LocalCluster::LocalCluster(size_t daemons, size_t supernodes, std::string bin_dir, std::string log_level,
+                           Logger log)
     : daemons_(daemons),
+      supernodes_(std::max<size_t>(1, supernodes)),
       bin_dir_(std::move(bin_dir)),
       log_level_(std::move(log_level)),
       log_(std::move(log)),
@@ -68,62 +70,82 @@ Status LocalCluster::WriteConfigs() {
   return Status::Ok();
 }
 
-net::awaitable<Result<Endpoint>> LocalCluster::Start(std::chrono::milliseconds timeout) {
+net::awaitable<Result<std::vector<Endpoint>>> LocalCluster::Start(std::chrono::milliseconds timeout) {
   if (Status s = WriteConfigs(); !s.ok()) co_return s;
-  const std::string ready = dir_ + "/supernode.addr";
-  auto sn = ChildProcess::Spawn({bin_dir_ + "/aiac-supernode", "--config", dir_ + "/cluster.toml",
-                                 "--listen", "127.0.0.1:0", "--id", "sn-local", "--data",
-                                 dir_ + "/supernode", "--ready-file", ready, "--log-level",
-                                 log_level_});
-  if (!sn.ok()) co_return sn.status();
-  children_.emplace_back("super-node", std::move(*sn));
-
   asio::steady_timer timer(co_await asio::this_coro::executor);
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  std::string address;
-  while (address.empty()) {
-    if (auto code = children_[0].second.Poll()) {
-      co_return Unavailable("local super-node exited with " + std::to_string(*code));
+  std::vector<std::string> addresses;
+  std::vector<Endpoint> endpoints;
+  for (size_t k = 1; k <= supernodes_; ++k) {
+    const std::string id = "sn-local-" + std::to_string(k);
+    const std::string ready = dir_ + "/" + id + ".addr";
+    std::vector<std::string> argv = {bin_dir_ + "/aiac-supernode", "--config", dir_ + "/cluster.toml",
+                                     "--listen", "127.0.0.1:0", "--id", id, "--data", dir_ + "/" + id,
+                                     "--ready-file", ready, "--log-level", log_level_};
+    // Linking from the later to the earlier ones links every pair once.
+    for (const auto& peer : addresses) {
+      argv.push_back("--peer");
+      argv.push_back(peer);
     }
-    if (std::chrono::steady_clock::now() > deadline) {
-      co_return Timeout("local super-node did not start within " +
-                        std::to_string(timeout.count()) + " ms");
+    auto sn = ChildProcess::Spawn(argv);
+    if (!sn.ok()) co_return sn.status();
+    children_.emplace_back("super-node " + id, std::move(*sn));
+    auto& child = children_.back().second;
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    std::string address;
+    while (address.empty()) {
+      if (auto code = child.Poll()) co_return Unavailable("local super-node " + id + " exited with " + std::to_string(*code));
+      if (std::chrono::steady_clock::now() > deadline) {
+        co_return Timeout("local super-node " + id + " did not start within " + std::to_string(timeout.count()) + " ms");
+      }
+      std::ifstream in(ready);
+      std::getline(in, address);
+      if (address.empty()) {
+        timer.expires_after(std::chrono::milliseconds(20));
+        co_await timer.async_wait(net::use_nothrow);
+      }
     }
-    std::ifstream in(ready);
-    std::getline(in, address);
-    if (address.empty()) {
-      timer.expires_after(std::chrono::milliseconds(20));
-      co_await timer.async_wait(net::use_nothrow);
-    }
+    auto endpoint = ParseEndpoint(address);
+    if (!endpoint.ok()) co_return endpoint.status();
+    addresses.push_back(address);
+    endpoints.push_back(*endpoint);
   }
-  auto endpoint = ParseEndpoint(address);
-  if (!endpoint.ok()) co_return endpoint.status();
 
   for (size_t i = 1; i <= daemons_; ++i) {
     const std::string id = "d" + std::to_string(i);
-    auto d = ChildProcess::Spawn({bin_dir_ + "/aiac-daemon", "--config", dir_ + "/cluster.toml",
-                                  "--supernode", address, "--listen", "127.0.0.1:0", "--id", id,
-                                  "--data", dir_ + "/" + id, "--log-level", log_level_});
+    std::vector<std::string> argv = {bin_dir_ + "/aiac-daemon", "--config", dir_ + "/cluster.toml",
+                                     "--listen", "127.0.0.1:0", "--id", id, "--data", dir_ + "/" + id,
+                                     "--log-level", log_level_};
+    for (size_t k = 0; k < addresses.size(); ++k) {
+      argv.push_back("--supernode");
+      argv.push_back(addresses[(i - 1 + k) % addresses.size()]);
+    }
+    auto d = ChildProcess::Spawn(argv);
     if (!d.ok()) co_return d.status();
     children_.emplace_back("daemon " + id, std::move(*d));
   }
-  log_->info("local cluster: super-node at {}, {} daemons, data in {}", address, daemons_, dir_);
-  co_return *endpoint;
+  std::string list;
+  for (const auto& a : addresses) list += (list.empty() ? "" : ", ") + a;
+  log_->info("local cluster: {} at {}, {} daemons, data in {}", supernodes_ == 1 ? "super-node" : "super-nodes",
+             list, daemons_, dir_);
+  co_return endpoints;
 }
 
-std::string LocalCluster::Casualty() {
+void LocalCluster::Reap() {
+  size_t supernodes_gone = 0;
   for (size_t i = 0; i < children_.size(); ++i) {
     auto& [name, child] = children_[i];
-    if (reaped_.count(name)) continue;
-    auto code = child.Poll();
-    if (!code) continue;
-    // The super-node's loss ends a local run; a daemon's is the job runner's to handle (it
-    // replaces the daemon's task), here it is only reaped and logged.
-    if (i == 0) return name + " exited with " + std::to_string(*code);
-    reaped_.insert(name);
-    log_->warn("local cluster: {} exited with {}", name, *code);
+    if (!reaped_.count(name)) {
+      auto code = child.Poll();
+      if (!code) continue;
+      reaped_.insert(name);
+      log_->warn("local cluster: {} exited with {}", name, *code);
+    }
+    if (i < supernodes_) ++supernodes_gone;
   }
-  return "";
+  if (supernodes_gone == supernodes_ && !all_supernodes_gone_) {
+    all_supernodes_gone_ = true;
+    log_->error("local cluster: every super-node is gone; the run goes on with the daemons it has");
+  }
 }
 
 bool LocalCluster::Kill(const std::string& id) {
@@ -138,11 +160,12 @@ bool LocalCluster::Kill(const std::string& id) {
 void LocalCluster::Stop() {
   if (stopped_) return;
   stopped_ = true;
-  // Daemons first (all signalled, then reaped: one grace period, not N), the super-node last,
+  // Daemons first (all signalled, then reaped: one grace period, not N), the super-nodes last,
   // so no daemon sees its super-node vanish and warns about it.
-  for (size_t i = 1; i < children_.size(); ++i) children_[i].second.Signal(SIGTERM);
-  for (size_t i = 1; i < children_.size(); ++i) children_[i].second.Stop();
-  children_.clear();  // the super-node (index 0) is stopped by its destructor
+  for (size_t i = supernodes_; i < children_.size(); ++i) children_[i].second.Signal(SIGTERM);
+  for (size_t i = supernodes_; i < children_.size(); ++i) children_[i].second.Stop();
+  for (size_t i = 0; i < std::min(supernodes_, children_.size()); ++i) children_[i].second.Signal(SIGTERM);
+  children_.clear();  // each child's destructor stops and reaps it
   if (!dir_.empty()) {
     std::error_code ec;
     fs::remove_all(dir_, ec);

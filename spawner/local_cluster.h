@@ -1,5 +1,7 @@
-// `spawner run --local N`: a super-node and N daemons started as child processes on free
-// loopback ports, with a fresh random cluster_key and data in a temporary directory. Stop() (and
+// `spawner run --local N [--local-supernodes K]`: K peer super-nodes and N daemons started as
+// child processes on free loopback ports, with a fresh random cluster_key and data in a
+// temporary directory. Each daemon lists every super-node, starting with a different one, so
+// registrations are spread and a daemon whose super-node dies registers with the next. Stop() (and
 // the destructor) terminates and reaps every child and removes the directory: no process and no
 // file is left behind, also after an error or Ctrl-C. A run killed outright (SIGKILL) cannot
 // clean up: its directory records the owner's pid (owner.pid), and the next --local run removes
@@ -25,16 +27,17 @@ size_t RemoveStaleLocalDirs(const std::string& root, const Logger& log);
 class LocalCluster {
  public:
   // `bin_dir` holds aiac-supernode and aiac-daemon; children log at `log_level`.
-  LocalCluster(size_t daemons, std::string bin_dir, std::string log_level, Logger log);
+  LocalCluster(size_t daemons, size_t supernodes, std::string bin_dir, std::string log_level, Logger log);
   ~LocalCluster();
 
-  // Starts the super-node, waits (up to `timeout`) until it listens, then starts the daemons.
-  net::awaitable<Result<Endpoint>> Start(std::chrono::milliseconds timeout);
+  // Starts the super-nodes one by one, each linked with the ones before it and waited for (up
+  // to `timeout` each) until it listens, then the daemons. Returns the super-nodes' endpoints.
+  net::awaitable<Result<std::vector<Endpoint>>> Start(std::chrono::milliseconds timeout);
   // The key every process of this cluster shares.
   const std::string& cluster_key() const { return key_; }
-  // "super-node exited with 2" once the super-node exited while it should be running. Daemons
-  // that exit are reaped and logged (the job runner replaces them), never reported here.
-  std::string Casualty();
+  // Reaps and logs the children that exited while they should be running. A run goes on
+  // without them: the job runner replaces lost daemons, and fails over to another super-node.
+  void Reap();
   void Stop();
   // SIGKILLs daemon `id` (fault injection); false when there is no such running daemon.
   bool Kill(const std::string& id);
@@ -42,12 +45,13 @@ class LocalCluster {
  private:
   Status WriteConfigs();
 
-  size_t daemons_;
+  size_t daemons_, supernodes_;
+  bool all_supernodes_gone_ = false;
   std::string bin_dir_, log_level_;
   Logger log_;
   std::string dir_, key_;
-  std::vector<std::pair<std::string, ChildProcess>> children_;  // name, process
-  std::set<std::string> reaped_;  // daemons that exited during the run
+  std::vector<std::pair<std::string, ChildProcess>> children_;  // super-nodes first, then daemons
+  std::set<std::string> reaped_;  // children that exited during the run
   bool stopped_ = false;
 };
 

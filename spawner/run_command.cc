@@ -33,10 +33,16 @@ CLI::App* AddRunCommand(CLI::App& app, RunArgs& args) {
   CLI::App* run = app.add_subcommand("run", "run a job on daemons and print its summary");
   run->add_option("job", args.job_file, "job file (TOML)")->required();
   run->add_option("--config", args.config, "spawner options file (see conf/spawner.toml)");
-  auto* sn = run->add_option("--supernode", args.supernode, "super-node HOST:PORT to get daemons from");
-  run->add_option("--local", args.local, "start a super-node and N daemons on loopback for this run")
-      ->check(CLI::Range(1, 4096))
-      ->excludes(sn);
+  auto* sn = run->add_option("--supernode", args.supernodes,
+                             "super-node HOST:PORT to get daemons from (repeatable: the next one when one is lost)")
+                ->allow_extra_args(false);
+  auto* local = run->add_option("--local", args.local, "start a super-node and N daemons on loopback for this run")
+                    ->check(CLI::Range(1, 4096))
+                    ->excludes(sn);
+  run->add_option("--local-supernodes", args.local_supernodes,
+                  "with --local: start K peer super-nodes (default 1); daemons list them all")
+      ->check(CLI::Range(1, 16))
+      ->needs(local);
   run->add_option("--json", args.json, "write the run summary as JSON to this file");
   run->add_option("--mapping", args.mapping, "maheve (default), default, aiac-qm or f-ec");
   run->add_flag("--sync", args.sync, "synchronous iterations (each waits for its neighbours), for comparison");
@@ -55,7 +61,7 @@ CLI::App* AddRunCommand(CLI::App& app, RunArgs& args) {
 int RunCommand(const RunArgs& args) {
   SpawnerOptions options;
   if (Status s = LoadSpawnerOptions(args.config, options); !s.ok()) return BadInput(s);
-  if (!args.supernode.empty()) options.supernode = args.supernode;
+  if (!args.supernodes.empty()) options.supernodes = args.supernodes;
   if (!args.log_level.empty()) options.log_level = args.log_level;
   auto level = ParseLogLevel(options.log_level);
   if (!level.ok()) return BadInput(level.status());
@@ -86,20 +92,27 @@ int RunCommand(const RunArgs& args) {
   if (args.sync && !app->plan.supports_sync) {
     return BadInput(InvalidArgument("--sync: app " + job->app + " has no synchronous mode"));
   }
-  auto supernode = ParseEndpoint(options.supernode);
-  if (!supernode.ok()) return BadInput(supernode.status());
+  std::vector<Endpoint> supernodes;
+  for (const auto& text : options.supernodes) {
+    auto ep = ParseEndpoint(text);
+    if (!ep.ok()) return BadInput(ep.status());
+    supernodes.push_back(*ep);
+  }
+  if (supernodes.empty()) return BadInput(InvalidArgument("no super-node given (--supernode HOST:PORT)"));
 
   Logger log = MakeLogger("spawner", *level);
   asio::io_context io;
   std::unique_ptr<LocalCluster> cluster;
   if (args.local > 0) {
-    cluster = std::make_unique<LocalCluster>(args.local, SelfDirectory(), options.local_log_level, log);
+    cluster = std::make_unique<LocalCluster>(args.local, static_cast<size_t>(args.local_supernodes), SelfDirectory(),
+                                             options.local_log_level, log);
     options.net.cluster_key = cluster->cluster_key();
     options.net.cluster_key_file.clear();  // the run's own key replaces any configured one
   }
   if (Status s = net::FinishNetOptions(options.net); !s.ok()) return BadInput(s);
 
-  JobRunner runner(*job, *app, options, RunSettings{args.mapping, args.sync}, log);
+  // A local cluster has no daemons besides the ones it started: a replacement asks once.
+  JobRunner runner(*job, *app, options, RunSettings{args.mapping, args.sync, args.local > 0 ? 0 : -1}, log);
   std::unique_ptr<FaultInjector> injector;
   if (args.kill_every > 0) {
     FaultPlan plan{args.kill_every, args.kill_count,
@@ -131,7 +144,7 @@ int RunCommand(const RunArgs& args) {
   asio::co_spawn(
       io,
       [&]() -> net::awaitable<void> {
-        Endpoint target = *supernode;
+        std::vector<Endpoint> targets = supernodes;
         if (cluster) {
           auto started = co_await cluster->Start(std::chrono::milliseconds(10000));
           if (!started.ok()) {
@@ -139,11 +152,11 @@ int RunCommand(const RunArgs& args) {
             io.stop();
             co_return;
           }
-          target = *started;
-          runner.set_health_check([&] { return cluster->Casualty(); });
+          targets = *started;
+          runner.set_on_progress([&] { cluster->Reap(); });
         }
         if (injector) net::SpawnLogged(io.get_executor(), injector->Run(), log, "fault injection");
-        summary = co_await runner.Run(target);
+        summary = co_await runner.Run(targets);
         io.stop();
       },
       asio::detached);

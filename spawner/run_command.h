@@ -1,7 +1,9 @@
-// `aiac-spawner run JOB.toml [--supernode HOST:PORT | --local N] [--json OUT.json]`.
+// `aiac-spawner run JOB.toml [--supernode HOST:PORT ... | --local N [--local-supernodes K]]
+// [--json OUT.json]`.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -10,8 +12,9 @@ namespace aiac::spawner {
 struct RunArgs {
   std::string job_file;
   std::string config;
-  std::string supernode;
+  std::vector<std::string> supernodes;
   int local = 0;
+  int local_supernodes = 1;
   std::string json;
   std::string log_level;
   std::string mapping = "maheve";

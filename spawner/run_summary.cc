@@ -47,6 +47,7 @@ nlohmann::json ToJson(const RunSummary& s) {
                                  {"restored_iteration", r.restored_iteration},
                                  {"seconds_to_resume", r.seconds_to_resume}});
   }
+  j["supernode_failovers"] = s.supernode_failovers;
   j["result"] = s.result;
   return j;
 }
@@ -59,6 +60,7 @@ std::string ToText(const RunSummary& s) {
       << j["iterations"]["min"] << ".." << j["iterations"]["max"];
   if (s.residual >= 0) out << ", residual " << s.residual;
   if (s.failures > 0) out << ", " << s.failures << " daemons lost, " << s.replacements.size() << " replaced";
+  if (s.supernode_failovers > 0) out << ", " << s.supernode_failovers << " super-node fail-overs";
   if (j["checkpoints"]["written"].get<uint64_t>() > 0) {
     out << ", " << j["checkpoints"]["written"] << " checkpoints (" << j["checkpoints"]["bytes"].get<uint64_t>() / 1024 << " KiB)";
   }

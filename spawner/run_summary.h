@@ -5,7 +5,8 @@
 // iterations {min, max, per_task}, residual (when the app has one), output, per_task
 // [{task, daemon, address, iterations}], checkpoints {written, bytes} (copies the backups
 // acknowledged, and their state bytes), failures (daemons lost), replacements [{task, failed,
-// daemon, restored_iteration, seconds_to_resume}], result (app-defined numbers).
+// daemon, restored_iteration, seconds_to_resume}], supernode_failovers (times the spawner moved
+// to another super-node after losing its own), result (app-defined numbers).
 #pragma once
 
 #include <cstdint>
@@ -50,6 +51,7 @@ struct RunSummary {
   std::vector<TaskOutcome> per_task;
   uint32_t failures = 0;  // task daemons lost (unreachable, disconnected or silent)
   std::vector<Replacement> replacements;
+  uint32_t supernode_failovers = 0;
   nlohmann::json result = nlohmann::json::object();
 
   bool succeeded() const { return status == "converged"; }

@@ -8,7 +8,10 @@ namespace aiac::spawner {
 Status LoadSpawnerOptions(const std::string& path, SpawnerOptions& o) {
   auto file = ConfigFile::Load(path);
   if (!file.ok()) return file.status();
-  file->Get("supernode", o.supernode);
+  std::string one;
+  std::vector<std::string> list;
+  file->Get("supernode", one);
+  file->Get("supernodes", list);
   file->GetPositive("wait_daemons_ms", o.wait_daemons_ms);
   file->Get("spares", o.spares);
   file->GetPositive("progress_ms", o.progress_ms);
@@ -19,6 +22,11 @@ Status LoadSpawnerOptions(const std::string& path, SpawnerOptions& o) {
   file->Get("log_level", o.log_level);
   net::ReadNetOptions(*file, o.net);
   AIAC_RETURN_IF_ERROR(file->Finish());
+  if (!one.empty() && !list.empty()) {
+    return InvalidArgument(path + ": give either 'supernode' or 'supernodes', not both");
+  }
+  if (!one.empty()) o.supernodes = {one};
+  if (!list.empty()) o.supernodes = list;
   if (o.spares < 0) return InvalidArgument(path + ": option 'spares' must not be negative");
   return Status::Ok();
 }

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/status.h"
 #include "net/connection.h"
@@ -10,8 +11,10 @@
 namespace aiac::spawner {
 
 struct SpawnerOptions {
-  // Super-node to ask for daemons (ignored with --local). Default: 127.0.0.1:7400.
-  std::string supernode = "127.0.0.1:7400";
+  // Super-nodes to ask for daemons, tried in order; when the one in use is lost the spawner
+  // fails over to the next (ignored with --local). Config: `supernodes = [...]`, or one
+  // `supernode = "..."`. Default: 127.0.0.1:7400.
+  std::vector<std::string> supernodes = {"127.0.0.1:7400"};
   // How long to wait for enough free daemons. Default: 30000 ms.
   int64_t wait_daemons_ms = 30000;
   // Extra daemons reserved for replacements. Default: 0.

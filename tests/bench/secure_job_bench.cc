@@ -80,8 +80,8 @@ Outcome RunJob(net::Transport transport, const std::string& dir, const std::stri
   spawner::JobRunner runner(*job, *app, sp, spawner::RunSettings{}, log);
   spawner::RunSummary summary;
   asio::co_spawn(io, [&]() -> net::awaitable<void> {
-    const Endpoint at = *sn;
-    summary = co_await runner.Run(at);
+    std::vector<Endpoint> at = {*sn};
+    summary = co_await runner.Run(std::move(at));
     for (auto& l : links) l->Stop();
     for (auto& h : hosts) h->Stop();
     service.Stop();

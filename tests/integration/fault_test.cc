@@ -3,6 +3,7 @@
 // lost daemon; and no process is ever left behind.
 #include <Eigen/SparseCholesky>
 
+#include <algorithm>
 #include <csignal>
 #include <regex>
 #include <set>
@@ -237,6 +238,71 @@ TEST_F(FaultTest, KillEveryAsksHandStartedDaemonsToExit) {
   auto code = procs_.at(victim).WaitFor(std::chrono::seconds(10));
   ASSERT_TRUE(code.has_value());
   EXPECT_EQ(*code, 137);
+}
+
+// Two peer super-nodes; the one the spawner and half the daemons use is killed mid-run: the
+// daemons register with the other, the spawner fails over to it, and a task daemon lost after
+// that is still replaced.
+TEST_F(FaultTest, ASupernodeKilledMidRunTheRunGoesOn) {
+  WriteJob("cg.toml", "name = \"sk\"\napp = \"cg\"\ntasks = 4\ntimeout_s = 300\ncheckpoint_seconds = 0.2\n"
+                      "[params]\nn = 300000\nbandwidth = 12\ntolerance = 1e-10\n");
+  auto spawner = Start("aiac-spawner", {"run", "--local", "6", "--local-supernodes", "2", dir_ / "cg.toml", "--json",
+                                        dir_ / "sk.json"},
+                       dir_ / "spawner.log");
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("spawner", "starting"); }, std::chrono::seconds(60))) << Log("spawner");
+  auto supernode = ProcessesMatching(dir_.path(), "--id sn-local-1 ");
+  ASSERT_EQ(supernode.size(), 1u);
+  kill(supernode[0], SIGKILL);
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("spawner", "failed over to super-node sn-local-2"); },
+                        std::chrono::seconds(60)))
+      << Log("spawner");
+  const std::string victim = TaskDaemons(Log("spawner")).at(0);
+  auto pids = ProcessesMatching(dir_.path(), "--id " + victim + " ");
+  ASSERT_EQ(pids.size(), 1u);
+  kill(pids[0], SIGKILL);
+  auto code = spawner.WaitFor(std::chrono::seconds(240));
+  ASSERT_TRUE(code.has_value()) << Log("spawner");
+  ASSERT_EQ(*code, 0) << Log("spawner");
+  auto j = Json("sk.json");
+  EXPECT_EQ(j["status"], "converged");
+  EXPECT_EQ(j["supernode_failovers"], 1);
+  EXPECT_EQ(j["failures"], 1);
+  ASSERT_EQ(j["replacements"].size(), 1u);
+  EXPECT_EQ(j["replacements"][0]["failed"], victim);
+  EXPECT_LT(j["result"]["error_inf"].get<double>(), 1e-7) << j.dump();
+  EXPECT_TRUE(LogHas("spawner", "super-node sn-local-1 exited with 137")) << Log("spawner");
+  EXPECT_TRUE(ProcessesMatching(dir_.path()).empty()) << "processes left behind";
+}
+
+// No spare was granted: the replacement is a daemon the super-node grants during the run.
+TEST_F(FaultTest, WithNoSpareTheSupernodeSuppliesTheReplacement) {
+  const std::string sn = StartSupernode("sn1");
+  for (const char* d : {"d1", "d2", "d3", "d4"}) StartDaemon(d, {sn});
+  ASSERT_TRUE(WaitUntil([&] {
+    return LogHas("d1", "registered") && LogHas("d2", "registered") && LogHas("d3", "registered") &&
+           LogHas("d4", "registered");
+  })) << Log("d1");
+  WriteJob("cg.toml", "name = \"sup\"\napp = \"cg\"\ntasks = 3\ntimeout_s = 300\ncheckpoint_seconds = 0.2\n"
+                      "[params]\nn = 300000\nbandwidth = 12\ntolerance = 1e-10\n");
+  auto spawner = Start("aiac-spawner", {"run", "--config", dir_ / "key.toml", "--supernode", sn, dir_ / "cg.toml",
+                                        "--json", dir_ / "sup.json"},
+                       dir_ / "spawner.log");
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("spawner", "starting"); }, std::chrono::seconds(60))) << Log("spawner");
+  const auto first = TaskDaemons(Log("spawner"));
+  ASSERT_EQ(first.size(), 3u) << Log("spawner");
+  const std::string victim = first[0];
+  procs_.at(victim).Signal(SIGKILL);
+  auto code = spawner.WaitFor(std::chrono::seconds(240));
+  ASSERT_TRUE(code.has_value()) << Log("spawner");
+  ASSERT_EQ(*code, 0) << Log("spawner");
+  auto j = Json("sup.json");
+  EXPECT_EQ(j["status"], "converged");
+  EXPECT_EQ(j["daemons"], 4);
+  ASSERT_EQ(j["replacements"].size(), 1u);
+  const std::string taker = j["replacements"][0]["daemon"];
+  EXPECT_EQ(std::count(first.begin(), first.end(), taker), 0) << taker;
+  EXPECT_TRUE(LogHas("spawner", "daemon " + taker + " granted by")) << Log("spawner");
+  EXPECT_LT(j["result"]["error_inf"].get<double>(), 1e-7) << j.dump();
 }
 
 }  // namespace

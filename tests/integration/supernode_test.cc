@@ -47,5 +47,20 @@ TEST_F(SupernodeTest, PeersLendTheirDaemonsToASpawner) {
   EXPECT_TRUE(WaitUntil([&] { return LogHas("sna", "released 2 daemons"); })) << Log("sna");
 }
 
+// The spawner tries its super-nodes in order: a dead first one costs a retry, not the run.
+TEST_F(SupernodeTest, SpawnerSkipsASupernodeThatIsDown) {
+  const std::string gone = StartSupernode("gone");
+  procs_.erase("gone");  // its port is closed now
+  const std::string b = StartSupernode("snb");
+  for (auto d : {"b1", "b2"}) StartDaemon(d, {b});
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("snb", "daemon b2 registered"); })) << Log("snb");
+  ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "key.toml", "--supernode", gone, "--supernode", b, RingJob(2, 20),
+                        "--json", dir_ / "s.json"}),
+            0)
+      << Log("spawner");
+  EXPECT_EQ(Json("s.json")["status"], "converged");
+  EXPECT_TRUE(LogHas("snb", "granted 2 daemons to job")) << Log("snb");
+}
+
 }  // namespace
 }  // namespace aiac::testing

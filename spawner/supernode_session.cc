@@ -1,0 +1,163 @@
+#include "spawner/supernode_session.h"
+
+#include <algorithm>
+
+#include "core/printable.h"
+#include "net/describe_exception.h"
+
+namespace aiac::spawner {
+
+namespace asio = net::asio;
+using net::awaitable;
+using Clock = std::chrono::steady_clock;
+
+SupernodeSession::SupernodeSession(std::vector<Endpoint> supernodes, net::NetOptions net,
+                                   std::string spawner_id, Logger log)
+    : supernodes_(std::move(supernodes)),
+      net_(std::move(net)),
+      spawner_id_(std::move(spawner_id)),
+      log_(std::move(log)) {}
+
+SupernodeSession::~SupernodeSession() { Stop(); }
+
+void SupernodeSession::Start(asio::any_io_executor executor) {
+  asio::co_spawn(executor, KeepLinked(), [log = log_](std::exception_ptr e) {
+    if (e) log->error("super-node link: {}", net::DescribeException(e));
+  });
+}
+
+void SupernodeSession::Stop() {
+  if (stopping_) return;
+  stopping_ = true;
+  if (conn_) conn_->Close();
+  for (auto& [id, slot] : pending_) slot->Abandon();
+  Signal();
+}
+
+std::string SupernodeSession::Describe() const {
+  return conn_ && conn_->is_open() ? conn_->Describe() : "none";
+}
+
+void SupernodeSession::Signal() {
+  for (auto* timer : waiters_) timer->cancel();
+}
+
+awaitable<void> SupernodeSession::WaitForChange(Clock::time_point deadline) {
+  asio::steady_timer timer(co_await asio::this_coro::executor, deadline);
+  waiters_.insert(&timer);
+  co_await timer.async_wait(net::use_nothrow);
+  waiters_.erase(&timer);
+}
+
+awaitable<void> SupernodeSession::KeepLinked() {
+  size_t next = 0;
+  net::RetryPolicy retry;
+  retry.attempts = 3;  // a few quick tries per super-node, then the next one
+  std::chrono::milliseconds pause(100);
+  while (!stopping_) {
+    const Endpoint target = supernodes_[next % supernodes_.size()];
+    ++next;
+    auto conn = co_await net::Dial(target, net_, proto::Role::SPAWNER, spawner_id_,
+                                   proto::Role::SUPERNODE, retry);
+    if (stopping_) {
+      if (conn.ok()) (*conn)->Close();
+      break;
+    }
+    if (!conn.ok()) {
+      last_error_ = "super-node " + target.ToString() + ": " + conn.status().message();
+      if (linked_once_) log_->warn("{}; trying the next one", last_error_);
+      if (next % supernodes_.size() == 0) {
+        // A whole pass without an answer: tell the waiters, then back off before the next.
+        ++passes_failed_;
+        Signal();
+        co_await WaitForChange(Clock::now() + pause);
+        pause = std::min(pause * 2, std::chrono::milliseconds(2000));
+      }
+      continue;
+    }
+    passes_failed_ = 0;
+    pause = std::chrono::milliseconds(100);
+    if (linked_once_) {
+      ++failovers_;
+      log_->warn("failed over to {}", (*conn)->Describe());
+    }
+    linked_once_ = true;
+    conn_ = *conn;
+    Signal();
+    Status why = co_await Serve(conn_);
+    conn_->Close();
+    conn_.reset();
+    // Requests in flight go out again on the next link (Request() loops).
+    for (auto& [id, slot] : pending_) slot->Abandon();
+    Signal();
+    if (stopping_) break;
+    log_->warn("lost super-node {}: {}; failing over", target.ToString(), why.message());
+  }
+}
+
+awaitable<Status> SupernodeSession::Serve(net::ConnectionPtr conn) {
+  for (;;) {
+    auto msg = co_await conn->Receive();
+    if (!msg.ok()) co_return msg.status();
+    auto env = (*msg)->root();
+    if (!env.isGrantDaemons()) {
+      conn->Refuse("unexpected message");
+      co_return ProtocolError("unexpected message from the super-node");
+    }
+    auto g = env.getGrantDaemons();
+    auto it = pending_.find(g.getRequestId());
+    if (it == pending_.end()) continue;  // a request given up on already
+    GrantAnswer answer;
+    answer.error = Printable(g.getError().cStr(), 300, false);
+    for (auto d : g.getDaemons()) {
+      answer.daemons.push_back({d.getId().cStr(), d.getAddress().cStr(), d.getCluster().cStr(), d.getPower()});
+    }
+    it->second->Fill(std::move(answer));
+  }
+}
+
+awaitable<Status> SupernodeSession::WaitConnected(int rounds) {
+  while (!stopping_) {
+    if (conn_ && conn_->is_open()) co_return Status::Ok();
+    if (passes_failed_ >= rounds) co_return Unavailable(last_error_);
+    co_await WaitForChange(Clock::time_point::max());
+  }
+  co_return Unavailable("stopped");
+}
+
+awaitable<Result<GrantAnswer>> SupernodeSession::Request(std::string job, uint32_t count, uint32_t spares,
+                                                        Clock::time_point deadline) {
+  while (!stopping_ && Clock::now() < deadline) {
+    if (!conn_ || !conn_->is_open()) {
+      co_await WaitForChange(deadline);
+      continue;
+    }
+    const uint64_t id = next_request_++;
+    auto slot = std::make_shared<net::ReplySlot<GrantAnswer>>(co_await asio::this_coro::executor);
+    pending_[id] = slot;
+    conn_->SendEnvelope([&](proto::Envelope::Builder e) {
+      auto r = e.initRequestDaemons();
+      r.setRequestId(id);
+      r.setJob(job);
+      r.setCount(count);
+      r.setSpares(spares);
+    });
+    auto reply = co_await slot->Wait(
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()));
+    pending_.erase(id);
+    if (reply) co_return std::move(*reply);
+  }
+  co_return Unavailable(last_error_.empty() ? std::string("no super-node answered in time") : last_error_);
+}
+
+void SupernodeSession::Release(const std::string& job, const std::vector<std::string>& ids) {
+  if (!conn_ || !conn_->is_open() || ids.empty()) return;
+  conn_->SendEnvelope([&](proto::Envelope::Builder e) {
+    auto r = e.initReleaseDaemons();
+    r.setJob(job);
+    auto list = r.initDaemonIds(static_cast<unsigned>(ids.size()));
+    for (size_t i = 0; i < ids.size(); ++i) list.set(static_cast<unsigned>(i), ids[i]);
+  });
+}
+
+}  // namespace aiac::spawner

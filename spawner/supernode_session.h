@@ -1,0 +1,90 @@
+// The spawner's link to the super-nodes of a platform, for the whole run: one connection at a
+// time, to the first super-node of the list that answers; when that connection is lost (the
+// super-node died, say) the session fails over to the next one, cycling through the list until
+// one answers or the session stops. Requests for daemons are matched with their grants by
+// request id; a request whose link was lost before the grant came is sent again on the next.
+//
+// A grant lost with its super-node leaves nothing behind: that super-node is gone, and the
+// daemons it granted register again elsewhere, as free.
+//
+// Single-threaded: everything runs on the executor given to Start(). Stop() closes the
+// connection and ends the link-keeping coroutine; outstanding Request()s return Unavailable.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/endpoint.h"
+#include "core/logging.h"
+#include "net/connection.h"
+#include "net/reply_slot.h"
+
+namespace aiac::spawner {
+
+struct GrantedDaemon {
+  std::string id, address, cluster;
+  double power = 1;
+};
+
+// A super-node's answer to a request: the daemons, or why it could not grant them.
+struct GrantAnswer {
+  std::vector<GrantedDaemon> daemons;
+  std::string error;  // non-empty: nothing was granted
+};
+
+class SupernodeSession {
+ public:
+  // `supernodes` must not be empty; they are tried in this order.
+  SupernodeSession(std::vector<Endpoint> supernodes, net::NetOptions net, std::string spawner_id,
+                   Logger log);
+  ~SupernodeSession();
+
+  // Starts keeping the link on `executor`.
+  void Start(net::asio::any_io_executor executor);
+  // Waits until connected. Unavailable with the last dial error when no super-node of the list
+  // answered `rounds` passes over it (each endpoint dialled with a few quick retries).
+  net::awaitable<Status> WaitConnected(int rounds);
+  // Asks for `count + spares` daemons for `job`. Returns the answer of the super-node that took
+  // the request (failing over as needed), or Unavailable when none answered before `deadline`.
+  net::awaitable<Result<GrantAnswer>> Request(std::string job, uint32_t count, uint32_t spares,
+                                              std::chrono::steady_clock::time_point deadline);
+  // Gives `ids` back, on the current link (best effort: a lost release is undone by the
+  // super-nodes' grant lease).
+  void Release(const std::string& job, const std::vector<std::string>& ids);
+  // Ends the session: closes the link at once (wait a moment after a Release() so it reaches
+  // the wire) and wakes every waiting Request() and WaitConnected().
+  void Stop();
+  // "sn-local-1 (127.0.0.1:7400)" of the current link, or "none".
+  std::string Describe() const;
+  // How many times the session failed over to another super-node.
+  int failovers() const { return failovers_; }
+
+ private:
+  net::awaitable<void> KeepLinked();
+  // Reads grants until the link fails; returns why it did.
+  net::awaitable<Status> Serve(net::ConnectionPtr conn);
+  // Wakes every coroutine waiting in WaitForChange().
+  void Signal();
+  // Waits until Signal() or `deadline`.
+  net::awaitable<void> WaitForChange(std::chrono::steady_clock::time_point deadline);
+
+  std::vector<Endpoint> supernodes_;
+  net::NetOptions net_;
+  std::string spawner_id_;
+  Logger log_;
+  net::ConnectionPtr conn_;
+  std::set<net::asio::steady_timer*> waiters_;  // one timer per coroutine in WaitForChange()
+  std::map<uint64_t, std::shared_ptr<net::ReplySlot<GrantAnswer>>> pending_;
+  uint64_t next_request_ = 1;
+  int passes_failed_ = 0;  // passes over the list with no answer, since the last link
+  std::string last_error_;
+  int failovers_ = 0;
+  bool linked_once_ = false;
+  bool stopping_ = false;
+};
+
+}  // namespace aiac::spawner
