@@ -377,6 +377,7 @@ runtime::RunnerCallbacks TaskHost::CallbacksFor(std::shared_ptr<Job> job) {
         c.setTask(j.task);
         c.setConverged(converged);
         c.setIteration(iteration);
+        c.setIncarnation(j.incarnation);
       });
     });
   };
@@ -407,6 +408,7 @@ runtime::RunnerCallbacks TaskHost::CallbacksFor(std::shared_ptr<Job> job) {
         a.setTask(j.task);
         a.setRound(round);
         a.setConverged(converged);
+        a.setIncarnation(j.incarnation);
       });
     });
   };
@@ -417,6 +419,7 @@ runtime::RunnerCallbacks TaskHost::CallbacksFor(std::shared_ptr<Job> job) {
         r.setJob(j.id);
         r.setTask(j.task);
         r.setIterations(iterations);
+        r.setIncarnation(j.incarnation);
         r.setCheckpoints(j.checkpoints);
         r.setCheckpointBytes(j.checkpoint_bytes);
         if (slice.ok()) r.setData(AsBytes(*slice));
@@ -521,6 +524,7 @@ awaitable<void> TaskHost::RunProgress(std::shared_ptr<Job> job) {
       p.setConverged(job->progress_converged);
       p.setCheckpoints(job->checkpoints);
       p.setCheckpointBytes(job->checkpoint_bytes);
+      p.setIncarnation(job->incarnation);
     });
   }
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include "mapping/backup_choice.h"
 #include "mapping/mapper.h"
@@ -28,6 +29,15 @@ using net::AsBytes;
 // section 4 leaves measuring to the monitor): cheap inside a cluster, dearer across.
 constexpr double kIntraClusterLatency = 0.0001;
 constexpr double kInterClusterLatency = 0.01;
+
+// The task incarnation a daemon's report speaks for; nullopt for messages that carry none.
+std::optional<uint64_t> IncarnationOf(proto::Envelope::Reader env) {
+  if (env.isTaskProgress()) return env.getTaskProgress().getIncarnation();
+  if (env.isLocalConvergence()) return env.getLocalConvergence().getIncarnation();
+  if (env.isConvergenceAnswer()) return env.getConvergenceAnswer().getIncarnation();
+  if (env.isResult()) return env.getResult().getIncarnation();
+  return std::nullopt;
+}
 
 }  // namespace
 
@@ -345,6 +355,7 @@ awaitable<void> JobRunner::WatchDaemon(size_t index) {
     a.setRestore(started_);
   });
   const net::ConnectionPtr mine = slot.conn;
+  bool stale_logged = false;
   for (;;) {
     auto msg = co_await mine->Receive();
     if (!current()) co_return;
@@ -354,6 +365,15 @@ awaitable<void> JobRunner::WatchDaemon(size_t index) {
     }
     slot.last_heard = Clock::now();
     auto env = (*msg)->root();
+    // Fencing: a report of another incarnation of the task never counts (logged once).
+    if (auto from = IncarnationOf(env); from && *from != incarnation) {
+      if (!stale_logged) {
+        log_->warn("job {}: dropped a report of task {} from incarnation {} on daemon {} (current {})",
+                   summary_.job_id, index, *from, slot.outcome.daemon, incarnation);
+        stale_logged = true;
+      }
+      continue;
+    }
     if (env.isTaskReady()) {
       auto r = env.getTaskReady();
       if (r.getNeedPlugin()) {

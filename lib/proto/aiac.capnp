@@ -124,7 +124,9 @@ struct NeighbourMoved {
 struct PluginData { sha256 @0 :Data; name @1 :Text; bytes @2 :Data; }
 # Global convergence detection: a confirmation round once every task reported convergence.
 struct ConvergenceQuery { job @0 :Text; round @1 :UInt64; }
-struct ConvergenceAnswer { job @0 :Text; task @1 :UInt32; round @2 :UInt64; converged @3 :Bool; }
+# incarnation (in TaskProgress, LocalConvergence, ConvergenceAnswer, Result): of the task on the
+# sending daemon (AssignTask.incarnation); the spawner drops what an older incarnation sends.
+struct ConvergenceAnswer { job @0 :Text; task @1 :UInt32; round @2 :UInt64; converged @3 :Bool; incarnation @4 :UInt64; }
 struct StartTask { job @0 :Text; }
 struct TaskProgress {
   job @0 :Text;
@@ -134,8 +136,9 @@ struct TaskProgress {
   converged @4 :Bool;
   checkpoints @5 :UInt64;       # checkpoint copies its backups acknowledged so far
   checkpointBytes @6 :UInt64;   # their state bytes
+  incarnation @7 :UInt64;
 }
-struct LocalConvergence { job @0 :Text; task @1 :UInt32; converged @2 :Bool; iteration @3 :UInt64; }
+struct LocalConvergence { job @0 :Text; task @1 :UInt32; converged @2 :Bool; iteration @3 :UInt64; incarnation @4 :UInt64; }
 struct Halt { job @0 :Text; }
 struct Result {
   job @0 :Text;
@@ -145,6 +148,7 @@ struct Result {
   error @4 :Text;
   checkpoints @5 :UInt64;   # as in TaskProgress, final
   checkpointBytes @6 :UInt64;
+  incarnation @7 :UInt64;
 }
 
 # --- daemon <-> daemon ---
