@@ -100,6 +100,7 @@ awaitable<RunSummary> JobRunner::Run(std::vector<Endpoint> supernodes) {
     co_return finish(aborted_ ? "aborted" : "failed", acquired.message());
   }
 
+  const auto granted_at = Clock::now();
   for (size_t i = 0; i < slots_.size(); ++i) {
     // A message that throws when read (malformed text) fails the run with the reason, rather
     // than leaving it to time out.
@@ -120,8 +121,11 @@ awaitable<RunSummary> JobRunner::Run(std::vector<Endpoint> supernodes) {
     log_->info("job {}: {} tasks assigned ({} mapping, {} mode), starting", summary_.job_id, slots_.size(),
                settings_.mapping, summary_.mode);
     started_ = true;
+    const auto started_at = Clock::now();
+    summary_.setup_seconds = std::chrono::duration<double>(started_at - granted_at).count();
     SendAll([&](proto::Envelope::Builder e) { e.initStartTask().setJob(summary_.job_id); });
     outcome = co_await WaitUntil([&] { return detector_.converged(); }, "running", deadline_);
+    if (outcome.ok()) summary_.compute_seconds = std::chrono::duration<double>(Clock::now() - started_at).count();
   }
   if (outcome.ok()) {
     log_->info("job {}: global convergence after {:.2f} s, gathering", summary_.job_id,

@@ -17,6 +17,8 @@ nlohmann::json ToJson(const RunSummary& s) {
   j["daemons"] = s.daemons;
   j["mapping"] = s.mapping;
   j["wall_seconds"] = s.wall_seconds;
+  j["setup_seconds"] = s.setup_seconds;
+  j["compute_seconds"] = s.compute_seconds;
   uint64_t lo = 0, hi = 0;
   if (!s.per_task.empty()) {
     auto [mn, mx] = std::minmax_element(

@@ -2,6 +2,8 @@
 //
 // JSON fields: job, job_id, app, status ("converged", "failed", "diverged", "aborted"), error
 // (when not converged), mode ("async"/"sync"), tasks, daemons, mapping, wall_seconds,
+// setup_seconds (daemons granted to every task ready), compute_seconds (tasks started to global
+// convergence; -1 when it was not reached),
 // iterations {min, max, per_task}, residual (when the app has one), output, per_task
 // [{task, daemon, address, iterations}], checkpoints {written, bytes} (copies the backups
 // acknowledged, and their state bytes), failures (daemons lost), replacements [{task, failed,
@@ -48,6 +50,8 @@ struct RunSummary {
   uint32_t tasks = 0;
   uint32_t daemons = 0;  // daemons granted, spares included
   double wall_seconds = 0;
+  double setup_seconds = -1;
+  double compute_seconds = -1;
   std::vector<TaskOutcome> per_task;
   uint32_t failures = 0;  // task daemons lost (unreachable, disconnected or silent)
   std::vector<Replacement> replacements;
