@@ -1,5 +1,7 @@
 #include "daemon/assignment.h"
 
+#include <cmath>
+
 #include <kj/exception.h>
 
 #include <algorithm>
@@ -66,6 +68,11 @@ Result<Assignment> Parse(proto::AssignTask::Reader in, const std::vector<std::st
   a.checkpoint_ms = std::min<uint64_t>(in.getCheckpointMs(), uint64_t{1} << 40);
   a.incarnation = std::max<uint64_t>(in.getIncarnation(), 1);
   a.restore = in.getRestore();
+  const double tighten = in.getTighten();
+  if (tighten != 0 && !(std::isfinite(tighten) && tighten >= 1 && tighten <= 1e300)) {
+    return InvalidArgument("assign: tighten must be at least 1");
+  }
+  a.tighten = std::max(1.0, tighten);
   return a;
 }
 

@@ -31,6 +31,7 @@ struct Assignment {
   uint64_t checkpoint_ms = 0;
   uint64_t incarnation = 1;
   bool restore = false;  // resume from the newest checkpoint on the backups
+  double tighten = 1;    // the job's local tests were tightened this much so far (>= 1)
 };
 
 // Reads `in`. Refused (with a message for TaskReady.error): a job id or app name that fails

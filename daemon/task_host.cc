@@ -1,5 +1,7 @@
 #include "daemon/task_host.h"
 
+#include <cmath>
+
 #include <cstdlib>
 #include <deque>
 
@@ -272,6 +274,16 @@ awaitable<void> TaskHost::ServeSpawner(net::ConnectionPtr conn) {
       }
     } else if (env.isConvergenceQuery()) {
       if (job_ && job_->spawner == conn) job_->runner->Query(env.getConvergenceQuery().getRound());
+    } else if (env.isSnapshot()) {
+      if (job_ && job_->spawner == conn) job_->runner->Snapshot(env.getSnapshot().getRound());
+    } else if (env.isTighten()) {
+      const double factor = env.getTighten().getFactor();
+      if (!(std::isfinite(factor) && factor > 1)) {
+        log_->warn("closed {}: tighten by {}", conn->Describe(), factor);
+        conn->Refuse("tighten: the factor must be a finite number above 1");
+        break;
+      }
+      if (job_ && job_->spawner == conn) job_->runner->Tighten(factor);
     } else if (env.isHalt()) {
       if (job_ && job_->spawner == conn) {
         if (job_->started) {
@@ -299,6 +311,8 @@ Status TaskHost::StartJob(const Assignment& a, std::shared_ptr<runtime::Plugin> 
   auto task = app->MakeTask(a.params, a.task, a.slice);
   if (!task.ok()) return task.status();
   if (restored) AIAC_RETURN_IF_ERROR((*task)->RestoreState(restored->state));
+  // A task taking over mid-run starts with the local test its job tightened to so far.
+  if (a.tighten > 1) AIAC_RETURN_IF_ERROR((*task)->Tighten(a.tighten));
   auto job = std::make_shared<Job>();
   job->id = a.job;
   job->task = a.task;
@@ -409,6 +423,19 @@ runtime::RunnerCallbacks TaskHost::CallbacksFor(std::shared_ptr<Job> job) {
         a.setRound(round);
         a.setConverged(converged);
         a.setIncarnation(j.incarnation);
+      });
+    });
+  };
+  cb.snapshot = [on_io](uint64_t round, std::string slice, uint64_t iteration) {
+    on_io([round, slice = std::move(slice), iteration](Job& j) {
+      j.spawner->SendEnvelope([&](proto::Envelope::Builder e) {
+        auto d = e.initSnapshotData();
+        d.setJob(j.id);
+        d.setTask(j.task);
+        d.setRound(round);
+        d.setIteration(iteration);
+        d.setIncarnation(j.incarnation);
+        d.setData(AsBytes(slice));
       });
     });
   };

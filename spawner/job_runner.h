@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -62,6 +63,7 @@ class JobRunner {
     std::chrono::steady_clock::time_point last_heard;  // the daemon's last message
     int replacement = -1;  // index in summary_.replacements while this daemon restores
     std::chrono::steady_clock::time_point failed_at;  // when its predecessor was found lost
+    std::optional<std::string> snapshot;  // its result slice for snapshot_round_
   };
   net::awaitable<Status> AcquireDaemons();
   // Adds granted daemons to granted_ (a known id is updated and counts as alive again).
@@ -87,6 +89,11 @@ class JobRunner {
   // Closes the connections of task daemons silent for failure_timeout_ms.
   void CheckSilence();
   void OnConvergenceEvent();
+  // Runs until the tasks are globally converged and the result gathered from their snapshots
+  // passes the app's test (GatherReport "converged" or "diverged"); while it falls short
+  // ("unconverged"), tightens every task's local test and goes on. Keeps the last gathered
+  // residual and output in the summary, for a run that fails later.
+  net::awaitable<Result<app::GatherReport>> RunToVerifiedResult();
   // Waits until `done()` holds, the run fails or aborts, or the deadline passes; prints progress.
   net::awaitable<Status> WaitUntil(const std::function<bool()>& done, const char* phase,
                                    std::chrono::steady_clock::time_point deadline);
@@ -117,6 +124,9 @@ class JobRunner {
   std::unique_ptr<mapping::Placement> placement_;
   std::vector<size_t> granted_of_node_;  // platform node -> index in granted_
   bool started_ = false;                 // StartTask sent
+  bool finishing_ = false;               // Halt sent: a lost daemon is no longer replaced
+  uint64_t snapshot_round_ = 0;
+  double tighten_ = 1;                   // the Tighten factors sent so far, multiplied
   runtime::ConvergenceDetector detector_;
   std::unique_ptr<net::asio::steady_timer> wake_;
   std::string failure_;

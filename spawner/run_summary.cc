@@ -50,6 +50,8 @@ nlohmann::json ToJson(const RunSummary& s) {
                                  {"seconds_to_resume", r.seconds_to_resume}});
   }
   j["supernode_failovers"] = s.supernode_failovers;
+  j["tightenings"] = s.tightenings;
+  j["partial"] = !s.succeeded() && !s.output.empty();
   j["result"] = s.result;
   return j;
 }
@@ -66,7 +68,8 @@ std::string ToText(const RunSummary& s) {
   if (j["checkpoints"]["written"].get<uint64_t>() > 0) {
     out << ", " << j["checkpoints"]["written"] << " checkpoints (" << j["checkpoints"]["bytes"].get<uint64_t>() / 1024 << " KiB)";
   }
-  if (!s.output.empty()) out << ", solution in " << s.output;
+  if (s.tightenings > 0) out << ", local tests tightened " << s.tightenings << " times";
+  if (!s.output.empty()) out << (s.succeeded() ? ", solution in " : ", last (partial) result in ") << s.output;
   if (!s.result.empty()) out << ", result " << s.result.dump();
   if (!s.error.empty()) out << "\nerror: " << s.error;
   return out.str();

@@ -8,7 +8,10 @@
 // [{task, daemon, address, iterations}], checkpoints {written, bytes} (copies the backups
 // acknowledged, and their state bytes), failures (daemons lost), replacements [{task, failed,
 // daemon, restored_iteration, seconds_to_resume}], supernode_failovers (times the spawner moved
-// to another super-node after losing its own), result (app-defined numbers).
+// to another super-node after losing its own), tightenings (times every task converged but the
+// gathered result fell short of the app's test, so the local tests were tightened), partial
+// (true when the run did not converge but `output` holds the last result gathered), result
+// (app-defined numbers).
 #pragma once
 
 #include <cstdint>
@@ -56,6 +59,7 @@ struct RunSummary {
   uint32_t failures = 0;  // task daemons lost (unreachable, disconnected or silent)
   std::vector<Replacement> replacements;
   uint32_t supernode_failovers = 0;
+  uint32_t tightenings = 0;
   nlohmann::json result = nlohmann::json::object();
 
   bool succeeded() const { return status == "converged"; }

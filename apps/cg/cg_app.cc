@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <set>
@@ -36,6 +37,13 @@ Result<int64_t> ParseInt(const std::string& key, const std::string& text) {
   return v;
 }
 
+// "1.2e-05": short enough for one-line messages.
+std::string FormatDouble(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
 std::string PackDoubles(const double* v, size_t n) { return std::string(reinterpret_cast<const char*>(v), n * sizeof(double)); }
 
 // TIG of the plan: e_l = nonzeros of block l; neighbours = blocks it uses or that use it;
@@ -53,7 +61,13 @@ app::TaskNode NodeOf(const Block& b) {
 class CgTask final : public app::Task {
  public:
   CgTask(Block block, const CgParams& params)
-      : b_(std::move(block)), p_(params), solver_(b_.local), x_(Eigen::VectorXd::Zero(b_.rows)), rhs_(b_.rows) {
+      : b_(std::move(block)),
+        p_(params),
+        tolerance_(params.tolerance),
+        inner_tolerance_(params.inner_tolerance),
+        solver_(b_.local),
+        x_(Eigen::VectorXd::Zero(b_.rows)),
+        rhs_(b_.rows) {
     for (size_t k = 0; k < b_.in.size(); ++k) {
       index_[b_.in[k].task] = k;
       xin_.push_back(Eigen::VectorXd::Zero(static_cast<Eigen::Index>(b_.in[k].cols.size())));
@@ -95,15 +109,19 @@ class CgTask final : public app::Task {
     rhs_ = b_.b;
     for (size_t k = 0; k < b_.in.size(); ++k) rhs_.noalias() -= b_.in[k].a * xin_[k];
     Eigen::VectorXd old = x_;
-    solver_.Solve(rhs_, x_, p_.inner_tolerance, std::max(100, 10 * b_.rows));
-    change_ = b_.rows > 0 ? (x_ - old).cwiseAbs().maxCoeff() : 0.0;
+    solver_.Solve(rhs_, x_, inner_tolerance_, std::max(100, 10 * b_.rows));
+    const double moved = b_.rows > 0 ? (x_ - old).cwiseAbs().maxCoeff() : 0.0;
     ++iterations_;
-    if (!std::isfinite(change_) || change_ > 1e100) {
+    if (!std::isfinite(moved) || moved > 1e100) {
       return InvalidArgument("diverged: block of rows " + std::to_string(b_.first + 1) + ".." +
                              std::to_string(b_.first + b_.rows) + " grew without bound");
     }
+    // The local test is relative to the block's own scale, so a system whose solution is tiny
+    // (or huge) is judged like any other.
+    const double scale = b_.rows > 0 ? x_.cwiseAbs().maxCoeff() : 0.0;
+    change_ = scale > 0 ? moved / scale : moved;
     // A block that depends on no other is solved exactly by its first iteration.
-    stable_ = (change_ < p_.tolerance || b_.in.empty()) ? stable_ + 1 : 0;
+    stable_ = (change_ < tolerance_ || b_.in.empty()) ? stable_ + 1 : 0;
     if (b_.in.empty()) stable_ = std::max(stable_, p_.stable_iterations);
     return true;
   }
@@ -120,6 +138,20 @@ class CgTask final : public app::Task {
   }
 
   double LocalChange() const override { return change_; }
+
+  Status Tighten(double factor) override {
+    if (!(factor > 1) || !std::isfinite(factor)) return InvalidArgument("cg: a tightening factor must be above 1");
+    if (tolerance_ <= kFinestTolerance) {
+      return InvalidArgument("cg: the residual stagnates: the local test is at its finest already (" +
+                             FormatDouble(kFinestTolerance) + " relative change)");
+    }
+    tolerance_ = std::max(kFinestTolerance, tolerance_ / factor);
+    // The block solves must be at least as accurate as the change the test now looks for.
+    inner_tolerance_ = std::max(kFinestTolerance, std::min(inner_tolerance_, tolerance_));
+    stable_ = 0;
+    fresh_ = true;  // solve again with the tighter inner tolerance, even without new input
+    return Status::Ok();
+  }
   void InputsFinal(bool final) override { inputs_final_ = final; }
   bool LocallyConverged() const override { return stable_ >= p_.stable_iterations; }
 
@@ -160,8 +192,13 @@ class CgTask final : public app::Task {
   }
 
  private:
+  // The finest local test: a few units in the last place of a double, where block solves
+  // stop telling one iterate from the next.
+  static constexpr double kFinestTolerance = 1e-14;
+
   Block b_;
   CgParams p_;
+  double tolerance_, inner_tolerance_;  // p_'s, tightened by Tighten()
   BlockCg solver_;
   Eigen::VectorXd x_, rhs_;
   std::vector<Eigen::VectorXd> xin_;
@@ -177,7 +214,8 @@ class CgTask final : public app::Task {
 
 Result<CgParams> ParseCgParams(const app::JobParams& params) {
   static const std::set<std::string> kKnown = {"n", "bandwidth", "seed", "matrix", "rhs", "tolerance",
-                                               "stable_iterations", "inner_tolerance", "output"};
+                                               "stable_iterations", "inner_tolerance", "output",
+                                               "residual_tolerance"};
   CgParams p;
   for (const auto& [key, value] : params.values) {
     if (!kKnown.count(key)) return InvalidArgument("cg: unknown parameter params." + key);
@@ -227,6 +265,12 @@ Result<CgParams> ParseCgParams(const app::JobParams& params) {
     if (!v.ok()) return v.status();
     if (*v <= 0 || *v >= 1) return InvalidArgument("cg: params.inner_tolerance must be in (0, 1)");
     p.inner_tolerance = *v;
+  }
+  if (auto* s = params.Find("residual_tolerance")) {
+    auto v = ParseDouble("residual_tolerance", *s);
+    if (!v.ok()) return v.status();
+    if (*v <= 0 || *v >= 1) return InvalidArgument("cg: params.residual_tolerance must be in (0, 1)");
+    p.residual_tolerance = *v;
   }
   if (auto* s = params.Find("stable_iterations")) {
     auto v = ParseInt("stable_iterations", *s);
@@ -345,9 +389,14 @@ Result<app::GatherReport> CgApp::Gather(const app::JobParams& params, const std:
   const double b_norm = problem_.b.norm();
   const double r_norm = (problem_.b - problem_.a * x).norm();
   report.residual = b_norm > 0 ? r_norm / b_norm : r_norm;  // NaN if a row was never sent
+  report.residual_target = p->residual_tolerance;
   if (!std::isfinite(report.residual)) {
     report.status = "diverged";
     report.error = "the gathered solution has non-finite entries";
+  } else if (report.residual > p->residual_tolerance) {
+    report.status = "unconverged";
+    report.error = "residual " + FormatDouble(report.residual) + " is above residual_tolerance " +
+                   FormatDouble(p->residual_tolerance);
   }
   if (p->generated) report.numbers["error_inf"] = (x - Eigen::VectorXd::Ones(n)).cwiseAbs().maxCoeff();
   if (!p->output.empty()) {

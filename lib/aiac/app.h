@@ -19,7 +19,7 @@
 
 namespace aiac::app {
 
-inline constexpr int kApiVersion = 1;
+inline constexpr int kApiVersion = 2;  // 2: Task::Tighten, GatherReport "unconverged"
 inline constexpr const char* kFactorySymbol = "aiac_app_create";
 
 // The job's [params] as text, plus what the runtime knows.
@@ -78,14 +78,28 @@ class Task {
   virtual void InputsFinal(bool final) {}
   virtual std::string SaveState() const = 0;
   virtual Status RestoreState(std::string_view state) = 0;
-  // The task's part of the result.
+  // The task's part of the result. Also called between iterations while the task runs, for the
+  // spawner to check a globally converged result before it says so.
   virtual std::string ResultSlice() const = 0;
+  // Divides the local convergence threshold by `factor` (> 1): the gathered result fell short
+  // of the app's acceptance test (GatherReport "unconverged"). The task is then not locally
+  // converged until it meets the tighter test, and its next Iterate() computes (it does not
+  // return false for want of new input). An error (say, the threshold would go below what
+  // double precision can tell) ends the run as failed, with the last result gathered.
+  // Default: the app has no threshold to tighten.
+  virtual Status Tighten(double factor) {
+    (void)factor;
+    return InvalidArgument("this app cannot tighten its local convergence test");
+  }
 };
 
 // What Gather reports back to the spawner's summary.
 struct GatherReport {
-  std::string status = "converged";  // "converged" or "diverged"
+  // "converged"; "unconverged": finite but short of the app's acceptance test (e.g. residual
+  // above residual_tolerance), so the runtime tightens the local tests and goes on; "diverged".
+  std::string status = "converged";
   double residual = -1;              // ||b - A x|| / ||b|| when the app has one, else -1
+  double residual_target = -1;       // the residual the app accepts (its residual_tolerance), else -1
   std::string output;                // file written, if any
   std::string error;                 // why, when not converged
   std::map<std::string, double> numbers;  // app-defined extra result fields

@@ -36,6 +36,20 @@ std::optional<uint64_t> ConvergenceDetector::RoundToOpen() {
   return ++round_;
 }
 
+void ConvergenceDetector::Withdraw(uint32_t task) {
+  if (task >= converged_.size()) return;
+  converged_[task] = false;
+  declared_ = false;
+  Cancel();
+}
+
+void ConvergenceDetector::Reset() {
+  std::fill(converged_.begin(), converged_.end(), false);
+  std::fill(answered_.begin(), answered_.end(), false);
+  open_ = false;
+  declared_ = false;
+}
+
 uint32_t ConvergenceDetector::converged_count() const {
   return static_cast<uint32_t>(std::count(converged_.begin(), converged_.end(), true));
 }

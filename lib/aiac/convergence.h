@@ -24,6 +24,13 @@ class ConvergenceDetector {
   void OnAnswer(uint32_t task, uint64_t round, bool converged);
   // The round to announce now, if one should open (every task converged, none open).
   std::optional<uint64_t> RoundToOpen();
+  // Task `task`'s convergence no longer counts (its daemon was replaced): cancels an open round
+  // and a declared convergence, until the task reports convergence again and a round confirms it.
+  void Withdraw(uint32_t task);
+  // Forgets every task's local convergence and any declared or open round: the tasks' local
+  // tests were tightened, so what they said before no longer counts. Rounds keep their
+  // numbers, so answers to an earlier round stay stale.
+  void Reset();
   // True once a round completed with every task still converged.
   bool converged() const { return declared_; }
   uint32_t converged_count() const;

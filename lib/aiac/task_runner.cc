@@ -27,6 +27,34 @@ void TaskRunner::Query(uint64_t round) {
   query_.store(round);  // an idle loop sees it within its 5 ms wait
 }
 
+void TaskRunner::Snapshot(uint64_t round) {
+  std::lock_guard<std::mutex> lock(commands_mu_);
+  commands_.push_back({Command::kSnapshot, round, 1});
+}
+
+void TaskRunner::Tighten(double factor) {
+  std::lock_guard<std::mutex> lock(commands_mu_);
+  commands_.push_back({Command::kTighten, 0, factor});
+}
+
+Status TaskRunner::RunCommands(uint64_t iteration, bool& converged) {
+  std::vector<Command> commands;
+  {
+    std::lock_guard<std::mutex> lock(commands_mu_);
+    commands.swap(commands_);
+  }
+  for (const auto& c : commands) {
+    if (c.kind == Command::kSnapshot) {
+      if (cb_.snapshot) cb_.snapshot(c.round, task_->ResultSlice(), iteration);
+    } else {
+      AIAC_RETURN_IF_ERROR(task_->Tighten(c.factor));
+      converged = task_->LocallyConverged();
+      cb_.local_convergence(converged, iteration);
+    }
+  }
+  return Status::Ok();
+}
+
 void TaskRunner::Halt() {
   halt_.store(true);
   mailbox_.Close();
@@ -96,6 +124,8 @@ void TaskRunner::Loop() {
   auto next_progress = Clock::now() + options_.progress_period;
   Status failure;
   while (!halt_.load()) {
+    failure = RunCommands(iteration, converged);
+    if (!failure.ok()) break;
     bool did_work = false;
     // A round is answered only after a whole step that began once the query was known, so values
     // in flight when the round opened have been absorbed.

@@ -14,6 +14,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <thread>
 
 #include "aiac/app.h"
@@ -37,6 +38,8 @@ struct RunnerCallbacks {
   std::function<void(bool converged, uint64_t iteration)> local_convergence;
   std::function<void(uint64_t iteration, double change, bool converged)> progress;
   std::function<void(uint64_t round, bool converged)> answer;
+  // The task's current result slice after `iteration`, asked by Snapshot(round). Optional.
+  std::function<void(uint64_t round, std::string slice, uint64_t iteration)> snapshot;
   // The task's state after `iteration`, every RunnerOptions::checkpoint_every iterations or
   // checkpoint_period (whichever comes first), to go to its backups. Optional.
   std::function<void(std::string state, uint64_t iteration)> checkpoint;
@@ -65,12 +68,25 @@ class TaskRunner {
   void Start();
   // Thread-safe: answer convergence round `round` after the next iteration (or at once when idle).
   void Query(uint64_t round);
+  // Thread-safe: between two iterations, hand the current result slice to `snapshot`.
+  void Snapshot(uint64_t round);
+  // Thread-safe: before the next iteration, tighten the task's local test by `factor`
+  // (app::Task::Tighten) and report its local convergence anew; an error ends the task.
+  void Tighten(double factor);
   // Thread-safe: stop after the current iteration, then `finished`.
   void Halt();
   void Join();
 
  private:
+  // Commands queued by Snapshot() and Tighten(), run on the runner thread between iterations.
+  struct Command {
+    enum Kind { kSnapshot, kTighten } kind;
+    uint64_t round = 0;
+    double factor = 1;
+  };
   void Loop();
+  // Runs the queued commands after `iteration`; `converged` is the task's last reported state.
+  Status RunCommands(uint64_t iteration, bool& converged);
   Status Step(uint64_t next_iteration, bool& did_work);
   // Hands the state to `checkpoint` when one is due after `iteration`.
   void MaybeCheckpoint(uint64_t iteration);
@@ -89,6 +105,8 @@ class TaskRunner {
   Mailbox mailbox_;
   std::atomic<bool> halt_{false};
   std::atomic<uint64_t> query_{0};
+  std::mutex commands_mu_;
+  std::vector<Command> commands_;  // guarded by commands_mu_
   std::thread thread_;
   uint64_t last_checkpoint_ = 0;  // iteration; runner thread only
   std::chrono::steady_clock::time_point next_checkpoint_;

@@ -98,6 +98,7 @@ struct AssignTask {
   checkpointEvery @16 :UInt64;  # iterations between checkpoints (0: not by iterations)
   checkpointMs @17 :UInt64;     # milliseconds between checkpoints (0: not by time)
   incarnation @18 :UInt64;      # 1 for a task's first daemon, one more for each replacement
+  tighten @19 :Float64;         # the local tests' tightening so far (Tighten factors multiplied; 0 or 1: none)
 }
 struct TaskReady {
   job @0 :Text;
@@ -140,6 +141,20 @@ struct TaskProgress {
 }
 struct LocalConvergence { job @0 :Text; task @1 :UInt32; converged @2 :Bool; iteration @3 :UInt64; incarnation @4 :UInt64; }
 struct Halt { job @0 :Text; }
+# The spawner checks a globally converged result before it says so: each task sends its current
+# result slice (between two iterations, without stopping) ...
+struct Snapshot { job @0 :Text; round @1 :UInt64; }
+struct SnapshotData {
+  job @0 :Text;
+  task @1 :UInt32;
+  round @2 :UInt64;
+  iteration @3 :UInt64;
+  incarnation @4 :UInt64;
+  data @5 :Data;            # app::Task::ResultSlice()
+}
+# ... and when the app finds the gathered result short of its acceptance test, every task
+# divides its local convergence threshold by `factor` (> 1) and goes on iterating.
+struct Tighten { job @0 :Text; factor @1 :Float64; }
 struct Result {
   job @0 :Text;
   task @1 :UInt32;
@@ -231,5 +246,8 @@ struct Envelope {
     checkpointAck @26 :CheckpointAck;
     neighbourMoved @27 :NeighbourMoved;
     exit @28 :Exit;
+    snapshot @29 :Snapshot;
+    snapshotData @30 :SnapshotData;
+    tighten @31 :Tighten;
   }
 }

@@ -88,6 +88,81 @@ TEST_F(CgRunTest, MatrixMarketFilesMatchEigen) {
   EXPECT_LT(MaxDiff(*x, direct.solve(rhs)), 1e-9);
 }
 
+// The same system with b scaled by 1e-6: the solution is 1e-6 times smaller, and the run must
+// reach the same relative residual (an absolute local test would stop far too early).
+TEST_F(CgRunTest, ScaledRightHandSideReachesTheSameRelativeResidual) {
+  const int n = 3000;
+  std::string entries;
+  int nnz = 0;
+  std::vector<Eigen::Triplet<double>> t;
+  for (int i = 0; i < n; ++i) {
+    entries += std::to_string(i + 1) + " " + std::to_string(i + 1) + " 4.5\n";
+    t.emplace_back(i, i, 4.5);
+    ++nnz;
+    if (i + 1 < n) {
+      entries += std::to_string(i + 2) + " " + std::to_string(i + 1) + " -2\n";
+      t.emplace_back(i + 1, i, -2.0);
+      t.emplace_back(i, i + 1, -2.0);
+      ++nnz;
+    }
+  }
+  WriteFile(dir_ / "A.mtx", "%%MatrixMarket matrix coordinate real symmetric\n" + std::to_string(n) + " " +
+                                std::to_string(n) + " " + std::to_string(nnz) + "\n" + entries);
+  std::string b = "%%MatrixMarket matrix array real general\n" + std::to_string(n) + " 1\n";
+  Eigen::VectorXd rhs(n);
+  for (int i = 0; i < n; ++i) {
+    rhs[i] = 1e-6 * (1.0 + i % 3);
+    char v[32];
+    std::snprintf(v, sizeof v, "%.17g\n", rhs[i]);
+    b += v;
+  }
+  WriteFile(dir_ / "b.mtx", b);
+  WriteJob("small.toml", "name = \"small\"\napp = \"cg\"\ntimeout_s = 120\n[params]\nmatrix = \"A.mtx\"\n"
+                         "rhs = \"b.mtx\"\noutput = \"x.mtx\"\n");
+  ASSERT_EQ(RunSpawner({"run", "--local", "4", dir_ / "small.toml", "--json", dir_ / "s.json"}), 0) << Log("spawner");
+  auto j = Json("s.json");
+  EXPECT_EQ(j["status"], "converged");
+  EXPECT_LT(j["residual"].get<double>(), 1e-8);
+  auto x = cg::ReadMatrixMarketVector(dir_ / "x.mtx");
+  ASSERT_TRUE(x.ok());
+  Eigen::SparseMatrix<double> m(n, n);
+  m.setFromTriplets(t.begin(), t.end());
+  Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> direct(m);
+  const Eigen::VectorXd exact = direct.solve(rhs);
+  EXPECT_LT(MaxDiff(*x, exact) / exact.cwiseAbs().maxCoeff(), 1e-7);
+}
+
+// A local test far looser than the residual asked for: every task converges early, the gathered
+// residual falls short, and the run goes on with tightened local tests until it is met.
+TEST_F(CgRunTest, LooseLocalTestIsTightenedUntilTheResidualIsMet) {
+  WriteJob("loose.toml", "name = \"loose\"\napp = \"cg\"\ntimeout_s = 120\n[params]\nn = 20000\nbandwidth = 8\n"
+                         "seed = 3\ntolerance = 1e-2\nresidual_tolerance = 1e-10\n");
+  ASSERT_EQ(RunSpawner({"run", "--local", "4", dir_ / "loose.toml", "--json", dir_ / "l.json"}), 0) << Log("spawner");
+  auto j = Json("l.json");
+  EXPECT_EQ(j["status"], "converged");
+  EXPECT_LE(j["residual"].get<double>(), 1e-10);
+  EXPECT_GE(j["tightenings"].get<int>(), 1);
+  EXPECT_FALSE(j["partial"].get<bool>());
+  EXPECT_TRUE(LogHas("spawner", "tightening the local tests")) << Log("spawner");
+}
+
+// A residual no double-precision solve can reach: the run ends failed, early, saying why, with
+// the last result it gathered written and marked partial.
+TEST_F(CgRunTest, UnreachableResidualFailsEarlyWithThePartialResult) {
+  WriteJob("tight.toml", "name = \"tight\"\napp = \"cg\"\ntimeout_s = 300\n[params]\nn = 20000\nbandwidth = 8\n"
+                         "seed = 3\nresidual_tolerance = 1e-19\noutput = \"x.mtx\"\n");
+  ASSERT_EQ(RunSpawner({"run", "--local", "4", dir_ / "tight.toml", "--json", dir_ / "t.json"}), 1) << Log("spawner");
+  auto j = Json("t.json");
+  EXPECT_EQ(j["status"], "failed");
+  EXPECT_NE(j["error"].get<std::string>().find("stagnates"), std::string::npos) << j["error"];
+  EXPECT_TRUE(j["partial"].get<bool>());
+  EXPECT_LT(j["residual"].get<double>(), 1e-8);
+  EXPECT_LT(j["wall_seconds"].get<double>(), 60);
+  auto x = cg::ReadMatrixMarketVector(dir_ / "x.mtx");
+  ASSERT_TRUE(x.ok()) << x.status().message();
+  EXPECT_EQ(x->size(), 20000u);
+}
+
 TEST_F(CgRunTest, BadInputFailsBeforeAnyDaemonStarts) {
   WriteFile(dir_ / "rect.mtx", "%%MatrixMarket matrix coordinate real general\n2 3 1\n1 1 1\n");
   WriteFile(dir_ / "zero.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n1 2 1\n");

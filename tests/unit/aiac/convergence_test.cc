@@ -21,6 +21,52 @@ TEST(ConvergenceDetectorTest, DeclaresAfterAConfirmedRound) {
   EXPECT_TRUE(d.converged());
 }
 
+TEST(ConvergenceDetectorTest, ResetForgetsADeclaredConvergenceAndStaleAnswers) {
+  ConvergenceDetector d(2);
+  d.OnLocal(0, true);
+  d.OnLocal(1, true);
+  auto r1 = d.RoundToOpen();
+  ASSERT_TRUE(r1);
+  d.OnAnswer(0, *r1, true);
+  d.OnAnswer(1, *r1, true);
+  ASSERT_TRUE(d.converged());
+  d.Reset();
+  EXPECT_FALSE(d.converged());
+  EXPECT_EQ(d.converged_count(), 0u);
+  EXPECT_FALSE(d.RoundToOpen().has_value()) << "no task has converged since the reset";
+  d.OnLocal(0, true);
+  d.OnLocal(1, true);
+  auto r2 = d.RoundToOpen();
+  ASSERT_TRUE(r2);
+  EXPECT_GT(*r2, *r1);
+  d.OnAnswer(0, *r1, true);  // an answer to the round before the reset
+  d.OnAnswer(1, *r1, true);
+  EXPECT_FALSE(d.converged());
+  d.OnAnswer(0, *r2, true);
+  d.OnAnswer(1, *r2, true);
+  EXPECT_TRUE(d.converged());
+}
+
+TEST(ConvergenceDetectorTest, WithdrawnTaskUndoesADeclarationUntilItConvergesAgain) {
+  ConvergenceDetector d(2);
+  d.OnLocal(0, true);
+  d.OnLocal(1, true);
+  auto r1 = d.RoundToOpen();
+  d.OnAnswer(0, *r1, true);
+  d.OnAnswer(1, *r1, true);
+  ASSERT_TRUE(d.converged());
+  d.Withdraw(1);
+  EXPECT_FALSE(d.converged());
+  EXPECT_EQ(d.converged_count(), 1u) << "task 0 still counts";
+  EXPECT_FALSE(d.RoundToOpen().has_value());
+  d.OnLocal(1, true);
+  auto r2 = d.RoundToOpen();
+  ASSERT_TRUE(r2);
+  d.OnAnswer(0, *r2, true);
+  d.OnAnswer(1, *r2, true);
+  EXPECT_TRUE(d.converged());
+}
+
 TEST(ConvergenceDetectorTest, TaskLosingConvergenceDuringConfirmationCancelsTheRound) {
   ConvergenceDetector d(2);
   d.OnLocal(0, true);
