@@ -210,13 +210,32 @@ void TaskHost::OnNeighbourMoved(proto::NeighbourMoved::Reader m) {
 }
 
 awaitable<void> TaskHost::ServeSpawner(net::ConnectionPtr conn) {
+  TaskDataBuffer incoming;  // chunks of the next task's data (TaskData), in order
   for (;;) {
     auto msg = co_await conn->Receive();
-    if (!msg.ok()) break;
+    if (!msg.ok()) {
+      if (msg.status().code() == StatusCode::kProtocol || msg.status().code() == StatusCode::kResourceExhausted) {
+        log_->warn("closed {}: {}", conn->Describe(), msg.status().message());
+      }
+      break;
+    }
     auto env = (*msg)->root();
+    if (env.isTaskData()) {
+      if (Status s = incoming.Add(env.getTaskData()); !s.ok()) {
+        log_->warn("closed {}: task data: {}", conn->Describe(), s.message());
+        conn->Refuse("task data: " + s.message());
+        break;
+      }
+      continue;
+    }
     if (env.isAssignTask()) {
       auto in = env.getAssignTask();
       auto read = ParseAssignment(in, options_.trusted_keys, options_.id);
+      if (read.ok() && in.getDataSize() > 0) {
+        auto data = incoming.Take(read->job, read->task, in.getDataSize(), AsString(in.getDataSha256()));
+        if (data.ok()) read->slice = std::move(*data);
+        else read = data.status();
+      }
       if (!read.ok()) {
         log_->warn("task {} from {} refused: {}", in.getTask(), conn->Describe(), read.status().message());
         Reply(*conn, "", in.getTask(), read.status().message());  // the job id may be what is wrong

@@ -33,6 +33,7 @@
 #include "core/endpoint.h"
 #include "daemon/assignment.h"
 #include "daemon/checkpoint_service.h"
+#include "daemon/task_data_buffer.h"
 #include "core/logging.h"
 #include "net/connection.h"
 #include "net/server.h"

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 
+#include "aiac/plugin.h"
 #include "mapping/backup_choice.h"
 #include "mapping/mapper.h"
 #include "core/hex.h"
@@ -29,6 +30,11 @@ using net::AsBytes;
 // section 4 leaves measuring to the monitor): cheap inside a cluster, dearer across.
 constexpr double kIntraClusterLatency = 0.0001;
 constexpr double kInterClusterLatency = 0.01;
+
+// Task data above this goes in TaskData chunks before the AssignTask instead of inside it, so no
+// job is limited by the frame limit (a block of a large system can be hundreds of MB).
+constexpr size_t kInlineDataBytes = 1u << 20;
+constexpr size_t kChunkBytes = 4u << 20;
 
 // The task incarnation a daemon's report speaks for; nullopt for messages that carry none.
 std::optional<uint64_t> IncarnationOf(proto::Envelope::Reader env) {
@@ -367,50 +373,12 @@ awaitable<void> JobRunner::WatchDaemon(size_t index) {
   }
   slot.conn = *conn;
   slot.last_heard = Clock::now();
-  const auto& node = app_.plan.graph[index];
-  slot.conn->SendEnvelope([&](proto::Envelope::Builder e) {
-    auto a = e.initAssignTask();
-    a.setJob(summary_.job_id);
-    a.setTask(static_cast<uint32_t>(index));
-    a.setTaskCount(job_.tasks);
-    a.setApp(job_.app);
-    a.setPluginHash(AsBytes(app_.sha256));
-    a.setPluginSignature(AsBytes(app_.signature));
-    a.setPluginName(app_.path.substr(app_.path.find_last_of('/') + 1));
-    a.setSync(settings_.sync);
-    a.setData(AsBytes(app_.plan.slices[index]));
-    auto params = a.initParams(static_cast<unsigned>(job_.params.size()));
-    unsigned p = 0;
-    for (const auto& [k, v] : job_.params) {
-      params[p].setKey(k);
-      params[p].setValue(v);
-      ++p;
-    }
-    auto ns = a.initNeighbours(static_cast<unsigned>(node.edges.size()));
-    for (size_t n = 0; n < node.edges.size(); ++n) {
-      const auto& to = slots_[node.edges[n].first].outcome;
-      ns[n].setTask(node.edges[n].first);
-      ns[n].setAddress(to.address);
-      ns[n].setDaemonId(to.daemon);
-    }
-    // Tasks named with the daemon that runs them: senders, backups, and hosted tasks.
-    auto fill = [this](capnp::List<proto::Neighbour>::Builder list, const std::vector<uint32_t>& tasks) {
-      for (size_t n = 0; n < tasks.size(); ++n) {
-        list[n].setTask(tasks[n]);
-        list[n].setAddress(slots_[tasks[n]].outcome.address);
-        list[n].setDaemonId(slots_[tasks[n]].outcome.daemon);
-      }
-    };
-    fill(a.initSenders(static_cast<unsigned>(senders_[index].size())), senders_[index]);
-    fill(a.initBackupDaemons(static_cast<unsigned>(backups_[index].size())), backups_[index]);
-    fill(a.initHosted(static_cast<unsigned>(hosted_[index].size())), hosted_[index]);
-    a.setCheckpointEvery(job_.checkpoint_every);
-    a.setCheckpointMs(static_cast<uint64_t>(job_.checkpoint_seconds * 1000));
-    a.setIncarnation(incarnation);
-    a.setRestore(started_);
-    a.setTighten(tighten_);
-  });
   const net::ConnectionPtr mine = slot.conn;
+  // The assignment goes out on its own coroutine while this one reads: a daemon that refuses
+  // a frame says why at once, and that must be read before the connection goes.
+  asio::co_spawn(wake_->get_executor(), SendAssignment(index, incarnation, mine), [this, index](std::exception_ptr e) {
+    if (e) Fail("assigning task " + std::to_string(index) + ": " + net::DescribeException(e));
+  });
   bool stale_logged = false;
   for (;;) {
     auto msg = co_await mine->Receive();
@@ -429,6 +397,13 @@ awaitable<void> JobRunner::WatchDaemon(size_t index) {
         stale_logged = true;
       }
       continue;
+    }
+    if (env.isRefuse()) {
+      // The daemon closes on us for something we sent (a frame over its max_frame_bytes, say):
+      // any daemon would, so the run fails with its reason instead of replacing it.
+      Fail("daemon " + slot.outcome.daemon + " (task " + std::to_string(index) + ") closed the connection: " +
+           Printable(env.getRefuse().getReason().cStr(), 300, false));
+      co_return;
     }
     if (env.isTaskReady()) {
       auto r = env.getTaskReady();
@@ -499,6 +474,80 @@ awaitable<void> JobRunner::WatchDaemon(size_t index) {
       }
     }
   }
+}
+
+awaitable<void> JobRunner::SendAssignment(size_t index, uint64_t incarnation, net::ConnectionPtr mine) {
+  Slot& slot = slots_[index];
+  auto current = [&] { return slot.incarnation == incarnation && failure_.empty() && mine->is_open(); };
+  // Large data first, in chunks well under the frame limit, one queued at a time.
+  const std::string& data = app_.plan.slices[index];
+  const size_t chunk = std::max<size_t>(256, std::min(kChunkBytes, options_.net.limits.max_frame_bytes / 4));
+  const bool chunked = data.size() > std::min(kInlineDataBytes, chunk);
+  if (chunked) {
+    log_->info("job {}: sending task {}'s data ({} bytes) to daemon {} in {} chunks", summary_.job_id, index,
+               data.size(), slot.outcome.daemon, (data.size() + chunk - 1) / chunk);
+    for (size_t offset = 0; offset < data.size() && mine->is_open(); offset += chunk) {
+      const std::string_view part = std::string_view(data).substr(offset, chunk);
+      mine->SendEnvelope([&](proto::Envelope::Builder e) {
+        auto d = e.initTaskData();
+        d.setJob(summary_.job_id);
+        d.setTask(static_cast<uint32_t>(index));
+        d.setOffset(offset);
+        d.setTotal(data.size());
+        d.setBytes(AsBytes(part));
+      });
+      co_await mine->Drained();
+      if (!current()) co_return;
+    }
+  }
+  const auto& node = app_.plan.graph[index];
+  mine->SendEnvelope([&](proto::Envelope::Builder e) {
+    auto a = e.initAssignTask();
+    a.setJob(summary_.job_id);
+    a.setTask(static_cast<uint32_t>(index));
+    a.setTaskCount(job_.tasks);
+    a.setApp(job_.app);
+    a.setPluginHash(AsBytes(app_.sha256));
+    a.setPluginSignature(AsBytes(app_.signature));
+    a.setPluginName(app_.path.substr(app_.path.find_last_of('/') + 1));
+    a.setSync(settings_.sync);
+    if (chunked) {
+      a.setDataSize(data.size());
+      a.setDataSha256(AsBytes(runtime::Sha256(data)));
+    } else {
+      a.setData(AsBytes(data));
+    }
+    auto params = a.initParams(static_cast<unsigned>(job_.params.size()));
+    unsigned p = 0;
+    for (const auto& [k, v] : job_.params) {
+      params[p].setKey(k);
+      params[p].setValue(v);
+      ++p;
+    }
+    auto ns = a.initNeighbours(static_cast<unsigned>(node.edges.size()));
+    for (size_t n = 0; n < node.edges.size(); ++n) {
+      const auto& to = slots_[node.edges[n].first].outcome;
+      ns[n].setTask(node.edges[n].first);
+      ns[n].setAddress(to.address);
+      ns[n].setDaemonId(to.daemon);
+    }
+    // Tasks named with the daemon that runs them: senders, backups, and hosted tasks.
+    auto fill = [this](capnp::List<proto::Neighbour>::Builder list, const std::vector<uint32_t>& tasks) {
+      for (size_t n = 0; n < tasks.size(); ++n) {
+        list[n].setTask(tasks[n]);
+        list[n].setAddress(slots_[tasks[n]].outcome.address);
+        list[n].setDaemonId(slots_[tasks[n]].outcome.daemon);
+      }
+    };
+    fill(a.initSenders(static_cast<unsigned>(senders_[index].size())), senders_[index]);
+    fill(a.initBackupDaemons(static_cast<unsigned>(backups_[index].size())), backups_[index]);
+    fill(a.initHosted(static_cast<unsigned>(hosted_[index].size())), hosted_[index]);
+    a.setCheckpointEvery(job_.checkpoint_every);
+    a.setCheckpointMs(static_cast<uint64_t>(job_.checkpoint_seconds * 1000));
+    a.setIncarnation(incarnation);
+    a.setRestore(started_);
+    a.setTighten(tighten_);
+  });
 }
 
 void JobRunner::Replace(size_t index, const std::string& why) {

@@ -78,6 +78,9 @@ class JobRunner {
   // Assigns task `index` to its slot's daemon and serves that daemon's messages, for the
   // slot's incarnation at the call; a later incarnation's coroutine takes over on replacement.
   net::awaitable<void> WatchDaemon(size_t index);
+  // Sends task `index`'s assignment for `incarnation` on `conn`: its data in TaskData chunks
+  // first when it is large (flow-controlled: one chunk queued at a time), then the AssignTask.
+  net::awaitable<void> SendAssignment(size_t index, uint64_t incarnation, net::ConnectionPtr conn);
   // The daemon of task `index` is gone (`why`): the mapping picks a replacement among the free
   // granted daemons, every other daemon is told (NeighbourMoved), and the replacement gets the
   // task with restore = true. Fails the run when no daemon is left, or in sync mode.

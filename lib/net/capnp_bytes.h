@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include <capnp/blob.h>
 #include <kj/array.h>
@@ -13,7 +14,7 @@ inline std::string AsString(capnp::Data::Reader d) {
 }
 
 // A view of `s` for a Data setter; `s` must outlive the call.
-inline kj::ArrayPtr<const kj::byte> AsBytes(const std::string& s) {
+inline kj::ArrayPtr<const kj::byte> AsBytes(std::string_view s) {
   return kj::arrayPtr(reinterpret_cast<const kj::byte*>(s.data()), s.size());
 }
 

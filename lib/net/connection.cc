@@ -49,7 +49,8 @@ Connection::Connection(tcp::socket connected, const NetOptions& options, Side si
       side_(side),
       parser_(PreAuthLimits(options.limits)),
       wake_(stream_.get_executor(), std::chrono::steady_clock::time_point::max()),
-      drained_(stream_.get_executor(), std::chrono::steady_clock::time_point::max()) {
+      drained_(stream_.get_executor(), std::chrono::steady_clock::time_point::max()),
+      closed_(stream_.get_executor(), std::chrono::steady_clock::time_point::max()) {
   error_code ec;
   socket().set_option(tcp::no_delay(true), ec);
   auto ep = socket().remote_endpoint(ec);
@@ -90,6 +91,14 @@ void Connection::Close() {
   socket().close(ec);
   wake_.cancel();
   drained_.cancel();
+  closed_.cancel();
+}
+
+awaitable<void> Connection::Closed(std::chrono::milliseconds limit) {
+  auto self = shared_from_this();
+  if (!open_) co_return;
+  closed_.expires_after(limit);
+  co_await closed_.async_wait(use_nothrow);
 }
 
 awaitable<void> Connection::Drained() {

@@ -93,6 +93,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Returns once every queued frame is written (or the connection closed). Lets a sender keep
   // only its newest value while the previous one is on its way.
   awaitable<void> Drained();
+  // True once Refuse() was called and the connection is still flushing its reason.
+  bool refusing() const { return open_ && close_when_flushed_; }
+  // Returns once the connection is closed, or after `limit`. One waiter at a time.
+  awaitable<void> Closed(std::chrono::milliseconds limit);
 
   // The next well-formed message; an error when the stream ends or breaks (then closed).
   awaitable<Result<std::unique_ptr<IncomingMessage>>> Receive();
@@ -124,6 +128,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   FrameParser parser_;
   asio::steady_timer wake_;
   asio::steady_timer drained_;
+  asio::steady_timer closed_;  // cancelled by Close(); waited on by Closed()
   bool writing_ = false;
   bool reading_ = false;
   bool secured_ = false;  // the TLS handshake is done: the writer may write

@@ -136,6 +136,9 @@ awaitable<void> Server::Serve(ConnectionPtr conn, std::string address) {
       failure = std::current_exception();
     }
     if (failure) log_->warn("closed {}: {}", conn->Describe(), DescribeException(failure));
+    // A connection the handler refused still has its reason to send, and lingers until the peer
+    // has read it (connection.h): closing it now would lose the reason.
+    if (conn->refusing()) co_await conn->Closed(std::chrono::milliseconds(3000));
   }
   conn->Close();
   connections_.erase(conn);

@@ -99,6 +99,17 @@ struct AssignTask {
   checkpointMs @17 :UInt64;     # milliseconds between checkpoints (0: not by time)
   incarnation @18 :UInt64;      # 1 for a task's first daemon, one more for each replacement
   tighten @19 :Float64;         # the local tests' tightening so far (Tighten factors multiplied; 0 or 1: none)
+  dataSize @20 :UInt64;         # > 0: `data` is empty; the task's data came just before, in TaskData chunks
+  dataSha256 @21 :Data;         # with dataSize: SHA-256 of the whole data
+}
+# A chunk of a task's data (spawner -> daemon), for data too large for one frame: chunks of one
+# task go in order (offset 0 first), each well under the frame limit, then the AssignTask.
+struct TaskData {
+  job @0 :Text;
+  task @1 :UInt32;
+  offset @2 :UInt64;
+  total @3 :UInt64;             # the whole data's size, so the daemon can check it fits first
+  bytes @4 :Data;
 }
 struct TaskReady {
   job @0 :Text;
@@ -249,5 +260,6 @@ struct Envelope {
     snapshot @29 :Snapshot;
     snapshotData @30 :SnapshotData;
     tighten @31 :Tighten;
+    taskData @32 :TaskData;
   }
 }

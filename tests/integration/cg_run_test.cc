@@ -163,6 +163,55 @@ TEST_F(CgRunTest, UnreachableResidualFailsEarlyWithThePartialResult) {
   EXPECT_EQ(x->size(), 20000u);
 }
 
+// A tridiagonal SPD system in a Matrix Market file (diagonal 4, off-diagonal -1).
+std::string TridiagonalFile(int n) {
+  std::string text = "%%MatrixMarket matrix coordinate real symmetric\n" + std::to_string(n) + " " +
+                     std::to_string(n) + " " + std::to_string(2 * n - 1) + "\n";
+  for (int i = 1; i <= n; ++i) {
+    text += std::to_string(i) + " " + std::to_string(i) + " 4\n";
+    if (i < n) text += std::to_string(i + 1) + " " + std::to_string(i) + " -1\n";
+  }
+  return text;
+}
+
+// Blocks of about 2 MB against daemons that accept 1 MiB frames: the data goes in chunks.
+TEST_F(CgRunTest, BlocksLargerThanTheFrameLimitAreSentInChunks) {
+  WriteFile(dir_ / "small-frames.toml", ReadFile(dir_ / "key.toml") + "max_frame_bytes = 1048576\n");
+  const std::string sn = StartSupernode("sn1");
+  for (const char* d : {"d1", "d2"}) StartDaemon(d, {sn}, "small-frames.toml");
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("d1", "registered") && LogHas("d2", "registered"); })) << Log("d1");
+  WriteFile(dir_ / "T.mtx", TridiagonalFile(100000));
+  WriteJob("big.toml", "name = \"big\"\napp = \"cg\"\ntasks = 2\ntimeout_s = 120\n[params]\nmatrix = \"T.mtx\"\n");
+  ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "small-frames.toml", "--supernode", sn, dir_ / "big.toml", "--json",
+                        dir_ / "big.json"}),
+            0)
+      << Log("spawner") << Log("d1");
+  EXPECT_EQ(Json("big.json")["status"], "converged");
+  EXPECT_LT(Json("big.json")["residual"].get<double>(), 1e-8);
+  EXPECT_TRUE(LogHas("spawner", "chunks")) << Log("spawner");
+}
+
+// A spawner whose frames are larger than the daemons accept: the daemon says why it closes,
+// and the run fails naming the limit instead of replacing daemon after daemon.
+TEST_F(CgRunTest, AFrameOverTheDaemonsLimitFailsTheRunSayingWhy) {
+  WriteFile(dir_ / "small-frames.toml", ReadFile(dir_ / "key.toml") + "max_frame_bytes = 1048576\n");
+  const std::string sn = StartSupernode("sn1");
+  for (const char* d : {"d1", "d2", "d3"}) StartDaemon(d, {sn}, "small-frames.toml");
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("d1", "registered") && LogHas("d2", "registered") &&
+                                     LogHas("d3", "registered"); }));
+  WriteFile(dir_ / "T.mtx", TridiagonalFile(100000));
+  WriteJob("big.toml", "name = \"big\"\napp = \"cg\"\ntasks = 2\ntimeout_s = 120\n[params]\nmatrix = \"T.mtx\"\n");
+  ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "key.toml", "--supernode", sn, dir_ / "big.toml", "--json",
+                        dir_ / "f.json"}),
+            1)
+      << Log("spawner");
+  const std::string error = Json("f.json")["error"];
+  EXPECT_NE(error.find("exceeds the limit of 1048576"), std::string::npos) << error;
+  EXPECT_TRUE(LogHas("d1", "exceeds the limit") || LogHas("d2", "exceeds the limit") ||
+              LogHas("d3", "exceeds the limit"))
+      << Log("d1");
+}
+
 TEST_F(CgRunTest, BadInputFailsBeforeAnyDaemonStarts) {
   WriteFile(dir_ / "rect.mtx", "%%MatrixMarket matrix coordinate real general\n2 3 1\n1 1 1\n");
   WriteFile(dir_ / "zero.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n1 2 1\n");
