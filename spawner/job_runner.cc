@@ -8,8 +8,6 @@
 #include <optional>
 
 #include "aiac/plugin.h"
-#include "mapping/backup_choice.h"
-#include "mapping/mapper.h"
 #include "core/hex.h"
 #include "core/printable.h"
 #include "net/capnp_bytes.h"
@@ -25,11 +23,6 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 using net::AsBytes;
-
-// Latencies the spawner assumes for the mapping's model until links are measured (DESIGN.md
-// section 4 leaves measuring to the monitor): cheap inside a cluster, dearer across.
-constexpr double kIntraClusterLatency = 0.0001;
-constexpr double kInterClusterLatency = 0.01;
 
 // Task data above this goes in TaskData chunks before the AssignTask instead of inside it, so no
 // job is limited by the frame limit (a block of a large system can be hundreds of MB).
@@ -69,7 +62,7 @@ void JobRunner::Abort(const std::string& why) {
   aborted_ = true;
   failure_ = why;
   // Still waiting for daemons: nothing to give back, so the super-node link can go now.
-  if (supernodes_ && granted_.empty()) supernodes_->Stop();
+  if (supernodes_ && !deployment_) supernodes_->Stop();
   if (wake_) Wake();
 }
 
@@ -122,7 +115,7 @@ awaitable<RunSummary> JobRunner::Run(std::vector<Endpoint> supernodes) {
   if (outcome.ok()) {
     for (size_t t = 0; t < slots_.size(); ++t) {
       std::string keepers;
-      for (uint32_t b : backups_[t]) keepers += (keepers.empty() ? "" : ", ") + slots_[b].outcome.daemon;
+      for (uint32_t b : deployment_->backups(t)) keepers += (keepers.empty() ? "" : ", ") + slots_[b].outcome.daemon;
       log_->info("job {}: task {} on daemon {}, checkpoints kept by {}", summary_.job_id, t, slots_[t].outcome.daemon,
                  keepers.empty() ? "none" : keepers);
     }
@@ -155,7 +148,7 @@ awaitable<RunSummary> JobRunner::Run(std::vector<Endpoint> supernodes) {
     if (!counted.ok()) log_->warn("job {}: final counts incomplete: {}", summary_.job_id, counted.message());
   }
   std::vector<std::string> ids;
-  for (const auto& d : granted_) ids.push_back(d.id);
+  for (const auto& d : deployment_->granted()) ids.push_back(d.id);
   supernodes_->Release(summary_.job_id, ids);
   // Let the halts and the release reach the wire before the connections go.
   asio::steady_timer flush(executor, std::chrono::milliseconds(50));
@@ -234,9 +227,9 @@ awaitable<Status> JobRunner::AcquireDaemons() {
     if (!answer.ok()) co_return answer.status();
     if (answer->error.empty()) {
       if (answer->daemons.size() < job_.tasks) co_return ProtocolError("super-node granted too few daemons");
-      AddGranted(answer->daemons);
-      summary_.daemons = static_cast<uint32_t>(granted_.size());
-      log_->info("job {}: granted {} daemons by {}", summary_.job_id, answer->daemons.size(), supernodes_->Describe());
+      first_grant_ = std::move(answer->daemons);
+      summary_.daemons = static_cast<uint32_t>(first_grant_.size());
+      log_->info("job {}: granted {} daemons by {}", summary_.job_id, first_grant_.size(), supernodes_->Describe());
       co_return Status::Ok();
     }
     if (Clock::now() > wait_until) {
@@ -251,101 +244,18 @@ awaitable<Status> JobRunner::AcquireDaemons() {
   co_return Aborted(failure_);
 }
 
-void JobRunner::AddGranted(const std::vector<GrantedDaemon>& daemons) {
-  for (const auto& d : daemons) {
-    auto known = std::find_if(granted_.begin(), granted_.end(), [&](const GrantedDaemon& g) { return g.id == d.id; });
-    if (known == granted_.end()) {
-      granted_.push_back(d);
-    } else {
-      *known = d;  // a daemon that came back (restarted under its id) is a new daemon
-      lost_.erase(d.id);
-    }
-  }
-}
-
-Status JobRunner::BuildPlatform() {
-  // The granted daemons as a platform: clusters by name, powers as measured by the daemons.
-  std::map<std::string, model::ClusterSpec> clusters;
-  for (const auto& d : granted_) {
-    auto& c = clusters[d.cluster];
-    c.name = d.cluster;
-    c.latency = kIntraClusterLatency;
-    c.nodes.push_back({d.id, d.power > 0 ? d.power : 1.0, true});
-  }
-  std::vector<model::ClusterSpec> specs;
-  std::vector<model::InterLatency> inter;
-  for (auto& [name, c] : clusters) specs.push_back(std::move(c));
-  for (size_t a = 0; a < specs.size(); ++a)
-    for (size_t b = a + 1; b < specs.size(); ++b) inter.push_back({specs[a].name, specs[b].name, kInterClusterLatency});
-  auto platform = model::Platform::Build(std::move(specs), std::move(inter));
-  if (!platform.ok()) return Internal("granted daemons: " + platform.status().message());
-  platform_ = std::make_unique<model::Platform>(std::move(*platform));
-  std::map<std::string, size_t> by_id;
-  for (size_t i = 0; i < granted_.size(); ++i) by_id[granted_[i].id] = i;
-  granted_of_node_.clear();
-  for (const auto& node : platform_->nodes()) granted_of_node_.push_back(by_id.at(node.id));
-  return Status::Ok();
-}
-
 Status JobRunner::MapTasks() {
-  AIAC_RETURN_IF_ERROR(BuildPlatform());
-  // The app's TIG: one undirected edge per pair, volumes of both directions added.
-  std::vector<model::TaskSpec> tasks;
-  std::map<std::pair<uint32_t, uint32_t>, double> volume;
-  for (uint32_t t = 0; t < job_.tasks; ++t) {
-    tasks.push_back({t, std::max(1e-9, app_.plan.graph[t].cost)});
-    for (const auto& [m, v] : app_.plan.graph[t].edges) {
-      if (m == t || m >= job_.tasks) continue;
-      volume[{std::min(t, m), std::max(t, m)}] += v;
-    }
-  }
-  std::vector<model::EdgeSpec> edges;
-  for (const auto& [pair, v] : volume) edges.push_back({pair.first, pair.second, v});
-  auto tig = model::Tig::Build(std::move(tasks), std::move(edges));
-  if (!tig.ok()) return Internal("app task graph: " + tig.status().message());
-  tig_ = std::make_unique<model::Tig>(std::move(*tig));
-  auto mapper = mapping::MakeMapper(settings_.mapping, 0.1);
-  if (!mapper.ok()) return mapper.status();
-  mapper_ = std::move(*mapper);
-  auto m = mapper_->Map(*platform_, *tig_);
-  placement_ = std::make_unique<mapping::Placement>(std::move(m.placement));
-  slots_.resize(job_.tasks);
-  // Who sends to whom: task m sends to every task its edges name, so each task learns which
-  // daemons may send it values (AssignTask.senders).
-  senders_.assign(job_.tasks, {});
-  for (uint32_t m = 0; m < job_.tasks; ++m) {
-    for (const auto& [to, v] : app_.plan.graph[m].edges) {
-      if (to != m && to < job_.tasks) senders_[to].push_back(m);
-    }
-  }
-  std::vector<int> daemon_of_task(job_.tasks), cluster_of_daemon(granted_.size());
-  std::map<std::string, int> cluster_index;
-  for (size_t i = 0; i < granted_.size(); ++i) {
-    cluster_of_daemon[i] = cluster_index.emplace(granted_[i].cluster, static_cast<int>(cluster_index.size())).first->second;
-  }
-  for (uint32_t t = 0; t < job_.tasks; ++t) {
-    const size_t index = granted_of_node_[placement_->node_of(static_cast<int>(t))];
-    const auto& d = granted_[index];
-    daemon_of_task[t] = static_cast<int>(index);
-    slots_[t].outcome.task = t;
-    slots_[t].outcome.daemon = d.id;
-    slots_[t].outcome.address = d.address;
-  }
-  // Checkpoints of each task go to `backups` daemons of other tasks (mapping/backup_choice.h).
-  std::vector<int> task_of_daemon(granted_.size(), -1);
-  for (uint32_t t = 0; t < job_.tasks; ++t) task_of_daemon[daemon_of_task[t]] = static_cast<int>(t);
-  backups_.assign(job_.tasks, {});
-  hosted_.assign(job_.tasks, {});
   const bool checkpointing = job_.backups > 0 && (job_.checkpoint_seconds > 0 || job_.checkpoint_every > 0);
-  if (checkpointing) {
-    auto chosen = mapping::ChooseBackups(daemon_of_task, cluster_of_daemon, static_cast<int>(job_.backups));
-    for (uint32_t t = 0; t < job_.tasks; ++t) {
-      for (int d : chosen[t]) {
-        const auto holder = static_cast<uint32_t>(task_of_daemon[d]);
-        backups_[t].push_back(holder);
-        hosted_[holder].push_back(t);
-      }
-    }
+  DeploymentSpec spec{app_.plan.graph, settings_.mapping, checkpointing ? job_.backups : 0};
+  spec.graph.resize(job_.tasks);
+  auto deployment = Deployment::Create(std::move(spec), std::move(first_grant_));
+  if (!deployment.ok()) return deployment.status();
+  deployment_ = std::move(*deployment);
+  slots_.resize(job_.tasks);
+  for (uint32_t t = 0; t < job_.tasks; ++t) {
+    slots_[t].outcome.task = t;
+    slots_[t].outcome.daemon = deployment_->task(t).daemon;
+    slots_[t].outcome.address = deployment_->task(t).address;
   }
   return Status::Ok();
 }
@@ -539,9 +449,9 @@ awaitable<void> JobRunner::SendAssignment(size_t index, uint64_t incarnation, ne
         list[n].setDaemonId(slots_[tasks[n]].outcome.daemon);
       }
     };
-    fill(a.initSenders(static_cast<unsigned>(senders_[index].size())), senders_[index]);
-    fill(a.initBackupDaemons(static_cast<unsigned>(backups_[index].size())), backups_[index]);
-    fill(a.initHosted(static_cast<unsigned>(hosted_[index].size())), hosted_[index]);
+    fill(a.initSenders(static_cast<unsigned>(deployment_->senders(index).size())), deployment_->senders(index));
+    fill(a.initBackupDaemons(static_cast<unsigned>(deployment_->backups(index).size())), deployment_->backups(index));
+    fill(a.initHosted(static_cast<unsigned>(deployment_->hosted(index).size())), deployment_->hosted(index));
     a.setCheckpointEvery(job_.checkpoint_every);
     a.setCheckpointMs(static_cast<uint64_t>(job_.checkpoint_seconds * 1000));
     a.setIncarnation(incarnation);
@@ -554,7 +464,6 @@ void JobRunner::Replace(size_t index, const std::string& why) {
   Slot& slot = slots_[index];
   const std::string dead = slot.outcome.daemon;
   ++summary_.failures;
-  lost_.insert(dead);
   log_->warn("job {}: daemon {} (task {}) {}", summary_.job_id, dead, index, why);
   if (!failure_.empty() || finishing_) return;
   if (settings_.sync) {
@@ -565,49 +474,22 @@ void JobRunner::Replace(size_t index, const std::string& why) {
   // paused daemon that comes back finds its connection closed.
   if (slot.conn) slot.conn->Close();
   slot.conn.reset();
-  ++slot.incarnation;
   slot.ready = false;
   slot.converged = false;
   slot.change = 0;
   slot.failed_at = Clock::now();
   detector_.Withdraw(static_cast<uint32_t>(index));
-  // The mapping algorithm picks the replacement (MAHEVE: a reserved node of the same cluster
-  // first), among the granted daemons no task runs on.
-  const int failed_node = NodeOf(dead);
-  if (failed_node < 0) {
-    Fail("daemon " + dead + " (task " + std::to_string(index) + ") " + why + " and is not one of the job's");
+  // The mapping algorithm picks the replacement among the granted daemons no task runs on
+  // (deployment.h); when none is free, a super-node is asked for one.
+  const bool placed = deployment_->Lose(index);
+  slot.incarnation = deployment_->task(index).incarnation;
+  if (placed) {
+    MoveTask(index, dead);
     return;
   }
-  placement_->Fail(failed_node);
-  const int node = mapper_->Replace(*platform_, *tig_, *placement_, failed_node, static_cast<int>(index));
-  if (node >= 0) {
-    MoveTask(index, node, dead);
-    return;
-  }
-  unplaced_.insert(index);
   asio::co_spawn(wake_->get_executor(), ReplaceFromSupernode(index, dead, why), [this, index](std::exception_ptr e) {
     if (e) Fail("replacing the daemon of task " + std::to_string(index) + ": " + net::DescribeException(e));
   });
-}
-
-int JobRunner::NodeOf(const std::string& daemon) const {
-  for (size_t node = 0; node < granted_of_node_.size(); ++node) {
-    if (granted_[granted_of_node_[node]].id == daemon) return static_cast<int>(node);
-  }
-  return -1;
-}
-
-Status JobRunner::RebuildPlacement() {
-  AIAC_RETURN_IF_ERROR(BuildPlatform());
-  placement_ = std::make_unique<mapping::Placement>(*platform_, *tig_);
-  for (const auto& id : lost_) {
-    if (int node = NodeOf(id); node >= 0) placement_->Fail(node);
-  }
-  for (size_t t = 0; t < slots_.size(); ++t) {
-    if (unplaced_.count(t) || lost_.count(slots_[t].outcome.daemon)) continue;
-    if (int node = NodeOf(slots_[t].outcome.daemon); node >= 0) placement_->Assign(static_cast<int>(t), node);
-  }
-  return Status::Ok();
 }
 
 awaitable<void> JobRunner::ReplaceFromSupernode(size_t index, std::string dead, std::string why) {
@@ -627,17 +509,12 @@ awaitable<void> JobRunner::ReplaceFromSupernode(size_t index, std::string dead, 
       co_return;
     }
     if (answer->error.empty() && !answer->daemons.empty()) {
-      AddGranted(answer->daemons);
-      summary_.daemons = static_cast<uint32_t>(granted_.size());
+      deployment_->AddGranted(answer->daemons);
+      summary_.daemons = static_cast<uint32_t>(deployment_->granted().size());
       log_->info("job {}: daemon {} granted by {} for task {}", summary_.job_id, answer->daemons.front().id,
                  supernodes_->Describe(), index);
-      if (Status rebuilt = RebuildPlacement(); !rebuilt.ok()) {
-        Fail(what + "; " + rebuilt.message());
-        co_return;
-      }
-      const int node = mapper_->Replace(*platform_, *tig_, *placement_, NodeOf(dead), static_cast<int>(index));
-      if (node >= 0) {
-        MoveTask(index, node, dead);
+      if (deployment_->Place(index)) {
+        MoveTask(index, dead);
         co_return;
       }
     }
@@ -650,16 +527,14 @@ awaitable<void> JobRunner::ReplaceFromSupernode(size_t index, std::string dead, 
   }
 }
 
-void JobRunner::MoveTask(size_t index, int node, const std::string& dead) {
+void JobRunner::MoveTask(size_t index, const std::string& dead) {
   Slot& slot = slots_[index];
-  unplaced_.erase(index);
-  placement_->Assign(static_cast<int>(index), node);
-  const GrantedDaemon& next = granted_[granted_of_node_[static_cast<size_t>(node)]];
-  slot.outcome.daemon = next.id;
+  const TaskPlace& next = deployment_->task(index);
+  slot.outcome.daemon = next.daemon;
   slot.outcome.address = next.address;
   slot.replacement = static_cast<int>(summary_.replacements.size());
-  summary_.replacements.push_back({static_cast<uint32_t>(index), dead, next.id, 0, -1});
-  log_->info("job {}: task {} goes to daemon {} (incarnation {})", summary_.job_id, index, next.id, slot.incarnation);
+  summary_.replacements.push_back({static_cast<uint32_t>(index), dead, next.daemon, 0, -1});
+  log_->info("job {}: task {} goes to daemon {} (incarnation {})", summary_.job_id, index, next.daemon, slot.incarnation);
   // Every other daemon first learns where the task went (its values, its checkpoints, and the
   // dead daemon's role as a backup); then the replacement gets the task.
   for (size_t i = 0; i < slots_.size(); ++i) {
@@ -669,7 +544,7 @@ void JobRunner::MoveTask(size_t index, int node, const std::string& dead) {
       m.setJob(summary_.job_id);
       m.setTask(static_cast<uint32_t>(index));
       m.setAddress(next.address);
-      m.setDaemonId(next.id);
+      m.setDaemonId(next.daemon);
       m.setIncarnation(slot.incarnation);
       m.setPreviousDaemonId(dead);
     });

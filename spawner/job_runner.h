@@ -17,11 +17,11 @@
 #include <vector>
 
 #include "aiac/convergence.h"
-#include "mapping/mapper.h"
 #include "core/endpoint.h"
 #include "core/logging.h"
 #include "net/connection.h"
 #include "spawner/app_loader.h"
+#include "spawner/deployment.h"
 #include "spawner/job_spec.h"
 #include "spawner/run_summary.h"
 #include "spawner/spawner_options.h"
@@ -66,15 +66,8 @@ class JobRunner {
     std::optional<std::string> snapshot;  // its result slice for snapshot_round_
   };
   net::awaitable<Status> AcquireDaemons();
-  // Adds granted daemons to granted_ (a known id is updated and counts as alive again).
-  void AddGranted(const std::vector<GrantedDaemon>& daemons);
-  // The granted daemons as the mapping's platform (granted_of_node_ follows).
-  Status BuildPlatform();
+  // The deployment of the tasks on the daemons granted (deployment.h).
   Status MapTasks();
-  // The platform node of granted daemon `daemon`, or -1.
-  int NodeOf(const std::string& daemon) const;
-  // Platform and placement again from granted_, lost_ and the tasks' daemons (after a grant).
-  Status RebuildPlacement();
   // Assigns task `index` to its slot's daemon and serves that daemon's messages, for the
   // slot's incarnation at the call; a later incarnation's coroutine takes over on replacement.
   net::awaitable<void> WatchDaemon(size_t index);
@@ -87,8 +80,8 @@ class JobRunner {
   void Replace(size_t index, const std::string& why);
   // No granted daemon is free: asks a super-node for one, then maps task `index` again.
   net::awaitable<void> ReplaceFromSupernode(size_t index, std::string dead, std::string why);
-  // Hands task `index` (its daemon `dead` lost) over to the daemon of platform node `node`.
-  void MoveTask(size_t index, int node, const std::string& dead);
+  // Hands task `index` (its daemon `dead` lost) over to the daemon the deployment placed it on.
+  void MoveTask(size_t index, const std::string& dead);
   // Closes the connections of task daemons silent for failure_timeout_ms.
   void CheckSilence();
   void OnConvergenceEvent();
@@ -113,19 +106,9 @@ class JobRunner {
   RunSummary summary_;
   std::string spawner_id_;
   std::unique_ptr<SupernodeSession> supernodes_;
-  std::vector<GrantedDaemon> granted_;
-  std::set<std::string> lost_;  // granted daemons found dead
-  std::set<size_t> unplaced_;   // tasks waiting for a daemon from a super-node
+  std::vector<GrantedDaemon> first_grant_;  // until MapTasks hands it to the deployment
+  std::unique_ptr<Deployment> deployment_;
   std::vector<Slot> slots_;
-  std::vector<std::vector<uint32_t>> senders_;  // per task: the tasks that send it values
-  std::vector<std::vector<uint32_t>> backups_;  // per task: the tasks whose daemons keep its checkpoints
-  std::vector<std::vector<uint32_t>> hosted_;   // per task: the tasks whose checkpoints its daemon keeps
-  // The mapping's state, kept for replacements (mapping/mapper.h).
-  std::unique_ptr<model::Platform> platform_;
-  std::unique_ptr<model::Tig> tig_;
-  std::unique_ptr<mapping::Mapper> mapper_;
-  std::unique_ptr<mapping::Placement> placement_;
-  std::vector<size_t> granted_of_node_;  // platform node -> index in granted_
   bool started_ = false;                 // StartTask sent
   bool finishing_ = false;               // Halt sent: a lost daemon is no longer replaced
   uint64_t snapshot_round_ = 0;

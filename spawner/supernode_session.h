@@ -22,13 +22,9 @@
 #include "core/logging.h"
 #include "net/connection.h"
 #include "net/reply_slot.h"
+#include "spawner/granted_daemon.h"
 
 namespace aiac::spawner {
-
-struct GrantedDaemon {
-  std::string id, address, cluster;
-  double power = 1;
-};
 
 // A super-node's answer to a request: the daemons, or why it could not grant them.
 struct GrantAnswer {

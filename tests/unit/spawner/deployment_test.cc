@@ -1,0 +1,138 @@
+#include "spawner/deployment.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+namespace aiac::spawner {
+namespace {
+
+// A ring of `tasks` tasks: each exchanges with its two neighbours.
+std::vector<app::TaskNode> Ring(uint32_t tasks) {
+  std::vector<app::TaskNode> graph(tasks);
+  for (uint32_t t = 0; t < tasks; ++t) {
+    graph[t].cost = 10;
+    graph[t].edges = {{(t + 1) % tasks, 1.0}, {(t + tasks - 1) % tasks, 1.0}};
+  }
+  return graph;
+}
+
+std::vector<GrantedDaemon> Daemons(int n, const std::string& cluster = "c", int first = 1) {
+  std::vector<GrantedDaemon> out;
+  for (int i = first; i < first + n; ++i) {
+    out.push_back({"d" + std::to_string(i), "127.0.0.1:" + std::to_string(7000 + i), cluster, 1.0});
+  }
+  return out;
+}
+
+std::unique_ptr<Deployment> Make(uint32_t tasks, std::vector<GrantedDaemon> daemons, uint32_t backups = 2) {
+  auto d = Deployment::Create({Ring(tasks), "maheve", backups}, std::move(daemons));
+  EXPECT_TRUE(d.ok()) << d.status().message();
+  return d.ok() ? std::move(*d) : nullptr;
+}
+
+std::set<std::string> TaskDaemons(const Deployment& d) {
+  std::set<std::string> out;
+  for (size_t t = 0; t < d.tasks(); ++t) out.insert(d.task(t).daemon);
+  return out;
+}
+
+TEST(DeploymentTest, EachTaskGetsADaemonOfItsOwnAndCheckpointsGoToOtherTasks) {
+  auto d = Make(4, Daemons(6));
+  ASSERT_TRUE(d);
+  EXPECT_EQ(TaskDaemons(*d).size(), 4u);
+  for (size_t t = 0; t < 4; ++t) {
+    EXPECT_EQ(d->task(t).incarnation, 1u);
+    EXPECT_FALSE(d->task(t).waiting);
+    EXPECT_EQ(d->senders(t).size(), 2u);
+    ASSERT_EQ(d->backups(t).size(), 2u);
+    for (uint32_t b : d->backups(t)) {
+      EXPECT_NE(b, t) << "a task's checkpoints never stay on its own daemon";
+      const auto& hosted = d->hosted(b);
+      EXPECT_NE(std::find(hosted.begin(), hosted.end(), t), hosted.end()) << "hosted mirrors backups";
+    }
+  }
+}
+
+TEST(DeploymentTest, NoBackupsWithoutCheckpoints) {
+  auto d = Make(3, Daemons(3), 0);
+  ASSERT_TRUE(d);
+  for (size_t t = 0; t < 3; ++t) {
+    EXPECT_TRUE(d->backups(t).empty());
+    EXPECT_TRUE(d->hosted(t).empty());
+  }
+}
+
+TEST(DeploymentTest, RefusesFewerDaemonsThanTasks) {
+  EXPECT_FALSE(Deployment::Create({Ring(4), "maheve", 2}, Daemons(3)).ok());
+  EXPECT_FALSE(Deployment::Create({Ring(2), "nope", 2}, Daemons(3)).ok());
+}
+
+TEST(DeploymentTest, ALostDaemonsTaskMovesToAFreeOneWithTheNextIncarnation) {
+  auto d = Make(4, Daemons(6));
+  ASSERT_TRUE(d);
+  const auto before = TaskDaemons(*d);
+  const std::string dead = d->task(2).daemon;
+  const auto backups = d->backups(2);
+  ASSERT_TRUE(d->Lose(2));
+  EXPECT_TRUE(d->lost(dead));
+  EXPECT_EQ(d->task(2).incarnation, 2u);
+  EXPECT_FALSE(d->task(2).waiting);
+  EXPECT_EQ(before.count(d->task(2).daemon), 0u) << "a free daemon, never one running a task";
+  EXPECT_EQ(TaskDaemons(*d).size(), 4u);
+  EXPECT_EQ(d->backups(2), backups) << "backups name tasks: they follow the task";
+  // The next loss of the same task: again a daemon of its own, never a dead one.
+  const std::string second = d->task(2).daemon;
+  ASSERT_TRUE(d->Lose(2));
+  EXPECT_EQ(d->task(2).incarnation, 3u);
+  EXPECT_NE(d->task(2).daemon, dead);
+  EXPECT_NE(d->task(2).daemon, second);
+  EXPECT_EQ(TaskDaemons(*d).size(), 4u);
+}
+
+TEST(DeploymentTest, WithNoFreeDaemonTheTaskWaitsForAGrant) {
+  auto d = Make(3, Daemons(3));
+  ASSERT_TRUE(d);
+  const std::string dead = d->task(1).daemon;
+  EXPECT_FALSE(d->Lose(1));
+  EXPECT_TRUE(d->task(1).waiting);
+  EXPECT_EQ(d->task(1).incarnation, 2u);
+  EXPECT_FALSE(d->Place(1)) << "nothing granted yet";
+  d->AddGranted(Daemons(1, "c", 9));
+  ASSERT_TRUE(d->Place(1));
+  EXPECT_EQ(d->task(1).daemon, "d9");
+  EXPECT_EQ(d->task(1).address, "127.0.0.1:7009");
+  EXPECT_FALSE(d->task(1).waiting);
+  EXPECT_EQ(d->granted().size(), 4u);
+  EXPECT_TRUE(d->lost(dead));
+}
+
+TEST(DeploymentTest, ADaemonRestartedUnderItsIdCountsAsAliveAgain) {
+  auto d = Make(2, Daemons(2));
+  ASSERT_TRUE(d);
+  const std::string dead = d->task(0).daemon;
+  EXPECT_FALSE(d->Lose(0));
+  d->AddGranted({{dead, "127.0.0.1:9999", "c", 1.0}});
+  EXPECT_FALSE(d->lost(dead));
+  ASSERT_TRUE(d->Place(0));
+  EXPECT_EQ(d->task(0).daemon, dead);
+  EXPECT_EQ(d->task(0).address, "127.0.0.1:9999");
+  EXPECT_EQ(d->granted().size(), 2u);
+}
+
+TEST(DeploymentTest, TwoTasksWaitingAreEachPlacedOnADaemonOfTheirOwn) {
+  auto d = Make(3, Daemons(3));
+  ASSERT_TRUE(d);
+  EXPECT_FALSE(d->Lose(0));
+  EXPECT_FALSE(d->Lose(2));
+  d->AddGranted(Daemons(1, "c", 20));
+  ASSERT_TRUE(d->Place(2));
+  EXPECT_FALSE(d->Place(0)) << "d20 runs task 2 now";
+  d->AddGranted(Daemons(1, "c", 21));
+  ASSERT_TRUE(d->Place(0));
+  EXPECT_EQ(TaskDaemons(*d), (std::set<std::string>{d->task(1).daemon, "d20", "d21"}));
+}
+
+}  // namespace
+}  // namespace aiac::spawner
