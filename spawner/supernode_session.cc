@@ -66,6 +66,10 @@ awaitable<void> SupernodeSession::KeepLinked() {
     if (!conn.ok()) {
       last_error_ = "super-node " + target.ToString() + ": " + conn.status().message();
       if (linked_once_) log_->warn("{}; trying the next one", last_error_);
+      // A wrong key does not fix itself: once every super-node refused it, waiters hear at once.
+      if (conn.status().code() == StatusCode::kUnauthenticated && ++refusals_in_a_row_ >= supernodes_.size()) {
+        Signal();
+      }
       if (next % supernodes_.size() == 0) {
         // A whole pass without an answer: tell the waiters, then back off before the next.
         ++passes_failed_;
@@ -76,6 +80,7 @@ awaitable<void> SupernodeSession::KeepLinked() {
       continue;
     }
     passes_failed_ = 0;
+    refusals_in_a_row_ = 0;
     pause = std::chrono::milliseconds(100);
     if (linked_once_) {
       ++failovers_;
@@ -119,6 +124,7 @@ awaitable<Status> SupernodeSession::Serve(net::ConnectionPtr conn) {
 awaitable<Status> SupernodeSession::WaitConnected(int rounds) {
   while (!stopping_) {
     if (conn_ && conn_->is_open()) co_return Status::Ok();
+    if (refusals_in_a_row_ >= supernodes_.size()) co_return Unauthenticated(last_error_);
     if (passes_failed_ >= rounds) co_return Unavailable(last_error_);
     co_await WaitForChange(Clock::time_point::max());
   }

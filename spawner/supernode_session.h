@@ -42,7 +42,8 @@ class SupernodeSession {
   // Starts keeping the link on `executor`.
   void Start(net::asio::any_io_executor executor);
   // Waits until connected. Unavailable with the last dial error when no super-node of the list
-  // answered `rounds` passes over it (each endpoint dialled with a few quick retries).
+  // answered `rounds` passes over it (each endpoint dialled with a few quick retries);
+  // Unauthenticated at once when every super-node of the list refused our key.
   net::awaitable<Status> WaitConnected(int rounds);
   // Asks for `count + spares` daemons for `job`. Returns the answer of the super-node that took
   // the request (failing over as needed), or Unavailable when none answered before `deadline`.
@@ -77,6 +78,7 @@ class SupernodeSession {
   std::map<uint64_t, std::shared_ptr<net::ReplySlot<GrantAnswer>>> pending_;
   uint64_t next_request_ = 1;
   int passes_failed_ = 0;  // passes over the list with no answer, since the last link
+  size_t refusals_in_a_row_ = 0;  // super-nodes that refused our key, since the last link
   std::string last_error_;
   int failovers_ = 0;
   bool linked_once_ = false;
