@@ -20,13 +20,17 @@ BlockCg::Outcome BlockCg::Solve(const Eigen::VectorXd& b, Eigen::VectorXd& x, do
   const double b_norm = b.norm();
   if (b_norm == 0) {
     x.setZero();
-    return {0, 0};
+    return {0, 0, ""};
   }
   if (bicgstab_) {
     bicgstab_->setTolerance(tolerance);
     bicgstab_->setMaxIterations(max_iterations);
     x = bicgstab_->solveWithGuess(b, x);
-    return {static_cast<int>(bicgstab_->iterations()), (b - a_ * x).norm() / b_norm};
+    const double residual = (b - a_ * x).norm() / b_norm;
+    std::string breakdown;
+    if (bicgstab_->info() == Eigen::NumericalIssue) breakdown = "BiCGSTAB broke down (numerical issue)";
+    else if (!std::isfinite(residual)) breakdown = "BiCGSTAB produced non-finite values";
+    return {static_cast<int>(bicgstab_->iterations()), residual, breakdown};
   }
   const Eigen::Index n = a_.rows();
   const int* outer = a_.outerIndexPtr();
@@ -42,7 +46,8 @@ BlockCg::Outcome BlockCg::Solve(const Eigen::VectorXd& b, Eigen::VectorXd& x, do
   r_.noalias() = b - a_ * x;
   double rr = r_.squaredNorm();
   const double target2 = tolerance * tolerance * b_norm * b_norm;
-  if (rr <= target2) return {0, std::sqrt(rr) / b_norm};
+  if (rr <= target2) return {0, std::sqrt(rr) / b_norm, ""};
+  if (!std::isfinite(rr)) return {0, rr, "the residual is not finite"};
   double rz = 0;
   for (Eigen::Index i = 0; i < n; ++i) {
     z[i] = inv[i] * r[i];
@@ -68,6 +73,10 @@ BlockCg::Outcome BlockCg::Solve(const Eigen::VectorXd& b, Eigen::VectorXd& x, do
       q[i] = sum;
       pq += p[i] * sum;
     }
+    if (!(pq > 0)) {
+      return {k, std::sqrt(rr) / b_norm,
+              "CG broke down: p'Ap = " + std::to_string(pq) + ", the block is not positive definite"};
+    }
     const double alpha = rz / pq;
     double rr_next = 0, rz_next = 0;
     for (Eigen::Index i = 0; i < n; ++i) {
@@ -86,7 +95,8 @@ BlockCg::Outcome BlockCg::Solve(const Eigen::VectorXd& b, Eigen::VectorXd& x, do
     rz = rz_next;
     for (Eigen::Index i = 0; i < n; ++i) p[i] = z[i] + beta * p[i];
   }
-  return {k, std::sqrt(rr) / b_norm};
+  if (!std::isfinite(rr)) return {k, rr, "the residual is not finite"};
+  return {k, std::sqrt(rr) / b_norm, ""};
 }
 
 }  // namespace aiac::cg

@@ -8,6 +8,7 @@
 #include <Eigen/IterativeLinearSolvers>
 #include <Eigen/Sparse>
 #include <memory>
+#include <string>
 
 #include "apps/cg/cg_problem.h"
 
@@ -23,8 +24,11 @@ class BlockCg {
   struct Outcome {
     int iterations;
     double relative_residual;  // ||b - A x|| / ||b||
+    std::string breakdown;     // non-empty: the solver broke down (why); x is then not to be used
   };
-  // Improves x (in place) until ||b - A x|| <= tolerance ||b|| or `max_iterations`.
+  // Improves x (in place) until ||b - A x|| <= tolerance ||b|| or `max_iterations`. A breakdown
+  // (CG: a direction with p'Ap <= 0, the block is not positive definite; BiCGSTAB: Eigen's
+  // numerical issue; either: a non-finite residual) is reported, never taken for an answer.
   Outcome Solve(const Eigen::VectorXd& b, Eigen::VectorXd& x, double tolerance, int max_iterations);
 
  private:

@@ -109,7 +109,12 @@ class CgTask final : public app::Task {
     rhs_ = b_.b;
     for (size_t k = 0; k < b_.in.size(); ++k) rhs_.noalias() -= b_.in[k].a * xin_[k];
     Eigen::VectorXd old = x_;
-    solver_.Solve(rhs_, x_, inner_tolerance_, std::max(100, 10 * b_.rows));
+    auto solved = solver_.Solve(rhs_, x_, inner_tolerance_, std::max(100, 10 * b_.rows));
+    if (!solved.breakdown.empty()) {
+      x_ = old;  // keep the last good iterate: it is what a checkpoint or a snapshot should hold
+      return InvalidArgument("inner solver breakdown in the block of rows " + std::to_string(b_.first + 1) + ".." +
+                             std::to_string(b_.first + b_.rows) + ": " + solved.breakdown);
+    }
     const double moved = b_.rows > 0 ? (x_ - old).cwiseAbs().maxCoeff() : 0.0;
     ++iterations_;
     if (!std::isfinite(moved) || moved > 1e100) {

@@ -227,6 +227,39 @@ TEST(CgAppTest, BadInputIsOneLineBeforeAnyDaemon) {
   }
 }
 
+TEST(BlockCgTest, AnIndefiniteBlockIsABreakdownNotAnAnswer) {
+  // Symmetric with a positive diagonal, eigenvalues 3 and -1: CG meets p'Ap < 0 at once.
+  SpMat a(2, 2);
+  std::vector<Eigen::Triplet<double>> t = {{0, 0, 1}, {0, 1, 2}, {1, 0, 2}, {1, 1, 1}};
+  a.setFromTriplets(t.begin(), t.end());
+  BlockCg solver(a);
+  ASSERT_TRUE(solver.symmetric());
+  Eigen::VectorXd x = Eigen::VectorXd::Zero(2);
+  Eigen::VectorXd b(2);
+  b << 1, -1;
+  auto out = solver.Solve(b, x, 1e-12, 100);
+  EXPECT_NE(out.breakdown.find("not positive definite"), std::string::npos) << out.breakdown;
+}
+
+TEST(CgAppTest, AnInnerBreakdownEndsTheTaskSayingSoNotDiverged) {
+  testing::TempDir dir;
+  // Two uncoupled indefinite blocks: [[1, 2], [2, 1]] twice, b = (1, -1, 1, -1).
+  testing::WriteFile(dir.path() + "/A.mtx", "%%MatrixMarket matrix coordinate real general\n4 4 8\n"
+                                   "1 1 1\n1 2 2\n2 1 2\n2 2 1\n3 3 1\n3 4 2\n4 3 2\n4 4 1\n");
+  testing::WriteFile(dir.path() + "/b.mtx", "%%MatrixMarket matrix array real general\n4 1\n1\n-1\n1\n-1\n");
+  CgApp app;
+  auto params = Params({{"matrix", "A.mtx"}, {"rhs", "b.mtx"}}, 2, dir.path());
+  auto plan = app.Prepare(params);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  auto task = app.MakeTask(params, 0, plan->slices[0]);
+  ASSERT_TRUE(task.ok()) << task.status().message();
+  auto step = (*task)->Iterate();
+  ASSERT_FALSE(step.ok());
+  EXPECT_NE(step.status().message().find("inner solver breakdown in the block of rows 1..2"), std::string::npos)
+      << step.status().message();
+  EXPECT_EQ(step.status().message().find("diverged"), std::string::npos);
+}
+
 TEST(CgAppTest, CheckpointStateRoundTrips) {
   CgApp app;
   auto params = Params({{"n", "200"}, {"bandwidth", "3"}}, 2);
