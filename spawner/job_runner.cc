@@ -82,10 +82,16 @@ awaitable<RunSummary> JobRunner::Run(std::vector<Endpoint> supernodes) {
   wake_ = std::make_unique<asio::steady_timer>(executor);
   start_ = Clock::now();
   deadline_ = start_ + std::chrono::milliseconds(static_cast<int64_t>(job_.timeout_s * 1000));
+  std::optional<Clock::time_point> started_at, checked_at;
   auto finish = [&](std::string status, std::string error) {
     summary_.status = std::move(status);
     summary_.error = std::move(error);
-    summary_.wall_seconds = std::chrono::duration<double>(Clock::now() - start_).count();
+    const auto end = Clock::now();
+    auto seconds = [](Clock::duration d) { return std::chrono::duration<double>(d).count(); };
+    summary_.wall_seconds = seconds(end - start_);
+    summary_.phases.assign = seconds(started_at.value_or(end) - start_);
+    summary_.phases.iterate = started_at ? seconds(checked_at.value_or(end) - *started_at) : 0;
+    summary_.phases.gather = checked_at ? seconds(end - *checked_at) : 0;
     summary_.per_task.clear();
     for (const auto& s : slots_) summary_.per_task.push_back(s.outcome);
     return summary_;
@@ -122,13 +128,14 @@ awaitable<RunSummary> JobRunner::Run(std::vector<Endpoint> supernodes) {
     log_->info("job {}: {} tasks assigned ({} mapping, {} mode), starting", summary_.job_id, slots_.size(),
                settings_.mapping, summary_.mode);
     started_ = true;
-    const auto started_at = Clock::now();
-    summary_.setup_seconds = std::chrono::duration<double>(started_at - granted_at).count();
+    started_at = Clock::now();
+    summary_.setup_seconds = std::chrono::duration<double>(*started_at - granted_at).count();
     SendAll([&](proto::Envelope::Builder e) { e.initStartTask().setJob(summary_.job_id); });
     auto checked = co_await RunToVerifiedResult();
+    checked_at = Clock::now();
     if (checked.ok()) {
       verified = std::move(*checked);
-      summary_.compute_seconds = std::chrono::duration<double>(Clock::now() - started_at).count();
+      summary_.compute_seconds = std::chrono::duration<double>(*checked_at - *started_at).count();
     } else {
       outcome = checked.status();
     }

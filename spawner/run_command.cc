@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
@@ -59,6 +61,7 @@ CLI::App* AddRunCommand(CLI::App& app, RunArgs& args) {
 }
 
 int RunCommand(const RunArgs& args) {
+  const auto command_start = std::chrono::steady_clock::now();
   SpawnerOptions options;
   if (Status s = LoadSpawnerOptions(args.config, options); !s.ok()) return BadInput(s);
   if (!args.supernodes.empty()) options.supernodes = args.supernodes;
@@ -84,6 +87,7 @@ int RunCommand(const RunArgs& args) {
   // Everything the job needs is checked here, before any daemon is used.
   auto app = LoadAndPrepare(*job, options.plugin_dir.empty() ? DefaultPluginDir() : options.plugin_dir);
   if (!app.ok()) return BadInput(app.status());
+  const auto prepared = std::chrono::steady_clock::now();
   if (!options.signing_key_file.empty()) {
     auto key = runtime::SigningKey::Load(options.signing_key_file);
     if (!key.ok()) return BadInput(key.status());
@@ -161,6 +165,18 @@ int RunCommand(const RunArgs& args) {
       },
       asio::detached);
   io.run();
+  // Phases of the whole command (run_summary.h): the spawner's own read and prepare, then the
+  // runner's; the time outside the runner after the input was prepared (starting a local
+  // cluster, a few milliseconds at the end) counts as assigning.
+  {
+    auto seconds = [](std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); };
+    const double runner_wall = summary.wall_seconds;
+    summary.wall_seconds = seconds(std::chrono::steady_clock::now() - command_start);
+    summary.phases.read = app->plan.read_seconds;
+    summary.phases.prepare = std::max(0.0, seconds(prepared - command_start) - summary.phases.read);
+    const double before_runner = summary.wall_seconds - seconds(prepared - command_start) - runner_wall;
+    summary.phases.assign += std::max(0.0, before_runner);
+  }
   if (cluster) cluster->Stop();
 
   std::printf("%s\n", ToText(summary).c_str());

@@ -1,6 +1,7 @@
 #include "spawner/run_summary.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <sstream>
 
 namespace aiac::spawner {
@@ -19,6 +20,8 @@ nlohmann::json ToJson(const RunSummary& s) {
   j["wall_seconds"] = s.wall_seconds;
   j["setup_seconds"] = s.setup_seconds;
   j["compute_seconds"] = s.compute_seconds;
+  j["phases"] = {{"read", s.phases.read},     {"prepare", s.phases.prepare}, {"assign", s.phases.assign},
+                 {"iterate", s.phases.iterate}, {"gather", s.phases.gather}};
   uint64_t lo = 0, hi = 0;
   if (!s.per_task.empty()) {
     auto [mn, mx] = std::minmax_element(
@@ -71,6 +74,10 @@ std::string ToText(const RunSummary& s) {
   if (s.tightenings > 0) out << ", local tests tightened " << s.tightenings << " times";
   if (!s.output.empty()) out << (s.succeeded() ? ", solution in " : ", last (partial) result in ") << s.output;
   if (!s.result.empty()) out << ", result " << s.result.dump();
+  char phases[160];
+  std::snprintf(phases, sizeof phases, ", phases read %.2f / prepare %.2f / assign %.2f / iterate %.2f / gather %.2f s",
+                s.phases.read, s.phases.prepare, s.phases.assign, s.phases.iterate, s.phases.gather);
+  out << phases;
   if (!s.error.empty()) out << "\nerror: " << s.error;
   return out.str();
 }

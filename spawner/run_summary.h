@@ -3,7 +3,8 @@
 // JSON fields: job, job_id, app, status ("converged", "failed", "diverged", "aborted"), error
 // (when not converged), mode ("async"/"sync"), tasks, daemons, mapping, wall_seconds,
 // setup_seconds (daemons granted to every task ready), compute_seconds (tasks started to global
-// convergence; -1 when it was not reached),
+// convergence; -1 when it was not reached), phases {read, prepare, assign, iterate, gather}
+// (seconds; they add up to wall_seconds),
 // iterations {min, max, per_task}, residual (when the app has one), output, per_task
 // [{task, daemon, address, iterations}], checkpoints {written, bytes} (copies the backups
 // acknowledged, and their state bytes), failures (daemons lost), replacements [{task, failed,
@@ -52,9 +53,15 @@ struct RunSummary {
   std::string output;
   uint32_t tasks = 0;
   uint32_t daemons = 0;  // daemons granted, spares included
-  double wall_seconds = 0;
+  double wall_seconds = 0;  // the whole run command, input read to summary
   double setup_seconds = -1;
   double compute_seconds = -1;
+  // Where the time went, adding up to wall_seconds: reading input files and preparing the plan
+  // (the spawner, before any daemon), getting daemons and assigning the tasks until all are
+  // ready, iterating until a checked result (or the failure), then halting and giving back.
+  struct Phases {
+    double read = 0, prepare = 0, assign = 0, iterate = 0, gather = 0;
+  } phases;
   std::vector<TaskOutcome> per_task;
   uint32_t failures = 0;  // task daemons lost (unreachable, disconnected or silent)
   std::vector<Replacement> replacements;

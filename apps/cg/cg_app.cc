@@ -1,6 +1,7 @@
 #include "apps/cg/cg_app.h"
 
 #include <charconv>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -290,6 +291,7 @@ Result<app::JobPlan> CgApp::Prepare(const app::JobParams& params) {
   auto p = ParseCgParams(params);
   if (!p.ok()) return p.status();
   std::string name = "generated system";
+  double read_seconds = 0;
   if (p->generated) {
     const double n = p->spec.n, entries = n * (2.0 * p->spec.bandwidth + 1);
     AIAC_RETURN_IF_ERROR(CheckFitsInMemory("cg: a generated system of n = " + std::to_string(p->spec.n) +
@@ -297,8 +299,10 @@ Result<app::JobPlan> CgApp::Prepare(const app::JobParams& params) {
                                            entries * kBytesPerEntry + n * kBytesPerRow));
     problem_ = Generate(p->spec);
   } else {
+    const auto read_start = std::chrono::steady_clock::now();
     auto m = ReadMatrixMarket(p->matrix);
     if (!m.ok()) return m.status();
+    read_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - read_start).count();
     std::vector<Eigen::Triplet<double>> t;
     for (const auto& e : m->entries) t.emplace_back(e.row, e.col, e.value);
     problem_.a = SpMat(m->rows, m->cols);
@@ -311,8 +315,10 @@ Result<app::JobPlan> CgApp::Prepare(const app::JobParams& params) {
     if (p->rhs.empty()) {
       problem_.b = problem_.a * Eigen::VectorXd::Ones(m->cols);
     } else {
+      const auto rhs_start = std::chrono::steady_clock::now();
       auto b = ReadMatrixMarketVector(p->rhs, m->rows);
       if (!b.ok()) return b.status();
+      read_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - rhs_start).count();
       problem_.b = Eigen::Map<Eigen::VectorXd>(b->data(), static_cast<Eigen::Index>(b->size()));
     }
     AIAC_RETURN_IF_ERROR(CheckSystem(problem_.a, problem_.b, name));
@@ -334,6 +340,7 @@ Result<app::JobPlan> CgApp::Prepare(const app::JobParams& params) {
     }
   };
   app::JobPlan plan;
+  plan.read_seconds = read_seconds;
   for (uint32_t l = 0; l < params.tasks; ++l) {
     std::vector<double> b_local(problem_.b.data() + starts[l], problem_.b.data() + starts[l + 1]);
     Block block = BuildBlock(row, b_local, n, starts, l, sends[l]);

@@ -45,6 +45,7 @@ struct JobPlan {
   std::vector<TaskNode> graph;       // one per task
   std::vector<std::string> slices;   // per task: data shipped in AssignTask (may be empty)
   bool supports_sync = true;         // whether --sync makes sense for this app
+  double read_seconds = 0;           // of Prepare's time, the part spent reading input files
 };
 
 // A value for a neighbour after an iteration.

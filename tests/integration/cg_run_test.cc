@@ -80,6 +80,18 @@ TEST_F(CgRunTest, MatrixMarketFilesMatchEigen) {
   auto j = Json("mm.json");
   EXPECT_EQ(j["status"], "converged");
   EXPECT_EQ(j["tasks"], 5);  // tasks left out: one per --local daemon
+  // Where the time went: the file was read, and the phases add up to the wall time.
+  const auto& phases = j["phases"];
+  double sum = 0;
+  for (const char* phase : {"read", "prepare", "assign", "iterate", "gather"}) {
+    ASSERT_TRUE(phases.contains(phase)) << j.dump();
+    EXPECT_GE(phases[phase].get<double>(), 0) << phase;
+    sum += phases[phase].get<double>();
+  }
+  EXPECT_GT(phases["read"].get<double>(), 0);
+  EXPECT_GT(phases["iterate"].get<double>(), 0);
+  EXPECT_NEAR(sum, j["wall_seconds"].get<double>(), 0.02 * j["wall_seconds"].get<double>() + 0.01) << j.dump();
+  EXPECT_NE(Log("spawner").find(", phases read "), std::string::npos);
   auto x = cg::ReadMatrixMarketVector(dir_ / "x.mtx");
   ASSERT_TRUE(x.ok());
   Eigen::SparseMatrix<double> m(n, n);
