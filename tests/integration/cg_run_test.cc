@@ -15,6 +15,37 @@ double MaxDiff(const std::vector<double>& x, const Eigen::VectorXd& y) {
   return d;
 }
 
+// A symmetric tridiagonal matrix (`diag` on the diagonal, `off` beside it) as a Matrix Market
+// file (lower triangle) and as the matrix itself.
+std::string TridiagonalFile(int n, double diag = 4, double off = -1) {
+  char entry[64];
+  std::string text = "%%MatrixMarket matrix coordinate real symmetric\n" + std::to_string(n) + " " +
+                     std::to_string(n) + " " + std::to_string(2 * n - 1) + "\n";
+  for (int i = 1; i <= n; ++i) {
+    std::snprintf(entry, sizeof entry, "%d %d %.17g\n", i, i, diag);
+    text += entry;
+    if (i < n) {
+      std::snprintf(entry, sizeof entry, "%d %d %.17g\n", i + 1, i, off);
+      text += entry;
+    }
+  }
+  return text;
+}
+
+Eigen::SparseMatrix<double> Tridiagonal(int n, double diag, double off) {
+  std::vector<Eigen::Triplet<double>> t;
+  for (int i = 0; i < n; ++i) {
+    t.emplace_back(i, i, diag);
+    if (i + 1 < n) {
+      t.emplace_back(i + 1, i, off);
+      t.emplace_back(i, i + 1, off);
+    }
+  }
+  Eigen::SparseMatrix<double> m(n, n);
+  m.setFromTriplets(t.begin(), t.end());
+  return m;
+}
+
 class CgRunTest : public ClusterFixture {
  protected:
   void CheckGenerated(const std::string& mode_flag, int daemons);
@@ -104,22 +135,7 @@ TEST_F(CgRunTest, MatrixMarketFilesMatchEigen) {
 // reach the same relative residual (an absolute local test would stop far too early).
 TEST_F(CgRunTest, ScaledRightHandSideReachesTheSameRelativeResidual) {
   const int n = 3000;
-  std::string entries;
-  int nnz = 0;
-  std::vector<Eigen::Triplet<double>> t;
-  for (int i = 0; i < n; ++i) {
-    entries += std::to_string(i + 1) + " " + std::to_string(i + 1) + " 4.5\n";
-    t.emplace_back(i, i, 4.5);
-    ++nnz;
-    if (i + 1 < n) {
-      entries += std::to_string(i + 2) + " " + std::to_string(i + 1) + " -2\n";
-      t.emplace_back(i + 1, i, -2.0);
-      t.emplace_back(i, i + 1, -2.0);
-      ++nnz;
-    }
-  }
-  WriteFile(dir_ / "A.mtx", "%%MatrixMarket matrix coordinate real symmetric\n" + std::to_string(n) + " " +
-                                std::to_string(n) + " " + std::to_string(nnz) + "\n" + entries);
+  WriteFile(dir_ / "A.mtx", TridiagonalFile(n, 4.5, -2));
   std::string b = "%%MatrixMarket matrix array real general\n" + std::to_string(n) + " 1\n";
   Eigen::VectorXd rhs(n);
   for (int i = 0; i < n; ++i) {
@@ -137,9 +153,7 @@ TEST_F(CgRunTest, ScaledRightHandSideReachesTheSameRelativeResidual) {
   EXPECT_LT(j["residual"].get<double>(), 1e-8);
   auto x = cg::ReadMatrixMarketVector(dir_ / "x.mtx");
   ASSERT_TRUE(x.ok());
-  Eigen::SparseMatrix<double> m(n, n);
-  m.setFromTriplets(t.begin(), t.end());
-  Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> direct(m);
+  Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> direct(Tridiagonal(n, 4.5, -2));
   const Eigen::VectorXd exact = direct.solve(rhs);
   EXPECT_LT(MaxDiff(*x, exact) / exact.cwiseAbs().maxCoeff(), 1e-7);
 }
@@ -173,17 +187,6 @@ TEST_F(CgRunTest, UnreachableResidualFailsEarlyWithThePartialResult) {
   auto x = cg::ReadMatrixMarketVector(dir_ / "x.mtx");
   ASSERT_TRUE(x.ok()) << x.status().message();
   EXPECT_EQ(x->size(), 20000u);
-}
-
-// A tridiagonal SPD system in a Matrix Market file (diagonal 4, off-diagonal -1).
-std::string TridiagonalFile(int n) {
-  std::string text = "%%MatrixMarket matrix coordinate real symmetric\n" + std::to_string(n) + " " +
-                     std::to_string(n) + " " + std::to_string(2 * n - 1) + "\n";
-  for (int i = 1; i <= n; ++i) {
-    text += std::to_string(i) + " " + std::to_string(i) + " 4\n";
-    if (i < n) text += std::to_string(i + 1) + " " + std::to_string(i) + " -1\n";
-  }
-  return text;
 }
 
 // Blocks of about 2 MB against daemons that accept 1 MiB frames: the data goes in chunks.
