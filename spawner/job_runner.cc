@@ -290,6 +290,7 @@ awaitable<void> JobRunner::WatchDaemon(size_t index) {
   }
   slot.conn = *conn;
   slot.last_heard = Clock::now();
+  slot.assigned_at = slot.last_heard;
   const net::ConnectionPtr mine = slot.conn;
   // The assignment goes out on its own coroutine while this one reads: a daemon that refuses
   // a frame says why at once, and that must be read before the connection goes.
@@ -582,16 +583,23 @@ bool JobRunner::AskToExit(const std::string& id) {
 
 void JobRunner::CheckSilence() {
   const auto limit = std::chrono::milliseconds(options_.failure_timeout_ms);
+  const auto setup_limit = std::chrono::milliseconds(options_.setup_timeout_ms);
   const auto now = Clock::now();
   for (size_t i = 0; i < slots_.size(); ++i) {
     Slot& s = slots_[i];
-    // Only once the task is set up: building a large block may keep a daemon busy for seconds
-    // before its TaskReady (the assigning phase has the job's deadline instead).
-    if (!s.conn || !s.ready || s.outcome.finished || now - s.last_heard < limit) continue;
+    if (!s.conn || s.outcome.finished) continue;
     // Closing makes its WatchDaemon see the loss and replace it.
-    log_->warn("job {}: daemon {} (task {}) silent for {} ms", summary_.job_id, s.outcome.daemon, i,
-               options_.failure_timeout_ms);
-    s.conn->Close();
+    if (s.ready && now - s.last_heard >= limit) {
+      log_->warn("job {}: daemon {} (task {}) silent for {} ms", summary_.job_id, s.outcome.daemon, i,
+                 options_.failure_timeout_ms);
+      s.conn->Close();
+    } else if (!s.ready && now - s.assigned_at >= setup_limit) {
+      // Building a large block may keep a daemon quiet for seconds before its TaskReady, hence a
+      // limit of its own for the setup.
+      log_->warn("job {}: daemon {} (task {}) not ready {} ms after its assignment", summary_.job_id,
+                 s.outcome.daemon, i, options_.setup_timeout_ms);
+      s.conn->Close();
+    }
   }
 }
 

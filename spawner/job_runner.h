@@ -61,6 +61,7 @@ class JobRunner {
     bool converged = false;
     double change = 0;
     std::chrono::steady_clock::time_point last_heard;  // the daemon's last message
+    std::chrono::steady_clock::time_point assigned_at;  // when this incarnation's daemon was reached
     int replacement = -1;  // index in summary_.replacements while this daemon restores
     std::chrono::steady_clock::time_point failed_at;  // when its predecessor was found lost
     std::optional<std::string> snapshot;  // its result slice for snapshot_round_
@@ -82,7 +83,8 @@ class JobRunner {
   net::awaitable<void> ReplaceFromSupernode(size_t index, std::string dead, std::string why);
   // Hands task `index` (its daemon `dead` lost) over to the daemon the deployment placed it on.
   void MoveTask(size_t index, const std::string& dead);
-  // Closes the connections of task daemons silent for failure_timeout_ms.
+  // Closes the connections of task daemons silent for failure_timeout_ms once ready, or not
+  // ready setup_timeout_ms after they were reached.
   void CheckSilence();
   void OnConvergenceEvent();
   // Runs until the tasks are globally converged and the result gathered from their snapshots

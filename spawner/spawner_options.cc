@@ -16,6 +16,7 @@ Status LoadSpawnerOptions(const std::string& path, SpawnerOptions& o) {
   file->Get("spares", o.spares);
   file->GetPositive("progress_ms", o.progress_ms);
   file->GetPositive("failure_timeout_ms", o.failure_timeout_ms);
+  file->GetPositive("setup_timeout_ms", o.setup_timeout_ms);
   file->Get("local_log_level", o.local_log_level);
   file->Get("plugin_dir", o.plugin_dir);
   file->GetPath("signing_key_file", o.signing_key_file);

@@ -22,6 +22,10 @@ struct SpawnerOptions {
   // A task daemon that sends nothing for this long is declared dead and replaced (daemons
   // report progress every 250 ms). Default: 5000 ms.
   int64_t failure_timeout_ms = 5000;
+  // A task daemon that is not ready this long after its assignment was sent (setting up the
+  // task, or restoring it, never ends: the host was suspended, say) is declared dead and
+  // replaced. Setting up a large block takes seconds. Default: 30000 ms.
+  int64_t setup_timeout_ms = 30000;
   // Period of the progress line. Default: 1000 ms.
   int64_t progress_ms = 1000;
   // Where app plugins are found (libaiac_app_<app>.so). Default: plugins/ beside bin/.

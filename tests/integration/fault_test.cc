@@ -274,6 +274,36 @@ TEST_F(FaultTest, ASupernodeKilledMidRunTheRunGoesOn) {
   EXPECT_TRUE(ProcessesMatching(dir_.path()).empty()) << "processes left behind";
 }
 
+// A daemon suspended while it sets up its task (here: just after asking for the plugin, before
+// building a 300,000-row block) never says it is ready: setup_timeout_ms replaces it.
+TEST_F(FaultTest, ADaemonSuspendedDuringSetupIsReplaced) {
+  const std::string sn = StartSupernode("sn1");
+  for (const char* d : {"d1", "d2", "d3"}) StartDaemon(d, {sn});
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("d1", "registered") && LogHas("d2", "registered") &&
+                                     LogHas("d3", "registered"); }));
+  WriteFile(dir_ / "setup.toml", ReadFile(dir_ / "key.toml") + "spares = 1\nsetup_timeout_ms = 3000\n"
+                                                                 "failure_timeout_ms = 120000\n");
+  WriteJob("cg.toml", "name = \"su\"\napp = \"cg\"\ntasks = 2\ntimeout_s = 300\n"
+                      "[params]\nn = 600000\nbandwidth = 12\ntolerance = 1e-6\nresidual_tolerance = 1e-6\n");
+  auto spawner = Start("aiac-spawner", {"run", "--config", dir_ / "setup.toml", "--supernode", sn, dir_ / "cg.toml",
+                                        "--json", dir_ / "su.json"},
+                       dir_ / "spawner.log");
+  ASSERT_TRUE(WaitUntil([&] { return !TaskDaemons(Log("spawner")).empty(); }, std::chrono::seconds(60)))
+      << Log("spawner");
+  const std::string victim = TaskDaemons(Log("spawner")).front();
+  procs_.at(victim).Signal(SIGSTOP);
+  auto code = spawner.WaitFor(std::chrono::seconds(240));
+  procs_.at(victim).Signal(SIGCONT);
+  ASSERT_TRUE(code.has_value()) << Log("spawner");
+  ASSERT_EQ(*code, 0) << Log("spawner");
+  EXPECT_TRUE(LogHas("spawner", "daemon " + victim)) << Log("spawner");
+  EXPECT_TRUE(LogHas("spawner", "not ready 3000 ms after its assignment")) << Log("spawner");
+  auto j = Json("su.json");
+  EXPECT_EQ(j["status"], "converged");
+  ASSERT_EQ(j["replacements"].size(), 1u);
+  EXPECT_EQ(j["replacements"][0]["failed"], victim);
+}
+
 // No spare was granted: the replacement is a daemon the super-node grants during the run.
 TEST_F(FaultTest, WithNoSpareTheSupernodeSuppliesTheReplacement) {
   const std::string sn = StartSupernode("sn1");
