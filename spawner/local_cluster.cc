@@ -111,7 +111,9 @@ net::awaitable<Result<std::vector<Endpoint>>> LocalCluster::Start(std::chrono::m
   }
 
   for (size_t i = 1; i <= daemons_; ++i) {
-    const std::string id = "d" + std::to_string(i);
+    // (Appended, not "d" + ...: g++ 12 warns falsely about that in a coroutine, -Wrestrict.)
+    std::string id = "d";
+    id += std::to_string(i);
     std::vector<std::string> argv = {bin_dir_ + "/aiac-daemon", "--config", dir_ + "/cluster.toml",
                                      "--listen", "127.0.0.1:0", "--id", id, "--data", dir_ + "/" + id,
                                      "--log-level", log_level_};
