@@ -180,17 +180,23 @@ awaitable<std::optional<checkpoint::Checkpoint>> TaskHost::FetchCheckpoint(Assig
   co_return best;
 }
 
-void TaskHost::OnNeighbourMoved(proto::NeighbourMoved::Reader m) {
-  if (m.getJob() != job_->id) return;
-  const uint32_t task = m.getTask();
-  auto ep = ParseEndpoint(m.getAddress().cStr());
-  const std::string daemon = m.getDaemonId().cStr(), previous = m.getPreviousDaemonId().cStr();
+TaskHost::NeighbourMove TaskHost::MoveOf(proto::NeighbourMoved::Reader m) {
+  return {m.getJob().cStr(), m.getTask(), m.getAddress().cStr(), m.getDaemonId().cStr(),
+          m.getPreviousDaemonId().cStr(), m.getIncarnation()};
+}
+
+void TaskHost::OnNeighbourMoved(const NeighbourMove& m) {
+  if (m.job != job_->id) return;
+  const uint32_t task = m.task;
+  auto ep = ParseEndpoint(m.address);
+  const std::string& daemon = m.daemon;
+  const std::string& previous = m.previous;
   if (!ep.ok() || CheckName("daemon id", daemon).ok() == false) {
     log_->warn("job {}: ignored a move of task {} to a bad address or id", job_->id, task);
     return;
   }
   log_->info("job {}: task {} moved to daemon {} at {} (incarnation {})", job_->id, task, daemon, ep->ToString(),
-             m.getIncarnation());
+             m.incarnation);
   if (auto link = job_->links.find(task); link != job_->links.end()) {
     link->second->address = *ep;
     link->second->daemon = daemon;
@@ -211,6 +217,7 @@ void TaskHost::OnNeighbourMoved(proto::NeighbourMoved::Reader m) {
 
 awaitable<void> TaskHost::ServeSpawner(net::ConnectionPtr conn) {
   TaskDataBuffer incoming;  // chunks of the next task's data (TaskData), in order
+  std::vector<NeighbourMove> early_moves;  // moves told while the plugin was on its way
   for (;;) {
     auto msg = co_await conn->Receive();
     if (!msg.ok()) {
@@ -229,6 +236,7 @@ awaitable<void> TaskHost::ServeSpawner(net::ConnectionPtr conn) {
       continue;
     }
     if (env.isAssignTask()) {
+      early_moves.clear();
       auto in = env.getAssignTask();
       auto read = ParseAssignment(in, options_.trusted_keys, options_.id);
       if (read.ok() && in.getDataSize() > 0) {
@@ -276,6 +284,10 @@ awaitable<void> TaskHost::ServeSpawner(net::ConnectionPtr conn) {
         continue;
       }
       co_await Accept(std::move(*a), *plugin, conn);
+      for (const auto& move : early_moves) {
+        if (job_ && job_->spawner == conn) OnNeighbourMoved(move);
+      }
+      early_moves.clear();
     } else if (env.isExit()) {
       if (job_ && job_->spawner == conn && env.getExit().getJob() == job_->id) {
         // Fault injection: die as a SIGKILL would, without a goodbye to anyone.
@@ -285,7 +297,11 @@ awaitable<void> TaskHost::ServeSpawner(net::ConnectionPtr conn) {
         std::_Exit(137);
       }
     } else if (env.isNeighbourMoved()) {
-      if (job_ && job_->spawner == conn) OnNeighbourMoved(env.getNeighbourMoved());
+      if (job_ && job_->spawner == conn) {
+        OnNeighbourMoved(MoveOf(env.getNeighbourMoved()));
+      } else if (waiting_for_plugin_ && waiting_for_plugin_->job == env.getNeighbourMoved().getJob().cStr()) {
+        early_moves.push_back(MoveOf(env.getNeighbourMoved()));
+      }
     } else if (env.isStartTask()) {
       if (job_ && job_->spawner == conn && !job_->started) {
         job_->started = true;

@@ -95,7 +95,17 @@ class TaskHost {
   // The newest checkpoint of the task that verifies, from any of its backups; none when no
   // backup has one.
   net::awaitable<std::optional<checkpoint::Checkpoint>> FetchCheckpoint(Assignment a);
-  void OnNeighbourMoved(proto::NeighbourMoved::Reader m);
+  // A NeighbourMoved, copied out of its frame: one that arrives while this daemon waits for the
+  // plugin of its assignment is kept and applied once the job exists (the assignment named
+  // the task's old daemon).
+  struct NeighbourMove {
+    std::string job;
+    uint32_t task = 0;
+    std::string address, daemon, previous;
+    uint64_t incarnation = 0;
+  };
+  static NeighbourMove MoveOf(proto::NeighbourMoved::Reader m);
+  void OnNeighbourMoved(const NeighbourMove& m);
   void Reply(net::Connection& conn, const std::string& job, uint32_t task, const std::string& error,
              bool need_plugin = false, uint64_t restored_iteration = 0);
   void EndJob(const std::string& why);
