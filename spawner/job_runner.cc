@@ -168,8 +168,7 @@ awaitable<RunSummary> JobRunner::Run(std::vector<Endpoint> supernodes) {
     const bool diverged = failure_.find("diverged") != std::string::npos;
     co_return finish(aborted_ ? "aborted" : diverged ? "diverged" : "failed", outcome.message());
   }
-  summary_.residual = verified->residual;
-  summary_.output = verified->output;
+  // (residual and output were kept when the result was checked)
   for (const auto& [k, v] : verified->numbers) summary_.result[k] = v;
   co_return finish(verified->status, verified->error);
 }
@@ -226,10 +225,8 @@ awaitable<Status> JobRunner::AcquireDaemons() {
   std::string last_error;
   asio::steady_timer pause(co_await asio::this_coro::executor);
   while (!aborted_) {
-    // Each ask gets a few seconds to be answered, even at the end of the wait.
-    const auto answer_by = std::max(wait_until, Clock::now() + std::chrono::seconds(5));
     auto answer = co_await supernodes_->Request(summary_.job_id, job_.tasks,
-                                                static_cast<uint32_t>(options_.spares), answer_by);
+                                                static_cast<uint32_t>(options_.spares), wait_until);
     if (aborted_) break;
     if (!answer.ok()) co_return answer.status();
     if (answer->error.empty()) {
@@ -269,10 +266,10 @@ Status JobRunner::MapTasks() {
 
 awaitable<void> JobRunner::WatchDaemon(size_t index) {
   Slot& slot = slots_[index];
-  const uint64_t incarnation = slot.incarnation;
+  const uint64_t incarnation = deployment_->task(index).incarnation;
   // Everything below concerns this incarnation only: once the task moved on, this coroutine
   // neither acts nor reports.
-  auto current = [&] { return slot.incarnation == incarnation && failure_.empty(); };
+  auto current = [&] { return deployment_->task(index).incarnation == incarnation && failure_.empty(); };
   auto at = ParseEndpoint(slot.outcome.address);
   if (!at.ok()) {
     Fail("daemon " + slot.outcome.daemon + ": " + at.status().message());
@@ -396,7 +393,9 @@ awaitable<void> JobRunner::WatchDaemon(size_t index) {
 
 awaitable<void> JobRunner::SendAssignment(size_t index, uint64_t incarnation, net::ConnectionPtr mine) {
   Slot& slot = slots_[index];
-  auto current = [&] { return slot.incarnation == incarnation && failure_.empty() && mine->is_open(); };
+  auto current = [&] {
+    return deployment_->task(index).incarnation == incarnation && failure_.empty() && mine->is_open();
+  };
   // Large data first, in chunks well under the frame limit, one queued at a time.
   const std::string& data = app_.plan.slices[index];
   const size_t chunk = std::max<size_t>(256, std::min(kChunkBytes, options_.net.limits.max_frame_bytes / 4));
@@ -489,9 +488,7 @@ void JobRunner::Replace(size_t index, const std::string& why) {
   detector_.Withdraw(static_cast<uint32_t>(index));
   // The mapping algorithm picks the replacement among the granted daemons no task runs on
   // (deployment.h); when none is free, a super-node is asked for one.
-  const bool placed = deployment_->Lose(index);
-  slot.incarnation = deployment_->task(index).incarnation;
-  if (placed) {
+  if (deployment_->Lose(index)) {
     MoveTask(index, dead);
     return;
   }
@@ -503,15 +500,13 @@ void JobRunner::Replace(size_t index, const std::string& why) {
 awaitable<void> JobRunner::ReplaceFromSupernode(size_t index, std::string dead, std::string why) {
   const int64_t wait_ms = settings_.replacement_wait_ms < 0 ? options_.wait_daemons_ms : settings_.replacement_wait_ms;
   const auto until = Clock::now() + std::chrono::milliseconds(wait_ms);
-  const uint64_t incarnation = slots_[index].incarnation;
+  const uint64_t incarnation = deployment_->task(index).incarnation;
   const std::string what = "daemon " + dead + " (task " + std::to_string(index) + ") " + why;
   log_->info("job {}: no granted daemon is free for task {}; asking the super-node for one", summary_.job_id, index);
   asio::steady_timer pause(co_await asio::this_coro::executor);
   for (;;) {
-    // Each ask gets a few seconds to be answered, even when the wait allows only one.
-    const auto answer_by = std::max(until, Clock::now() + std::chrono::seconds(5));
-    auto answer = co_await supernodes_->Request(summary_.job_id, 1, 0, answer_by);
-    if (!failure_.empty() || slots_[index].incarnation != incarnation) co_return;  // the run is over
+    auto answer = co_await supernodes_->Request(summary_.job_id, 1, 0, until);
+    if (!failure_.empty() || deployment_->task(index).incarnation != incarnation) co_return;  // the run is over
     if (!answer.ok()) {
       Fail(what + "; no daemon left to replace it: " + answer.status().message());
       co_return;
@@ -542,7 +537,7 @@ void JobRunner::MoveTask(size_t index, const std::string& dead) {
   slot.outcome.address = next.address;
   slot.replacement = static_cast<int>(summary_.replacements.size());
   summary_.replacements.push_back({static_cast<uint32_t>(index), dead, next.daemon, 0, -1});
-  log_->info("job {}: task {} goes to daemon {} (incarnation {})", summary_.job_id, index, next.daemon, slot.incarnation);
+  log_->info("job {}: task {} goes to daemon {} (incarnation {})", summary_.job_id, index, next.daemon, next.incarnation);
   // Every other daemon first learns where the task went (its values, its checkpoints, and the
   // dead daemon's role as a backup); then the replacement gets the task.
   for (size_t i = 0; i < slots_.size(); ++i) {
@@ -553,7 +548,7 @@ void JobRunner::MoveTask(size_t index, const std::string& dead) {
       m.setTask(static_cast<uint32_t>(index));
       m.setAddress(next.address);
       m.setDaemonId(next.daemon);
-      m.setIncarnation(slot.incarnation);
+      m.setIncarnation(next.incarnation);
       m.setPreviousDaemonId(dead);
     });
   }

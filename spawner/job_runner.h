@@ -56,7 +56,6 @@ class JobRunner {
   struct Slot {
     TaskOutcome outcome;
     net::ConnectionPtr conn;
-    uint64_t incarnation = 1;  // one more for each daemon that took the task over
     bool ready = false;
     bool converged = false;
     double change = 0;

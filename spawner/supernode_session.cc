@@ -133,6 +133,7 @@ awaitable<Status> SupernodeSession::WaitConnected(int rounds) {
 
 awaitable<Result<GrantAnswer>> SupernodeSession::Request(std::string job, uint32_t count, uint32_t spares,
                                                         Clock::time_point deadline) {
+  deadline = std::max(deadline, Clock::now() + kMinAnswerTime);
   while (!stopping_ && Clock::now() < deadline) {
     if (!conn_ || !conn_->is_open()) {
       co_await WaitForChange(deadline);

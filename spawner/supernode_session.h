@@ -45,8 +45,12 @@ class SupernodeSession {
   // answered `rounds` passes over it (each endpoint dialled with a few quick retries);
   // Unauthenticated at once when every super-node of the list refused our key.
   net::awaitable<Status> WaitConnected(int rounds);
+  // How long a request may wait for its answer at least, whatever its deadline: an ask made at
+  // the end of a wait still gets its answer.
+  static constexpr std::chrono::seconds kMinAnswerTime{5};
   // Asks for `count + spares` daemons for `job`. Returns the answer of the super-node that took
-  // the request (failing over as needed), or Unavailable when none answered before `deadline`.
+  // the request (failing over as needed), or Unavailable when none answered before `deadline`
+  // (or kMinAnswerTime from now, when that is later).
   net::awaitable<Result<GrantAnswer>> Request(std::string job, uint32_t count, uint32_t spares,
                                               std::chrono::steady_clock::time_point deadline);
   // Gives `ids` back, on the current link (best effort: a lost release is undone by the
