@@ -74,8 +74,7 @@ awaitable<void> SupernodeService::ServeDaemon(net::ConnectionPtr conn) {
   for (;;) {
     auto msg = co_await conn->Receive();
     if (!msg.ok()) {
-      if (msg.status().code() == StatusCode::kProtocol ||
-          msg.status().code() == StatusCode::kResourceExhausted) {
+      if (net::PeerMisbehaved(msg.status())) {
         log_->warn("closed {}: {}", conn->Describe(), msg.status().message());
       }
       co_return;

@@ -144,6 +144,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
 using ConnectionPtr = std::shared_ptr<Connection>;
 
+// Whether a failed Receive() was the peer's doing (a malformed or oversized frame: the
+// connection was refused with the reason) rather than the stream ending: what a server logs as
+// "closed PEER: why".
+inline bool PeerMisbehaved(const Status& receive_failure) {
+  return receive_failure.code() == StatusCode::kProtocol ||
+         receive_failure.code() == StatusCode::kResourceExhausted;
+}
+
 struct RetryPolicy {
   // Attempts before giving up; 0 = forever. Default: 0.
   int attempts = 0;
