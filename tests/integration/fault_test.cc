@@ -33,6 +33,13 @@ int MaxCheckpoints(const std::string& log) {
   return most;
 }
 
+// The pid of the one process of this test started with `--id ID` (a daemon or a super-node,
+// also of a --local cluster), or -1 when there is not exactly one.
+int PidOf(const std::string& dir, const std::string& id) {
+  auto pids = ProcessesMatching(dir, "--id " + id + " ");
+  return pids.size() == 1 ? pids[0] : -1;
+}
+
 size_t Count(const std::string& text, const std::string& what) {
   size_t n = 0;
   for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
@@ -58,9 +65,9 @@ TEST_F(FaultTest, ThreeKilledDaemonsSameAnswer) {
       if (!killed.count(d)) victim = d;
     }
     ASSERT_FALSE(victim.empty()) << Log("spawner");
-    auto pids = ProcessesMatching(dir_.path(), "--id " + victim + " ");
-    ASSERT_EQ(pids.size(), 1u) << victim;
-    kill(pids[0], SIGKILL);
+    const int pid = PidOf(dir_.path(), victim);
+    ASSERT_GT(pid, 0) << victim;
+    kill(pid, SIGKILL);
     killed.insert(victim);
     ASSERT_TRUE(WaitUntil([&] { return Count(Log("spawner"), "resumes on daemon") >= static_cast<size_t>(k + 1) ||
                                        LogHas("spawner", "error:"); },
@@ -101,9 +108,9 @@ TEST_F(FaultTest, KilledDaemonWithNoSpareFailsCleanly) {
                        dir_ / "spawner.log");
   ASSERT_TRUE(WaitUntil([&] { return LogHas("spawner", "starting"); }, std::chrono::seconds(30))) << Log("spawner");
   // Only this test's cluster: ctest runs other tests with daemons named d2 at the same time.
-  std::vector<int> victims = ProcessesMatching(dir_.path(), "--id d2 ");
-  ASSERT_EQ(victims.size(), 1u);
-  kill(victims[0], SIGKILL);
+  const int victim = PidOf(dir_.path(), "d2");
+  ASSERT_GT(victim, 0);
+  kill(victim, SIGKILL);
   auto code = spawner.WaitFor(std::chrono::seconds(30));
   ASSERT_TRUE(code.has_value()) << "spawner did not notice the loss";
   EXPECT_EQ(*code, 1);
@@ -155,12 +162,12 @@ TEST_F(FaultTest, APausedDaemonIsReplacedAndDropsItsTaskWhenItComesBack) {
                        dir_ / "spawner.log");
   ASSERT_TRUE(WaitUntil([&] { return LogHas("spawner", "starting"); }, std::chrono::seconds(60))) << Log("spawner");
   const std::string victim = TaskDaemons(Log("spawner")).at(0);
-  auto pids = ProcessesMatching(dir_.path(), "--id " + victim + " ");
-  ASSERT_EQ(pids.size(), 1u);
-  kill(pids[0], SIGSTOP);
+  const int pid = PidOf(dir_.path(), victim);
+  ASSERT_GT(pid, 0);
+  kill(pid, SIGSTOP);
   ASSERT_TRUE(WaitUntil([&] { return LogHas("spawner", "resumes on daemon"); }, std::chrono::seconds(60)))
       << Log("spawner");
-  kill(pids[0], SIGCONT);
+  kill(pid, SIGCONT);
   auto code = spawner.WaitFor(std::chrono::seconds(240));
   ASSERT_TRUE(code.has_value()) << Log("spawner");
   EXPECT_EQ(*code, 0) << Log("spawner");
@@ -196,9 +203,9 @@ TEST_F(FaultTest, LosingTheOnlyBackupThenTheTaskStillConverges) {
   ASSERT_TRUE(WaitUntil([&] { return MaxCheckpoints(Log("spawner")) >= 8; }, std::chrono::seconds(60)))
       << Log("spawner");
   for (const std::string& victim : {backup, task_daemon}) {
-    auto pids = ProcessesMatching(dir_.path(), "--id " + victim + " ");
-    ASSERT_EQ(pids.size(), 1u) << victim;
-    kill(pids[0], SIGKILL);
+    const int pid = PidOf(dir_.path(), victim);
+    ASSERT_GT(pid, 0) << victim;
+    kill(pid, SIGKILL);
   }
   auto code = spawner.WaitFor(std::chrono::seconds(240));
   ASSERT_TRUE(code.has_value()) << Log("spawner");
@@ -260,16 +267,16 @@ TEST_F(FaultTest, ASupernodeKilledMidRunTheRunGoesOn) {
                                         dir_ / "sk.json"},
                        dir_ / "spawner.log");
   ASSERT_TRUE(WaitUntil([&] { return LogHas("spawner", "starting"); }, std::chrono::seconds(60))) << Log("spawner");
-  auto supernode = ProcessesMatching(dir_.path(), "--id sn-local-1 ");
-  ASSERT_EQ(supernode.size(), 1u);
-  kill(supernode[0], SIGKILL);
+  const int supernode = PidOf(dir_.path(), "sn-local-1");
+  ASSERT_GT(supernode, 0);
+  kill(supernode, SIGKILL);
   ASSERT_TRUE(WaitUntil([&] { return LogHas("spawner", "failed over to super-node sn-local-2"); },
                         std::chrono::seconds(60)))
       << Log("spawner");
   const std::string victim = TaskDaemons(Log("spawner")).at(0);
-  auto pids = ProcessesMatching(dir_.path(), "--id " + victim + " ");
-  ASSERT_EQ(pids.size(), 1u);
-  kill(pids[0], SIGKILL);
+  const int pid = PidOf(dir_.path(), victim);
+  ASSERT_GT(pid, 0);
+  kill(pid, SIGKILL);
   auto code = spawner.WaitFor(std::chrono::seconds(240));
   ASSERT_TRUE(code.has_value()) << Log("spawner");
   ASSERT_EQ(*code, 0) << Log("spawner");
