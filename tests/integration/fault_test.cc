@@ -53,13 +53,13 @@ TEST_F(FaultTest, ThreeKilledDaemonsSameAnswer) {
                       "output = \"x.mtx\"\n");
   auto spawner = Start("aiac-spawner", {"run", "--local", "10", dir_ / "cg.toml", "--json", dir_ / "f.json"},
                        dir_ / "spawner.log");
-  ASSERT_TRUE(WaitUntil([&] { return LogHas("spawner", "starting"); }, std::chrono::seconds(60))) << Log("spawner");
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("spawner", "starting"); }, std::chrono::seconds(120))) << Log("spawner");
   std::set<std::string> killed;
   for (int k = 0; k < 3; ++k) {
     // Wait for a checkpoint round after the start (or after the previous resume), then kill a
     // task daemon that is still alive.
     const std::string before = Log("spawner");
-    ASSERT_TRUE(WaitUntil([&] { return Log("spawner").size() > before.size() + 200; }, std::chrono::seconds(60)));
+    ASSERT_TRUE(WaitUntil([&] { return Log("spawner").size() > before.size() + 200; }, std::chrono::seconds(120)));
     std::string victim;
     for (const auto& d : TaskDaemons(Log("spawner"))) {
       if (!killed.count(d)) victim = d;
@@ -71,7 +71,7 @@ TEST_F(FaultTest, ThreeKilledDaemonsSameAnswer) {
     killed.insert(victim);
     ASSERT_TRUE(WaitUntil([&] { return Count(Log("spawner"), "resumes on daemon") >= static_cast<size_t>(k + 1) ||
                                        LogHas("spawner", "error:"); },
-                          std::chrono::seconds(60)))
+                          std::chrono::seconds(120)))
         << Log("spawner");
   }
   auto code = spawner.WaitFor(std::chrono::seconds(240));
@@ -102,16 +102,17 @@ TEST_F(FaultTest, ThreeKilledDaemonsSameAnswer) {
 }
 
 TEST_F(FaultTest, KilledDaemonWithNoSpareFailsCleanly) {
-  WriteJob("long.toml", "name = \"long\"\napp = \"cg\"\ntimeout_s = 120\n[params]\nn = 400000\nbandwidth = 12\n"
+  WriteJob("long.toml", "name = \"long\"\napp = \"cg\"\ntimeout_s = 300\n[params]\nn = 100000\nbandwidth = 12\n"
                         "tolerance = 1e-300\n");  // never converges: runs until the kill
   auto spawner = Start("aiac-spawner", {"run", "--local", "4", dir_ / "long.toml", "--json", dir_ / "f.json"},
                        dir_ / "spawner.log");
-  ASSERT_TRUE(WaitUntil([&] { return LogHas("spawner", "starting"); }, std::chrono::seconds(30))) << Log("spawner");
+  // Setup under ASan on a loaded 2-core machine took over 30 s in CI: the bound is generous.
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("spawner", "starting"); }, std::chrono::seconds(120))) << Log("spawner");
   // Only this test's cluster: ctest runs other tests with daemons named d2 at the same time.
   const int victim = PidOf(dir_.path(), "d2");
   ASSERT_GT(victim, 0);
   kill(victim, SIGKILL);
-  auto code = spawner.WaitFor(std::chrono::seconds(30));
+  auto code = spawner.WaitFor(std::chrono::seconds(120));
   ASSERT_TRUE(code.has_value()) << "spawner did not notice the loss";
   EXPECT_EQ(*code, 1);
   auto j = Json("f.json");
@@ -160,12 +161,12 @@ TEST_F(FaultTest, APausedDaemonIsReplacedAndDropsItsTaskWhenItComesBack) {
   auto spawner = Start("aiac-spawner", {"run", "--config", dir_ / "fast.toml", "--local", "6", dir_ / "cg.toml",
                                         "--json", dir_ / "s.json"},
                        dir_ / "spawner.log");
-  ASSERT_TRUE(WaitUntil([&] { return LogHas("spawner", "starting"); }, std::chrono::seconds(60))) << Log("spawner");
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("spawner", "starting"); }, std::chrono::seconds(120))) << Log("spawner");
   const std::string victim = TaskDaemons(Log("spawner")).at(0);
   const int pid = PidOf(dir_.path(), victim);
   ASSERT_GT(pid, 0);
   kill(pid, SIGSTOP);
-  ASSERT_TRUE(WaitUntil([&] { return LogHas("spawner", "resumes on daemon"); }, std::chrono::seconds(60)))
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("spawner", "resumes on daemon"); }, std::chrono::seconds(120)))
       << Log("spawner");
   kill(pid, SIGCONT);
   auto code = spawner.WaitFor(std::chrono::seconds(240));
@@ -193,14 +194,14 @@ TEST_F(FaultTest, LosingTheOnlyBackupThenTheTaskStillConverges) {
                       "checkpoint_seconds = 0.2\n[params]\nn = 300000\nbandwidth = 12\ntolerance = 1e-10\n");
   auto spawner = Start("aiac-spawner", {"run", "--local", "7", dir_ / "cg.toml", "--json", dir_ / "nb.json"},
                        dir_ / "spawner.log");
-  ASSERT_TRUE(WaitUntil([&] { return LogHas("spawner", "starting"); }, std::chrono::seconds(60))) << Log("spawner");
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("spawner", "starting"); }, std::chrono::seconds(120))) << Log("spawner");
   // "task 1 on daemon d3, checkpoints kept by d5"
   std::smatch m;
   const std::string log = Log("spawner");
   ASSERT_TRUE(std::regex_search(log, m, std::regex("task 1 on daemon (d[0-9]+), checkpoints kept by (d[0-9]+)"))) << log;
   const std::string task_daemon = m[1], backup = m[2];
   // Some checkpoint rounds first (the progress lines count the copies acknowledged).
-  ASSERT_TRUE(WaitUntil([&] { return MaxCheckpoints(Log("spawner")) >= 8; }, std::chrono::seconds(60)))
+  ASSERT_TRUE(WaitUntil([&] { return MaxCheckpoints(Log("spawner")) >= 8; }, std::chrono::seconds(120)))
       << Log("spawner");
   for (const std::string& victim : {backup, task_daemon}) {
     const int pid = PidOf(dir_.path(), victim);
@@ -266,12 +267,12 @@ TEST_F(FaultTest, ASupernodeKilledMidRunTheRunGoesOn) {
   auto spawner = Start("aiac-spawner", {"run", "--local", "6", "--local-supernodes", "2", dir_ / "cg.toml", "--json",
                                         dir_ / "sk.json"},
                        dir_ / "spawner.log");
-  ASSERT_TRUE(WaitUntil([&] { return LogHas("spawner", "starting"); }, std::chrono::seconds(60))) << Log("spawner");
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("spawner", "starting"); }, std::chrono::seconds(120))) << Log("spawner");
   const int supernode = PidOf(dir_.path(), "sn-local-1");
   ASSERT_GT(supernode, 0);
   kill(supernode, SIGKILL);
   ASSERT_TRUE(WaitUntil([&] { return LogHas("spawner", "failed over to super-node sn-local-2"); },
-                        std::chrono::seconds(60)))
+                        std::chrono::seconds(120)))
       << Log("spawner");
   const std::string victim = TaskDaemons(Log("spawner")).at(0);
   const int pid = PidOf(dir_.path(), victim);
@@ -306,7 +307,7 @@ TEST_F(FaultTest, ADaemonSuspendedDuringSetupIsReplaced) {
   auto spawner = Start("aiac-spawner", {"run", "--config", dir_ / "setup.toml", "--supernode", sn, dir_ / "cg.toml",
                                         "--json", dir_ / "su.json"},
                        dir_ / "spawner.log");
-  ASSERT_TRUE(WaitUntil([&] { return !TaskDaemons(Log("spawner")).empty(); }, std::chrono::seconds(60)))
+  ASSERT_TRUE(WaitUntil([&] { return !TaskDaemons(Log("spawner")).empty(); }, std::chrono::seconds(120)))
       << Log("spawner");
   const std::string victim = TaskDaemons(Log("spawner")).front();
   procs_.at(victim).Signal(SIGSTOP);
@@ -335,7 +336,7 @@ TEST_F(FaultTest, WithNoSpareTheSupernodeSuppliesTheReplacement) {
   auto spawner = Start("aiac-spawner", {"run", "--config", dir_ / "key.toml", "--supernode", sn, dir_ / "cg.toml",
                                         "--json", dir_ / "sup.json"},
                        dir_ / "spawner.log");
-  ASSERT_TRUE(WaitUntil([&] { return LogHas("spawner", "starting"); }, std::chrono::seconds(60))) << Log("spawner");
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("spawner", "starting"); }, std::chrono::seconds(120))) << Log("spawner");
   const auto first = TaskDaemons(Log("spawner"));
   ASSERT_EQ(first.size(), 3u) << Log("spawner");
   const std::string victim = first[0];
