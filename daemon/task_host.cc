@@ -16,56 +16,6 @@ using net::AsBytes;
 using net::AsString;
 using net::awaitable;
 
-// One neighbour we send to. Values wait here until the link is free: in asynchronous mode only
-// the newest one (an older value is useless once a newer exists); in synchronous mode every one,
-// in order, since the neighbour waits for each iteration.
-struct TaskHost::OutLink {
-  uint32_t task;
-  Endpoint address;
-  std::string daemon;  // the id the neighbour must prove; empty: any daemon
-  bool keep_all = false;
-  struct Value {
-    uint64_t iteration;
-    std::string bytes;
-    bool converged;
-    uint64_t seen;  // the receiver's newest iteration we had absorbed...
-    uint64_t seen_incarnation;  // ...counted in this incarnation of it
-  };
-  std::deque<Value> pending;
-  std::unique_ptr<asio::steady_timer> wake;
-  net::ConnectionPtr conn;
-};
-
-// Where this task's checkpoints go: the newest one not yet sent waits in `pending` (an older
-// one still waiting is replaced: only the newest matters), one in flight at a time.
-struct TaskHost::BackupLink {
-  Endpoint address;
-  std::string daemon;
-  std::optional<checkpoint::Checkpoint> pending;
-  std::unique_ptr<asio::steady_timer> wake;
-  net::ConnectionPtr conn;
-};
-
-struct TaskHost::Job {
-  std::string id;
-  uint32_t task = 0;
-  uint64_t incarnation = 1;
-  std::vector<std::shared_ptr<BackupLink>> backups;
-  uint64_t checkpoints = 0;       // copies the backups acknowledged
-  uint64_t checkpoint_bytes = 0;
-  net::ConnectionPtr spawner;
-  std::unique_ptr<app::App> app;
-  std::map<uint32_t, std::shared_ptr<OutLink>> links;
-  std::map<uint32_t, std::string> senders;  // task -> the only daemon id that may send its values
-  std::unique_ptr<runtime::TaskRunner> runner;
-  std::shared_ptr<runtime::Plugin> plugin;  // keeps the code loaded while the task runs
-  bool started = false;
-  // The runner's last progress report, sent every progress period by RunProgress.
-  uint64_t progress_iteration = 0;
-  double progress_change = 0;
-  bool progress_converged = false;
-};
-
 TaskHost::TaskHost(asio::io_context& io, TaskHostOptions options,
                    std::unique_ptr<checkpoint::CheckpointStore> checkpoints, Logger log)
     : io_(io),
@@ -114,21 +64,72 @@ void TaskHost::Reply(net::Connection& conn, const std::string& job, uint32_t tas
   });
 }
 
-awaitable<void> TaskHost::Accept(Assignment a, std::shared_ptr<runtime::Plugin> plugin, net::ConnectionPtr conn) {
+awaitable<void> TaskHost::Accept(Assignment assignment, std::shared_ptr<runtime::Plugin> plugin,
+                                 net::ConnectionPtr conn) {
+  preparing_ = true;  // busy from here: another spawner's assignment is refused
+  auto a = std::make_shared<Assignment>(std::move(assignment));
+  // Neighbours that heard of this task's move may send values already: they wait for the setup.
+  setting_up_ = {a->job, a->task};
+  auto setup_done = std::make_shared<asio::steady_timer>(io_, std::chrono::steady_clock::time_point::max());
+  setup_done_ = setup_done;
   std::optional<checkpoint::Checkpoint> restored;
-  if (a.restore) {
-    restored = co_await FetchCheckpoint(a);
-    if (job_) {  // another assignment won while we fetched
-      Reply(*conn, a.job, a.task, "daemon " + options_.id + " is busy with job " + job_->id);
-      co_return;
-    }
+  if (a->restore) restored = co_await FetchCheckpoint(*a);
+  const auto building = std::chrono::steady_clock::now();
+  auto prepared = co_await PrepareOffIo(a, plugin->NewApp(), std::move(restored));
+  const std::chrono::duration<double> built = std::chrono::steady_clock::now() - building;
+  // From here on no suspension: whatever follows, the setup is over when Accept returns.
+  preparing_ = false;
+  setting_up_.reset();
+  setup_done->cancel();
+  Result<Session> session = Unavailable("daemon " + options_.id + " is stopping");
+  if (!stopping_) {
+    session = prepared.ok() ? TaskSession::Create(io_, *a, std::move(*prepared), plugin, options_.progress,
+                                                  SpawnerPort{[conn](const auto& fill) { conn->SendEnvelope(fill); },
+                                                              [this](const std::string& why) { EndJob(why); }},
+                                                  log_)
+                            : Result<Session>(prepared.status());
   }
-  Status s = StartJob(a, std::move(plugin), conn, restored ? &*restored : nullptr);
-  if (!s.ok()) log_->warn("job {}: task {} refused: {}", a.job, a.task, s.message());
-  Reply(*conn, a.job, a.task, s.ok() ? "" : s.message(), false, s.ok() && restored ? restored->iteration : 0);
+  if (!session.ok()) {
+    log_->warn("job {}: task {} refused: {}", a->job, a->task, session.status().message());
+    Reply(*conn, a->job, a->task, session.status().message());
+    co_return;
+  }
+  const uint64_t restored_iteration = prepared->restored ? prepared->restored->iteration : 0;
+  job_ = *session;
+  job_spawner_ = conn;
+  checkpoints_.Host(a->job, a->hosted);
+  for (auto& [t, link] : job_->links()) asio::co_spawn(io_, RunLink(job_, link), asio::detached);
+  for (auto& backup : job_->backups()) {
+    net::SpawnLogged(io_.get_executor(), RunBackup(job_, backup), log_, "backup link");
+  }
+  net::SpawnLogged(io_.get_executor(), RunProgress(job_), log_, "progress reports");
+  log_->info("job {}: running task {} of {} (app {}, {} mode, built in {:.2f} s)", a->job, a->task, a->params.tasks,
+             a->app, a->sync ? "sync" : "async", built.count());
+  Reply(*conn, a->job, a->task, "", false, restored_iteration);
 }
 
-awaitable<std::optional<checkpoint::Checkpoint>> TaskHost::FetchCheckpoint(Assignment a) {
+awaitable<Result<PreparedTask>> TaskHost::PrepareOffIo(std::shared_ptr<Assignment> a, std::unique_ptr<app::App> app,
+                                                       std::optional<checkpoint::Checkpoint> restored) {
+  // Shared with the worker: this coroutine may be destroyed (the daemon stopping) while it runs.
+  struct Work {
+    std::shared_ptr<Assignment> a;
+    std::unique_ptr<app::App> app;
+    std::optional<checkpoint::Checkpoint> restored;
+    std::optional<Result<PreparedTask>> result;
+    asio::steady_timer done;
+  };
+  auto work = std::make_shared<Work>(Work{std::move(a), std::move(app), std::move(restored), std::nullopt,
+                                          asio::steady_timer(io_, std::chrono::steady_clock::time_point::max())});
+  asio::post(work_, [this, work] {
+    work->result.emplace(PrepareTask(*work->a, std::move(work->app), std::move(work->restored)));
+    // Posted: the timer belongs to the io thread. The wait below started before this can run.
+    asio::post(io_, [work] { work->done.cancel(); });
+  });
+  co_await work->done.async_wait(net::use_nothrow);
+  co_return std::move(*work->result);
+}
+
+awaitable<std::optional<checkpoint::Checkpoint>> TaskHost::FetchCheckpoint(const Assignment& a) {
   // Ask every backup for its newest checkpoint that verifies, and take the newest of those. A
   // backup that has not heard of the move yet (the spawner's NeighbourMoved and this AssignTask
   // travel on different connections) says so; it is asked again, for up to 5 s.
@@ -180,39 +181,13 @@ awaitable<std::optional<checkpoint::Checkpoint>> TaskHost::FetchCheckpoint(Assig
   co_return best;
 }
 
-TaskHost::NeighbourMove TaskHost::MoveOf(proto::NeighbourMoved::Reader m) {
+NeighbourMove TaskHost::MoveOf(proto::NeighbourMoved::Reader m) {
   return {m.getJob().cStr(), m.getTask(), m.getAddress().cStr(), m.getDaemonId().cStr(),
           m.getPreviousDaemonId().cStr(), m.getIncarnation()};
 }
 
 void TaskHost::OnNeighbourMoved(const NeighbourMove& m) {
-  if (m.job != job_->id) return;
-  const uint32_t task = m.task;
-  auto ep = ParseEndpoint(m.address);
-  const std::string& daemon = m.daemon;
-  const std::string& previous = m.previous;
-  if (!ep.ok() || CheckName("daemon id", daemon).ok() == false) {
-    log_->warn("job {}: ignored a move of task {} to a bad address or id", job_->id, task);
-    return;
-  }
-  log_->info("job {}: task {} moved to daemon {} at {} (incarnation {})", job_->id, task, daemon, ep->ToString(),
-             m.incarnation);
-  if (auto link = job_->links.find(task); link != job_->links.end()) {
-    link->second->address = *ep;
-    link->second->daemon = daemon;
-    if (link->second->conn) link->second->conn->Close();
-    link->second->wake->cancel();
-  }
-  if (auto sender = job_->senders.find(task); sender != job_->senders.end()) sender->second = daemon;
-  // The new daemon takes over the dead one's role as a backup of this task.
-  for (auto& backup : job_->backups) {
-    if (backup->daemon != previous) continue;
-    backup->address = *ep;
-    backup->daemon = daemon;
-    if (backup->conn) backup->conn->Close();
-    backup->wake->cancel();
-  }
-  checkpoints_.Moved(task, daemon);
+  if (job_->Move(m)) checkpoints_.Moved(m.task, m.daemon);
 }
 
 awaitable<void> TaskHost::ServeSpawner(net::ConnectionPtr conn) {
@@ -250,8 +225,9 @@ awaitable<void> TaskHost::ServeSpawner(net::ConnectionPtr conn) {
         continue;
       }
       Assignment a = std::move(*read);
-      if (job_) {
-        Reply(*conn, a.job, a.task, "daemon " + options_.id + " is busy with job " + job_->id);
+      if (busy()) {
+        Reply(*conn, a.job, a.task,
+              "daemon " + options_.id + " is busy with job " + (job_ ? job_->job() : std::string("being set up")));
         continue;
       }
       auto plugin = plugins_.Find(a.plugin_hash);
@@ -285,32 +261,29 @@ awaitable<void> TaskHost::ServeSpawner(net::ConnectionPtr conn) {
       }
       co_await Accept(std::move(*a), *plugin, conn);
       for (const auto& move : early_moves) {
-        if (job_ && job_->spawner == conn) OnNeighbourMoved(move);
+        if (job_ && job_spawner_ == conn) OnNeighbourMoved(move);
       }
       early_moves.clear();
     } else if (env.isExit()) {
-      if (job_ && job_->spawner == conn && env.getExit().getJob() == job_->id) {
+      if (job_ && job_spawner_ == conn && env.getExit().getJob() == job_->job()) {
         // Fault injection: die as a SIGKILL would, without a goodbye to anyone.
-        log_->warn("job {}: exiting at once, as the spawner asked (fault injection)", job_->id);
+        log_->warn("job {}: exiting at once, as the spawner asked (fault injection)", job_->job());
         spdlog::default_logger()->flush();
         log_->flush();
         std::_Exit(137);
       }
     } else if (env.isNeighbourMoved()) {
-      if (job_ && job_->spawner == conn) {
+      if (job_ && job_spawner_ == conn) {
         OnNeighbourMoved(MoveOf(env.getNeighbourMoved()));
       } else if (waiting_for_plugin_ && waiting_for_plugin_->job == env.getNeighbourMoved().getJob().cStr()) {
         early_moves.push_back(MoveOf(env.getNeighbourMoved()));
       }
     } else if (env.isStartTask()) {
-      if (job_ && job_->spawner == conn && !job_->started) {
-        job_->started = true;
-        job_->runner->Start();
-      }
+      if (job_ && job_spawner_ == conn) job_->Start();
     } else if (env.isConvergenceQuery()) {
-      if (job_ && job_->spawner == conn) job_->runner->Query(env.getConvergenceQuery().getRound());
+      if (job_ && job_spawner_ == conn) job_->Query(env.getConvergenceQuery().getRound());
     } else if (env.isSnapshot()) {
-      if (job_ && job_->spawner == conn) job_->runner->Snapshot(env.getSnapshot().getRound());
+      if (job_ && job_spawner_ == conn) job_->Snapshot(env.getSnapshot().getRound());
     } else if (env.isTighten()) {
       const double factor = env.getTighten().getFactor();
       if (!(std::isfinite(factor) && factor > 1)) {
@@ -318,11 +291,11 @@ awaitable<void> TaskHost::ServeSpawner(net::ConnectionPtr conn) {
         conn->Refuse("tighten: the factor must be a finite number above 1");
         break;
       }
-      if (job_ && job_->spawner == conn) job_->runner->Tighten(factor);
+      if (job_ && job_spawner_ == conn) job_->Tighten(factor);
     } else if (env.isHalt()) {
-      if (job_ && job_->spawner == conn) {
-        if (job_->started) {
-          job_->runner->Halt();  // the runner's `finished` sends the result, then ends the job
+      if (job_ && job_spawner_ == conn) {
+        if (job_->started()) {
+          job_->Halt();  // the runner's `finished` sends the result, then ends the job
         } else {
           EndJob("halted before it started");
         }
@@ -333,168 +306,11 @@ awaitable<void> TaskHost::ServeSpawner(net::ConnectionPtr conn) {
       break;
     }
   }
-  if (job_ && job_->spawner == conn) EndJob("spawner connection lost");
+  if (job_ && job_spawner_ == conn) EndJob("spawner connection lost");
   waiting_for_plugin_.reset();
 }
 
-Status TaskHost::StartJob(const Assignment& a, std::shared_ptr<runtime::Plugin> plugin, net::ConnectionPtr spawner,
-                          const checkpoint::Checkpoint* restored) {
-  auto app = plugin->NewApp();
-  if (app->name() != a.app) {
-    return InvalidArgument("plugin " + a.plugin_name + " holds app '" + std::string(app->name()) + "', not '" + a.app + "'");
-  }
-  auto task = app->MakeTask(a.params, a.task, a.slice);
-  if (!task.ok()) return task.status();
-  if (restored) AIAC_RETURN_IF_ERROR((*task)->RestoreState(restored->state));
-  // A task taking over mid-run starts with the local test its job tightened to so far.
-  if (a.tighten > 1) AIAC_RETURN_IF_ERROR((*task)->Tighten(a.tighten));
-  auto job = std::make_shared<Job>();
-  job->id = a.job;
-  job->task = a.task;
-  job->spawner = std::move(spawner);
-  job->app = std::move(app);
-  job->plugin = std::move(plugin);
-  job->senders = a.senders;
-  job->incarnation = a.incarnation;
-  for (const auto& [t, neighbour] : a.neighbours) {
-    auto ep = ParseEndpoint(neighbour.first);
-    if (!ep.ok()) return ep.status();
-    auto link = std::make_shared<OutLink>();
-    link->task = t;
-    link->address = *ep;
-    link->daemon = neighbour.second;
-    link->keep_all = a.sync;
-    link->wake = std::make_unique<asio::steady_timer>(io_, std::chrono::steady_clock::time_point::max());
-    job->links[t] = link;
-  }
-  for (const auto& [address, daemon] : a.backups) {
-    auto ep = ParseEndpoint(address);
-    if (!ep.ok()) return ep.status();
-    auto backup = std::make_shared<BackupLink>();
-    backup->address = *ep;
-    backup->daemon = daemon;
-    backup->wake = std::make_unique<asio::steady_timer>(io_, std::chrono::steady_clock::time_point::max());
-    job->backups.push_back(backup);
-  }
-  auto deps = (*task)->Dependencies();
-  runtime::RunnerOptions runner_options;
-  runner_options.sync = a.sync;
-  runner_options.progress_period = options_.progress;
-  if (restored) runner_options.start_iteration = restored->iteration;
-  runner_options.incarnation = a.incarnation;
-  if (!job->backups.empty()) {
-    runner_options.checkpoint_every = a.checkpoint_every;
-    runner_options.checkpoint_period = std::chrono::milliseconds(a.checkpoint_ms);
-  }
-  job->runner = std::make_unique<runtime::TaskRunner>(std::move(*task), std::move(deps), runner_options, CallbacksFor(job));
-  job_ = job;
-  checkpoints_.Host(a.job, a.hosted);
-  for (auto& [t, link] : job->links) asio::co_spawn(io_, RunLink(job, link), asio::detached);
-  for (auto& backup : job->backups) net::SpawnLogged(io_.get_executor(), RunBackup(job, backup), log_, "backup link");
-  net::SpawnLogged(io_.get_executor(), RunProgress(job), log_, "progress reports");
-  log_->info("job {}: running task {} of {} (app {}, {} mode)", a.job, a.task, a.params.tasks, a.app,
-             a.sync ? "sync" : "async");
-  return Status::Ok();
-}
-
-runtime::RunnerCallbacks TaskHost::CallbacksFor(std::shared_ptr<Job> job) {
-  std::weak_ptr<Job> weak = job;
-  auto on_io = [this, weak](auto fn) {
-    asio::post(io_, [this, weak, fn = std::move(fn)]() mutable {
-      auto j = weak.lock();
-      if (j && j == job_) fn(*j);
-    });
-  };
-  runtime::RunnerCallbacks cb;
-  cb.send = [on_io](std::vector<runtime::OutgoingValue> values, uint64_t iteration, bool converged) {
-    on_io([values = std::move(values), iteration, converged](Job& j) mutable {
-      for (auto& v : values) {
-        auto it = j.links.find(v.to);
-        if (it == j.links.end()) continue;
-        OutLink& link = *it->second;
-        if (!link.keep_all) link.pending.clear();  // newest wins
-        link.pending.push_back({iteration, std::move(v.bytes), converged, v.seen, v.seen_incarnation});
-        link.wake->cancel();
-      }
-    });
-  };
-  cb.local_convergence = [on_io](bool converged, uint64_t iteration) {
-    on_io([=](Job& j) {
-      j.spawner->SendEnvelope([&](proto::Envelope::Builder e) {
-        auto c = e.initLocalConvergence();
-        c.setJob(j.id);
-        c.setTask(j.task);
-        c.setConverged(converged);
-        c.setIteration(iteration);
-        c.setIncarnation(j.incarnation);
-      });
-    });
-  };
-  cb.progress = [on_io](uint64_t iteration, double change, bool converged) {
-    // Only noted here: RunProgress sends it, from this thread, on its own clock.
-    on_io([=](Job& j) {
-      j.progress_iteration = iteration;
-      j.progress_change = change;
-      j.progress_converged = converged;
-    });
-  };
-  cb.checkpoint = [on_io](std::string state, uint64_t iteration) {
-    on_io([state = std::move(state), iteration](Job& j) mutable {
-      // The checksum is computed here, where the task ran: a restore then verifies the state
-      // against what this daemon saw, whatever happened on the way and on the backup's disk.
-      auto c = checkpoint::MakeCheckpoint(j.id, j.task, j.incarnation, iteration, std::move(state));
-      for (auto& backup : j.backups) {
-        backup->pending = c;
-        backup->wake->cancel();
-      }
-    });
-  };
-  cb.answer = [on_io](uint64_t round, bool converged) {
-    on_io([=](Job& j) {
-      j.spawner->SendEnvelope([&](proto::Envelope::Builder e) {
-        auto a = e.initConvergenceAnswer();
-        a.setJob(j.id);
-        a.setTask(j.task);
-        a.setRound(round);
-        a.setConverged(converged);
-        a.setIncarnation(j.incarnation);
-      });
-    });
-  };
-  cb.snapshot = [on_io](uint64_t round, std::string slice, uint64_t iteration) {
-    on_io([round, slice = std::move(slice), iteration](Job& j) {
-      j.spawner->SendEnvelope([&](proto::Envelope::Builder e) {
-        auto d = e.initSnapshotData();
-        d.setJob(j.id);
-        d.setTask(j.task);
-        d.setRound(round);
-        d.setIteration(iteration);
-        d.setIncarnation(j.incarnation);
-        d.setData(AsBytes(slice));
-      });
-    });
-  };
-  cb.finished = [this, on_io](Result<std::string> slice, uint64_t iterations) {
-    on_io([this, slice = std::move(slice), iterations](Job& j) {
-      j.spawner->SendEnvelope([&](proto::Envelope::Builder e) {
-        auto r = e.initResult();
-        r.setJob(j.id);
-        r.setTask(j.task);
-        r.setIterations(iterations);
-        r.setIncarnation(j.incarnation);
-        r.setCheckpoints(j.checkpoints);
-        r.setCheckpointBytes(j.checkpoint_bytes);
-        if (slice.ok()) r.setData(AsBytes(*slice));
-        else r.setError(slice.status().message());
-      });
-      if (!slice.ok()) log_->warn("job {}: task {} failed: {}", j.id, j.task, slice.status().message());
-      EndJob(slice.ok() ? "halted" : "failed");
-    });
-  };
-  return cb;
-}
-
-awaitable<net::ConnectionPtr> TaskHost::DialDaemon(std::shared_ptr<Job> job, std::function<Target()> target,
+awaitable<net::ConnectionPtr> TaskHost::DialDaemon(Session job, std::function<Target()> target,
                                                   std::string what, std::chrono::milliseconds& backoff) {
   while (job_ == job) {
     // Read each time: a NeighbourMoved may have moved the peer meanwhile.
@@ -507,7 +323,7 @@ awaitable<net::ConnectionPtr> TaskHost::DialDaemon(std::shared_ptr<Job> job, std
     if (job_ != job) break;
     if (conn.ok() && !daemon.empty() && (*conn)->peer().id != daemon) {
       // Not the daemon the spawner named (the address was reused): never send it the job's data.
-      log_->warn("job {}: {} is not daemon {}, {}", job->id, (*conn)->Describe(), daemon, what);
+      log_->warn("job {}: {} is not daemon {}, {}", job->job(), (*conn)->Describe(), daemon, what);
       (*conn)->Close();
       conn = Unavailable("wrong daemon at the address");
     }
@@ -522,7 +338,7 @@ awaitable<net::ConnectionPtr> TaskHost::DialDaemon(std::shared_ptr<Job> job, std
       co_return *conn;
     }
     if (conn.status().code() == StatusCode::kUnauthenticated) {
-      log_->error("job {}: {} refused us: {}", job->id, address.ToString(), conn.status().message());
+      log_->error("job {}: {} refused us: {}", job->job(), address.ToString(), conn.status().message());
       break;
     }
     asio::steady_timer wait(io_, backoff);
@@ -532,7 +348,7 @@ awaitable<net::ConnectionPtr> TaskHost::DialDaemon(std::shared_ptr<Job> job, std
   co_return nullptr;
 }
 
-awaitable<void> TaskHost::RunLink(std::shared_ptr<Job> job, std::shared_ptr<OutLink> link) {
+awaitable<void> TaskHost::RunLink(Session job, std::shared_ptr<TaskSession::OutLink> link) {
   auto backoff = std::chrono::milliseconds(20);
   while (job_ == job) {
     if (!link->conn || !link->conn->is_open()) {
@@ -542,6 +358,11 @@ awaitable<void> TaskHost::RunLink(std::shared_ptr<Job> job, std::shared_ptr<OutL
       std::string what = "which runs task " + std::to_string(link->task);
       link->conn = co_await DialDaemon(job, target, what, backoff);
       if (!link->conn) break;
+      net::SpawnLogged(io_.get_executor(), WatchLink(link, link->conn), log_, "link watch");
+      // What the last connection carried may never have been absorbed: the neighbour refused it
+      // while its task was still being set up, or died. Asynchronous tasks only iterate on new
+      // values, so a lost one can leave every task waiting: send the newest again.
+      if (link->pending.empty() && link->last) link->pending.push_back(*link->last);
     }
     if (link->pending.empty()) {
       link->wake->expires_at(std::chrono::steady_clock::time_point::max());
@@ -549,19 +370,20 @@ awaitable<void> TaskHost::RunLink(std::shared_ptr<Job> job, std::shared_ptr<OutL
       continue;
     }
     // Not a structured binding: clang 14 cannot capture those in the lambda below.
-    const OutLink::Value value = std::move(link->pending.front());
+    const TaskSession::OutLink::Value value = std::move(link->pending.front());
     link->pending.pop_front();
+    if (!link->keep_all) link->last = value;
     link->conn->SendEnvelope([&](proto::Envelope::Builder e) {
       auto d = e.initDependencyData();
-      d.setJob(job->id);
-      d.setFromTask(job->task);
+      d.setJob(job->job());
+      d.setFromTask(job->task());
       d.setToTask(link->task);
       d.setIteration(value.iteration);
       d.setData(AsBytes(value.bytes));
       d.setConverged(value.converged);
       d.setSeen(value.seen);
       d.setSeenIncarnation(value.seen_incarnation);
-      d.setIncarnation(job->incarnation);
+      d.setIncarnation(job->incarnation());
     });
     // Hand the connection one value at a time: newer values replace `pending` meanwhile.
     co_await link->conn->Drained();
@@ -569,7 +391,16 @@ awaitable<void> TaskHost::RunLink(std::shared_ptr<Job> job, std::shared_ptr<OutL
   if (link->conn) link->conn->Close();
 }
 
-awaitable<void> TaskHost::RunProgress(std::shared_ptr<Job> job) {
+awaitable<void> TaskHost::WatchLink(std::shared_ptr<TaskSession::OutLink> link, net::ConnectionPtr conn) {
+  // A neighbour writes on our link only to refuse it (the task is not, or no longer, run
+  // there): notice that, or its death, at once, so that RunLink dials again and resends.
+  auto msg = co_await conn->Receive();
+  if (msg.ok()) conn->Refuse("unexpected message");
+  conn->Close();
+  if (link->conn == conn) link->wake->cancel();
+}
+
+awaitable<void> TaskHost::RunProgress(Session job) {
   // The spawner takes a silent daemon for dead (failure_timeout_ms): report from the network
   // thread on a clock of its own, however long one iteration of the task takes.
   asio::steady_timer timer(io_);
@@ -577,21 +408,11 @@ awaitable<void> TaskHost::RunProgress(std::shared_ptr<Job> job) {
     timer.expires_after(options_.progress);
     co_await timer.async_wait(net::use_nothrow);
     if (job_ != job) break;
-    job->spawner->SendEnvelope([&](proto::Envelope::Builder e) {
-      auto p = e.initTaskProgress();
-      p.setJob(job->id);
-      p.setTask(job->task);
-      p.setIteration(job->progress_iteration);
-      p.setLocalChange(job->progress_change);
-      p.setConverged(job->progress_converged);
-      p.setCheckpoints(job->checkpoints);
-      p.setCheckpointBytes(job->checkpoint_bytes);
-      p.setIncarnation(job->incarnation);
-    });
+    job->ReportProgress();
   }
 }
 
-awaitable<void> TaskHost::RunBackup(std::shared_ptr<Job> job, std::shared_ptr<BackupLink> backup) {
+awaitable<void> TaskHost::RunBackup(Session job, std::shared_ptr<TaskSession::BackupLink> backup) {
   auto backoff = std::chrono::milliseconds(20);
   while (job_ == job) {
     if (!backup->pending) {
@@ -628,10 +449,9 @@ awaitable<void> TaskHost::RunBackup(std::shared_ptr<Job> job, std::shared_ptr<Ba
     }
     auto ack = (*msg)->root().getCheckpointAck();
     if (ack.getStored()) {
-      ++job->checkpoints;
-      job->checkpoint_bytes += c.state.size();
+      job->Acknowledged(c.state.size());
     } else if (ack.getError().size() > 0) {
-      log_->warn("job {}: backup {} did not store {}: {}", job->id, backup->daemon, checkpoint::Describe(c),
+      log_->warn("job {}: backup {} did not store {}: {}", job->job(), backup->daemon, checkpoint::Describe(c),
                  Printable(ack.getError().cStr(), 200));
     }
   }
@@ -663,48 +483,39 @@ awaitable<void> TaskHost::ServeNeighbour(net::ConnectionPtr conn) {
       co_return;
     }
     auto dep = env.getDependencyData();
+    if (!job_ && setting_up_ && setting_up_->first == dep.getJob().cStr() && setting_up_->second == dep.getToTask()) {
+      // The task is being set up here: hold the values (and this connection) until it runs.
+      auto done = setup_done_;
+      co_await done->async_wait(net::use_nothrow);
+    }
     // Data for a job (or task) this daemon does not, or no longer, run: the sender has not heard
     // that the task moved or ended. Close, so that it dials again, wherever the task is now.
-    if (!job_ || job_->id != dep.getJob().cStr() || dep.getToTask() != job_->task) {
+    if (!job_ || job_->job() != dep.getJob().cStr() || dep.getToTask() != job_->task()) {
       log_->debug("closed {}: values for task {} of job {}, not run here", conn->Describe(), dep.getToTask(),
                   Printable(dep.getJob().cStr(), 64));
       conn->Refuse("that task does not run here");
       co_return;
     }
     // Only the daemon that runs the sending task may speak for it.
-    auto sender = job_->senders.find(dep.getFromTask());
-    if (sender == job_->senders.end() || sender->second != conn->peer().id) {
-      log_->warn("closed {}: sent values of task {} of job {}, which it does not run",
-                 conn->Describe(), dep.getFromTask(), job_->id);
+    if (!job_->Deliver(conn->peer().id, dep)) {
+      log_->warn("closed {}: sent values of task {} of job {}, which it does not run", conn->Describe(),
+                 dep.getFromTask(), job_->job());
       conn->Refuse("you do not run that task");
       co_return;
     }
-    job_->runner->mailbox().Put(dep.getFromTask(), dep.getIteration(), AsString(dep.getData()),
-                                dep.getConverged(), dep.getSeen(), std::max<uint64_t>(dep.getIncarnation(), 1),
-                                std::max<uint64_t>(dep.getSeenIncarnation(), 1));
   }
 }
 
 void TaskHost::EndJob(const std::string& why) {
   if (!job_) return;
-  auto job = std::move(job_);
+  Session job = std::move(job_);
   job_.reset();
-  log_->info("job {}: task {} ends: {}", job->id, job->task, why);
-  for (auto& [t, link] : job->links) {
-    link->wake->cancel();
-    if (link->conn) link->conn->Close();
-  }
-  for (auto& backup : job->backups) {
-    backup->wake->cancel();
-    if (backup->conn) backup->conn->Close();
-  }
-  checkpoints_.EndJob(job->id);
-  if (job->runner) {
-    job->runner->Halt();
-    // The runner's thread ends after its current iteration; join it off the io thread's
-    // critical path by letting the Job (and its runner) die in a posted handler.
-    asio::post(io_, [job]() mutable { job.reset(); });
-  }
+  job_spawner_.reset();
+  log_->info("job {}: task {} ends: {}", job->job(), job->task(), why);
+  checkpoints_.EndJob(job->job());
+  // The runner's thread ends after its current iteration: join it on the worker.
+  auto retired = std::make_shared<TaskSession::Retired>(job->End());
+  asio::post(work_, [retired] { retired->runner.reset(); });
 }
 
 }  // namespace aiac::daemon

@@ -15,26 +15,28 @@
 // and their acknowledgements are counted in TaskProgress and Result. The daemon itself keeps
 // the checkpoints of the tasks the spawner names in AssignTask.hosted (CheckpointService).
 //
-// One task per daemon (MAHEVE section 3.3): an AssignTask while a job runs is refused.
-// Runs on the daemon's io_context thread; the runner's callbacks are posted back to it.
+// One task per daemon (MAHEVE section 3.3): an AssignTask while a job runs, or while one is
+// being set up, is refused. The task itself is a TaskSession; this class is its network side.
+// Runs on the daemon's io_context thread, except the app's part of setting up a task and the
+// join of an ended task's thread, which run on a worker thread of their own.
 #pragma once
 
 #include <chrono>
 #include <functional>
-#include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
+#include <vector>
 
-#include "aiac/app.h"
+#include <boost/asio/thread_pool.hpp>
+
 #include "aiac/plugin.h"
-#include "aiac/task_runner.h"
 #include "core/endpoint.h"
+#include "core/logging.h"
 #include "daemon/assignment.h"
 #include "daemon/checkpoint_service.h"
 #include "daemon/task_data_buffer.h"
-#include "core/logging.h"
+#include "daemon/task_session.h"
 #include "net/connection.h"
 #include "net/server.h"
 
@@ -64,52 +66,42 @@ class TaskHost {
   }
   void Serve();
   void Stop();
-  bool busy() const { return job_ != nullptr; }
+  bool busy() const { return job_ != nullptr || preparing_; }
 
  private:
-  struct OutLink;
-  struct BackupLink;
-  struct Job;
+  using Session = std::shared_ptr<TaskSession>;
 
   net::awaitable<void> Serve(net::ConnectionPtr conn);
   net::awaitable<void> ServeSpawner(net::ConnectionPtr conn);
   net::awaitable<void> ServeNeighbour(net::ConnectionPtr conn);
-  net::awaitable<void> RunLink(std::shared_ptr<Job> job, std::shared_ptr<OutLink> link);
-  net::awaitable<void> RunBackup(std::shared_ptr<Job> job, std::shared_ptr<BackupLink> backup);
+  net::awaitable<void> RunLink(Session job, std::shared_ptr<TaskSession::OutLink> link);
+  net::awaitable<void> RunBackup(Session job, std::shared_ptr<TaskSession::BackupLink> backup);
+  // Closes `conn` once the neighbour refuses it or goes, and wakes RunLink to dial again.
+  net::awaitable<void> WatchLink(std::shared_ptr<TaskSession::OutLink> link, net::ConnectionPtr conn);
   // Sends TaskProgress every progress period while the job runs here.
-  net::awaitable<void> RunProgress(std::shared_ptr<Job> job);
+  net::awaitable<void> RunProgress(Session job);
   // Where a link goes: the address, and the daemon id that must answer there.
   using Target = std::pair<Endpoint, std::string>;
   // Connects to target() for `job`, retrying with `backoff` while the job runs (target() is
   // read before each attempt); nullptr once the job ended or the peer refused our key. `what`
   // explains the link in logs.
-  net::awaitable<net::ConnectionPtr> DialDaemon(std::shared_ptr<Job> job, std::function<Target()> target,
-                                                std::string what, std::chrono::milliseconds& backoff);
+  net::awaitable<net::ConnectionPtr> DialDaemon(Session job, std::function<Target()> target, std::string what,
+                                                std::chrono::milliseconds& backoff);
 
-  // Sets up the job once the plugin is at hand; the error text goes back in TaskReady.
-  // `restored`: the checkpoint to resume from (AssignTask.restore), if one was found.
-  Status StartJob(const Assignment& a, std::shared_ptr<runtime::Plugin> plugin, net::ConnectionPtr spawner,
-                  const checkpoint::Checkpoint* restored = nullptr);
-  // Fetches the checkpoint when the task is a restore, starts the job, and answers TaskReady.
+  // Fetches the checkpoint when the task is a restore, builds the task on the worker thread,
+  // starts the session, and answers TaskReady.
   net::awaitable<void> Accept(Assignment a, std::shared_ptr<runtime::Plugin> plugin, net::ConnectionPtr conn);
   // The newest checkpoint of the task that verifies, from any of its backups; none when no
   // backup has one.
-  net::awaitable<std::optional<checkpoint::Checkpoint>> FetchCheckpoint(Assignment a);
-  // A NeighbourMoved, copied out of its frame: one that arrives while this daemon waits for the
-  // plugin of its assignment is kept and applied once the job exists (the assignment named
-  // the task's old daemon).
-  struct NeighbourMove {
-    std::string job;
-    uint32_t task = 0;
-    std::string address, daemon, previous;
-    uint64_t incarnation = 0;
-  };
+  net::awaitable<std::optional<checkpoint::Checkpoint>> FetchCheckpoint(const Assignment& a);
+  // PrepareTask on the worker thread; resumes on the io thread with its result.
+  net::awaitable<Result<PreparedTask>> PrepareOffIo(std::shared_ptr<Assignment> a, std::unique_ptr<app::App> app,
+                                                   std::optional<checkpoint::Checkpoint> restored);
   static NeighbourMove MoveOf(proto::NeighbourMoved::Reader m);
   void OnNeighbourMoved(const NeighbourMove& m);
   void Reply(net::Connection& conn, const std::string& job, uint32_t task, const std::string& error,
              bool need_plugin = false, uint64_t restored_iteration = 0);
   void EndJob(const std::string& why);
-  runtime::RunnerCallbacks CallbacksFor(std::shared_ptr<Job> job);
 
   net::asio::io_context& io_;
   TaskHostOptions options_;
@@ -117,9 +109,15 @@ class TaskHost {
   net::Server server_;
   runtime::PluginStore plugins_;
   CheckpointService checkpoints_;
-  std::shared_ptr<Job> job_;
+  Session job_;
+  net::ConnectionPtr job_spawner_;  // the connection of the spawner that assigned job_
+  bool preparing_ = false;          // an assignment is being set up (busy)
+  std::optional<std::pair<std::string, uint32_t>> setting_up_;  // its job and task
+  std::shared_ptr<net::asio::steady_timer> setup_done_;          // cancelled once it ran or failed
   std::unique_ptr<Assignment> waiting_for_plugin_;
   bool stopping_ = false;
+  // The app's setup work and the joins of ended tasks. Declared last: joined first.
+  net::asio::thread_pool work_{1};
 };
 
 }  // namespace aiac::daemon

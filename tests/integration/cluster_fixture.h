@@ -31,8 +31,8 @@ class ClusterFixture : public ::testing::Test {
 
   // Starts a super-node; returns its HOST:PORT.
   std::string StartSupernode(const std::string& name, std::vector<std::string> extra = {},
-                             const std::string& listen = "127.0.0.1:0") {
-    std::vector<std::string> args{"--config", dir_ / "key.toml", "--listen", listen,
+                             const std::string& listen = "127.0.0.1:0", const std::string& config = "key.toml") {
+    std::vector<std::string> args{"--config", dir_ / config, "--listen", listen,
                                   "--id", name, "--data", dir_ / (name + ".db"), "--ready-file",
                                   dir_ / (name + ".addr")};
     args.insert(args.end(), extra.begin(), extra.end());

@@ -124,6 +124,30 @@ TEST_F(FaultTest, KilledDaemonWithNoSpareFailsCleanly) {
   EXPECT_TRUE(ProcessesMatching(dir_.path()).empty()) << "processes left behind";
 }
 
+// Building a large block takes the app seconds; it runs off the daemon's io thread, so the
+// daemon keeps heartbeating meanwhile and a super-node with a short failure timeout never takes
+// the busy daemon for dead (it did when the block was built on the io thread).
+TEST_F(FaultTest, ADaemonBuildingALargeBlockKeepsHeartbeating) {
+  WriteFile(dir_ / "sn.toml", ReadFile(dir_ / "key.toml") + "failure_timeout_ms = 1000\ndigest_interval_ms = 100\n");
+  WriteFile(dir_ / "d.toml", ReadFile(dir_ / "key.toml") + "heartbeat_ms = 150\n");
+  const std::string sn = StartSupernode("sn1", {}, "127.0.0.1:0", "sn.toml");
+  for (const char* d : {"d1", "d2"}) StartDaemon(d, {sn}, "d.toml");
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("d1", "registered") && LogHas("d2", "registered"); })) << Log("d1");
+  WriteJob("cg.toml", "name = \"big\"\napp = \"cg\"\ntasks = 2\ntimeout_s = 300\n"
+                      "[params]\nn = 600000\nbandwidth = 12\ntolerance = 1e-6\nresidual_tolerance = 1e-6\n");
+  ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "key.toml", "--supernode", sn, dir_ / "cg.toml", "--json",
+                        dir_ / "big.json"},
+                       "spawner", std::chrono::seconds(240)),
+            0)
+      << Log("spawner");
+  EXPECT_EQ(Json("big.json")["status"], "converged");
+  // How long the blocks took to build, for the reader of a failure.
+  std::smatch m;
+  const std::string d1 = Log("d1");
+  ASSERT_TRUE(std::regex_search(d1, m, std::regex("built in [0-9.]+ s"))) << d1;
+  EXPECT_FALSE(LogHas("sn1", "expired")) << m[0] << "\n" << Log("sn1");
+}
+
 // A daemon killed after it registered is still listed as free until the super-node expires it:
 // the job is granted a dead daemon, and replaces it instead of failing.
 TEST_F(FaultTest, AGrantedDaemonThatIsDeadIsReplaced) {

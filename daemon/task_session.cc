@@ -1,0 +1,281 @@
+#include "daemon/task_session.h"
+
+#include <algorithm>
+
+#include "core/names.h"
+#include "net/capnp_bytes.h"
+
+namespace aiac::daemon {
+
+namespace asio = net::asio;
+using net::AsBytes;
+using net::AsString;
+
+Result<PreparedTask> PrepareTask(const Assignment& a, std::unique_ptr<app::App> app,
+                                 std::optional<checkpoint::Checkpoint> restored) {
+  if (app->name() != a.app) {
+    return InvalidArgument("plugin " + a.plugin_name + " holds app '" + std::string(app->name()) + "', not '" + a.app +
+                           "'");
+  }
+  auto task = app->MakeTask(a.params, a.task, a.slice);
+  if (!task.ok()) return task.status();
+  if (restored) AIAC_RETURN_IF_ERROR((*task)->RestoreState(restored->state));
+  // A task taking over mid-run starts with the local test its job tightened to so far.
+  if (a.tighten > 1) AIAC_RETURN_IF_ERROR((*task)->Tighten(a.tighten));
+  PreparedTask p;
+  p.dependencies = (*task)->Dependencies();
+  p.task = std::move(*task);
+  p.app = std::move(app);
+  p.restored = std::move(restored);
+  return p;
+}
+
+TaskSession::TaskSession(asio::io_context& io, const Assignment& a, std::shared_ptr<runtime::Plugin> keep_loaded,
+                         SpawnerPort port, Logger log)
+    : io_(io),
+      job_(a.job),
+      task_(a.task),
+      incarnation_(a.incarnation),
+      port_(std::move(port)),
+      log_(std::move(log)),
+      keep_loaded_(std::move(keep_loaded)),
+      senders_(a.senders) {}
+
+TaskSession::~TaskSession() {
+  // Not ended (a session that failed to start, a test): the runner (declared last) joins its
+  // thread first, then the app goes, then its code.
+  if (runner_) runner_->Halt();
+}
+
+Result<std::shared_ptr<TaskSession>> TaskSession::Create(asio::io_context& io, const Assignment& a,
+                                                         PreparedTask prepared,
+                                                         std::shared_ptr<runtime::Plugin> keep_loaded,
+                                                         std::chrono::milliseconds progress_period, SpawnerPort port,
+                                                         Logger log) {
+  std::shared_ptr<TaskSession> s(new TaskSession(io, a, std::move(keep_loaded), std::move(port), std::move(log)));
+  for (const auto& [t, neighbour] : a.neighbours) {
+    auto ep = ParseEndpoint(neighbour.first);
+    if (!ep.ok()) return ep.status();
+    auto link = std::make_shared<OutLink>();
+    link->task = t;
+    link->address = *ep;
+    link->daemon = neighbour.second;
+    link->keep_all = a.sync;
+    link->wake = std::make_unique<asio::steady_timer>(io, std::chrono::steady_clock::time_point::max());
+    s->links_[t] = link;
+  }
+  for (const auto& [address, daemon] : a.backups) {
+    auto ep = ParseEndpoint(address);
+    if (!ep.ok()) return ep.status();
+    auto backup = std::make_shared<BackupLink>();
+    backup->address = *ep;
+    backup->daemon = daemon;
+    backup->wake = std::make_unique<asio::steady_timer>(io, std::chrono::steady_clock::time_point::max());
+    s->backups_.push_back(backup);
+  }
+  runtime::RunnerOptions options;
+  options.sync = a.sync;
+  options.progress_period = progress_period;
+  if (prepared.restored) options.start_iteration = prepared.restored->iteration;
+  options.incarnation = a.incarnation;
+  if (!s->backups_.empty()) {
+    options.checkpoint_every = a.checkpoint_every;
+    options.checkpoint_period = std::chrono::milliseconds(a.checkpoint_ms);
+  }
+  s->app_ = std::move(prepared.app);
+  s->runner_ = std::make_unique<runtime::TaskRunner>(std::move(prepared.task), std::move(prepared.dependencies),
+                                                     options, s->Callbacks());
+  return s;
+}
+
+void TaskSession::Start() {
+  if (started_ || ended_) return;
+  started_ = true;
+  runner_->Start();
+}
+
+void TaskSession::Query(uint64_t round) {
+  if (!ended_) runner_->Query(round);
+}
+
+void TaskSession::Snapshot(uint64_t round) {
+  if (!ended_) runner_->Snapshot(round);
+}
+
+void TaskSession::Tighten(double factor) {
+  if (!ended_) runner_->Tighten(factor);
+}
+
+void TaskSession::Halt() {
+  if (!ended_) runner_->Halt();
+}
+
+runtime::RunnerCallbacks TaskSession::Callbacks() {
+  std::weak_ptr<TaskSession> weak = weak_from_this();
+  auto on_io = [this, weak](auto fn) {
+    asio::post(io_, [weak, fn = std::move(fn)]() mutable {
+      auto s = weak.lock();
+      if (s && !s->ended_) fn(*s);
+    });
+  };
+  runtime::RunnerCallbacks cb;
+  cb.send = [on_io](std::vector<runtime::OutgoingValue> values, uint64_t iteration, bool converged) {
+    on_io([values = std::move(values), iteration, converged](TaskSession& s) mutable {
+      for (auto& v : values) {
+        auto it = s.links_.find(v.to);
+        if (it == s.links_.end()) continue;
+        OutLink& link = *it->second;
+        if (!link.keep_all) link.pending.clear();  // newest wins
+        link.pending.push_back({iteration, std::move(v.bytes), converged, v.seen, v.seen_incarnation});
+        link.wake->cancel();
+      }
+    });
+  };
+  cb.local_convergence = [on_io](bool converged, uint64_t iteration) {
+    on_io([=](TaskSession& s) {
+      s.port_.send([&](proto::Envelope::Builder e) {
+        auto c = e.initLocalConvergence();
+        c.setJob(s.job_);
+        c.setTask(s.task_);
+        c.setConverged(converged);
+        c.setIteration(iteration);
+        c.setIncarnation(s.incarnation_);
+      });
+    });
+  };
+  cb.progress = [on_io](uint64_t iteration, double change, bool converged) {
+    // Only noted here: the host sends it on its own clock, however long an iteration takes.
+    on_io([=](TaskSession& s) {
+      s.progress_iteration_ = iteration;
+      s.progress_change_ = change;
+      s.progress_converged_ = converged;
+    });
+  };
+  cb.checkpoint = [on_io](std::string state, uint64_t iteration) {
+    on_io([state = std::move(state), iteration](TaskSession& s) mutable {
+      // The checksum is computed here, where the task ran: a restore then verifies the state
+      // against what this daemon saw, whatever happened on the way and on the backup's disk.
+      auto c = checkpoint::MakeCheckpoint(s.job_, s.task_, s.incarnation_, iteration, std::move(state));
+      for (auto& backup : s.backups_) {
+        backup->pending = c;
+        backup->wake->cancel();
+      }
+    });
+  };
+  cb.answer = [on_io](uint64_t round, bool converged) {
+    on_io([=](TaskSession& s) {
+      s.port_.send([&](proto::Envelope::Builder e) {
+        auto a = e.initConvergenceAnswer();
+        a.setJob(s.job_);
+        a.setTask(s.task_);
+        a.setRound(round);
+        a.setConverged(converged);
+        a.setIncarnation(s.incarnation_);
+      });
+    });
+  };
+  cb.snapshot = [on_io](uint64_t round, std::string slice, uint64_t iteration) {
+    on_io([round, slice = std::move(slice), iteration](TaskSession& s) {
+      s.port_.send([&](proto::Envelope::Builder e) {
+        auto d = e.initSnapshotData();
+        d.setJob(s.job_);
+        d.setTask(s.task_);
+        d.setRound(round);
+        d.setIteration(iteration);
+        d.setIncarnation(s.incarnation_);
+        d.setData(AsBytes(slice));
+      });
+    });
+  };
+  cb.finished = [on_io](Result<std::string> slice, uint64_t iterations) {
+    on_io([slice = std::move(slice), iterations](TaskSession& s) {
+      s.port_.send([&](proto::Envelope::Builder e) {
+        auto r = e.initResult();
+        r.setJob(s.job_);
+        r.setTask(s.task_);
+        r.setIterations(iterations);
+        r.setIncarnation(s.incarnation_);
+        r.setCheckpoints(s.checkpoints_);
+        r.setCheckpointBytes(s.checkpoint_bytes_);
+        if (slice.ok()) r.setData(AsBytes(*slice));
+        else r.setError(slice.status().message());
+      });
+      if (!slice.ok()) s.log_->warn("job {}: task {} failed: {}", s.job_, s.task_, slice.status().message());
+      s.port_.ended(slice.ok() ? "halted" : "failed");
+    });
+  };
+  return cb;
+}
+
+bool TaskSession::Deliver(const std::string& sender, proto::DependencyData::Reader values) {
+  if (ended_) return true;  // late: dropped, and not the sender's fault
+  auto it = senders_.find(values.getFromTask());
+  if (it == senders_.end() || it->second != sender) return false;
+  runner_->mailbox().Put(values.getFromTask(), values.getIteration(), AsString(values.getData()),
+                         values.getConverged(), values.getSeen(), std::max<uint64_t>(values.getIncarnation(), 1),
+                         std::max<uint64_t>(values.getSeenIncarnation(), 1));
+  return true;
+}
+
+bool TaskSession::Move(const NeighbourMove& m) {
+  if (m.job != job_) return false;
+  auto ep = ParseEndpoint(m.address);
+  if (!ep.ok() || !CheckName("daemon id", m.daemon).ok()) {
+    log_->warn("job {}: ignored a move of task {} to a bad address or id", job_, m.task);
+    return false;
+  }
+  log_->info("job {}: task {} moved to daemon {} at {} (incarnation {})", job_, m.task, m.daemon, ep->ToString(),
+             m.incarnation);
+  if (auto link = links_.find(m.task); link != links_.end()) {
+    link->second->address = *ep;
+    link->second->daemon = m.daemon;
+    if (link->second->conn) link->second->conn->Close();
+    link->second->wake->cancel();
+  }
+  if (auto sender = senders_.find(m.task); sender != senders_.end()) sender->second = m.daemon;
+  // The new daemon takes over the dead one's role as a backup of this task.
+  for (auto& backup : backups_) {
+    if (backup->daemon != m.previous) continue;
+    backup->address = *ep;
+    backup->daemon = m.daemon;
+    if (backup->conn) backup->conn->Close();
+    backup->wake->cancel();
+  }
+  return true;
+}
+
+void TaskSession::Acknowledged(uint64_t bytes) {
+  ++checkpoints_;
+  checkpoint_bytes_ += bytes;
+}
+
+void TaskSession::ReportProgress() {
+  port_.send([&](proto::Envelope::Builder e) {
+    auto p = e.initTaskProgress();
+    p.setJob(job_);
+    p.setTask(task_);
+    p.setIteration(progress_iteration_);
+    p.setLocalChange(progress_change_);
+    p.setConverged(progress_converged_);
+    p.setCheckpoints(checkpoints_);
+    p.setCheckpointBytes(checkpoint_bytes_);
+    p.setIncarnation(incarnation_);
+  });
+}
+
+TaskSession::Retired TaskSession::End() {
+  if (ended_) return {};
+  ended_ = true;
+  for (auto& [t, link] : links_) {
+    link->wake->cancel();
+    if (link->conn) link->conn->Close();
+  }
+  for (auto& backup : backups_) {
+    backup->wake->cancel();
+    if (backup->conn) backup->conn->Close();
+  }
+  runner_->Halt();
+  return {std::move(keep_loaded_), std::move(app_), std::move(runner_)};
+}
+
+}  // namespace aiac::daemon

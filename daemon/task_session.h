@@ -1,0 +1,179 @@
+// One task of a job running on this daemon: the app's task on its TaskRunner thread, what waits
+// to go to each neighbour and to each backup, and what is reported to the spawner.
+//
+// It owns no socket. TaskHost's coroutines carry the queues (links(), backups()) over the
+// network and call Deliver / Move / Acknowledged as messages come in; reports to the spawner
+// go through a SpawnerPort. So it is unit-tested with a fake app and a fake port.
+//
+// Threads: PrepareTask, the app's part of setting up (MakeTask, RestoreState, Tighten: seconds
+// for a large block), is meant for a worker thread, so that heartbeats and values keep flowing
+// on the io thread meanwhile. The session lives on the io thread; the runner's callbacks are
+// posted to it and dropped once the session ended.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "aiac/app.h"
+#include "aiac/plugin.h"
+#include "aiac/task_runner.h"
+#include "checkpoint/checkpoint.h"
+#include "core/endpoint.h"
+#include "core/logging.h"
+#include "daemon/assignment.h"
+#include "net/connection.h"
+#include "proto/aiac.capnp.h"
+
+namespace aiac::daemon {
+
+// The app's task, built and restored, ready for a session.
+struct PreparedTask {
+  std::unique_ptr<app::App> app;
+  std::unique_ptr<app::Task> task;
+  std::vector<uint32_t> dependencies;
+  std::optional<checkpoint::Checkpoint> restored;
+};
+
+// Builds task a.task of `app` from a.slice, restores `restored` when there is one, and applies
+// the job's tightening so far. Touches nothing but its arguments: safe on any thread.
+Result<PreparedTask> PrepareTask(const Assignment& a, std::unique_ptr<app::App> app,
+                                 std::optional<checkpoint::Checkpoint> restored);
+
+// A move of a neighbour task to another daemon (NeighbourMoved), copied out of its frame.
+struct NeighbourMove {
+  std::string job;
+  uint32_t task = 0;
+  std::string address, daemon, previous;
+  uint64_t incarnation = 0;
+};
+
+// How a session reaches the spawner that assigned its task.
+struct SpawnerPort {
+  std::function<void(const std::function<void(proto::Envelope::Builder)>&)> send;
+  // The task ended by itself (halted and sent its result, or failed): the host ends the session.
+  std::function<void(const std::string& why)> ended;
+};
+
+class TaskSession : public std::enable_shared_from_this<TaskSession> {
+ public:
+  // One neighbour we send to. Values wait here until the link is free: in asynchronous mode only
+  // the newest one (an older value is useless once a newer exists); in synchronous mode every
+  // one, in order, since the neighbour waits for each iteration.
+  struct OutLink {
+    uint32_t task = 0;
+    Endpoint address;
+    std::string daemon;  // the id the neighbour must prove
+    bool keep_all = false;
+    struct Value {
+      uint64_t iteration;
+      std::string bytes;
+      bool converged;
+      uint64_t seen;              // the receiver's newest iteration we had absorbed...
+      uint64_t seen_incarnation;  // ...counted in this incarnation of it
+    };
+    std::deque<Value> pending;
+    // Asynchronous mode: the newest value handed to a connection, sent again on the next one
+    // (it may have been lost with the last).
+    std::optional<Value> last;
+    std::unique_ptr<net::asio::steady_timer> wake;  // cancelled when `pending` or the target changes
+    net::ConnectionPtr conn;                        // the host's, closed when the target moves
+  };
+
+  // Where this task's checkpoints go: the newest one not yet sent waits in `pending` (an older
+  // one still waiting is replaced: only the newest matters), one in flight at a time.
+  struct BackupLink {
+    Endpoint address;
+    std::string daemon;
+    std::optional<checkpoint::Checkpoint> pending;
+    std::unique_ptr<net::asio::steady_timer> wake;
+    net::ConnectionPtr conn;
+  };
+
+  // A session for assignment `a` with its prepared task; the runner is built but not started.
+  // Fails on a neighbour or backup address that does not parse. `keep_loaded` holds the app's
+  // code in memory while the task runs (null in tests with an app linked in).
+  static Result<std::shared_ptr<TaskSession>> Create(net::asio::io_context& io, const Assignment& a,
+                                                     PreparedTask prepared,
+                                                     std::shared_ptr<runtime::Plugin> keep_loaded,
+                                                     std::chrono::milliseconds progress_period, SpawnerPort port,
+                                                     Logger log);
+  ~TaskSession();
+  TaskSession(const TaskSession&) = delete;
+  TaskSession& operator=(const TaskSession&) = delete;
+
+  const std::string& job() const { return job_; }
+  uint32_t task() const { return task_; }
+  uint64_t incarnation() const { return incarnation_; }
+  bool started() const { return started_; }
+  bool ended() const { return ended_; }
+
+  // The spawner's commands.
+  void Start();
+  void Query(uint64_t round);
+  void Snapshot(uint64_t round);
+  void Tighten(double factor);
+  // Stops iterating; the runner's result is then sent and the port's `ended` called. A task not
+  // started yet has no result: the caller ends the session instead.
+  void Halt();
+
+  // Values of task `from` sent by daemon `sender` (its proven id): absorbed when `sender` runs
+  // `from`, else false (the caller closes the connection).
+  bool Deliver(const std::string& sender, proto::DependencyData::Reader values);
+  // A neighbour (or a backup's daemon) moved: links, senders and backups now point there, their
+  // connections closed and their wakes cancelled. False when the move names a bad address or id.
+  bool Move(const NeighbourMove& m);
+  // A backup stored a checkpoint of `bytes`: counted in progress reports and the result.
+  void Acknowledged(uint64_t bytes);
+  // Sends TaskProgress with the runner's latest report (the host calls it on its own clock).
+  void ReportProgress();
+
+  std::map<uint32_t, std::shared_ptr<OutLink>>& links() { return links_; }
+  std::vector<std::shared_ptr<BackupLink>>& backups() { return backups_; }
+
+  // What keeps an ended task's thread and code alive until its runner stopped: the runner ends
+  // after its current iteration (seconds on a large block), so the caller lets these go on a
+  // worker thread, never on the io thread.
+  struct Retired {
+    std::shared_ptr<runtime::Plugin> plugin;
+    std::unique_ptr<app::App> app;
+    std::unique_ptr<runtime::TaskRunner> runner;  // destroyed first: joins the task's thread
+  };
+  // Ends the session: no callback is handled after this, wakes are cancelled and connections
+  // closed, the runner is told to halt. Returns the parts to let go (once; empty afterwards).
+  Retired End();
+
+ private:
+  TaskSession(net::asio::io_context& io, const Assignment& a, std::shared_ptr<runtime::Plugin> keep_loaded,
+              SpawnerPort port, Logger log);
+  runtime::RunnerCallbacks Callbacks();
+
+  net::asio::io_context& io_;
+  std::string job_;
+  uint32_t task_;
+  uint64_t incarnation_;
+  SpawnerPort port_;
+  Logger log_;
+  std::shared_ptr<runtime::Plugin> keep_loaded_;  // declared before the app: unloaded after it
+  std::unique_ptr<app::App> app_;
+  std::map<uint32_t, std::shared_ptr<OutLink>> links_;
+  std::vector<std::shared_ptr<BackupLink>> backups_;
+  std::map<uint32_t, std::string> senders_;  // task -> the only daemon id that may send its values
+  std::unique_ptr<runtime::TaskRunner> runner_;
+  bool started_ = false;
+  bool ended_ = false;
+  uint64_t checkpoints_ = 0;  // copies the backups acknowledged
+  uint64_t checkpoint_bytes_ = 0;
+  // The runner's last progress report, sent by ReportProgress.
+  uint64_t progress_iteration_ = 0;
+  double progress_change_ = 0;
+  bool progress_converged_ = false;
+};
+
+}  // namespace aiac::daemon
