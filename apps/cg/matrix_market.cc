@@ -2,12 +2,14 @@
 
 #include "core/memory_budget.h"
 
+#include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
-#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 namespace aiac::cg {
 namespace {
@@ -69,6 +71,96 @@ long long FileSize(const std::string& path) {
 
 std::string At(const std::string& path, int line_no) { return path + ":" + std::to_string(line_no) + ": "; }
 
+// The entries of a coordinate file are parsed straight from memory, with std::from_chars and no
+// allocation per line, in line-aligned chunks on up to hardware_concurrency threads: reading an
+// 800,000-row banded system (10 M lines) took 8-17 s with a stream per line.
+constexpr size_t kMinChunkBytes = size_t{8} << 20;
+
+bool IsBlank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+
+// Parses the line [p, end) (no newline) as 'ROW COL VALUE' ('VALUE' only when `value_only`).
+// Returns false when it is not exactly that; `blank` says the line holds no data (blank or a
+// comment) and is to be skipped.
+bool ParseEntry(const char* p, const char* end, bool value_only, long long& i, long long& j, double& v,
+                bool& blank) {
+  while (p < end && IsBlank(*p)) ++p;
+  blank = p == end || *p == '%';
+  if (blank) return true;
+  auto number = [&](auto& out) {
+    if (p < end && *p == '+') ++p;  // from_chars takes no '+'; the format allows it
+    auto r = std::from_chars(p, end, out);
+    if (r.ec != std::errc() || (r.ptr < end && !IsBlank(*r.ptr))) return false;
+    p = r.ptr;
+    while (p < end && IsBlank(*p)) ++p;
+    return true;
+  };
+  if (!value_only && !(number(i) && number(j))) return false;
+  return number(v) && p == end;
+}
+
+// The 1-based line number of offset `at` in `text`, whose first line is `first_line`.
+int LineAt(std::string_view text, size_t at, int first_line) {
+  return first_line + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
+}
+
+// What one chunk of entry lines holds, or the first problem in it (at byte `error_at`).
+struct Chunk {
+  size_t begin = 0, end = 0;
+  std::vector<Triplet> entries;
+  long long lines = 0;  // data lines (entries) seen
+  std::string error;
+  size_t error_at = 0;
+};
+
+void ParseChunk(std::string_view text, Chunk& c, int rows, int cols, bool symmetric) {
+  size_t at = c.begin;
+  while (at < c.end) {
+    size_t eol = text.find('\n', at);
+    if (eol == std::string_view::npos || eol > c.end) eol = c.end;
+    long long i = 0, j = 0;
+    double v = 0;
+    bool blank = false;
+    const bool ok = ParseEntry(text.data() + at, text.data() + eol, false, i, j, v, blank);
+    if (!blank) {
+      std::string error;
+      if (!ok) {
+        error = "entry must be 'ROW COL VALUE'";
+      } else if (i < 1 || i > rows || j < 1 || j > cols) {
+        error = "entry (" + std::to_string(i) + ", " + std::to_string(j) + ") is outside the " + std::to_string(rows) +
+                " x " + std::to_string(cols) + " matrix";
+      } else if (!std::isfinite(v)) {
+        error = "value is not a finite number";
+      } else if (symmetric && j > i) {
+        error = "symmetric file has an entry above the diagonal";
+      }
+      if (!error.empty()) {
+        c.error = std::move(error);
+        c.error_at = at;
+        return;
+      }
+      ++c.lines;
+      c.entries.push_back({static_cast<int>(i - 1), static_cast<int>(j - 1), v});
+      if (symmetric && i != j) c.entries.push_back({static_cast<int>(j - 1), static_cast<int>(i - 1), v});
+    }
+    at = eol + 1;
+  }
+}
+
+// Offset of the start of the `k`-th (0-based) data line of `text` from `from`, or npos.
+size_t DataLine(std::string_view text, size_t from, long long k) {
+  for (size_t at = from; at < text.size();) {
+    size_t eol = text.find('\n', at);
+    if (eol == std::string_view::npos) eol = text.size();
+    long long i, j;
+    double v;
+    bool blank = false;
+    ParseEntry(text.data() + at, text.data() + eol, false, i, j, v, blank);
+    if (!blank && k-- == 0) return at;
+    at = eol + 1;
+  }
+  return std::string_view::npos;
+}
+
 }  // namespace
 
 Result<CoordinateMatrix> ReadMatrixMarket(const std::string& path) {
@@ -110,26 +202,57 @@ Result<CoordinateMatrix> ReadMatrixMarket(const std::string& path) {
   const double stored = static_cast<double>(symmetric ? 2 * nnz : nnz);
   AIAC_RETURN_IF_ERROR(CheckFitsInMemory(path + " (" + std::to_string(rows) + " rows, " + std::to_string(nnz) + " entries)",
                                          stored * kBytesPerEntry + static_cast<double>(rows) * kBytesPerRow));
-  m.entries.reserve(static_cast<size_t>(stored));
-  for (long long k = 0; k < nnz; ++k) {
-    if (!NextDataLine(in, line, line_no)) {
-      return InvalidArgument(path + ": " + std::to_string(nnz) + " entries announced, " + std::to_string(k) + " found");
+  // The rest of the file, at once; then chunks that end at a newline, parsed in parallel.
+  std::string text(static_cast<size_t>(std::max<long long>(bytes_left, 0)), '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  const size_t threads = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 16);
+  const size_t pieces = std::clamp<size_t>(text.size() / kMinChunkBytes, 1, threads);
+  std::vector<Chunk> chunks(pieces);
+  for (size_t k = 0, at = 0; k < pieces; ++k) {
+    chunks[k].begin = at;
+    size_t end = k + 1 == pieces ? text.size() : std::max(at, text.size() * (k + 1) / pieces);
+    if (end < text.size()) {
+      const size_t eol = text.find('\n', end);
+      end = eol == std::string::npos ? text.size() : eol + 1;
     }
-    std::istringstream s(line);
-    long long i, j;
-    double v;
-    std::string extra;
-    if (!(s >> i >> j >> v) || (s >> extra)) return InvalidArgument(At(path, line_no) + "entry must be 'ROW COL VALUE'");
-    if (i < 1 || i > m.rows || j < 1 || j > m.cols) {
-      return InvalidArgument(At(path, line_no) + "entry (" + std::to_string(i) + ", " + std::to_string(j) + ") is outside the " +
-                             std::to_string(m.rows) + " x " + std::to_string(m.cols) + " matrix");
-    }
-    if (!std::isfinite(v)) return InvalidArgument(At(path, line_no) + "value is not a finite number");
-    if (symmetric && j > i) return InvalidArgument(At(path, line_no) + "symmetric file has an entry above the diagonal");
-    m.entries.push_back({static_cast<int>(i - 1), static_cast<int>(j - 1), v});
-    if (symmetric && i != j) m.entries.push_back({static_cast<int>(j - 1), static_cast<int>(i - 1), v});
+    chunks[k].end = end;
+    at = end;
   }
-  if (NextDataLine(in, line, line_no)) return InvalidArgument(At(path, line_no) + "more entries than announced");
+  {
+    std::vector<std::jthread> workers;
+    for (size_t k = 1; k < pieces; ++k) {
+      workers.emplace_back([&, k] { ParseChunk(text, chunks[k], m.rows, m.cols, symmetric); });
+    }
+    ParseChunk(text, chunks[0], m.rows, m.cols, symmetric);
+  }
+  // Problems are reported in file order: the first chunk with one, or the count.
+  const int first_line = line_no + 1;
+  long long found = 0;
+  for (const Chunk& c : chunks) {
+    if (!c.error.empty()) {
+      if (found + c.lines >= nnz && found <= nnz) {
+        // The bad line comes after the announced entries: that is the first problem.
+        if (size_t extra = DataLine(text, c.begin, nnz - found); extra <= c.error_at) {
+          return InvalidArgument(At(path, LineAt(text, extra, first_line)) + "more entries than announced");
+        }
+      }
+      return InvalidArgument(At(path, LineAt(text, c.error_at, first_line)) + c.error);
+    }
+    found += c.lines;
+  }
+  if (found < nnz) {
+    return InvalidArgument(path + ": " + std::to_string(nnz) + " entries announced, " + std::to_string(found) + " found");
+  }
+  if (found > nnz) {
+    return InvalidArgument(At(path, LineAt(text, DataLine(text, 0, nnz), first_line)) + "more entries than announced");
+  }
+  std::string().swap(text);
+  m.entries.reserve(static_cast<size_t>(stored));
+  for (Chunk& c : chunks) {
+    m.entries.insert(m.entries.end(), c.entries.begin(), c.entries.end());
+    std::vector<Triplet>().swap(c.entries);
+  }
   return m;
 }
 
@@ -160,19 +283,29 @@ Result<std::vector<double>> ReadMatrixMarketVector(const std::string& path, int6
   AIAC_RETURN_IF_ERROR(CheckFitsInMemory(path, static_cast<double>(rows) * 8));
   std::vector<double> x(static_cast<size_t>(rows), 0.0);
   const long long count = array ? rows : nnz;
-  for (long long k = 0; k < count; ++k) {
-    if (!NextDataLine(in, line, line_no)) {
-      return InvalidArgument(path + ": " + std::to_string(count) + " values announced, " + std::to_string(k) + " found");
-    }
-    std::istringstream s(line);
-    double v;
+  std::string text(static_cast<size_t>(std::max<long long>(bytes_left, 0)), '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  long long k = 0;
+  for (size_t at = 0; at < text.size();) {
+    size_t eol = text.find('\n', at);
+    if (eol == std::string::npos) eol = text.size();
+    ++line_no;
     long long i = k + 1, j = 1;
-    std::string extra;
-    if (!array && !(s >> i >> j)) return InvalidArgument(At(path, line_no) + "entry must be 'ROW COL VALUE'");
-    if (!(s >> v) || (s >> extra)) return InvalidArgument(At(path, line_no) + "expected one number");
+    double v = 0;
+    bool blank = false;
+    const bool ok = ParseEntry(text.data() + at, text.data() + eol, array, i, j, v, blank);
+    at = eol + 1;
+    if (blank) continue;
+    if (k == count) return InvalidArgument(At(path, line_no) + "more values than announced");
+    if (!ok) return InvalidArgument(At(path, line_no) + (array ? "expected one number" : "entry must be 'ROW COL VALUE'"));
     if (i < 1 || i > rows || j != 1) return InvalidArgument(At(path, line_no) + "entry is outside the vector");
     if (!std::isfinite(v)) return InvalidArgument(At(path, line_no) + "value is not a finite number");
     x[static_cast<size_t>(i - 1)] += array ? v - x[static_cast<size_t>(i - 1)] : v;
+    ++k;
+  }
+  if (k < count) {
+    return InvalidArgument(path + ": " + std::to_string(count) + " values announced, " + std::to_string(k) + " found");
   }
   return x;
 }

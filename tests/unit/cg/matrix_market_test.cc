@@ -93,5 +93,58 @@ TEST(MatrixMarketTest, MalformedFilesNameFileLineAndProblem) {
             std::string::npos);
 }
 
+// A file large enough to be parsed in several chunks (8 MiB each, one per core): the same
+// entries as a line-by-line reading, comments, '+' signs and CRLF line ends anywhere, and a
+// problem in a later chunk still named by its line.
+TEST(MatrixMarketTest, LargeFilesAreParsedInChunksWithTheRightLineNumbers) {
+  TempDir dir;
+  const int n = 400000;  // 3 entries per row, ~27 bytes each: ~30 MB
+  std::string body;
+  body.reserve(size_t{40} << 20);
+  long long nnz = 0;
+  for (int i = 1; i <= n; ++i) {
+    for (int j = std::max(1, i - 2); j <= i; ++j) {
+      body += std::to_string(i) + " " + std::to_string(j) + (j == i ? " +4.5e+00" : " -0.25") +
+              (i % 1000 == 0 ? "\r\n" : "\n");
+      ++nnz;
+    }
+    if (i % 50000 == 0) body += "% a comment between entries\n\n";
+  }
+  const std::string header = "%%MatrixMarket matrix coordinate real symmetric\n" + std::to_string(n) + " " +
+                             std::to_string(n) + " " + std::to_string(nnz) + "\n";
+  WriteFile(dir / "big.mtx", header + body);
+  auto m = ReadMatrixMarket(dir / "big.mtx");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_EQ(m->entries.size(), static_cast<size_t>(n + 2 * (nnz - n)));
+  double sum = 0;
+  std::vector<int> per_row(n, 0);
+  for (const auto& e : m->entries) {
+    sum += e.value;
+    ++per_row[static_cast<size_t>(e.row)];
+  }
+  EXPECT_DOUBLE_EQ(sum, 4.5 * n - 0.25 * 2 * static_cast<double>(nnz - n));
+  EXPECT_EQ(per_row[0], 3);
+  EXPECT_EQ(per_row[n / 2], 5);
+  // Line numbers: the banner is line 1, the sizes line 2; before row r >= 3 come 1 + 2 + 3 (r - 3)
+  // entries and the comment pairs of the rows before it.
+  auto line_of = [&](int row) { return 2 + (3 * row - 6) + 2 * ((row - 1) / 50000) + 1; };
+  std::string bad = body;
+  const std::string target = "\n" + std::to_string(n - 10) + " " + std::to_string(n - 12) + " -0.25";
+  const size_t at = bad.find(target);
+  ASSERT_NE(at, std::string::npos);
+  bad.replace(at + 1 + std::to_string(n - 10).size(), 1, "x");  // "ROWxCOL": not an entry
+  WriteFile(dir / "bad.mtx", header + bad);
+  auto b = ReadMatrixMarket(dir / "bad.mtx");
+  ASSERT_FALSE(b.ok());
+  EXPECT_EQ(b.status().message(),
+            dir / "bad.mtx" + ":" + std::to_string(line_of(n - 10)) + ": entry must be 'ROW COL VALUE'");
+  // One entry too many, in the last chunk.
+  WriteFile(dir / "more.mtx", header + body + "1 1 1\n");
+  auto more = ReadMatrixMarket(dir / "more.mtx");
+  ASSERT_FALSE(more.ok());
+  EXPECT_EQ(more.status().message(), dir / "more.mtx" + ":" + std::to_string(2 + nnz + 2 * (n / 50000) + 1) +
+                                         ": more entries than announced");
+}
+
 }  // namespace
 }  // namespace aiac::cg
