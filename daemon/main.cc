@@ -18,6 +18,7 @@
 #include "checkpoint/rocksdb_checkpoint_store.h"
 #include "daemon/task_host.h"
 #include "monitor/power_benchmark.h"
+#include "monitor/power_cache.h"
 #include "net/net_config.h"
 
 namespace {
@@ -41,11 +42,13 @@ int main(int argc, char** argv) {
   std::string config, listen, cluster, data, id, ready, level;
   std::vector<std::string> supernodes;
   double power = -1;
+  bool measure_power = false;
   app.add_option("--config", config, "TOML options file (see conf/daemon.toml)");
   app.add_option("--supernode", supernodes, "super-node HOST:PORT (repeatable, tried in order)");
   app.add_option("--listen", listen, "HOST:PORT for spawners and neighbours (port 0: any)");
   app.add_option("--cluster", cluster, "cluster name");
-  app.add_option("--power", power, "relative power (0: measure)");
+  app.add_option("--power", power, "relative power (0: measure, or the value cached in DATA/power)");
+  app.add_flag("--measure-power", measure_power, "measure the power again, ignoring DATA/power");
   app.add_option("--data", data, "data directory");
   app.add_option("--id", id, "daemon id");
   app.add_option("--ready-file", ready, "write the bound HOST:PORT here once registered");
@@ -100,9 +103,21 @@ int main(int argc, char** argv) {
   self.id = o.id;
   self.address = bound->ToString();
   self.cluster = o.cluster;
-  self.power = o.power > 0 ? o.power : monitor::MeasurePower();
   self.cores = o.cores > 0 ? static_cast<uint32_t>(o.cores)
                            : std::max(1u, std::thread::hardware_concurrency());
+  self.power = o.power;
+  if (self.power <= 0) {
+    // Measured once per host and kept: a restart registers at once, with the same power.
+    const std::string cache = o.data_dir + "/power";
+    auto cached = measure_power ? std::nullopt : monitor::ReadCachedPower(cache, HostName(), self.cores);
+    if (cached) {
+      self.power = *cached;
+    } else {
+      self.power = monitor::MeasurePowerMedian();
+      Status kept = monitor::WriteCachedPower(cache, {self.power, HostName(), self.cores});
+      if (!kept.ok()) log->warn("power {:.2f} not cached: {}", self.power, kept.message());
+    }
+  }
 
   Status fatal;
   net::asio::signal_set signals(io, SIGINT, SIGTERM);

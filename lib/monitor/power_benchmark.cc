@@ -32,4 +32,11 @@ double MeasurePower(std::chrono::milliseconds budget) {
   return std::max(1e-6, flops / seconds / 1e9);
 }
 
+double MeasurePowerMedian(int repeats, std::chrono::milliseconds each) {
+  std::vector<double> runs;
+  for (int i = 0; i < std::max(1, repeats); ++i) runs.push_back(MeasurePower(each));
+  std::nth_element(runs.begin(), runs.begin() + static_cast<std::ptrdiff_t>(runs.size() / 2), runs.end());
+  return runs[runs.size() / 2];
+}
+
 }  // namespace aiac::monitor

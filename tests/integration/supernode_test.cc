@@ -16,6 +16,31 @@ TEST_F(SupernodeTest, RestartKeepsTheRegistry) {
   EXPECT_TRUE(LogHas("sn1", "(1 daemons in registry")) << Log("sn1");
 }
 
+// A daemon given no power measures it once and keeps it in DATA/power: restarted, it
+// registers with the kept value at once; --measure-power measures again.
+TEST_F(SupernodeTest, ADaemonMeasuresItsPowerOnceAndKeepsIt) {
+  const std::string sn = StartSupernode("sn1");
+  auto start = [&](const std::string& log, std::vector<std::string> extra) {
+    std::vector<std::string> args{"--config", dir_ / "key.toml", "--id", "d1", "--data", dir_ / "d1",
+                                  "--supernode", sn};
+    args.insert(args.end(), extra.begin(), extra.end());
+    procs_.insert_or_assign("d1", Start("aiac-daemon", args, dir_ / (log + ".log")));
+    return WaitUntil([&] { return LogHas("sn1", "daemon d1 registered") && LogHas(log, "listening"); });
+  };
+  ASSERT_TRUE(start("first", {})) << Log("first");
+  procs_.erase("d1");
+  const std::string kept = ReadFile(dir_ / "d1/power");
+  ASSERT_EQ(kept.rfind("power ", 0), 0u) << kept;
+  // Another value in the file shows it is read, not measured again.
+  WriteFile(dir_ / "d1/power", "power 3.25" + kept.substr(kept.find('\n')));
+  ASSERT_TRUE(start("second", {})) << Log("second");
+  EXPECT_TRUE(LogHas("second", "power 3.25,")) << Log("second");
+  procs_.erase("d1");
+  ASSERT_TRUE(start("third", {"--measure-power"})) << Log("third");
+  EXPECT_FALSE(LogHas("third", "power 3.25,")) << Log("third");
+  EXPECT_EQ(ReadFile(dir_ / "d1/power").find("power 3.25"), std::string::npos);
+}
+
 TEST_F(SupernodeTest, DaemonMovesToTheNextSupernodeWhenItsOwnDies) {
   const std::string a = StartSupernode("sna");
   const std::string b = StartSupernode("snb");
