@@ -133,6 +133,8 @@ awaitable<Status> SupernodeSession::WaitConnected(int rounds) {
 
 awaitable<Result<GrantAnswer>> SupernodeSession::Request(std::string job, uint32_t count, uint32_t spares,
                                                         Clock::time_point deadline) {
+  const auto hold = std::clamp(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()),
+                               std::chrono::milliseconds(0), kMaxHold);
   deadline = std::max(deadline, Clock::now() + kMinAnswerTime);
   while (!stopping_ && Clock::now() < deadline) {
     if (!conn_ || !conn_->is_open()) {
@@ -148,6 +150,7 @@ awaitable<Result<GrantAnswer>> SupernodeSession::Request(std::string job, uint32
       r.setJob(job);
       r.setCount(count);
       r.setSpares(spares);
+      r.setHoldMs(static_cast<uint32_t>(hold.count()));
     });
     auto reply = co_await slot->Wait(
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()));

@@ -48,9 +48,13 @@ class SupernodeSession {
   // How long a request may wait for its answer at least, whatever its deadline: an ask made at
   // the end of a wait still gets its answer.
   static constexpr std::chrono::seconds kMinAnswerTime{5};
-  // Asks for `count + spares` daemons for `job`. Returns the answer of the super-node that took
-  // the request (failing over as needed), or Unavailable when none answered before `deadline`
-  // (or kMinAnswerTime from now, when that is later).
+  // The longest a super-node is asked to hold a request that cannot be met at once (it answers
+  // as soon as daemons register); under kMinAnswerTime, so that the answer still comes in time.
+  static constexpr std::chrono::milliseconds kMaxHold{3000};
+  // Asks for `count + spares` daemons for `job`, to be held by the super-node until met or until
+  // `deadline` (kMaxHold at most). Returns the answer of the super-node that took the request
+  // (failing over as needed), or Unavailable when none answered before `deadline` (or
+  // kMinAnswerTime from now, when that is later).
   net::awaitable<Result<GrantAnswer>> Request(std::string job, uint32_t count, uint32_t spares,
                                               std::chrono::steady_clock::time_point deadline);
   // Gives `ids` back, on the current link (best effort: a lost release is undone by the

@@ -12,6 +12,9 @@ namespace asio = net::asio;
 
 namespace {
 
+// The longest a spawner's request is held waiting for daemons (RequestDaemons.holdMs).
+constexpr uint32_t kMaxHoldMs = 10000;
+
 std::vector<std::string> Ids(const std::vector<DaemonRecord>& records) {
   std::vector<std::string> ids;
   for (const auto& r : records) ids.push_back(r.id);
@@ -58,6 +61,7 @@ void SupernodeService::Stop() {
   if (stopping_) return;
   stopping_ = true;
   if (housekeeping_timer_) housekeeping_timer_->cancel();
+  WakeHeld();
   for (auto& [id, slot] : pending_) slot->Abandon();
   server_.Stop();
 }
@@ -103,6 +107,7 @@ awaitable<void> SupernodeService::ServeDaemon(net::ConnectionPtr conn) {
       log_->info("daemon {} {} at {} (cluster {}, power {:.2f}, {} cores)", rec.id,
                  known ? "re-registered" : "registered", rec.address, rec.cluster, rec.power,
                  rec.cores);
+      WakeHeld();
       conn->SendEnvelope([&](proto::Envelope::Builder e) {
         e.initRegisterAck().setSupernodeId(options_.id);
       });
@@ -133,6 +138,12 @@ awaitable<void> SupernodeService::ServeSpawner(net::ConnectionPtr conn) {
         co_return;
       }
       const size_t count = size_t{req.getCount()} + req.getSpares();
+      if (req.getHoldMs() > 0) {
+        // Held on a coroutine of its own: the connection goes on serving meanwhile.
+        const auto hold = std::chrono::milliseconds(std::min<uint32_t>(req.getHoldMs(), kMaxHoldMs));
+        net::SpawnLogged(io_.get_executor(), GrantWhenMet(conn, request_id, job, count, hold), log_, "held request");
+        continue;
+      }
       GrantOutcome outcome = co_await GrantFor(job, count, true);
       if (outcome.error.empty()) {
         log_->info("granted {} daemons to job {} ({})", outcome.daemons.size(), job,
@@ -155,6 +166,47 @@ awaitable<void> SupernodeService::ServeSpawner(net::ConnectionPtr conn) {
   }
 }
 
+awaitable<void> SupernodeService::GrantWhenMet(net::ConnectionPtr conn, uint64_t request_id, std::string job,
+                                               size_t count, std::chrono::milliseconds hold) {
+  const auto deadline = std::chrono::steady_clock::now() + hold;
+  asio::steady_timer wake(io_);
+  bool held_logged = false;
+  for (;;) {
+    if (stopping_ || !conn->is_open()) co_return;
+    GrantOutcome outcome = co_await GrantFor(job, count, true);
+    if (stopping_ || !conn->is_open()) {
+      ReleaseFor(job, Ids(outcome.daemons), true);  // granted to nobody
+      co_return;
+    }
+    if (outcome.error.empty()) {
+      log_->info("granted {} daemons to job {} ({})", outcome.daemons.size(), job, conn->Describe());
+      SendGrant(*conn, request_id, outcome);
+      co_return;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      log_->debug("request of job {} for {} daemons not met after {} ms: {}", job, count, hold.count(), outcome.error);
+      SendGrant(*conn, request_id, outcome);
+      co_return;
+    }
+    if (!held_logged) {
+      log_->debug("holding the request of job {} for {} daemons up to {} ms: {}", job, count, hold.count(),
+                  outcome.error);
+      held_logged = true;
+    }
+    // Woken by WakeHeld; also every digest interval, for what a peer's digest cannot tell (a
+    // peer's daemon released there, say).
+    wake.expires_at(std::min(deadline, std::chrono::steady_clock::now() +
+                                           std::chrono::milliseconds(options_.digest_interval_ms)));
+    held_.insert(&wake);
+    co_await wake.async_wait(net::use_nothrow);
+    held_.erase(&wake);
+  }
+}
+
+void SupernodeService::WakeHeld() {
+  for (auto* timer : held_) timer->cancel();
+}
+
 awaitable<void> SupernodeService::ServePeer(net::ConnectionPtr conn) {
   PeerLink& link = peers_[conn.get()];
   link.conn = conn;
@@ -169,6 +221,7 @@ awaitable<void> SupernodeService::ServePeer(net::ConnectionPtr conn) {
       std::vector<DaemonRecord> view;
       for (auto d : env.getRegistryDigest().getDaemons()) view.push_back(FromProto(d));
       peers_[conn.get()].view = std::move(view);
+      WakeHeld();
     } else if (env.isRequestDaemons()) {
       auto req = env.getRequestDaemons();
       const uint64_t request_id = req.getRequestId();
@@ -354,7 +407,10 @@ awaitable<SupernodeService::GrantOutcome> SupernodeService::GrantFor(std::string
 void SupernodeService::ReleaseFor(const std::string& job, const std::vector<std::string>& ids,
                                   bool forward) {
   const size_t freed = registry_.Release(job, ids);
-  if (freed > 0) log_->info("released {} daemons of job {}", freed, job);
+  if (freed > 0) {
+    log_->info("released {} daemons of job {}", freed, job);
+    WakeHeld();
+  }
   if (!forward || freed == ids.size()) return;
   std::set<std::string> sent;
   for (auto& [key, link] : peers_) {

@@ -64,6 +64,12 @@ class SupernodeService {
   void ReleaseFor(const std::string& job, const std::vector<std::string>& ids, bool forward);
   void SendDigest(PeerLink& link);
   void SendGrant(net::Connection& conn, uint64_t request_id, const GrantOutcome& outcome);
+  // Answers a spawner's request once it can be met (a daemon registered, was released, or a
+  // peer's digest shows free ones), or after `hold` with why it cannot.
+  net::awaitable<void> GrantWhenMet(net::ConnectionPtr conn, uint64_t request_id, std::string job, size_t count,
+                                    std::chrono::milliseconds hold);
+  // Wakes the held requests: the daemons they may get changed.
+  void WakeHeld();
 
   net::asio::io_context& io_;
   SupernodeOptions options_;
@@ -76,6 +82,7 @@ class SupernodeService {
   std::map<uint64_t, std::shared_ptr<net::ReplySlot<GrantOutcome>>> pending_;
   uint64_t next_request_ = 1;
   std::unique_ptr<net::asio::steady_timer> housekeeping_timer_;
+  std::set<net::asio::steady_timer*> held_;  // the timers of the requests waiting for daemons
 };
 
 }  // namespace aiac::supernode

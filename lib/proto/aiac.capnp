@@ -55,6 +55,7 @@ struct RequestDaemons {
   count @2 :UInt32;
   spares @3 :UInt32;        # extra daemons reserved for replacements
   forwarded @4 :Bool;       # set when a super-node asks a peer on a spawner's behalf
+  holdMs @5 :UInt32;        # not met at once: answer as soon as it is, or after this long
 }
 struct GrantDaemons {
   requestId @0 :UInt64;

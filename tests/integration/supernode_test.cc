@@ -41,6 +41,27 @@ TEST_F(SupernodeTest, ADaemonMeasuresItsPowerOnceAndKeepsIt) {
   EXPECT_EQ(ReadFile(dir_ / "d1/power").find("power 3.25"), std::string::npos);
 }
 
+// A request that cannot be met at once is held by the super-node and answered as soon as the
+// daemons register, instead of being refused and asked again every 200 ms.
+TEST_F(SupernodeTest, ARequestIsHeldUntilTheDaemonsRegister) {
+  const std::string sn = StartSupernode("sn1", {"--log-level", "debug"});
+  WriteJob("cg.toml", "name = \"held\"\napp = \"cg\"\ntasks = 2\ntimeout_s = 120\n[params]\nn = 2000\n");
+  auto spawner = Start("aiac-spawner", {"run", "--config", dir_ / "key.toml", "--supernode", sn, dir_ / "cg.toml"},
+                       dir_ / "spawner.log");
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("sn1", "holding the request of job held-"); })) << Log("sn1");
+  StartDaemon("d1", {sn});
+  StartDaemon("d2", {sn});
+  auto code = spawner.WaitFor(std::chrono::seconds(120));
+  ASSERT_TRUE(code.has_value());
+  EXPECT_EQ(*code, 0) << Log("spawner");
+  EXPECT_TRUE(LogHas("sn1", "granted 2 daemons to job held-")) << Log("sn1");
+  // Every unmet answer came after a hold, none at once.
+  const std::string log = Log("sn1");
+  for (size_t at = log.find("not met"); at != std::string::npos; at = log.find("not met", at + 1)) {
+    EXPECT_EQ(log.compare(at, 13, "not met after"), 0) << log;
+  }
+}
+
 TEST_F(SupernodeTest, DaemonMovesToTheNextSupernodeWhenItsOwnDies) {
   const std::string a = StartSupernode("sna");
   const std::string b = StartSupernode("snb");
