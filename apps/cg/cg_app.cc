@@ -9,6 +9,7 @@
 #include <set>
 
 #include "apps/cg/block_cg.h"
+#include "apps/cg/block_direct.h"
 #include "apps/cg/matrix_market.h"
 #include "core/memory_budget.h"
 
@@ -61,6 +62,22 @@ app::TaskNode NodeOf(const Block& b) {
 
 class CgTask final : public app::Task {
  public:
+  // Builds the block's solver; the factor, when there is one, is computed here, once.
+  static Result<std::unique_ptr<CgTask>> Make(Block block, const CgParams& params) {
+    std::unique_ptr<CgTask> t(new CgTask(std::move(block), params));
+    if (params.inner != "cg") {
+      auto direct = BlockDirect::Factor(t->b_.local, t->solver_.symmetric());
+      if (direct.ok()) {
+        t->direct_ = std::move(*direct);
+      } else if (params.inner == "direct") {
+        return InvalidArgument("cg: block of rows " + std::to_string(t->b_.first + 1) + ".." +
+                               std::to_string(t->b_.first + t->b_.rows) + " cannot be factored (inner = \"direct\"): " +
+                               direct.status().message());
+      }
+    }
+    return t;
+  }
+
   CgTask(Block block, const CgParams& params)
       : b_(std::move(block)),
         p_(params),
@@ -110,11 +127,12 @@ class CgTask final : public app::Task {
     rhs_ = b_.b;
     for (size_t k = 0; k < b_.in.size(); ++k) rhs_.noalias() -= b_.in[k].a * xin_[k];
     Eigen::VectorXd old = x_;
-    auto solved = solver_.Solve(rhs_, x_, inner_tolerance_, std::max(100, 10 * b_.rows));
-    if (!solved.breakdown.empty()) {
+    const std::string breakdown = direct_ ? direct_->Solve(rhs_, x_).breakdown
+                                          : solver_.Solve(rhs_, x_, inner_tolerance_, std::max(100, 10 * b_.rows)).breakdown;
+    if (!breakdown.empty()) {
       x_ = old;  // keep the last good iterate: it is what a checkpoint or a snapshot should hold
       return InvalidArgument("inner solver breakdown in the block of rows " + std::to_string(b_.first + 1) + ".." +
-                             std::to_string(b_.first + b_.rows) + ": " + solved.breakdown);
+                             std::to_string(b_.first + b_.rows) + ": " + breakdown);
     }
     const double moved = b_.rows > 0 ? (x_ - old).cwiseAbs().maxCoeff() : 0.0;
     ++iterations_;
@@ -206,6 +224,7 @@ class CgTask final : public app::Task {
   CgParams p_;
   double tolerance_, inner_tolerance_;  // p_'s, tightened by Tighten()
   BlockCg solver_;
+  std::unique_ptr<BlockDirect> direct_;  // the block's factor; null: solver_ iterates
   Eigen::VectorXd x_, rhs_;
   std::vector<Eigen::VectorXd> xin_;
   std::map<uint32_t, size_t> index_;
@@ -221,7 +240,7 @@ class CgTask final : public app::Task {
 Result<CgParams> ParseCgParams(const app::JobParams& params) {
   static const std::set<std::string> kKnown = {"n", "bandwidth", "seed", "matrix", "rhs", "tolerance",
                                                "stable_iterations", "inner_tolerance", "output",
-                                               "residual_tolerance"};
+                                               "residual_tolerance", "inner"};
   CgParams p;
   for (const auto& [key, value] : params.values) {
     if (!kKnown.count(key)) return InvalidArgument("cg: unknown parameter params." + key);
@@ -277,6 +296,12 @@ Result<CgParams> ParseCgParams(const app::JobParams& params) {
     if (!v.ok()) return v.status();
     if (*v <= 0 || *v >= 1) return InvalidArgument("cg: params.residual_tolerance must be in (0, 1)");
     p.residual_tolerance = *v;
+  }
+  if (auto* s = params.Find("inner")) {
+    if (*s != "auto" && *s != "direct" && *s != "cg") {
+      return InvalidArgument("cg: params.inner must be \"auto\", \"direct\" or \"cg\"");
+    }
+    p.inner = *s;
   }
   if (auto* s = params.Find("stable_iterations")) {
     auto v = ParseInt("stable_iterations", *s);
@@ -418,8 +443,10 @@ Result<app::GatherReport> CgApp::Gather(const app::JobParams& params, const std:
   return report;
 }
 
-std::unique_ptr<app::Task> NewCgTask(Block block, const CgParams& params) {
-  return std::make_unique<CgTask>(std::move(block), params);
+Result<std::unique_ptr<app::Task>> NewCgTask(Block block, const CgParams& params) {
+  auto t = CgTask::Make(std::move(block), params);
+  if (!t.ok()) return t.status();
+  return std::unique_ptr<app::Task>(std::move(*t));
 }
 
 }  // namespace aiac::cg

@@ -28,6 +28,10 @@ struct CgParams {
   int stable_iterations = 3;
   double inner_tolerance = 1e-12;
   double residual_tolerance = 1e-8;  // "converged" only when ||b - A x|| / ||b|| is at most this
+  // The block solver: "direct" factors each block once (block_direct.h), "cg" solves it
+  // iteratively at every outer iteration (block_cg.h), "auto" factors it when the factor fits
+  // in memory and the block allows it, else iterates.
+  std::string inner = "auto";
 };
 
 Result<CgParams> ParseCgParams(const app::JobParams& params);
@@ -45,6 +49,7 @@ class CgApp final : public app::App {
 };
 
 // One task: exposed for tests (solve a whole system in-process).
-std::unique_ptr<app::Task> NewCgTask(Block block, const CgParams& params);
+// Fails when params.inner is "direct" and the block cannot be factored.
+Result<std::unique_ptr<app::Task>> NewCgTask(Block block, const CgParams& params);
 
 }  // namespace aiac::cg

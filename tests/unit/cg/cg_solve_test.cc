@@ -9,6 +9,7 @@
 #include "aiac/convergence.h"
 #include "aiac/task_runner.h"
 #include "apps/cg/block_cg.h"
+#include "apps/cg/block_direct.h"
 #include "apps/cg/cg_app.h"
 #include "apps/cg/matrix_market.h"
 #include "support/test_support.h"
@@ -258,6 +259,81 @@ TEST(CgAppTest, AnInnerBreakdownEndsTheTaskSayingSoNotDiverged) {
   EXPECT_NE(step.status().message().find("inner solver breakdown in the block of rows 1..2"), std::string::npos)
       << step.status().message();
   EXPECT_EQ(step.status().message().find("diverged"), std::string::npos);
+}
+
+TEST(BlockDirectTest, FactorsOnceAndSolvesLikeEigen) {
+  Problem p = Generate({3000, 8, 2});
+  auto d = BlockDirect::Factor(p.a, true);
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_GE((*d)->factor_nonzeros(), 3000);
+  Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> ldlt(Eigen::SparseMatrix<double>(p.a));
+  // The same factor for every right-hand side, as the outer iterations use it.
+  for (int k = 0; k < 3; ++k) {
+    Eigen::VectorXd b = p.b + Eigen::VectorXd::LinSpaced(3000, -k, k);
+    Eigen::VectorXd x = Eigen::VectorXd::Zero(3000);
+    auto out = (*d)->Solve(b, x);
+    EXPECT_EQ(out.breakdown, "");
+    EXPECT_LT(out.relative_residual, 1e-13);
+    EXPECT_LT((x - ldlt.solve(b)).cwiseAbs().maxCoeff(), 1e-10);
+  }
+}
+
+TEST(BlockDirectTest, UnsymmetricBlocksAreFactoredByLuAndBadOnesRefused) {
+  const int n = 300;
+  std::vector<Eigen::Triplet<double>> t;
+  for (int i = 0; i < n; ++i) {
+    t.emplace_back(i, i, 5);
+    if (i + 1 < n) t.emplace_back(i, i + 1, -3.9);
+    if (i >= 3) t.emplace_back(i, i - 3, 0.9);
+  }
+  SpMat a(n, n);
+  a.setFromTriplets(t.begin(), t.end());
+  auto lu = BlockDirect::Factor(a, false);
+  ASSERT_TRUE(lu.ok()) << lu.status().message();
+  Eigen::VectorXd b = Eigen::VectorXd::LinSpaced(n, -1, 1), x(n);
+  EXPECT_LT((*lu)->Solve(b, x).relative_residual, 1e-12);
+  // Indefinite (eigenvalues 3 and -1): no Cholesky factor.
+  SpMat indefinite(2, 2);
+  std::vector<Eigen::Triplet<double>> u = {{0, 0, 1}, {0, 1, 2}, {1, 0, 2}, {1, 1, 1}};
+  indefinite.setFromTriplets(u.begin(), u.end());
+  auto no = BlockDirect::Factor(indefinite, true);
+  ASSERT_FALSE(no.ok());
+  EXPECT_NE(no.status().message().find("not positive definite"), std::string::npos) << no.status().message();
+  // Singular: no LU factor.
+  SpMat singular(2, 2);
+  std::vector<Eigen::Triplet<double>> v = {{0, 0, 1}, {0, 1, 2}, {1, 0, 2}, {1, 1, 4}};
+  singular.setFromTriplets(v.begin(), v.end());
+  auto none = BlockDirect::Factor(singular, false);
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.status().message().find("singular"), std::string::npos) << none.status().message();
+}
+
+// inner = "direct" and inner = "cg" reach the same answer; "direct" refuses a block it cannot
+// factor when the task is built, "auto" then iterates (and CG reports the breakdown).
+TEST(CgAppTest, DirectAndIterativeInnerSolvesAgree) {
+  CgApp app;
+  std::map<std::string, double> error;
+  for (const char* inner : {"direct", "cg", "auto"}) {
+    auto params = Params({{"n", "3000"}, {"bandwidth", "9"}, {"seed", "4"}, {"tolerance", "1e-11"}, {"inner", inner}}, 4);
+    int sweeps = 0;
+    auto report = SolveInProcess(app, params, &sweeps);
+    error[inner] = report.numbers["error_inf"];
+    EXPECT_LT(error[inner], 1e-9) << inner;
+  }
+  testing::TempDir dir;
+  testing::WriteFile(dir.path() + "/A.mtx", "%%MatrixMarket matrix coordinate real general\n4 4 8\n"
+                                   "1 1 1\n1 2 2\n2 1 2\n2 2 1\n3 3 1\n3 4 2\n4 3 2\n4 4 1\n");
+  testing::WriteFile(dir.path() + "/b.mtx", "%%MatrixMarket matrix array real general\n4 1\n1\n-1\n1\n-1\n");
+  auto direct = Params({{"matrix", "A.mtx"}, {"rhs", "b.mtx"}, {"inner", "direct"}}, 2, dir.path());
+  auto plan = app.Prepare(direct);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  auto refused = app.MakeTask(direct, 0, plan->slices[0]);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("block of rows 1..2 cannot be factored (inner = \"direct\")"),
+            std::string::npos)
+      << refused.status().message();
+  auto bad = Params({{"n", "100"}, {"inner", "lu"}}, 2);
+  EXPECT_NE(app.Prepare(bad).status().message().find("params.inner must be"), std::string::npos);
 }
 
 TEST(CgAppTest, CheckpointStateRoundTrips) {

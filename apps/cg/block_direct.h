@@ -1,0 +1,54 @@
+// The factor-once inner solver of the multisplitting method (issue 12, item 2): a task's
+// diagonal block A_ll never changes, so it is factorized once, when the task is built, and each
+// outer iteration only solves with the factor (two triangular solves) instead of running an
+// inner CG from scratch. SPD blocks: Eigen's SimplicialLLT (sparse Cholesky, AMD ordering);
+// unsymmetric ones (from `general` files): Eigen's SparseLU (COLAMD ordering).
+// Pure; the factor is the only large allocation.
+#pragma once
+
+#include <Eigen/SparseCholesky>
+#include <Eigen/SparseLU>
+#include <memory>
+#include <string>
+
+#include "apps/cg/cg_problem.h"
+#include "core/status.h"
+
+namespace aiac::cg {
+
+class BlockDirect {
+ public:
+  // Factors `a` (kept by reference: it must outlive the solver). Refused, with the reason: a
+  // symmetric block that is not positive definite, a singular one, or a Cholesky factor whose
+  // predicted size does not fit the memory this process may use (core/memory_budget.h).
+  static Result<std::unique_ptr<BlockDirect>> Factor(const SpMat& a, bool symmetric);
+
+  struct Outcome {
+    double relative_residual;  // ||b - A x|| / ||b||
+    std::string breakdown;     // non-empty: the solve failed (why); x is then not to be used
+  };
+  // x = A^-1 b. A failed or non-finite solve is reported, never taken for an answer.
+  Outcome Solve(const Eigen::VectorXd& b, Eigen::VectorXd& x) const;
+  // Nonzeros of the factor(s): its memory is about 12 bytes each.
+  double factor_nonzeros() const { return factor_nonzeros_; }
+
+ private:
+  // SimplicialLLT with the predicted size of its factor readable between analyzePattern and
+  // factorize (Eigen keeps the per-column counts of its symbolic analysis protected).
+  class Cholesky : public Eigen::SimplicialLLT<SpMat> {
+   public:
+    double predicted_nonzeros() const { return static_cast<double>(m_nonZerosPerCol.sum()); }
+  };
+
+  explicit BlockDirect(const SpMat& a) : a_(a) {}
+
+  const SpMat& a_;
+  std::unique_ptr<Cholesky> llt_;
+  // SparseLU needs column-major storage (given row-major it factors the wrong matrix).
+  using ColMat = Eigen::SparseMatrix<double, Eigen::ColMajor, int>;
+  ColMat columns_;
+  std::unique_ptr<Eigen::SparseLU<ColMat, Eigen::COLAMDOrdering<int>>> lu_;
+  double factor_nonzeros_ = 0;
+};
+
+}  // namespace aiac::cg
