@@ -25,6 +25,19 @@ app::JobParams Params(std::map<std::string, std::string> values, uint32_t tasks,
   return p;
 }
 
+// Strongly unsymmetric, diagonally dominant: plain CG is not made for it.
+SpMat UnsymmetricBlock(int n) {
+  std::vector<Eigen::Triplet<double>> t;
+  for (int i = 0; i < n; ++i) {
+    t.emplace_back(i, i, 5);
+    if (i + 1 < n) t.emplace_back(i, i + 1, -3.9);
+    if (i >= 3) t.emplace_back(i, i - 3, 0.9);
+  }
+  SpMat a(n, n);
+  a.setFromTriplets(t.begin(), t.end());
+  return a;
+}
+
 TEST(BlockCgTest, SolvesABlockLikeEigen) {
   Problem p = Generate({2000, 6, 3});
   Eigen::VectorXd x = Eigen::VectorXd::Zero(2000);
@@ -40,16 +53,8 @@ TEST(BlockCgTest, SolvesABlockLikeEigen) {
 }
 
 TEST(BlockCgTest, UnsymmetricBlockIsSolvedToo) {
-  // Strongly unsymmetric, diagonally dominant: plain CG is not made for it.
   const int n = 500;
-  std::vector<Eigen::Triplet<double>> t;
-  for (int i = 0; i < n; ++i) {
-    t.emplace_back(i, i, 5);
-    if (i + 1 < n) t.emplace_back(i, i + 1, -3.9);
-    if (i >= 3) t.emplace_back(i, i - 3, 0.9);
-  }
-  SpMat a(n, n);
-  a.setFromTriplets(t.begin(), t.end());
+  const SpMat a = UnsymmetricBlock(n);
   Eigen::VectorXd b = Eigen::VectorXd::LinSpaced(n, -1, 1);
   BlockCg solver(a);
   EXPECT_FALSE(solver.symmetric());
@@ -280,14 +285,7 @@ TEST(BlockDirectTest, FactorsOnceAndSolvesLikeEigen) {
 
 TEST(BlockDirectTest, UnsymmetricBlocksAreFactoredByLuAndBadOnesRefused) {
   const int n = 300;
-  std::vector<Eigen::Triplet<double>> t;
-  for (int i = 0; i < n; ++i) {
-    t.emplace_back(i, i, 5);
-    if (i + 1 < n) t.emplace_back(i, i + 1, -3.9);
-    if (i >= 3) t.emplace_back(i, i - 3, 0.9);
-  }
-  SpMat a(n, n);
-  a.setFromTriplets(t.begin(), t.end());
+  const SpMat a = UnsymmetricBlock(n);
   auto lu = BlockDirect::Factor(a, false);
   ASSERT_TRUE(lu.ok()) << lu.status().message();
   Eigen::VectorXd b = Eigen::VectorXd::LinSpaced(n, -1, 1), x(n);
