@@ -8,40 +8,52 @@ namespace aiac::daemon {
 
 Status TaskDataBuffer::Add(proto::TaskData::Reader chunk) {
   const std::string job = chunk.getJob().cStr();
-  const uint64_t offset = chunk.getOffset();
   const auto bytes = chunk.getBytes();
+  Status s = Add(KeyOf(job, chunk.getTask()), chunk.getOffset(), chunk.getTotal(),
+                 std::string_view(reinterpret_cast<const char*>(bytes.begin()), bytes.size()));
+  if (s.ok() || s.code() != StatusCode::kProtocol) return s;
+  return ProtocolError("task " + std::to_string(chunk.getTask()) + " of job " + Printable(job, 64) + ": " + s.message());
+}
+
+Status TaskDataBuffer::Add(const std::string& key, uint64_t offset, uint64_t total, std::string_view bytes) {
   if (offset == 0) {
-    AIAC_RETURN_IF_ERROR(CheckFitsInMemory("task data of " + std::to_string(chunk.getTotal()) + " bytes",
-                                           static_cast<double>(chunk.getTotal())));
-    job_ = job;
-    task_ = chunk.getTask();
-    total_ = chunk.getTotal();
+    AIAC_RETURN_IF_ERROR(CheckFitsInMemory("data of " + std::to_string(total) + " bytes", static_cast<double>(total)));
+    key_ = key;
+    total_ = total;
     bytes_.clear();
     bytes_.reserve(total_);
-  } else if (job != job_ || chunk.getTask() != task_ || offset != bytes_.size() || chunk.getTotal() != total_) {
-    return ProtocolError("chunk at offset " + std::to_string(offset) + " of task " + std::to_string(chunk.getTask()) +
-                         " of job " + Printable(job, 64) + " does not follow the " + std::to_string(bytes_.size()) +
-                         " bytes received of task " + std::to_string(task_));
+  } else if (key != key_ || offset != bytes_.size() || total != total_) {
+    return ProtocolError("chunk at offset " + std::to_string(offset) + " does not follow the " +
+                         std::to_string(bytes_.size()) + " bytes received");
   }
   if (bytes.size() > total_ - bytes_.size()) {
     return ProtocolError("chunks exceed the declared total of " + std::to_string(total_) + " bytes");
   }
-  bytes_.append(reinterpret_cast<const char*>(bytes.begin()), bytes.size());
+  bytes_.append(bytes);
   return Status::Ok();
 }
 
 Result<std::string> TaskDataBuffer::Take(const std::string& job, uint32_t task, uint64_t size,
                                          const std::string& sha256) {
+  auto data = Take(KeyOf(job, task), size, sha256);
+  if (!data.ok() && data.status().code() == StatusCode::kCorruption) {
+    return Corruption("task data does not match its SHA-256");
+  }
+  if (!data.ok()) return InvalidArgument("task data " + data.status().message());
+  return data;
+}
+
+Result<std::string> TaskDataBuffer::Take(const std::string& key, uint64_t size, const std::string& sha256) {
   std::string bytes = std::move(bytes_);
-  const bool same = job == job_ && task == task_;
+  const bool same = key == key_;
   bytes_.clear();
-  job_.clear();
+  key_.clear();
   total_ = 0;
   if (!same || bytes.size() != size) {
-    return InvalidArgument("task data incomplete: " + std::to_string(same ? bytes.size() : 0) + " of " +
-                           std::to_string(size) + " bytes received");
+    return InvalidArgument("incomplete: " + std::to_string(same ? bytes.size() : 0) + " of " + std::to_string(size) +
+                           " bytes received");
   }
-  if (runtime::Sha256(bytes) != sha256) return Corruption("task data does not match its SHA-256");
+  if (runtime::Sha256(bytes) != sha256) return Corruption("data does not match its SHA-256");
   return bytes;
 }
 

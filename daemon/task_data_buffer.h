@@ -1,6 +1,7 @@
-// Reassembles a task's data sent in TaskData chunks (data too large for one frame): chunks of
-// one task arrive in order, offset 0 first; the AssignTask that follows names the size and
-// SHA-256 of the whole, which Take() checks before handing the bytes over.
+// Reassembles data sent in chunks (too large for one frame): a task's data in TaskData chunks,
+// whose AssignTask then names the size and SHA-256 of the whole, or a plugin in PluginData
+// chunks. Chunks arrive in order, offset 0 first; Take() checks size and hash before handing
+// the bytes over.
 //
 // The declared total is checked against the memory this host can spare before anything is
 // kept, so a spawner cannot make a daemon buffer more than it can hold. Not thread-safe: one per
@@ -9,6 +10,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "core/status.h"
 #include "proto/aiac.capnp.h"
@@ -24,9 +26,17 @@ class TaskDataBuffer {
   // Clears the buffer either way.
   Result<std::string> Take(const std::string& job, uint32_t task, uint64_t size, const std::string& sha256);
 
+  // The same for other data sent in chunks (a plugin), `key` naming what the chunks belong to.
+  Status Add(const std::string& key, uint64_t offset, uint64_t total, std::string_view bytes);
+  Result<std::string> Take(const std::string& key, uint64_t size, const std::string& sha256);
+  // Bytes received so far, and the declared total.
+  uint64_t received() const { return bytes_.size(); }
+  uint64_t total() const { return total_; }
+
  private:
-  std::string job_;
-  uint32_t task_ = 0;
+  static std::string KeyOf(const std::string& job, uint32_t task) { return job + '\0' + std::to_string(task); }
+
+  std::string key_;
   uint64_t total_ = 0;
   std::string bytes_;
 };

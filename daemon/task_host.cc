@@ -246,14 +246,37 @@ awaitable<void> TaskHost::ServeSpawner(net::ConnectionPtr conn) {
       co_await Accept(std::move(a), *plugin, conn);
     } else if (env.isPluginData()) {
       if (!waiting_for_plugin_) continue;  // not asked for: ignore
+      auto pd = env.getPluginData();
+      std::string bytes;
+      if (pd.getTotal() > 0) {
+        // One chunk of a plugin larger than a frame: wait for the rest.
+        auto data = pd.getBytes();
+        if (Status s = incoming.Add("plugin", pd.getOffset(), pd.getTotal(),
+                                    std::string_view(reinterpret_cast<const char*>(data.begin()), data.size()));
+            !s.ok()) {
+          log_->warn("closed {}: plugin data: {}", conn->Describe(), s.message());
+          conn->Refuse("plugin data: " + s.message());
+          break;
+        }
+        if (incoming.received() < incoming.total()) continue;
+        auto whole = incoming.Take("plugin", incoming.total(), waiting_for_plugin_->plugin_hash);
+        if (!whole.ok()) {
+          auto a = std::move(waiting_for_plugin_);
+          log_->warn("job {}: task {} refused: plugin {}", a->job, a->task, whole.status().message());
+          Reply(*conn, a->job, a->task, "plugin " + whole.status().message());
+          continue;
+        }
+        bytes = std::move(*whole);
+      } else {
+        bytes = AsString(pd.getBytes());
+      }
       auto a = std::move(waiting_for_plugin_);
       // The bytes must hash to what the (checked, maybe signed) task names, before anything is
       // written or loaded: PluginStore::Add hashes them against a->plugin_hash.
-      auto pd = env.getPluginData();
       auto plugin = AsString(pd.getSha256()) != a->plugin_hash
                         ? Result<std::shared_ptr<runtime::Plugin>>(InvalidArgument(
                               "plugin hash mismatch: the plugin sent is not the one the task names"))
-                        : plugins_.Add(a->plugin_hash, AsString(pd.getBytes()));
+                        : plugins_.Add(a->plugin_hash, bytes);
       if (!plugin.ok()) {
         log_->warn("job {}: task {} refused: {}", a->job, a->task, plugin.status().message());
         Reply(*conn, a->job, a->task, plugin.status().message());

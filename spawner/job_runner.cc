@@ -323,14 +323,28 @@ awaitable<void> JobRunner::WatchDaemon(size_t index) {
     if (env.isTaskReady()) {
       auto r = env.getTaskReady();
       if (r.getNeedPlugin()) {
-        log_->info("job {}: sending plugin {} ({} bytes) to daemon {}", summary_.job_id, app_.path, app_.bytes.size(),
+        // In chunks well under the daemon's frame limit when it is large, like task data (the
+        // whole plugin is in memory already: no flow control needed).
+        const std::string& bytes = app_.bytes;
+        const size_t chunk = ChunkBytes();
+        const bool chunked = bytes.size() > chunk;
+        log_->info("job {}: sending plugin {} ({} bytes{}) to daemon {}", summary_.job_id, app_.path, bytes.size(),
+                   chunked ? " in " + std::to_string((bytes.size() + chunk - 1) / chunk) + " chunks" : "",
                    slot.outcome.daemon);
-        slot.conn->SendEnvelope([&](proto::Envelope::Builder e) {
-          auto pd = e.initPluginData();
-          pd.setSha256(AsBytes(app_.sha256));
-          pd.setName(app_.path);
-          pd.setBytes(AsBytes(app_.bytes));
-        });
+        for (size_t at = 0; at == 0 || at < bytes.size(); at += chunk) {
+          const size_t n = std::min(chunk, bytes.size() - at);
+          slot.conn->SendEnvelope([&](proto::Envelope::Builder e) {
+            auto pd = e.initPluginData();
+            pd.setSha256(AsBytes(app_.sha256));
+            pd.setName(app_.path);
+            pd.setBytes(capnp::Data::Reader(reinterpret_cast<const capnp::byte*>(bytes.data() + at), n));
+            if (chunked) {
+              pd.setOffset(at);
+              pd.setTotal(bytes.size());
+            }
+          });
+          if (bytes.empty()) break;
+        }
       } else if (r.getError().size() > 0) {
         Fail("daemon " + slot.outcome.daemon + " refused task " + std::to_string(index) + ": " +
              Printable(r.getError().cStr(), 300, false));
@@ -391,6 +405,10 @@ awaitable<void> JobRunner::WatchDaemon(size_t index) {
   }
 }
 
+size_t JobRunner::ChunkBytes() const {
+  return std::max<size_t>(256, std::min(kChunkBytes, options_.net.limits.max_frame_bytes / 4));
+}
+
 awaitable<void> JobRunner::SendAssignment(size_t index, uint64_t incarnation, net::ConnectionPtr mine) {
   Slot& slot = slots_[index];
   auto current = [&] {
@@ -398,7 +416,7 @@ awaitable<void> JobRunner::SendAssignment(size_t index, uint64_t incarnation, ne
   };
   // Large data first, in chunks well under the frame limit, one queued at a time.
   const std::string& data = app_.plan.slices[index];
-  const size_t chunk = std::max<size_t>(256, std::min(kChunkBytes, options_.net.limits.max_frame_bytes / 4));
+  const size_t chunk = ChunkBytes();
   const bool chunked = data.size() > std::min(kInlineDataBytes, chunk);
   if (chunked) {
     log_->info("job {}: sending task {}'s data ({} bytes) to daemon {} in {} chunks", summary_.job_id, index,

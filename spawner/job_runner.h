@@ -74,6 +74,8 @@ class JobRunner {
   // Sends task `index`'s assignment for `incarnation` on `conn`: its data in TaskData chunks
   // first when it is large (flow-controlled: one chunk queued at a time), then the AssignTask.
   net::awaitable<void> SendAssignment(size_t index, uint64_t incarnation, net::ConnectionPtr conn);
+  // The size of the chunks large data (task data, plugins) goes in: well under the frame limit.
+  size_t ChunkBytes() const;
   // The daemon of task `index` is gone (`why`): the mapping picks a replacement among the free
   // granted daemons, every other daemon is told (NeighbourMoved), and the replacement gets the
   // task with restore = true. Fails the run when no daemon is left, or in sync mode.

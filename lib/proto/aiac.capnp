@@ -134,7 +134,9 @@ struct NeighbourMoved {
   previousDaemonId @5 :Text;
 }
 # The bytes of an app plugin, sent only to daemons that asked for it (TaskReady.needPlugin).
-struct PluginData { sha256 @0 :Data; name @1 :Text; bytes @2 :Data; }
+# A plugin larger than a frame comes in chunks: `bytes` from `offset`, of `total` bytes in all
+# (total = 0: the whole plugin in this one frame).
+struct PluginData { sha256 @0 :Data; name @1 :Text; bytes @2 :Data; offset @3 :UInt64; total @4 :UInt64; }
 # Global convergence detection: a confirmation round once every task reported convergence.
 struct ConvergenceQuery { job @0 :Text; round @1 :UInt64; }
 # incarnation (in TaskProgress, LocalConvergence, ConvergenceAnswer, Result): of the task on the

@@ -2,6 +2,8 @@
 #include <Eigen/SparseCholesky>
 #include <Eigen/SparseLU>
 
+#include <regex>
+
 #include "apps/cg/cg_problem.h"
 #include "apps/cg/matrix_market.h"
 #include "integration/cluster_fixture.h"
@@ -205,6 +207,23 @@ TEST_F(CgRunTest, BlocksLargerThanTheFrameLimitAreSentInChunks) {
   EXPECT_EQ(Json("big.json")["status"], "converged");
   EXPECT_LT(Json("big.json")["residual"].get<double>(), 1e-8);
   EXPECT_TRUE(LogHas("spawner", "chunks")) << Log("spawner");
+}
+
+// A plugin larger than a frame (the cg plugin: about 0.5 MB, 2 MB under ASan) goes in chunks
+// too, and is checked whole against the hash the task names.
+TEST_F(CgRunTest, APluginLargerThanTheFrameLimitIsSentInChunks) {
+  WriteFile(dir_ / "tiny-frames.toml", ReadFile(dir_ / "key.toml") + "max_frame_bytes = 262144\n");
+  const std::string sn = StartSupernode("sn1");
+  for (const char* d : {"d1", "d2"}) StartDaemon(d, {sn}, "tiny-frames.toml");
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("d1", "registered") && LogHas("d2", "registered"); })) << Log("d1");
+  WriteJob("p.toml", "name = \"p\"\napp = \"cg\"\ntasks = 2\ntimeout_s = 120\n[params]\nn = 20000\n");
+  ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "tiny-frames.toml", "--supernode", sn, dir_ / "p.toml", "--json",
+                        dir_ / "p.json"}),
+            0)
+      << Log("spawner") << Log("d1");
+  EXPECT_EQ(Json("p.json")["status"], "converged");
+  EXPECT_TRUE(std::regex_search(Log("spawner"), std::regex("sending plugin .* bytes in [0-9]+ chunks\\) to daemon d1")))
+      << Log("spawner");
 }
 
 // A spawner whose frames are larger than the daemons accept: the daemon says why it closes,

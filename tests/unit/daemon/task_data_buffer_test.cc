@@ -76,5 +76,29 @@ TEST(TaskDataBufferTest, TakeChecksTheTaskTheSizeAndTheHash) {
   EXPECT_FALSE(empty.Take("j", 0, 10, runtime::Sha256(whole)).ok()) << "nothing received";
 }
 
+// Chunks of a plugin: the same rules under another key, and the task data of a job is not
+// mistaken for it.
+TEST(TaskDataBufferTest, PluginChunksAreKeptApartAndChecked) {
+  const std::string whole = "plugin-bytes";
+  TaskDataBuffer b;
+  ASSERT_TRUE(b.Add("plugin", 0, 12, "plugin").ok());
+  EXPECT_EQ(b.received(), 6u);
+  EXPECT_EQ(b.total(), 12u);
+  EXPECT_FALSE(b.Add("plugin", 7, 12, "bytes").ok()) << "a gap";
+  b = TaskDataBuffer();
+  ASSERT_TRUE(b.Add("plugin", 0, 12, "plugin").ok());
+  EXPECT_FALSE(b.Add("plugin", 6, 12, "-bytes and more").ok()) << "past the total";
+  b = TaskDataBuffer();
+  ASSERT_TRUE(b.Add("plugin", 0, 12, "plugin").ok());
+  ASSERT_TRUE(b.Add("plugin", 6, 12, "-bytes").ok());
+  auto got = b.Take("plugin", 12, runtime::Sha256(whole));
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  EXPECT_EQ(*got, whole);
+  ASSERT_TRUE(b.Add("plugin", 0, 12, "plugin-bytez").ok());
+  EXPECT_EQ(b.Take("plugin", 12, runtime::Sha256(whole)).status().code(), StatusCode::kCorruption);
+  ASSERT_TRUE(Feed(b, "j", 0, 0, 12, whole).ok());
+  EXPECT_FALSE(b.Take("plugin", 12, runtime::Sha256(whole)).ok()) << "task data is not a plugin";
+}
+
 }  // namespace
 }  // namespace aiac::daemon
