@@ -1,5 +1,6 @@
 #include "apps/cg/cg_app.h"
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cmath>
@@ -7,6 +8,7 @@
 #include <cstring>
 #include <map>
 #include <set>
+#include <thread>
 
 #include "apps/cg/block_cg.h"
 #include "apps/cg/block_direct.h"
@@ -366,12 +368,25 @@ Result<app::JobPlan> CgApp::Prepare(const app::JobParams& params) {
   };
   app::JobPlan plan;
   plan.read_seconds = read_seconds;
-  for (uint32_t l = 0; l < params.tasks; ++l) {
+  plan.graph.resize(params.tasks);
+  plan.slices.resize(params.tasks);
+  // The blocks are independent (each reads the matrix, writes its own slot): built on every core.
+  auto build = [&](uint32_t l) {
     std::vector<double> b_local(problem_.b.data() + starts[l], problem_.b.data() + starts[l + 1]);
     Block block = BuildBlock(row, b_local, n, starts, l, sends[l]);
-    plan.graph.push_back(NodeOf(block));
+    plan.graph[l] = NodeOf(block);
     // A generated block is rebuilt by its daemon from the parameters: nothing to ship.
-    plan.slices.push_back(p->generated ? std::string() : EncodeBlock(block));
+    if (!p->generated) plan.slices[l] = EncodeBlock(block);
+  };
+  const uint32_t threads = std::clamp<uint32_t>(std::thread::hardware_concurrency(), 1, params.tasks);
+  {
+    std::vector<std::jthread> workers;
+    for (uint32_t w = 1; w < threads; ++w) {
+      workers.emplace_back([&, w] {
+        for (uint32_t l = w; l < params.tasks; l += threads) build(l);
+      });
+    }
+    for (uint32_t l = 0; l < params.tasks; l += threads) build(l);
   }
   return plan;
 }
