@@ -66,9 +66,9 @@ void TaskHost::Reply(net::Connection& conn, const std::string& job, uint32_t tas
 
 awaitable<void> TaskHost::Accept(Assignment assignment, std::shared_ptr<runtime::Plugin> plugin,
                                  net::ConnectionPtr conn) {
-  preparing_ = true;  // busy from here: another spawner's assignment is refused
   auto a = std::make_shared<Assignment>(std::move(assignment));
-  // Neighbours that heard of this task's move may send values already: they wait for the setup.
+  // Busy from here: another spawner's assignment is refused. Neighbours that heard of this
+  // task's move may send values already: they wait for the setup.
   setting_up_ = {a->job, a->task};
   auto setup_done = std::make_shared<asio::steady_timer>(io_, std::chrono::steady_clock::time_point::max());
   setup_done_ = setup_done;
@@ -78,7 +78,6 @@ awaitable<void> TaskHost::Accept(Assignment assignment, std::shared_ptr<runtime:
   auto prepared = co_await PrepareOffIo(a, plugin->NewApp(), std::move(restored));
   const std::chrono::duration<double> built = std::chrono::steady_clock::now() - building;
   // From here on no suspension: whatever follows, the setup is over when Accept returns.
-  preparing_ = false;
   setting_up_.reset();
   setup_done->cancel();
   Result<Session> session = Unavailable("daemon " + options_.id + " is stopping");

@@ -66,7 +66,7 @@ class TaskHost {
   }
   void Serve();
   void Stop();
-  bool busy() const { return job_ != nullptr || preparing_; }
+  bool busy() const { return job_ != nullptr || setting_up_.has_value(); }
 
  private:
   using Session = std::shared_ptr<TaskSession>;
@@ -111,8 +111,8 @@ class TaskHost {
   CheckpointService checkpoints_;
   Session job_;
   net::ConnectionPtr job_spawner_;  // the connection of the spawner that assigned job_
-  bool preparing_ = false;          // an assignment is being set up (busy)
-  std::optional<std::pair<std::string, uint32_t>> setting_up_;  // its job and task
+  // The job and task of the assignment being set up (busy meanwhile).
+  std::optional<std::pair<std::string, uint32_t>> setting_up_;
   std::shared_ptr<net::asio::steady_timer> setup_done_;          // cancelled once it ran or failed
   std::unique_ptr<Assignment> waiting_for_plugin_;
   bool stopping_ = false;

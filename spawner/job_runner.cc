@@ -331,7 +331,8 @@ awaitable<void> JobRunner::WatchDaemon(size_t index) {
         log_->info("job {}: sending plugin {} ({} bytes{}) to daemon {}", summary_.job_id, app_.path, bytes.size(),
                    chunked ? " in " + std::to_string((bytes.size() + chunk - 1) / chunk) + " chunks" : "",
                    slot.outcome.daemon);
-        for (size_t at = 0; at == 0 || at < bytes.size(); at += chunk) {
+        size_t at = 0;
+        do {
           const size_t n = std::min(chunk, bytes.size() - at);
           slot.conn->SendEnvelope([&](proto::Envelope::Builder e) {
             auto pd = e.initPluginData();
@@ -343,8 +344,8 @@ awaitable<void> JobRunner::WatchDaemon(size_t index) {
               pd.setTotal(bytes.size());
             }
           });
-          if (bytes.empty()) break;
-        }
+          at += n;
+        } while (at < bytes.size());
       } else if (r.getError().size() > 0) {
         Fail("daemon " + slot.outcome.daemon + " refused task " + std::to_string(index) + ": " +
              Printable(r.getError().cStr(), 300, false));
