@@ -133,14 +133,19 @@ awaitable<Status> SupernodeSession::WaitConnected(int rounds) {
 
 awaitable<Result<GrantAnswer>> SupernodeSession::Request(std::string job, uint32_t count, uint32_t spares,
                                                         Clock::time_point deadline) {
-  const auto hold = std::clamp(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()),
-                               std::chrono::milliseconds(0), kMaxHold);
+  const Clock::time_point wanted = deadline;
   deadline = std::max(deadline, Clock::now() + kMinAnswerTime);
   while (!stopping_ && Clock::now() < deadline) {
     if (!conn_ || !conn_->is_open()) {
       co_await WaitForChange(deadline);
       continue;
     }
+    // Held until the caller's deadline, kMaxHold at most, and ended a second before the answer
+    // is due: a request sent again after a fail-over, late in the wait, is held less.
+    const auto now = Clock::now();
+    const auto hold = std::clamp(
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::min(wanted, deadline - std::chrono::seconds(1)) - now),
+        std::chrono::milliseconds(0), kMaxHold);
     const uint64_t id = next_request_++;
     auto slot = std::make_shared<net::ReplySlot<GrantAnswer>>(co_await asio::this_coro::executor);
     pending_[id] = slot;
