@@ -3,13 +3,9 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cmath>
-#include <map>
-#include <optional>
 
 #include "aiac/plugin.h"
 #include "core/hex.h"
-#include "core/printable.h"
 #include "net/capnp_bytes.h"
 #include "net/random.h"
 #include "net/server.h"
@@ -29,16 +25,6 @@ using net::AsBytes;
 constexpr size_t kInlineDataBytes = 1u << 20;
 constexpr size_t kChunkBytes = 4u << 20;
 
-// The task incarnation a daemon's report speaks for; nullopt for messages that carry none.
-std::optional<uint64_t> IncarnationOf(proto::Envelope::Reader env) {
-  if (env.isTaskProgress()) return env.getTaskProgress().getIncarnation();
-  if (env.isLocalConvergence()) return env.getLocalConvergence().getIncarnation();
-  if (env.isConvergenceAnswer()) return env.getConvergenceAnswer().getIncarnation();
-  if (env.isResult()) return env.getResult().getIncarnation();
-  if (env.isSnapshotData()) return env.getSnapshotData().getIncarnation();
-  return std::nullopt;
-}
-
 }  // namespace
 
 JobRunner::JobRunner(JobSpec job, LoadedApp& app, SpawnerOptions options, RunSettings settings, Logger log)
@@ -46,8 +32,7 @@ JobRunner::JobRunner(JobSpec job, LoadedApp& app, SpawnerOptions options, RunSet
       app_(app),
       options_(std::move(options)),
       settings_(std::move(settings)),
-      log_(std::move(log)),
-      detector_(job_.tasks) {
+      log_(std::move(log)) {
   summary_.job = job_.name;
   summary_.job_id = job_.name + "-" + Hex(net::RandomBytes(3));
   summary_.app = job_.app;
@@ -60,21 +45,18 @@ JobRunner::JobRunner(JobSpec job, LoadedApp& app, SpawnerOptions options, RunSet
 void JobRunner::Abort(const std::string& why) {
   if (aborted_) return;
   aborted_ = true;
-  failure_ = why;
+  Fail(why);
   // Still waiting for daemons: nothing to give back, so the super-node link can go now.
-  if (supernodes_ && !deployment_) supernodes_->Stop();
-  if (wake_) Wake();
+  if (supernodes_ && !supervisor_) supernodes_->Stop();
 }
 
 void JobRunner::Fail(const std::string& why) {
-  if (failure_.empty()) failure_ = why;
-  Wake();
-}
-
-void JobRunner::SendAll(const std::function<void(proto::Envelope::Builder)>& fill) {
-  for (auto& s : slots_) {
-    if (s.conn) s.conn->SendEnvelope(fill);
+  if (supervisor_) {
+    supervisor_->Fail(why);
+  } else if (failure_.empty()) {
+    failure_ = why;
   }
+  Wake();
 }
 
 awaitable<RunSummary> JobRunner::Run(std::vector<Endpoint> supernodes) {
@@ -92,8 +74,11 @@ awaitable<RunSummary> JobRunner::Run(std::vector<Endpoint> supernodes) {
     summary_.phases.assign = seconds(started_at.value_or(end) - start_);
     summary_.phases.iterate = started_at ? seconds(checked_at.value_or(end) - *started_at) : 0;
     summary_.phases.gather = checked_at ? seconds(end - *checked_at) : 0;
-    summary_.per_task.clear();
-    for (const auto& s : slots_) summary_.per_task.push_back(s.outcome);
+    if (supervisor_) {
+      summary_.per_task = supervisor_->outcomes();
+      summary_.failures = supervisor_->failures();
+      summary_.replacements = supervisor_->replacements();
+    }
     return summary_;
   };
 
@@ -107,30 +92,23 @@ awaitable<RunSummary> JobRunner::Run(std::vector<Endpoint> supernodes) {
   }
 
   const auto granted_at = Clock::now();
-  for (size_t i = 0; i < slots_.size(); ++i) {
-    // A message that throws when read (malformed text) fails the run with the reason, rather
-    // than leaving it to time out.
-    asio::co_spawn(executor, WatchDaemon(i), [this, i](std::exception_ptr e) {
-      if (e) Fail("daemon of task " + std::to_string(i) + ": " + net::DescribeException(e));
-    });
-  }
+  supervisor_->Deploy(granted_at);
   Status outcome = co_await WaitUntil(
-      [&] { return std::all_of(slots_.begin(), slots_.end(), [](const Slot& s) { return s.ready; }); },
-      "assigning", deadline_);
+      [&] { return supervisor_->AllReady(); }, "assigning", deadline_);
   std::optional<app::GatherReport> verified;
   if (outcome.ok()) {
-    for (size_t t = 0; t < slots_.size(); ++t) {
+    const Deployment& deployment = supervisor_->deployment();
+    for (size_t t = 0; t < deployment.tasks(); ++t) {
       std::string keepers;
-      for (uint32_t b : deployment_->backups(t)) keepers += (keepers.empty() ? "" : ", ") + slots_[b].outcome.daemon;
-      log_->info("job {}: task {} on daemon {}, checkpoints kept by {}", summary_.job_id, t, slots_[t].outcome.daemon,
+      for (uint32_t b : deployment.backups(t)) keepers += (keepers.empty() ? "" : ", ") + deployment.task(b).daemon;
+      log_->info("job {}: task {} on daemon {}, checkpoints kept by {}", summary_.job_id, t, deployment.task(t).daemon,
                  keepers.empty() ? "none" : keepers);
     }
-    log_->info("job {}: {} tasks assigned ({} mapping, {} mode), starting", summary_.job_id, slots_.size(),
+    log_->info("job {}: {} tasks assigned ({} mapping, {} mode), starting", summary_.job_id, deployment.tasks(),
                settings_.mapping, summary_.mode);
-    started_ = true;
     started_at = Clock::now();
     summary_.setup_seconds = std::chrono::duration<double>(*started_at - granted_at).count();
-    SendAll([&](proto::Envelope::Builder e) { e.initStartTask().setJob(summary_.job_id); });
+    supervisor_->Start();
     auto checked = co_await RunToVerifiedResult();
     checked_at = Clock::now();
     if (checked.ok()) {
@@ -146,26 +124,24 @@ awaitable<RunSummary> JobRunner::Run(std::vector<Endpoint> supernodes) {
   }
   // Whatever happened: halt the tasks, and wait a little for their final counts (the result
   // itself is the one checked above).
-  finishing_ = true;
-  SendAll([&](proto::Envelope::Builder e) { e.initHalt().setJob(summary_.job_id); });
+  supervisor_->Halt();
   if (outcome.ok()) {
-    Status counted = co_await WaitUntil(
-        [&] { return std::all_of(slots_.begin(), slots_.end(), [](const Slot& s) { return s.outcome.finished; }); },
-        "gathering", Clock::now() + std::chrono::seconds(10));
+    Status counted = co_await WaitUntil([&] { return supervisor_->AllFinished(); }, "gathering",
+                                        Clock::now() + std::chrono::seconds(10));
     if (!counted.ok()) log_->warn("job {}: final counts incomplete: {}", summary_.job_id, counted.message());
   }
   std::vector<std::string> ids;
-  for (const auto& d : deployment_->granted()) ids.push_back(d.id);
+  for (const auto& d : supervisor_->deployment().granted()) ids.push_back(d.id);
   supernodes_->Release(summary_.job_id, ids);
   // Let the halts and the release reach the wire before the connections go.
   asio::steady_timer flush(executor, std::chrono::milliseconds(50));
   co_await flush.async_wait(net::use_nothrow);
-  for (auto& s : slots_) if (s.conn) s.conn->Close();
+  for (auto& conn : conns_) if (conn) conn->Close();
   supernodes_->Stop();
   summary_.supernode_failovers = static_cast<uint32_t>(supernodes_->failovers());
 
   if (!outcome.ok()) {
-    const bool diverged = failure_.find("diverged") != std::string::npos;
+    const bool diverged = failure().find("diverged") != std::string::npos;
     co_return finish(aborted_ ? "aborted" : diverged ? "diverged" : "failed", outcome.message());
   }
   // (residual and output were kept when the result was checked)
@@ -175,27 +151,17 @@ awaitable<RunSummary> JobRunner::Run(std::vector<Endpoint> supernodes) {
 
 awaitable<Result<app::GatherReport>> JobRunner::RunToVerifiedResult() {
   for (;;) {
-    Status s = co_await WaitUntil([&] { return detector_.converged(); }, "running", deadline_);
+    Status s = co_await WaitUntil([&] { return supervisor_->converged(); }, "running", deadline_);
     if (!s.ok()) co_return s;
     // Every task's slice as it is now, between two of its iterations, without stopping it.
-    const uint64_t round = ++snapshot_round_;
-    const size_t moves = summary_.replacements.size();
-    for (auto& slot : slots_) slot.snapshot.reset();
-    SendAll([&](proto::Envelope::Builder e) {
-      auto q = e.initSnapshot();
-      q.setJob(summary_.job_id);
-      q.setRound(round);
-    });
-    s = co_await WaitUntil(
-        [&] {
-          return summary_.replacements.size() != moves ||
-                 std::all_of(slots_.begin(), slots_.end(), [](const Slot& x) { return x.snapshot.has_value(); });
-        },
-        "checking the result", deadline_);
+    const size_t moves = supervisor_->replacements().size();
+    supervisor_->RequestSnapshots();
+    auto moved = [&] { return supervisor_->replacements().size() != moves; };
+    s = co_await WaitUntil([&] { return moved() || supervisor_->SnapshotsComplete(); }, "checking the result",
+                           deadline_);
     if (!s.ok()) co_return s;
-    if (summary_.replacements.size() != moves) continue;  // a task moved meanwhile: converge again
-    std::vector<std::string> slices;
-    for (auto& slot : slots_) slices.push_back(std::move(*slot.snapshot));
+    if (moved()) continue;  // a task moved meanwhile: converge again
+    std::vector<std::string> slices = supervisor_->TakeSnapshots();
     auto report = app_.app->Gather(app_.params, slices);
     if (!report.ok()) co_return report.status();
     summary_.residual = report->residual;
@@ -205,16 +171,10 @@ awaitable<Result<app::GatherReport>> JobRunner::RunToVerifiedResult() {
     const double factor = report->residual_target > 0
                               ? std::clamp(report->residual / report->residual_target, 10.0, 1e4)
                               : 10.0;
-    tighten_ *= factor;
     ++summary_.tightenings;
     log_->info("job {}: every task converged, but {}; tightening the local tests {:.0f}x and going on",
                summary_.job_id, report->error, factor);
-    SendAll([&](proto::Envelope::Builder e) {
-      auto t = e.initTighten();
-      t.setJob(summary_.job_id);
-      t.setFactor(factor);
-    });
-    detector_.Reset();
+    supervisor_->Tighten(factor);
   }
 }
 
@@ -245,7 +205,7 @@ awaitable<Status> JobRunner::AcquireDaemons() {
     pause.expires_after(std::chrono::milliseconds(200));
     co_await pause.async_wait(net::use_nothrow);
   }
-  co_return Aborted(failure_);
+  co_return Aborted(failure());
 }
 
 Status JobRunner::MapTasks() {
@@ -254,156 +214,108 @@ Status JobRunner::MapTasks() {
   spec.graph.resize(job_.tasks);
   auto deployment = Deployment::Create(std::move(spec), std::move(first_grant_));
   if (!deployment.ok()) return deployment.status();
-  deployment_ = std::move(*deployment);
-  slots_.resize(job_.tasks);
-  for (uint32_t t = 0; t < job_.tasks; ++t) {
-    slots_[t].outcome.task = t;
-    slots_[t].outcome.daemon = deployment_->task(t).daemon;
-    slots_[t].outcome.address = deployment_->task(t).address;
-  }
+  SupervisorSettings settings;
+  settings.job_id = summary_.job_id;
+  settings.sync = settings_.sync;
+  settings.failure_timeout = std::chrono::milliseconds(options_.failure_timeout_ms);
+  settings.setup_timeout = std::chrono::milliseconds(options_.setup_timeout_ms);
+  supervisor_ = std::make_unique<Supervisor>(std::move(settings), std::move(*deployment), Port(), log_);
+  conns_.resize(job_.tasks);
+  if (!failure_.empty()) supervisor_->Fail(failure_);  // aborted meanwhile
   return Status::Ok();
 }
 
-awaitable<void> JobRunner::WatchDaemon(size_t index) {
-  Slot& slot = slots_[index];
-  const uint64_t incarnation = deployment_->task(index).incarnation;
+SupervisorPort JobRunner::Port() {
+  SupervisorPort port;
+  port.connect = [this](size_t task, uint64_t incarnation) {
+    // A message that throws when read (malformed text) fails the run with the reason, rather
+    // than leaving it to time out.
+    asio::co_spawn(wake_->get_executor(), WatchDaemon(task, incarnation), [this, task](std::exception_ptr e) {
+      if (e) Fail("daemon of task " + std::to_string(task) + ": " + net::DescribeException(e));
+    });
+  };
+  port.send = [this](size_t task, const EnvelopeFill& fill) {
+    if (conns_[task]) conns_[task]->SendEnvelope(fill);
+  };
+  port.close = [this](size_t task) {
+    if (conns_[task]) conns_[task]->Close();
+    conns_[task].reset();
+  };
+  port.send_plugin = [this](size_t task) { SendPlugin(task); };
+  port.request_daemon = [this](size_t task, uint64_t incarnation, const std::string& what) {
+    auto done = [this, task](std::exception_ptr e) {
+      if (e) Fail("replacing the daemon of task " + std::to_string(task) + ": " + net::DescribeException(e));
+    };
+    asio::co_spawn(wake_->get_executor(), ReplaceFromSupernode(task, incarnation, what), done);
+  };
+  port.changed = [this] { Wake(); };
+  return port;
+}
+
+awaitable<void> JobRunner::WatchDaemon(size_t index, uint64_t incarnation) {
   // Everything below concerns this incarnation only: once the task moved on, this coroutine
   // neither acts nor reports.
-  auto current = [&] { return deployment_->task(index).incarnation == incarnation && failure_.empty(); };
-  auto at = ParseEndpoint(slot.outcome.address);
+  const std::string address = supervisor_->deployment().task(index).address;
+  auto at = ParseEndpoint(address);
   if (!at.ok()) {
-    Fail("daemon " + slot.outcome.daemon + ": " + at.status().message());
+    Fail("daemon " + supervisor_->deployment().task(index).daemon + ": " + at.status().message());
     co_return;
   }
   net::RetryPolicy retry;
   retry.attempts = 5;
   auto conn = co_await net::Dial(*at, options_.net, proto::Role::SPAWNER, spawner_id_,
                                  proto::Role::DAEMON, retry);
-  if (!current()) co_return;
+  if (!supervisor_->Current(index, incarnation)) co_return;
   if (!conn.ok()) {
-    // Granted but unreachable (killed since it registered, say): replaced like a lost one.
-    Replace(index, "unreachable: " + conn.status().message());
+    supervisor_->OnUnreachable(index, incarnation, conn.status().message(), Clock::now());
     co_return;
   }
-  slot.conn = *conn;
-  slot.last_heard = Clock::now();
-  slot.assigned_at = slot.last_heard;
-  const net::ConnectionPtr mine = slot.conn;
+  const net::ConnectionPtr mine = *conn;
+  conns_[index] = mine;
+  supervisor_->OnConnected(index, incarnation, Clock::now());
   // The assignment goes out on its own coroutine while this one reads: a daemon that refuses
   // a frame says why at once, and that must be read before the connection goes.
   asio::co_spawn(wake_->get_executor(), SendAssignment(index, incarnation, mine), [this, index](std::exception_ptr e) {
     if (e) Fail("assigning task " + std::to_string(index) + ": " + net::DescribeException(e));
   });
-  bool stale_logged = false;
   for (;;) {
     auto msg = co_await mine->Receive();
-    if (!current()) co_return;
+    if (!supervisor_->Current(index, incarnation)) co_return;
     if (!msg.ok()) {
-      if (!slot.outcome.finished) Replace(index, "lost: " + msg.status().message());
+      if (conns_[index] == mine) conns_[index].reset();
+      supervisor_->OnLost(index, incarnation, msg.status().message(), Clock::now());
       co_return;
     }
-    slot.last_heard = Clock::now();
-    auto env = (*msg)->root();
-    // Fencing: a report of another incarnation of the task never counts (logged once).
-    if (auto from = IncarnationOf(env); from && *from != incarnation) {
-      if (!stale_logged) {
-        log_->warn("job {}: dropped a report of task {} from incarnation {} on daemon {} (current {})",
-                   summary_.job_id, index, *from, slot.outcome.daemon, incarnation);
-        stale_logged = true;
-      }
-      continue;
-    }
-    if (env.isRefuse()) {
-      // The daemon closes on us for something we sent (a frame over its max_frame_bytes, say):
-      // any daemon would, so the run fails with its reason instead of replacing it.
-      Fail("daemon " + slot.outcome.daemon + " (task " + std::to_string(index) + ") closed the connection: " +
-           Printable(env.getRefuse().getReason().cStr(), 300, false));
-      co_return;
-    }
-    if (env.isTaskReady()) {
-      auto r = env.getTaskReady();
-      if (r.getNeedPlugin()) {
-        // In chunks well under the daemon's frame limit when it is large, like task data (the
-        // whole plugin is in memory already: no flow control needed).
-        const std::string& bytes = app_.bytes;
-        const size_t chunk = ChunkBytes();
-        const bool chunked = bytes.size() > chunk;
-        log_->info("job {}: sending plugin {} ({} bytes{}) to daemon {}", summary_.job_id, app_.path, bytes.size(),
-                   chunked ? " in " + std::to_string((bytes.size() + chunk - 1) / chunk) + " chunks" : "",
-                   slot.outcome.daemon);
-        size_t at = 0;
-        do {
-          const size_t n = std::min(chunk, bytes.size() - at);
-          slot.conn->SendEnvelope([&](proto::Envelope::Builder e) {
-            auto pd = e.initPluginData();
-            pd.setSha256(AsBytes(app_.sha256));
-            pd.setName(app_.path);
-            pd.setBytes(capnp::Data::Reader(reinterpret_cast<const capnp::byte*>(bytes.data() + at), n));
-            if (chunked) {
-              pd.setOffset(at);
-              pd.setTotal(bytes.size());
-            }
-          });
-          at += n;
-        } while (at < bytes.size());
-      } else if (r.getError().size() > 0) {
-        Fail("daemon " + slot.outcome.daemon + " refused task " + std::to_string(index) + ": " +
-             Printable(r.getError().cStr(), 300, false));
-      } else {
-        slot.ready = true;
-        if (slot.replacement >= 0) {
-          auto& rep = summary_.replacements[static_cast<size_t>(slot.replacement)];
-          rep.restored_iteration = r.getRestoredIteration();
-          rep.seconds_to_resume = std::chrono::duration<double>(Clock::now() - slot.failed_at).count();
-          slot.outcome.iterations = rep.restored_iteration;
-          slot.replacement = -1;
-          log_->info("job {}: task {} resumes on daemon {} from iteration {}, {:.2f} s after the loss", summary_.job_id,
-                     index, slot.outcome.daemon, rep.restored_iteration, rep.seconds_to_resume);
-        }
-        if (started_) {
-          slot.conn->SendEnvelope([&](proto::Envelope::Builder e) { e.initStartTask().setJob(summary_.job_id); });
-        }
-        Wake();
-      }
-    } else if (env.isTaskProgress()) {
-      auto p = env.getTaskProgress();
-      slot.outcome.iterations = std::max(slot.outcome.iterations, p.getIteration());
-      slot.change = p.getLocalChange();
-      slot.outcome.checkpoints = std::max(slot.outcome.checkpoints, p.getCheckpoints());
-      slot.outcome.checkpoint_bytes = std::max(slot.outcome.checkpoint_bytes, p.getCheckpointBytes());
-    } else if (env.isLocalConvergence()) {
-      auto c = env.getLocalConvergence();
-      slot.converged = c.getConverged();
-      slot.outcome.iterations = std::max(slot.outcome.iterations, c.getIteration());
-      detector_.OnLocal(static_cast<uint32_t>(index), c.getConverged());
-      OnConvergenceEvent();
-    } else if (env.isConvergenceAnswer()) {
-      auto a = env.getConvergenceAnswer();
-      detector_.OnAnswer(static_cast<uint32_t>(index), a.getRound(), a.getConverged());
-      OnConvergenceEvent();
-    } else if (env.isSnapshotData()) {
-      auto d = env.getSnapshotData();
-      if (d.getRound() == snapshot_round_) {
-        auto data = d.getData();
-        slot.snapshot = std::string(reinterpret_cast<const char*>(data.begin()), data.size());
-        slot.outcome.iterations = std::max(slot.outcome.iterations, d.getIteration());
-        Wake();
-      }
-    } else if (env.isResult()) {
-      auto r = env.getResult();
-      slot.outcome.iterations = r.getIterations();
-      slot.outcome.checkpoints = std::max(slot.outcome.checkpoints, r.getCheckpoints());
-      slot.outcome.checkpoint_bytes = std::max(slot.outcome.checkpoint_bytes, r.getCheckpointBytes());
-      if (r.getError().size() > 0) {
-        Fail("task " + std::to_string(index) + " failed: " + Printable(r.getError().cStr(), 300, false));
-      } else {
-        auto data = r.getData();
-        slot.outcome.data.assign(reinterpret_cast<const char*>(data.begin()), data.size());
-        slot.outcome.finished = true;
-        Wake();
-      }
-    }
+    supervisor_->OnReport(index, incarnation, (*msg)->root(), Clock::now());
   }
+}
+
+void JobRunner::SendPlugin(size_t index) {
+  const net::ConnectionPtr& conn = conns_[index];
+  if (!conn) return;
+  // In chunks well under the daemon's frame limit when it is large, like task data (the whole
+  // plugin is in memory already: no flow control needed).
+  const std::string& bytes = app_.bytes;
+  const size_t chunk = ChunkBytes();
+  const bool chunked = bytes.size() > chunk;
+  log_->info("job {}: sending plugin {} ({} bytes{}) to daemon {}", summary_.job_id, app_.path, bytes.size(),
+             chunked ? " in " + std::to_string((bytes.size() + chunk - 1) / chunk) + " chunks" : "",
+             supervisor_->deployment().task(index).daemon);
+  size_t at = 0;
+  do {
+    const size_t n = std::min(chunk, bytes.size() - at);
+    conn->SendEnvelope([&](proto::Envelope::Builder e) {
+      auto pd = e.initPluginData();
+      pd.setSha256(AsBytes(app_.sha256));
+      pd.setName(app_.path);
+      pd.setBytes(capnp::Data::Reader(reinterpret_cast<const capnp::byte*>(bytes.data() + at), n));
+      if (chunked) {
+        pd.setOffset(at);
+        pd.setTotal(bytes.size());
+      }
+    });
+    at += n;
+  } while (at < bytes.size());
 }
 
 size_t JobRunner::ChunkBytes() const {
@@ -411,17 +323,15 @@ size_t JobRunner::ChunkBytes() const {
 }
 
 awaitable<void> JobRunner::SendAssignment(size_t index, uint64_t incarnation, net::ConnectionPtr mine) {
-  Slot& slot = slots_[index];
-  auto current = [&] {
-    return deployment_->task(index).incarnation == incarnation && failure_.empty() && mine->is_open();
-  };
+  auto current = [&] { return supervisor_->Current(index, incarnation) && mine->is_open(); };
+  const Deployment& deployment = supervisor_->deployment();
   // Large data first, in chunks well under the frame limit, one queued at a time.
   const std::string& data = app_.plan.slices[index];
   const size_t chunk = ChunkBytes();
   const bool chunked = data.size() > std::min(kInlineDataBytes, chunk);
   if (chunked) {
     log_->info("job {}: sending task {}'s data ({} bytes) to daemon {} in {} chunks", summary_.job_id, index,
-               data.size(), slot.outcome.daemon, (data.size() + chunk - 1) / chunk);
+               data.size(), deployment.task(index).daemon, (data.size() + chunk - 1) / chunk);
     for (size_t offset = 0; offset < data.size() && mine->is_open(); offset += chunk) {
       const std::string_view part = std::string_view(data).substr(offset, chunk);
       mine->SendEnvelope([&](proto::Envelope::Builder e) {
@@ -462,83 +372,47 @@ awaitable<void> JobRunner::SendAssignment(size_t index, uint64_t incarnation, ne
     }
     auto ns = a.initNeighbours(static_cast<unsigned>(node.edges.size()));
     for (size_t n = 0; n < node.edges.size(); ++n) {
-      const auto& to = slots_[node.edges[n].first].outcome;
+      const TaskPlace& to = deployment.task(node.edges[n].first);
       ns[n].setTask(node.edges[n].first);
       ns[n].setAddress(to.address);
       ns[n].setDaemonId(to.daemon);
     }
     // Tasks named with the daemon that runs them: senders, backups, and hosted tasks.
-    auto fill = [this](capnp::List<proto::Neighbour>::Builder list, const std::vector<uint32_t>& tasks) {
+    auto fill = [&](capnp::List<proto::Neighbour>::Builder list, const std::vector<uint32_t>& tasks) {
       for (size_t n = 0; n < tasks.size(); ++n) {
         list[n].setTask(tasks[n]);
-        list[n].setAddress(slots_[tasks[n]].outcome.address);
-        list[n].setDaemonId(slots_[tasks[n]].outcome.daemon);
+        list[n].setAddress(deployment.task(tasks[n]).address);
+        list[n].setDaemonId(deployment.task(tasks[n]).daemon);
       }
     };
-    fill(a.initSenders(static_cast<unsigned>(deployment_->senders(index).size())), deployment_->senders(index));
-    fill(a.initBackupDaemons(static_cast<unsigned>(deployment_->backups(index).size())), deployment_->backups(index));
-    fill(a.initHosted(static_cast<unsigned>(deployment_->hosted(index).size())), deployment_->hosted(index));
+    fill(a.initSenders(static_cast<unsigned>(deployment.senders(index).size())), deployment.senders(index));
+    fill(a.initBackupDaemons(static_cast<unsigned>(deployment.backups(index).size())), deployment.backups(index));
+    fill(a.initHosted(static_cast<unsigned>(deployment.hosted(index).size())), deployment.hosted(index));
     a.setCheckpointEvery(job_.checkpoint_every);
     a.setCheckpointMs(static_cast<uint64_t>(job_.checkpoint_seconds * 1000));
     a.setIncarnation(incarnation);
-    a.setRestore(started_);
-    a.setTighten(tighten_);
+    a.setRestore(supervisor_->started());
+    a.setTighten(supervisor_->tighten());
   });
 }
 
-void JobRunner::Replace(size_t index, const std::string& why) {
-  Slot& slot = slots_[index];
-  const std::string dead = slot.outcome.daemon;
-  ++summary_.failures;
-  log_->warn("job {}: daemon {} (task {}) {}", summary_.job_id, dead, index, why);
-  if (!failure_.empty() || finishing_) return;
-  if (settings_.sync) {
-    Fail("daemon " + dead + " (task " + std::to_string(index) + ") " + why + "; sync mode cannot replace a daemon");
-    return;
-  }
-  // From here on the dead daemon's incarnation is over: its coroutine stops acting, and a
-  // paused daemon that comes back finds its connection closed.
-  if (slot.conn) slot.conn->Close();
-  slot.conn.reset();
-  slot.ready = false;
-  slot.converged = false;
-  slot.change = 0;
-  slot.failed_at = Clock::now();
-  detector_.Withdraw(static_cast<uint32_t>(index));
-  // The mapping algorithm picks the replacement among the granted daemons no task runs on
-  // (deployment.h); when none is free, a super-node is asked for one.
-  if (deployment_->Lose(index)) {
-    MoveTask(index, dead);
-    return;
-  }
-  asio::co_spawn(wake_->get_executor(), ReplaceFromSupernode(index, dead, why), [this, index](std::exception_ptr e) {
-    if (e) Fail("replacing the daemon of task " + std::to_string(index) + ": " + net::DescribeException(e));
-  });
-}
-
-awaitable<void> JobRunner::ReplaceFromSupernode(size_t index, std::string dead, std::string why) {
+awaitable<void> JobRunner::ReplaceFromSupernode(size_t index, uint64_t incarnation, std::string what) {
   const int64_t wait_ms = settings_.replacement_wait_ms < 0 ? options_.wait_daemons_ms : settings_.replacement_wait_ms;
   const auto until = Clock::now() + std::chrono::milliseconds(wait_ms);
-  const uint64_t incarnation = deployment_->task(index).incarnation;
-  const std::string what = "daemon " + dead + " (task " + std::to_string(index) + ") " + why;
-  log_->info("job {}: no granted daemon is free for task {}; asking the super-node for one", summary_.job_id, index);
   asio::steady_timer pause(co_await asio::this_coro::executor);
   for (;;) {
     auto answer = co_await supernodes_->Request(summary_.job_id, 1, 0, until);
-    if (!failure_.empty() || deployment_->task(index).incarnation != incarnation) co_return;  // the run is over
+    if (!supervisor_->Current(index, incarnation)) co_return;  // the run is over
     if (!answer.ok()) {
       Fail(what + "; no daemon left to replace it: " + answer.status().message());
       co_return;
     }
     if (answer->error.empty() && !answer->daemons.empty()) {
-      deployment_->AddGranted(answer->daemons);
-      summary_.daemons = static_cast<uint32_t>(deployment_->granted().size());
       log_->info("job {}: daemon {} granted by {} for task {}", summary_.job_id, answer->daemons.front().id,
                  supernodes_->Describe(), index);
-      if (deployment_->Place(index)) {
-        MoveTask(index, dead);
-        co_return;
-      }
+      const bool placed = supervisor_->AddDaemons(index, incarnation, answer->daemons, Clock::now());
+      summary_.daemons = static_cast<uint32_t>(supervisor_->deployment().granted().size());
+      if (placed) co_return;
     }
     if (Clock::now() >= until) {
       Fail(what + "; no daemon left to replace it" + (answer->error.empty() ? "" : ": " + answer->error));
@@ -549,97 +423,29 @@ awaitable<void> JobRunner::ReplaceFromSupernode(size_t index, std::string dead, 
   }
 }
 
-void JobRunner::MoveTask(size_t index, const std::string& dead) {
-  Slot& slot = slots_[index];
-  const TaskPlace& next = deployment_->task(index);
-  slot.outcome.daemon = next.daemon;
-  slot.outcome.address = next.address;
-  slot.replacement = static_cast<int>(summary_.replacements.size());
-  summary_.replacements.push_back({static_cast<uint32_t>(index), dead, next.daemon, 0, -1});
-  log_->info("job {}: task {} goes to daemon {} (incarnation {})", summary_.job_id, index, next.daemon, next.incarnation);
-  // Every other daemon first learns where the task went (its values, its checkpoints, and the
-  // dead daemon's role as a backup); then the replacement gets the task.
-  for (size_t i = 0; i < slots_.size(); ++i) {
-    if (i == index || !slots_[i].conn) continue;
-    slots_[i].conn->SendEnvelope([&](proto::Envelope::Builder e) {
-      auto m = e.initNeighbourMoved();
-      m.setJob(summary_.job_id);
-      m.setTask(static_cast<uint32_t>(index));
-      m.setAddress(next.address);
-      m.setDaemonId(next.daemon);
-      m.setIncarnation(next.incarnation);
-      m.setPreviousDaemonId(dead);
-    });
-  }
-  asio::co_spawn(wake_->get_executor(), WatchDaemon(index), [this, index](std::exception_ptr e) {
-    if (e) Fail("daemon of task " + std::to_string(index) + ": " + net::DescribeException(e));
-  });
-  Wake();
-}
-
 std::vector<std::string> JobRunner::RunningTaskDaemons() const {
-  std::vector<std::string> out;
-  if (!started_ || !failure_.empty() || detector_.converged()) return out;
-  for (const auto& s : slots_) {
-    if (s.ready && s.conn && s.conn->is_open() && !s.outcome.finished) out.push_back(s.outcome.daemon);
-  }
-  return out;
+  return supervisor_ ? supervisor_->RunningTaskDaemons() : std::vector<std::string>{};
 }
 
 bool JobRunner::AskToExit(const std::string& id) {
-  for (auto& s : slots_) {
-    if (s.outcome.daemon != id || !s.conn || !s.conn->is_open()) continue;
-    s.conn->SendEnvelope([&](proto::Envelope::Builder e) { e.initExit().setJob(summary_.job_id); });
-    return true;
-  }
-  return false;
-}
-
-void JobRunner::CheckSilence() {
-  const auto limit = std::chrono::milliseconds(options_.failure_timeout_ms);
-  const auto setup_limit = std::chrono::milliseconds(options_.setup_timeout_ms);
-  const auto now = Clock::now();
-  for (size_t i = 0; i < slots_.size(); ++i) {
-    Slot& s = slots_[i];
-    if (!s.conn || s.outcome.finished) continue;
-    // Closing makes its WatchDaemon see the loss and replace it.
-    if (s.ready && now - s.last_heard >= limit) {
-      log_->warn("job {}: daemon {} (task {}) silent for {} ms", summary_.job_id, s.outcome.daemon, i,
-                 options_.failure_timeout_ms);
-      s.conn->Close();
-    } else if (!s.ready && now - s.assigned_at >= setup_limit) {
-      // Building a large block may keep a daemon quiet for seconds before its TaskReady, hence a
-      // limit of its own for the setup.
-      log_->warn("job {}: daemon {} (task {}) not ready {} ms after its assignment", summary_.job_id,
-                 s.outcome.daemon, i, options_.setup_timeout_ms);
-      s.conn->Close();
-    }
-  }
-}
-
-void JobRunner::OnConvergenceEvent() {
-  if (auto round = detector_.RoundToOpen()) {
-    log_->debug("job {}: every task locally converged, confirmation round {}", summary_.job_id, *round);
-    SendAll([&](proto::Envelope::Builder e) {
-      auto q = e.initConvergenceQuery();
-      q.setJob(summary_.job_id);
-      q.setRound(*round);
-    });
-  }
-  if (detector_.converged()) Wake();
+  if (!supervisor_) return false;
+  auto task = supervisor_->TaskOn(id);
+  if (!task || !conns_[*task] || !conns_[*task]->is_open()) return false;
+  conns_[*task]->SendEnvelope([&](proto::Envelope::Builder e) { e.initExit().setJob(summary_.job_id); });
+  return true;
 }
 
 awaitable<Status> JobRunner::WaitUntil(const std::function<bool()>& done, const char* phase, Clock::time_point deadline) {
   auto next_progress = Clock::now() + std::chrono::milliseconds(options_.progress_ms);
   for (;;) {
-    if (!failure_.empty()) co_return aborted_ ? Aborted(failure_) : Unavailable(failure_);
+    if (!failure().empty()) co_return aborted_ ? Aborted(failure()) : Unavailable(failure());
     if (done()) co_return Status::Ok();
     const auto now = Clock::now();
     if (now > deadline) {
       co_return Timeout(std::string("job timed out while ") + phase + " (timeout_s = " + std::to_string(job_.timeout_s) + ")");
     }
     if (now >= next_progress) {
-      CheckSilence();
+      supervisor_->Tick(now);
       PrintProgress();
       if (on_progress_) on_progress_();
       next_progress = now + std::chrono::milliseconds(options_.progress_ms);
@@ -650,23 +456,12 @@ awaitable<Status> JobRunner::WaitUntil(const std::function<bool()>& done, const 
 }
 
 void JobRunner::PrintProgress() {
-  uint64_t lo = UINT64_MAX, hi = 0;
-  double change = 0;
-  size_t live = 0;
-  uint64_t checkpoints = 0;
-  for (const auto& s : slots_) {
-    lo = std::min(lo, s.outcome.iterations);
-    hi = std::max(hi, s.outcome.iterations);
-    if (std::isfinite(s.change)) change = std::max(change, s.change);
-    live += s.conn && s.conn->is_open() && s.ready;
-    checkpoints += s.outcome.checkpoints;
-  }
-  if (slots_.empty()) lo = 0;
+  const SupervisorProgress p = supervisor_->progress();
   const double t = std::chrono::duration<double>(Clock::now() - start_).count();
   log_->info("[{:6.1f}s] job {}: iterations {}..{}, max local change {:.3e}, locally converged {}/{}, "
              "live daemons {}/{}, failures {}, replacements {}, checkpoints {}",
-             t, summary_.job_id, lo, hi, change, detector_.converged_count(), slots_.size(), live, slots_.size(),
-             summary_.failures, summary_.replacements.size(), checkpoints);
+             t, summary_.job_id, p.min_iteration, p.max_iteration, p.max_change, p.converged, p.tasks, p.live, p.tasks,
+             p.failures, p.replacements, p.checkpoints);
 }
 
 }  // namespace aiac::spawner

@@ -4,6 +4,8 @@
 // replaced from the spares or with daemons asked of a super-node), detect global convergence
 // with a confirmation round, halt the tasks, gather and check the result, and give the daemons
 // back. The link to the super-nodes fails over when its super-node is lost (supernode_session.h).
+// What happens to the tasks while they run (reports, losses, replacements, convergence) is the
+// Supervisor's decision (supervisor.h); this class carries it over the network.
 //
 // One JobRunner per run, on the spawner's io_context. Abort() (Ctrl-C) ends the run early; the
 // daemons are still halted and released.
@@ -12,20 +14,18 @@
 #include <chrono>
 #include <functional>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
-#include "aiac/convergence.h"
 #include "core/endpoint.h"
 #include "core/logging.h"
 #include "net/connection.h"
 #include "spawner/app_loader.h"
-#include "spawner/deployment.h"
 #include "spawner/job_spec.h"
 #include "spawner/run_summary.h"
 #include "spawner/spawner_options.h"
 #include "spawner/supernode_session.h"
+#include "spawner/supervisor.h"
 
 namespace aiac::spawner {
 
@@ -53,41 +53,24 @@ class JobRunner {
   bool AskToExit(const std::string& id);
 
  private:
-  struct Slot {
-    TaskOutcome outcome;
-    net::ConnectionPtr conn;
-    bool ready = false;
-    bool converged = false;
-    double change = 0;
-    std::chrono::steady_clock::time_point last_heard;  // the daemon's last message
-    std::chrono::steady_clock::time_point assigned_at;  // when this incarnation's daemon was reached
-    int replacement = -1;  // index in summary_.replacements while this daemon restores
-    std::chrono::steady_clock::time_point failed_at;  // when its predecessor was found lost
-    std::optional<std::string> snapshot;  // its result slice for snapshot_round_
-  };
   net::awaitable<Status> AcquireDaemons();
-  // The deployment of the tasks on the daemons granted (deployment.h).
+  // The deployment of the tasks on the daemons granted (deployment.h), and its supervisor.
   Status MapTasks();
-  // Assigns task `index` to its slot's daemon and serves that daemon's messages, for the
-  // slot's incarnation at the call; a later incarnation's coroutine takes over on replacement.
-  net::awaitable<void> WatchDaemon(size_t index);
+  // The supervisor's port: dials, sends and closes for it.
+  SupervisorPort Port();
+  // Dials task `index`'s daemon for `incarnation`, assigns it the task and feeds the supervisor
+  // its messages, until that incarnation is over.
+  net::awaitable<void> WatchDaemon(size_t index, uint64_t incarnation);
   // Sends task `index`'s assignment for `incarnation` on `conn`: its data in TaskData chunks
   // first when it is large (flow-controlled: one chunk queued at a time), then the AssignTask.
   net::awaitable<void> SendAssignment(size_t index, uint64_t incarnation, net::ConnectionPtr conn);
+  // The app plugin to task `index`'s daemon, in chunks when it is large.
+  void SendPlugin(size_t index);
   // The size of the chunks large data (task data, plugins) goes in: well under the frame limit.
   size_t ChunkBytes() const;
-  // The daemon of task `index` is gone (`why`): the mapping picks a replacement among the free
-  // granted daemons, every other daemon is told (NeighbourMoved), and the replacement gets the
-  // task with restore = true. Fails the run when no daemon is left, or in sync mode.
-  void Replace(size_t index, const std::string& why);
-  // No granted daemon is free: asks a super-node for one, then maps task `index` again.
-  net::awaitable<void> ReplaceFromSupernode(size_t index, std::string dead, std::string why);
-  // Hands task `index` (its daemon `dead` lost) over to the daemon the deployment placed it on.
-  void MoveTask(size_t index, const std::string& dead);
-  // Closes the connections of task daemons silent for failure_timeout_ms once ready, or not
-  // ready setup_timeout_ms after they were reached.
-  void CheckSilence();
-  void OnConvergenceEvent();
+  // No granted daemon is free for task `index`: asks a super-node for one, until one is placed
+  // or the replacement wait ends (then the run fails with `what`).
+  net::awaitable<void> ReplaceFromSupernode(size_t index, uint64_t incarnation, std::string what);
   // Runs until the tasks are globally converged and the result gathered from their snapshots
   // passes the app's test (GatherReport "converged" or "diverged"); while it falls short
   // ("unconverged"), tightens every task's local test and goes on. Keeps the last gathered
@@ -96,10 +79,10 @@ class JobRunner {
   // Waits until `done()` holds, the run fails or aborts, or the deadline passes; prints progress.
   net::awaitable<Status> WaitUntil(const std::function<bool()>& done, const char* phase,
                                    std::chrono::steady_clock::time_point deadline);
+  const std::string& failure() const { return supervisor_ ? supervisor_->failure() : failure_; }
   void Fail(const std::string& why);
-  void Wake() { wake_->cancel(); }
+  void Wake() { if (wake_) wake_->cancel(); }
   void PrintProgress();
-  void SendAll(const std::function<void(proto::Envelope::Builder)>& fill);
 
   JobSpec job_;
   LoadedApp& app_;
@@ -110,15 +93,10 @@ class JobRunner {
   std::string spawner_id_;
   std::unique_ptr<SupernodeSession> supernodes_;
   std::vector<GrantedDaemon> first_grant_;  // until MapTasks hands it to the deployment
-  std::unique_ptr<Deployment> deployment_;
-  std::vector<Slot> slots_;
-  bool started_ = false;                 // StartTask sent
-  bool finishing_ = false;               // Halt sent: a lost daemon is no longer replaced
-  uint64_t snapshot_round_ = 0;
-  double tighten_ = 1;                   // the Tighten factors sent so far, multiplied
-  runtime::ConvergenceDetector detector_;
+  std::unique_ptr<Supervisor> supervisor_;
+  std::vector<net::ConnectionPtr> conns_;   // per task: its current daemon's connection
   std::unique_ptr<net::asio::steady_timer> wake_;
-  std::string failure_;
+  std::string failure_;  // before the supervisor exists
   bool aborted_ = false;
   std::chrono::steady_clock::time_point start_, deadline_;
   std::function<void()> on_progress_;

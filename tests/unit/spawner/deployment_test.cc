@@ -21,7 +21,9 @@ std::vector<app::TaskNode> Ring(uint32_t tasks) {
 std::vector<GrantedDaemon> Daemons(int n, const std::string& cluster = "c", int first = 1) {
   std::vector<GrantedDaemon> out;
   for (int i = first; i < first + n; ++i) {
-    out.push_back({"d" + std::to_string(i), "127.0.0.1:" + std::to_string(7000 + i), cluster, 1.0});
+    // (appended, not "d" + to_string: g++ 12 warns falsely about the latter)
+    out.push_back({std::string("d").append(std::to_string(i)),
+                   std::string("127.0.0.1:").append(std::to_string(7000 + i)), cluster, 1.0});
   }
   return out;
 }

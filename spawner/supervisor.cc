@@ -1,0 +1,352 @@
+#include "spawner/supervisor.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/printable.h"
+
+namespace aiac::spawner {
+
+namespace {
+
+// The task incarnation a daemon's report speaks for; nullopt for messages that carry none.
+std::optional<uint64_t> IncarnationOf(proto::Envelope::Reader env) {
+  if (env.isTaskProgress()) return env.getTaskProgress().getIncarnation();
+  if (env.isLocalConvergence()) return env.getLocalConvergence().getIncarnation();
+  if (env.isConvergenceAnswer()) return env.getConvergenceAnswer().getIncarnation();
+  if (env.isResult()) return env.getResult().getIncarnation();
+  if (env.isSnapshotData()) return env.getSnapshotData().getIncarnation();
+  return std::nullopt;
+}
+
+std::string Bytes(capnp::Data::Reader data) { return {reinterpret_cast<const char*>(data.begin()), data.size()}; }
+
+double Seconds(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+}  // namespace
+
+Supervisor::Supervisor(SupervisorSettings settings, std::unique_ptr<Deployment> deployment, SupervisorPort port,
+                       Logger log)
+    : settings_(std::move(settings)),
+      deployment_(std::move(deployment)),
+      port_(std::move(port)),
+      log_(std::move(log)),
+      tasks_(deployment_->tasks()),
+      detector_(static_cast<uint32_t>(deployment_->tasks())) {
+  for (size_t t = 0; t < tasks_.size(); ++t) {
+    tasks_[t].outcome.task = static_cast<uint32_t>(t);
+    tasks_[t].outcome.daemon = deployment_->task(t).daemon;
+    tasks_[t].outcome.address = deployment_->task(t).address;
+  }
+}
+
+void Supervisor::Deploy(SteadyTime now) {
+  for (size_t t = 0; t < tasks_.size(); ++t) {
+    tasks_[t].reached_at = now;
+    port_.connect(t, deployment_->task(t).incarnation);
+  }
+}
+
+bool Supervisor::Current(size_t task, uint64_t incarnation) const {
+  return failure_.empty() && deployment_->task(task).incarnation == incarnation;
+}
+
+void Supervisor::OnConnected(size_t task, uint64_t incarnation, SteadyTime now) {
+  if (!Current(task, incarnation)) return;
+  TaskState& s = tasks_[task];
+  s.connected = true;
+  s.last_heard = s.reached_at = now;
+}
+
+void Supervisor::OnUnreachable(size_t task, uint64_t incarnation, const std::string& why, SteadyTime now) {
+  // Granted but unreachable (killed since it registered, say): replaced like a lost one.
+  if (Current(task, incarnation)) Lose(task, "unreachable: " + why, now);
+}
+
+void Supervisor::OnLost(size_t task, uint64_t incarnation, const std::string& why, SteadyTime now) {
+  if (!Current(task, incarnation)) return;
+  tasks_[task].connected = false;
+  if (!tasks_[task].outcome.finished) Lose(task, "lost: " + why, now);
+}
+
+void Supervisor::OnReport(size_t task, uint64_t incarnation, proto::Envelope::Reader env, SteadyTime now) {
+  if (!Current(task, incarnation)) return;
+  TaskState& s = tasks_[task];
+  s.last_heard = now;
+  // Fencing: a report of another incarnation of the task never counts (logged once).
+  if (auto from = IncarnationOf(env); from && *from != incarnation) {
+    if (s.stale_logged != incarnation) {
+      log_->warn("job {}: dropped a report of task {} from incarnation {} on daemon {} (current {})",
+                 settings_.job_id, task, *from, s.outcome.daemon, incarnation);
+      s.stale_logged = incarnation;
+    }
+    return;
+  }
+  const std::string who = "daemon " + s.outcome.daemon;
+  if (env.isRefuse()) {
+    // The daemon closes on us for something we sent (a frame over its max_frame_bytes, say):
+    // any daemon would, so the run fails with its reason instead of replacing it.
+    Fail(who + " (task " + std::to_string(task) + ") closed the connection: " +
+         Printable(env.getRefuse().getReason().cStr(), 300, false));
+  } else if (env.isTaskReady()) {
+    OnReady(task, env.getTaskReady(), now);
+  } else if (env.isTaskProgress()) {
+    auto p = env.getTaskProgress();
+    s.outcome.iterations = std::max(s.outcome.iterations, p.getIteration());
+    s.change = p.getLocalChange();
+    s.outcome.checkpoints = std::max(s.outcome.checkpoints, p.getCheckpoints());
+    s.outcome.checkpoint_bytes = std::max(s.outcome.checkpoint_bytes, p.getCheckpointBytes());
+  } else if (env.isLocalConvergence()) {
+    auto c = env.getLocalConvergence();
+    s.outcome.iterations = std::max(s.outcome.iterations, c.getIteration());
+    detector_.OnLocal(static_cast<uint32_t>(task), c.getConverged());
+    OnConvergenceEvent();
+  } else if (env.isConvergenceAnswer()) {
+    auto a = env.getConvergenceAnswer();
+    detector_.OnAnswer(static_cast<uint32_t>(task), a.getRound(), a.getConverged());
+    OnConvergenceEvent();
+  } else if (env.isSnapshotData()) {
+    auto d = env.getSnapshotData();
+    if (d.getRound() == snapshot_round_) {
+      s.snapshot = Bytes(d.getData());
+      s.outcome.iterations = std::max(s.outcome.iterations, d.getIteration());
+      Changed();
+    }
+  } else if (env.isResult()) {
+    auto r = env.getResult();
+    s.outcome.iterations = r.getIterations();
+    s.outcome.checkpoints = std::max(s.outcome.checkpoints, r.getCheckpoints());
+    s.outcome.checkpoint_bytes = std::max(s.outcome.checkpoint_bytes, r.getCheckpointBytes());
+    if (r.getError().size() > 0) {
+      Fail("task " + std::to_string(task) + " failed: " + Printable(r.getError().cStr(), 300, false));
+    } else {
+      s.outcome.data = Bytes(r.getData());
+      s.outcome.finished = true;
+      Changed();
+    }
+  }
+}
+
+void Supervisor::OnReady(size_t task, proto::TaskReady::Reader r, SteadyTime now) {
+  TaskState& s = tasks_[task];
+  if (r.getNeedPlugin()) {
+    port_.send_plugin(task);
+    return;
+  }
+  if (r.getError().size() > 0) {
+    Fail("daemon " + s.outcome.daemon + " refused task " + std::to_string(task) + ": " +
+         Printable(r.getError().cStr(), 300, false));
+    return;
+  }
+  s.ready = true;
+  if (s.replacement >= 0) {
+    auto& rep = replacements_[static_cast<size_t>(s.replacement)];
+    rep.restored_iteration = r.getRestoredIteration();
+    rep.seconds_to_resume = Seconds(now - s.failed_at);
+    s.outcome.iterations = rep.restored_iteration;
+    s.replacement = -1;
+    log_->info("job {}: task {} resumes on daemon {} from iteration {}, {:.2f} s after the loss", settings_.job_id,
+               task, s.outcome.daemon, rep.restored_iteration, rep.seconds_to_resume);
+  }
+  if (started_) port_.send(task, [&](proto::Envelope::Builder e) { e.initStartTask().setJob(settings_.job_id); });
+  Changed();
+}
+
+void Supervisor::Tick(SteadyTime now) {
+  for (size_t t = 0; t < tasks_.size(); ++t) {
+    TaskState& s = tasks_[t];
+    if (!s.connected || s.outcome.finished || !failure_.empty()) continue;
+    if (s.ready && now - s.last_heard >= settings_.failure_timeout) {
+      Lose(t, "silent for " + std::to_string(settings_.failure_timeout.count()) + " ms", now);
+    } else if (!s.ready && now - s.reached_at >= settings_.setup_timeout) {
+      // Building a large block may keep a daemon quiet for seconds before its TaskReady, hence a
+      // limit of its own for the setup.
+      Lose(t, "not ready " + std::to_string(settings_.setup_timeout.count()) + " ms after its assignment", now);
+    }
+  }
+}
+
+void Supervisor::Lose(size_t task, const std::string& why, SteadyTime now) {
+  TaskState& s = tasks_[task];
+  const std::string dead = s.outcome.daemon;
+  ++failures_;
+  log_->warn("job {}: daemon {} (task {}) {}", settings_.job_id, dead, task, why);
+  if (!failure_.empty() || halting_) return;
+  if (settings_.sync) {
+    // A task restored at iteration k would wait for values of k + 1 its neighbours sent long ago.
+    Fail("daemon " + dead + " (task " + std::to_string(task) + ") " + why + "; sync mode cannot replace a daemon");
+    return;
+  }
+  // From here on the dead daemon's incarnation is over: the runner stops acting for it, and a
+  // paused daemon that comes back finds its connection closed.
+  if (s.connected) port_.close(task);
+  s.connected = false;
+  s.ready = false;
+  s.change = 0;
+  s.failed_at = now;
+  s.snapshot.reset();
+  detector_.Withdraw(static_cast<uint32_t>(task));
+  // The mapping picks the replacement among the granted daemons no task runs on (deployment.h);
+  // when none is free, a super-node is asked for one.
+  if (deployment_->Lose(task)) {
+    Move(task, dead);
+  } else {
+    log_->info("job {}: no granted daemon is free for task {}; asking the super-node for one", settings_.job_id, task);
+    port_.request_daemon(task, deployment_->task(task).incarnation,
+                         "daemon " + dead + " (task " + std::to_string(task) + ") " + why);
+  }
+  Changed();
+}
+
+bool Supervisor::AddDaemons(size_t task, uint64_t incarnation, const std::vector<GrantedDaemon>& daemons,
+                            SteadyTime now) {
+  if (!Current(task, incarnation) || !deployment_->task(task).waiting) return false;
+  deployment_->AddGranted(daemons);
+  const std::string dead = tasks_[task].outcome.daemon;  // Move overwrites it
+  if (!deployment_->Place(task)) return false;
+  tasks_[task].reached_at = now;
+  Move(task, dead);
+  return true;
+}
+
+void Supervisor::Move(size_t task, const std::string& dead) {
+  TaskState& s = tasks_[task];
+  const TaskPlace& next = deployment_->task(task);
+  s.outcome.daemon = next.daemon;
+  s.outcome.address = next.address;
+  s.replacement = static_cast<int>(replacements_.size());
+  replacements_.push_back({static_cast<uint32_t>(task), dead, next.daemon, 0, -1});
+  log_->info("job {}: task {} goes to daemon {} (incarnation {})", settings_.job_id, task, next.daemon,
+             next.incarnation);
+  // Every other daemon first learns where the task went (its values, its checkpoints, and the
+  // dead daemon's role as a backup); then the replacement gets the task.
+  for (size_t t = 0; t < tasks_.size(); ++t) {
+    if (t == task || !tasks_[t].connected) continue;
+    port_.send(t, [&](proto::Envelope::Builder e) {
+      auto m = e.initNeighbourMoved();
+      m.setJob(settings_.job_id);
+      m.setTask(static_cast<uint32_t>(task));
+      m.setAddress(next.address);
+      m.setDaemonId(next.daemon);
+      m.setIncarnation(next.incarnation);
+      m.setPreviousDaemonId(dead);
+    });
+  }
+  port_.connect(task, next.incarnation);
+}
+
+void Supervisor::Start() {
+  started_ = true;
+  SendAll([&](proto::Envelope::Builder e) { e.initStartTask().setJob(settings_.job_id); });
+}
+
+uint64_t Supervisor::RequestSnapshots() {
+  const uint64_t round = ++snapshot_round_;
+  for (auto& s : tasks_) s.snapshot.reset();
+  SendAll([&](proto::Envelope::Builder e) {
+    auto q = e.initSnapshot();
+    q.setJob(settings_.job_id);
+    q.setRound(round);
+  });
+  return round;
+}
+
+bool Supervisor::SnapshotsComplete() const {
+  return std::all_of(tasks_.begin(), tasks_.end(), [](const TaskState& s) { return s.snapshot.has_value(); });
+}
+
+std::vector<std::string> Supervisor::TakeSnapshots() {
+  std::vector<std::string> slices;
+  for (auto& s : tasks_) {
+    slices.push_back(s.snapshot ? std::move(*s.snapshot) : std::string());
+    s.snapshot.reset();
+  }
+  return slices;
+}
+
+void Supervisor::Tighten(double factor) {
+  tighten_ *= factor;
+  SendAll([&](proto::Envelope::Builder e) {
+    auto t = e.initTighten();
+    t.setJob(settings_.job_id);
+    t.setFactor(factor);
+  });
+  detector_.Reset();
+}
+
+void Supervisor::Halt() {
+  halting_ = true;
+  SendAll([&](proto::Envelope::Builder e) { e.initHalt().setJob(settings_.job_id); });
+}
+
+void Supervisor::Fail(const std::string& why) {
+  if (failure_.empty()) failure_ = why;
+  Changed();
+}
+
+bool Supervisor::AllReady() const {
+  return std::all_of(tasks_.begin(), tasks_.end(), [](const TaskState& s) { return s.ready; });
+}
+
+bool Supervisor::AllFinished() const {
+  return std::all_of(tasks_.begin(), tasks_.end(), [](const TaskState& s) { return s.outcome.finished; });
+}
+
+std::vector<TaskOutcome> Supervisor::outcomes() const {
+  std::vector<TaskOutcome> out;
+  for (const auto& s : tasks_) out.push_back(s.outcome);
+  return out;
+}
+
+SupervisorProgress Supervisor::progress() const {
+  SupervisorProgress p;
+  p.tasks = static_cast<uint32_t>(tasks_.size());
+  p.min_iteration = tasks_.empty() ? 0 : UINT64_MAX;
+  for (const auto& s : tasks_) {
+    p.min_iteration = std::min(p.min_iteration, s.outcome.iterations);
+    p.max_iteration = std::max(p.max_iteration, s.outcome.iterations);
+    if (std::isfinite(s.change)) p.max_change = std::max(p.max_change, s.change);
+    p.live += s.connected && s.ready;
+    p.checkpoints += s.outcome.checkpoints;
+  }
+  p.converged = detector_.converged_count();
+  p.failures = failures_;
+  p.replacements = static_cast<uint32_t>(replacements_.size());
+  return p;
+}
+
+std::vector<std::string> Supervisor::RunningTaskDaemons() const {
+  std::vector<std::string> out;
+  if (!started_ || !failure_.empty() || detector_.converged()) return out;
+  for (const auto& s : tasks_) {
+    if (s.ready && s.connected && !s.outcome.finished) out.push_back(s.outcome.daemon);
+  }
+  return out;
+}
+
+std::optional<size_t> Supervisor::TaskOn(const std::string& daemon) const {
+  for (size_t t = 0; t < tasks_.size(); ++t) {
+    if (tasks_[t].connected && tasks_[t].outcome.daemon == daemon) return t;
+  }
+  return std::nullopt;
+}
+
+void Supervisor::OnConvergenceEvent() {
+  if (auto round = detector_.RoundToOpen()) {
+    log_->debug("job {}: every task locally converged, confirmation round {}", settings_.job_id, *round);
+    SendAll([&](proto::Envelope::Builder e) {
+      auto q = e.initConvergenceQuery();
+      q.setJob(settings_.job_id);
+      q.setRound(*round);
+    });
+  }
+  if (detector_.converged()) Changed();
+}
+
+void Supervisor::SendAll(const EnvelopeFill& fill) {
+  for (size_t t = 0; t < tasks_.size(); ++t) {
+    if (tasks_[t].connected) port_.send(t, fill);
+  }
+}
+
+}  // namespace aiac::spawner

@@ -1,0 +1,158 @@
+// The decisions of a job while its tasks run, apart from the wire: which daemon is each task's
+// live owner and in which incarnation, what a daemon's report means (fenced by incarnation),
+// when a daemon is lost (its connection closed, unreachable when dialed, or silent), how a lost
+// daemon's task goes to a replacement (the deployment's mapping picks it; every other daemon is
+// told first), when the tasks are globally converged (ConvergenceDetector with its confirmation
+// round), and the result snapshots of a checking round.
+//
+// It owns no socket and reads no clock: the job runner dials, sends and reads through a
+// SupervisorPort and passes the time of each event in, so the decisions are unit-tested with a
+// fake port and a fake clock (tests/unit/spawner/supervisor_test.cc). Not thread-safe: the
+// spawner's io thread calls it.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "aiac/convergence.h"
+#include "core/logging.h"
+#include "proto/aiac.capnp.h"
+#include "spawner/deployment.h"
+#include "spawner/run_summary.h"
+
+namespace aiac::spawner {
+
+using SteadyTime = std::chrono::steady_clock::time_point;
+using EnvelopeFill = std::function<void(proto::Envelope::Builder)>;
+
+struct SupervisorSettings {
+  std::string job_id;
+  bool sync = false;
+  // A ready task's daemon silent this long is lost (daemons report every 250 ms).
+  std::chrono::milliseconds failure_timeout{5000};
+  // A daemon not ready this long after it was reached is lost (a large block takes seconds).
+  std::chrono::milliseconds setup_timeout{30000};
+};
+
+// How the supervisor reaches the daemons; the job runner carries it out.
+struct SupervisorPort {
+  // Dial the daemon deployment().task(task) names and assign it the task in `incarnation`; the
+  // runner answers with OnConnected or OnUnreachable, then OnReport / OnLost.
+  std::function<void(size_t task, uint64_t incarnation)> connect;
+  // To task's daemon, when it is connected.
+  std::function<void(size_t task, const EnvelopeFill& fill)> send;
+  // Drop task's connection (its daemon is lost, or fenced off).
+  std::function<void(size_t task)> close;
+  // Task's daemon asked for the app plugin.
+  std::function<void(size_t task)> send_plugin;
+  // No granted daemon is free for task's `incarnation`: ask a super-node for one, then
+  // AddDaemons (or Fail with `what` when none comes).
+  std::function<void(size_t task, uint64_t incarnation, const std::string& what)> request_daemon;
+  // Something the run waits for may hold now.
+  std::function<void()> changed;
+};
+
+// What the progress line shows.
+struct SupervisorProgress {
+  uint64_t min_iteration = 0, max_iteration = 0;
+  double max_change = 0;
+  uint32_t converged = 0, live = 0, tasks = 0;
+  uint32_t failures = 0, replacements = 0;
+  uint64_t checkpoints = 0;
+};
+
+class Supervisor {
+ public:
+  Supervisor(SupervisorSettings settings, std::unique_ptr<Deployment> deployment, SupervisorPort port, Logger log);
+
+  // Dials every task's daemon (port.connect), for incarnation 1.
+  void Deploy(SteadyTime now);
+
+  // ---- Events from the runner, for task `task` in `incarnation` (the one it was dialed for).
+  void OnConnected(size_t task, uint64_t incarnation, SteadyTime now);
+  void OnUnreachable(size_t task, uint64_t incarnation, const std::string& why, SteadyTime now);
+  // Its connection closed or failed (`why`).
+  void OnLost(size_t task, uint64_t incarnation, const std::string& why, SteadyTime now);
+  // A message from its daemon. A report of another incarnation is dropped (logged once).
+  void OnReport(size_t task, uint64_t incarnation, proto::Envelope::Reader env, SteadyTime now);
+  // Daemons a super-node granted for waiting task `task` (`incarnation`): the mapping places
+  // it among them. False when the task is no longer waiting for them or none fits.
+  bool AddDaemons(size_t task, uint64_t incarnation, const std::vector<GrantedDaemon>& daemons, SteadyTime now);
+  // Time passes: daemons silent past the failure timeout, or not ready past the setup timeout,
+  // are lost.
+  void Tick(SteadyTime now);
+
+  // ---- Steps of the run.
+  void Start();                 // every task starts iterating (StartTask)
+  uint64_t RequestSnapshots();  // every task's result slice as it is now; the round number
+  void Tighten(double factor);  // every task's local test `factor` times finer; convergence again
+  void Halt();                  // the run is ending: halt every task, replace no lost daemon
+  void Fail(const std::string& why);
+
+  // ---- State.
+  // `incarnation` still owns `task` and the run has not failed.
+  bool Current(size_t task, uint64_t incarnation) const;
+  bool AllReady() const;
+  bool AllFinished() const;
+  bool converged() const { return detector_.converged(); }
+  // Every slice of the last RequestSnapshots round came.
+  bool SnapshotsComplete() const;
+  std::vector<std::string> TakeSnapshots();
+  const std::string& failure() const { return failure_; }
+  bool started() const { return started_; }
+  double tighten() const { return tighten_; }
+  const Deployment& deployment() const { return *deployment_; }
+  const TaskOutcome& outcome(size_t task) const { return tasks_[task].outcome; }
+  std::vector<TaskOutcome> outcomes() const;
+  uint32_t failures() const { return failures_; }
+  const std::vector<Replacement>& replacements() const { return replacements_; }
+  SupervisorProgress progress() const;
+  // Daemons running a task now (started, connected, ready, not finished), none once the run
+  // converged or failed: the targets of fault injection.
+  std::vector<std::string> RunningTaskDaemons() const;
+  // The task daemon `daemon` runs and is connected for, if any.
+  std::optional<size_t> TaskOn(const std::string& daemon) const;
+
+ private:
+  struct TaskState {
+    TaskOutcome outcome;
+    bool connected = false;
+    bool ready = false;
+    double change = 0;
+    SteadyTime last_heard{}, reached_at{};
+    SteadyTime failed_at{};  // when its previous daemon was lost
+    int replacement = -1;    // index in replacements_ while its new daemon restores
+    uint64_t stale_logged = 0;  // the incarnation whose stale reports were logged
+    std::optional<std::string> snapshot;
+  };
+
+  // Task `task`'s daemon is gone (`why`): counted, then replaced unless the run is ending.
+  void Lose(size_t task, const std::string& why, SteadyTime now);
+  // Task `task` goes to the daemon the deployment placed it on, its old one `dead`.
+  void Move(size_t task, const std::string& dead);
+  void OnReady(size_t task, proto::TaskReady::Reader r, SteadyTime now);
+  void OnConvergenceEvent();
+  void SendAll(const EnvelopeFill& fill);
+  void Changed() { if (port_.changed) port_.changed(); }
+
+  SupervisorSettings settings_;
+  std::unique_ptr<Deployment> deployment_;
+  SupervisorPort port_;
+  Logger log_;
+  std::vector<TaskState> tasks_;
+  runtime::ConvergenceDetector detector_;
+  uint32_t failures_ = 0;
+  std::vector<Replacement> replacements_;
+  bool started_ = false;
+  bool halting_ = false;
+  uint64_t snapshot_round_ = 0;
+  double tighten_ = 1;  // the Tighten factors sent so far, multiplied
+  std::string failure_;
+};
+
+}  // namespace aiac::spawner

@@ -1,0 +1,410 @@
+// The supervisor with a fake port and a fake clock, no socket: deploying, reports fenced by
+// incarnation, losses (closed, unreachable, silent, slow to set up) and their replacements
+// (among the granted daemons, or from a super-node), what every other daemon is told, global
+// convergence with its confirmation round, snapshot rounds, and failures with their reasons.
+#include "spawner/supervisor.h"
+
+#include <gtest/gtest.h>
+
+#include <capnp/message.h>
+
+#include <map>
+
+#include "net/capnp_bytes.h"
+#include "support/test_support.h"
+
+namespace aiac::spawner {
+namespace {
+
+using std::chrono::milliseconds;
+
+// What the supervisor asked of the wire, in order.
+struct FakeWire {
+  std::vector<std::pair<size_t, uint64_t>> connects;  // (task, incarnation)
+  std::map<size_t, std::vector<std::string>> sent;    // per task, one line per message
+  std::vector<size_t> closes, plugins;
+  std::vector<std::tuple<size_t, uint64_t, std::string>> requests;
+  int changed = 0;
+
+  SupervisorPort Port() {
+    SupervisorPort port;
+    port.connect = [this](size_t t, uint64_t inc) { connects.emplace_back(t, inc); };
+    port.send = [this](size_t t, const EnvelopeFill& fill) {
+      capnp::MallocMessageBuilder msg;
+      auto e = msg.initRoot<proto::Envelope>();
+      fill(e);
+      sent[t].push_back(Describe(e.asReader()));
+    };
+    port.close = [this](size_t t) { closes.push_back(t); };
+    port.send_plugin = [this](size_t t) { plugins.push_back(t); };
+    port.request_daemon = [this](size_t t, uint64_t inc, const std::string& what) {
+      requests.emplace_back(t, inc, what);
+    };
+    port.changed = [this] { ++changed; };
+    return port;
+  }
+
+  static std::string Describe(proto::Envelope::Reader e) {
+    if (e.isStartTask()) return "start";
+    if (e.isHalt()) return "halt";
+    if (e.isConvergenceQuery()) return "query " + std::to_string(e.getConvergenceQuery().getRound());
+    if (e.isSnapshot()) return "snapshot " + std::to_string(e.getSnapshot().getRound());
+    if (e.isTighten()) return "tighten " + std::to_string(static_cast<int>(e.getTighten().getFactor()));
+    if (e.isNeighbourMoved()) {
+      auto m = e.getNeighbourMoved();
+      return "moved " + std::to_string(m.getTask()) + " " + std::string(m.getPreviousDaemonId().cStr()) + "->" +
+             m.getDaemonId().cStr() + " inc " + std::to_string(m.getIncarnation());
+    }
+    return "other";
+  }
+  std::string last(size_t t) const {
+    auto it = sent.find(t);
+    return it == sent.end() || it->second.empty() ? "" : it->second.back();
+  }
+};
+
+std::vector<app::TaskNode> Ring(uint32_t tasks) {
+  std::vector<app::TaskNode> graph(tasks);
+  for (uint32_t t = 0; t < tasks; ++t) {
+    graph[t].cost = 10;
+    graph[t].edges = {{(t + 1) % tasks, 1.0}, {(t + tasks - 1) % tasks, 1.0}};
+  }
+  return graph;
+}
+
+std::vector<GrantedDaemon> Daemons(int n, int first = 1) {
+  std::vector<GrantedDaemon> out;
+  for (int i = first; i < first + n; ++i) {
+    // (appended, not "d" + to_string: g++ 12 warns falsely about the latter)
+    out.push_back({std::string("d").append(std::to_string(i)),
+                   std::string("127.0.0.1:").append(std::to_string(7000 + i)), "c", 1.0});
+  }
+  return out;
+}
+
+// Builds one envelope and hands it to the supervisor as task `t`'s daemon's report.
+template <typename Fill>
+void Report(Supervisor& s, size_t t, uint64_t inc, SteadyTime now, Fill&& fill) {
+  capnp::MallocMessageBuilder msg;
+  auto e = msg.initRoot<proto::Envelope>();
+  fill(e);
+  s.OnReport(t, inc, e.asReader(), now);
+}
+
+void Ready(Supervisor& s, size_t t, uint64_t inc, SteadyTime now, uint64_t restored = 0) {
+  Report(s, t, inc, now, [&](proto::Envelope::Builder e) { e.initTaskReady().setRestoredIteration(restored); });
+}
+
+void Progress(Supervisor& s, size_t t, uint64_t inc, SteadyTime now, uint64_t iteration, uint64_t from_inc = 0) {
+  Report(s, t, inc, now, [&](proto::Envelope::Builder e) {
+    auto p = e.initTaskProgress();
+    p.setIteration(iteration);
+    p.setLocalChange(0.5);
+    p.setIncarnation(from_inc ? from_inc : inc);
+  });
+}
+
+void Local(Supervisor& s, size_t t, uint64_t inc, SteadyTime now, bool converged, uint64_t from_inc = 0) {
+  Report(s, t, inc, now, [&](proto::Envelope::Builder e) {
+    auto c = e.initLocalConvergence();
+    c.setConverged(converged);
+    c.setIncarnation(from_inc ? from_inc : inc);
+  });
+}
+
+void Answer(Supervisor& s, size_t t, uint64_t inc, SteadyTime now, uint64_t round, bool converged) {
+  Report(s, t, inc, now, [&](proto::Envelope::Builder e) {
+    auto a = e.initConvergenceAnswer();
+    a.setRound(round);
+    a.setConverged(converged);
+    a.setIncarnation(inc);
+  });
+}
+
+class SupervisorTest : public ::testing::Test {
+ protected:
+  // `tasks` tasks in a ring on `daemons` daemons, with 2 backups each.
+  void Make(uint32_t tasks, int daemons, bool sync = false) {
+    auto d = Deployment::Create({Ring(tasks), "maheve", 2}, Daemons(daemons));
+    ASSERT_TRUE(d.ok()) << d.status().message();
+    SupervisorSettings settings;
+    settings.job_id = "job-1";
+    settings.sync = sync;
+    settings.failure_timeout = milliseconds(5000);
+    settings.setup_timeout = milliseconds(30000);
+    sup_ = std::make_unique<Supervisor>(settings, std::move(*d), wire_.Port(), MakeLogger("test", spdlog::level::off));
+  }
+  // Every task dialed, connected, ready and started.
+  void Running() {
+    sup_->Deploy(t0_);
+    for (size_t t = 0; t < sup_->deployment().tasks(); ++t) {
+      sup_->OnConnected(t, 1, t0_);
+      Ready(*sup_, t, 1, t0_);
+    }
+    sup_->Start();
+  }
+  SteadyTime At(int64_t ms) const { return t0_ + milliseconds(ms); }
+
+  FakeWire wire_;
+  std::unique_ptr<Supervisor> sup_;
+  SteadyTime t0_ = SteadyTime{} + std::chrono::hours(1);
+};
+
+TEST_F(SupervisorTest, DeploysEveryTaskAndStartsThemOnceAllAreReady) {
+  Make(4, 6);
+  sup_->Deploy(t0_);
+  ASSERT_EQ(wire_.connects.size(), 4u);
+  for (size_t t = 0; t < 4; ++t) EXPECT_EQ(wire_.connects[t], std::make_pair(t, uint64_t{1}));
+  for (size_t t = 0; t < 4; ++t) sup_->OnConnected(t, 1, t0_);
+  for (size_t t = 0; t < 3; ++t) Ready(*sup_, t, 1, t0_);
+  EXPECT_FALSE(sup_->AllReady());
+  EXPECT_TRUE(wire_.sent.empty()) << "a task starts with the run, not when it is ready";
+  Ready(*sup_, 3, 1, t0_);
+  EXPECT_TRUE(sup_->AllReady());
+  sup_->Start();
+  for (size_t t = 0; t < 4; ++t) EXPECT_EQ(wire_.last(t), "start");
+  EXPECT_EQ(sup_->RunningTaskDaemons().size(), 4u);
+  EXPECT_EQ(sup_->failures(), 0u);
+}
+
+TEST_F(SupervisorTest, TheDaemonAskingForThePluginGetsIt) {
+  Make(2, 2);
+  sup_->Deploy(t0_);
+  sup_->OnConnected(1, 1, t0_);
+  Report(*sup_, 1, 1, t0_, [](proto::Envelope::Builder e) { e.initTaskReady().setNeedPlugin(true); });
+  EXPECT_EQ(wire_.plugins, std::vector<size_t>{1});
+  EXPECT_FALSE(sup_->AllReady());
+}
+
+TEST_F(SupervisorTest, ALostDaemonsTaskMovesToAFreeDaemonAndEveryOtherDaemonIsToldFirst) {
+  Make(4, 6);
+  Running();
+  const std::string dead = sup_->outcome(2).daemon;
+  wire_.connects.clear();
+  sup_->OnLost(2, 1, "connection reset", At(1000));
+  EXPECT_EQ(sup_->failures(), 1u);
+  const std::string next = sup_->outcome(2).daemon;
+  EXPECT_NE(next, dead);
+  EXPECT_EQ(sup_->deployment().task(2).incarnation, 2u);
+  const std::string moved = "moved 2 " + dead + "->" + next + " inc 2";
+  for (size_t t : {0, 1, 3}) EXPECT_EQ(wire_.last(t), moved) << "task " << t;
+  ASSERT_EQ(wire_.connects.size(), 1u);
+  EXPECT_EQ(wire_.connects[0], std::make_pair(size_t{2}, uint64_t{2}));
+  EXPECT_EQ(sup_->RunningTaskDaemons().size(), 3u) << "the new daemon is not running the task yet";
+
+  // The replacement restores from iteration 40, 1.5 s after the loss, and starts at once.
+  sup_->OnConnected(2, 2, At(2000));
+  Ready(*sup_, 2, 2, At(2500), 40);
+  ASSERT_EQ(sup_->replacements().size(), 1u);
+  const Replacement& r = sup_->replacements()[0];
+  EXPECT_EQ(r.task, 2u);
+  EXPECT_EQ(r.failed, dead);
+  EXPECT_EQ(r.daemon, next);
+  EXPECT_EQ(r.restored_iteration, 40u);
+  EXPECT_DOUBLE_EQ(r.seconds_to_resume, 1.5);
+  EXPECT_EQ(wire_.last(2), "start");
+  EXPECT_EQ(sup_->outcome(2).iterations, 40u);
+}
+
+TEST_F(SupervisorTest, ReportsOfAnOlderIncarnationNeverCount) {
+  Make(3, 5);
+  Running();
+  Progress(*sup_, 1, 1, At(100), 30);
+  sup_->OnLost(1, 1, "connection reset", At(200));
+  // The old daemon's connection, still read by the runner, speaks for incarnation 1: ignored.
+  Progress(*sup_, 1, 1, At(300), 99);
+  sup_->OnConnected(1, 2, At(300));
+  Ready(*sup_, 1, 2, At(400), 20);
+  // On the new connection, a report stamped with incarnation 1 (a stale relay) is dropped too.
+  Progress(*sup_, 1, 2, At(500), 77, /*from_inc=*/1);
+  EXPECT_EQ(sup_->outcome(1).iterations, 20u);
+  Progress(*sup_, 1, 2, At(600), 25);
+  EXPECT_EQ(sup_->outcome(1).iterations, 25u);
+  // Nor does an old incarnation's convergence: every task says converged, but task 1's is stale.
+  Local(*sup_, 0, 1, At(700), true);
+  Local(*sup_, 2, 1, At(700), true);
+  Local(*sup_, 1, 2, At(700), true, /*from_inc=*/1);
+  EXPECT_EQ(sup_->progress().converged, 2u);
+  EXPECT_EQ(wire_.last(0), "moved 1 d" + sup_->replacements()[0].failed.substr(1) + "->" + sup_->outcome(1).daemon +
+                               " inc 2");
+  // A loss reported for the old incarnation after the move changes nothing.
+  sup_->OnLost(1, 1, "closed", At(800));
+  EXPECT_EQ(sup_->failures(), 1u);
+  EXPECT_EQ(sup_->deployment().task(1).incarnation, 2u);
+}
+
+TEST_F(SupervisorTest, ASilentDaemonIsLostAtTheFailureTimeoutAndASlowSetupAtTheSetupTimeout) {
+  Make(2, 4);
+  Running();
+  Progress(*sup_, 0, 1, At(3000), 5);
+  sup_->Tick(At(4999));
+  EXPECT_EQ(sup_->failures(), 0u);
+  sup_->Tick(At(5000));  // task 1 silent since t0
+  EXPECT_EQ(sup_->failures(), 1u);
+  EXPECT_EQ(wire_.closes, std::vector<size_t>{1}) << "the silent daemon's connection is dropped";
+  EXPECT_EQ(sup_->deployment().task(1).incarnation, 2u);
+  // Its replacement is reached at 5.1 s and sets up; not silent-timed while it does...
+  sup_->OnConnected(1, 2, At(5100));
+  sup_->Tick(At(5100 + 29999));
+  EXPECT_EQ(sup_->failures(), 2u) << "task 0, heard last at 3 s, went silent meanwhile";
+  EXPECT_EQ(sup_->deployment().task(1).incarnation, 2u);
+  // ...but lost once the setup timeout passed.
+  sup_->Tick(At(5100 + 30000));
+  EXPECT_EQ(sup_->failures(), 3u);
+  EXPECT_EQ(sup_->deployment().task(1).incarnation, 3u);
+}
+
+TEST_F(SupervisorTest, WithNoFreeDaemonASupernodeIsAskedAndTheTaskGoesToWhatItGrants) {
+  Make(2, 2);
+  Running();
+  const std::string dead = sup_->outcome(0).daemon;
+  sup_->OnLost(0, 1, "connection reset", At(1000));
+  ASSERT_EQ(wire_.requests.size(), 1u);
+  EXPECT_EQ(std::get<0>(wire_.requests[0]), 0u);
+  EXPECT_EQ(std::get<1>(wire_.requests[0]), 2u);
+  EXPECT_NE(std::get<2>(wire_.requests[0]).find(dead), std::string::npos) << std::get<2>(wire_.requests[0]);
+  EXPECT_EQ(wire_.connects.size(), 2u) << "nobody to dial yet";
+  EXPECT_FALSE(sup_->AddDaemons(0, 1, Daemons(1, 9), At(1500))) << "an older incarnation's grant";
+  ASSERT_TRUE(sup_->AddDaemons(0, 2, Daemons(1, 9), At(2000)));
+  EXPECT_EQ(sup_->outcome(0).daemon, "d9");
+  EXPECT_EQ(wire_.connects.back(), std::make_pair(size_t{0}, uint64_t{2}));
+  EXPECT_EQ(wire_.last(1), "moved 0 " + dead + "->d9 inc 2");
+  EXPECT_FALSE(sup_->AddDaemons(0, 2, Daemons(1, 10), At(2100))) << "placed already";
+}
+
+TEST_F(SupervisorTest, AnUnreachableGrantIsReplacedLikeALostDaemon) {
+  Make(3, 4);
+  sup_->Deploy(t0_);
+  sup_->OnUnreachable(1, 1, "connection refused", At(100));
+  EXPECT_EQ(sup_->failures(), 1u);
+  EXPECT_TRUE(wire_.closes.empty());
+  EXPECT_EQ(wire_.connects.back(), std::make_pair(size_t{1}, uint64_t{2}));
+  EXPECT_TRUE(sup_->failure().empty());
+}
+
+TEST_F(SupervisorTest, SyncModeFailsTheRunOnALossWithTheReason) {
+  Make(2, 4, /*sync=*/true);
+  Running();
+  sup_->OnLost(1, 1, "connection reset", At(100));
+  EXPECT_NE(sup_->failure().find("sync mode cannot replace a daemon"), std::string::npos) << sup_->failure();
+  EXPECT_NE(sup_->failure().find("connection reset"), std::string::npos);
+  EXPECT_FALSE(sup_->Current(0, 1));
+  EXPECT_TRUE(sup_->RunningTaskDaemons().empty());
+}
+
+TEST_F(SupervisorTest, OnceHaltedALossIsCountedButNotReplaced) {
+  Make(2, 4);
+  Running();
+  sup_->Halt();
+  EXPECT_EQ(wire_.last(0), "halt");
+  sup_->OnLost(1, 1, "connection reset", At(100));
+  EXPECT_EQ(sup_->failures(), 1u);
+  EXPECT_EQ(sup_->deployment().task(1).incarnation, 1u);
+  EXPECT_EQ(wire_.connects.size(), 2u);
+  EXPECT_TRUE(sup_->failure().empty());
+}
+
+TEST_F(SupervisorTest, GlobalConvergenceTakesAConfirmationRoundThatALossCancels) {
+  Make(3, 5);
+  Running();
+  for (size_t t = 0; t < 3; ++t) Local(*sup_, t, 1, At(100), true);
+  for (size_t t = 0; t < 3; ++t) EXPECT_EQ(wire_.last(t), "query 1");
+  Answer(*sup_, 0, 1, At(200), 1, true);
+  Answer(*sup_, 1, 1, At(200), 1, true);
+  // Task 2's daemon dies before answering: the round is void, and the replacement must
+  // converge again before a new round opens.
+  sup_->OnLost(2, 1, "connection reset", At(300));
+  Answer(*sup_, 2, 1, At(300), 1, true);  // its old connection: ignored
+  EXPECT_FALSE(sup_->converged());
+  sup_->OnConnected(2, 2, At(400));
+  Ready(*sup_, 2, 2, At(400), 10);
+  Local(*sup_, 2, 2, At(500), true);
+  for (size_t t = 0; t < 3; ++t) EXPECT_EQ(wire_.last(t), "query 2") << "task " << t;
+  for (size_t t = 0; t < 3; ++t) Answer(*sup_, t, t == 2 ? 2 : 1, At(600), 2, true);
+  EXPECT_TRUE(sup_->converged());
+  EXPECT_TRUE(sup_->RunningTaskDaemons().empty()) << "nothing left to inject faults into";
+  // Tightening forgets it all.
+  sup_->Tighten(10);
+  EXPECT_FALSE(sup_->converged());
+  EXPECT_EQ(wire_.last(1), "tighten 10");
+  EXPECT_DOUBLE_EQ(sup_->tighten(), 10);
+}
+
+TEST_F(SupervisorTest, ASnapshotRoundTakesOnlyItsOwnSlices) {
+  Make(2, 2);
+  Running();
+  auto slice = [&](size_t t, uint64_t round, const std::string& data) {
+    Report(*sup_, t, 1, At(100), [&](proto::Envelope::Builder e) {
+      auto d = e.initSnapshotData();
+      d.setRound(round);
+      d.setIncarnation(1);
+      d.setIteration(50 + t);
+      d.setData(net::AsBytes(data));
+    });
+  };
+  EXPECT_EQ(sup_->RequestSnapshots(), 1u);
+  EXPECT_EQ(sup_->RequestSnapshots(), 2u);
+  EXPECT_EQ(wire_.last(0), "snapshot 2");
+  slice(0, 1, "stale");
+  slice(1, 2, "b");
+  EXPECT_FALSE(sup_->SnapshotsComplete());
+  slice(0, 2, "a");
+  ASSERT_TRUE(sup_->SnapshotsComplete());
+  EXPECT_EQ(sup_->TakeSnapshots(), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(sup_->outcome(1).iterations, 51u);
+}
+
+TEST_F(SupervisorTest, RefusalsAndTaskErrorsFailTheRunWithTheirReason) {
+  Make(2, 2);
+  Running();
+  Report(*sup_, 0, 1, At(100), [](proto::Envelope::Builder e) { e.initRefuse().setReason("frame over 4096 bytes"); });
+  EXPECT_NE(sup_->failure().find("frame over 4096 bytes"), std::string::npos) << sup_->failure();
+  EXPECT_EQ(sup_->failures(), 0u) << "a refusal is not a lost daemon";
+
+  Make(2, 2);
+  sup_->Deploy(t0_);
+  sup_->OnConnected(0, 1, t0_);
+  Report(*sup_, 0, 1, t0_, [](proto::Envelope::Builder e) { e.initTaskReady().setError("no such app"); });
+  EXPECT_NE(sup_->failure().find("refused task 0: no such app"), std::string::npos) << sup_->failure();
+
+  Make(2, 2);
+  Running();
+  Report(*sup_, 1, 1, At(100), [](proto::Envelope::Builder e) {
+    auto r = e.initResult();
+    r.setError("iteration 7 broke");
+    r.setIncarnation(1);
+  });
+  EXPECT_NE(sup_->failure().find("task 1 failed: iteration 7 broke"), std::string::npos) << sup_->failure();
+}
+
+TEST_F(SupervisorTest, FinishedTasksAreNeitherSilentNorLost) {
+  Make(2, 4);
+  Running();
+  for (size_t t = 0; t < 2; ++t) {
+    Report(*sup_, t, 1, At(100), [](proto::Envelope::Builder e) {
+      auto r = e.initResult();
+      r.setIterations(12);
+      r.setData(net::AsBytes(std::string("x")));
+      r.setIncarnation(1);
+    });
+  }
+  EXPECT_TRUE(sup_->AllFinished());
+  sup_->Tick(At(60000));
+  sup_->OnLost(0, 1, "closed", At(60000));
+  EXPECT_EQ(sup_->failures(), 0u);
+  EXPECT_EQ(sup_->outcomes()[1].iterations, 12u);
+  EXPECT_EQ(sup_->outcomes()[1].data, "x");
+}
+
+TEST_F(SupervisorTest, TaskOnNamesTheConnectedDaemonsTask) {
+  Make(2, 3);
+  Running();
+  const std::string d1 = sup_->outcome(1).daemon;
+  EXPECT_EQ(sup_->TaskOn(d1), std::optional<size_t>(1));
+  sup_->OnLost(1, 1, "closed", At(10));
+  EXPECT_FALSE(sup_->TaskOn(d1));
+  EXPECT_FALSE(sup_->TaskOn(sup_->outcome(1).daemon)) << "not connected yet";
+}
+
+}  // namespace
+}  // namespace aiac::spawner
