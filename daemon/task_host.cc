@@ -139,13 +139,8 @@ awaitable<std::optional<checkpoint::Checkpoint>> TaskHost::FetchCheckpoint(const
     for (const auto& [address, daemon] : a.backups) {
       auto ep = ParseEndpoint(address);
       if (!ep.ok()) continue;
-      net::RetryPolicy once;
-      once.attempts = 1;
-      auto conn = co_await net::Dial(*ep, options_.net, proto::Role::DAEMON, options_.id, proto::Role::DAEMON, once);
-      if (!conn.ok() || (*conn)->peer().id != daemon) {
-        if (conn.ok()) (*conn)->Close();
-        continue;  // dead or replaced: the others may have it
-      }
+      auto conn = co_await DialOnce(*ep, daemon, a.job, "a backup of task " + std::to_string(a.task));
+      if (!conn.ok()) continue;  // dead or replaced: the others may have it
       (*conn)->SendEnvelope([&](proto::Envelope::Builder e) {
         auto g = e.initCheckpointGet();
         g.setJob(a.job);
@@ -332,6 +327,21 @@ awaitable<void> TaskHost::ServeSpawner(net::ConnectionPtr conn) {
   waiting_for_plugin_.reset();
 }
 
+awaitable<Result<net::ConnectionPtr>> TaskHost::DialOnce(Endpoint address, std::string daemon, std::string job,
+                                                         std::string what) {
+  net::RetryPolicy once;
+  once.attempts = 1;
+  auto conn = co_await net::Dial(address, options_.net, proto::Role::DAEMON, options_.id, proto::Role::DAEMON, once);
+  if (conn.ok() && !daemon.empty() && (*conn)->peer().id != daemon) {
+    // Not the daemon the spawner named (the address was reused, or a replaced daemon came back
+    // there): never send it the job's data, nor take its checkpoints.
+    log_->warn("job {}: {} is not daemon {}, {}", job, (*conn)->Describe(), daemon, what);
+    (*conn)->Close();
+    co_return Unavailable("wrong daemon at the address");
+  }
+  co_return conn;
+}
+
 awaitable<net::ConnectionPtr> TaskHost::DialDaemon(Session job, std::function<Target()> target,
                                                   std::string what, std::chrono::milliseconds& backoff) {
   while (job_ == job) {
@@ -339,16 +349,8 @@ awaitable<net::ConnectionPtr> TaskHost::DialDaemon(Session job, std::function<Ta
     const Target t = target();
     const Endpoint& address = t.first;
     const std::string& daemon = t.second;
-    net::RetryPolicy once;
-    once.attempts = 1;
-    auto conn = co_await net::Dial(address, options_.net, proto::Role::DAEMON, options_.id, proto::Role::DAEMON, once);
+    auto conn = co_await DialOnce(address, daemon, job->job(), what);
     if (job_ != job) break;
-    if (conn.ok() && !daemon.empty() && (*conn)->peer().id != daemon) {
-      // Not the daemon the spawner named (the address was reused): never send it the job's data.
-      log_->warn("job {}: {} is not daemon {}, {}", job->job(), (*conn)->Describe(), daemon, what);
-      (*conn)->Close();
-      conn = Unavailable("wrong daemon at the address");
-    }
     if (conn.ok() && target().second != daemon) {
       // The peer moved while we dialed (a NeighbourMoved came in): the daemon that answered may
       // be the one that was replaced, back from a pause. Dial the new one instead.

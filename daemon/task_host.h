@@ -82,6 +82,10 @@ class TaskHost {
   net::awaitable<void> RunProgress(Session job);
   // Where a link goes: the address, and the daemon id that must answer there.
   using Target = std::pair<Endpoint, std::string>;
+  // One attempt to reach `daemon` at `address` for `job` (logs and refuses another daemon
+  // answering there; `what` explains the link in logs).
+  net::awaitable<Result<net::ConnectionPtr>> DialOnce(Endpoint address, std::string daemon, std::string job,
+                                                     std::string what);
   // Connects to target() for `job`, retrying with `backoff` while the job runs (target() is
   // read before each attempt); nullptr once the job ended or the peer refused our key. `what`
   // explains the link in logs.
