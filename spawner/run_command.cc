@@ -105,6 +105,7 @@ int RunCommand(const RunArgs& args) {
   if (supernodes.empty()) return BadInput(InvalidArgument("no super-node given (--supernode HOST:PORT)"));
 
   Logger log = MakeLogger("spawner", *level);
+  for (const auto& note : app->plan.notes) log->info("{}", note);
   asio::io_context io;
   std::unique_ptr<LocalCluster> cluster;
   if (args.local > 0) {

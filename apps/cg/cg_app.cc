@@ -12,6 +12,7 @@
 
 #include "apps/cg/block_cg.h"
 #include "apps/cg/block_direct.h"
+#include "apps/cg/matrix_cache.h"
 #include "apps/cg/matrix_market.h"
 #include "core/memory_budget.h"
 
@@ -305,6 +306,10 @@ Result<CgParams> ParseCgParams(const app::JobParams& params) {
     }
     p.inner = *s;
   }
+  if (auto* s = params.Find("matrix_cache")) {
+    if (*s != "true" && *s != "false") return InvalidArgument("cg: params.matrix_cache must be true or false");
+    p.matrix_cache = *s == "true";
+  }
   if (auto* s = params.Find("stable_iterations")) {
     auto v = ParseInt("stable_iterations", *s);
     if (!v.ok()) return v.status();
@@ -314,11 +319,44 @@ Result<CgParams> ParseCgParams(const app::JobParams& params) {
   return p;
 }
 
+Result<SpMat> ReadMatrix(const std::string& path, bool use_cache, std::vector<std::string>& notes) {
+  if (use_cache) {
+    auto cached = LoadMatrixCache(path);
+    if (cached.ok()) {
+      notes.push_back("cg: read " + path + " from its cache " + MatrixCachePath(path));
+      return cached;
+    }
+    if (cached.status().code() != StatusCode::kNotFound) {
+      notes.push_back("cg: cache not used: " + cached.status().message());
+    }
+  }
+  auto m = ReadMatrixMarket(path);
+  if (!m.ok()) return m.status();
+  SpMat a(m->rows, m->cols);
+  {
+    std::vector<Eigen::Triplet<double>> t;
+    t.reserve(m->entries.size());
+    for (const auto& e : m->entries) t.emplace_back(e.row, e.col, e.value);
+    m->entries = {};
+    a.setFromTriplets(t.begin(), t.end());
+  }
+  a.makeCompressed();
+  if (use_cache) {
+    if (Status saved = SaveMatrixCache(path, a); saved.ok()) {
+      notes.push_back("cg: wrote the cache " + MatrixCachePath(path) + " for the next run");
+    } else {
+      notes.push_back("cg: no cache for the next run: " + saved.message());
+    }
+  }
+  return a;
+}
+
 Result<app::JobPlan> CgApp::Prepare(const app::JobParams& params) {
   auto p = ParseCgParams(params);
   if (!p.ok()) return p.status();
   std::string name = "generated system";
   double read_seconds = 0;
+  std::vector<std::string> notes;
   if (p->generated) {
     const double n = p->spec.n, entries = n * (2.0 * p->spec.bandwidth + 1);
     AIAC_RETURN_IF_ERROR(CheckFitsInMemory("cg: a generated system of n = " + std::to_string(p->spec.n) +
@@ -327,23 +365,20 @@ Result<app::JobPlan> CgApp::Prepare(const app::JobParams& params) {
     problem_ = Generate(p->spec);
   } else {
     const auto read_start = std::chrono::steady_clock::now();
-    auto m = ReadMatrixMarket(p->matrix);
-    if (!m.ok()) return m.status();
-    read_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - read_start).count();
-    std::vector<Eigen::Triplet<double>> t;
-    for (const auto& e : m->entries) t.emplace_back(e.row, e.col, e.value);
-    problem_.a = SpMat(m->rows, m->cols);
-    problem_.a.setFromTriplets(t.begin(), t.end());
-    problem_.a.makeCompressed();
     name = p->matrix;
-    if (m->rows != m->cols) {
-      return InvalidArgument(name + ": the matrix is " + std::to_string(m->rows) + " x " + std::to_string(m->cols) + ", not square");
+    auto matrix = ReadMatrix(p->matrix, p->matrix_cache, notes);
+    if (!matrix.ok()) return matrix.status();
+    problem_.a = std::move(*matrix);
+    read_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - read_start).count();
+    const auto rows = problem_.a.rows(), cols = problem_.a.cols();
+    if (rows != cols) {
+      return InvalidArgument(name + ": the matrix is " + std::to_string(rows) + " x " + std::to_string(cols) + ", not square");
     }
     if (p->rhs.empty()) {
-      problem_.b = problem_.a * Eigen::VectorXd::Ones(m->cols);
+      problem_.b = problem_.a * Eigen::VectorXd::Ones(cols);
     } else {
       const auto rhs_start = std::chrono::steady_clock::now();
-      auto b = ReadMatrixMarketVector(p->rhs, m->rows);
+      auto b = ReadMatrixMarketVector(p->rhs, rows);
       if (!b.ok()) return b.status();
       read_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - rhs_start).count();
       problem_.b = Eigen::Map<Eigen::VectorXd>(b->data(), static_cast<Eigen::Index>(b->size()));
@@ -368,6 +403,7 @@ Result<app::JobPlan> CgApp::Prepare(const app::JobParams& params) {
   };
   app::JobPlan plan;
   plan.read_seconds = read_seconds;
+  plan.notes = std::move(notes);
   plan.graph.resize(params.tasks);
   plan.slices.resize(params.tasks);
   // The blocks are independent (each reads the matrix, writes its own slot): built on every core.

@@ -32,9 +32,17 @@ struct CgParams {
   // iteratively at every outer iteration (block_cg.h), "auto" factors it when the factor fits
   // in memory and the block allows it, else iterates.
   std::string inner = "auto";
+  // Keep a binary copy of the parsed matrix next to its file (matrix_cache.h) and load it on the
+  // next run on the same file.
+  bool matrix_cache = true;
 };
 
 Result<CgParams> ParseCgParams(const app::JobParams& params);
+
+// The matrix of a Matrix Market file, compressed: from its binary cache when `use_cache` and the
+// cache matches the file, else parsed (and the cache written when `use_cache`). What happened to
+// the cache goes to `notes`, a line each.
+Result<SpMat> ReadMatrix(const std::string& path, bool use_cache, std::vector<std::string>& notes);
 
 class CgApp final : public app::App {
  public:

@@ -46,6 +46,7 @@ struct JobPlan {
   std::vector<std::string> slices;   // per task: data shipped in AssignTask (may be empty)
   bool supports_sync = true;         // whether --sync makes sense for this app
   double read_seconds = 0;           // of Prepare's time, the part spent reading input files
+  std::vector<std::string> notes;    // what the user should know of the preparing, a line each
 };
 
 // A value for a neighbour after an iteration.

@@ -12,6 +12,8 @@
 #include <string_view>
 #include <tuple>
 
+#include "core/crc32c.h"
+
 namespace aiac::checkpoint {
 
 struct Checkpoint {
@@ -22,13 +24,6 @@ struct Checkpoint {
   std::string state;
   uint32_t checksum = 0;  // Crc32c(state)
 };
-
-// CRC32C (Castagnoli), as iSCSI and RocksDB use it: the SSE4.2 instruction where the CPU has
-// it, Boost.CRC's table otherwise.
-uint32_t Crc32c(std::string_view bytes);
-namespace internal {
-uint32_t Crc32cPortableForTest(std::string_view bytes);  // the table version, to test both
-}  // namespace internal
 
 // A checkpoint of `state`, its checksum filled in.
 Checkpoint MakeCheckpoint(std::string job, uint32_t task, uint64_t incarnation, uint64_t iteration,

@@ -91,5 +91,41 @@ TEST_F(InputTest, OneWayDependenciesConverge) {
   }
 }
 
+// The second run on the same file loads the parsed matrix from its binary cache; once the file
+// changes, the text is read again and the answer is the new system's.
+TEST_F(InputTest, TheSecondRunReadsTheMatrixFromItsCacheUntilTheFileChanges) {
+  auto tridiagonal = [](int n, const std::string& diagonal) {
+    std::string text = "%%MatrixMarket matrix coordinate real general\n" + std::to_string(n) + " " +
+                       std::to_string(n) + " " + std::to_string(3 * n - 2) + "\n";
+    for (int i = 1; i <= n; ++i) {
+      text += std::to_string(i) + " " + std::to_string(i) + " " + diagonal + "\n";
+      if (i < n) text += std::to_string(i) + " " + std::to_string(i + 1) + " -1\n";
+      if (i > 1) text += std::to_string(i) + " " + std::to_string(i - 1) + " -1\n";
+    }
+    return text;
+  };
+  WriteFile(dir_ / "t.mtx", tridiagonal(3000, "3"));
+  WriteJob("cached.toml", "name = \"cached\"\napp = \"cg\"\ntimeout_s = 100\ntasks = 2\n"
+                          "[params]\nmatrix = \"t.mtx\"\noutput = \"x.mtx\"\n");
+  auto run = [&](const std::string& name) {
+    EXPECT_EQ(RunSpawner({"run", "--local", "2", dir_ / "cached.toml", "--json", dir_ / (name + ".json")}, name,
+                         std::chrono::seconds(110)),
+              0)
+        << Log(name);
+    EXPECT_EQ(Json(name + ".json")["status"], "converged") << Log(name);
+    return Log(name);
+  };
+  EXPECT_NE(run("first").find("wrote the cache " + dir_ / "t.mtx.aiac-csr"), std::string::npos) << Log("first");
+  const std::string second = run("second");
+  EXPECT_NE(second.find("read " + dir_ / "t.mtx" + " from its cache"), std::string::npos) << second;
+  WriteFile(dir_ / "t.mtx", tridiagonal(2000, "4"));
+  const std::string third = run("third");
+  EXPECT_NE(third.find("made from another version of the file"), std::string::npos) << third;
+  // The answer is the new system's: 2000 values, not the old 3000.
+  const std::string solution = ReadFile(Json("third.json")["output"].get<std::string>());
+  EXPECT_NE(solution.find("\n2000 1\n"), std::string::npos) << solution.substr(0, 200);
+  EXPECT_LT(Json("third.json")["residual"].get<double>(), 1e-8);
+}
+
 }  // namespace
 }  // namespace aiac::testing

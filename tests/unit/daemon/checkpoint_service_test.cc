@@ -96,7 +96,7 @@ TEST_F(CheckpointServiceTest, TheNamedDaemonStoresAndFetchesItsTasksCheckpoints)
   EXPECT_TRUE(d.getFound());
   EXPECT_EQ(d.getIteration(), 20u);
   EXPECT_EQ(net::AsString(d.getState()), "state at 20");
-  EXPECT_EQ(d.getChecksum(), checkpoint::Crc32c("state at 20"));
+  EXPECT_EQ(d.getChecksum(), Crc32c("state at 20"));
 
   // The newest damaged on this daemon's disk: the older one is served.
   store_->Kept("job", 1).back().state[0] ^= 1;

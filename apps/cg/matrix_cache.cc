@@ -1,0 +1,154 @@
+#include "apps/cg/matrix_cache.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string_view>
+
+#include "core/crc32c.h"
+#include "apps/cg/matrix_market.h"
+#include "core/memory_budget.h"
+
+namespace aiac::cg {
+
+namespace {
+
+constexpr char kMagic[8] = {'A', 'I', 'A', 'C', 'C', 'S', 'R', '1'};
+constexpr std::streamsize kSample = 1 << 20;  // bytes of the source's head and tail in its key
+
+// What names the source file's version.
+struct SourceKey {
+  uint64_t size;
+  int64_t mtime_ns;
+  uint32_t sample_crc;  // of its first and last kSample bytes
+  uint32_t zero;        // (no padding: every byte of the file is defined)
+  bool operator==(const SourceKey&) const = default;
+};
+
+// The file layout: the header, then outer (rows + 1 ints), inner (nnz ints), values (nnz doubles).
+struct Header {
+  char magic[8];
+  SourceKey source;
+  int64_t rows, cols, nnz;
+  uint32_t outer_crc, inner_crc, values_crc, zero;
+};
+static_assert(sizeof(Header) == 8 + 24 + 24 + 16, "no padding in the cache header");
+
+Result<SourceKey> KeyOf(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return NotFound("cannot read " + path + ": " + std::strerror(errno));
+  SourceKey key{};
+  key.size = static_cast<uint64_t>(st.st_size);
+  key.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  std::ifstream in(path, std::ios::binary);
+  std::string sample(static_cast<size_t>(std::min<uint64_t>(key.size, 2 * kSample)), '\0');
+  if (key.size <= 2 * kSample) {
+    in.read(sample.data(), static_cast<std::streamsize>(sample.size()));
+  } else {
+    in.read(sample.data(), kSample);
+    in.seekg(-kSample, std::ios::end);
+    in.read(sample.data() + kSample, kSample);
+  }
+  if (!in) return IoError("cannot read " + path);
+  key.sample_crc = Crc32c(sample);
+  return key;
+}
+
+template <typename T>
+std::string_view Bytes(const T* data, int64_t count) {
+  return {reinterpret_cast<const char*>(data), static_cast<size_t>(count) * sizeof(T)};
+}
+
+}  // namespace
+
+std::string MatrixCachePath(const std::string& matrix_path) { return matrix_path + ".aiac-csr"; }
+
+Result<SpMat> LoadMatrixCache(const std::string& matrix_path) {
+  const std::string path = MatrixCachePath(matrix_path);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound("no cache " + path);
+  auto damaged = [&](const std::string& what) { return Corruption("the cache " + path + " is damaged: " + what); };
+  Header h{};
+  if (!in.read(reinterpret_cast<char*>(&h), sizeof h)) return damaged("shorter than its header");
+  if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0) return damaged("not an aiac matrix cache");
+  auto key = KeyOf(matrix_path);
+  if (!key.ok()) return key.status();
+  if (!(h.source == *key)) return Unavailable("the cache " + path + " was made from another version of the file");
+  // Sizes are checked against the cache's own length before anything is allocated for them.
+  in.seekg(0, std::ios::end);
+  const auto length = static_cast<uint64_t>(in.tellg());
+  if (h.rows < 1 || h.rows > kMaxMatrixRows || h.cols < 1 || h.cols > kMaxMatrixRows || h.nnz < 0 ||
+      length != sizeof h + static_cast<uint64_t>(h.rows + 1) * sizeof(int) +
+                    static_cast<uint64_t>(h.nnz) * (sizeof(int) + sizeof(double))) {
+    return damaged("its sizes do not match its length");
+  }
+  AIAC_RETURN_IF_ERROR(CheckFitsInMemory("the cached matrix " + path,
+                                         static_cast<double>(h.nnz) * 12 + static_cast<double>(h.rows) * 4));
+  in.seekg(sizeof h);
+  SpMat a(static_cast<Eigen::Index>(h.rows), static_cast<Eigen::Index>(h.cols));
+  a.resizeNonZeros(static_cast<Eigen::Index>(h.nnz));
+  in.read(reinterpret_cast<char*>(a.outerIndexPtr()), (h.rows + 1) * static_cast<std::streamsize>(sizeof(int)));
+  in.read(reinterpret_cast<char*>(a.innerIndexPtr()), h.nnz * static_cast<std::streamsize>(sizeof(int)));
+  in.read(reinterpret_cast<char*>(a.valuePtr()), h.nnz * static_cast<std::streamsize>(sizeof(double)));
+  if (!in) return damaged("cut short");
+  if (Crc32c(Bytes(a.outerIndexPtr(), h.rows + 1)) != h.outer_crc ||
+      Crc32c(Bytes(a.innerIndexPtr(), h.nnz)) != h.inner_crc || Crc32c(Bytes(a.valuePtr(), h.nnz)) != h.values_crc) {
+    return damaged("a checksum does not match");
+  }
+  // The structure too: Eigen trusts it, and a wrong index would be read out of bounds.
+  const int* outer = a.outerIndexPtr();
+  const int* inner = a.innerIndexPtr();
+  if (outer[0] != 0 || outer[h.rows] != h.nnz) return damaged("bad row starts");
+  for (int64_t r = 0; r < h.rows; ++r) {
+    if (outer[r + 1] < outer[r]) return damaged("bad row starts");
+    for (int k = outer[r]; k < outer[r + 1]; ++k) {
+      if (inner[k] < 0 || inner[k] >= h.cols || (k > outer[r] && inner[k] <= inner[k - 1])) {
+        return damaged("bad column index in row " + std::to_string(r + 1));
+      }
+    }
+  }
+  return a;
+}
+
+Status SaveMatrixCache(const std::string& matrix_path, const SpMat& a) {
+  if (!a.isCompressed()) return InvalidArgument("the matrix to cache must be compressed");
+  auto key = KeyOf(matrix_path);
+  if (!key.ok()) return key.status();
+  Header h{};
+  std::memcpy(h.magic, kMagic, sizeof kMagic);
+  h.source = *key;
+  h.rows = a.rows();
+  h.cols = a.cols();
+  h.nnz = a.nonZeros();
+  h.outer_crc = Crc32c(Bytes(a.outerIndexPtr(), h.rows + 1));
+  h.inner_crc = Crc32c(Bytes(a.innerIndexPtr(), h.nnz));
+  h.values_crc = Crc32c(Bytes(a.valuePtr(), h.nnz));
+  const std::string path = MatrixCachePath(matrix_path);
+  const std::string temp = path + ".tmp-" + std::to_string(::getpid());
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    if (!out) return IoError("cannot write " + temp + ": " + std::strerror(errno));
+    out.write(reinterpret_cast<const char*>(&h), sizeof h);
+    for (auto bytes : {Bytes(a.outerIndexPtr(), h.rows + 1), Bytes(a.innerIndexPtr(), h.nnz),
+                       Bytes(a.valuePtr(), h.nnz)}) {
+      out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    }
+    out.flush();
+    if (!out) {
+      out.close();
+      std::remove(temp.c_str());
+      return IoError("cannot write " + temp + " (disk full?)");
+    }
+  }
+  if (std::rename(temp.c_str(), path.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    std::remove(temp.c_str());
+    return IoError("cannot rename " + temp + " to " + path + ": " + why);
+  }
+  return Status::Ok();
+}
+
+}  // namespace aiac::cg

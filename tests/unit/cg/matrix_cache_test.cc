@@ -1,0 +1,169 @@
+// The binary cache of a parsed matrix: written on the first read, used on the next, ignored (and
+// rewritten) when the file changed, even with its size and modification time kept, and never
+// trusted when damaged, truncated or not a cache at all.
+#include "apps/cg/matrix_cache.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "apps/cg/cg_app.h"
+#include "support/test_support.h"
+
+namespace aiac::cg {
+namespace {
+
+using aiac::testing::ReadFile;
+using aiac::testing::TempDir;
+using aiac::testing::WriteFile;
+
+// A tridiagonal n x n matrix in Matrix Market text, diagonal `d`.
+std::string Tridiagonal(int n, const std::string& d) {
+  std::string text = "%%MatrixMarket matrix coordinate real symmetric\n" + std::to_string(n) + " " +
+                     std::to_string(n) + " " + std::to_string(2 * n - 1) + "\n";
+  for (int i = 1; i <= n; ++i) {
+    text += std::to_string(i) + " " + std::to_string(i) + " " + d + "\n";
+    if (i < n) text += std::to_string(i + 1) + " " + std::to_string(i) + " -1\n";
+  }
+  return text;
+}
+
+bool Same(const SpMat& a, const SpMat& b) {
+  if (a.rows() != b.rows() || a.cols() != b.cols() || a.nonZeros() != b.nonZeros()) return false;
+  return SpMat(a - b).norm() == 0;
+}
+
+struct Read {
+  SpMat a;
+  std::vector<std::string> notes;
+};
+
+Read ReadIt(const std::string& path, bool cache = true) {
+  Read r;
+  auto a = ReadMatrix(path, cache, r.notes);
+  EXPECT_TRUE(a.ok()) << a.status().message();
+  if (a.ok()) r.a = std::move(*a);
+  return r;
+}
+
+bool Says(const Read& r, const std::string& what) {
+  for (const auto& n : r.notes) {
+    if (n.find(what) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// Flips one byte of `path` at `offset` from its end.
+void FlipFromEnd(const std::string& path, std::streamoff offset) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekg(-offset, std::ios::end);
+  char c = 0;
+  f.read(&c, 1);
+  f.seekp(-offset, std::ios::end);
+  c = static_cast<char>(c ^ 0x5a);
+  f.write(&c, 1);
+}
+
+TEST(MatrixCacheTest, WrittenOnTheFirstReadUsedOnTheNext) {
+  TempDir dir;
+  const std::string path = dir / "t.mtx";
+  WriteFile(path, Tridiagonal(50, "4"));
+  Read first = ReadIt(path);
+  EXPECT_TRUE(Says(first, "wrote the cache")) << ::testing::PrintToString(first.notes);
+  EXPECT_TRUE(std::filesystem::exists(MatrixCachePath(path)));
+  Read second = ReadIt(path);
+  EXPECT_TRUE(Says(second, "from its cache")) << ::testing::PrintToString(second.notes);
+  EXPECT_TRUE(Same(first.a, second.a));
+  EXPECT_EQ(second.a.coeff(3, 2), -1);
+  EXPECT_EQ(second.a.coeff(3, 4), -1);
+  EXPECT_TRUE(second.a.isCompressed());
+}
+
+TEST(MatrixCacheTest, AChangedFileIsReadAgainAndItsCacheRewritten) {
+  TempDir dir;
+  const std::string path = dir / "t.mtx";
+  WriteFile(path, Tridiagonal(50, "4"));
+  ReadIt(path);
+  WriteFile(path, Tridiagonal(60, "5"));
+  Read changed = ReadIt(path);
+  EXPECT_TRUE(Says(changed, "another version")) << ::testing::PrintToString(changed.notes);
+  EXPECT_EQ(changed.a.rows(), 60);
+  EXPECT_EQ(changed.a.coeff(0, 0), 5);
+  Read again = ReadIt(path);
+  EXPECT_TRUE(Says(again, "from its cache"));
+  EXPECT_EQ(again.a.rows(), 60);
+}
+
+TEST(MatrixCacheTest, AnEditKeepingSizeAndTimeIsStillNoticed) {
+  TempDir dir;
+  const std::string path = dir / "t.mtx";
+  WriteFile(path, Tridiagonal(50, "4"));
+  struct stat before {};
+  ASSERT_EQ(::stat(path.c_str(), &before), 0);
+  ReadIt(path);
+  WriteFile(path, Tridiagonal(50, "6"));  // same length, another diagonal
+  const timespec times[2] = {before.st_atim, before.st_mtim};
+  ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times, 0), 0);
+  Read edited = ReadIt(path);
+  EXPECT_TRUE(Says(edited, "another version")) << ::testing::PrintToString(edited.notes);
+  EXPECT_EQ(edited.a.coeff(7, 7), 6);
+}
+
+TEST(MatrixCacheTest, ADamagedCacheIsNeverTrusted) {
+  TempDir dir;
+  const std::string path = dir / "t.mtx";
+  const std::string cache = MatrixCachePath(path);
+  WriteFile(path, Tridiagonal(50, "4"));
+  const SpMat right = ReadIt(path).a;
+  const std::string good = ReadFile(cache);
+
+  FlipFromEnd(cache, 3);  // in the last value
+  auto flipped = LoadMatrixCache(path);
+  ASSERT_FALSE(flipped.ok());
+  EXPECT_EQ(flipped.status().code(), StatusCode::kCorruption);
+  EXPECT_NE(flipped.status().message().find("checksum"), std::string::npos) << flipped.status().message();
+  Read r = ReadIt(path);
+  EXPECT_TRUE(Says(r, "damaged"));
+  EXPECT_TRUE(Same(r.a, right));
+  EXPECT_TRUE(LoadMatrixCache(path).ok()) << "rewritten after the text was read";
+
+  WriteFile(cache, good.substr(0, good.size() - 8));
+  auto cut = LoadMatrixCache(path);
+  ASSERT_FALSE(cut.ok());
+  EXPECT_NE(cut.status().message().find("do not match its length"), std::string::npos) << cut.status().message();
+
+  WriteFile(cache, "%%MatrixMarket and other text that is no cache at all, long enough for a header.....");
+  auto other = LoadMatrixCache(path);
+  ASSERT_FALSE(other.ok());
+  EXPECT_NE(other.status().message().find("not an aiac matrix cache"), std::string::npos);
+
+  WriteFile(cache, "short");
+  EXPECT_EQ(LoadMatrixCache(path).status().code(), StatusCode::kCorruption);
+  EXPECT_TRUE(Same(ReadIt(path).a, right));
+}
+
+TEST(MatrixCacheTest, AFolderWhereTheCacheWouldGoIsReportedNotFatal) {
+  TempDir dir;
+  const std::string path = dir / "t.mtx";
+  WriteFile(path, Tridiagonal(20, "4"));
+  std::filesystem::create_directory(MatrixCachePath(path));
+  Read r = ReadIt(path);
+  EXPECT_TRUE(Says(r, "no cache for the next run")) << ::testing::PrintToString(r.notes);
+  EXPECT_EQ(r.a.rows(), 20);
+}
+
+TEST(MatrixCacheTest, OffMeansNeitherReadNorWritten) {
+  TempDir dir;
+  const std::string path = dir / "t.mtx";
+  WriteFile(path, Tridiagonal(20, "4"));
+  Read r = ReadIt(path, /*cache=*/false);
+  EXPECT_TRUE(r.notes.empty());
+  EXPECT_FALSE(std::filesystem::exists(MatrixCachePath(path)));
+  EXPECT_EQ(LoadMatrixCache(path).status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace aiac::cg
