@@ -6,22 +6,46 @@
 
 namespace aiac::cg {
 
+double BlockDirect::LowerEnvelope(const SpMat& a) {
+  double envelope = 0;
+  for (Eigen::Index i = 0; i < a.outerSize(); ++i) {
+    SpMat::InnerIterator it(a, i);  // columns ascending: the first is the row's leftmost
+    envelope += it && it.col() < i ? static_cast<double>(i - it.col() + 1) : 1;
+  }
+  return envelope;
+}
+
+template <typename Ordering>
+Result<std::unique_ptr<BlockDirect::Cholesky<Ordering>>> BlockDirect::FactorCholesky(const SpMat& a,
+                                                                                     double& nonzeros) {
+  auto llt = std::make_unique<Cholesky<Ordering>>();
+  llt->analyzePattern(a);
+  const double predicted = llt->predicted_nonzeros() + static_cast<double>(a.rows());
+  // Checked before the numbers are computed: 8 bytes of value and 4 of index per nonzero.
+  AIAC_RETURN_IF_ERROR(CheckFitsInMemory("the factor of a " + std::to_string(a.rows()) + "-row block (" +
+                                             std::to_string(static_cast<long long>(predicted)) + " nonzeros)",
+                                         predicted * 12));
+  llt->factorize(a);
+  if (llt->info() != Eigen::Success) {
+    return InvalidArgument("the block is not positive definite (its Cholesky factorization failed)");
+  }
+  nonzeros = predicted;
+  return llt;
+}
+
 Result<std::unique_ptr<BlockDirect>> BlockDirect::Factor(const SpMat& a, bool symmetric) {
   std::unique_ptr<BlockDirect> d(new BlockDirect(a));
-  const std::string what = "the factor of a " + std::to_string(a.rows()) + "-row block";
   if (symmetric) {
-    d->llt_ = std::make_unique<Cholesky>();
-    d->llt_->analyzePattern(a);
-    const double predicted = d->llt_->predicted_nonzeros() + static_cast<double>(a.rows());
-    // Checked before the numbers are computed: 8 bytes of value and 4 of index per nonzero.
-    AIAC_RETURN_IF_ERROR(CheckFitsInMemory(what + " (" + std::to_string(static_cast<long long>(predicted)) +
-                                               " nonzeros)",
-                                           predicted * 12));
-    d->llt_->factorize(a);
-    if (d->llt_->info() != Eigen::Success) {
-      return InvalidArgument("the block is not positive definite (its Cholesky factorization failed)");
+    const double lower = static_cast<double>(a.nonZeros() + a.rows()) / 2;  // with the diagonal
+    if (LowerEnvelope(a) <= 2 * lower) {
+      auto llt = FactorCholesky<Eigen::NaturalOrdering<int>>(a, d->factor_nonzeros_);
+      if (!llt.ok()) return llt.status();
+      d->natural_ = std::move(*llt);
+    } else {
+      auto llt = FactorCholesky<Eigen::AMDOrdering<int>>(a, d->factor_nonzeros_);
+      if (!llt.ok()) return llt.status();
+      d->llt_ = std::move(*llt);
     }
-    d->factor_nonzeros_ = predicted;
     return d;
   }
   d->columns_ = a;
@@ -45,7 +69,10 @@ BlockDirect::Outcome BlockDirect::Solve(const Eigen::VectorXd& b, Eigen::VectorX
     return {0, ""};
   }
   bool ok;
-  if (llt_) {
+  if (natural_) {
+    x = natural_->solve(b);
+    ok = natural_->info() == Eigen::Success;
+  } else if (llt_) {
     x = llt_->solve(b);
     ok = llt_->info() == Eigen::Success;
   } else {

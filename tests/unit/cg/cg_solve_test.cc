@@ -283,6 +283,41 @@ TEST(BlockDirectTest, FactorsOnceAndSolvesLikeEigen) {
   }
 }
 
+// A banded block is factored in its own order (its fill cannot exceed its envelope), a 2-D grid
+// with AMD (in its own order it would fill its whole band of width sqrt(n)); both solve.
+TEST(BlockDirectTest, BandedBlocksKeepTheirOrderOthersAreReorderedByAmd) {
+  Problem banded = Generate({4000, 6, 3});
+  EXPECT_LE(BlockDirect::LowerEnvelope(banded.a), 4000.0 * 7);
+  const int k = 60, n = k * k;
+  std::vector<Eigen::Triplet<double>> t;
+  for (int i = 0; i < k; ++i) {
+    for (int j = 0; j < k; ++j) {
+      const int r = i * k + j;
+      t.emplace_back(r, r, 4.0);
+      if (i > 0) t.emplace_back(r, r - k, -1.0);
+      if (i + 1 < k) t.emplace_back(r, r + k, -1.0);
+      if (j > 0) t.emplace_back(r, r - 1, -1.0);
+      if (j + 1 < k) t.emplace_back(r, r + 1, -1.0);
+    }
+  }
+  SpMat grid(n, n);
+  grid.setFromTriplets(t.begin(), t.end());
+  EXPECT_GT(BlockDirect::LowerEnvelope(grid), 10.0 * (grid.nonZeros() + n) / 2);
+  for (const auto& [a, ordering] : {std::pair<const SpMat*, std::string>{&banded.a, "natural"}, {&grid, "amd"}}) {
+    auto d = BlockDirect::Factor(*a, true);
+    ASSERT_TRUE(d.ok()) << d.status().message();
+    EXPECT_EQ((*d)->ordering(), ordering);
+    Eigen::VectorXd b = Eigen::VectorXd::LinSpaced(a->rows(), -1, 2), x;
+    auto out = (*d)->Solve(b, x);
+    EXPECT_EQ(out.breakdown, "");
+    EXPECT_LT(out.relative_residual, 1e-12) << ordering;
+  }
+  // AMD keeps the grid's factor far below its envelope.
+  auto amd = BlockDirect::Factor(grid, true);
+  ASSERT_TRUE(amd.ok());
+  EXPECT_LT((*amd)->factor_nonzeros(), BlockDirect::LowerEnvelope(grid) / 2);
+}
+
 TEST(BlockDirectTest, UnsymmetricBlocksAreFactoredByLuAndBadOnesRefused) {
   const int n = 300;
   const SpMat a = UnsymmetricBlock(n);
