@@ -12,6 +12,7 @@ packages=(
   libspdlog-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev
   libssl-dev                # TLS 1.3 transport, Ed25519 plugin signatures
   libglpk-dev libeigen3-dev # linear programs, linear algebra
+  libmetis-dev              # the CG app's partition of a matrix into task blocks
   clang libclang-rt-14-dev  # the sanitizer and fuzzing build (conf/sanitize.sh)
   libgtest-dev libgmock-dev libbenchmark-dev
 )

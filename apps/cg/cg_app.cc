@@ -14,6 +14,7 @@
 #include "apps/cg/block_direct.h"
 #include "apps/cg/matrix_cache.h"
 #include "apps/cg/matrix_market.h"
+#include "apps/cg/partition.h"
 #include "core/memory_budget.h"
 
 namespace aiac::cg {
@@ -73,8 +74,7 @@ class CgTask final : public app::Task {
       if (direct.ok()) {
         t->direct_ = std::move(*direct);
       } else if (params.inner == "direct") {
-        return InvalidArgument("cg: block of rows " + std::to_string(t->b_.first + 1) + ".." +
-                               std::to_string(t->b_.first + t->b_.rows) + " cannot be factored (inner = \"direct\"): " +
+        return InvalidArgument("cg: block of " + t->b_.Describe() + " cannot be factored (inner = \"direct\"): " +
                                direct.status().message());
       }
     }
@@ -87,8 +87,8 @@ class CgTask final : public app::Task {
         tolerance_(params.tolerance),
         inner_tolerance_(params.inner_tolerance),
         solver_(b_.local),
-        x_(Eigen::VectorXd::Zero(b_.rows)),
-        rhs_(b_.rows) {
+        x_(Eigen::VectorXd::Zero(b_.size())),
+        rhs_(b_.size()) {
     for (size_t k = 0; k < b_.in.size(); ++k) {
       index_[b_.in[k].task] = k;
       xin_.push_back(Eigen::VectorXd::Zero(static_cast<Eigen::Index>(b_.in[k].cols.size())));
@@ -131,21 +131,19 @@ class CgTask final : public app::Task {
     for (size_t k = 0; k < b_.in.size(); ++k) rhs_.noalias() -= b_.in[k].a * xin_[k];
     Eigen::VectorXd old = x_;
     const std::string breakdown = direct_ ? direct_->Solve(rhs_, x_).breakdown
-                                          : solver_.Solve(rhs_, x_, inner_tolerance_, std::max(100, 10 * b_.rows)).breakdown;
+                                          : solver_.Solve(rhs_, x_, inner_tolerance_, std::max(100, 10 * b_.size())).breakdown;
     if (!breakdown.empty()) {
       x_ = old;  // keep the last good iterate: it is what a checkpoint or a snapshot should hold
-      return InvalidArgument("inner solver breakdown in the block of rows " + std::to_string(b_.first + 1) + ".." +
-                             std::to_string(b_.first + b_.rows) + ": " + breakdown);
+      return InvalidArgument("inner solver breakdown in the block of " + b_.Describe() + ": " + breakdown);
     }
-    const double moved = b_.rows > 0 ? (x_ - old).cwiseAbs().maxCoeff() : 0.0;
+    const double moved = b_.size() > 0 ? (x_ - old).cwiseAbs().maxCoeff() : 0.0;
     ++iterations_;
     if (!std::isfinite(moved) || moved > 1e100) {
-      return InvalidArgument("diverged: block of rows " + std::to_string(b_.first + 1) + ".." +
-                             std::to_string(b_.first + b_.rows) + " grew without bound");
+      return InvalidArgument("diverged: block of " + b_.Describe() + " grew without bound");
     }
     // The local test is relative to the block's own scale, so a system whose solution is tiny
     // (or huge) is judged like any other.
-    const double scale = b_.rows > 0 ? x_.cwiseAbs().maxCoeff() : 0.0;
+    const double scale = b_.size() > 0 ? x_.cwiseAbs().maxCoeff() : 0.0;
     change_ = scale > 0 ? moved / scale : moved;
     // A block that depends on no other is solved exactly by its first iteration.
     stable_ = (change_ < tolerance_ || b_.in.empty()) ? stable_ + 1 : 0;
@@ -209,12 +207,14 @@ class CgTask final : public app::Task {
     return Status::Ok();
   }
 
+  // The values of the rows this task owns (overlap rows are their owners' to give), after
+  // their count.
   std::string ResultSlice() const override {
-    std::string s;
-    const int32_t first = b_.first, rows = b_.rows;
-    s.append(reinterpret_cast<const char*>(&first), 4);
-    s.append(reinterpret_cast<const char*>(&rows), 4);
-    s += PackDoubles(x_.data(), static_cast<size_t>(x_.size()));
+    const auto count = static_cast<int32_t>(b_.own.size());
+    std::string s(reinterpret_cast<const char*>(&count), 4);
+    std::vector<double> values(b_.own.size());
+    for (size_t k = 0; k < b_.own.size(); ++k) values[k] = x_[b_.own[k]];
+    s += PackDoubles(values.data(), values.size());
     return s;
   }
 
@@ -243,7 +243,8 @@ class CgTask final : public app::Task {
 Result<CgParams> ParseCgParams(const app::JobParams& params) {
   static const std::set<std::string> kKnown = {"n", "bandwidth", "seed", "matrix", "rhs", "tolerance",
                                                "stable_iterations", "inner_tolerance", "output",
-                                               "residual_tolerance", "inner"};
+                                               "residual_tolerance", "inner", "matrix_cache", "partition",
+                                               "overlap"};
   CgParams p;
   for (const auto& [key, value] : params.values) {
     if (!kKnown.count(key)) return InvalidArgument("cg: unknown parameter params." + key);
@@ -305,6 +306,18 @@ Result<CgParams> ParseCgParams(const app::JobParams& params) {
       return InvalidArgument("cg: params.inner must be \"auto\", \"direct\" or \"cg\"");
     }
     p.inner = *s;
+  }
+  if (auto* s = params.Find("partition")) {
+    if (*s != "auto" && *s != "metis" && *s != "contiguous") {
+      return InvalidArgument("cg: params.partition must be \"auto\", \"metis\" or \"contiguous\"");
+    }
+    p.partition = *s;
+  }
+  if (auto* s = params.Find("overlap")) {
+    auto v = ParseInt("overlap", *s);
+    if (!v.ok()) return v.status();
+    if (*v < 0 || *v > 100) return InvalidArgument("cg: params.overlap must be in 0..100");
+    p.overlap = static_cast<int>(*v);
   }
   if (auto* s = params.Find("matrix_cache")) {
     if (*s != "true" && *s != "false") return InvalidArgument("cg: params.matrix_cache must be true or false");
@@ -390,8 +403,26 @@ Result<app::JobPlan> CgApp::Prepare(const app::JobParams& params) {
     return InvalidArgument("cg: " + std::to_string(params.tasks) + " tasks for " + std::to_string(n) +
                            " rows (at most one task per row)");
   }
-  const auto starts = Partition(n, static_cast<int>(params.tasks));
-  const auto sends = SendLists(problem_.a, starts);
+  const auto tasks = static_cast<int>(params.tasks);
+  RowPartition part;
+  bool metis = p->metis();
+  if (metis) {
+    auto parts = MetisPartition(problem_.a, tasks);
+    if (parts.ok()) {
+      part = std::move(*parts);
+    } else if (parts.status().code() == StatusCode::kInvalidArgument) {
+      // A part left empty (a tiny or oddly coupled system): every task still needs rows.
+      notes.push_back(parts.status().message() + "; contiguous partition instead");
+      metis = false;
+    } else {
+      return parts.status();
+    }
+  }
+  if (!metis) part = ContiguousPartition(n, tasks);
+  // Each block: its own rows and `layers` layers more; who sends whom what follows from those.
+  std::vector<std::vector<int>> block_rows(params.tasks);
+  for (int l = 0; l < tasks; ++l) block_rows[l] = Extend(problem_.a, part.rows[l], p->layers());
+  const auto sends = SendLists(problem_.a, part.owner, block_rows);
   const SpMat& a = problem_.a;
   RowFn row = [&](int i, std::vector<int>& cols, std::vector<double>& vals) {
     cols.clear();
@@ -403,16 +434,22 @@ Result<app::JobPlan> CgApp::Prepare(const app::JobParams& params) {
   };
   app::JobPlan plan;
   plan.read_seconds = read_seconds;
-  plan.notes = std::move(notes);
   plan.graph.resize(params.tasks);
   plan.slices.resize(params.tasks);
   // The blocks are independent (each reads the matrix, writes its own slot): built on every core.
+  const OwnerFn owner = [&](int r) { return part.owner[static_cast<size_t>(r)]; };
   auto build = [&](uint32_t l) {
-    std::vector<double> b_local(problem_.b.data() + starts[l], problem_.b.data() + starts[l + 1]);
-    Block block = BuildBlock(row, b_local, n, starts, l, sends[l]);
+    const std::vector<int>& rows = block_rows[l];
+    std::vector<double> b_rows(rows.size());
+    std::vector<int> own;
+    for (size_t k = 0; k < rows.size(); ++k) {
+      b_rows[k] = problem_.b[rows[k]];
+      if (part.owner[static_cast<size_t>(rows[k])] == l) own.push_back(static_cast<int>(k));
+    }
+    Block block = BuildBlock(row, b_rows, n, rows, std::move(own), owner, sends[l]);
     plan.graph[l] = NodeOf(block);
-    // A generated block is rebuilt by its daemon from the parameters: nothing to ship.
-    if (!p->generated) plan.slices[l] = EncodeBlock(block);
+    // A block its daemon builds from the parameters is not shipped.
+    if (!p->daemon_builds_block()) plan.slices[l] = EncodeBlock(block);
   };
   const uint32_t threads = std::clamp<uint32_t>(std::thread::hardware_concurrency(), 1, params.tasks);
   {
@@ -424,13 +461,25 @@ Result<app::JobPlan> CgApp::Prepare(const app::JobParams& params) {
     }
     for (uint32_t l = 0; l < params.tasks; l += threads) build(l);
   }
+  if (metis || p->layers() > 0) {
+    size_t largest = 0, extended = 0;
+    for (uint32_t l = 0; l < params.tasks; ++l) {
+      largest = std::max(largest, part.rows[l].size());
+      extended = std::max(extended, block_rows[l].size());
+    }
+    notes.push_back("cg: " + std::string(metis ? "METIS" : "contiguous") + " partition into " +
+                         std::to_string(params.tasks) + " blocks of at most " + std::to_string(largest) + " rows, " +
+                         std::to_string(extended) + " with overlap " + std::to_string(p->layers()));
+  }
+  owned_ = std::move(part.rows);
+  plan.notes = std::move(notes);
   return plan;
 }
 
 Result<std::unique_ptr<app::Task>> CgApp::MakeTask(const app::JobParams& params, uint32_t task, std::string_view slice) {
   auto p = ParseCgParams(params);
   if (!p.ok()) return p.status();
-  if (p->generated) {
+  if (p->daemon_builds_block()) {
     if (params.tasks < 1 || params.tasks > static_cast<uint32_t>(p->spec.n) || task >= params.tasks) {
       return InvalidArgument("cg: task " + std::to_string(task) + " of " + std::to_string(params.tasks) + " does not fit n");
     }
@@ -449,7 +498,14 @@ Result<std::unique_ptr<app::Task>> CgApp::MakeTask(const app::JobParams& params,
       for (double v : vals) sum += v;
       b_local.push_back(sum);  // b = A * ones
     }
-    Block block = BuildBlock(row, b_local, spec.n, starts, task, SymmetricSendLists(row, spec.n, starts, task));
+    std::vector<int> block_rows(b_local.size()), own(b_local.size());
+    for (size_t k = 0; k < block_rows.size(); ++k) {
+      block_rows[k] = starts[task] + static_cast<int>(k);
+      own[k] = static_cast<int>(k);
+    }
+    const OwnerFn owner = [&starts](int r) { return static_cast<uint32_t>(OwnerOf(starts, r)); };
+    Block block = BuildBlock(row, b_local, spec.n, std::move(block_rows), std::move(own), owner,
+                             SymmetricSendLists(row, spec.n, starts, task));
     return NewCgTask(std::move(block), *p);
   }
   auto block = DecodeBlock(slice);
@@ -462,16 +518,20 @@ Result<app::GatherReport> CgApp::Gather(const app::JobParams& params, const std:
   if (!p.ok()) return p.status();
   const int n = static_cast<int>(problem_.a.rows());
   Eigen::VectorXd x = Eigen::VectorXd::Constant(n, std::nan(""));
+  if (slices.size() != owned_.size()) {
+    return Corruption("cg: " + std::to_string(slices.size()) + " results for " + std::to_string(owned_.size()) +
+                      " tasks");
+  }
   for (size_t l = 0; l < slices.size(); ++l) {
     const std::string& s = slices[l];
-    int32_t first = 0, rows = 0;
-    if (s.size() < 8) return Corruption("cg: result of task " + std::to_string(l) + " is truncated");
-    std::memcpy(&first, s.data(), 4);
-    std::memcpy(&rows, s.data() + 4, 4);
-    if (first < 0 || rows < 0 || first + rows > n || s.size() != 8 + static_cast<size_t>(rows) * 8) {
-      return Corruption("cg: result of task " + std::to_string(l) + " does not fit the system");
+    const std::vector<int>& rows = owned_[l];
+    int32_t count = 0;
+    if (s.size() >= 4) std::memcpy(&count, s.data(), 4);
+    if (s.size() < 4 || count < 0 || static_cast<size_t>(count) != rows.size() ||
+        s.size() != 4 + rows.size() * sizeof(double)) {
+      return Corruption("cg: result of task " + std::to_string(l) + " does not fit its rows");
     }
-    std::memcpy(x.data() + first, s.data() + 8, static_cast<size_t>(rows) * 8);
+    for (size_t k = 0; k < rows.size(); ++k) std::memcpy(&x[rows[k]], s.data() + 4 + k * sizeof(double), sizeof(double));
   }
   app::GatherReport report;
   const double b_norm = problem_.b.norm();

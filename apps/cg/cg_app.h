@@ -35,6 +35,18 @@ struct CgParams {
   // Keep a binary copy of the parsed matrix next to its file (matrix_cache.h) and load it on the
   // next run on the same file.
   bool matrix_cache = true;
+  // How rows are split into task blocks (partition.h): "metis", "contiguous", or "auto" (METIS
+  // for a matrix from a file, contiguous slices for a generated banded one).
+  std::string partition = "auto";
+  // Layers of the matrix graph each block extends past its own rows; -1: 1 for a matrix from a
+  // file, 0 for a generated one.
+  int overlap = -1;
+
+  bool metis() const { return partition == "metis" || (partition == "auto" && !generated); }
+  int layers() const { return overlap >= 0 ? overlap : generated ? 0 : 1; }
+  // A generated system split in contiguous slices without overlap: each daemon builds its own
+  // block from the parameters, nothing is shipped.
+  bool daemon_builds_block() const { return generated && !metis() && layers() == 0; }
 };
 
 Result<CgParams> ParseCgParams(const app::JobParams& params);
@@ -54,6 +66,7 @@ class CgApp final : public app::App {
 
  private:
   Problem problem_;  // spawner side, kept from Prepare for the residual
+  std::vector<std::vector<int>> owned_;  // per task, the rows it owns: where its result goes
 };
 
 // One task: exposed for tests (solve a whole system in-process).

@@ -109,7 +109,7 @@ class Reader {
   size_t pos_ = 0;
 };
 
-constexpr uint32_t kBlockMagic = 0x61636731;  // "acg1"
+constexpr uint32_t kBlockMagic = 0x61636732;  // "acg2": rows and owned rows listed
 
 }  // namespace
 
@@ -187,69 +187,103 @@ int OwnerOf(const std::vector<int>& starts, int row) {
   return static_cast<int>(std::upper_bound(starts.begin(), starts.end(), row) - starts.begin()) - 1;
 }
 
-Block BuildBlock(const RowFn& row, const std::vector<double>& b_local, int n, const std::vector<int>& starts,
-                 uint32_t l, std::vector<Block::Send> out) {
+std::string Block::Describe() const {
+  if (rows.empty()) return "no rows";
+  return "rows " + std::to_string(rows.front() + 1) + ".." + std::to_string(rows.back() + 1) +
+         (own.size() < rows.size() ? " (with overlap)" : "");
+}
+
+namespace {
+
+// Position of global row `r` in ascending `rows`, or -1. Contiguous blocks (the common case)
+// answer without a search.
+class RowIndex {
+ public:
+  explicit RowIndex(const std::vector<int>& rows)
+      : rows_(rows), contiguous_(!rows.empty() && rows.back() - rows.front() + 1 == static_cast<int>(rows.size())) {}
+  int operator()(int r) const {
+    if (rows_.empty()) return -1;
+    if (contiguous_) return r >= rows_.front() && r <= rows_.back() ? r - rows_.front() : -1;
+    auto it = std::lower_bound(rows_.begin(), rows_.end(), r);
+    return it != rows_.end() && *it == r ? static_cast<int>(it - rows_.begin()) : -1;
+  }
+
+ private:
+  const std::vector<int>& rows_;
+  bool contiguous_;
+};
+
+}  // namespace
+
+Block BuildBlock(const RowFn& row, const std::vector<double>& b_rows, int n, std::vector<int> rows,
+                 std::vector<int> own, const OwnerFn& owner, std::vector<Block::Send> out) {
   Block blk;
   blk.n = n;
-  blk.first = starts[l];
-  blk.rows = starts[l + 1] - starts[l];
+  blk.rows = std::move(rows);
+  blk.own = std::move(own);
   blk.out = std::move(out);
-  blk.b = Eigen::Map<const Eigen::VectorXd>(b_local.data(), static_cast<Eigen::Index>(b_local.size()));
-  std::vector<std::vector<std::pair<int, double>>> local(blk.rows);
+  blk.b = Eigen::Map<const Eigen::VectorXd>(b_rows.data(), static_cast<Eigen::Index>(b_rows.size()));
+  const int size = blk.size();
+  const RowIndex index(blk.rows);
+  std::vector<std::vector<std::pair<int, double>>> local(static_cast<size_t>(size));
   // Per other task: its columns used (global), then the entries by row.
-  std::map<uint32_t, std::map<int, int>> used;  // task -> global col -> local index (filled later)
+  std::map<uint32_t, std::map<int, int>> used;  // task -> global col -> index (filled later)
   struct Entry { int r; int col; double v; };
   std::map<uint32_t, std::vector<Entry>> coupled;
   std::vector<int> cols;
   std::vector<double> vals;
-  for (int r = 0; r < blk.rows; ++r) {
-    row(blk.first + r, cols, vals);
+  for (int r = 0; r < size; ++r) {
+    row(blk.rows[static_cast<size_t>(r)], cols, vals);
     blk.nonzeros += static_cast<int64_t>(cols.size());
     for (size_t k = 0; k < cols.size(); ++k) {
       const int c = cols[k];
-      if (c >= blk.first && c < blk.first + blk.rows) {
-        local[r].push_back({c - blk.first, vals[k]});
+      if (const int at = index(c); at >= 0) {
+        local[static_cast<size_t>(r)].push_back({at, vals[k]});
       } else {
-        const uint32_t m = static_cast<uint32_t>(OwnerOf(starts, c));
+        const uint32_t m = owner(c);
         used[m][c] = 0;
         coupled[m].push_back({r, c, vals[k]});
       }
     }
   }
-  blk.local = FromRows(blk.rows, blk.rows, local);
+  blk.local = FromRows(size, size, local);
   for (auto& [m, colmap] : used) {
     Block::Coupling cp;
     cp.task = m;
     int idx = 0;
     for (auto& [c, slot] : colmap) {
       slot = idx++;
-      cp.cols.push_back(c - starts[m]);
+      cp.cols.push_back(c);
     }
-    std::vector<std::vector<std::pair<int, double>>> rows(blk.rows);
-    for (const auto& e : coupled[m]) rows[e.r].push_back({colmap[e.col], e.v});
-    cp.a = FromRows(blk.rows, idx, rows);
+    std::vector<std::vector<std::pair<int, double>>> by_row(static_cast<size_t>(size));
+    for (const auto& e : coupled[m]) by_row[static_cast<size_t>(e.r)].push_back({colmap[e.col], e.v});
+    cp.a = FromRows(size, idx, by_row);
     blk.in.push_back(std::move(cp));
   }
   return blk;
 }
 
-std::vector<std::vector<Block::Send>> SendLists(const SpMat& a, const std::vector<int>& starts) {
-  const int tasks = static_cast<int>(starts.size()) - 1;
-  // needs[l][m] = entries of l's block that m uses.
+std::vector<std::vector<Block::Send>> SendLists(const SpMat& a, const std::vector<uint32_t>& owner,
+                                                const std::vector<std::vector<int>>& block_rows) {
+  const size_t tasks = block_rows.size();
+  // needs[l][m] = rows of l (global) whose x block m uses.
   std::vector<std::map<uint32_t, std::vector<int>>> needs(tasks);
-  for (int r = 0; r < a.rows(); ++r) {
-    const int m = OwnerOf(starts, r);
-    for (SpMat::InnerIterator it(a, r); it; ++it) {
-      const int c = static_cast<int>(it.col());
-      const int l = OwnerOf(starts, c);
-      if (l != m) needs[l][m].push_back(c - starts[l]);
+  for (size_t m = 0; m < tasks; ++m) {
+    const RowIndex in_m(block_rows[m]);
+    for (int r : block_rows[m]) {
+      for (SpMat::InnerIterator it(a, r); it; ++it) {
+        const int c = static_cast<int>(it.col());
+        if (in_m(c) < 0) needs[owner[static_cast<size_t>(c)]][static_cast<uint32_t>(m)].push_back(c);
+      }
     }
   }
   std::vector<std::vector<Block::Send>> out(tasks);
-  for (int l = 0; l < tasks; ++l) {
+  for (size_t l = 0; l < tasks; ++l) {
+    const RowIndex in_l(block_rows[l]);
     for (auto& [m, rows] : needs[l]) {
       std::sort(rows.begin(), rows.end());
       rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+      for (int& r : rows) r = in_l(r);  // owned by l, so in l's block
       out[l].push_back({m, std::move(rows)});
     }
   }
@@ -277,9 +311,9 @@ std::string EncodeBlock(const Block& b) {
   Writer w;
   w.Put<uint32_t>(kBlockMagic);
   w.Put<int32_t>(b.n);
-  w.Put<int32_t>(b.first);
-  w.Put<int32_t>(b.rows);
   w.Put<int64_t>(b.nonzeros);
+  w.PutVector(b.rows);
+  w.PutVector(b.own);
   w.PutMatrix(b.local);
   w.PutVector(std::vector<double>(b.b.data(), b.b.data() + b.b.size()));
   w.Put<uint32_t>(static_cast<uint32_t>(b.in.size()));
@@ -302,17 +336,24 @@ Result<Block> DecodeBlock(std::string_view bytes) {
   uint32_t magic = 0, nin = 0, nout = 0;
   std::vector<double> rhs;
   auto bad = [] { return Corruption("cg: the task's data slice does not decode"); };
-  if (!r.Get(magic) || magic != kBlockMagic || !r.Get(b.n) || !r.Get(b.first) || !r.Get(b.rows) ||
-      !r.Get(b.nonzeros) || b.rows < 0 || !r.GetMatrix(b.local) || !r.GetVector(rhs, bytes.size()) ||
-      static_cast<int>(rhs.size()) != b.rows || b.local.rows() != b.rows || b.local.cols() != b.rows) {
+  auto ascending_below = [](const std::vector<int>& v, int limit) {
+    for (size_t k = 0; k < v.size(); ++k) {
+      if (v[k] < 0 || v[k] >= limit || (k > 0 && v[k] <= v[k - 1])) return false;
+    }
+    return true;
+  };
+  if (!r.Get(magic) || magic != kBlockMagic || !r.Get(b.n) || b.n < 1 || !r.Get(b.nonzeros) ||
+      !r.GetVector(b.rows, bytes.size()) || !ascending_below(b.rows, b.n) || !r.GetVector(b.own, bytes.size()) ||
+      !ascending_below(b.own, b.size()) || !r.GetMatrix(b.local) || !r.GetVector(rhs, bytes.size()) ||
+      static_cast<int>(rhs.size()) != b.size() || b.local.rows() != b.size() || b.local.cols() != b.size()) {
     return bad();
   }
   b.b = Eigen::Map<Eigen::VectorXd>(rhs.data(), static_cast<Eigen::Index>(rhs.size()));
   if (!r.Get(nin)) return bad();
   for (uint32_t k = 0; k < nin; ++k) {
     Block::Coupling c;
-    if (!r.Get(c.task) || !r.GetVector(c.cols, bytes.size()) || !r.GetMatrix(c.a) || c.a.rows() != b.rows ||
-        c.a.cols() != static_cast<Eigen::Index>(c.cols.size())) {
+    if (!r.Get(c.task) || !r.GetVector(c.cols, bytes.size()) || !ascending_below(c.cols, b.n) || !r.GetMatrix(c.a) ||
+        c.a.rows() != b.size() || c.a.cols() != static_cast<Eigen::Index>(c.cols.size())) {
       return bad();
     }
     b.in.push_back(std::move(c));
@@ -320,8 +361,7 @@ Result<Block> DecodeBlock(std::string_view bytes) {
   if (!r.Get(nout)) return bad();
   for (uint32_t k = 0; k < nout; ++k) {
     Block::Send s;
-    if (!r.Get(s.task) || !r.GetVector(s.rows, bytes.size())) return bad();
-    for (int row : s.rows) if (row < 0 || row >= b.rows) return bad();
+    if (!r.Get(s.task) || !r.GetVector(s.rows, bytes.size()) || !ascending_below(s.rows, b.size())) return bad();
     b.out.push_back(std::move(s));
   }
   if (!r.done()) return bad();

@@ -1,5 +1,5 @@
 // The linear system of the multisplitting CG app (DESIGN.md section 4): A x = b with A sparse,
-// square, with a non-zero diagonal, split into one contiguous block of rows per task.
+// square, with a non-zero diagonal, split into one block of rows per task (partition.h).
 //
 // A generated system (n, bandwidth, seed) is symmetric, banded and strictly diagonally
 // dominant, so asynchronous iterations converge; any of its rows can be computed alone, so each
@@ -45,34 +45,47 @@ Status CheckSystem(const SpMat& a, const Eigen::VectorXd& b, const std::string& 
 std::vector<int> Partition(int n, int tasks);
 int OwnerOf(const std::vector<int>& starts, int row);
 
-// Everything task l needs, in its own (local) numbering.
+// Everything task l needs, in its own (local) numbering: its rows (the rows it owns and, with
+// overlap, rows owned by others that it solves too; partition.h), ascending.
 struct Block {
   int n = 0;                  // size of the whole system
-  int first = 0, rows = 0;    // this block's rows
-  SpMat local;                // A_ll, rows x rows
+  std::vector<int> rows;      // this block's rows (global), ascending
+  std::vector<int> own;       // positions in `rows` of the rows this task owns, ascending
+  SpMat local;                // A restricted to rows x rows
   struct Coupling {
     uint32_t task;                // m
-    std::vector<int> cols;        // indices of x_m used, local to m's block, ascending
-    SpMat a;                      // A_lm restricted to those columns: rows x cols.size()
+    std::vector<int> cols;        // the rows of m whose x this block uses (global), ascending
+    SpMat a;                      // A restricted to rows x cols
   };
   std::vector<Coupling> in;       // the tasks this block depends on, by task
   struct Send {
     uint32_t task;                // m
-    std::vector<int> rows;        // indices of x_l that m uses, local to this block, ascending
+    std::vector<int> rows;        // positions in `rows` of owned rows whose x m uses, ascending
   };
   std::vector<Send> out;          // who needs values of this block, by task
-  Eigen::VectorXd b;              // b_l
-  int64_t nonzeros = 0;           // e_l of the TIG
+  Eigen::VectorXd b;              // b restricted to rows
+  int64_t nonzeros = 0;           // stored entries of its rows: e_l of the TIG
+
+  int size() const { return static_cast<int>(rows.size()); }
+  // "rows 3..7" (1-based, first and last), for messages; "(with overlap)" when it has rows it
+  // does not own.
+  std::string Describe() const;
 };
 
 using RowFn = std::function<void(int row, std::vector<int>& cols, std::vector<double>& vals)>;
+using OwnerFn = std::function<uint32_t(int row)>;
 
-// Builds block l from its rows (row(i) for i in l's range) and the given send lists.
-Block BuildBlock(const RowFn& row, const std::vector<double>& b_local, int n,
-                 const std::vector<int>& starts, uint32_t l, std::vector<Block::Send> out);
-// Send lists of every block of a whole matrix: who uses which entries of whose block.
-std::vector<std::vector<Block::Send>> SendLists(const SpMat& a, const std::vector<int>& starts);
-// Send lists of block l of a symmetric matrix, from l's own rows (A_ml = A_lm^T).
+// Builds a block of `rows` (ascending; `own`: positions of the rows it owns) from row(i) for
+// each of its rows, their b values, the owner of each row outside it, and its send lists.
+Block BuildBlock(const RowFn& row, const std::vector<double>& b_rows, int n, std::vector<int> rows,
+                 std::vector<int> own, const OwnerFn& owner, std::vector<Block::Send> out);
+// Send lists of every block of a whole matrix: block l's rows are block_rows[l] (ascending), its
+// owned rows those with owner l. Block m needs x_c for each column c outside its rows used by
+// one of them; c's owner sends it.
+std::vector<std::vector<Block::Send>> SendLists(const SpMat& a, const std::vector<uint32_t>& owner,
+                                                const std::vector<std::vector<int>>& block_rows);
+// Send lists of contiguous block l (no overlap) of a symmetric matrix, from l's own rows
+// (A_ml = A_lm^T): what a daemon computes for itself.
 std::vector<Block::Send> SymmetricSendLists(const RowFn& row, int n, const std::vector<int>& starts, uint32_t l);
 
 std::string EncodeBlock(const Block& block);

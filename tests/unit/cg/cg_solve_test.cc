@@ -5,6 +5,8 @@
 #include <Eigen/SparseCholesky>
 #include <Eigen/SparseLU>
 #include <mutex>
+#include <numeric>
+#include <random>
 
 #include "aiac/convergence.h"
 #include "aiac/task_runner.h"
@@ -12,6 +14,7 @@
 #include "apps/cg/block_direct.h"
 #include "apps/cg/cg_app.h"
 #include "apps/cg/matrix_market.h"
+#include "apps/cg/partition.h"
 #include "support/test_support.h"
 
 namespace aiac::cg {
@@ -77,11 +80,10 @@ TEST(CgProblemTest, GeneratedMatrixIsSymmetricAndDiagonallyDominant) {
   }
 }
 
-TEST(CgProblemTest, DaemonRebuildsTheSameBlockAsTheSpawner) {
-  const GeneratedSpec spec{500, 7, 5};
-  Problem p = Generate(spec);
-  const auto starts = Partition(500, 4);
-  const auto sends = SendLists(p.a, starts);
+// Block l of a contiguous partition without overlap, from the whole matrix's rows and send
+// lists, as the spawner builds it.
+Block SpawnerBlock(const Problem& p, const RowPartition& part, const std::vector<std::vector<Block::Send>>& sends,
+                   uint32_t l) {
   RowFn full = [&](int i, std::vector<int>& c, std::vector<double>& v) {
     c.clear();
     v.clear();
@@ -90,38 +92,49 @@ TEST(CgProblemTest, DaemonRebuildsTheSameBlockAsTheSpawner) {
       v.push_back(it.value());
     }
   };
+  std::vector<double> b;
+  std::vector<int> own;
+  for (size_t k = 0; k < part.rows[l].size(); ++k) {
+    b.push_back(p.b[part.rows[l][k]]);
+    own.push_back(static_cast<int>(k));
+  }
+  return BuildBlock(full, b, static_cast<int>(p.a.rows()), part.rows[l], own,
+                    [&](int r) { return part.owner[static_cast<size_t>(r)]; }, sends[l]);
+}
+
+TEST(CgProblemTest, DaemonRebuildsTheSameBlockAsTheSpawner) {
+  const GeneratedSpec spec{500, 7, 5};
+  Problem p = Generate(spec);
+  const auto starts = Partition(500, 4);
+  const RowPartition part = ContiguousPartition(500, 4);
+  const auto sends = SendLists(p.a, part.owner, part.rows);
   RowFn gen = [&](int i, std::vector<int>& c, std::vector<double>& v) { GeneratedRow(spec, i, c, v); };
   for (uint32_t l = 0; l < 4; ++l) {
     std::vector<double> b(p.b.data() + starts[l], p.b.data() + starts[l + 1]);
-    Block a = BuildBlock(full, b, 500, starts, l, sends[l]);
-    Block d = BuildBlock(gen, b, 500, starts, l, SymmetricSendLists(gen, 500, starts, l));
-    EXPECT_EQ(EncodeBlock(a), EncodeBlock(d)) << "block " << l;
+    std::vector<int> own(b.size());
+    for (size_t k = 0; k < own.size(); ++k) own[k] = static_cast<int>(k);
+    Block d = BuildBlock(gen, b, 500, part.rows[l], own, [&](int r) { return static_cast<uint32_t>(OwnerOf(starts, r)); },
+                         SymmetricSendLists(gen, 500, starts, l));
+    EXPECT_EQ(EncodeBlock(SpawnerBlock(p, part, sends, l)), EncodeBlock(d)) << "block " << l;
   }
 }
 
 TEST(CgProblemTest, BlockEncodingRoundTripsAndRejectsCorruption) {
   Problem p = Generate({100, 3, 1});
-  const auto starts = Partition(100, 3);
-  const auto sends = SendLists(p.a, starts);
-  RowFn row = [&](int i, std::vector<int>& c, std::vector<double>& v) {
-    c.clear();
-    v.clear();
-    for (SpMat::InnerIterator it(p.a, i); it; ++it) {
-      c.push_back(static_cast<int>(it.col()));
-      v.push_back(it.value());
-    }
-  };
-  std::vector<double> b(p.b.data() + starts[1], p.b.data() + starts[2]);
-  const std::string bytes = EncodeBlock(BuildBlock(row, b, 100, starts, 1, sends[1]));
+  const RowPartition part = ContiguousPartition(100, 3);
+  const auto sends = SendLists(p.a, part.owner, part.rows);
+  const std::string bytes = EncodeBlock(SpawnerBlock(p, part, sends, 1));
   auto back = DecodeBlock(bytes);
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(EncodeBlock(*back), bytes);
   EXPECT_FALSE(DecodeBlock(bytes.substr(0, bytes.size() - 3)).ok());
   EXPECT_FALSE(DecodeBlock(bytes + "x").ok());
-  std::string flipped = bytes;
-  flipped[40] ^= 0x7f;
-  auto maybe = DecodeBlock(flipped);  // may decode (a value changed) but must not crash
-  (void)maybe;
+  for (size_t at : {size_t{8}, size_t{20}, size_t{40}, bytes.size() / 2}) {
+    std::string flipped = bytes;
+    flipped[at] ^= 0x7f;
+    auto maybe = DecodeBlock(flipped);  // may decode (a value changed) but must not crash
+    (void)maybe;
+  }
   EXPECT_FALSE(DecodeBlock("").ok());
 }
 
@@ -168,6 +181,84 @@ TEST(CgAppTest, GeneratedSystemMatchesEigenDirectSolve) {
   ASSERT_TRUE(x.ok());
   EXPECT_LT((Eigen::Map<Eigen::VectorXd>(x->data(), 3000) - exact).cwiseAbs().maxCoeff(), 1e-9);
   EXPECT_LT(report.numbers["error_inf"], 1e-9);
+}
+
+// A 2-D Poisson problem (an M-matrix), numbered along the grid or scrambled, as a file.
+std::string GridFile(int k, bool scrambled) {
+  std::vector<int> at(static_cast<size_t>(k * k));
+  std::iota(at.begin(), at.end(), 0);
+  if (scrambled) std::shuffle(at.begin(), at.end(), std::mt19937(11));
+  std::string text;
+  int entries = 0;
+  for (int i = 0; i < k; ++i) {
+    for (int j = 0; j < k; ++j) {
+      const int r = at[static_cast<size_t>(i * k + j)] + 1;
+      auto add = [&](int c, const char* v) {
+        text += std::to_string(r) + " " + std::to_string(at[static_cast<size_t>(c)] + 1) + " " + v + "\n";
+        ++entries;
+      };
+      add(i * k + j, "4");
+      if (i > 0) add((i - 1) * k + j, "-1");
+      if (i + 1 < k) add((i + 1) * k + j, "-1");
+      if (j > 0) add(i * k + j - 1, "-1");
+      if (j + 1 < k) add(i * k + j + 1, "-1");
+    }
+  }
+  return "%%MatrixMarket matrix coordinate real general\n" + std::to_string(k * k) + " " + std::to_string(k * k) +
+         " " + std::to_string(entries) + "\n" + text;
+}
+
+// Overlap (partition.h): on an M-matrix, blocks extended by a layer of the matrix graph need
+// fewer outer iterations than blocks without, and the answer is the same.
+TEST(CgAppTest, OverlapTakesFewerOuterIterationsOnAnMMatrix) {
+  aiac::testing::TempDir dir;
+  aiac::testing::WriteFile(dir / "grid.mtx", GridFile(30, false));
+  std::map<int, int> sweeps;
+  std::map<int, double> residual;
+  for (int overlap : {0, 1, 2}) {
+    CgApp app;
+    auto params = Params({{"matrix", "grid.mtx"}, {"tolerance", "1e-10"}, {"partition", "contiguous"},
+                          {"overlap", std::to_string(overlap)}, {"matrix_cache", "false"}},
+                         4, dir.path());
+    residual[overlap] = SolveInProcess(app, params, &sweeps[overlap]).residual;
+  }
+  EXPECT_LT(sweeps[1], sweeps[0]) << sweeps[1] << " against " << sweeps[0];
+  EXPECT_LT(sweeps[2], sweeps[1]) << sweeps[2] << " against " << sweeps[1];
+  for (const auto& [overlap, r] : residual) EXPECT_LT(r, 1e-9) << overlap;
+}
+
+// A scrambled numbering: contiguous slices couple every block with every other on almost every
+// row; METIS finds the grid again, and the blocks converge in far fewer outer iterations.
+TEST(CgAppTest, MetisBlocksOfAScrambledGridConvergeInFewerIterations) {
+  aiac::testing::TempDir dir;
+  aiac::testing::WriteFile(dir / "grid.mtx", GridFile(24, true));
+  std::map<std::string, int> sweeps;
+  for (const char* partition : {"contiguous", "metis"}) {
+    CgApp app;
+    auto params = Params({{"matrix", "grid.mtx"}, {"tolerance", "1e-10"}, {"partition", partition}, {"overlap", "0"},
+                          {"matrix_cache", "false"}},
+                         4, dir.path());
+    EXPECT_LT(SolveInProcess(app, params, &sweeps[partition]).residual, 1e-9) << partition;
+  }
+  EXPECT_LT(sweeps["metis"] * 2, sweeps["contiguous"]) << sweeps["metis"] << " against " << sweeps["contiguous"];
+}
+
+// A generated system split by METIS or with overlap is built by the spawner and shipped, and
+// reaches the same answer as the blocks the daemons build for themselves.
+TEST(CgAppTest, GeneratedSystemsSplitOtherwiseAreShippedAndAgree) {
+  for (const auto& [partition, overlap] : {std::pair{"contiguous", "0"}, {"metis", "0"}, {"contiguous", "2"}}) {
+    CgApp app;
+    auto params = Params({{"n", "2000"}, {"bandwidth", "5"}, {"tolerance", "1e-11"}, {"partition", partition},
+                          {"overlap", overlap}},
+                         3);
+    auto plan = app.Prepare(params);
+    ASSERT_TRUE(plan.ok()) << plan.status().message();
+    const bool shipped = !plan->slices[0].empty();
+    EXPECT_EQ(shipped, std::string(partition) != "contiguous" || std::string(overlap) != "0") << partition << overlap;
+    int sweeps = 0;
+    auto report = SolveInProcess(app, params, &sweeps);
+    EXPECT_LT(report.numbers["error_inf"], 1e-9) << partition << " overlap " << overlap;
+  }
 }
 
 TEST(CgAppTest, MatrixMarketGeneralSystemMatchesEigen) {

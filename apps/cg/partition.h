@@ -1,0 +1,44 @@
+// How the CG app splits a system into task blocks (issue 12, items 3 and 4). Pure.
+//
+// A partition gives each row one owner task. METIS k-way partitioning of the matrix graph (the
+// pattern of A + A^T, rows weighted by their stored entries, so each task gets about the same
+// work) cuts fewer couplings than contiguous slices when the rows are not numbered along the
+// graph, which is what lets block methods converge on systems from files; contiguous slices
+// stay for generated banded systems, whose daemons build their own blocks.
+//
+// Overlap: a task's block may extend its own rows by `layers` layers of the matrix graph (the
+// rows its rows use, and so on). It solves that larger block and keeps only the values of its
+// own rows: the multisplitting with overlap of Jones and Szyld ("Two-stage multisplitting
+// methods with overlapping blocks", Numer. Linear Algebra Appl. 3 (1996) 113-124), with the
+// weighting E_l = 1 on the rows task l owns and 0 elsewhere (so the E_l sum to I). Overlap
+// makes each block's solve see more of the coupling and reduces the outer iterations of
+// slowly converging M-matrix problems.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "apps/cg/cg_problem.h"
+#include "core/status.h"
+
+namespace aiac::cg {
+
+struct RowPartition {
+  std::vector<uint32_t> owner;         // per row: its task
+  std::vector<std::vector<int>> rows;  // per task: the rows it owns, ascending
+};
+
+// Rows [starts[l], starts[l+1]) to task l (Partition()).
+RowPartition ContiguousPartition(int n, int tasks);
+
+// METIS_PartGraphKway of the graph of A + A^T (no self-loops), vertex weights = stored entries
+// of each row, `tasks` parts. Fails (with METIS's reason) only when METIS does; a part left
+// empty is refused, since every task needs rows.
+Result<RowPartition> MetisPartition(const SpMat& a, int tasks);
+
+// Task blocks grow `layers` layers past their own rows: each row used by a row of the block
+// joins it. Ascending.
+std::vector<int> Extend(const SpMat& a, const std::vector<int>& own, int layers);
+
+}  // namespace aiac::cg

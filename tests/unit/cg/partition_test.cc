@@ -1,0 +1,107 @@
+// Partitions of a matrix into task blocks: METIS parts balanced by work and cutting fewer
+// couplings than contiguous slices of a scrambled grid, contiguous slices as before, and blocks
+// extended by layers of the matrix graph.
+#include "apps/cg/partition.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+
+namespace aiac::cg {
+namespace {
+
+// The 5-point Laplacian of a k x k grid, its rows numbered by `perm` (identity when empty).
+SpMat Grid(int k, const std::vector<int>& perm = {}) {
+  const int n = k * k;
+  auto at = [&](int r) { return perm.empty() ? r : perm[static_cast<size_t>(r)]; };
+  std::vector<Eigen::Triplet<double>> t;
+  for (int i = 0; i < k; ++i) {
+    for (int j = 0; j < k; ++j) {
+      const int r = i * k + j;
+      t.emplace_back(at(r), at(r), 4.0);
+      if (i > 0) t.emplace_back(at(r), at(r - k), -1.0);
+      if (i + 1 < k) t.emplace_back(at(r), at(r + k), -1.0);
+      if (j > 0) t.emplace_back(at(r), at(r - 1), -1.0);
+      if (j + 1 < k) t.emplace_back(at(r), at(r + 1), -1.0);
+    }
+  }
+  SpMat a(n, n);
+  a.setFromTriplets(t.begin(), t.end());
+  a.makeCompressed();
+  return a;
+}
+
+// Stored entries whose row and column belong to different tasks.
+int64_t Cut(const SpMat& a, const RowPartition& p) {
+  int64_t cut = 0;
+  for (int r = 0; r < a.rows(); ++r) {
+    for (SpMat::InnerIterator it(a, r); it; ++it) cut += p.owner[static_cast<size_t>(r)] != p.owner[static_cast<size_t>(it.col())];
+  }
+  return cut;
+}
+
+void ExpectConsistent(const RowPartition& p, int n, int tasks) {
+  ASSERT_EQ(p.owner.size(), static_cast<size_t>(n));
+  ASSERT_EQ(p.rows.size(), static_cast<size_t>(tasks));
+  size_t total = 0;
+  for (int l = 0; l < tasks; ++l) {
+    const auto& rows = p.rows[static_cast<size_t>(l)];
+    EXPECT_FALSE(rows.empty());
+    EXPECT_TRUE(std::is_sorted(rows.begin(), rows.end()));
+    for (int r : rows) EXPECT_EQ(p.owner[static_cast<size_t>(r)], static_cast<uint32_t>(l));
+    total += rows.size();
+  }
+  EXPECT_EQ(total, static_cast<size_t>(n));
+}
+
+TEST(PartitionTest, ContiguousSlicesAsBefore) {
+  const RowPartition p = ContiguousPartition(10, 3);
+  ExpectConsistent(p, 10, 3);
+  EXPECT_EQ(p.rows[0], (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(p.rows[2], (std::vector<int>{6, 7, 8, 9}));
+}
+
+TEST(PartitionTest, MetisBalancesTheWorkAndCutsLessThanSlicesOfAScrambledGrid) {
+  const int k = 40, n = k * k;
+  std::vector<int> perm(n);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::shuffle(perm.begin(), perm.end(), std::mt19937(7));
+  const SpMat a = Grid(k, perm);
+  for (int tasks : {2, 3, 4, 7}) {
+    auto metis = MetisPartition(a, tasks);
+    ASSERT_TRUE(metis.ok()) << metis.status().message();
+    ExpectConsistent(*metis, n, tasks);
+    // Balanced by the rows' stored entries (METIS's default tolerance is 3 %).
+    std::vector<int64_t> work(static_cast<size_t>(tasks), 0);
+    for (int r = 0; r < n; ++r) work[metis->owner[static_cast<size_t>(r)]] += a.outerIndexPtr()[r + 1] - a.outerIndexPtr()[r];
+    const double mean = static_cast<double>(a.nonZeros()) / tasks;
+    EXPECT_LE(static_cast<double>(*std::max_element(work.begin(), work.end())), 1.05 * mean) << tasks << " tasks";
+    // Slices of a scrambled numbering cut nearly every coupling; METIS about k per boundary.
+    const int64_t metis_cut = Cut(a, *metis), slices_cut = Cut(a, ContiguousPartition(n, tasks));
+    EXPECT_LT(metis_cut * 5, slices_cut) << tasks << " tasks: " << metis_cut << " against " << slices_cut;
+  }
+  // The same input, the same partition (a run can be repeated).
+  EXPECT_EQ(MetisPartition(a, 4)->owner, MetisPartition(a, 4)->owner);
+  EXPECT_EQ(MetisPartition(a, 1)->rows[0].size(), static_cast<size_t>(n));
+  EXPECT_FALSE(MetisPartition(a, n + 1).ok());
+}
+
+TEST(PartitionTest, ExtendAddsLayersOfTheMatrixGraph) {
+  const SpMat grid = Grid(10);  // rows i*10 + j
+  // Row 55's block grown by one layer: its four grid neighbours; by two: the diamond of 13.
+  EXPECT_EQ(Extend(grid, {55}, 0), (std::vector<int>{55}));
+  EXPECT_EQ(Extend(grid, {55}, 1), (std::vector<int>{45, 54, 55, 56, 65}));
+  EXPECT_EQ(Extend(grid, {55}, 2).size(), 13u);
+  // A band of grid rows 3..4 (rows 30..49) grows by whole grid rows, and stops at the edges.
+  std::vector<int> band(20);
+  std::iota(band.begin(), band.end(), 30);
+  std::vector<int> wider(40);
+  std::iota(wider.begin(), wider.end(), 20);
+  EXPECT_EQ(Extend(grid, band, 1), wider);
+  EXPECT_EQ(Extend(grid, band, 50).size(), 100u);
+}
+
+}  // namespace
+}  // namespace aiac::cg
