@@ -406,6 +406,14 @@ Result<app::JobPlan> CgApp::Prepare(const app::JobParams& params) {
   const auto tasks = static_cast<int>(params.tasks);
   RowPartition part;
   bool metis = p->metis();
+  if (metis && p->partition == "auto") {
+    part = ContiguousPartition(n, tasks);
+    if (const double cut = CutFraction(problem_.a, part); cut <= kSlicesGoodEnough) {
+      notes.push_back("cg: slices of consecutive rows cut " + FormatDouble(100 * cut) +
+                      " % of the matrix's entries: no METIS partition needed");
+      metis = false;
+    }
+  }
   if (metis) {
     auto parts = MetisPartition(problem_.a, tasks);
     if (parts.ok()) {
@@ -418,7 +426,7 @@ Result<app::JobPlan> CgApp::Prepare(const app::JobParams& params) {
       return parts.status();
     }
   }
-  if (!metis) part = ContiguousPartition(n, tasks);
+  if (!metis && part.rows.empty()) part = ContiguousPartition(n, tasks);
   // Each block: its own rows and `layers` layers more; who sends whom what follows from those.
   std::vector<std::vector<int>> block_rows(params.tasks);
   for (int l = 0; l < tasks; ++l) block_rows[l] = Extend(problem_.a, part.rows[l], p->layers());

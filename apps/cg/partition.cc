@@ -67,6 +67,15 @@ Result<RowPartition> MetisPartition(const SpMat& a, int tasks) {
   return p;
 }
 
+double CutFraction(const SpMat& a, const RowPartition& p) {
+  int64_t cut = 0;
+  for (int r = 0; r < a.rows(); ++r) {
+    const uint32_t mine = p.owner[static_cast<size_t>(r)];
+    for (SpMat::InnerIterator it(a, r); it; ++it) cut += p.owner[static_cast<size_t>(it.col())] != mine;
+  }
+  return a.nonZeros() > 0 ? static_cast<double>(cut) / static_cast<double>(a.nonZeros()) : 0.0;
+}
+
 std::vector<int> Extend(const SpMat& a, const std::vector<int>& own, int layers) {
   if (layers <= 0) return own;
   std::vector<char> in(static_cast<size_t>(a.rows()), 0);

@@ -37,6 +37,9 @@ RowPartition ContiguousPartition(int n, int tasks);
 // empty is refused, since every task needs rows.
 Result<RowPartition> MetisPartition(const SpMat& a, int tasks);
 
+// The share of A's stored entries that couple two tasks of partition `p` (0: none, 1: all).
+double CutFraction(const SpMat& a, const RowPartition& p);
+
 // Task blocks grow `layers` layers past their own rows: each row used by a row of the block
 // joins it. Ascending.
 std::vector<int> Extend(const SpMat& a, const std::vector<int>& own, int layers);

@@ -243,6 +243,27 @@ TEST(CgAppTest, MetisBlocksOfAScrambledGridConvergeInFewerIterations) {
   EXPECT_LT(sweeps["metis"] * 2, sweeps["contiguous"]) << sweeps["metis"] << " against " << sweeps["contiguous"];
 }
 
+// partition = "auto": slices when they already cut few couplings (a grid in its own numbering),
+// METIS when they do not (the same grid scrambled).
+TEST(CgAppTest, AutoPartitionRunsMetisOnlyWhereSlicesCutTooMuch) {
+  aiac::testing::TempDir dir;
+  // 150 x 150 on 3 tasks: slices cut 2 x 2 x 150 of 112,000 entries (0.5 %).
+  aiac::testing::WriteFile(dir / "grid.mtx", GridFile(150, false));
+  aiac::testing::WriteFile(dir / "scrambled.mtx", GridFile(150, true));
+  auto notes = [&](const char* file) {
+    CgApp app;
+    auto plan = app.Prepare(Params({{"matrix", file}, {"matrix_cache", "false"}}, 3, dir.path()));
+    EXPECT_TRUE(plan.ok()) << plan.status().message();
+    std::string all;
+    for (const auto& n : plan->notes) all += n + "\n";
+    return all;
+  };
+  const std::string grid = notes("grid.mtx"), scrambled = notes("scrambled.mtx");
+  EXPECT_NE(grid.find("no METIS partition needed"), std::string::npos) << grid;
+  EXPECT_NE(grid.find("contiguous partition into 3 blocks"), std::string::npos) << grid;
+  EXPECT_NE(scrambled.find("METIS partition into 3 blocks"), std::string::npos) << scrambled;
+}
+
 // A generated system split by METIS or with overlap is built by the spawner and shipped, and
 // reaches the same answer as the blocks the daemons build for themselves.
 TEST(CgAppTest, GeneratedSystemsSplitOtherwiseAreShippedAndAgree) {
