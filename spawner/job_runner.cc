@@ -109,6 +109,12 @@ awaitable<RunSummary> JobRunner::Run(std::vector<Endpoint> supernodes) {
     started_at = Clock::now();
     summary_.setup_seconds = std::chrono::duration<double>(*started_at - granted_at).count();
     supervisor_->Start();
+    iterating_since_ = *started_at;
+    if (app_.plan.target_change > 0) {
+      // A window of a tenth of the time allowed (2 to 20 s): a short job is judged sooner.
+      forecast_.emplace(app_.plan.target_change, job_.timeout_s,
+                        ConvergenceForecast::Options{std::clamp(job_.timeout_s / 10, 2.0, 20.0), 2});
+    }
     auto checked = co_await RunToVerifiedResult();
     checked_at = Clock::now();
     if (checked.ok()) {
@@ -122,6 +128,8 @@ awaitable<RunSummary> JobRunner::Run(std::vector<Endpoint> supernodes) {
     log_->info("job {}: global convergence after {:.2f} s, result checked: {}", summary_.job_id,
                std::chrono::duration<double>(Clock::now() - start_).count(), verified->status);
   }
+  // Short of a result with every task still running: their current iterate is the best there is.
+  if (!outcome.ok() && supervisor_->started() && supervisor_->failure().empty()) co_await GatherPartial();
   // Whatever happened: halt the tasks, and wait a little for their final counts (the result
   // itself is the one checked above).
   supervisor_->Halt();
@@ -151,7 +159,7 @@ awaitable<RunSummary> JobRunner::Run(std::vector<Endpoint> supernodes) {
 
 awaitable<Result<app::GatherReport>> JobRunner::RunToVerifiedResult() {
   for (;;) {
-    Status s = co_await WaitUntil([&] { return supervisor_->converged(); }, "running", deadline_);
+    Status s = co_await WaitUntil([&] { return supervisor_->converged(); }, "running", deadline_, /*forecast=*/true);
     if (!s.ok()) co_return s;
     // Every task's slice as it is now, between two of its iterations, without stopping it.
     const size_t moves = supervisor_->replacements().size();
@@ -175,6 +183,7 @@ awaitable<Result<app::GatherReport>> JobRunner::RunToVerifiedResult() {
     log_->info("job {}: every task converged, but {}; tightening the local tests {:.0f}x and going on",
                summary_.job_id, report->error, factor);
     supervisor_->Tighten(factor);
+    if (forecast_) forecast_->Tighten(factor);
   }
 }
 
@@ -435,7 +444,29 @@ bool JobRunner::AskToExit(const std::string& id) {
   return true;
 }
 
-awaitable<Status> JobRunner::WaitUntil(const std::function<bool()>& done, const char* phase, Clock::time_point deadline) {
+awaitable<void> JobRunner::GatherPartial() {
+  const size_t moves = supervisor_->replacements().size();
+  supervisor_->RequestSnapshots();
+  Status s = co_await WaitUntil(
+      [&] { return supervisor_->replacements().size() != moves || supervisor_->SnapshotsComplete(); },
+      "gathering the last iterate", Clock::now() + std::chrono::seconds(10));
+  if (!s.ok() || !supervisor_->SnapshotsComplete()) {
+    log_->warn("job {}: no last iterate to write: {}", summary_.job_id, s.ok() ? "a task moved meanwhile" : s.message());
+    co_return;
+  }
+  auto report = app_.app->Gather(app_.params, supervisor_->TakeSnapshots());
+  if (!report.ok()) {
+    log_->warn("job {}: the last iterate could not be gathered: {}", summary_.job_id, report.status().message());
+    co_return;
+  }
+  summary_.residual = report->residual;
+  summary_.output = report->output;
+  log_->info("job {}: last iterate gathered, residual {:.3e}{}", summary_.job_id, report->residual,
+             report->output.empty() ? "" : ", written to " + report->output);
+}
+
+awaitable<Status> JobRunner::WaitUntil(const std::function<bool()>& done, const char* phase, Clock::time_point deadline,
+                                       bool forecast) {
   auto next_progress = Clock::now() + std::chrono::milliseconds(options_.progress_ms);
   for (;;) {
     if (!failure().empty()) co_return aborted_ ? Aborted(failure()) : Unavailable(failure());
@@ -449,6 +480,17 @@ awaitable<Status> JobRunner::WaitUntil(const std::function<bool()>& done, const 
       PrintProgress();
       if (on_progress_) on_progress_();
       next_progress = now + std::chrono::milliseconds(options_.progress_ms);
+      if (forecast && forecast_) {
+        // A task that moved restarts from its checkpoint: the curve so far says nothing of it.
+        if (supervisor_->replacements().size() != forecast_moves_) {
+          forecast_moves_ = supervisor_->replacements().size();
+          forecast_->Restart();
+        }
+        forecast_->Add(std::chrono::duration<double>(now - iterating_since_).count(), supervisor_->progress().max_change);
+        if (std::string why = forecast_->Verdict(); !why.empty()) {
+          co_return Unavailable("the run cannot converge in time: " + why);
+        }
+      }
     }
     wake_->expires_at(std::min(next_progress, deadline));
     co_await wake_->async_wait(net::use_nothrow);

@@ -21,6 +21,7 @@
 #include "core/logging.h"
 #include "net/connection.h"
 #include "spawner/app_loader.h"
+#include "spawner/convergence_forecast.h"
 #include "spawner/job_spec.h"
 #include "spawner/run_summary.h"
 #include "spawner/spawner_options.h"
@@ -77,8 +78,14 @@ class JobRunner {
   // residual and output in the summary, for a run that fails later.
   net::awaitable<Result<app::GatherReport>> RunToVerifiedResult();
   // Waits until `done()` holds, the run fails or aborts, or the deadline passes; prints progress.
+  // While the tasks iterate towards a result (`forecast`), it also ends the wait when the
+  // forecast says the run cannot converge in time (convergence_forecast.h).
   net::awaitable<Status> WaitUntil(const std::function<bool()>& done, const char* phase,
-                                   std::chrono::steady_clock::time_point deadline);
+                                   std::chrono::steady_clock::time_point deadline, bool forecast = false);
+  // The run ended short of a result while every task still runs (a timeout, a forecast that it
+  // cannot converge): gathers the tasks' current slices so that the last iterate is written,
+  // with its residual, and the summary says it is partial.
+  net::awaitable<void> GatherPartial();
   const std::string& failure() const { return supervisor_ ? supervisor_->failure() : failure_; }
   void Fail(const std::string& why);
   void Wake() { if (wake_) wake_->cancel(); }
@@ -99,6 +106,9 @@ class JobRunner {
   std::string failure_;  // before the supervisor exists
   bool aborted_ = false;
   std::chrono::steady_clock::time_point start_, deadline_;
+  std::chrono::steady_clock::time_point iterating_since_;
+  std::optional<ConvergenceForecast> forecast_;  // when the app gives a local threshold
+  size_t forecast_moves_ = 0;                    // replacements the forecast has seen
   std::function<void()> on_progress_;
 };
 

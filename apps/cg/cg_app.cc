@@ -442,6 +442,7 @@ Result<app::JobPlan> CgApp::Prepare(const app::JobParams& params) {
   };
   app::JobPlan plan;
   plan.read_seconds = read_seconds;
+  plan.target_change = p->tolerance;
   plan.graph.resize(params.tasks);
   plan.slices.resize(params.tasks);
   // The blocks are independent (each reads the matrix, writes its own slot): built on every core.

@@ -47,6 +47,10 @@ struct JobPlan {
   bool supports_sync = true;         // whether --sync makes sense for this app
   double read_seconds = 0;           // of Prepare's time, the part spent reading input files
   std::vector<std::string> notes;    // what the user should know of the preparing, a line each
+  // The largest local change (Task::LocalChange) the tasks' local test accepts, for the
+  // spawner's forecast of whether the run can converge in time (convergence_forecast.h); 0:
+  // the app has no such threshold, no forecast.
+  double target_change = 0;
 };
 
 // A value for a neighbour after an iteration.

@@ -191,6 +191,28 @@ TEST_F(CgRunTest, UnreachableResidualFailsEarlyWithThePartialResult) {
   EXPECT_EQ(x->size(), 20000u);
 }
 
+// A system block Jacobi converges on far too slowly for the time allowed (the 1-D Poisson problem
+// on two blocks without overlap: about 1 - 1e-4 per iteration): the run ends failed well before
+// timeout_s, saying at what rate it went, with its last iterate written and marked partial.
+TEST_F(CgRunTest, AHopelessSystemEndsEarlyWithItsLastIterate) {
+  WriteFile(dir_ / "A.mtx", TridiagonalFile(20000, 2, -1));
+  WriteJob("hope.toml", "name = \"hope\"\napp = \"cg\"\ntimeout_s = 60\ntasks = 2\n[params]\nmatrix = \"A.mtx\"\n"
+                        "overlap = 0\ntolerance = 1e-12\noutput = \"x.mtx\"\n");
+  ASSERT_EQ(RunSpawner({"run", "--local", "2", dir_ / "hope.toml", "--json", dir_ / "h.json"}), 1) << Log("spawner");
+  auto j = Json("h.json");
+  EXPECT_EQ(j["status"], "failed");
+  EXPECT_NE(j["error"].get<std::string>().find("the run cannot converge in time: at the rate of the last"),
+            std::string::npos)
+      << j["error"];
+  EXPECT_LT(j["wall_seconds"].get<double>(), 45) << "it did not wait for timeout_s";
+  EXPECT_TRUE(j["partial"].get<bool>());
+  EXPECT_GT(j["residual"].get<double>(), 1e-8);
+  EXPECT_TRUE(LogHas("spawner", "last iterate gathered")) << Log("spawner");
+  auto x = cg::ReadMatrixMarketVector(dir_ / "x.mtx");
+  ASSERT_TRUE(x.ok()) << x.status().message();
+  EXPECT_EQ(x->size(), 20000u);
+}
+
 // Blocks of about 10 MB against daemons that accept 4 MiB frames: the data goes in chunks.
 // (The plugin still travels in one frame: 2 MB under ASan.)
 TEST_F(CgRunTest, BlocksLargerThanTheFrameLimitAreSentInChunks) {

@@ -1,0 +1,58 @@
+// Whether a run can still converge within its time, from how fast the tasks' largest local
+// change falls: a run whose blocks converge too slowly for block methods (a block Jacobi
+// spectral radius of 0.99999, say) ends early and says so, instead of running to timeout_s.
+//
+// The spawner samples the largest local change at every progress tick. Over the newer half of
+// the samples (at least `min_window_s` of them) it fits log(change) against time by least
+// squares; at that rate, reaching the app's local threshold takes
+// log(change / threshold) / rate seconds more. When that time would end past `limit_factor`
+// times the run's timeout, the run cannot make it. A change that does not fall at all, over a
+// window, is the same verdict. Asynchronous iterations make the change noisy, hence the fit
+// over many samples, a window of half the run so far, and a generous factor.
+//
+// Pure: the caller passes the times in. Not thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace aiac::spawner {
+
+class ConvergenceForecast {
+ public:
+  struct Options {
+    double min_window_s = 20;   // no verdict before the window spans this much
+    double limit_factor = 2;    // "cannot make it": the forecast ends past this x timeout_s
+  };
+  // `threshold`: the local test's largest change (app::JobPlan::target_change); `timeout_s`
+  // counts from time 0 of the samples.
+  ConvergenceForecast(double threshold, double timeout_s, Options options);
+  ConvergenceForecast(double threshold, double timeout_s) : ConvergenceForecast(threshold, timeout_s, Options{}) {}
+
+  // The largest local change at `seconds` (non-finite or negative samples are ignored).
+  void Add(double seconds, double change);
+  // The local tests were made `factor` times finer: the threshold too, and the samples so far
+  // no longer count (the rate before says nothing of the tighter test).
+  void Tighten(double factor);
+  // Forget the samples (a task moved: its restored change restarts the curve).
+  void Restart();
+
+  // Seconds from the newest sample until the change reaches the threshold at the fitted rate;
+  // nullopt while the window is too short; infinity when the change does not fall.
+  std::optional<double> SecondsToGo() const;
+  // A reason to end the run now, or empty: "at the rate of the last 40 s (largest change
+  // 3.1e-03 -> 2.9e-03) the local tests would need about 9.1e+03 s more; timeout_s is 300".
+  std::string Verdict() const;
+
+ private:
+  struct Sample {
+    double t, log_change;
+  };
+  double threshold_, timeout_s_;
+  Options options_;
+  std::vector<Sample> samples_;
+};
+
+}  // namespace aiac::spawner
