@@ -9,9 +9,20 @@ namespace aiac::spawner {
 ConvergenceForecast::ConvergenceForecast(double threshold, double timeout_s, Options options)
     : threshold_(threshold), timeout_s_(timeout_s), options_(options) {}
 
-void ConvergenceForecast::Add(double seconds, double change) {
+void ConvergenceForecast::Add(double seconds, double change, double iteration) {
   if (!std::isfinite(change) || change <= 0 || !std::isfinite(seconds)) return;
-  samples_.push_back({seconds, std::log(change)});
+  samples_.push_back({seconds, std::log(change), iteration});
+}
+
+long ConvergenceForecast::WindowStart() const {
+  if (samples_.empty()) return -1;
+  const double first = samples_.front().t, last = samples_.back().t;
+  if (last - first < options_.min_window_s) return -1;
+  const double from = last - std::max(options_.min_window_s, (last - first) / 2);
+  long start = 0;
+  while (samples_[static_cast<size_t>(start)].t < from) ++start;
+  if (samples_.back().iteration - samples_[static_cast<size_t>(start)].iteration < options_.min_iterations) return -1;
+  return start;
 }
 
 void ConvergenceForecast::Tighten(double factor) {
@@ -22,26 +33,36 @@ void ConvergenceForecast::Tighten(double factor) {
 void ConvergenceForecast::Restart() { samples_.clear(); }
 
 std::optional<double> ConvergenceForecast::SecondsToGo() const {
-  if (samples_.empty() || !(threshold_ > 0)) return std::nullopt;
-  const double first = samples_.front().t, last = samples_.back().t;
-  if (last - first < options_.min_window_s) return std::nullopt;
-  const double from = last - std::max(options_.min_window_s, (last - first) / 2);
-  // Least squares of log(change) = a + s t over the window.
-  double n = 0, st = 0, sy = 0, stt = 0, sty = 0;
-  for (const auto& x : samples_) {
-    if (x.t < from) continue;
-    n += 1;
-    st += x.t;
-    sy += x.log_change;
-    stt += x.t * x.t;
-    sty += x.t * x.log_change;
+  if (!(threshold_ > 0)) return std::nullopt;
+  const long start = WindowStart();
+  if (start < 0) return std::nullopt;
+  // Least squares of y = a + s t over the window, y the lowest log(change) of the samples of
+  // the last quarter of the window up to each one: spikes a few samples wide are ignored, and a
+  // dip is forgotten a quarter of the window later.
+  const size_t count = samples_.size() - static_cast<size_t>(start);
+  if (count < 5) return std::nullopt;
+  const size_t span = std::max<size_t>(3, count / 4);
+  std::vector<double> low(count);
+  for (size_t k = 0; k < count; ++k) {
+    const size_t at = static_cast<size_t>(start) + k;  // the trailing samples may precede the window
+    low[k] = std::numeric_limits<double>::infinity();
+    for (size_t j = at + 1 > span ? at + 1 - span : 0; j <= at; ++j) low[k] = std::min(low[k], samples_[j].log_change);
   }
-  if (n < 5) return std::nullopt;
+  double n = 0, st = 0, sy = 0, stt = 0, sty = 0;
+  for (size_t k = 0; k < count; ++k) {
+    const double t = samples_[static_cast<size_t>(start) + k].t;
+    n += 1;
+    st += t;
+    sy += low[k];
+    stt += t * t;
+    sty += t * low[k];
+  }
   const double var = stt - st * st / n;
   if (!(var > 0)) return std::nullopt;
   const double slope = (sty - st * sy / n) / var;
+  const double last = samples_.back().t;
   const double now = (sy + slope * (n * last - st)) / n;  // the fit at the newest sample
-  const double gap = now - std::log(threshold_);
+  const double gap = std::min(now, low.back()) - std::log(threshold_);
   if (gap <= 0) return 0.0;
   if (slope >= 0) return std::numeric_limits<double>::infinity();
   return gap / -slope;
@@ -50,15 +71,9 @@ std::optional<double> ConvergenceForecast::SecondsToGo() const {
 std::string ConvergenceForecast::Verdict() const {
   const auto to_go = SecondsToGo();
   if (!to_go || samples_.back().t + *to_go <= options_.limit_factor * timeout_s_) return "";
-  const double last = samples_.back().t, first = samples_.front().t;
-  const double from = last - std::max(options_.min_window_s, (last - first) / 2);
-  double change_then = 0;
-  for (const auto& x : samples_) {
-    if (x.t >= from) {
-      change_then = std::exp(x.log_change);
-      break;
-    }
-  }
+  const Sample& then = samples_[static_cast<size_t>(WindowStart())];
+  const double last = samples_.back().t, from = then.t;
+  const double change_then = std::exp(then.log_change);
   char buf[320];
   if (std::isinf(*to_go)) {
     std::snprintf(buf, sizeof buf,

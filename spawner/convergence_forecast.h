@@ -3,12 +3,15 @@
 // spectral radius of 0.99999, say) ends early and says so, instead of running to timeout_s.
 //
 // The spawner samples the largest local change at every progress tick. Over the newer half of
-// the samples (at least `min_window_s` of them) it fits log(change) against time by least
+// the samples (at least `min_window_s` of them, and `min_iterations` iterations of the slowest
+// task: a few slow iterations say nothing of a rate) it fits log(change) against time by least
 // squares; at that rate, reaching the app's local threshold takes
 // log(change / threshold) / rate seconds more. When that time would end past `limit_factor`
 // times the run's timeout, the run cannot make it. A change that does not fall at all, over a
-// window, is the same verdict. Asynchronous iterations make the change noisy, hence the fit
-// over many samples, a window of half the run so far, and a generous factor.
+// window, is the same verdict. Asynchronous iterations make the largest change spiky (a task
+// that receives a neighbour's new values jumps), so the fit is made to the lowest change of the
+// trailing quarter of the window at each sample, over many samples, a window of half the run
+// so far, with a generous factor.
 //
 // Pure: the caller passes the times in. Not thread-safe.
 #pragma once
@@ -25,14 +28,16 @@ class ConvergenceForecast {
   struct Options {
     double min_window_s = 20;   // no verdict before the window spans this much
     double limit_factor = 2;    // "cannot make it": the forecast ends past this x timeout_s
+    double min_iterations = 100;  // no verdict before the slowest task iterated this much in it
   };
   // `threshold`: the local test's largest change (app::JobPlan::target_change); `timeout_s`
   // counts from time 0 of the samples.
   ConvergenceForecast(double threshold, double timeout_s, Options options);
   ConvergenceForecast(double threshold, double timeout_s) : ConvergenceForecast(threshold, timeout_s, Options{}) {}
 
-  // The largest local change at `seconds` (non-finite or negative samples are ignored).
-  void Add(double seconds, double change);
+  // The largest local change at `seconds`, when the slowest task was at `iteration`
+  // (non-finite or non-positive changes are ignored).
+  void Add(double seconds, double change, double iteration);
   // The local tests were made `factor` times finer: the threshold too, and the samples so far
   // no longer count (the rate before says nothing of the tighter test).
   void Tighten(double factor);
@@ -48,8 +53,10 @@ class ConvergenceForecast {
 
  private:
   struct Sample {
-    double t, log_change;
+    double t, log_change, iteration;
   };
+  // The window's first sample, or -1 when there is no window yet.
+  long WindowStart() const;
   double threshold_, timeout_s_;
   Options options_;
   std::vector<Sample> samples_;

@@ -486,7 +486,9 @@ awaitable<Status> JobRunner::WaitUntil(const std::function<bool()>& done, const 
           forecast_moves_ = supervisor_->replacements().size();
           forecast_->Restart();
         }
-        forecast_->Add(std::chrono::duration<double>(now - iterating_since_).count(), supervisor_->progress().max_change);
+        const SupervisorProgress progress = supervisor_->progress();
+        forecast_->Add(std::chrono::duration<double>(now - iterating_since_).count(), progress.max_change,
+                       static_cast<double>(progress.min_iteration));
         if (std::string why = forecast_->Verdict(); !why.empty()) {
           co_return Unavailable("the run cannot converge in time: " + why);
         }

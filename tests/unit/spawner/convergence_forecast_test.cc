@@ -11,11 +11,12 @@
 namespace aiac::spawner {
 namespace {
 
-// change(t) = c0 * 10^(-t / decade_s), sampled every second up to `until`.
+// change(t) = c0 * 10^(-t / decade_s), sampled every second up to `until`, the tasks doing 100
+// iterations a second.
 void Feed(ConvergenceForecast& f, double c0, double decade_s, double until, double from = 0, double noise = 0) {
   std::mt19937 rng(5);
   std::uniform_real_distribution<double> jitter(-noise, noise);
-  for (double t = from; t <= until; t += 1) f.Add(t, c0 * std::pow(10.0, -t / decade_s + jitter(rng)));
+  for (double t = from; t <= until; t += 1) f.Add(t, c0 * std::pow(10.0, -t / decade_s + jitter(rng)), 100 * t);
 }
 
 TEST(ConvergenceForecastTest, NoVerdictBeforeTheWindowIsLongEnough) {
@@ -57,7 +58,7 @@ TEST(ConvergenceForecastTest, TheNewerHalfOfTheRunCounts) {
   // Flat for 60 s, then a decade every 5 s for 60 s: judged on the fall, it goes on.
   ConvergenceForecast f(1e-8, 300);
   Feed(f, 1, 1e9, 60);
-  for (double t = 61; t <= 120; t += 1) f.Add(t, std::pow(10.0, -(t - 60) / 30));
+  for (double t = 61; t <= 120; t += 1) f.Add(t, std::pow(10.0, -(t - 60) / 30), 100 * t);
   EXPECT_EQ(f.Verdict(), "") << f.Verdict();
   EXPECT_LT(*f.SecondsToGo(), 300);
 }
@@ -66,6 +67,27 @@ TEST(ConvergenceForecastTest, NoiseAroundAGoodRateDoesNotStopTheRun) {
   ConvergenceForecast f(1e-8, 300);
   Feed(f, 1, 20, 80, 0, 0.8);  // the change jumps up and down by up to 6x around its trend
   EXPECT_EQ(f.Verdict(), "") << f.Verdict();
+}
+
+TEST(ConvergenceForecastTest, AFewSlowIterationsGiveNoVerdict) {
+  // Flat for 60 s, but the slowest task did only 30 iterations (a sanitizer build, say).
+  ConvergenceForecast f(1e-8, 300);
+  for (double t = 0; t <= 60; t += 1) f.Add(t, 0.1, t / 2);
+  EXPECT_FALSE(f.SecondsToGo());
+  EXPECT_EQ(f.Verdict(), "");
+}
+
+TEST(ConvergenceForecastTest, SpikesOnAFallingTrendAreNotStagnation) {
+  // A decade every 10 s, with a spike of 40x every 7 s (a task that just got new values): the
+  // least squares of the raw changes would see little fall; the lowest changes do.
+  ConvergenceForecast f(1e-8, 100);
+  for (double t = 0; t <= 40; t += 1) {
+    const double trend = 0.1 * std::pow(10.0, -t / 10);
+    f.Add(t, static_cast<int>(t) % 7 == 6 ? 40 * trend : trend, 100 * t);
+  }
+  ASSERT_TRUE(f.SecondsToGo());
+  EXPECT_NEAR(*f.SecondsToGo(), 30, 3);
+  EXPECT_EQ(f.Verdict(), "");
 }
 
 TEST(ConvergenceForecastTest, TighteningLowersTheTargetAndForgetsTheOldRate) {
@@ -87,8 +109,8 @@ TEST(ConvergenceForecastTest, AlreadyBelowTheThresholdNeedsNoTime) {
   ConvergenceForecast f(1e-8, 300);
   Feed(f, 1e-9, 1e9, 30);
   EXPECT_EQ(*f.SecondsToGo(), 0);
-  f.Add(31, 0);  // a converged run reports 0: ignored, not a log of zero
-  f.Add(32, std::nan(""));
+  f.Add(31, 0, 3100);  // a converged run reports 0: ignored, not a log of zero
+  f.Add(32, std::nan(""), 3200);
   EXPECT_EQ(*f.SecondsToGo(), 0);
 }
 
