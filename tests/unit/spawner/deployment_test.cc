@@ -5,28 +5,13 @@
 #include <algorithm>
 #include <set>
 
+#include "unit/spawner/deployment_fixtures.h"
+
 namespace aiac::spawner {
 namespace {
 
-// A ring of `tasks` tasks: each exchanges with its two neighbours.
-std::vector<app::TaskNode> Ring(uint32_t tasks) {
-  std::vector<app::TaskNode> graph(tasks);
-  for (uint32_t t = 0; t < tasks; ++t) {
-    graph[t].cost = 10;
-    graph[t].edges = {{(t + 1) % tasks, 1.0}, {(t + tasks - 1) % tasks, 1.0}};
-  }
-  return graph;
-}
-
-std::vector<GrantedDaemon> Daemons(int n, const std::string& cluster = "c", int first = 1) {
-  std::vector<GrantedDaemon> out;
-  for (int i = first; i < first + n; ++i) {
-    // (appended, not "d" + to_string: g++ 12 warns falsely about the latter)
-    out.push_back({std::string("d").append(std::to_string(i)),
-                   std::string("127.0.0.1:").append(std::to_string(7000 + i)), cluster, 1.0});
-  }
-  return out;
-}
+using test::Daemons;
+using test::Ring;
 
 std::unique_ptr<Deployment> Make(uint32_t tasks, std::vector<GrantedDaemon> daemons, uint32_t backups = 2) {
   auto d = Deployment::Create({Ring(tasks), "maheve", backups}, std::move(daemons));

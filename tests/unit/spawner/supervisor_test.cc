@@ -12,6 +12,7 @@
 
 #include "net/capnp_bytes.h"
 #include "support/test_support.h"
+#include "unit/spawner/deployment_fixtures.h"
 
 namespace aiac::spawner {
 namespace {
@@ -63,24 +64,8 @@ struct FakeWire {
   }
 };
 
-std::vector<app::TaskNode> Ring(uint32_t tasks) {
-  std::vector<app::TaskNode> graph(tasks);
-  for (uint32_t t = 0; t < tasks; ++t) {
-    graph[t].cost = 10;
-    graph[t].edges = {{(t + 1) % tasks, 1.0}, {(t + tasks - 1) % tasks, 1.0}};
-  }
-  return graph;
-}
-
-std::vector<GrantedDaemon> Daemons(int n, int first = 1) {
-  std::vector<GrantedDaemon> out;
-  for (int i = first; i < first + n; ++i) {
-    // (appended, not "d" + to_string: g++ 12 warns falsely about the latter)
-    out.push_back({std::string("d").append(std::to_string(i)),
-                   std::string("127.0.0.1:").append(std::to_string(7000 + i)), "c", 1.0});
-  }
-  return out;
-}
+using test::Daemons;
+using test::Ring;
 
 // Builds one envelope and hands it to the supervisor as task `t`'s daemon's report.
 template <typename Fill>
@@ -264,12 +249,12 @@ TEST_F(SupervisorTest, WithNoFreeDaemonASupernodeIsAskedAndTheTaskGoesToWhatItGr
   EXPECT_EQ(std::get<1>(wire_.requests[0]), 2u);
   EXPECT_NE(std::get<2>(wire_.requests[0]).find(dead), std::string::npos) << std::get<2>(wire_.requests[0]);
   EXPECT_EQ(wire_.connects.size(), 2u) << "nobody to dial yet";
-  EXPECT_FALSE(sup_->AddDaemons(0, 1, Daemons(1, 9), At(1500))) << "an older incarnation's grant";
-  ASSERT_TRUE(sup_->AddDaemons(0, 2, Daemons(1, 9), At(2000)));
+  EXPECT_FALSE(sup_->AddDaemons(0, 1, Daemons(1, "c", 9), At(1500))) << "an older incarnation's grant";
+  ASSERT_TRUE(sup_->AddDaemons(0, 2, Daemons(1, "c", 9), At(2000)));
   EXPECT_EQ(sup_->outcome(0).daemon, "d9");
   EXPECT_EQ(wire_.connects.back(), std::make_pair(size_t{0}, uint64_t{2}));
   EXPECT_EQ(wire_.last(1), "moved 0 " + dead + "->d9 inc 2");
-  EXPECT_FALSE(sup_->AddDaemons(0, 2, Daemons(1, 10), At(2100))) << "placed already";
+  EXPECT_FALSE(sup_->AddDaemons(0, 2, Daemons(1, "c", 10), At(2100))) << "placed already";
 }
 
 TEST_F(SupervisorTest, AnUnreachableGrantIsReplacedLikeALostDaemon) {
