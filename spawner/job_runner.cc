@@ -161,27 +161,18 @@ awaitable<Result<app::GatherReport>> JobRunner::RunToVerifiedResult() {
   for (;;) {
     Status s = co_await WaitUntil([&] { return supervisor_->converged(); }, "running", deadline_, /*forecast=*/true);
     if (!s.ok()) co_return s;
-    // Every task's slice as it is now, between two of its iterations, without stopping it.
-    const size_t moves = supervisor_->replacements().size();
-    supervisor_->RequestSnapshots();
-    auto moved = [&] { return supervisor_->replacements().size() != moves; };
-    s = co_await WaitUntil([&] { return moved() || supervisor_->SnapshotsComplete(); }, "checking the result",
-                           deadline_);
-    if (!s.ok()) co_return s;
-    if (moved()) continue;  // a task moved meanwhile: converge again
-    std::vector<std::string> slices = supervisor_->TakeSnapshots();
-    auto report = app_.app->Gather(app_.params, slices);
-    if (!report.ok()) co_return report.status();
-    summary_.residual = report->residual;
-    summary_.output = report->output;
-    if (report->status != "unconverged") co_return std::move(*report);
+    auto gathered = co_await GatherSnapshots("checking the result", deadline_);
+    if (!gathered.ok()) co_return gathered.status();
+    if (!*gathered) continue;  // a task moved meanwhile: converge again
+    app::GatherReport& report = **gathered;
+    if (report.status != "unconverged") co_return std::move(report);
     // Short of the app's test: every task tightens its local test and goes on from where it is.
-    const double factor = report->residual_target > 0
-                              ? std::clamp(report->residual / report->residual_target, 10.0, 1e4)
+    const double factor = report.residual_target > 0
+                              ? std::clamp(report.residual / report.residual_target, 10.0, 1e4)
                               : 10.0;
     ++summary_.tightenings;
     log_->info("job {}: every task converged, but {}; tightening the local tests {:.0f}x and going on",
-               summary_.job_id, report->error, factor);
+               summary_.job_id, report.error, factor);
     supervisor_->Tighten(factor);
     if (forecast_) forecast_->Tighten(factor);
   }
@@ -444,25 +435,32 @@ bool JobRunner::AskToExit(const std::string& id) {
   return true;
 }
 
-awaitable<void> JobRunner::GatherPartial() {
+awaitable<Result<std::optional<app::GatherReport>>> JobRunner::GatherSnapshots(const char* phase,
+                                                                               Clock::time_point deadline) {
+  // Every task's slice as it is now, between two of its iterations, without stopping it.
   const size_t moves = supervisor_->replacements().size();
   supervisor_->RequestSnapshots();
-  Status s = co_await WaitUntil(
-      [&] { return supervisor_->replacements().size() != moves || supervisor_->SnapshotsComplete(); },
-      "gathering the last iterate", Clock::now() + std::chrono::seconds(10));
-  if (!s.ok() || !supervisor_->SnapshotsComplete()) {
-    log_->warn("job {}: no last iterate to write: {}", summary_.job_id, s.ok() ? "a task moved meanwhile" : s.message());
-    co_return;
-  }
+  auto moved = [&] { return supervisor_->replacements().size() != moves; };
+  Status s = co_await WaitUntil([&] { return moved() || supervisor_->SnapshotsComplete(); }, phase, deadline);
+  if (!s.ok()) co_return s;
+  if (moved()) co_return std::optional<app::GatherReport>();
   auto report = app_.app->Gather(app_.params, supervisor_->TakeSnapshots());
-  if (!report.ok()) {
-    log_->warn("job {}: the last iterate could not be gathered: {}", summary_.job_id, report.status().message());
-    co_return;
-  }
+  if (!report.ok()) co_return report.status();
   summary_.residual = report->residual;
   summary_.output = report->output;
-  log_->info("job {}: last iterate gathered, residual {:.3e}{}", summary_.job_id, report->residual,
-             report->output.empty() ? "" : ", written to " + report->output);
+  co_return std::optional<app::GatherReport>(std::move(*report));
+}
+
+awaitable<void> JobRunner::GatherPartial() {
+  auto gathered = co_await GatherSnapshots("gathering the last iterate", Clock::now() + std::chrono::seconds(10));
+  if (!gathered.ok() || !*gathered) {
+    log_->warn("job {}: no last iterate to write: {}", summary_.job_id,
+               gathered.ok() ? "a task moved meanwhile" : gathered.status().message());
+    co_return;
+  }
+  const app::GatherReport& report = **gathered;
+  log_->info("job {}: last iterate gathered, residual {:.3e}{}", summary_.job_id, report.residual,
+             report.output.empty() ? "" : ", written to " + report.output);
 }
 
 awaitable<Status> JobRunner::WaitUntil(const std::function<bool()>& done, const char* phase, Clock::time_point deadline,
@@ -477,7 +475,8 @@ awaitable<Status> JobRunner::WaitUntil(const std::function<bool()>& done, const 
     }
     if (now >= next_progress) {
       supervisor_->Tick(now);
-      PrintProgress();
+      const SupervisorProgress progress = supervisor_->progress();
+      PrintProgress(progress);
       if (on_progress_) on_progress_();
       next_progress = now + std::chrono::milliseconds(options_.progress_ms);
       if (forecast && forecast_) {
@@ -486,7 +485,6 @@ awaitable<Status> JobRunner::WaitUntil(const std::function<bool()>& done, const 
           forecast_moves_ = supervisor_->replacements().size();
           forecast_->Restart();
         }
-        const SupervisorProgress progress = supervisor_->progress();
         forecast_->Add(std::chrono::duration<double>(now - iterating_since_).count(), progress.max_change,
                        static_cast<double>(progress.min_iteration));
         if (std::string why = forecast_->Verdict(); !why.empty()) {
@@ -499,8 +497,7 @@ awaitable<Status> JobRunner::WaitUntil(const std::function<bool()>& done, const 
   }
 }
 
-void JobRunner::PrintProgress() {
-  const SupervisorProgress p = supervisor_->progress();
+void JobRunner::PrintProgress(const SupervisorProgress& p) {
   const double t = std::chrono::duration<double>(Clock::now() - start_).count();
   log_->info("[{:6.1f}s] job {}: iterations {}..{}, max local change {:.3e}, locally converged {}/{}, "
              "live daemons {}/{}, failures {}, replacements {}, checkpoints {}",

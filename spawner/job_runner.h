@@ -82,6 +82,10 @@ class JobRunner {
   // forecast says the run cannot converge in time (convergence_forecast.h).
   net::awaitable<Status> WaitUntil(const std::function<bool()>& done, const char* phase,
                                    std::chrono::steady_clock::time_point deadline, bool forecast = false);
+  // Asks every task for its current result slice and gathers them with the app (the residual and
+  // output kept in the summary); nullopt when a task moved meanwhile (its slice is gone).
+  net::awaitable<Result<std::optional<app::GatherReport>>> GatherSnapshots(
+      const char* phase, std::chrono::steady_clock::time_point deadline);
   // The run ended short of a result while every task still runs (a timeout, a forecast that it
   // cannot converge): gathers the tasks' current slices so that the last iterate is written,
   // with its residual, and the summary says it is partial.
@@ -89,7 +93,7 @@ class JobRunner {
   const std::string& failure() const { return supervisor_ ? supervisor_->failure() : failure_; }
   void Fail(const std::string& why);
   void Wake() { if (wake_) wake_->cancel(); }
-  void PrintProgress();
+  void PrintProgress(const SupervisorProgress& progress);
 
   JobSpec job_;
   LoadedApp& app_;
