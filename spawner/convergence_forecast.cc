@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <deque>
 #include <limits>
 
 namespace aiac::spawner {
@@ -42,11 +43,16 @@ std::optional<double> ConvergenceForecast::SecondsToGo() const {
   const size_t count = samples_.size() - static_cast<size_t>(start);
   if (count < 5) return std::nullopt;
   const size_t span = std::max<size_t>(3, count / 4);
+  // A sliding minimum (indexes of rising values in `mins`): linear in the samples, which grow by
+  // one a second for the whole run. The trailing samples may precede the window.
   std::vector<double> low(count);
-  for (size_t k = 0; k < count; ++k) {
-    const size_t at = static_cast<size_t>(start) + k;  // the trailing samples may precede the window
-    low[k] = std::numeric_limits<double>::infinity();
-    for (size_t j = at + 1 > span ? at + 1 - span : 0; j <= at; ++j) low[k] = std::min(low[k], samples_[j].log_change);
+  std::deque<size_t> mins;
+  const auto first = static_cast<size_t>(start) + 1 > span ? static_cast<size_t>(start) + 1 - span : 0;
+  for (size_t j = first; j < samples_.size(); ++j) {
+    while (!mins.empty() && samples_[mins.back()].log_change >= samples_[j].log_change) mins.pop_back();
+    mins.push_back(j);
+    if (mins.front() + span <= j) mins.pop_front();
+    if (j >= static_cast<size_t>(start)) low[j - static_cast<size_t>(start)] = samples_[mins.front()].log_change;
   }
   double n = 0, st = 0, sy = 0, stt = 0, sty = 0;
   for (size_t k = 0; k < count; ++k) {
