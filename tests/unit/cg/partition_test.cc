@@ -33,15 +33,6 @@ SpMat Grid(int k, const std::vector<int>& perm = {}) {
   return a;
 }
 
-// Stored entries whose row and column belong to different tasks.
-int64_t Cut(const SpMat& a, const RowPartition& p) {
-  int64_t cut = 0;
-  for (int r = 0; r < a.rows(); ++r) {
-    for (SpMat::InnerIterator it(a, r); it; ++it) cut += p.owner[static_cast<size_t>(r)] != p.owner[static_cast<size_t>(it.col())];
-  }
-  return cut;
-}
-
 void ExpectConsistent(const RowPartition& p, int n, int tasks) {
   ASSERT_EQ(p.owner.size(), static_cast<size_t>(n));
   ASSERT_EQ(p.rows.size(), static_cast<size_t>(tasks));
@@ -79,7 +70,7 @@ TEST(PartitionTest, MetisBalancesTheWorkAndCutsLessThanSlicesOfAScrambledGrid) {
     const double mean = static_cast<double>(a.nonZeros()) / tasks;
     EXPECT_LE(static_cast<double>(*std::max_element(work.begin(), work.end())), 1.05 * mean) << tasks << " tasks";
     // Slices of a scrambled numbering cut nearly every coupling; METIS about k per boundary.
-    const int64_t metis_cut = Cut(a, *metis), slices_cut = Cut(a, ContiguousPartition(n, tasks));
+    const double metis_cut = CutFraction(a, *metis), slices_cut = CutFraction(a, ContiguousPartition(n, tasks));
     EXPECT_LT(metis_cut * 5, slices_cut) << tasks << " tasks: " << metis_cut << " against " << slices_cut;
   }
   // The same input, the same partition (a run can be repeated).
