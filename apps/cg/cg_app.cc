@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -333,8 +334,13 @@ Result<CgParams> ParseCgParams(const app::JobParams& params) {
 }
 
 Result<SpMat> ReadMatrix(const std::string& path, bool use_cache, std::vector<std::string>& notes) {
+  // The file's version before it is read: a cache made now is keyed by what was parsed.
+  std::optional<MatrixFileVersion> version;
   if (use_cache) {
-    auto cached = LoadMatrixCache(path);
+    if (auto v = MatrixFileVersionOf(path); v.ok()) version = *v;  // else the read below says why
+  }
+  if (version) {
+    auto cached = LoadMatrixCache(path, *version);
     if (cached.ok()) {
       notes.push_back("cg: read " + path + " from its cache " + MatrixCachePath(path));
       return cached;
@@ -354,8 +360,8 @@ Result<SpMat> ReadMatrix(const std::string& path, bool use_cache, std::vector<st
     a.setFromTriplets(t.begin(), t.end());
   }
   a.makeCompressed();
-  if (use_cache) {
-    if (Status saved = SaveMatrixCache(path, a); saved.ok()) {
+  if (version) {
+    if (Status saved = SaveMatrixCache(path, a, *version); saved.ok()) {
       notes.push_back("cg: wrote the cache " + MatrixCachePath(path) + " for the next run");
     } else {
       notes.push_back("cg: no cache for the next run: " + saved.message());

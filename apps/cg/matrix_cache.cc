@@ -19,28 +19,28 @@ namespace {
 constexpr char kMagic[8] = {'A', 'I', 'A', 'C', 'C', 'S', 'R', '1'};
 constexpr std::streamsize kSample = 1 << 20;  // bytes of the source's head and tail in its key
 
-// What names the source file's version.
-struct SourceKey {
-  uint64_t size;
-  int64_t mtime_ns;
-  uint32_t sample_crc;  // of its first and last kSample bytes
-  uint32_t zero;        // (no padding: every byte of the file is defined)
-  bool operator==(const SourceKey&) const = default;
-};
-
 // The file layout: the header, then outer (rows + 1 ints), inner (nnz ints), values (nnz doubles).
 struct Header {
   char magic[8];
-  SourceKey source;
+  MatrixFileVersion source;
   int64_t rows, cols, nnz;
   uint32_t outer_crc, inner_crc, values_crc, zero;
 };
 static_assert(sizeof(Header) == 8 + 24 + 24 + 16, "no padding in the cache header");
 
-Result<SourceKey> KeyOf(const std::string& path) {
+template <typename T>
+std::string_view Bytes(const T* data, int64_t count) {
+  return {reinterpret_cast<const char*>(data), static_cast<size_t>(count) * sizeof(T)};
+}
+
+}  // namespace
+
+std::string MatrixCachePath(const std::string& matrix_path) { return matrix_path + ".aiac-csr"; }
+
+Result<MatrixFileVersion> MatrixFileVersionOf(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return NotFound("cannot read " + path + ": " + std::strerror(errno));
-  SourceKey key{};
+  MatrixFileVersion key{};
   key.size = static_cast<uint64_t>(st.st_size);
   key.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
   std::ifstream in(path, std::ios::binary);
@@ -57,16 +57,7 @@ Result<SourceKey> KeyOf(const std::string& path) {
   return key;
 }
 
-template <typename T>
-std::string_view Bytes(const T* data, int64_t count) {
-  return {reinterpret_cast<const char*>(data), static_cast<size_t>(count) * sizeof(T)};
-}
-
-}  // namespace
-
-std::string MatrixCachePath(const std::string& matrix_path) { return matrix_path + ".aiac-csr"; }
-
-Result<SpMat> LoadMatrixCache(const std::string& matrix_path) {
+Result<SpMat> LoadMatrixCache(const std::string& matrix_path, const MatrixFileVersion& version) {
   const std::string path = MatrixCachePath(matrix_path);
   std::ifstream in(path, std::ios::binary);
   if (!in) return NotFound("no cache " + path);
@@ -74,9 +65,7 @@ Result<SpMat> LoadMatrixCache(const std::string& matrix_path) {
   Header h{};
   if (!in.read(reinterpret_cast<char*>(&h), sizeof h)) return damaged("shorter than its header");
   if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0) return damaged("not an aiac matrix cache");
-  auto key = KeyOf(matrix_path);
-  if (!key.ok()) return key.status();
-  if (!(h.source == *key)) return Unavailable("the cache " + path + " was made from another version of the file");
+  if (!(h.source == version)) return Unavailable("the cache " + path + " was made from another version of the file");
   // Sizes are checked against the cache's own length before anything is allocated for them.
   in.seekg(0, std::ios::end);
   const auto length = static_cast<uint64_t>(in.tellg());
@@ -113,13 +102,11 @@ Result<SpMat> LoadMatrixCache(const std::string& matrix_path) {
   return a;
 }
 
-Status SaveMatrixCache(const std::string& matrix_path, const SpMat& a) {
+Status SaveMatrixCache(const std::string& matrix_path, const SpMat& a, const MatrixFileVersion& version) {
   if (!a.isCompressed()) return InvalidArgument("the matrix to cache must be compressed");
-  auto key = KeyOf(matrix_path);
-  if (!key.ok()) return key.status();
   Header h{};
   std::memcpy(h.magic, kMagic, sizeof kMagic);
-  h.source = *key;
+  h.source = version;
   h.rows = a.rows();
   h.cols = a.cols();
   h.nnz = a.nonZeros();

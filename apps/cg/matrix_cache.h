@@ -10,6 +10,7 @@
 // rename keeps either one's complete file.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "apps/cg/cg_problem.h"
@@ -19,12 +20,26 @@ namespace aiac::cg {
 
 std::string MatrixCachePath(const std::string& matrix_path);
 
-// The matrix of `matrix_path` from its cache. NotFound when there is none; Unavailable when it
-// was made from another version of the file; Corruption naming the damage when it is damaged.
-Result<SpMat> LoadMatrixCache(const std::string& matrix_path);
+// What names a version of the matrix file: its size, modification time and a CRC32C of its first
+// and last MiB. Stored as it is in the cache's header.
+struct MatrixFileVersion {
+  uint64_t size;
+  int64_t mtime_ns;
+  uint32_t sample_crc;
+  uint32_t zero;  // (no padding: every byte of the cache file is defined)
+  bool operator==(const MatrixFileVersion&) const = default;
+};
+Result<MatrixFileVersion> MatrixFileVersionOf(const std::string& matrix_path);
 
-// Writes the cache of `matrix_path` (its matrix `a`, compressed). An error names the reason
-// (a read-only folder, say); the caller goes on without a cache.
-Status SaveMatrixCache(const std::string& matrix_path, const SpMat& a);
+// The matrix of `matrix_path` from its cache, when the cache was made from `version` of it.
+// NotFound when there is none; Unavailable when it was made from another version of the file;
+// Corruption naming the damage when it is damaged.
+Result<SpMat> LoadMatrixCache(const std::string& matrix_path, const MatrixFileVersion& version);
+
+// Writes the cache of `matrix_path` (its matrix `a`, compressed), made from `version` of the file:
+// the version taken before the file was read, so that a file changed while it was parsed is
+// read again next time. An error names the reason (a read-only folder, say); the caller goes on
+// without a cache.
+Status SaveMatrixCache(const std::string& matrix_path, const SpMat& a, const MatrixFileVersion& version);
 
 }  // namespace aiac::cg

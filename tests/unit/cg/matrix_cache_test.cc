@@ -56,6 +56,13 @@ bool Says(const Read& r, const std::string& what) {
   return false;
 }
 
+// The cache of `path` for the file as it is now.
+Result<SpMat> Load(const std::string& path) {
+  auto version = MatrixFileVersionOf(path);
+  if (!version.ok()) return version.status();
+  return LoadMatrixCache(path, *version);
+}
+
 // Flips one byte of `path` at `offset` from its end.
 void FlipFromEnd(const std::string& path, std::streamoff offset) {
   std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
@@ -121,27 +128,27 @@ TEST(MatrixCacheTest, ADamagedCacheIsNeverTrusted) {
   const std::string good = ReadFile(cache);
 
   FlipFromEnd(cache, 3);  // in the last value
-  auto flipped = LoadMatrixCache(path);
+  auto flipped = Load(path);
   ASSERT_FALSE(flipped.ok());
   EXPECT_EQ(flipped.status().code(), StatusCode::kCorruption);
   EXPECT_NE(flipped.status().message().find("checksum"), std::string::npos) << flipped.status().message();
   Read r = ReadIt(path);
   EXPECT_TRUE(Says(r, "damaged"));
   EXPECT_TRUE(Same(r.a, right));
-  EXPECT_TRUE(LoadMatrixCache(path).ok()) << "rewritten after the text was read";
+  EXPECT_TRUE(Load(path).ok()) << "rewritten after the text was read";
 
   WriteFile(cache, good.substr(0, good.size() - 8));
-  auto cut = LoadMatrixCache(path);
+  auto cut = Load(path);
   ASSERT_FALSE(cut.ok());
   EXPECT_NE(cut.status().message().find("do not match its length"), std::string::npos) << cut.status().message();
 
   WriteFile(cache, "%%MatrixMarket and other text that is no cache at all, long enough for a header.....");
-  auto other = LoadMatrixCache(path);
+  auto other = Load(path);
   ASSERT_FALSE(other.ok());
   EXPECT_NE(other.status().message().find("not an aiac matrix cache"), std::string::npos);
 
   WriteFile(cache, "short");
-  EXPECT_EQ(LoadMatrixCache(path).status().code(), StatusCode::kCorruption);
+  EXPECT_EQ(Load(path).status().code(), StatusCode::kCorruption);
   EXPECT_TRUE(Same(ReadIt(path).a, right));
 }
 
@@ -162,7 +169,7 @@ TEST(MatrixCacheTest, OffMeansNeitherReadNorWritten) {
   Read r = ReadIt(path, /*cache=*/false);
   EXPECT_TRUE(r.notes.empty());
   EXPECT_FALSE(std::filesystem::exists(MatrixCachePath(path)));
-  EXPECT_EQ(LoadMatrixCache(path).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(Load(path).status().code(), StatusCode::kNotFound);
 }
 
 }  // namespace
