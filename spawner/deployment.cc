@@ -26,21 +26,8 @@ Result<std::unique_ptr<Deployment>> Deployment::Create(DeploymentSpec spec, std:
   d->spec_ = std::move(spec);
   d->granted_ = std::move(granted);
   AIAC_RETURN_IF_ERROR(d->BuildPlatform());
-  // The app's TIG: one undirected edge per pair, volumes of both directions added.
-  const auto& graph = d->spec_.graph;
-  std::vector<model::TaskSpec> specs;
-  std::map<std::pair<uint32_t, uint32_t>, double> volume;
-  for (uint32_t t = 0; t < tasks; ++t) {
-    specs.push_back({t, std::max(1e-9, graph[t].cost)});
-    for (const auto& [m, v] : graph[t].edges) {
-      if (m == t || m >= tasks) continue;
-      volume[{std::min(t, m), std::max(t, m)}] += v;
-    }
-  }
-  std::vector<model::EdgeSpec> edges;
-  for (const auto& [pair, v] : volume) edges.push_back({pair.first, pair.second, v});
-  auto tig = model::Tig::Build(std::move(specs), std::move(edges));
-  if (!tig.ok()) return Internal("app task graph: " + tig.status().message());
+  auto tig = TigOf(d->spec_.graph);
+  if (!tig.ok()) return tig.status();
   d->tig_ = std::make_unique<model::Tig>(std::move(*tig));
   auto mapper = mapping::MakeMapper(d->spec_.mapping, 0.1);
   if (!mapper.ok()) return mapper.status();
@@ -53,13 +40,7 @@ Result<std::unique_ptr<Deployment>> Deployment::Create(DeploymentSpec spec, std:
     d->places_[t].daemon = daemon.id;
     d->places_[t].address = daemon.address;
   }
-  // Who sends to whom: task m sends to every task its edges name.
-  d->senders_.assign(tasks, {});
-  for (uint32_t m = 0; m < tasks; ++m) {
-    for (const auto& [to, v] : graph[m].edges) {
-      if (to != m && to < tasks) d->senders_[to].push_back(m);
-    }
-  }
+  d->senders_ = SendersOf(d->spec_.graph);
   // Checkpoints of each task go to `backups` daemons of other tasks (mapping/backup_choice.h).
   d->backups_.assign(tasks, {});
   d->hosted_.assign(tasks, {});
@@ -84,6 +65,51 @@ Result<std::unique_ptr<Deployment>> Deployment::Create(DeploymentSpec spec, std:
     }
   }
   return d;
+}
+
+Result<model::Tig> Deployment::TigOf(const std::vector<app::TaskNode>& graph) {
+  // The app's TIG: one undirected edge per pair, volumes of both directions added.
+  const auto tasks = static_cast<uint32_t>(graph.size());
+  std::vector<model::TaskSpec> specs;
+  std::map<std::pair<uint32_t, uint32_t>, double> volume;
+  for (uint32_t t = 0; t < tasks; ++t) {
+    specs.push_back({t, std::max(1e-9, graph[t].cost)});
+    for (const auto& [m, v] : graph[t].edges) {
+      if (m == t || m >= tasks) continue;
+      volume[{std::min(t, m), std::max(t, m)}] += v;
+    }
+  }
+  std::vector<model::EdgeSpec> edges;
+  for (const auto& [pair, v] : volume) edges.push_back({pair.first, pair.second, v});
+  auto tig = model::Tig::Build(std::move(specs), std::move(edges));
+  if (!tig.ok()) return Internal("app task graph: " + tig.status().message());
+  return tig;
+}
+
+std::vector<std::vector<uint32_t>> Deployment::SendersOf(const std::vector<app::TaskNode>& graph) {
+  // Who sends to whom: task m sends to every task its edges name.
+  const auto tasks = static_cast<uint32_t>(graph.size());
+  std::vector<std::vector<uint32_t>> senders(tasks);
+  for (uint32_t m = 0; m < tasks; ++m) {
+    for (const auto& [to, v] : graph[m].edges) {
+      if (to != m && to < tasks) senders[to].push_back(m);
+    }
+  }
+  return senders;
+}
+
+Status Deployment::Regraph(std::vector<app::TaskNode> graph) {
+  if (graph.size() != places_.size()) {
+    return InvalidArgument("a new task graph of " + std::to_string(graph.size()) + " tasks for " +
+                           std::to_string(places_.size()));
+  }
+  auto tig = TigOf(graph);
+  if (!tig.ok()) return tig.status();
+  spec_.graph = std::move(graph);
+  tig_ = std::make_unique<model::Tig>(std::move(*tig));
+  senders_ = SendersOf(spec_.graph);
+  RebuildPlacement();
+  return Status::Ok();
 }
 
 Status Deployment::BuildPlatform() {

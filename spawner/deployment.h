@@ -60,9 +60,14 @@ class Deployment {
   void AddGranted(const std::vector<GrantedDaemon>& daemons);
   // Maps waiting task `t` among the free granted daemons; false when none is free.
   bool Place(size_t t);
+  // The app's task graph changed before any task started (App::Reweigh): the same tasks on the
+  // same daemons, with new costs and neighbours.
+  Status Regraph(std::vector<app::TaskNode> graph);
 
  private:
   Deployment() = default;
+  static Result<model::Tig> TigOf(const std::vector<app::TaskNode>& graph);
+  static std::vector<std::vector<uint32_t>> SendersOf(const std::vector<app::TaskNode>& graph);
   // The granted daemons as the mapping's platform; granted_of_node_ follows.
   Status BuildPlatform();
   // The placement again from the tasks' daemons and lost_, after the platform changed.

@@ -214,6 +214,7 @@ Status JobRunner::MapTasks() {
   spec.graph.resize(job_.tasks);
   auto deployment = Deployment::Create(std::move(spec), std::move(first_grant_));
   if (!deployment.ok()) return deployment.status();
+  AIAC_RETURN_IF_ERROR(ReweighTasks(**deployment));
   SupervisorSettings settings;
   settings.job_id = summary_.job_id;
   settings.sync = settings_.sync;
@@ -222,6 +223,32 @@ Status JobRunner::MapTasks() {
   supervisor_ = std::make_unique<Supervisor>(std::move(settings), std::move(*deployment), Port(), log_);
   conns_.resize(job_.tasks);
   if (!failure_.empty()) supervisor_->Fail(failure_);  // aborted meanwhile
+  return Status::Ok();
+}
+
+Status JobRunner::ReweighTasks(Deployment& deployment) {
+  std::vector<double> powers;
+  for (size_t t = 0; t < deployment.tasks(); ++t) {
+    for (const auto& d : deployment.granted()) {
+      if (d.id == deployment.task(t).daemon) powers.push_back(d.power > 0 ? d.power : 1.0);
+    }
+  }
+  const auto [lo, hi] = std::minmax_element(powers.begin(), powers.end());
+  if (powers.size() != deployment.tasks() || *hi <= kReweighSpread * *lo) return Status::Ok();
+  const auto t0 = Clock::now();
+  auto plan = app_.app->Reweigh(app_.params, powers);
+  if (!plan.ok()) return Status(plan.status().code(), "weighing the tasks by their daemons' powers: " + plan.status().message());
+  if (!*plan) return Status::Ok();
+  if ((*plan)->graph.size() != deployment.tasks() || (*plan)->slices.size() != deployment.tasks()) {
+    return Internal("the app's reweighed plan has " + std::to_string((*plan)->graph.size()) + " tasks, not " +
+                    std::to_string(deployment.tasks()));
+  }
+  AIAC_RETURN_IF_ERROR(deployment.Regraph((*plan)->graph));
+  (*plan)->read_seconds = app_.plan.read_seconds;
+  app_.plan = std::move(**plan);
+  for (const auto& note : app_.plan.notes) log_->info("{}", note);
+  log_->info("job {}: tasks reweighed for daemons of powers {:.3g} to {:.3g} in {:.2f} s", summary_.job_id, *lo, *hi,
+             std::chrono::duration<double>(Clock::now() - t0).count());
   return Status::Ok();
 }
 

@@ -30,6 +30,11 @@
 
 namespace aiac::spawner {
 
+// Daemons whose powers differ by at most this ratio count as equal: measured powers of
+// identical hosts spread 1.04x on a quiet machine (power_bench), and reweighing on noise would
+// unbalance what is balanced.
+inline constexpr double kReweighSpread = 1.2;
+
 struct RunSettings {
   std::string mapping = "maheve";  // maheve | default | aiac-qm | f-ec
   bool sync = false;
@@ -57,6 +62,10 @@ class JobRunner {
   net::awaitable<Status> AcquireDaemons();
   // The deployment of the tasks on the daemons granted (deployment.h), and its supervisor.
   Status MapTasks();
+  // When the daemons the mapping chose differ in power by more than kReweighSpread, the app may
+  // split the work again in proportion to their powers (App::Reweigh); the deployment then
+  // takes the new task graph, on the same daemons.
+  Status ReweighTasks(Deployment& deployment);
   // The supervisor's port: dials, sends and closes for it.
   SupervisorPort Port();
   // Dials task `index`'s daemon for `incarnation`, assigns it the task and feeds the supervisor

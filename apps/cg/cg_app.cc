@@ -409,19 +409,50 @@ Result<app::JobPlan> CgApp::Prepare(const app::JobParams& params) {
     return InvalidArgument("cg: " + std::to_string(params.tasks) + " tasks for " + std::to_string(n) +
                            " rows (at most one task per row)");
   }
-  const auto tasks = static_cast<int>(params.tasks);
-  RowPartition part;
-  bool metis = p->metis();
-  if (metis && p->partition == "auto") {
-    part = ContiguousPartition(n, tasks);
-    if (const double cut = CutFraction(problem_.a, part); cut <= kSlicesGoodEnough) {
+  // METIS or slices: decided once, on equal shares; Reweigh keeps the choice.
+  metis_ = p->metis();
+  if (metis_ && p->partition == "auto") {
+    if (const double cut = CutFraction(problem_.a, ContiguousPartition(n, static_cast<int>(params.tasks)));
+        cut <= kSlicesGoodEnough) {
       notes.push_back("cg: slices of consecutive rows cut " + FormatDouble(100 * cut) +
                       " % of the matrix's entries: no METIS partition needed");
-      metis = false;
+      metis_ = false;
     }
   }
+  auto plan = Split(*p, params.tasks, {}, notes);
+  if (!plan.ok()) return plan.status();
+  plan->read_seconds = read_seconds;
+  return plan;
+}
+
+Result<std::optional<app::JobPlan>> CgApp::Reweigh(const app::JobParams& params, const std::vector<double>& task_powers) {
+  auto p = ParseCgParams(params);
+  if (!p.ok()) return p.status();
+  if (task_powers.size() != params.tasks || problem_.a.rows() == 0) {
+    return InvalidArgument("cg: " + std::to_string(task_powers.size()) + " powers for " + std::to_string(params.tasks) +
+                           " tasks (or Reweigh before Prepare)");
+  }
+  for (double power : task_powers) {
+    if (!(power > 0) || !std::isfinite(power)) return InvalidArgument("cg: a daemon's power must be positive");
+  }
+  std::vector<std::string> notes;
+  auto plan = Split(*p, params.tasks, task_powers, notes);
+  if (!plan.ok()) return plan.status();
+  const auto [lo, hi] = std::minmax_element(task_powers.begin(), task_powers.end());
+  notes.insert(notes.begin(), "cg: blocks weighted by the powers of their daemons (" + FormatDouble(*lo) + " to " +
+                                  FormatDouble(*hi) + ")");
+  plan->notes = std::move(notes);
+  return std::optional<app::JobPlan>(std::move(*plan));
+}
+
+Result<app::JobPlan> CgApp::Split(const CgParams& p, uint32_t task_count, const Shares& shares,
+                                  std::vector<std::string>& notes) {
+  const int n = static_cast<int>(problem_.a.rows());
+  const auto tasks = static_cast<int>(task_count);
+  RowPartition part;
+  bool metis = metis_;
   if (metis) {
-    auto parts = MetisPartition(problem_.a, tasks);
+    auto parts = MetisPartition(problem_.a, tasks, shares);
     if (parts.ok()) {
       part = std::move(*parts);
     } else if (parts.status().code() == StatusCode::kInvalidArgument) {
@@ -432,10 +463,10 @@ Result<app::JobPlan> CgApp::Prepare(const app::JobParams& params) {
       return parts.status();
     }
   }
-  if (!metis && part.rows.empty()) part = ContiguousPartition(n, tasks);
+  if (!metis) part = ContiguousPartition(n, tasks, shares);
   // Each block: its own rows and `layers` layers more; who sends whom what follows from those.
-  std::vector<std::vector<int>> block_rows(params.tasks);
-  for (int l = 0; l < tasks; ++l) block_rows[l] = Extend(problem_.a, part.rows[l], p->layers());
+  std::vector<std::vector<int>> block_rows(task_count);
+  for (int l = 0; l < tasks; ++l) block_rows[l] = Extend(problem_.a, part.rows[l], p.layers());
   const auto sends = SendLists(problem_.a, part.owner, block_rows);
   const SpMat& a = problem_.a;
   RowFn row = [&](int i, std::vector<int>& cols, std::vector<double>& vals) {
@@ -447,10 +478,14 @@ Result<app::JobPlan> CgApp::Prepare(const app::JobParams& params) {
     }
   };
   app::JobPlan plan;
-  plan.read_seconds = read_seconds;
-  plan.target_change = p->tolerance;
-  plan.graph.resize(params.tasks);
-  plan.slices.resize(params.tasks);
+  plan.target_change = p.tolerance;
+  plan.graph.resize(task_count);
+  plan.slices.resize(task_count);
+  // A generated system's daemons build their own blocks from the parameters; only uneven
+  // slices need saying, by their starts.
+  const std::string starts_slice = p.daemon_builds_block() && !shares.empty()
+                                       ? EncodeSliceStarts(SliceStarts(n, tasks, shares))
+                                       : std::string();
   // The blocks are independent (each reads the matrix, writes its own slot): built on every core.
   const OwnerFn owner = [&](int r) { return part.owner[static_cast<size_t>(r)]; };
   auto build = [&](uint32_t l) {
@@ -463,31 +498,32 @@ Result<app::JobPlan> CgApp::Prepare(const app::JobParams& params) {
     }
     Block block = BuildBlock(row, b_rows, n, rows, std::move(own), owner, sends[l]);
     plan.graph[l] = NodeOf(block);
-    // A block its daemon builds from the parameters is not shipped.
-    if (!p->daemon_builds_block()) plan.slices[l] = EncodeBlock(block);
+    plan.slices[l] = p.daemon_builds_block() ? starts_slice : EncodeBlock(block);
   };
-  const uint32_t threads = std::clamp<uint32_t>(std::thread::hardware_concurrency(), 1, params.tasks);
+  const uint32_t threads = std::clamp<uint32_t>(std::thread::hardware_concurrency(), 1, task_count);
   {
     std::vector<std::jthread> workers;
     for (uint32_t w = 1; w < threads; ++w) {
       workers.emplace_back([&, w] {
-        for (uint32_t l = w; l < params.tasks; l += threads) build(l);
+        for (uint32_t l = w; l < task_count; l += threads) build(l);
       });
     }
-    for (uint32_t l = 0; l < params.tasks; l += threads) build(l);
+    for (uint32_t l = 0; l < task_count; l += threads) build(l);
   }
-  if (metis || p->layers() > 0) {
-    size_t largest = 0, extended = 0;
-    for (uint32_t l = 0; l < params.tasks; ++l) {
+  if (metis || p.layers() > 0 || !shares.empty()) {
+    size_t smallest = part.rows[0].size(), largest = 0, extended = 0;
+    for (uint32_t l = 0; l < task_count; ++l) {
+      smallest = std::min(smallest, part.rows[l].size());
       largest = std::max(largest, part.rows[l].size());
       extended = std::max(extended, block_rows[l].size());
     }
     notes.push_back("cg: " + std::string(metis ? "METIS" : "contiguous") + " partition into " +
-                         std::to_string(params.tasks) + " blocks of at most " + std::to_string(largest) + " rows, " +
-                         std::to_string(extended) + " with overlap " + std::to_string(p->layers()));
+                    std::to_string(task_count) + " blocks of " + std::to_string(smallest) + " to " +
+                    std::to_string(largest) + " rows, at most " + std::to_string(extended) + " with overlap " +
+                    std::to_string(p.layers()));
   }
   owned_ = std::move(part.rows);
-  plan.notes = std::move(notes);
+  plan.notes = notes;
   return plan;
 }
 
@@ -498,7 +534,15 @@ Result<std::unique_ptr<app::Task>> CgApp::MakeTask(const app::JobParams& params,
     if (params.tasks < 1 || params.tasks > static_cast<uint32_t>(p->spec.n) || task >= params.tasks) {
       return InvalidArgument("cg: task " + std::to_string(task) + " of " + std::to_string(params.tasks) + " does not fit n");
     }
-    const auto starts = Partition(p->spec.n, static_cast<int>(params.tasks));
+    // Equal slices unless the spawner sent their starts (Reweigh: daemons of unequal power).
+    std::vector<int> starts;
+    if (slice.empty()) {
+      starts = Partition(p->spec.n, static_cast<int>(params.tasks));
+    } else {
+      auto sent = DecodeSliceStarts(slice, p->spec.n, static_cast<int>(params.tasks));
+      if (!sent.ok()) return sent.status();
+      starts = std::move(*sent);
+    }
     const double rows = starts[task + 1] - starts[task];
     AIAC_RETURN_IF_ERROR(CheckFitsInMemory("cg: block " + std::to_string(task) + " (" + std::to_string(starts[task + 1] - starts[task]) +
                                                " rows)", rows * (2.0 * p->spec.bandwidth + 1) * kBytesPerEntry + rows * kBytesPerRow));

@@ -17,6 +17,7 @@
 
 #include "aiac/app.h"
 #include "apps/cg/cg_problem.h"
+#include "apps/cg/partition.h"
 
 namespace aiac::cg {
 
@@ -66,12 +67,20 @@ class CgApp final : public app::App {
  public:
   std::string_view name() const override { return "cg"; }
   Result<app::JobPlan> Prepare(const app::JobParams& params) override;
+  // The partition again (METIS with target weights, or slices), each task's rows in proportion
+  // to its daemon's power (issue 12, item 3).
+  Result<std::optional<app::JobPlan>> Reweigh(const app::JobParams& params,
+                                              const std::vector<double>& task_powers) override;
   Result<std::unique_ptr<app::Task>> MakeTask(const app::JobParams& params, uint32_t task,
                                               std::string_view slice) override;
   Result<app::GatherReport> Gather(const app::JobParams& params, const std::vector<std::string>& slices) override;
 
  private:
+  // The partition, the blocks with their overlap, and the plan, for these shares of the work.
+  Result<app::JobPlan> Split(const CgParams& p, uint32_t tasks, const Shares& shares, std::vector<std::string>& notes);
+
   Problem problem_;  // spawner side, kept from Prepare for the residual
+  bool metis_ = false;  // METIS rather than slices, decided by Prepare
   std::vector<std::vector<int>> owned_;  // per task, the rows it owns: where its result goes
 };
 

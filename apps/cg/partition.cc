@@ -3,14 +3,64 @@
 #include <metis.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 
 namespace aiac::cg {
 
-RowPartition ContiguousPartition(int n, int tasks) {
+std::vector<int> SliceStarts(int n, int tasks, const Shares& shares) {
+  if (shares.empty() || std::all_of(shares.begin(), shares.end(), [&](double s) { return s == shares[0]; })) {
+    return Partition(n, tasks);
+  }
+  double total = 0;
+  for (double s : shares) total += s;
+  std::vector<int> starts(static_cast<size_t>(tasks) + 1, 0);
+  double before = 0;
+  for (int l = 1; l < tasks; ++l) {
+    before += shares[static_cast<size_t>(l - 1)];
+    const auto at = static_cast<int>(std::llround(static_cast<double>(n) * before / total));
+    // At least one row for every task, this one and those after it.
+    starts[static_cast<size_t>(l)] = std::clamp(at, starts[static_cast<size_t>(l - 1)] + 1, n - (tasks - l));
+  }
+  starts[static_cast<size_t>(tasks)] = n;
+  return starts;
+}
+
+namespace {
+constexpr std::string_view kStartsMagic = "acgs";
+}  // namespace
+
+std::string EncodeSliceStarts(const std::vector<int>& starts) {
+  std::string out(kStartsMagic);
+  for (int s : starts) {
+    const auto v = static_cast<int32_t>(s);
+    out.append(reinterpret_cast<const char*>(&v), sizeof v);
+  }
+  return out;
+}
+
+Result<std::vector<int>> DecodeSliceStarts(std::string_view bytes, int n, int tasks) {
+  const size_t expected = kStartsMagic.size() + (static_cast<size_t>(tasks) + 1) * sizeof(int32_t);
+  if (bytes.size() != expected || bytes.substr(0, kStartsMagic.size()) != kStartsMagic) {
+    return InvalidArgument("cg: the slice starts are not " + std::to_string(tasks + 1) + " row numbers");
+  }
+  std::vector<int> starts(static_cast<size_t>(tasks) + 1);
+  for (size_t l = 0; l < starts.size(); ++l) {
+    int32_t v;
+    std::memcpy(&v, bytes.data() + kStartsMagic.size() + l * sizeof v, sizeof v);
+    starts[l] = v;
+  }
+  bool ok = starts.front() == 0 && starts.back() == n;
+  for (size_t l = 0; ok && l + 1 < starts.size(); ++l) ok = starts[l] < starts[l + 1];
+  if (!ok) return InvalidArgument("cg: the slice starts do not split rows 0.." + std::to_string(n) + " in order");
+  return starts;
+}
+
+RowPartition ContiguousPartition(int n, int tasks, const Shares& shares) {
   RowPartition p;
   p.owner.resize(static_cast<size_t>(n));
   p.rows.resize(static_cast<size_t>(tasks));
-  const auto starts = Partition(n, tasks);
+  const auto starts = SliceStarts(n, tasks, shares);
   for (int l = 0; l < tasks; ++l) {
     for (int r = starts[l]; r < starts[l + 1]; ++r) {
       p.owner[static_cast<size_t>(r)] = static_cast<uint32_t>(l);
@@ -20,7 +70,7 @@ RowPartition ContiguousPartition(int n, int tasks) {
   return p;
 }
 
-Result<RowPartition> MetisPartition(const SpMat& a, int tasks) {
+Result<RowPartition> MetisPartition(const SpMat& a, int tasks, const Shares& shares) {
   const int n = static_cast<int>(a.rows());
   if (tasks < 1 || tasks > n) return InvalidArgument("cg: cannot split " + std::to_string(n) + " rows in " + std::to_string(tasks));
   if (tasks == 1) return ContiguousPartition(n, 1);
@@ -41,10 +91,17 @@ Result<RowPartition> MetisPartition(const SpMat& a, int tasks) {
   idx_t options[METIS_NOPTIONS];
   METIS_SetDefaultOptions(options);
   options[METIS_OPTION_SEED] = 1;  // the same input gives the same partition
+  // Target weights of the parts, summing to 1 (METIS's tpwgts); none: equal parts.
+  std::vector<real_t> targets;
+  if (!shares.empty()) {
+    double total = 0;
+    for (double s : shares) total += s;
+    for (double s : shares) targets.push_back(static_cast<real_t>(s / total));
+  }
   std::vector<idx_t> part(static_cast<size_t>(n));
   const int status = METIS_PartGraphKway(&nvtxs, &ncon, xadj.data(), adjncy.empty() ? nullptr : adjncy.data(),
-                                         vwgt.data(), nullptr, nullptr, &nparts, nullptr, nullptr, options, &objval,
-                                         part.data());
+                                         vwgt.data(), nullptr, nullptr, &nparts, targets.empty() ? nullptr : targets.data(),
+                                         nullptr, options, &objval, part.data());
   if (status != METIS_OK) {
     return Internal(std::string("cg: METIS could not partition the matrix (") +
                     (status == METIS_ERROR_MEMORY ? "out of memory" : status == METIS_ERROR_INPUT ? "bad input" : "error") +

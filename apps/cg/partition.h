@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "apps/cg/cg_problem.h"
@@ -29,13 +30,28 @@ struct RowPartition {
   std::vector<std::vector<int>> rows;  // per task: the rows it owns, ascending
 };
 
-// Rows [starts[l], starts[l+1]) to task l (Partition()).
-RowPartition ContiguousPartition(int n, int tasks);
+// Shares of the work, one per task (the relative powers of the daemons that will run them): a
+// task with twice the share gets about twice the work, so heterogeneous daemons finish their
+// iterations in about the same time. Empty: equal shares.
+using Shares = std::vector<double>;
+
+// Slices of consecutive rows: starts[l] .. starts[l+1] - 1 to task l, task l's row count
+// proportional to shares[l] (equal shares: Partition(n, tasks) exactly). Every task gets at
+// least one row. Needs 1 <= tasks <= n and, when given, tasks positive finite shares.
+std::vector<int> SliceStarts(int n, int tasks, const Shares& shares = {});
+// The data slice of a task whose daemon builds its own block (a generated system) when the
+// slices are uneven: the starts, "acgs" then tasks + 1 int32. Decode checks that they split
+// 0..n into `tasks` non-empty slices.
+std::string EncodeSliceStarts(const std::vector<int>& starts);
+Result<std::vector<int>> DecodeSliceStarts(std::string_view bytes, int n, int tasks);
+// The rows of SliceStarts(n, tasks, shares) as a partition.
+RowPartition ContiguousPartition(int n, int tasks, const Shares& shares = {});
 
 // METIS_PartGraphKway of the graph of A + A^T (no self-loops), vertex weights = stored entries
-// of each row, `tasks` parts. Fails (with METIS's reason) only when METIS does; a part left
-// empty is refused, since every task needs rows.
-Result<RowPartition> MetisPartition(const SpMat& a, int tasks);
+// of each row, `tasks` parts whose total weights follow `shares` (METIS's target partition
+// weights, tpwgts). Fails (with METIS's reason) only when METIS does; a part left empty is
+// refused, since every task needs rows.
+Result<RowPartition> MetisPartition(const SpMat& a, int tasks, const Shares& shares = {});
 
 // The share of A's stored entries that couple two tasks of partition `p` (0: none, 1: all).
 double CutFraction(const SpMat& a, const RowPartition& p);

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,7 +20,8 @@
 
 namespace aiac::app {
 
-inline constexpr int kApiVersion = 2;  // 2: Task::Tighten, GatherReport "unconverged"
+// 2: Task::Tighten, GatherReport "unconverged"; 3: App::Reweigh.
+inline constexpr int kApiVersion = 3;
 inline constexpr const char* kFactorySymbol = "aiac_app_create";
 
 // The job's [params] as text, plus what the runtime knows.
@@ -119,6 +121,16 @@ class App {
   // Spawner side: checks the parameters and input files and builds the plan. Any problem is one
   // line naming it. The App may keep what it read for Gather.
   virtual Result<JobPlan> Prepare(const JobParams& params) = 0;
+  // Spawner side, after the mapping chose a daemon for every task and before anything is sent:
+  // the relative powers of those daemons, one per task, when they differ. An app whose split of
+  // the work can follow them returns a new plan for the same tasks in which task t's share of
+  // the work is about proportional to task_powers[t] (Gather then expects the slices of that
+  // plan); nullopt keeps the plan. Default: the split is the app's own, kept.
+  virtual Result<std::optional<JobPlan>> Reweigh(const JobParams& params, const std::vector<double>& task_powers) {
+    (void)params;
+    (void)task_powers;
+    return std::optional<JobPlan>();
+  }
   // Daemon side: the task `task` of the job, from the params and its data slice.
   virtual Result<std::unique_ptr<Task>> MakeTask(const JobParams& params, uint32_t task,
                                                  std::string_view slice) = 0;

@@ -214,6 +214,71 @@ TEST_F(CgRunTest, AHopelessSystemEndsEarlyWithItsLastIterate) {
   EXPECT_EQ(x->size(), 50000u);
 }
 
+// A 2-D Poisson grid (5-point stencil, rows numbered along the grid) as a Matrix Market file.
+std::string GridFile(int side) {
+  const int n = side * side;
+  std::string entries;
+  int nnz = 0;
+  for (int i = 0; i < n; ++i) {
+    entries += std::to_string(i + 1) + " " + std::to_string(i + 1) + " 4\n";
+    ++nnz;
+    if (i % side + 1 < side) {
+      entries += std::to_string(i + 2) + " " + std::to_string(i + 1) + " -1\n";
+      ++nnz;
+    }
+    if (i + side < n) {
+      entries += std::to_string(i + side + 1) + " " + std::to_string(i + 1) + " -1\n";
+      ++nnz;
+    }
+  }
+  return "%%MatrixMarket matrix coordinate real symmetric\n" + std::to_string(n) + " " + std::to_string(n) + " " +
+         std::to_string(nnz) + "\n" + entries;
+}
+
+// Daemons of powers 1, 1 and 3: the blocks follow the powers (about 3x the rows on the fast
+// one), from a file (METIS with target weights) and for a generated system (uneven slices whose
+// starts the daemons are sent), and the answers are still right.
+TEST_F(CgRunTest, BlocksFollowThePowersOfTheirDaemons) {
+  const std::string sn = StartSupernode("sn1");
+  StartDaemon("d1", {sn}, "key.toml", "1");
+  StartDaemon("d2", {sn}, "key.toml", "1");
+  StartDaemon("d3", {sn}, "key.toml", "3");
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("d1", "registered") && LogHas("d2", "registered") && LogHas("d3", "registered"); }))
+      << Log("d3");
+  WriteFile(dir_ / "grid.mtx", GridFile(60));
+  WriteJob("grid.toml", "name = \"grid\"\napp = \"cg\"\ntasks = 3\ntimeout_s = 120\n[params]\nmatrix = \"grid.mtx\"\n"
+                        "partition = \"metis\"\n");
+  WriteJob("gen.toml", "name = \"gen\"\napp = \"cg\"\ntasks = 3\ntimeout_s = 120\n[params]\nn = 30000\nbandwidth = 6\n"
+                       "seed = 5\ntolerance = 1e-10\n");
+  // The last "... partition into 3 blocks of A to B rows" (the reweighed one): B / A is about 3.
+  auto spread = [&](const std::string& log, const std::string& kind) {
+    const std::string text = Log(log);
+    const std::regex blocks(kind + " partition into 3 blocks of ([0-9]+) to ([0-9]+) rows");
+    double ratio = -1;
+    for (std::sregex_iterator m(text.begin(), text.end(), blocks), end; m != end; ++m) {
+      ratio = std::stod((*m)[2]) / std::stod((*m)[1]);
+    }
+    return ratio;
+  };
+  for (const std::string job : {"grid", "gen"}) {
+    SCOPED_TRACE(job);
+    ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "key.toml", "--supernode", sn, dir_ / (job + ".toml"), "--json",
+                          dir_ / (job + ".json")},
+                         job),
+              0)
+        << Log(job);
+    auto j = Json(job + ".json");
+    EXPECT_EQ(j["status"], "converged");
+    EXPECT_LT(j["residual"].get<double>(), 1e-8);
+    EXPECT_TRUE(LogHas(job, "blocks weighted by the powers of their daemons (1 to 3)")) << Log(job);
+    const double ratio = spread(job, job == "grid" ? "METIS" : "contiguous");
+    EXPECT_GT(ratio, 2.5) << Log(job);
+    EXPECT_LT(ratio, 3.5) << Log(job);
+  }
+  // The generated system's error against its known solution (all ones).
+  EXPECT_LT(Json("gen.json")["result"]["error_inf"].get<double>(), 1e-8) << Json("gen.json").dump();
+}
+
 // Blocks of about 10 MB against daemons that accept 4 MiB frames: the data goes in chunks.
 // (The plugin still travels in one frame: 2 MB under ASan.)
 TEST_F(CgRunTest, BlocksLargerThanTheFrameLimitAreSentInChunks) {

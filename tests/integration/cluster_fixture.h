@@ -44,9 +44,9 @@ class ClusterFixture : public ::testing::Test {
   }
 
   void StartDaemon(const std::string& name, const std::vector<std::string>& supernodes,
-                   const std::string& config = "key.toml") {
+                   const std::string& config = "key.toml", const std::string& power = "1") {
     std::vector<std::string> args{"--config", dir_ / config, "--id", name, "--data",
-                                  dir_ / name, "--power", "1", "--log-level", "debug"};
+                                  dir_ / name, "--power", power, "--log-level", "debug"};
     for (const auto& s : supernodes) {
       args.push_back("--supernode");
       args.push_back(s);

@@ -139,9 +139,17 @@ TEST(CgProblemTest, BlockEncodingRoundTripsAndRejectsCorruption) {
 }
 
 // Runs every task's iterations round-robin in-process, delivering each value at once.
-app::GatherReport SolveInProcess(CgApp& app, const app::JobParams& params, int* sweeps) {
+// `powers`, when given: the plan reweighed for daemons of those powers (App::Reweigh), and
+// `owned` gets each task's row count.
+app::GatherReport SolveInProcess(CgApp& app, const app::JobParams& params, int* sweeps,
+                                 const std::vector<double>& powers = {}, std::vector<int>* owned = nullptr) {
   auto plan = app.Prepare(params);
   EXPECT_TRUE(plan.ok()) << plan.status().message();
+  if (!powers.empty()) {
+    auto reweighed = app.Reweigh(params, powers);
+    EXPECT_TRUE(reweighed.ok() && reweighed->has_value()) << reweighed.status().message();
+    plan = std::move(**reweighed);
+  }
   std::vector<std::unique_ptr<app::Task>> tasks;
   for (uint32_t l = 0; l < params.tasks; ++l) {
     auto t = app.MakeTask(params, l, plan->slices[l]);
@@ -159,6 +167,10 @@ app::GatherReport SolveInProcess(CgApp& app, const app::JobParams& params, int* 
   }
   std::vector<std::string> slices;
   for (auto& t : tasks) slices.push_back(t->ResultSlice());
+  if (owned) {
+    owned->clear();
+    for (const auto& slice : slices) owned->push_back(static_cast<int>((slice.size() - 4) / sizeof(double)));
+  }
   auto report = app.Gather(params, slices);
   EXPECT_TRUE(report.ok());
   EXPECT_LT(report->residual, 1e-9);
@@ -280,6 +292,45 @@ TEST(CgAppTest, GeneratedSystemsSplitOtherwiseAreShippedAndAgree) {
     auto report = SolveInProcess(app, params, &sweeps);
     EXPECT_LT(report.numbers["error_inf"], 1e-9) << partition << " overlap " << overlap;
   }
+}
+
+// Daemons of unequal power (App::Reweigh): each task's rows follow its daemon's power, by METIS
+// target weights, by uneven slices of a file, and by uneven slices of a generated system whose
+// daemons build their own blocks from the starts they are sent; the answers stay right.
+TEST(CgAppTest, ReweighedBlocksFollowThePowersAndStillSolve) {
+  aiac::testing::TempDir dir;
+  aiac::testing::WriteFile(dir / "grid.mtx", GridFile(40, true));
+  const std::vector<double> powers{1, 2, 1, 4};
+  const std::vector<std::map<std::string, std::string>> jobs{
+      {{"matrix", "grid.mtx"}, {"partition", "metis"}, {"matrix_cache", "false"}},
+      {{"matrix", "grid.mtx"}, {"partition", "contiguous"}, {"overlap", "1"}, {"matrix_cache", "false"}},
+      {{"n", "4000"}, {"bandwidth", "5"}},  // daemons build their blocks
+  };
+  for (auto values : jobs) {
+    values["tolerance"] = "1e-11";
+    const auto params = Params(values, 4, dir.path());
+    SCOPED_TRACE(values.count("n") ? "generated" : values["partition"]);
+    CgApp app;
+    int sweeps = 0;
+    std::vector<int> owned;
+    auto report = SolveInProcess(app, params, &sweeps, powers, &owned);
+    EXPECT_LT(report.residual, 1e-9);
+    ASSERT_EQ(owned.size(), 4u);
+    const double total = std::accumulate(owned.begin(), owned.end(), 0.0);
+    for (size_t l = 0; l < 4; ++l) EXPECT_NEAR(owned[l] / total, powers[l] / 8, 0.1 * powers[l] / 8) << "task " << l;
+  }
+  // The generated system's daemons were sent their starts, not a block.
+  CgApp app;
+  const auto params = Params({{"n", "4000"}, {"bandwidth", "5"}}, 4);
+  ASSERT_TRUE(app.Prepare(params).ok());
+  auto plan = app.Reweigh(params, powers);
+  ASSERT_TRUE(plan.ok() && plan->has_value());
+  EXPECT_EQ((**plan).slices[0].size(), 4 + 5 * sizeof(int32_t));
+  // Powers that are no powers are refused with the reason.
+  EXPECT_FALSE(app.Reweigh(params, {1, 2, 0, 1}).ok());
+  EXPECT_FALSE(app.Reweigh(params, {1, 2}).ok());
+  // A daemon given starts that do not split its system refuses them.
+  EXPECT_FALSE(app.MakeTask(params, 0, EncodeSliceStarts({0, 10, 20, 4001, 4000})).ok());
 }
 
 TEST(CgAppTest, MatrixMarketGeneralSystemMatchesEigen) {

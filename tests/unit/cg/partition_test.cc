@@ -79,6 +79,78 @@ TEST(PartitionTest, MetisBalancesTheWorkAndCutsLessThanSlicesOfAScrambledGrid) {
   EXPECT_FALSE(MetisPartition(a, n + 1).ok());
 }
 
+// Work (stored entries) of each part of `p`.
+std::vector<double> PartWork(const SpMat& a, const RowPartition& p) {
+  std::vector<double> work(p.rows.size(), 0);
+  for (size_t l = 0; l < p.rows.size(); ++l) {
+    for (int r : p.rows[l]) work[l] += static_cast<double>(a.outerIndexPtr()[r + 1] - a.outerIndexPtr()[r]);
+  }
+  return work;
+}
+
+TEST(PartitionTest, SlicesFollowTheSharesAndKeepARowForEveryTask) {
+  // Equal shares: exactly the equal slices.
+  EXPECT_EQ(SliceStarts(10, 3, {2.0, 2.0, 2.0}), Partition(10, 3));
+  EXPECT_EQ(SliceStarts(1000, 3, {1, 1, 3}), (std::vector<int>{0, 200, 400, 1000}));
+  // A share too small for a row still gets one, and so does every task after it.
+  EXPECT_EQ(SliceStarts(4, 4, {1e-9, 1e-9, 1e-9, 1}), (std::vector<int>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(SliceStarts(5, 3, {100, 1e-9, 1e-9}), (std::vector<int>{0, 3, 4, 5}));
+  // Every share pattern on small sizes: a valid split whose slices are within a row of n * share.
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<double> share(0.1, 5);
+  for (int n = 1; n <= 40; ++n) {
+    for (int tasks = 1; tasks <= std::min(n, 6); ++tasks) {
+      std::vector<double> shares(static_cast<size_t>(tasks));
+      for (auto& s : shares) s = share(rng);
+      const auto starts = SliceStarts(n, tasks, shares);
+      ASSERT_EQ(starts.size(), static_cast<size_t>(tasks) + 1);
+      ASSERT_EQ(starts.front(), 0);
+      ASSERT_EQ(starts.back(), n);
+      const double total = std::accumulate(shares.begin(), shares.end(), 0.0);
+      for (int l = 0; l < tasks; ++l) {
+        ASSERT_LT(starts[l], starts[l + 1]) << n << " rows, " << tasks << " tasks";
+        // Rows before each start: the rounded share, moved at most by the one-row floors.
+        const double before = n * std::accumulate(shares.begin(), shares.begin() + l, 0.0) / total;
+        EXPECT_LE(std::abs(starts[l] - before), tasks) << n << " rows, task " << l;
+      }
+      ExpectConsistent(ContiguousPartition(n, tasks, shares), n, tasks);
+    }
+  }
+}
+
+TEST(PartitionTest, SliceStartsTravelAndAreChecked) {
+  const std::vector<int> starts{0, 5, 9, 20};
+  auto back = DecodeSliceStarts(EncodeSliceStarts(starts), 20, 3);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(*back, starts);
+  EXPECT_FALSE(DecodeSliceStarts(EncodeSliceStarts(starts), 21, 3).ok());      // another n
+  EXPECT_FALSE(DecodeSliceStarts(EncodeSliceStarts(starts), 20, 4).ok());      // another task count
+  EXPECT_FALSE(DecodeSliceStarts(EncodeSliceStarts({0, 9, 5, 20}), 20, 3).ok());  // out of order
+  EXPECT_FALSE(DecodeSliceStarts(EncodeSliceStarts({0, 5, 5, 20}), 20, 3).ok());  // an empty slice
+  EXPECT_FALSE(DecodeSliceStarts("acgs", 20, 3).ok());
+  EXPECT_FALSE(DecodeSliceStarts("", 20, 3).ok());
+}
+
+TEST(PartitionTest, MetisPartsFollowTheShares) {
+  const SpMat a = Grid(60);
+  const std::vector<double> shares{1, 1, 3, 5};
+  auto p = MetisPartition(a, 4, shares);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  ExpectConsistent(*p, 3600, 4);
+  const auto work = PartWork(a, *p);
+  const double total = std::accumulate(work.begin(), work.end(), 0.0);
+  for (size_t l = 0; l < shares.size(); ++l) {
+    // METIS's default imbalance tolerance is 3 %; a little more for the discrete grid.
+    EXPECT_NEAR(work[l] / total, shares[l] / 10.0, 0.05 * shares[l] / 10.0) << "part " << l;
+  }
+  // Equal shares are the unweighted partition.
+  auto equal = MetisPartition(a, 4, {2, 2, 2, 2});
+  auto plain = MetisPartition(a, 4);
+  ASSERT_TRUE(equal.ok() && plain.ok());
+  const auto w = PartWork(a, *equal);
+  for (double x : w) EXPECT_NEAR(x / std::accumulate(w.begin(), w.end(), 0.0), 0.25, 0.0125);
+}
+
 TEST(PartitionTest, ExtendAddsLayersOfTheMatrixGraph) {
   const SpMat grid = Grid(10);  // rows i*10 + j
   // Row 55's block grown by one layer: its four grid neighbours; by two: the diamond of 13.

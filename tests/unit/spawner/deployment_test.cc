@@ -78,6 +78,33 @@ TEST(DeploymentTest, ALostDaemonsTaskMovesToAFreeOneWithTheNextIncarnation) {
   EXPECT_EQ(TaskDaemons(*d).size(), 4u);
 }
 
+// A task graph reweighed before the start (App::Reweigh): the same daemons, the new neighbours,
+// and a later replacement still works on the new graph.
+TEST(DeploymentTest, ANewTaskGraphKeepsTheDaemonsAndTakesTheNewNeighbours) {
+  auto d = Make(4, Daemons(5));
+  ASSERT_TRUE(d);
+  std::vector<std::string> daemons;
+  for (size_t t = 0; t < 4; ++t) daemons.push_back(d->task(t).daemon);
+  const auto backups = d->backups(1);
+  // A chain 0 - 1 - 2 - 3 instead of the ring, with uneven costs.
+  std::vector<app::TaskNode> chain(4);
+  for (uint32_t t = 0; t < 4; ++t) {
+    chain[t].cost = 10.0 * (t + 1);
+    if (t > 0) chain[t].edges.push_back({t - 1, 1.0});
+    if (t < 3) chain[t].edges.push_back({t + 1, 1.0});
+  }
+  ASSERT_TRUE(d->Regraph(chain).ok());
+  for (size_t t = 0; t < 4; ++t) EXPECT_EQ(d->task(t).daemon, daemons[t]);
+  EXPECT_EQ(d->senders(0), (std::vector<uint32_t>{1}));
+  EXPECT_EQ(d->senders(3), (std::vector<uint32_t>{2}));
+  EXPECT_EQ(d->backups(1), backups);
+  ASSERT_TRUE(d->Lose(3));
+  EXPECT_EQ(TaskDaemons(*d).size(), 4u);
+  EXPECT_NE(d->task(3).daemon, daemons[3]);
+  // A graph of another task count is refused.
+  EXPECT_FALSE(d->Regraph(Ring(3)).ok());
+}
+
 TEST(DeploymentTest, WithNoFreeDaemonTheTaskWaitsForAGrant) {
   auto d = Make(3, Daemons(3));
   ASSERT_TRUE(d);
