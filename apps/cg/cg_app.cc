@@ -314,10 +314,10 @@ Result<CgParams> ParseCgParams(const app::JobParams& params) {
     }
     p.partition = *s;
   }
-  if (auto* s = params.Find("overlap")) {
+  if (auto* s = params.Find("overlap"); s && *s != "auto") {
     auto v = ParseInt("overlap", *s);
-    if (!v.ok()) return v.status();
-    if (*v < 0 || *v > 100) return InvalidArgument("cg: params.overlap must be in 0..100");
+    if (!v.ok()) return InvalidArgument("cg: params.overlap must be \"auto\" or a number of layers in 0..100");
+    if (*v < 0 || *v > 100) return InvalidArgument("cg: params.overlap must be \"auto\" or a number of layers in 0..100");
     p.overlap = static_cast<int>(*v);
   }
   if (auto* s = params.Find("matrix_cache")) {
@@ -466,7 +466,11 @@ Result<app::JobPlan> CgApp::Split(const CgParams& p, uint32_t task_count, const 
   if (!metis) part = ContiguousPartition(n, tasks, shares);
   // Each block: its own rows and `layers` layers more; who sends whom what follows from those.
   std::vector<std::vector<int>> block_rows(task_count);
-  for (int l = 0; l < tasks; ++l) block_rows[l] = Extend(problem_.a, part.rows[l], p.layers());
+  const bool auto_layers = p.overlap < 0 && !p.generated;
+  const int layers = p.overlap >= 0 ? p.overlap
+                     : p.generated  ? 0
+                                    : AutoLayers(problem_.a, part.rows, kAutoOverlapGrowth, kAutoOverlapLayers);
+  for (int l = 0; l < tasks; ++l) block_rows[l] = Extend(problem_.a, part.rows[l], layers);
   const auto sends = SendLists(problem_.a, part.owner, block_rows);
   const SpMat& a = problem_.a;
   RowFn row = [&](int i, std::vector<int>& cols, std::vector<double>& vals) {
@@ -510,7 +514,7 @@ Result<app::JobPlan> CgApp::Split(const CgParams& p, uint32_t task_count, const 
     }
     for (uint32_t l = 0; l < task_count; l += threads) build(l);
   }
-  if (metis || p.layers() > 0 || !shares.empty()) {
+  if (metis || layers > 0 || !shares.empty()) {
     size_t smallest = part.rows[0].size(), largest = 0, extended = 0;
     for (uint32_t l = 0; l < task_count; ++l) {
       smallest = std::min(smallest, part.rows[l].size());
@@ -520,7 +524,7 @@ Result<app::JobPlan> CgApp::Split(const CgParams& p, uint32_t task_count, const 
     notes.push_back("cg: " + std::string(metis ? "METIS" : "contiguous") + " partition into " +
                     std::to_string(task_count) + " blocks of " + std::to_string(smallest) + " to " +
                     std::to_string(largest) + " rows, at most " + std::to_string(extended) + " with overlap " +
-                    std::to_string(p.layers()));
+                    std::to_string(layers) + (auto_layers ? " (auto)" : ""));
   }
   owned_ = std::move(part.rows);
   plan.notes = notes;

@@ -40,15 +40,15 @@ struct CgParams {
   // for a matrix from a file unless slices of consecutive rows already cut at most
   // kSlicesGoodEnough of its entries; slices for a generated banded one).
   std::string partition = "auto";
-  // Layers of the matrix graph each block extends past its own rows; -1: 1 for a matrix from a
-  // file, 0 for a generated one.
+  // Layers of the matrix graph each block extends past its own rows; -1 ("auto"): AutoLayers
+  // with kAutoOverlapGrowth and kAutoOverlapLayers for a matrix from a file, 0 for a generated
+  // one.
   int overlap = -1;
 
   bool metis() const { return partition == "metis" || (partition == "auto" && !generated); }
-  int layers() const { return overlap >= 0 ? overlap : generated ? 0 : 1; }
   // A generated system split in contiguous slices without overlap: each daemon builds its own
   // block from the parameters, nothing is shipped.
-  bool daemon_builds_block() const { return generated && !metis() && layers() == 0; }
+  bool daemon_builds_block() const { return generated && !metis() && overlap <= 0; }
 };
 
 Result<CgParams> ParseCgParams(const app::JobParams& params);
@@ -57,6 +57,9 @@ Result<CgParams> ParseCgParams(const app::JobParams& params);
 // matrix's entries (a banded matrix: about 1e-5): METIS could not do much better, and it costs
 // 2 s on 800,000 rows.
 inline constexpr double kSlicesGoodEnough = 0.01;
+// overlap = "auto": blocks may grow by half their rows, with at most 64 layers.
+inline constexpr double kAutoOverlapGrowth = 0.5;
+inline constexpr int kAutoOverlapLayers = 64;
 
 // The matrix of a Matrix Market file, compressed: from its binary cache when `use_cache` and the
 // cache matches the file, else parsed (and the cache written when `use_cache`). What happened to

@@ -133,6 +133,38 @@ double CutFraction(const SpMat& a, const RowPartition& p) {
   return a.nonZeros() > 0 ? static_cast<double>(cut) / static_cast<double>(a.nonZeros()) : 0.0;
 }
 
+int AutoLayers(const SpMat& a, const std::vector<std::vector<int>>& own, double max_growth, int max_layers) {
+  int layers = max_layers;
+  std::vector<uint32_t> seen(static_cast<size_t>(a.rows()), 0);  // the block that reached a row last, + 1
+  std::vector<int> frontier, next;
+  for (size_t l = 0; l < own.size() && layers > 1; ++l) {
+    const auto stamp = static_cast<uint32_t>(l + 1);
+    const auto limit = static_cast<size_t>((1 + max_growth) * static_cast<double>(own[l].size()));
+    for (int r : own[l]) seen[static_cast<size_t>(r)] = stamp;
+    frontier = own[l];
+    size_t size = own[l].size();
+    for (int layer = 1; layer <= layers && !frontier.empty(); ++layer) {
+      next.clear();
+      for (int r : frontier) {
+        for (SpMat::InnerIterator it(a, r); it; ++it) {
+          const auto c = static_cast<size_t>(it.col());
+          if (seen[c] != stamp) {
+            seen[c] = stamp;
+            next.push_back(static_cast<int>(c));
+          }
+        }
+      }
+      size += next.size();
+      if (size > limit) {
+        layers = std::max(1, layer - 1);
+        break;
+      }
+      frontier.swap(next);
+    }
+  }
+  return layers;
+}
+
 std::vector<int> Extend(const SpMat& a, const std::vector<int>& own, int layers) {
   if (layers <= 0) return own;
   std::vector<char> in(static_cast<size_t>(a.rows()), 0);

@@ -1,0 +1,211 @@
+// The CG app against PETSc (issue 12, item 6), on the same Matrix Market files, the same number
+// of processes and the same machine, in one run: aiac async and sync (`aiac-spawner run --local
+// P`, the matrix parsed from the text), aiac async again from the matrix's binary cache, and
+// PETSc's KSPCG + block Jacobi with ICC(0) sub-blocks (petsc_cg_driver under `mpiexec -n P`),
+// both stopping at a relative residual of 1e-8. Whole-process wall times, printed as ratios to
+// PETSc's; every solution's residual ||b - A x|| / ||b|| is computed here again, from the files.
+// Never fails on a time; fails when a run fails or a residual is not met.
+//
+//   cg_vs_petsc [--tasks P] [--systems banded50k,banded200k,banded800k,poisson300,poisson700]
+//
+// Built only when PETSc is installed (`conf/bootstrap.sh --with-petsc`).
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "apps/cg/cg_app.h"
+#include "apps/cg/cg_problem.h"
+#include "apps/cg/matrix_market.h"
+#include "spawner/child_process.h"
+
+using namespace aiac;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr double kResidual = 1e-8;
+
+// The lower triangle of `a` as a symmetric Matrix Market file.
+void WriteSymmetric(const std::string& path, const cg::SpMat& a) {
+  std::ofstream out(path);
+  int64_t lower = 0;
+  for (int i = 0; i < a.rows(); ++i) {
+    for (cg::SpMat::InnerIterator it(a, i); it && it.col() <= i; ++it) ++lower;
+  }
+  out << "%%MatrixMarket matrix coordinate real symmetric\n" << a.rows() << " " << a.cols() << " " << lower << "\n";
+  char line[96];
+  for (int i = 0; i < a.rows(); ++i) {
+    for (cg::SpMat::InnerIterator it(a, i); it && it.col() <= i; ++it) {
+      const int len = std::snprintf(line, sizeof line, "%d %d %.17g\n", i + 1, static_cast<int>(it.col()) + 1, it.value());
+      out.write(line, len);
+    }
+  }
+}
+
+// The 5-point Laplacian of a k x k grid, rows along the grid.
+cg::SpMat Poisson(int k) {
+  std::vector<Eigen::Triplet<double>> t;
+  for (int i = 0; i < k; ++i) {
+    for (int j = 0; j < k; ++j) {
+      const int r = i * k + j;
+      t.emplace_back(r, r, 4.0);
+      if (i > 0) t.emplace_back(r, r - k, -1.0);
+      if (i + 1 < k) t.emplace_back(r, r + k, -1.0);
+      if (j > 0) t.emplace_back(r, r - 1, -1.0);
+      if (j + 1 < k) t.emplace_back(r, r + 1, -1.0);
+    }
+  }
+  cg::SpMat a(k * k, k * k);
+  a.setFromTriplets(t.begin(), t.end());
+  return a;
+}
+
+struct Run {
+  bool ok = false;
+  double wall = 0;
+  double residual = -1;  // recomputed here from the solution file
+  std::string detail;    // iterations, phases
+};
+
+double Seconds(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+double ResidualOf(const cg::SpMat& a, const Eigen::VectorXd& b, const std::string& solution) {
+  auto x = cg::ReadMatrixMarketVector(solution, a.rows());
+  if (!x.ok()) return -1;
+  const Eigen::VectorXd r = b - a * Eigen::Map<Eigen::VectorXd>(x->data(), a.rows());
+  return r.norm() / b.norm();
+}
+
+std::string Fixed(double v, int digits = 2) {
+  char s[32];
+  std::snprintf(s, sizeof s, "%.*f", digits, v);
+  return s;
+}
+
+Run RunAiac(const std::string& dir, const std::string& name, const std::string& matrix, int tasks, bool sync, bool cache,
+            const cg::SpMat& a, const Eigen::VectorXd& b) {
+  const std::string tag = name + (sync ? "-sync" : cache ? "-cached" : "-async");
+  const std::string job = dir + "/" + tag + ".toml", json = dir + "/" + tag + ".json", x = dir + "/" + tag + ".x.mtx";
+  std::ofstream(job) << "name = \"" << tag << "\"\napp = \"cg\"\ntimeout_s = 900\n[params]\nmatrix = \"" << matrix
+                     << "\"\nresidual_tolerance = " << kResidual << "\nmatrix_cache = " << (cache ? "true" : "false")
+                     << "\noutput = \"" << x << "\"\n";
+  std::vector<std::string> argv{spawner::SelfDirectory() + "/aiac-spawner", "run", "--local", std::to_string(tasks),
+                                job, "--json", json, "--log-level", "warn"};
+  if (sync) argv.push_back("--sync");
+  Run r;
+  const auto t0 = Clock::now();
+  auto child = spawner::ChildProcess::Spawn(argv, dir + "/" + tag + ".log");
+  if (!child.ok() || child->WaitFor(std::chrono::minutes(15)).value_or(-1) != 0) {
+    r.detail = "failed: see " + dir + "/" + tag + ".log";
+    return r;
+  }
+  r.wall = Seconds(t0);
+  std::ifstream in(json);
+  const auto j = nlohmann::json::parse(in);
+  const auto& p = j["phases"];
+  r.detail = "iterations " + std::to_string(j["iterations"]["min"].get<int>()) + ".." +
+             std::to_string(j["iterations"]["max"].get<int>()) + ", phases read " + Fixed(p["read"]) + " / prepare " +
+             Fixed(p["prepare"]) + " / assign " + Fixed(p["assign"]) + " / iterate " + Fixed(p["iterate"]) +
+             " / gather " + Fixed(p["gather"]) + " s";
+  r.residual = ResidualOf(a, b, x);
+  r.ok = j["status"] == "converged";
+  return r;
+}
+
+Run RunPetsc(const std::string& dir, const std::string& name, const std::string& matrix, int tasks, const cg::SpMat& a,
+             const Eigen::VectorXd& b) {
+  const std::string x = dir + "/" + name + ".petsc.x.mtx", log = dir + "/" + name + ".petsc.log";
+  std::vector<std::string> argv{MPIEXEC, "-n", std::to_string(tasks), "--oversubscribe",
+                                spawner::SelfDirectory() + "/petsc_cg_driver", matrix, "1e-8", x};
+  Run r;
+  const auto t0 = Clock::now();
+  auto child = spawner::ChildProcess::Spawn(argv, log);
+  if (!child.ok() || child->WaitFor(std::chrono::minutes(15)).value_or(-1) != 0) {
+    r.detail = "failed: see " + log;
+    return r;
+  }
+  r.wall = Seconds(t0);
+  std::ifstream in(log);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("{", 0) != 0) continue;
+    const auto j = nlohmann::json::parse(line);
+    r.detail = "iterations " + std::to_string(j["iterations"].get<int>()) + ", read " + Fixed(j["read"]) +
+               " / assemble " + Fixed(j["assemble"]) + " / solve " + Fixed(j["solve"]) + " s";
+    r.ok = j["reason"].get<int>() > 0;
+  }
+  r.residual = ResidualOf(a, b, x);
+  return r;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int tasks = 4;
+  std::string systems = "banded50k,banded200k,banded800k,poisson300,poisson700";
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--tasks")) tasks = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--systems")) systems = argv[i + 1];
+  }
+  // mpiexec as root (the bench machine) must be allowed; 4 processes on 2 cores oversubscribe.
+  setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+  setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+  const std::string dir = std::filesystem::temp_directory_path().string() + "/aiac-petsc-bench-" + std::to_string(getpid());
+  std::filesystem::create_directories(dir);
+  std::printf("aiac CG vs PETSc KSPCG + bjacobi/ICC(0), %d processes each, %u cores, relative residual %.0e\n", tasks,
+              std::thread::hardware_concurrency(), kResidual);
+  std::printf("%-12s %9s | %8s %8s %8s %8s | %11s %10s %12s\n", "system", "rows", "async", "sync", "cached", "PETSc",
+              "async/PETSc", "sync/PETSc", "cached/PETSc");
+  bool all_ok = true;
+  std::stringstream details;
+  std::stringstream list(systems);
+  for (std::string name; std::getline(list, name, ',');) {
+    cg::SpMat a;
+    if (name.rfind("banded", 0) == 0) {
+      const int n = std::atoi(name.c_str() + 6) * 1000;
+      a = cg::Generate({n, 8, 7}).a;
+    } else if (name.rfind("poisson", 0) == 0) {
+      a = Poisson(std::atoi(name.c_str() + 7));
+    } else {
+      std::fprintf(stderr, "cg_vs_petsc: unknown system %s\n", name.c_str());
+      return 2;
+    }
+    a.makeCompressed();
+    const Eigen::VectorXd b = a * Eigen::VectorXd::Ones(a.cols());
+    const std::string matrix = dir + "/" + name + ".mtx";
+    WriteSymmetric(matrix, a);
+    const Run async = RunAiac(dir, name, matrix, tasks, false, false, a, b);
+    const Run sync = RunAiac(dir, name, matrix, tasks, true, false, a, b);
+    std::vector<std::string> notes;
+    (void)cg::ReadMatrix(matrix, true, notes);  // the cache the next run reads (not timed)
+    const Run cached = RunAiac(dir, name, matrix, tasks, false, true, a, b);
+    const Run petsc = RunPetsc(dir, name, matrix, tasks, a, b);
+    auto ratio = [&](const Run& r) { return r.ok && petsc.ok ? Fixed(r.wall / petsc.wall) + "x" : std::string("-"); };
+    std::printf("%-12s %9ld | %7.2fs %7.2fs %7.2fs %7.2fs | %11s %10s %12s\n", name.c_str(), static_cast<long>(a.rows()),
+                async.wall, sync.wall, cached.wall, petsc.wall, ratio(async).c_str(), ratio(sync).c_str(),
+                ratio(cached).c_str());
+    std::fflush(stdout);
+    for (const auto& [what, r] : {std::pair<const char*, const Run&>{"aiac async", async}, {"aiac sync", sync},
+                                  {"aiac cached", cached}, {"PETSc", petsc}}) {
+      details << "  " << name << ", " << what << ": residual " << r.residual << ", " << r.detail << "\n";
+      if (!r.ok || !(r.residual >= 0 && r.residual <= 1.01 * kResidual)) {
+        details << "    ^ FAILED: not converged to the residual\n";
+        all_ok = false;
+      }
+    }
+  }
+  std::printf("%s", details.str().c_str());
+  std::filesystem::remove_all(dir);
+  return all_ok ? 0 : 1;
+}
