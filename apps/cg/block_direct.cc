@@ -42,9 +42,10 @@ Result<std::unique_ptr<BlockDirect>> BlockDirect::Factor(const SpMat& a, bool sy
       if (!llt.ok()) return llt.status();
       d->natural_ = std::move(*llt);
     } else {
-      auto llt = FactorCholesky<Eigen::AMDOrdering<int>>(a, d->factor_nonzeros_);
-      if (!llt.ok()) return llt.status();
-      d->llt_ = std::move(*llt);
+      auto factor = CholmodFactor::Factor(a);
+      if (!factor.ok()) return factor.status();
+      d->factor_nonzeros_ = (*factor)->factor_nonzeros();
+      d->cholmod_ = std::move(*factor);
     }
     return d;
   }
@@ -72,9 +73,8 @@ BlockDirect::Outcome BlockDirect::Solve(const Eigen::VectorXd& b, Eigen::VectorX
   if (natural_) {
     x = natural_->solve(b);
     ok = natural_->info() == Eigen::Success;
-  } else if (llt_) {
-    x = llt_->solve(b);
-    ok = llt_->info() == Eigen::Success;
+  } else if (cholmod_) {
+    ok = cholmod_->Solve(b, x);
   } else {
     x = lu_->solve(b);
     ok = lu_->info() == Eigen::Success;

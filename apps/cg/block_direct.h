@@ -1,14 +1,15 @@
 // The factor-once inner solver of the multisplitting method (issue 12, item 2): a task's
 // diagonal block A_ll never changes, so it is factorized once, when the task is built, and each
 // outer iteration only solves with the factor (two triangular solves) instead of running an
-// inner CG from scratch. SPD blocks: Eigen's SimplicialLLT (sparse Cholesky); unsymmetric ones
-// (from `general` files): Eigen's SparseLU (COLAMD ordering).
+// inner CG from scratch. Unsymmetric blocks (from `general` files): Eigen's SparseLU (COLAMD
+// ordering).
 //
-// The Cholesky ordering: a banded or profile block (the envelope of its lower triangle, which
-// bounds the fill of a factor in the natural order, at most twice its nonzeros) is factored as
-// it is, since reordering cannot beat that fill by more than 2x and AMD's analysis alone took
-// 1.06 s of a 1.48 s factorization on a 400,000-row banded block; any other block is ordered by
-// AMD (a 2-D grid's envelope is sqrt(n) times its nonzeros).
+// SPD blocks: a banded or profile block (the envelope of its lower triangle, which bounds the
+// fill of a factor in the natural order, at most twice its nonzeros) is factored as it is by
+// Eigen's SimplicialLLT, since reordering cannot beat that fill by more than 2x and AMD's
+// analysis alone took 1.06 s of a 1.48 s factorization on a 400,000-row banded block; any other
+// block (a 2-D grid's envelope is sqrt(n) times its nonzeros) by CHOLMOD, which orders it
+// (cholmod_factor.h).
 // Pure; the factor is the only large allocation.
 #pragma once
 
@@ -18,6 +19,7 @@
 #include <string>
 
 #include "apps/cg/cg_problem.h"
+#include "apps/cg/cholmod_factor.h"
 #include "core/status.h"
 
 namespace aiac::cg {
@@ -37,8 +39,9 @@ class BlockDirect {
   Outcome Solve(const Eigen::VectorXd& b, Eigen::VectorXd& x) const;
   // Nonzeros of the factor(s): its memory is about 12 bytes each.
   double factor_nonzeros() const { return factor_nonzeros_; }
-  // "natural" (a banded or profile block, factored as it is), "amd" or "colamd" (LU).
-  const char* ordering() const { return natural_ ? "natural" : llt_ ? "amd" : "colamd"; }
+  // "natural" (a banded or profile block, factored as it is), CHOLMOD's choice ("amd",
+  // "metis", ...), or "colamd" (LU).
+  const char* ordering() const { return natural_ ? "natural" : cholmod_ ? cholmod_->ordering() : "colamd"; }
 
   // Entries of the lower triangle's envelope: for each row, from its first stored column to the
   // diagonal. A Cholesky factor in the natural order has no entry outside it.
@@ -58,7 +61,7 @@ class BlockDirect {
   explicit BlockDirect(const SpMat& a) : a_(a) {}
 
   const SpMat& a_;
-  std::unique_ptr<Cholesky<Eigen::AMDOrdering<int>>> llt_;
+  std::unique_ptr<CholmodFactor> cholmod_;
   std::unique_ptr<Cholesky<Eigen::NaturalOrdering<int>>> natural_;
   // SparseLU needs column-major storage (given row-major it factors the wrong matrix).
   using ColMat = Eigen::SparseMatrix<double, Eigen::ColMajor, int>;
