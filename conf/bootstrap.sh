@@ -1,8 +1,21 @@
 #!/usr/bin/env bash
 # Installs the Debian packages aiac needs (only the missing ones), then configures and builds
 # Release into build/ with -j2. Idempotent: a second run installs and rebuilds nothing.
+#
+#   conf/bootstrap.sh [--with-petsc]
+#
+# --with-petsc also installs PETSc (petsc-dev, with Open MPI), which builds the cg_vs_petsc
+# benchmark: the CG app against PETSc on the same files.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+with_petsc=0
+for arg in "$@"; do
+  case "$arg" in
+    --with-petsc) with_petsc=1 ;;
+    *) echo "bootstrap: unknown option $arg (only --with-petsc)" >&2; exit 2 ;;
+  esac
+done
 
 packages=(
   g++ cmake make pkg-config
@@ -18,6 +31,7 @@ packages=(
   clang libclang-rt-14-dev  # the sanitizer and fuzzing build (conf/sanitize.sh)
   libgtest-dev libgmock-dev libbenchmark-dev
 )
+if ((with_petsc)); then packages+=(petsc-dev); fi
 
 missing=()
 for p in "${packages[@]}"; do
