@@ -51,15 +51,20 @@ Result<std::unique_ptr<BlockDirect>> BlockDirect::Factor(const SpMat& a, bool sy
   }
   d->columns_ = a;
   d->columns_.makeCompressed();
-  d->lu_ = std::make_unique<Eigen::SparseLU<ColMat, Eigen::COLAMDOrdering<int>>>();
+  d->lu_ = std::make_unique<Umfpack>();
+  d->lu_->umfpackControl()(UMFPACK_IRSTEP) = 0;  // no refinement steps: the outer iteration refines
   d->lu_->analyzePattern(d->columns_);
+  if (d->lu_->info() != Eigen::Success) {
+    return InvalidArgument("the block cannot be factored (UMFPACK's analysis failed)");
+  }
+  // Checked before the numbers are computed: UMFPACK's own estimate of its peak memory.
+  const double peak = d->lu_->statistic(UMFPACK_PEAK_MEMORY_ESTIMATE) * d->lu_->statistic(UMFPACK_SIZE_OF_UNIT);
+  AIAC_RETURN_IF_ERROR(CheckFitsInMemory("the LU factors of a " + std::to_string(a.rows()) + "-row block", peak));
   d->lu_->factorize(d->columns_);
   if (d->lu_->info() != Eigen::Success) {
-    return InvalidArgument("the block is singular (its LU factorization failed: " + d->lu_->lastErrorMessage() + ")");
+    return InvalidArgument("the block is singular (its LU factorization failed)");
   }
-  // (SparseLU predicts no fill before it factors: unsymmetric blocks are checked afterwards
-  // only by the allocation itself.)
-  d->factor_nonzeros_ = static_cast<double>(d->lu_->nnzL() + d->lu_->nnzU());
+  d->factor_nonzeros_ = d->lu_->statistic(UMFPACK_LNZ) + d->lu_->statistic(UMFPACK_UNZ);
   return d;
 }
 
