@@ -6,6 +6,7 @@
 
 #include "core/hex.h"
 #include "net/describe_exception.h"
+#include "net/message_parts.h"
 #include "net/random.h"
 #include "net/tls.h"
 
@@ -48,6 +49,7 @@ Connection::Connection(tcp::socket connected, const NetOptions& options, Side si
       options_(options),
       side_(side),
       parser_(PreAuthLimits(options.limits)),
+      parts_(options.limits),
       wake_(stream_.get_executor(), std::chrono::steady_clock::time_point::max()),
       drained_(stream_.get_executor(), std::chrono::steady_clock::time_point::max()),
       closed_(stream_.get_executor(), std::chrono::steady_clock::time_point::max()) {
@@ -66,13 +68,22 @@ std::string Connection::Describe() const {
 
 void Connection::Send(capnp::MessageBuilder& message) {
   if (!open_ || close_when_flushed_) return;
-  kj::Array<capnp::word> frame = EncodeFrame(message);
-  queued_bytes_ += frame.size() * sizeof(capnp::word);
+  // Checked before this message is added, so that one message may be of any size.
   if (queued_bytes_ > options_.max_queued_bytes) {
     Close();  // the peer does not read: holding more would only grow memory
     return;
   }
-  queue_.push_back(std::move(frame));
+  kj::Array<capnp::word> frame = EncodeFrame(message);
+  auto queue = [this](kj::Array<capnp::word> f) {
+    queued_bytes_ += f.size() * sizeof(capnp::word);
+    queue_.push_back(std::move(f));
+  };
+  if (frame.size() * sizeof(capnp::word) > options_.limits.max_frame_bytes) {
+    // Too large for one frame: in parts, queued together so nothing comes between them.
+    for (auto& part : SplitIntoParts(frame, PartBytes(options_.limits.max_frame_bytes))) queue(std::move(part));
+  } else {
+    queue(std::move(frame));
+  }
   wake_.cancel_one();
 }
 
@@ -179,7 +190,20 @@ awaitable<Result<std::unique_ptr<IncomingMessage>>> Connection::Receive() {
         Refuse(well_formed.message());
         co_return well_formed;
       }
-      co_return std::move(*next);
+      const bool part = (*next)->root().isPart();
+      if (!part && !parts_.busy()) co_return std::move(*next);
+      // A part of a message larger than a frame (message_parts.h), or a message that breaks
+      // into one: parts come only after the handshake, and nothing comes between them.
+      Result<std::unique_ptr<IncomingMessage>> whole =
+          !authenticated_ ? ProtocolError("message parts before the handshake")
+          : !part         ? ProtocolError("a message in the middle of another message's parts")
+                          : parts_.Add((*next)->root().getPart());
+      if (!whole.ok()) {
+        Refuse(whole.status().message());
+        co_return whole.status();
+      }
+      if (*whole) co_return std::move(*whole);
+      continue;
     }
     reading_ = true;
     auto buffer = asio::buffer(read_buffer_);

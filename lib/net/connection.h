@@ -28,6 +28,7 @@
 #include "net/asio.h"
 #include "net/frame.h"
 #include "net/hello.h"
+#include "net/message_parts.h"
 #include "proto/aiac.capnp.h"
 
 namespace aiac::net {
@@ -126,6 +127,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   NetOptions options_;
   Side side_;
   FrameParser parser_;
+  PartAssembler parts_;  // a message larger than a frame, while its parts come
   asio::steady_timer wake_;
   asio::steady_timer drained_;
   asio::steady_timer closed_;  // cancelled by Close(); waited on by Closed()

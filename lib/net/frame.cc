@@ -84,6 +84,30 @@ Result<std::unique_ptr<IncomingMessage>> FrameParser::Next() {
   }
 }
 
+Result<std::unique_ptr<IncomingMessage>> ParseFrame(kj::Array<capnp::word> words, const FrameLimits& limits) {
+  const auto* p = reinterpret_cast<const std::byte*>(words.begin());
+  const size_t size = words.size() * sizeof(capnp::word);
+  if (size < 8) return ProtocolError("a frame of " + std::to_string(size) + " bytes");
+  const uint64_t segments = uint64_t{ReadU32(p)} + 1;
+  if (segments > limits.max_segments) {
+    return ProtocolError("frame declares " + std::to_string(segments) + " segments (limit " +
+                         std::to_string(limits.max_segments) + ")");
+  }
+  const size_t header = ((4 + 4 * segments) + 7) / 8 * 8;
+  if (header > size) return ProtocolError("frame's segment table is larger than the frame");
+  uint64_t body_words = 0;
+  for (uint64_t i = 0; i < segments; ++i) body_words += ReadU32(p + 4 + 4 * i);
+  if (header + body_words * 8 != size) {
+    return ProtocolError("frame declares " + std::to_string(header + body_words * 8) + " bytes but has " +
+                         std::to_string(size));
+  }
+  try {
+    return std::make_unique<IncomingMessage>(std::move(words), limits);
+  } catch (const kj::Exception& e) {
+    return ProtocolError(std::string("malformed frame: ") + e.getDescription().cStr());
+  }
+}
+
 kj::Array<capnp::word> EncodeFrame(capnp::MessageBuilder& message) {
   return capnp::messageToFlatArray(message);
 }

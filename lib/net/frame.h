@@ -28,6 +28,9 @@ struct FrameLimits {
   size_t max_frame_bytes = 64u << 20;
   // Most segments in one frame. Default: 512.
   uint32_t max_segments = 512;
+  // Largest message reassembled from parts (a message whose frame exceeds max_frame_bytes,
+  // message_parts.h); also bounded by the memory this process may use. Default: 16 GiB.
+  uint64_t max_message_bytes = uint64_t{16} << 30;
   // Nesting limit for pointers. Default: 64. (The traversal limit is not an option: it is four
   // times the frame's own size, see frame.cc.)
   int nesting_limit = 64;
@@ -71,6 +74,10 @@ class FrameParser {
   std::vector<std::byte> buffer_;
   size_t start_ = 0;
 };
+
+// A whole frame already in memory (reassembled from parts): its segment table checked against
+// its size and `limits` (max_frame_bytes is not applied: the caller bounded the size).
+Result<std::unique_ptr<IncomingMessage>> ParseFrame(kj::Array<capnp::word> words, const FrameLimits& limits);
 
 // Encodes a built message as one frame.
 kj::Array<capnp::word> EncodeFrame(capnp::MessageBuilder& message);

@@ -22,6 +22,9 @@ void ReadNetOptions(ConfigFile& file, NetOptions& options) {
   int64_t max_frame = static_cast<int64_t>(options.limits.max_frame_bytes);
   file.GetPositive("max_frame_bytes", max_frame);
   options.limits.max_frame_bytes = static_cast<size_t>(max_frame);
+  auto max_message = static_cast<int64_t>(options.limits.max_message_bytes);
+  file.GetPositive("max_message_bytes", max_message);
+  options.limits.max_message_bytes = static_cast<uint64_t>(max_message);
   int64_t hs = options.handshake_timeout.count();
   file.GetPositive("handshake_timeout_ms", hs);
   options.handshake_timeout = std::chrono::milliseconds(hs);

@@ -229,6 +229,17 @@ struct Migrate {
   items @4 :Data;
 }
 
+# A message whose frame exceeds the frame limit travels as the bytes of that frame (segment table
+# and segments) in parts, in order, each a frame of its own well under the limit, all sent before
+# any other message on the connection. The receiver checks the size against its memory at the
+# first part and the SHA-256 at the last (lib/net/message_parts.h).
+struct Part {
+  offset @0 :UInt64;
+  total @1 :UInt64;             # the whole frame's size in bytes
+  bytes @2 :Data;
+  sha256 @3 :Data;              # on the last part only: SHA-256 of the whole frame
+}
+
 struct Envelope {
   union {
     hello @0 :Hello;
@@ -264,5 +275,6 @@ struct Envelope {
     snapshotData @30 :SnapshotData;
     tighten @31 :Tighten;
     taskData @32 :TaskData;
+    part @33 :Part;
   }
 }

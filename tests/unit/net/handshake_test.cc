@@ -134,6 +134,50 @@ TEST(HandshakeTest, OversizedFrameClosesOnlyThatConnection) {
   EXPECT_EQ(got, "still-here");
 }
 
+// Both ends accept 4 KiB frames: a 100 KB message goes in parts and arrives whole, in order with
+// the messages around it (message_parts.h).
+TEST(HandshakeTest, AMessageLargerThanAFrameArrivesWholeInParts) {
+  asio::io_context io;
+  auto [sa, sb] = ConnectLoopback(io);
+  NetOptions small = WithKey("k");
+  small.limits.max_frame_bytes = 4096;
+  auto a = Connection::Create(std::move(sa), small, Side::kClient);
+  auto b = Connection::Create(std::move(sb), small, Side::kServer);
+  Outcome out = Handshake(a, b, io);
+  ASSERT_TRUE(out.a && out.b);
+  ASSERT_OK(*out.a);
+  ASSERT_OK(*out.b);
+  std::string data(100 * 1000, '\0');
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>(i * 7 + i / 251);
+  a->SendEnvelope([&](proto::Envelope::Builder e) { e.initHeartbeat().setDaemonId("before"); });
+  a->SendEnvelope([&](proto::Envelope::Builder e) {
+    auto r = e.initResult();
+    r.setJob("big");
+    r.setData(kj::arrayPtr(reinterpret_cast<const capnp::byte*>(data.data()), data.size()));
+  });
+  a->SendEnvelope([&](proto::Envelope::Builder e) { e.initHeartbeat().setDaemonId("after"); });
+  std::vector<std::string> got;
+  asio::co_spawn(io, [&]() -> awaitable<void> {
+    for (int i = 0; i < 3; ++i) {
+      auto m = co_await b->Receive();
+      if (!m.ok()) {
+        got.push_back("error: " + m.status().message());
+        co_return;
+      }
+      auto root = (*m)->root();
+      if (root.isHeartbeat()) got.emplace_back(root.getHeartbeat().getDaemonId().cStr());
+      if (root.isResult()) {
+        auto d = root.getResult().getData();
+        got.push_back(std::string(reinterpret_cast<const char*>(d.begin()), d.size()) == data ? "result intact"
+                                                                                              : "result changed");
+      }
+    }
+  }, asio::detached);
+  ASSERT_TRUE(RunUntil(io, [&] { return got.size() == 3; }));
+  EXPECT_EQ(got, (std::vector<std::string>{"before", "result intact", "after"}));
+  EXPECT_TRUE(a->is_open() && b->is_open());
+}
+
 TEST(HandshakeTest, GarbageInsteadOfHelloIsRefused) {
   asio::io_context io;
   auto [sa, sb] = ConnectLoopback(io);
