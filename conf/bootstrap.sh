@@ -30,6 +30,7 @@ packages=(
   libopenblas0-serial       # fast BLAS for CHOLMOD, single-threaded (the tasks are the threads)
   clang libclang-rt-14-dev  # the sanitizer and fuzzing build (conf/sanitize.sh)
   libgtest-dev libgmock-dev libbenchmark-dev
+  iproute2                  # ip netns: the multi-host test (tests/integration/netns_test.cc)
 )
 if ((with_petsc)); then packages+=(petsc-dev); fi
 
