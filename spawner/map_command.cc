@@ -6,6 +6,7 @@
 #include "mapping/failure_replay.h"
 #include "model/et_model.h"
 #include "spawner/mapping_io.h"
+#include "spawner/platform_file.h"
 
 namespace aiac::spawner {
 
@@ -20,7 +21,7 @@ int BadInput(const Status& s) {
 
 CLI::App* AddMapCommand(CLI::App& app, MapArgs& args) {
   CLI::App* map = app.add_subcommand("map", "map a task graph onto a platform and print it as JSON");
-  map->add_option("--platform", args.platform, "platform description (JSON)")->required();
+  map->add_option("--platform", args.platform, "platform description: JSON, or a platform file (.toml)")->required();
   map->add_option("--tig", args.tig, "task interaction graph (JSON)")->required();
   map->add_option("--algo", args.algo, "maheve (default), default, aiac-qm or f-ec");
   map->add_option("--reserve", args.reserve, "MAHEVE: share of each cluster's free nodes kept for replacements (default 0.1)");
@@ -31,9 +32,17 @@ CLI::App* AddMapCommand(CLI::App& app, MapArgs& args) {
 int MapCommand(const MapArgs& args) {
   auto mapper = mapping::MakeMapper(args.algo, args.reserve);
   if (!mapper.ok()) return BadInput(mapper.status());
-  auto pj = ReadJsonFile(args.platform);
-  if (!pj.ok()) return BadInput(pj.status());
-  auto platform = PlatformFromJson(*pj, args.platform);
+  // A platform file (platform_file.h) by its extension, else the JSON of mapping_io.h.
+  Result<model::Platform> platform = InvalidArgument("no platform");
+  if (args.platform.ends_with(".toml")) {
+    auto file = LoadPlatformFile(args.platform);
+    if (!file.ok()) return BadInput(file.status());
+    platform = file->ToModel();
+  } else {
+    auto pj = ReadJsonFile(args.platform);
+    if (!pj.ok()) return BadInput(pj.status());
+    platform = PlatformFromJson(*pj, args.platform);
+  }
   if (!platform.ok()) return BadInput(platform.status());
   auto tj = ReadJsonFile(args.tig);
   if (!tj.ok()) return BadInput(tj.status());

@@ -45,6 +45,23 @@ TEST_F(MapCommandTest, EveryAlgorithmAnswers) {
   }
 }
 
+// A platform file (.toml) as the platform: the MAHEVE hd 0.72 platform, its clusters marked and a
+// failed node replaced inside its cluster first; a broken platform file is one line, exit 2.
+TEST_F(MapCommandTest, PlatformFilesAreReadAsWell) {
+  ASSERT_EQ(RunSpawner({"map", "--platform", SourcePath("conf/platforms/maheve-hd072.toml"), "--tig",
+                        SourcePath("apps/examples/tig.json"), "--fail", "c4-23"},
+                       "map"),
+            0)
+      << Log("map");
+  auto j = nlohmann::json::parse(Log("map"));
+  EXPECT_NEAR(j["hd"].get<double>(), 0.72, 0.0005);
+  EXPECT_EQ(j["clusters"].size(), 5u);
+  EXPECT_EQ(j["assignment"].size(), 4u);
+  WriteFile(dir_ / "bad.toml", "name = \"bad\"\n[[clusters]]\nname = \"c\"\npowers = [0]\nlatency_ms = 0\nbandwidth_mbps = 1\n");
+  EXPECT_EQ(RunSpawner({"map", "--platform", dir_ / "bad.toml", "--tig", SourcePath("apps/examples/tig.json")}, "bad"), 2);
+  EXPECT_EQ(Log("bad"), "aiac-spawner map: " + (dir_ / "bad.toml") + ": clusters[0]: powers[0] must be a positive number\n");
+}
+
 TEST_F(MapCommandTest, BadInputExitsTwoWithOneLine) {
   const std::string good_p = SourcePath("apps/examples/platform.json");
   const std::string good_t = SourcePath("apps/examples/tig.json");
