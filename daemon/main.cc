@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <mutex>
 #include <thread>
 
 #include "aiac/code_signing.h"
@@ -17,6 +18,7 @@
 #include "daemon/supernode_link.h"
 #include "checkpoint/rocksdb_checkpoint_store.h"
 #include "daemon/task_host.h"
+#include "emulation/emulated_node.h"
 #include "monitor/power_benchmark.h"
 #include "monitor/power_cache.h"
 #include "net/net_config.h"
@@ -39,9 +41,10 @@ std::string HostName() {
 int main(int argc, char** argv) {
   using namespace aiac;
   CLI::App app{"aiac daemon: runs tasks for spawners"};
-  std::string config, listen, cluster, data, id, ready, level;
+  std::string config, listen, cluster, data, id, ready, level, emulate;
   std::vector<std::string> supernodes;
-  double power = -1;
+  double power = -1, slowdown = 1;
+  uint64_t emulation_seed = 1;
   bool measure_power = false;
   app.add_option("--config", config, "TOML options file (see conf/daemon.toml)");
   app.add_option("--supernode", supernodes, "super-node HOST:PORT (repeatable, tried in order)");
@@ -53,6 +56,11 @@ int main(int argc, char** argv) {
   app.add_option("--id", id, "daemon id");
   app.add_option("--ready-file", ready, "write the bound HOST:PORT here once registered");
   app.add_option("--log-level", level, "trace|debug|info|warn|error|off");
+  app.add_option("--emulate", emulate,
+                 "play the node --id of this platform file: its cluster and power, its links' latency and "
+                 "bandwidth, its background load (emulated platforms; README, Emulated platforms)");
+  app.add_option("--emulate-slowdown", slowdown, "with --emulate: iterations take cpu x this / power (>= 1)");
+  app.add_option("--emulate-seed", emulation_seed, "with --emulate: seed of the background load's draws");
   CLI11_PARSE(app, argc, argv);
 
   daemon::DaemonOptions o;
@@ -76,6 +84,27 @@ int main(int argc, char** argv) {
   }
   auto listen_ep = ParseEndpoint(o.listen);
   if (!listen_ep.ok()) return Fail(listen_ep.status());
+  // An emulated node: its cluster and power are the platform's, its links and iterations are
+  // stretched to the platform's figures.
+  std::shared_ptr<emulation::EmulatedNode> node;
+  if (!emulate.empty()) {
+    auto platform = emulation::LoadPlatformFile(emulate);
+    if (!platform.ok()) return Fail(platform.status());
+    auto made = emulation::EmulatedNode::Make(*platform, o.id, slowdown, emulation_seed);
+    if (!made.ok()) return Fail(InvalidArgument("--emulate: " + made.status().message() + " (give it as --id)"));
+    node = std::make_shared<emulation::EmulatedNode>(std::move(*made));
+    o.cluster = node->cluster();
+    o.power = node->power();
+    o.net.emulated_link = [node](const net::PeerIdentity& peer) -> std::optional<net::EmulatedLink> {
+      auto link = node->LinkTo(peer.id);
+      if (!link) return std::nullopt;
+      return net::EmulatedLink{std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::duration<double>(link->latency_seconds)),
+                               link->bytes_per_second};
+    };
+  } else if (slowdown != 1) {
+    return Fail(InvalidArgument("--emulate-slowdown needs --emulate"));
+  }
   if (Status s = CheckName("cluster name", o.cluster); !s.ok()) return Fail(s);
   auto log_level = ParseLogLevel(o.log_level);
   if (!log_level.ok()) return Fail(log_level.status());
@@ -86,7 +115,17 @@ int main(int argc, char** argv) {
   if (fs_ec) return Fail(IoError("cannot create data directory " + o.data_dir + ": " + fs_ec.message()));
 
   daemon::TaskHostOptions host_options{o.id, o.net, std::chrono::milliseconds(o.progress_ms),
-                                       o.data_dir + "/plugins", {}, o.limits};
+                                       o.data_dir + "/plugins", {}, o.limits, {}};
+  if (node) {
+    const auto started = std::chrono::steady_clock::now();
+    auto guard = std::make_shared<std::mutex>();
+    host_options.iteration_time = [node, guard, started](std::chrono::nanoseconds cpu) {
+      std::lock_guard lock(*guard);
+      const double now = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      return std::chrono::duration_cast<std::chrono::nanoseconds>(
+          std::chrono::duration<double>(node->IterationSeconds(std::chrono::duration<double>(cpu).count(), now)));
+    };
+  }
   for (const auto& key : o.trusted_keys) host_options.trusted_keys.push_back(*runtime::ParsePublicKey(key));
   auto checkpoints = checkpoint::RocksDbCheckpointStore::Open(o.data_dir + "/checkpoints");
   if (!checkpoints.ok()) return Fail(checkpoints.status());
@@ -141,6 +180,9 @@ int main(int argc, char** argv) {
   log->info("daemon {} listening on {} (cluster {}, power {:.2f}, {} cores{})", o.id,
             bound->ToString(), self.cluster, self.power, self.cores,
             o.trusted_keys.empty() ? "" : ", plugins signed by " + std::to_string(o.trusted_keys.size()) + " trusted keys only");
+  if (node) {
+    log->info("daemon {} emulates node {} of platform {} (slowdown {:g})", o.id, node->id(), emulate, node->slowdown());
+  }
   if (!o.ready_file.empty()) {
     if (Status s = WriteFileAtomically(o.ready_file, bound->ToString()); !s.ok()) return Fail(s);
   }

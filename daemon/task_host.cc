@@ -85,7 +85,7 @@ awaitable<void> TaskHost::Accept(Assignment assignment, std::shared_ptr<runtime:
     session = prepared.ok() ? TaskSession::Create(io_, *a, std::move(*prepared), plugin, options_.progress,
                                                   SpawnerPort{[conn](const auto& fill) { conn->SendEnvelope(fill); },
                                                               [this](const std::string& why) { EndJob(why); }},
-                                                  log_)
+                                                  log_, options_.iteration_time)
                             : Result<Session>(prepared.status());
   }
   if (!session.ok()) {

@@ -50,6 +50,8 @@ struct TaskHostOptions {
   // Raw 32-byte Ed25519 keys; when not empty, only plugins signed by one of them run.
   std::vector<std::string> trusted_keys;
   net::ServerLimits limits;
+  // An emulated node's iteration times (emulation/emulated_node.h); unset: real times.
+  std::function<std::chrono::nanoseconds(std::chrono::nanoseconds cpu)> iteration_time;
 };
 
 class TaskHost {

@@ -47,11 +47,10 @@ TaskSession::~TaskSession() {
   if (runner_) runner_->Halt();
 }
 
-Result<std::shared_ptr<TaskSession>> TaskSession::Create(asio::io_context& io, const Assignment& a,
-                                                         PreparedTask prepared,
-                                                         std::shared_ptr<runtime::Plugin> keep_loaded,
-                                                         std::chrono::milliseconds progress_period, SpawnerPort port,
-                                                         Logger log) {
+Result<std::shared_ptr<TaskSession>> TaskSession::Create(
+    asio::io_context& io, const Assignment& a, PreparedTask prepared, std::shared_ptr<runtime::Plugin> keep_loaded,
+    std::chrono::milliseconds progress_period, SpawnerPort port, Logger log,
+    std::function<std::chrono::nanoseconds(std::chrono::nanoseconds)> iteration_time) {
   std::shared_ptr<TaskSession> s(new TaskSession(io, a, std::move(keep_loaded), std::move(port), std::move(log)));
   for (const auto& [t, neighbour] : a.neighbours) {
     auto ep = ParseEndpoint(neighbour.first);
@@ -76,6 +75,7 @@ Result<std::shared_ptr<TaskSession>> TaskSession::Create(asio::io_context& io, c
   runtime::RunnerOptions options;
   options.sync = a.sync;
   options.progress_period = progress_period;
+  options.iteration_time = std::move(iteration_time);
   if (prepared.restored) options.start_iteration = prepared.restored->iteration;
   options.incarnation = a.incarnation;
   if (!s->backups_.empty()) {

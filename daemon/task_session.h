@@ -98,12 +98,12 @@ class TaskSession : public std::enable_shared_from_this<TaskSession> {
 
   // A session for assignment `a` with its prepared task; the runner is built but not started.
   // Fails on a neighbour or backup address that does not parse. `keep_loaded` holds the app's
-  // code in memory while the task runs (null in tests with an app linked in).
-  static Result<std::shared_ptr<TaskSession>> Create(net::asio::io_context& io, const Assignment& a,
-                                                     PreparedTask prepared,
-                                                     std::shared_ptr<runtime::Plugin> keep_loaded,
-                                                     std::chrono::milliseconds progress_period, SpawnerPort port,
-                                                     Logger log);
+  // code in memory while the task runs (null in tests with an app linked in). `iteration_time`:
+  // an emulated node's iteration times (runtime::RunnerOptions::iteration_time), else unset.
+  static Result<std::shared_ptr<TaskSession>> Create(
+      net::asio::io_context& io, const Assignment& a, PreparedTask prepared,
+      std::shared_ptr<runtime::Plugin> keep_loaded, std::chrono::milliseconds progress_period, SpawnerPort port,
+      Logger log, std::function<std::chrono::nanoseconds(std::chrono::nanoseconds)> iteration_time = {});
   ~TaskSession();
   TaskSession(const TaskSession&) = delete;
   TaskSession& operator=(const TaskSession&) = delete;

@@ -114,14 +114,23 @@ net::awaitable<Result<std::vector<Endpoint>>> LocalCluster::Start(std::chrono::m
   // Every local daemon runs on this host: one measurement for all, rather than each daemon
   // measuring while the others start (which spread identical daemons over 2.5-4.0 GFlop/s and
   // skewed the mapping for nothing).
-  const std::string power = std::to_string(monitor::MeasurePowerMedian());
+  // (Emulated nodes take their powers from the platform: nothing to measure.)
+  const std::string power = emulation_ ? std::string("1") : std::to_string(monitor::MeasurePowerMedian());
   for (size_t i = 1; i <= daemons_; ++i) {
     // (Appended, not "d" + ...: g++ 12 warns falsely about that in a coroutine, -Wrestrict.)
     std::string id = "d";
     id += std::to_string(i);
+    if (emulation_) id = emulation_->node_ids[i - 1];
     std::vector<std::string> argv = {bin_dir_ + "/aiac-daemon", "--config", dir_ + "/cluster.toml",
                                      "--listen", "127.0.0.1:0", "--id", id, "--data", dir_ + "/" + id,
                                      "--log-level", log_level_, "--power", power};
+    if (emulation_) {
+      for (std::string arg : {std::string("--emulate"), emulation_->platform_path, std::string("--emulate-slowdown"),
+                              std::to_string(emulation_->slowdown), std::string("--emulate-seed"),
+                              std::to_string(emulation_->seed)}) {
+        argv.push_back(std::move(arg));
+      }
+    }
     for (size_t k = 0; k < addresses.size(); ++k) {
       argv.push_back("--supernode");
       argv.push_back(addresses[(i - 1 + k) % addresses.size()]);

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -42,6 +43,17 @@ class LocalCluster {
   // SIGKILLs daemon `id` (fault injection); false when there is no such running daemon.
   bool Kill(const std::string& id);
 
+  // An emulated platform (`run --platform P --local`), set before Start: one daemon per node of
+  // the platform file at `platform_path`, with the node's id, each playing its node
+  // (aiac-daemon --emulate, emulation/emulated_node.h).
+  struct Emulation {
+    std::string platform_path;
+    std::vector<std::string> node_ids;
+    double slowdown = 1;
+    uint64_t seed = 1;
+  };
+  void set_emulation(Emulation emulation) { emulation_ = std::move(emulation); }
+
  private:
   Status WriteConfigs();
 
@@ -53,6 +65,7 @@ class LocalCluster {
   std::vector<std::pair<std::string, ChildProcess>> children_;  // super-nodes first, then daemons
   std::set<std::string> reaped_;  // children that exited during the run
   bool stopped_ = false;
+  std::optional<Emulation> emulation_;
 };
 
 }  // namespace aiac::spawner

@@ -6,7 +6,7 @@
 #include "mapping/failure_replay.h"
 #include "model/et_model.h"
 #include "spawner/mapping_io.h"
-#include "spawner/platform_file.h"
+#include "emulation/platform_file.h"
 
 namespace aiac::spawner {
 
@@ -35,7 +35,7 @@ int MapCommand(const MapArgs& args) {
   // A platform file (platform_file.h) by its extension, else the JSON of mapping_io.h.
   Result<model::Platform> platform = InvalidArgument("no platform");
   if (args.platform.ends_with(".toml")) {
-    auto file = LoadPlatformFile(args.platform);
+    auto file = emulation::LoadPlatformFile(args.platform);
     if (!file.ok()) return BadInput(file.status());
     platform = file->ToModel();
   } else {

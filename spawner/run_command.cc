@@ -6,10 +6,14 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <optional>
+#include <thread>
 
 #include "aiac/code_signing.h"
 #include "core/logging.h"
+#include "emulation/platform_file.h"
 #include "mapping/mapper.h"
 #include "net/net_config.h"
 #include "net/server.h"
@@ -38,9 +42,19 @@ CLI::App* AddRunCommand(CLI::App& app, RunArgs& args) {
   auto* sn = run->add_option("--supernode", args.supernodes,
                              "super-node HOST:PORT to get daemons from (repeatable: the next one when one is lost)")
                 ->allow_extra_args(false);
-  auto* local = run->add_option("--local", args.local, "start a super-node and N daemons on loopback for this run")
-                    ->check(CLI::Range(1, 4096))
+  auto* local = run->add_option("--local", args.local,
+                                "start a super-node and N daemons on loopback for this run (with --platform, N may "
+                                "be left out: one daemon per node)")
+                    ->expected(0, 1)
+                    ->default_str("-1")
+                    ->check(CLI::Range(-1, 4096))
                     ->excludes(sn);
+  auto* platform = run->add_option("--platform", args.platform,
+                                   "with --local: emulate this platform file (conf/platforms/*.toml), one daemon per "
+                                   "node playing it");
+  run->add_option("--slowdown", args.slowdown,
+                  "with --platform: iterations take cpu x this / the node's power (default: nodes / cores, at least 1)")
+      ->needs(platform);
   run->add_option("--local-supernodes", args.local_supernodes,
                   "with --local: start K peer super-nodes (default 1); daemons list them all")
       ->check(CLI::Range(1, 16))
@@ -60,8 +74,35 @@ CLI::App* AddRunCommand(CLI::App& app, RunArgs& args) {
   return run;
 }
 
-int RunCommand(const RunArgs& args) {
+int RunCommand(const RunArgs& given) {
   const auto command_start = std::chrono::steady_clock::now();
+  RunArgs args = given;
+  // An emulated platform: one local daemon per node, each playing its node.
+  std::optional<LocalCluster::Emulation> emulation;
+  if (!args.platform.empty()) {
+    if (args.local == 0) {
+      return BadInput(InvalidArgument("--platform needs --local: an emulated platform runs on this machine"));
+    }
+    auto platform = emulation::LoadPlatformFile(args.platform);
+    if (!platform.ok()) return BadInput(platform.status());
+    const auto nodes = static_cast<int>(platform->node_count());
+    if (args.local > 0 && args.local != nodes) {
+      return BadInput(InvalidArgument("--local " + std::to_string(args.local) + " but platform " + args.platform +
+                                      " has " + std::to_string(nodes) + " nodes (leave N out, or give that)"));
+    }
+    args.local = nodes;
+    emulation.emplace();
+    emulation->platform_path = std::filesystem::absolute(args.platform).string();
+    for (const auto& c : platform->clusters) {
+      for (size_t k = 1; k <= c.powers.size(); ++k) emulation->node_ids.push_back(emulation::PlatformFile::NodeId(c.name, k));
+    }
+    const double cores = std::max(1u, std::thread::hardware_concurrency());
+    emulation->slowdown = args.slowdown > 0 ? args.slowdown : std::max(1.0, nodes / cores);
+    if (!(emulation->slowdown >= 1)) return BadInput(InvalidArgument("--slowdown must be at least 1"));
+    emulation->seed = args.kill_seed != 0 ? args.kill_seed : 1;
+  } else if (args.local < 0) {
+    return BadInput(InvalidArgument("--local needs the number of daemons (or --platform)"));
+  }
   SpawnerOptions options;
   if (Status s = LoadSpawnerOptions(args.config, options); !s.ok()) return BadInput(s);
   if (!args.supernodes.empty()) options.supernodes = args.supernodes;
@@ -111,6 +152,10 @@ int RunCommand(const RunArgs& args) {
   if (args.local > 0) {
     cluster = std::make_unique<LocalCluster>(args.local, static_cast<size_t>(args.local_supernodes), SelfDirectory(),
                                              options.local_log_level, log);
+    if (emulation) {
+      log->info("emulating platform {}: {} nodes, slowdown {:g}", args.platform, args.local, emulation->slowdown);
+      cluster->set_emulation(*emulation);
+    }
     options.net.cluster_key = cluster->cluster_key();
     options.net.cluster_key_file.clear();  // the run's own key replaces any configured one
   }

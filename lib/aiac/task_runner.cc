@@ -1,6 +1,7 @@
 #include "aiac/task_runner.h"
 
 #include <algorithm>
+#include <ctime>
 
 namespace aiac::runtime {
 
@@ -115,6 +116,17 @@ void TaskRunner::MaybeCheckpoint(uint64_t iteration) {
   next_checkpoint_ = Clock::now() + options_.checkpoint_period;
 }
 
+namespace {
+
+// CPU time this thread has used: what an iteration costs, whatever else shares the cores.
+std::chrono::nanoseconds ThreadCpuTime() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
+}
+
+}  // namespace
+
 void TaskRunner::Loop() {
   uint64_t iteration = options_.start_iteration;
   last_checkpoint_ = iteration;
@@ -130,8 +142,18 @@ void TaskRunner::Loop() {
     // A round is answered only after a whole step that began once the query was known, so values
     // in flight when the round opened have been absorbed.
     const uint64_t round = query_.load();
+    const auto wall_start = Clock::now();
+    const auto cpu_start = ThreadCpuTime();
     failure = Step(iteration + 1, did_work);
     if (!failure.ok() || halt_.load()) break;
+    if (did_work && options_.iteration_time) {
+      // An emulated node: the iteration lasts what the node would take, its values go out then.
+      const auto until = wall_start + options_.iteration_time(ThreadCpuTime() - cpu_start);
+      while (!halt_.load() && Clock::now() < until) {
+        std::this_thread::sleep_for(std::min<Clock::duration>(until - Clock::now(), std::chrono::milliseconds(20)));
+      }
+      if (halt_.load()) break;
+    }
     if (did_work) {
       ++iteration;
       auto out = Track(task_->TakeOutgoing(), iteration);

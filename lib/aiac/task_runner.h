@@ -51,6 +51,10 @@ struct RunnerOptions {
   bool sync = false;
   std::chrono::milliseconds progress_period{250};
   uint64_t checkpoint_every = 0;              // iterations; 0: not by iterations
+  // Emulated platforms (emulation/emulated_node.h): given the CPU time an iteration used, the
+  // wall time it should take; the runner sleeps the difference before sending its values.
+  // Unset: iterations take what they take.
+  std::function<std::chrono::nanoseconds(std::chrono::nanoseconds cpu)> iteration_time;
   std::chrono::milliseconds checkpoint_period{0};  // 0: not by time
   // A task restored from a checkpoint goes on counting from the checkpoint's iteration.
   uint64_t start_iteration = 0;

@@ -52,7 +52,8 @@ Connection::Connection(tcp::socket connected, const NetOptions& options, Side si
       parts_(options.limits),
       wake_(stream_.get_executor(), std::chrono::steady_clock::time_point::max()),
       drained_(stream_.get_executor(), std::chrono::steady_clock::time_point::max()),
-      closed_(stream_.get_executor(), std::chrono::steady_clock::time_point::max()) {
+      closed_(stream_.get_executor(), std::chrono::steady_clock::time_point::max()),
+      link_timer_(stream_.get_executor()) {
   error_code ec;
   socket().set_option(tcp::no_delay(true), ec);
   auto ep = socket().remote_endpoint(ec);
@@ -76,7 +77,7 @@ void Connection::Send(capnp::MessageBuilder& message) {
   kj::Array<capnp::word> frame = EncodeFrame(message);
   auto queue = [this](kj::Array<capnp::word> f) {
     queued_bytes_ += f.size() * sizeof(capnp::word);
-    queue_.push_back(std::move(f));
+    queue_.push_back({std::move(f), std::chrono::steady_clock::now()});
   };
   if (frame.size() * sizeof(capnp::word) > options_.limits.max_frame_bytes) {
     // Too large for one frame: in parts, queued together so nothing comes between them.
@@ -103,6 +104,7 @@ void Connection::Close() {
   wake_.cancel();
   drained_.cancel();
   closed_.cancel();
+  link_timer_.cancel();
 }
 
 awaitable<void> Connection::Closed(std::chrono::milliseconds limit) {
@@ -130,10 +132,26 @@ awaitable<void> Connection::WriterLoop() {
       co_await wake_.async_wait(use_nothrow);
       continue;
     }
-    kj::Array<capnp::word> frame = std::move(queue_.front());
+    kj::Array<capnp::word> frame = std::move(queue_.front().frame);
+    const auto queued_at = queue_.front().at;
     queue_.pop_front();
     const size_t bytes = frame.size() * sizeof(capnp::word);
     writing_ = true;
+    if (link_) {
+      // Through the emulated link: after the frames before it, for bytes / bandwidth, then the
+      // latency; written when it would arrive.
+      const auto start = std::max(queued_at, link_free_);
+      link_free_ = start + (link_->bytes_per_second > 0
+                                ? std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                      std::chrono::duration<double>(static_cast<double>(bytes) / link_->bytes_per_second))
+                                : std::chrono::steady_clock::duration::zero());
+      const auto due = link_free_ + link_->latency;
+      if (due > std::chrono::steady_clock::now()) {
+        link_timer_.expires_at(due);
+        co_await link_timer_.async_wait(use_nothrow);
+        if (!open_) break;
+      }
+    }
     auto buffer = asio::buffer(frame.begin(), bytes);
     auto [ec, n] = encrypted() ? co_await asio::async_write(stream_, buffer, use_nothrow)
                                : co_await asio::async_write(socket(), buffer, use_nothrow);
@@ -291,6 +309,7 @@ awaitable<Status> Connection::CheckHello(proto::Role own_role, const std::string
   peer_ = std::move(*peer);
   parser_.set_limits(options_.limits);
   authenticated_ = true;
+  if (options_.emulated_link) link_ = options_.emulated_link(peer_);
   co_return Status::Ok();
 }
 

@@ -16,6 +16,7 @@
 
 #include <chrono>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -47,6 +48,14 @@ enum class Side { kClient, kServer };
 // running the same framing over plain TCP. No config file or flag can select kPlaintext.
 enum class Transport { kTls, kPlaintextBenchmarkOnly };
 
+// An emulated network link (issue 11, item 2): each frame this end sends reaches the peer as
+// if it had crossed a link of this latency and bandwidth, shared by the frames in order (a frame
+// waits for the ones before it to be through).
+struct EmulatedLink {
+  std::chrono::nanoseconds latency{0};
+  double bytes_per_second = 0;  // 0: no bandwidth limit
+};
+
 struct NetOptions {
   // Shared deployment secret; every process of one platform uses the same. Default: empty
   // (refused by the binaries, which require one; see net/key.h).
@@ -63,6 +72,9 @@ struct NetOptions {
   // Bytes queued for sending before the connection is declared stuck and closed.
   // Default: 256 MiB.
   size_t max_queued_bytes = 256u << 20;
+  // Emulated platforms only: the link to an authenticated peer, asked once after the handshake;
+  // nullopt (or no function, the default): frames go out at once.
+  std::function<std::optional<EmulatedLink>(const PeerIdentity& peer)> emulated_link;
 };
 
 class Connection : public std::enable_shared_from_this<Connection> {
@@ -134,7 +146,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool writing_ = false;
   bool reading_ = false;
   bool secured_ = false;  // the TLS handshake is done: the writer may write
-  std::deque<kj::Array<capnp::word>> queue_;
+  struct Pending {
+    kj::Array<capnp::word> frame;
+    std::chrono::steady_clock::time_point at;  // when it was queued
+  };
+  std::deque<Pending> queue_;
+  // The emulated link, once authenticated (NetOptions::emulated_link), and when it is free.
+  std::optional<EmulatedLink> link_;
+  std::chrono::steady_clock::time_point link_free_;
+  asio::steady_timer link_timer_;
   size_t queued_bytes_ = 0;
   bool open_ = true;
   bool close_when_flushed_ = false;

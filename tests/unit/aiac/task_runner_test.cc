@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <mutex>
+#include <thread>
 
 #include "support/test_support.h"
 
@@ -73,6 +74,48 @@ TEST(TaskRunnerTest, CheckpointsEveryKIterationsWithTheStateOfThatIteration) {
     EXPECT_EQ(rec.checkpoints[i].first, 10 * (i + 1));
     EXPECT_EQ(rec.checkpoints[i].second, std::to_string(10 * (i + 1)));
   }
+}
+
+// An emulated node (RunnerOptions::iteration_time): each iteration lasts what the hook says,
+// given the CPU time it used, and a halt does not wait for the sleep to end.
+TEST(TaskRunnerTest, AnEmulatedIterationLastsWhatTheNodeWouldTake) {
+  Recorder rec;
+  RunnerOptions options;
+  std::mutex mu;
+  std::vector<std::chrono::nanoseconds> cpu_seen;
+  options.iteration_time = [&](std::chrono::nanoseconds cpu) {
+    std::lock_guard lock(mu);
+    cpu_seen.push_back(cpu);
+    return std::chrono::nanoseconds(std::chrono::milliseconds(40));
+  };
+  options.checkpoint_every = 1;
+  TaskRunner runner(std::make_unique<CountingTask>(5), {}, options, rec.Callbacks());
+  const auto start = std::chrono::steady_clock::now();
+  runner.Start();
+  ASSERT_TRUE(testing::WaitUntil([&] {
+    std::lock_guard lock(rec.mu);
+    return rec.checkpoints.size() >= 5;
+  }));
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_GE(took, 5 * 0.040);  // (a lower bound: a loaded machine only adds)
+  {
+    std::lock_guard lock(mu);
+    ASSERT_GE(cpu_seen.size(), 5u);
+    for (auto cpu : cpu_seen) EXPECT_LT(cpu, std::chrono::milliseconds(40)) << "the CPU time, not the sleep";
+  }
+  runner.Halt();
+  runner.Join();
+  // A node slow enough to sleep a minute per iteration still halts at once.
+  Recorder slow_rec;
+  RunnerOptions slow;
+  slow.iteration_time = [](std::chrono::nanoseconds) { return std::chrono::nanoseconds(std::chrono::seconds(60)); };
+  TaskRunner sleeper(std::make_unique<CountingTask>(5), {}, slow, slow_rec.Callbacks());
+  sleeper.Start();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const auto halted = std::chrono::steady_clock::now();
+  sleeper.Halt();
+  sleeper.Join();
+  EXPECT_LT(std::chrono::steady_clock::now() - halted, std::chrono::seconds(30));
 }
 
 TEST(TaskRunnerTest, ARestoredTaskCountsOnFromItsCheckpoint) {

@@ -178,6 +178,50 @@ TEST(HandshakeTest, AMessageLargerThanAFrameArrivesWholeInParts) {
   EXPECT_TRUE(a->is_open() && b->is_open());
 }
 
+// An emulated link (NetOptions::emulated_link): each frame arrives no sooner than its latency,
+// and frames share the bandwidth in order (issue 11, item 2). Lower bounds only: a loaded
+// machine can only add to them.
+TEST(HandshakeTest, AnEmulatedLinkDelaysFramesByLatencyAndBandwidth) {
+  asio::io_context io;
+  auto [sa, sb] = ConnectLoopback(io);
+  NetOptions slow = WithKey("k");
+  // 150 ms, 1 MB/s, towards the peer "sn" only.
+  slow.emulated_link = [](const PeerIdentity& peer) -> std::optional<EmulatedLink> {
+    if (peer.id != "sn") return std::nullopt;
+    return EmulatedLink{std::chrono::milliseconds(150), 1e6};
+  };
+  auto a = Connection::Create(std::move(sa), slow, Side::kClient);
+  auto b = Connection::Create(std::move(sb), WithKey("k"), Side::kServer);
+  Outcome out = Handshake(a, b, io);
+  ASSERT_TRUE(out.a && out.b);
+  ASSERT_OK(*out.a);
+  ASSERT_OK(*out.b);
+  const auto sent = std::chrono::steady_clock::now();
+  a->SendEnvelope([&](proto::Envelope::Builder e) { e.initHeartbeat().setDaemonId("small"); });
+  std::string block(200 * 1000, 'x');  // 0.2 s at 1 MB/s, after the first frame
+  a->SendEnvelope([&](proto::Envelope::Builder e) { e.initRefuse().setReason(block); });
+  std::vector<double> arrived;
+  asio::co_spawn(io, [&]() -> awaitable<void> {
+    for (int i = 0; i < 2; ++i) {
+      auto m = co_await b->Receive();
+      if (!m.ok()) co_return;
+      arrived.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - sent).count());
+    }
+  }, asio::detached);
+  ASSERT_TRUE(RunUntil(io, [&] { return arrived.size() == 2; }));
+  EXPECT_GE(arrived[0], 0.150);
+  EXPECT_GE(arrived[1], 0.150 + 0.200);
+  // The other way (b has no emulated link) nothing waits: b answers, a receives (no bound).
+  b->SendEnvelope([&](proto::Envelope::Builder e) { e.initHeartbeat().setDaemonId("back"); });
+  std::string got;
+  asio::co_spawn(io, [&]() -> awaitable<void> {
+    auto m = co_await a->Receive();
+    if (m.ok()) got = (*m)->root().getHeartbeat().getDaemonId().cStr();
+  }, asio::detached);
+  ASSERT_TRUE(RunUntil(io, [&] { return !got.empty(); }));
+  EXPECT_EQ(got, "back");
+}
+
 TEST(HandshakeTest, GarbageInsteadOfHelloIsRefused) {
   asio::io_context io;
   auto [sa, sb] = ConnectLoopback(io);

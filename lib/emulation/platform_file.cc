@@ -1,4 +1,4 @@
-#include "spawner/platform_file.h"
+#include "emulation/platform_file.h"
 
 #include <cmath>
 #include <cstdio>
@@ -9,7 +9,7 @@
 #include "core/names.h"
 #include "core/read_file.h"
 
-namespace aiac::spawner {
+namespace aiac::emulation {
 
 namespace {
 
@@ -210,4 +210,4 @@ Result<PlatformFile> LoadPlatformFile(const std::string& path) {
   return ParsePlatformFile(*text, path);
 }
 
-}  // namespace aiac::spawner
+}  // namespace aiac::emulation

@@ -1,6 +1,6 @@
 // Platform files: the shipped platforms have the clusters, nodes and heterogeneity degrees of
 // the papers' experiments, and every malformed file is refused with the place of the problem.
-#include "spawner/platform_file.h"
+#include "emulation/platform_file.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 
 #include "support/test_support.h"
 
-namespace aiac::spawner {
+namespace aiac::emulation {
 namespace {
 
 TEST(PlatformFileTest, TheShippedPlatformsAreThePapers) {
@@ -124,4 +124,4 @@ TEST(PlatformFileTest, MalformedFilesAreRefusedNamingThePlace) {
 }
 
 }  // namespace
-}  // namespace aiac::spawner
+}  // namespace aiac::emulation

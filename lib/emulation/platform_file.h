@@ -27,7 +27,7 @@
 #include "core/status.h"
 #include "model/platform.h"
 
-namespace aiac::spawner {
+namespace aiac::emulation {
 
 struct BackgroundSpec {
   double mean_jobs = 0;  // competing jobs on the node, mean and standard deviation (Lee & Cho's model)
@@ -70,4 +70,4 @@ struct PlatformFile {
 Result<PlatformFile> LoadPlatformFile(const std::string& path);
 Result<PlatformFile> ParsePlatformFile(std::string_view text, const std::string& name);
 
-}  // namespace aiac::spawner
+}  // namespace aiac::emulation

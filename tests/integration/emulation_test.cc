@@ -1,0 +1,72 @@
+// `aiac-spawner run --platform P.toml --local`: an emulated platform on this machine, one daemon
+// per node of the platform file playing its node (issue 11, item 2), and the refusals of
+// `--platform` used wrongly.
+#include "integration/cluster_fixture.h"
+
+namespace aiac::testing {
+namespace {
+
+using EmulatedRunTest = ClusterFixture;
+
+constexpr const char* kTwoClusters = R"(name = "two"
+[[clusters]]
+name = "fast"
+powers = [1.0, 1.0]
+latency_ms = 0.1
+bandwidth_mbps = 1000
+[[clusters]]
+name = "slow"
+powers = [0.25]
+latency_ms = 0.1
+bandwidth_mbps = 1000
+background = {mean_jobs = 0.5, std_jobs = 0.2, mean_size = 0.5}
+[[links]]
+a = "fast"
+b = "slow"
+latency_ms = 30
+bandwidth_mbps = 100
+)";
+
+TEST_F(EmulatedRunTest, EachNodeOfThePlatformIsADaemonPlayingIt) {
+  WriteFile(dir_ / "two.toml", kTwoClusters);
+  WriteJob("cg.toml", "name = \"emu\"\napp = \"cg\"\ntasks = 3\ntimeout_s = 120\n[params]\nn = 20000\nbandwidth = 4\n"
+                      "tolerance = 1e-10\n");
+  ASSERT_EQ(RunSpawner({"run", dir_ / "cg.toml", "--platform", dir_ / "two.toml", "--local", "--slowdown", "4", "--json",
+                        dir_ / "emu.json", "--log-level", "info"}),
+            0)
+      << Log("spawner");
+  auto j = Json("emu.json");
+  EXPECT_EQ(j["status"], "converged");
+  EXPECT_LT(j["residual"].get<double>(), 1e-8);
+  EXPECT_EQ(j["daemons"], 3);
+  std::set<std::string> daemons;
+  for (const auto& t : j["per_task"]) daemons.insert(t["daemon"].get<std::string>());
+  EXPECT_EQ(daemons, (std::set<std::string>{"fast-1", "fast-2", "slow-1"}));
+  EXPECT_TRUE(LogHas("spawner", "emulating platform " + (dir_ / "two.toml") + ": 3 nodes, slowdown 4")) << Log("spawner");
+  EXPECT_TRUE(ProcessesMatching(dir_.path()).empty());
+}
+
+TEST_F(EmulatedRunTest, APlatformWithoutLocalOrOfAnotherSizeIsRefused) {
+  WriteFile(dir_ / "two.toml", kTwoClusters);
+  WriteFile(dir_ / "bad.toml", "name = \"bad\"\n");
+  WriteJob("cg.toml", "name = \"emu\"\napp = \"cg\"\ntasks = 2\n[params]\nn = 1000\n");
+  struct Case {
+    std::vector<std::string> args;
+    std::string error;
+  };
+  for (const auto& c : std::vector<Case>{
+           {{"--platform", dir_ / "two.toml"}, "--platform needs --local: an emulated platform runs on this machine"},
+           {{"--platform", dir_ / "two.toml", "--local", "5"},
+            "--local 5 but platform " + (dir_ / "two.toml") + " has 3 nodes (leave N out, or give that)"},
+           {{"--platform", dir_ / "bad.toml", "--local"}, (dir_ / "bad.toml") + ": at least one [[clusters]] is needed"},
+           {{"--local"}, "--local needs the number of daemons (or --platform)"},
+           {{"--platform", dir_ / "two.toml", "--local", "--slowdown", "0.5"}, "--slowdown must be at least 1"}}) {
+    std::vector<std::string> args{"run", dir_ / "cg.toml"};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    EXPECT_EQ(RunSpawner(args, "refused"), 2) << c.error;
+    EXPECT_EQ(Log("refused"), "aiac-spawner: " + c.error + "\n");
+  }
+}
+
+}  // namespace
+}  // namespace aiac::testing
