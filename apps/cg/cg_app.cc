@@ -131,7 +131,7 @@ class CgTask final : public app::Task {
     rhs_ = b_.b;
     for (size_t k = 0; k < b_.in.size(); ++k) rhs_.noalias() -= b_.in[k].a * xin_[k];
     Eigen::VectorXd old = x_;
-    const std::string breakdown = direct_ ? direct_->Solve(rhs_, x_).breakdown
+    const std::string breakdown = direct_ ? direct_->Solve(rhs_, x_, false).breakdown
                                           : solver_.Solve(rhs_, x_, inner_tolerance_, std::max(100, 10 * b_.size())).breakdown;
     if (!breakdown.empty()) {
       x_ = old;  // keep the last good iterate: it is what a checkpoint or a snapshot should hold
