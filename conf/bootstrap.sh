@@ -31,6 +31,7 @@ packages=(
   clang libclang-rt-14-dev  # the sanitizer and fuzzing build (conf/sanitize.sh)
   libgtest-dev libgmock-dev libbenchmark-dev
   iproute2                  # ip netns: the multi-host test (tests/integration/netns_test.cc)
+  gnuplot-nox               # the plots of the experiments (tests/eval)
 )
 if ((with_petsc)); then packages+=(petsc-dev); fi
 
