@@ -25,6 +25,17 @@ namespace aiac::spawner {
 // no longer exists; returns how many were removed. Logs one line per removed directory.
 size_t RemoveStaleLocalDirs(const std::string& root, const Logger& log);
 
+// An emulated platform (`run --platform P --local`): one daemon per node of the platform file
+// at `platform_path`, with the node's id, each playing its node (aiac-daemon --emulate,
+// emulation/emulated_node.h). (At namespace scope: clang cannot default-construct a nested
+// struct with member initializers inside the optional of its enclosing class.)
+struct LocalEmulation {
+  std::string platform_path;
+  std::vector<std::string> node_ids;
+  double slowdown = 1;
+  uint64_t seed = 1;
+};
+
 class LocalCluster {
  public:
   // `bin_dir` holds aiac-supernode and aiac-daemon; children log at `log_level`.
@@ -43,16 +54,8 @@ class LocalCluster {
   // SIGKILLs daemon `id` (fault injection); false when there is no such running daemon.
   bool Kill(const std::string& id);
 
-  // An emulated platform (`run --platform P --local`), set before Start: one daemon per node of
-  // the platform file at `platform_path`, with the node's id, each playing its node
-  // (aiac-daemon --emulate, emulation/emulated_node.h).
-  struct Emulation {
-    std::string platform_path;
-    std::vector<std::string> node_ids;
-    double slowdown = 1;
-    uint64_t seed = 1;
-  };
-  void set_emulation(Emulation emulation) { emulation_ = std::move(emulation); }
+  // An emulated platform, set before Start (LocalEmulation).
+  void set_emulation(LocalEmulation emulation) { emulation_ = std::move(emulation); }
 
  private:
   Status WriteConfigs();
@@ -65,7 +68,7 @@ class LocalCluster {
   std::vector<std::pair<std::string, ChildProcess>> children_;  // super-nodes first, then daemons
   std::set<std::string> reaped_;  // children that exited during the run
   bool stopped_ = false;
-  std::optional<Emulation> emulation_;
+  std::optional<LocalEmulation> emulation_;
 };
 
 }  // namespace aiac::spawner

@@ -78,7 +78,7 @@ int RunCommand(const RunArgs& given) {
   const auto command_start = std::chrono::steady_clock::now();
   RunArgs args = given;
   // An emulated platform: one local daemon per node, each playing its node.
-  std::optional<LocalCluster::Emulation> emulation;
+  std::optional<LocalEmulation> emulation;
   if (!args.platform.empty()) {
     if (args.local == 0) {
       return BadInput(InvalidArgument("--platform needs --local: an emulated platform runs on this machine"));
