@@ -316,8 +316,9 @@ Result<CgParams> ParseCgParams(const app::JobParams& params) {
   }
   if (auto* s = params.Find("overlap"); s && *s != "auto") {
     auto v = ParseInt("overlap", *s);
-    if (!v.ok()) return InvalidArgument("cg: params.overlap must be \"auto\" or a number of layers in 0..100");
-    if (*v < 0 || *v > 100) return InvalidArgument("cg: params.overlap must be \"auto\" or a number of layers in 0..100");
+    if (!v.ok() || *v < 0 || *v > 100) {
+      return InvalidArgument("cg: params.overlap must be \"auto\" or a number of layers in 0..100");
+    }
     p.overlap = static_cast<int>(*v);
   }
   if (auto* s = params.Find("matrix_cache")) {
@@ -419,7 +420,7 @@ Result<app::JobPlan> CgApp::Prepare(const app::JobParams& params) {
       metis_ = false;
     }
   }
-  auto plan = Split(*p, params.tasks, {}, notes);
+  auto plan = Split(*p, params.tasks, {}, std::move(notes));
   if (!plan.ok()) return plan.status();
   plan->read_seconds = read_seconds;
   return plan;
@@ -435,18 +436,16 @@ Result<std::optional<app::JobPlan>> CgApp::Reweigh(const app::JobParams& params,
   for (double power : task_powers) {
     if (!(power > 0) || !std::isfinite(power)) return InvalidArgument("cg: a daemon's power must be positive");
   }
-  std::vector<std::string> notes;
-  auto plan = Split(*p, params.tasks, task_powers, notes);
-  if (!plan.ok()) return plan.status();
   const auto [lo, hi] = std::minmax_element(task_powers.begin(), task_powers.end());
-  notes.insert(notes.begin(), "cg: blocks weighted by the powers of their daemons (" + FormatDouble(*lo) + " to " +
-                                  FormatDouble(*hi) + ")");
-  plan->notes = std::move(notes);
+  auto plan = Split(*p, params.tasks, task_powers,
+                    {"cg: blocks weighted by the powers of their daemons (" + FormatDouble(*lo) + " to " +
+                     FormatDouble(*hi) + ")"});
+  if (!plan.ok()) return plan.status();
   return std::optional<app::JobPlan>(std::move(*plan));
 }
 
 Result<app::JobPlan> CgApp::Split(const CgParams& p, uint32_t task_count, const Shares& shares,
-                                  std::vector<std::string>& notes) {
+                                  std::vector<std::string> notes) {
   const int n = static_cast<int>(problem_.a.rows());
   const auto tasks = static_cast<int>(task_count);
   RowPartition part;
@@ -527,7 +526,7 @@ Result<app::JobPlan> CgApp::Split(const CgParams& p, uint32_t task_count, const 
                     std::to_string(layers) + (auto_layers ? " (auto)" : ""));
   }
   owned_ = std::move(part.rows);
-  plan.notes = notes;
+  plan.notes = std::move(notes);
   return plan;
 }
 

@@ -80,7 +80,8 @@ class CgApp final : public app::App {
 
  private:
   // The partition, the blocks with their overlap, and the plan, for these shares of the work.
-  Result<app::JobPlan> Split(const CgParams& p, uint32_t tasks, const Shares& shares, std::vector<std::string>& notes);
+  // `notes` go first in the plan's notes.
+  Result<app::JobPlan> Split(const CgParams& p, uint32_t tasks, const Shares& shares, std::vector<std::string> notes);
 
   Problem problem_;  // spawner side, kept from Prepare for the residual
   bool metis_ = false;  // METIS rather than slices, decided by Prepare

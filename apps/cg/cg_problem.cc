@@ -134,6 +134,25 @@ void GeneratedRow(const GeneratedSpec& spec, int i, std::vector<int>& cols, std:
   vals[diag_at] = diagonal;  // strictly diagonally dominant: asynchronous iterations converge
 }
 
+SpMat GridLaplacian(int kx, int ky, double diag) {
+  std::vector<Eigen::Triplet<double>> t;
+  t.reserve(static_cast<size_t>(kx) * ky * 5);
+  for (int i = 0; i < ky; ++i) {
+    for (int j = 0; j < kx; ++j) {
+      const int r = i * kx + j;
+      t.emplace_back(r, r, diag);
+      if (i > 0) t.emplace_back(r, r - kx, -1.0);
+      if (i + 1 < ky) t.emplace_back(r, r + kx, -1.0);
+      if (j > 0) t.emplace_back(r, r - 1, -1.0);
+      if (j + 1 < kx) t.emplace_back(r, r + 1, -1.0);
+    }
+  }
+  SpMat a(kx * ky, kx * ky);
+  a.setFromTriplets(t.begin(), t.end());
+  a.makeCompressed();
+  return a;
+}
+
 Problem Generate(const GeneratedSpec& spec) {
   std::vector<Eigen::Triplet<double>> t;
   std::vector<int> cols;

@@ -38,6 +38,9 @@ struct Problem {
 
 // b = A * ones: the exact solution is all ones.
 Problem Generate(const GeneratedSpec& spec);
+// The 5-point Laplacian of a kx x ky grid (rows along the grid, `diag` on the diagonal, -1 to
+// each neighbour): the 2-D Poisson problem, SPD for diag >= 4, for tests and benchmarks.
+SpMat GridLaplacian(int kx, int ky, double diag = 4);
 // Checks a system read from files: square, no zero on the diagonal, b of the right size.
 Status CheckSystem(const SpMat& a, const Eigen::VectorXd& b, const std::string& name);
 

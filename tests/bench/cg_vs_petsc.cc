@@ -53,24 +53,6 @@ void WriteSymmetric(const std::string& path, const cg::SpMat& a) {
   }
 }
 
-// The 5-point Laplacian of a k x k grid, rows along the grid.
-cg::SpMat Poisson(int k) {
-  std::vector<Eigen::Triplet<double>> t;
-  for (int i = 0; i < k; ++i) {
-    for (int j = 0; j < k; ++j) {
-      const int r = i * k + j;
-      t.emplace_back(r, r, 4.0);
-      if (i > 0) t.emplace_back(r, r - k, -1.0);
-      if (i + 1 < k) t.emplace_back(r, r + k, -1.0);
-      if (j > 0) t.emplace_back(r, r - 1, -1.0);
-      if (j + 1 < k) t.emplace_back(r, r + 1, -1.0);
-    }
-  }
-  cg::SpMat a(k * k, k * k);
-  a.setFromTriplets(t.begin(), t.end());
-  return a;
-}
-
 struct Run {
   bool ok = false;
   double wall = 0;
@@ -176,7 +158,8 @@ int main(int argc, char** argv) {
       const int n = std::atoi(name.c_str() + 6) * 1000;
       a = cg::Generate({n, 8, 7}).a;
     } else if (name.rfind("poisson", 0) == 0) {
-      a = Poisson(std::atoi(name.c_str() + 7));
+      const int k = std::atoi(name.c_str() + 7);
+      a = cg::GridLaplacian(k, k);
     } else {
       std::fprintf(stderr, "cg_vs_petsc: unknown system %s\n", name.c_str());
       return 2;

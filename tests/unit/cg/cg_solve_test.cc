@@ -451,20 +451,8 @@ TEST(BlockDirectTest, FactorsOnceAndSolvesLikeEigen) {
 TEST(BlockDirectTest, BandedBlocksKeepTheirOrderOthersAreReorderedByAmd) {
   Problem banded = Generate({4000, 6, 3});
   EXPECT_LE(BlockDirect::LowerEnvelope(banded.a), 4000.0 * 7);
-  const int k = 60, n = k * k;
-  std::vector<Eigen::Triplet<double>> t;
-  for (int i = 0; i < k; ++i) {
-    for (int j = 0; j < k; ++j) {
-      const int r = i * k + j;
-      t.emplace_back(r, r, 4.0);
-      if (i > 0) t.emplace_back(r, r - k, -1.0);
-      if (i + 1 < k) t.emplace_back(r, r + k, -1.0);
-      if (j > 0) t.emplace_back(r, r - 1, -1.0);
-      if (j + 1 < k) t.emplace_back(r, r + 1, -1.0);
-    }
-  }
-  SpMat grid(n, n);
-  grid.setFromTriplets(t.begin(), t.end());
+  const int n = 60 * 60;
+  const SpMat grid = GridLaplacian(60, 60);
   EXPECT_GT(BlockDirect::LowerEnvelope(grid), 10.0 * (grid.nonZeros() + n) / 2);
   for (const auto& [a, ordering] : {std::pair<const SpMat*, std::string>{&banded.a, "natural"}, {&grid, "amd"}}) {
     auto d = BlockDirect::Factor(*a, true);

@@ -9,26 +9,8 @@
 namespace aiac::cg {
 namespace {
 
-// The 5-point Laplacian of a kx x ky grid with `diag` on the diagonal.
-SpMat Grid(int kx, int ky, double diag = 4) {
-  std::vector<Eigen::Triplet<double>> t;
-  for (int i = 0; i < ky; ++i) {
-    for (int j = 0; j < kx; ++j) {
-      const int r = i * kx + j;
-      t.emplace_back(r, r, diag);
-      if (i > 0) t.emplace_back(r, r - kx, -1.0);
-      if (i + 1 < ky) t.emplace_back(r, r + kx, -1.0);
-      if (j > 0) t.emplace_back(r, r - 1, -1.0);
-      if (j + 1 < kx) t.emplace_back(r, r + 1, -1.0);
-    }
-  }
-  SpMat a(kx * ky, kx * ky);
-  a.setFromTriplets(t.begin(), t.end());
-  return a;
-}
-
 TEST(CholmodFactorTest, SolvesLikeEigenFromCompressedAndUncompressedMatrices) {
-  SpMat a = Grid(70, 40);
+  SpMat a = GridLaplacian(70, 40);
   const Eigen::SparseMatrix<double> columns = a;
   Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> ldlt(columns);
   const Eigen::VectorXd b = Eigen::VectorXd::LinSpaced(a.rows(), -3, 5);
@@ -52,7 +34,7 @@ TEST(CholmodFactorTest, SolvesLikeEigenFromCompressedAndUncompressedMatrices) {
 }
 
 TEST(CholmodFactorTest, AnIndefiniteBlockIsRefusedSayingSo) {
-  auto f = CholmodFactor::Factor(Grid(30, 30, 1.0));  // the Laplacian shifted by -3: indefinite
+  auto f = CholmodFactor::Factor(GridLaplacian(30, 30, 1.0));  // the Laplacian shifted by -3: indefinite
   ASSERT_FALSE(f.ok());
   EXPECT_EQ(f.status().message(), "the block is not positive definite (its Cholesky factorization failed)");
 }
