@@ -1,16 +1,46 @@
 #include "apps/cg/block_cg.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace aiac::cg {
+namespace {
+
+// ||A - A^T||_F <= 1e-14 max(1, ||A||_F), read from A's rows with a search for each entry's
+// mirror: no transpose is built (on a 400,000-row block that took 0.3 s of the task's set-up).
+bool IsSymmetric(const SpMat& a) {
+  const int* outer = a.outerIndexPtr();
+  const int* inner = a.innerIndexPtr();
+  const double* val = a.valuePtr();
+  double diff2 = 0, norm2 = 0;
+  for (int i = 0; i < a.rows(); ++i) {
+    for (int k = outer[i]; k < outer[i + 1]; ++k) {
+      const int j = inner[k];
+      norm2 += val[k] * val[k];
+      if (j == i) continue;
+      const int* row_j = inner + outer[j];
+      const int* end_j = inner + outer[j + 1];
+      const int* at = std::lower_bound(row_j, end_j, i);
+      // (A - A^T)_ij = a_ij - a_ji; an entry with no mirror counts at (i, j) and at (j, i).
+      if (at != end_j && *at == i) {
+        const double d = val[k] - val[at - inner];
+        diff2 += d * d;
+      } else {
+        diff2 += 2 * val[k] * val[k];
+      }
+    }
+  }
+  return std::sqrt(diff2) <= 1e-14 * std::max(1.0, std::sqrt(norm2));
+}
+
+}  // namespace
 
 BlockCg::BlockCg(const SpMat& a) : a_(a), inv_diag_(a.rows()), r_(a.rows()), z_(a.rows()), p_(a.rows()), q_(a.rows()) {
   for (int i = 0; i < a.rows(); ++i) {
     const double d = a.coeff(i, i);
     inv_diag_[i] = d != 0 ? 1.0 / d : 1.0;
   }
-  const SpMat at = a.transpose();
-  if ((a - at).norm() > 1e-14 * std::max(1.0, a.norm())) {
+  if (!IsSymmetric(a)) {
     bicgstab_ = std::make_unique<Eigen::BiCGSTAB<SpMat, Eigen::DiagonalPreconditioner<double>>>();
     bicgstab_->compute(a);
   }

@@ -5,6 +5,8 @@
 #include <cstring>
 #include <map>
 
+#include "apps/cg/byte_codec.h"
+
 namespace aiac::cg {
 namespace {
 
@@ -23,91 +25,6 @@ double OffDiagonal(const GeneratedSpec& spec, int i, int j) {
   return -(0.1 + 0.9 * u);
 }
 
-SpMat FromRows(int rows, int cols, const std::vector<std::vector<std::pair<int, double>>>& entries) {
-  std::vector<Eigen::Triplet<double>> t;
-  for (int r = 0; r < rows; ++r)
-    for (const auto& [c, v] : entries[r]) t.emplace_back(r, c, v);
-  SpMat m(rows, cols);
-  m.setFromTriplets(t.begin(), t.end());
-  m.makeCompressed();
-  return m;
-}
-
-// --- byte encoding of a block -------------------------------------------------------------
-
-class Writer {
- public:
-  template <typename T>
-  void Put(T v) {
-    out_.append(reinterpret_cast<const char*>(&v), sizeof v);
-  }
-  template <typename T>
-  void PutVector(const std::vector<T>& v) {
-    Put<uint64_t>(v.size());
-    out_.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
-  }
-  void PutMatrix(const SpMat& m) {
-    Put<int32_t>(static_cast<int32_t>(m.rows()));
-    Put<int32_t>(static_cast<int32_t>(m.cols()));
-    std::vector<int> ptr(m.outerIndexPtr(), m.outerIndexPtr() + m.rows() + 1);
-    std::vector<int> idx(m.innerIndexPtr(), m.innerIndexPtr() + m.nonZeros());
-    std::vector<double> val(m.valuePtr(), m.valuePtr() + m.nonZeros());
-    PutVector(ptr);
-    PutVector(idx);
-    PutVector(val);
-  }
-  std::string Take() { return std::move(out_); }
-
- private:
-  std::string out_;
-};
-
-class Reader {
- public:
-  explicit Reader(std::string_view in) : in_(in) {}
-  template <typename T>
-  bool Get(T& v) {
-    if (in_.size() - pos_ < sizeof v) return false;
-    std::memcpy(&v, in_.data() + pos_, sizeof v);
-    pos_ += sizeof v;
-    return true;
-  }
-  template <typename T>
-  bool GetVector(std::vector<T>& v, uint64_t limit) {
-    uint64_t n;
-    if (!Get(n) || n > limit || n > (in_.size() - pos_) / sizeof(T)) return false;
-    v.resize(n);
-    std::memcpy(v.data(), in_.data() + pos_, n * sizeof(T));
-    pos_ += n * sizeof(T);
-    return true;
-  }
-  bool GetMatrix(SpMat& m) {
-    int32_t rows, cols;
-    std::vector<int> ptr, idx;
-    std::vector<double> val;
-    if (!Get(rows) || !Get(cols) || rows < 0 || cols < 0) return false;
-    if (!GetVector(ptr, static_cast<uint64_t>(rows) + 1) || ptr.size() != static_cast<size_t>(rows) + 1) return false;
-    if (!GetVector(idx, in_.size()) || !GetVector(val, in_.size()) || idx.size() != val.size()) return false;
-    if (ptr[0] != 0 || ptr[rows] != static_cast<int>(idx.size())) return false;
-    for (int r = 0; r < rows; ++r) {
-      if (ptr[r] > ptr[r + 1]) return false;
-      for (int k = ptr[r]; k < ptr[r + 1]; ++k) {
-        if (idx[k] < 0 || idx[k] >= cols || (k > ptr[r] && idx[k] <= idx[k - 1])) return false;
-      }
-    }
-    m = SpMat(rows, cols);
-    m.resizeNonZeros(static_cast<Eigen::Index>(idx.size()));
-    std::copy(ptr.begin(), ptr.end(), m.outerIndexPtr());
-    std::copy(idx.begin(), idx.end(), m.innerIndexPtr());
-    std::copy(val.begin(), val.end(), m.valuePtr());
-    return true;
-  }
-  bool done() const { return pos_ == in_.size(); }
-
- private:
-  std::string_view in_;
-  size_t pos_ = 0;
-};
 
 constexpr uint32_t kBlockMagic = 0x61636732;  // "acg2": rows and owned rows listed
 
@@ -234,8 +151,20 @@ class RowIndex {
 
 }  // namespace
 
+// A compressed matrix from its row starts, columns and values (columns ascending in each row).
+SpMat Compressed(int rows, int cols, const std::vector<int>& outer, const std::vector<int>& inner,
+                 const std::vector<double>& values) {
+  SpMat m(rows, cols);
+  m.resizeNonZeros(static_cast<Eigen::Index>(inner.size()));
+  std::copy(outer.begin(), outer.end(), m.outerIndexPtr());
+  std::copy(inner.begin(), inner.end(), m.innerIndexPtr());
+  std::copy(values.begin(), values.end(), m.valuePtr());
+  return m;
+}
+
 Block BuildBlock(const RowFn& row, const std::vector<double>& b_rows, int n, std::vector<int> rows,
-                 std::vector<int> own, const OwnerFn& owner, std::vector<Block::Send> out) {
+                 std::vector<int> own, const OwnerFn& owner, std::vector<Block::Send> out,
+                 int64_t nonzeros_hint) {
   Block blk;
   blk.n = n;
   blk.rows = std::move(rows);
@@ -244,11 +173,14 @@ Block BuildBlock(const RowFn& row, const std::vector<double>& b_rows, int n, std
   blk.b = Eigen::Map<const Eigen::VectorXd>(b_rows.data(), static_cast<Eigen::Index>(b_rows.size()));
   const int size = blk.size();
   const RowIndex index(blk.rows);
-  std::vector<std::vector<std::pair<int, double>>> local(static_cast<size_t>(size));
-  // Per other task: its columns used (global), then the entries by row.
-  std::map<uint32_t, std::map<int, int>> used;  // task -> global col -> index (filled later)
-  struct Entry { int r; int col; double v; };
-  std::map<uint32_t, std::vector<Entry>> coupled;
+  // The rows come in order and their columns ascending (RowFn), and both maps to local columns
+  // keep that order: the compressed arrays are filled as the entries come, with no sort.
+  std::vector<int> outer(static_cast<size_t>(size) + 1, 0), inner;
+  std::vector<double> values;
+  struct Entry { uint32_t task; int r; int col; double v; };
+  std::vector<Entry> coupled;  // entries whose column is outside the block
+  inner.reserve(static_cast<size_t>(nonzeros_hint));
+  values.reserve(static_cast<size_t>(nonzeros_hint));
   std::vector<int> cols;
   std::vector<double> vals;
   for (int r = 0; r < size; ++r) {
@@ -257,27 +189,38 @@ Block BuildBlock(const RowFn& row, const std::vector<double>& b_rows, int n, std
     for (size_t k = 0; k < cols.size(); ++k) {
       const int c = cols[k];
       if (const int at = index(c); at >= 0) {
-        local[static_cast<size_t>(r)].push_back({at, vals[k]});
+        inner.push_back(at);
+        values.push_back(vals[k]);
       } else {
-        const uint32_t m = owner(c);
-        used[m][c] = 0;
-        coupled[m].push_back({r, c, vals[k]});
+        coupled.push_back({owner(c), r, c, vals[k]});
       }
     }
+    outer[static_cast<size_t>(r) + 1] = static_cast<int>(inner.size());
   }
-  blk.local = FromRows(size, size, local);
-  for (auto& [m, colmap] : used) {
+  blk.local = Compressed(size, size, outer, inner, values);
+  // Per other task, in task order, its entries still in (row, column) order.
+  std::stable_sort(coupled.begin(), coupled.end(), [](const Entry& x, const Entry& y) { return x.task < y.task; });
+  for (size_t begin = 0; begin < coupled.size();) {
+    size_t end = begin;
+    while (end < coupled.size() && coupled[end].task == coupled[begin].task) ++end;
     Block::Coupling cp;
-    cp.task = m;
-    int idx = 0;
-    for (auto& [c, slot] : colmap) {
-      slot = idx++;
-      cp.cols.push_back(c);
+    cp.task = coupled[begin].task;
+    for (size_t k = begin; k < end; ++k) cp.cols.push_back(coupled[k].col);
+    std::sort(cp.cols.begin(), cp.cols.end());
+    cp.cols.erase(std::unique(cp.cols.begin(), cp.cols.end()), cp.cols.end());
+    std::fill(outer.begin(), outer.end(), 0);
+    inner.clear();
+    values.clear();
+    for (size_t k = begin; k < end; ++k) {
+      const Entry& e = coupled[k];
+      inner.push_back(static_cast<int>(std::lower_bound(cp.cols.begin(), cp.cols.end(), e.col) - cp.cols.begin()));
+      values.push_back(e.v);
+      ++outer[static_cast<size_t>(e.r) + 1];
     }
-    std::vector<std::vector<std::pair<int, double>>> by_row(static_cast<size_t>(size));
-    for (const auto& e : coupled[m]) by_row[static_cast<size_t>(e.r)].push_back({colmap[e.col], e.v});
-    cp.a = FromRows(size, idx, by_row);
+    for (int r = 0; r < size; ++r) outer[static_cast<size_t>(r) + 1] += outer[static_cast<size_t>(r)];
+    cp.a = Compressed(size, static_cast<int>(cp.cols.size()), outer, inner, values);
     blk.in.push_back(std::move(cp));
+    begin = end;
   }
   return blk;
 }
@@ -327,7 +270,7 @@ std::vector<Block::Send> SymmetricSendLists(const RowFn& row, int n, const std::
 }
 
 std::string EncodeBlock(const Block& b) {
-  Writer w;
+  SliceWriter w;
   w.Put<uint32_t>(kBlockMagic);
   w.Put<int32_t>(b.n);
   w.Put<int64_t>(b.nonzeros);
@@ -350,20 +293,14 @@ std::string EncodeBlock(const Block& b) {
 }
 
 Result<Block> DecodeBlock(std::string_view bytes) {
-  Reader r(bytes);
+  SliceReader r(bytes);
   Block b;
   uint32_t magic = 0, nin = 0, nout = 0;
   std::vector<double> rhs;
   auto bad = [] { return Corruption("cg: the task's data slice does not decode"); };
-  auto ascending_below = [](const std::vector<int>& v, int limit) {
-    for (size_t k = 0; k < v.size(); ++k) {
-      if (v[k] < 0 || v[k] >= limit || (k > 0 && v[k] <= v[k - 1])) return false;
-    }
-    return true;
-  };
   if (!r.Get(magic) || magic != kBlockMagic || !r.Get(b.n) || b.n < 1 || !r.Get(b.nonzeros) ||
-      !r.GetVector(b.rows, bytes.size()) || !ascending_below(b.rows, b.n) || !r.GetVector(b.own, bytes.size()) ||
-      !ascending_below(b.own, b.size()) || !r.GetMatrix(b.local) || !r.GetVector(rhs, bytes.size()) ||
+      !r.GetVector(b.rows, bytes.size()) || !AscendingBelow(b.rows, b.n) || !r.GetVector(b.own, bytes.size()) ||
+      !AscendingBelow(b.own, b.size()) || !r.GetMatrix(b.local) || !r.GetVector(rhs, bytes.size()) ||
       static_cast<int>(rhs.size()) != b.size() || b.local.rows() != b.size() || b.local.cols() != b.size()) {
     return bad();
   }
@@ -371,7 +308,7 @@ Result<Block> DecodeBlock(std::string_view bytes) {
   if (!r.Get(nin)) return bad();
   for (uint32_t k = 0; k < nin; ++k) {
     Block::Coupling c;
-    if (!r.Get(c.task) || !r.GetVector(c.cols, bytes.size()) || !ascending_below(c.cols, b.n) || !r.GetMatrix(c.a) ||
+    if (!r.Get(c.task) || !r.GetVector(c.cols, bytes.size()) || !AscendingBelow(c.cols, b.n) || !r.GetMatrix(c.a) ||
         c.a.rows() != b.size() || c.a.cols() != static_cast<Eigen::Index>(c.cols.size())) {
       return bad();
     }
@@ -380,7 +317,7 @@ Result<Block> DecodeBlock(std::string_view bytes) {
   if (!r.Get(nout)) return bad();
   for (uint32_t k = 0; k < nout; ++k) {
     Block::Send s;
-    if (!r.Get(s.task) || !r.GetVector(s.rows, bytes.size()) || !ascending_below(s.rows, b.size())) return bad();
+    if (!r.Get(s.task) || !r.GetVector(s.rows, bytes.size()) || !AscendingBelow(s.rows, b.size())) return bad();
     b.out.push_back(std::move(s));
   }
   if (!r.done()) return bad();

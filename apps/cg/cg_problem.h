@@ -75,13 +75,17 @@ struct Block {
   std::string Describe() const;
 };
 
+// Row `row` of A: its columns, ascending, and values.
 using RowFn = std::function<void(int row, std::vector<int>& cols, std::vector<double>& vals)>;
 using OwnerFn = std::function<uint32_t(int row)>;
 
 // Builds a block of `rows` (ascending; `own`: positions of the rows it owns) from row(i) for
 // each of its rows, their b values, the owner of each row outside it, and its send lists.
+// `nonzeros_hint`: the block rows' stored entries when known (0: not), so its arrays are sized
+// once.
 Block BuildBlock(const RowFn& row, const std::vector<double>& b_rows, int n, std::vector<int> rows,
-                 std::vector<int> own, const OwnerFn& owner, std::vector<Block::Send> out);
+                 std::vector<int> own, const OwnerFn& owner, std::vector<Block::Send> out,
+                 int64_t nonzeros_hint = 0);
 // Send lists of every block of a whole matrix: block l's rows are block_rows[l] (ascending), its
 // owned rows those with owner l. Block m needs x_c for each column c outside its rows used by
 // one of them; c's owner sends it.
