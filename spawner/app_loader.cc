@@ -11,7 +11,7 @@ std::string DefaultPluginDir() {
   return (std::filesystem::path(SelfDirectory()).parent_path() / "plugins").string();
 }
 
-Result<LoadedApp> LoadAndPrepare(const JobSpec& job, const std::string& plugin_dir) {
+Result<LoadedApp> LoadAndPrepare(const JobSpec& job, const std::string& plugin_dir, bool shared_files) {
   LoadedApp out;
   out.path = job.plugin.empty() ? plugin_dir + "/libaiac_app_" + job.app + ".so" : job.plugin;
   if (!std::filesystem::exists(out.path)) {
@@ -34,6 +34,7 @@ Result<LoadedApp> LoadAndPrepare(const JobSpec& job, const std::string& plugin_d
   out.params.values = job.params;
   out.params.tasks = job.tasks;
   out.params.base_dir = job.base_dir;
+  out.params.shared_files = shared_files;
   auto plan = out.app->Prepare(out.params);
   if (!plan.ok()) return plan.status();
   if (plan->graph.size() != job.tasks || plan->slices.size() != job.tasks) {

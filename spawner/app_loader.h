@@ -28,6 +28,7 @@ struct LoadedApp {
 std::string DefaultPluginDir();
 
 // Loads the plugin, checks the app's name, and runs Prepare (parameters, input files, TIG).
-Result<LoadedApp> LoadAndPrepare(const JobSpec& job, const std::string& plugin_dir);
+// `shared_files`: the daemons will see this host's files (app::JobParams::shared_files).
+Result<LoadedApp> LoadAndPrepare(const JobSpec& job, const std::string& plugin_dir, bool shared_files = false);
 
 }  // namespace aiac::spawner

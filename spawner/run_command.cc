@@ -133,7 +133,8 @@ int RunCommand(const RunArgs& given) {
   }
   if (auto m = mapping::MakeMapper(args.mapping); !m.ok()) return BadInput(m.status());
   // Everything the job needs is checked here, before any daemon is used.
-  auto app = LoadAndPrepare(*job, options.plugin_dir.empty() ? DefaultPluginDir() : options.plugin_dir);
+  // A local cluster's daemons are children of this process: they see its files.
+  auto app = LoadAndPrepare(*job, options.plugin_dir.empty() ? DefaultPluginDir() : options.plugin_dir, args.local != 0);
   if (!app.ok()) return BadInput(app.status());
   const auto prepared = std::chrono::steady_clock::now();
   if (!options.signing_key_file.empty()) {

@@ -6,12 +6,14 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <set>
 #include <thread>
 
 #include "apps/cg/block_cg.h"
+#include "apps/cg/block_outline.h"
 #include "apps/cg/block_direct.h"
 #include "apps/cg/matrix_cache.h"
 #include "apps/cg/matrix_market.h"
@@ -54,13 +56,14 @@ std::string FormatDouble(double v) {
 std::string PackDoubles(const double* v, size_t n) { return std::string(reinterpret_cast<const char*>(v), n * sizeof(double)); }
 
 // TIG of the plan: e_l = nonzeros of block l; neighbours = blocks it uses or that use it;
-// c_lm = entries exchanged both ways.
-app::TaskNode NodeOf(const Block& b) {
+// c_lm = entries exchanged both ways. `in`: a Block's couplings or an outline's inputs.
+template <typename Inputs>
+app::TaskNode NodeOf(int64_t nonzeros, const Inputs& in, const std::vector<Block::Send>& out) {
   std::map<uint32_t, double> volume;
-  for (const auto& c : b.in) volume[c.task] += static_cast<double>(c.cols.size());
-  for (const auto& s : b.out) volume[s.task] += static_cast<double>(s.rows.size());
+  for (const auto& c : in) volume[c.task] += static_cast<double>(c.cols.size());
+  for (const auto& s : out) volume[s.task] += static_cast<double>(s.rows.size());
   app::TaskNode node;
-  node.cost = static_cast<double>(std::max<int64_t>(1, b.nonzeros));
+  node.cost = static_cast<double>(std::max<int64_t>(1, nonzeros));
   for (const auto& [m, v] : volume) node.edges.push_back({m, v});
   return node;
 }
@@ -245,7 +248,7 @@ Result<CgParams> ParseCgParams(const app::JobParams& params) {
   static const std::set<std::string> kKnown = {"n", "bandwidth", "seed", "matrix", "rhs", "tolerance",
                                                "stable_iterations", "inner_tolerance", "output",
                                                "residual_tolerance", "inner", "matrix_cache", "partition",
-                                               "overlap"};
+                                               "overlap", "shared_input"};
   CgParams p;
   for (const auto& [key, value] : params.values) {
     if (!kKnown.count(key)) return InvalidArgument("cg: unknown parameter params." + key);
@@ -325,6 +328,16 @@ Result<CgParams> ParseCgParams(const app::JobParams& params) {
     if (*s != "true" && *s != "false") return InvalidArgument("cg: params.matrix_cache must be true or false");
     p.matrix_cache = *s == "true";
   }
+  if (auto* s = params.Find("shared_input")) {
+    if (*s != "auto" && *s != "true" && *s != "false") {
+      return InvalidArgument("cg: params.shared_input must be \"auto\", true or false");
+    }
+    if (p.generated) return InvalidArgument("cg: params.shared_input goes with params.matrix");
+    if (*s == "true" && !p.matrix_cache) {
+      return InvalidArgument("cg: params.shared_input = true needs matrix_cache (daemons read the matrix's cache)");
+    }
+    p.shared_input = *s;
+  }
   if (auto* s = params.Find("stable_iterations")) {
     auto v = ParseInt("stable_iterations", *s);
     if (!v.ok()) return v.status();
@@ -334,7 +347,7 @@ Result<CgParams> ParseCgParams(const app::JobParams& params) {
   return p;
 }
 
-Result<SpMat> ReadMatrix(const std::string& path, bool use_cache, std::vector<std::string>& notes) {
+Result<MatrixRead> ReadMatrix(const std::string& path, bool use_cache, std::vector<std::string>& notes) {
   // The file's version before it is read: a cache made now is keyed by what was parsed.
   std::optional<MatrixFileVersion> version;
   if (use_cache) {
@@ -344,7 +357,7 @@ Result<SpMat> ReadMatrix(const std::string& path, bool use_cache, std::vector<st
     auto cached = LoadMatrixCache(path, *version);
     if (cached.ok()) {
       notes.push_back("cg: read " + path + " from its cache " + MatrixCachePath(path));
-      return cached;
+      return MatrixRead{std::move(*cached), version};
     }
     if (cached.status().code() != StatusCode::kNotFound) {
       notes.push_back("cg: cache not used: " + cached.status().message());
@@ -361,14 +374,16 @@ Result<SpMat> ReadMatrix(const std::string& path, bool use_cache, std::vector<st
     a.setFromTriplets(t.begin(), t.end());
   }
   a.makeCompressed();
+  MatrixRead read{std::move(a), std::nullopt};
   if (version) {
-    if (Status saved = SaveMatrixCache(path, a, *version); saved.ok()) {
+    if (Status saved = SaveMatrixCache(path, read.a, *version); saved.ok()) {
       notes.push_back("cg: wrote the cache " + MatrixCachePath(path) + " for the next run");
+      read.cached = version;
     } else {
       notes.push_back("cg: no cache for the next run: " + saved.message());
     }
   }
-  return a;
+  return read;
 }
 
 Result<app::JobPlan> CgApp::Prepare(const app::JobParams& params) {
@@ -388,7 +403,17 @@ Result<app::JobPlan> CgApp::Prepare(const app::JobParams& params) {
     name = p->matrix;
     auto matrix = ReadMatrix(p->matrix, p->matrix_cache, notes);
     if (!matrix.ok()) return matrix.status();
-    problem_.a = std::move(*matrix);
+    problem_.a = std::move(matrix->a);
+    shared_source_.reset();
+    if (p->shared_input == "true" || (p->shared_input == "auto" && params.shared_files)) {
+      if (matrix->cached) {
+        shared_matrix_ = std::filesystem::absolute(p->matrix).string();
+        shared_source_ = matrix->cached;
+        notes.push_back("cg: the daemons build their own blocks from " + MatrixCachePath(shared_matrix_));
+      } else {
+        notes.push_back("cg: the blocks are sent: the daemons need the matrix's cache to read it themselves");
+      }
+    }
     read_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - read_start).count();
     const auto rows = problem_.a.rows(), cols = problem_.a.cols();
     if (rows != cols) {
@@ -499,8 +524,15 @@ Result<app::JobPlan> CgApp::Split(const CgParams& p, uint32_t task_count, const 
       b_rows[k] = problem_.b[rows[k]];
       if (part.owner[static_cast<size_t>(rows[k])] == l) own.push_back(static_cast<int>(k));
     }
+    if (shared_source_) {
+      BlockOutline outline = OutlineBlock(a, problem_.b, rows, std::move(own), part.owner, sends[l], shared_matrix_,
+                                          *shared_source_);
+      plan.graph[l] = NodeOf(outline.nonzeros, outline.in, outline.out);
+      plan.slices[l] = EncodeBlockOutline(outline);
+      return;
+    }
     Block block = BuildBlock(row, b_rows, n, rows, std::move(own), owner, sends[l]);
-    plan.graph[l] = NodeOf(block);
+    plan.graph[l] = NodeOf(block.nonzeros, block.in, block.out);
     plan.slices[l] = p.daemon_builds_block() ? starts_slice : EncodeBlock(block);
   };
   const uint32_t threads = std::clamp<uint32_t>(std::thread::hardware_concurrency(), 1, task_count);
@@ -569,6 +601,13 @@ Result<std::unique_ptr<app::Task>> CgApp::MakeTask(const app::JobParams& params,
     Block block = BuildBlock(row, b_local, spec.n, std::move(block_rows), std::move(own), owner,
                              SymmetricSendLists(row, spec.n, starts, task));
     return NewCgTask(std::move(block), *p);
+  }
+  if (IsBlockOutline(slice)) {
+    auto outline = DecodeBlockOutline(slice);
+    if (!outline.ok()) return outline.status();
+    auto block = BuildBlockFromCache(std::move(*outline));
+    if (!block.ok()) return block.status();
+    return NewCgTask(std::move(*block), *p);
   }
   auto block = DecodeBlock(slice);
   if (!block.ok()) return block.status();

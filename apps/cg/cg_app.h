@@ -13,10 +13,14 @@
 //   stable_iterations = 3   consecutive iterations below it
 //   inner_tolerance = 1e-12 relative residual of the inner CG
 //   output = "x.mtx"        where the spawner writes the solution (Matrix Market array)
+//   shared_input = "auto"   daemons read their blocks from the matrix's cache (see CgParams)
 #pragma once
 
 #include "aiac/app.h"
+#include <optional>
+
 #include "apps/cg/cg_problem.h"
+#include "apps/cg/matrix_cache.h"
 #include "apps/cg/partition.h"
 
 namespace aiac::cg {
@@ -44,6 +48,11 @@ struct CgParams {
   // with kAutoOverlapGrowth and kAutoOverlapLayers for a matrix from a file, 0 for a generated
   // one.
   int overlap = -1;
+  // Whether daemons build their own blocks from the matrix file's binary cache (block_outline.h)
+  // instead of receiving them: "true" when the job says the daemons see the spawner's files at
+  // the same paths (one host, or a shared filesystem), "false", or "auto" (true for a --local
+  // run). Needs matrix_cache; a run whose cache could not be written ships the blocks.
+  std::string shared_input = "auto";
 
   bool metis() const { return partition == "metis" || (partition == "auto" && !generated); }
   // A generated system split in contiguous slices without overlap: each daemon builds its own
@@ -63,8 +72,13 @@ inline constexpr int kAutoOverlapLayers = 64;
 
 // The matrix of a Matrix Market file, compressed: from its binary cache when `use_cache` and the
 // cache matches the file, else parsed (and the cache written when `use_cache`). What happened to
-// the cache goes to `notes`, a line each.
-Result<SpMat> ReadMatrix(const std::string& path, bool use_cache, std::vector<std::string>& notes);
+// the cache goes to `notes`, a line each. `cached`: the version of the file the cache on disk now
+// holds, when the matrix came from it or went into it.
+struct MatrixRead {
+  SpMat a;
+  std::optional<MatrixFileVersion> cached;
+};
+Result<MatrixRead> ReadMatrix(const std::string& path, bool use_cache, std::vector<std::string>& notes);
 
 class CgApp final : public app::App {
  public:
@@ -85,6 +99,10 @@ class CgApp final : public app::App {
 
   Problem problem_;  // spawner side, kept from Prepare for the residual
   bool metis_ = false;  // METIS rather than slices, decided by Prepare
+  // Set when the daemons build their blocks from the matrix's cache (shared_input): the path
+  // and version of the file the cache was made from.
+  std::string shared_matrix_;
+  std::optional<MatrixFileVersion> shared_source_;
   std::vector<std::vector<int>> owned_;  // per task, the rows it owns: where its result goes
 };
 

@@ -1,5 +1,7 @@
 #include "apps/cg/matrix_cache.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -7,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 #include <string_view>
+#include <utility>
 
 #include "core/crc32c.h"
 #include "apps/cg/matrix_market.h"
@@ -134,6 +137,86 @@ Status SaveMatrixCache(const std::string& matrix_path, const SpMat& a, const Mat
     const std::string why = std::strerror(errno);
     std::remove(temp.c_str());
     return IoError("cannot rename " + temp + " to " + path + ": " + why);
+  }
+  return Status::Ok();
+}
+
+Result<MappedMatrixCache> MappedMatrixCache::Open(const std::string& matrix_path, const MatrixFileVersion& version) {
+  MappedMatrixCache m;
+  m.path_ = MatrixCachePath(matrix_path);
+  auto damaged = [&](const std::string& what) { return Corruption("the cache " + m.path_ + " is damaged: " + what); };
+  const int fd = ::open(m.path_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return NotFound("no cache " + m.path_);
+    return IoError("cannot read " + m.path_ + ": " + std::strerror(errno));
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_size) < sizeof(Header)) {
+    ::close(fd);
+    return damaged("shorter than its header");
+  }
+  m.length_ = static_cast<size_t>(st.st_size);
+  void* map = ::mmap(nullptr, m.length_, PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);  // the mapping keeps the file
+  if (map == MAP_FAILED) return IoError("cannot map " + m.path_ + ": " + std::strerror(errno));
+  m.map_ = map;
+  Header h{};
+  std::memcpy(&h, map, sizeof h);
+  if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0) return damaged("not an aiac matrix cache");
+  if (!(h.source == version)) {
+    return Unavailable("the cache " + m.path_ + " was made from another version of the file than the spawner read");
+  }
+  if (h.rows < 1 || h.rows > kMaxMatrixRows || h.cols < 1 || h.cols > kMaxMatrixRows || h.nnz < 0 ||
+      m.length_ != sizeof h + static_cast<uint64_t>(h.rows + 1) * sizeof(int) +
+                       static_cast<uint64_t>(h.nnz) * (sizeof(int) + sizeof(double))) {
+    return damaged("its sizes do not match its length");
+  }
+  m.rows_ = h.rows;
+  m.cols_ = h.cols;
+  m.nnz_ = h.nnz;
+  const char* base = static_cast<const char*>(map) + sizeof h;
+  m.outer_ = reinterpret_cast<const int*>(base);  // the header is 72 bytes: ints are aligned
+  m.inner_ = m.outer_ + h.rows + 1;
+  // The doubles are 8-aligned only when rows + 1 + nnz is even: they are copied out bytewise.
+  m.values_ = reinterpret_cast<const char*>(m.inner_ + h.nnz);
+  if (m.outer_[0] != 0 || m.outer_[h.rows] != h.nnz) return damaged("bad row starts");
+  return m;
+}
+
+MappedMatrixCache::MappedMatrixCache(MappedMatrixCache&& other) noexcept { *this = std::move(other); }
+
+MappedMatrixCache& MappedMatrixCache::operator=(MappedMatrixCache&& other) noexcept {
+  if (this != &other) {
+    if (map_) ::munmap(map_, length_);
+    path_ = std::move(other.path_);
+    map_ = std::exchange(other.map_, nullptr);
+    length_ = std::exchange(other.length_, 0);
+    rows_ = other.rows_;
+    cols_ = other.cols_;
+    nnz_ = other.nnz_;
+    outer_ = other.outer_;
+    inner_ = other.inner_;
+    values_ = other.values_;
+  }
+  return *this;
+}
+
+MappedMatrixCache::~MappedMatrixCache() {
+  if (map_) ::munmap(map_, length_);
+}
+
+Status MappedMatrixCache::Row(int64_t i, std::vector<int>& cols, std::vector<double>& vals) const {
+  const int begin = outer_[i], end = outer_[i + 1];
+  if (begin < 0 || end < begin || end > nnz_) {
+    return Corruption("the cache " + path_ + " is damaged: bad row starts at row " + std::to_string(i + 1));
+  }
+  cols.assign(inner_ + begin, inner_ + end);
+  vals.resize(cols.size());
+  std::memcpy(vals.data(), values_ + static_cast<size_t>(begin) * sizeof(double), cols.size() * sizeof(double));
+  for (size_t k = 0; k < cols.size(); ++k) {
+    if (cols[k] < 0 || cols[k] >= cols_ || (k > 0 && cols[k] <= cols[k - 1])) {
+      return Corruption("the cache " + path_ + " is damaged: bad column index in row " + std::to_string(i + 1));
+    }
   }
   return Status::Ok();
 }

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "apps/cg/cg_problem.h"
 #include "core/status.h"
@@ -41,5 +42,39 @@ Result<SpMat> LoadMatrixCache(const std::string& matrix_path, const MatrixFileVe
 // read again next time. An error names the reason (a read-only folder, say); the caller goes on
 // without a cache.
 Status SaveMatrixCache(const std::string& matrix_path, const SpMat& a, const MatrixFileVersion& version);
+
+// A cache file mapped read-only, for a daemon that builds its own block from some of the rows
+// (block_outline.h): only the pages of those rows are read, and daemons on one host share them
+// in the page cache. Open checks the header, the source version the spawner read and the sizes;
+// Row checks the row's columns. The whole-array checksums are not checked (that would read the
+// whole file): the spawner checked them when it loaded the same version. Move-only.
+class MappedMatrixCache {
+ public:
+  // NotFound when there is no cache; Unavailable when it was made from another version of the
+  // file than `version`; Corruption naming the damage.
+  static Result<MappedMatrixCache> Open(const std::string& matrix_path, const MatrixFileVersion& version);
+  MappedMatrixCache(MappedMatrixCache&& other) noexcept;
+  MappedMatrixCache& operator=(MappedMatrixCache&& other) noexcept;
+  MappedMatrixCache(const MappedMatrixCache&) = delete;
+  MappedMatrixCache& operator=(const MappedMatrixCache&) = delete;
+  ~MappedMatrixCache();
+
+  int64_t rows() const { return rows_; }
+  int64_t cols() const { return cols_; }
+  int64_t nnz() const { return nnz_; }
+  // Row `i` (0 <= i < rows()): its columns, ascending, and values. Corruption, naming the row,
+  // when its extent or columns are out of order or out of range.
+  Status Row(int64_t i, std::vector<int>& cols, std::vector<double>& vals) const;
+
+ private:
+  MappedMatrixCache() = default;
+  std::string path_;
+  void* map_ = nullptr;
+  size_t length_ = 0;
+  int64_t rows_ = 0, cols_ = 0, nnz_ = 0;
+  const int* outer_ = nullptr;
+  const int* inner_ = nullptr;
+  const char* values_ = nullptr;  // doubles, maybe unaligned
+};
 
 }  // namespace aiac::cg

@@ -29,6 +29,10 @@ struct JobParams {
   std::map<std::string, std::string> values;
   uint32_t tasks = 0;
   std::string base_dir;  // directory of the job file: relative paths in params start there
+  // Spawner side only: the daemons see the spawner's files at the same paths (a --local run,
+  // whose daemons are its children on this host). An app may then let daemons read their input
+  // themselves; a job on other hosts says so in its own params.
+  bool shared_files = false;
 
   const std::string* Find(const std::string& key) const {
     auto it = values.find(key);

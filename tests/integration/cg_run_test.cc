@@ -279,6 +279,64 @@ TEST_F(CgRunTest, BlocksFollowThePowersOfTheirDaemons) {
   EXPECT_LT(Json("gen.json")["result"]["error_inf"].get<double>(), 1e-8) << Json("gen.json").dump();
 }
 
+// The bytes of task data the spawner sent in chunks, from its "sending task N's data (B bytes)"
+// lines (data under 1 MiB goes inline, unlogged).
+uint64_t TaskDataBytes(const std::string& log) {
+  const std::regex sent("sending task [0-9]+'s data \\(([0-9]+) bytes\\)");
+  uint64_t bytes = 0;
+  for (std::sregex_iterator m(log.begin(), log.end(), sent), end; m != end; ++m) bytes += std::stoull((*m)[1]);
+  return bytes;
+}
+
+// Daemons that see the spawner's files build their own blocks from the matrix's cache (issue 13,
+// item 2): by default on --local, when the job says so elsewhere. The METIS blocks with overlap
+// they build give the answer the shipped blocks give, and what travels is a fraction of them.
+TEST_F(CgRunTest, DaemonsThatSeeTheFileBuildTheirOwnBlocksFromItsCache) {
+  WriteFile(dir_ / "grid.mtx", GridFile(300));
+  const std::string params = "[params]\nmatrix = \"grid.mtx\"\npartition = \"metis\"\ntolerance = 1e-10\n";
+  WriteJob("shared.toml", "name = \"shared\"\napp = \"cg\"\ntasks = 3\ntimeout_s = 120\n" + params +
+                              "output = \"x1.mtx\"\n");
+  WriteJob("sent.toml", "name = \"sent\"\napp = \"cg\"\ntasks = 3\ntimeout_s = 120\n" + params +
+                            "output = \"x2.mtx\"\nshared_input = false\n");
+  for (const std::string job : {"shared", "sent"}) {
+    ASSERT_EQ(RunSpawner({"run", "--local", "3", dir_ / (job + ".toml"), "--json", dir_ / (job + ".json")}, job), 0)
+        << Log(job);
+    EXPECT_EQ(Json(job + ".json")["status"], "converged") << Log(job);
+    EXPECT_LT(Json(job + ".json")["residual"].get<double>(), 1e-8);
+  }
+  EXPECT_TRUE(LogHas("shared", "the daemons build their own blocks from")) << Log("shared");
+  EXPECT_FALSE(LogHas("sent", "the daemons build their own blocks")) << Log("sent");
+  // Each block (about 30,000 rows of 5 entries and their overlap) is over the 1 MiB the spawner
+  // sends inline, so it goes in chunks and says so; each outline is under it.
+  EXPECT_GT(TaskDataBytes(Log("sent")), 3u << 20) << Log("sent");
+  EXPECT_EQ(TaskDataBytes(Log("shared")), 0u) << Log("shared");
+  auto x1 = cg::ReadMatrixMarketVector(dir_ / "x1.mtx");
+  auto x2 = cg::ReadMatrixMarketVector(dir_ / "x2.mtx");
+  ASSERT_TRUE(x1.ok() && x2.ok());
+  EXPECT_LT(MaxDiff(*x1, Eigen::Map<const Eigen::VectorXd>(x2->data(), static_cast<Eigen::Index>(x2->size()))), 1e-7);
+
+  // Daemons started by hand on this host: the job says they see the file.
+  const std::string sn = StartSupernode("sn1");
+  for (const char* d : {"d1", "d2", "d3"}) StartDaemon(d, {sn});
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("d1", "registered") && LogHas("d2", "registered") &&
+                                     LogHas("d3", "registered"); }));
+  WriteJob("told.toml", "name = \"told\"\napp = \"cg\"\ntasks = 3\ntimeout_s = 120\n" + params +
+                            "shared_input = true\n");
+  ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "key.toml", "--supernode", sn, dir_ / "told.toml", "--json",
+                        dir_ / "told.json"},
+                       "told"),
+            0)
+      << Log("told");
+  EXPECT_EQ(Json("told.json")["status"], "converged");
+  EXPECT_TRUE(LogHas("told", "the daemons build their own blocks from")) << Log("told");
+  // Without the cache the daemons could not read the matrix: the blocks are sent, and the run says so.
+  WriteJob("nocache.toml", "name = \"nocache\"\napp = \"cg\"\ntasks = 3\ntimeout_s = 120\n" + params +
+                               "matrix_cache = false\n");
+  ASSERT_EQ(RunSpawner({"run", "--local", "3", dir_ / "nocache.toml", "--json", dir_ / "nocache.json"}, "nocache"), 0)
+      << Log("nocache");
+  EXPECT_TRUE(LogHas("nocache", "the blocks are sent: the daemons need the matrix's cache")) << Log("nocache");
+}
+
 // Blocks of about 10 MB against daemons that accept 4 MiB frames: the data goes in chunks.
 // (The plugin still travels in one frame: 2 MB under ASan.)
 TEST_F(CgRunTest, BlocksLargerThanTheFrameLimitAreSentInChunks) {

@@ -45,7 +45,7 @@ Read ReadIt(const std::string& path, bool cache = true) {
   Read r;
   auto a = ReadMatrix(path, cache, r.notes);
   EXPECT_TRUE(a.ok()) << a.status().message();
-  if (a.ok()) r.a = std::move(*a);
+  if (a.ok()) r.a = std::move(a->a);
   return r;
 }
 
