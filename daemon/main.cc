@@ -30,12 +30,6 @@ int Fail(const aiac::Status& s) {
   return 2;
 }
 
-std::string HostName() {
-  char buf[256] = {};
-  if (gethostname(buf, sizeof buf - 1) != 0) return "host";
-  return buf;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -134,7 +128,7 @@ int main(int argc, char** argv) {
   daemon::TaskHost host(io, host_options, std::move(*checkpoints), log);
   auto bound = host.Listen(*listen_ep);
   if (!bound.ok()) return Fail(bound.status());
-  if (o.id.empty()) o.id = "d-" + HostName() + "-" + std::to_string(bound->port);
+  if (o.id.empty()) o.id = "d-" + monitor::ThisHostName() + "-" + std::to_string(bound->port);
   if (Status s = CheckName("daemon id", o.id); !s.ok()) return Fail(s);
   host.set_id(o.id);
 
@@ -148,12 +142,12 @@ int main(int argc, char** argv) {
   if (self.power <= 0) {
     // Measured once per host and kept: a restart registers at once, with the same power.
     const std::string cache = o.data_dir + "/power";
-    auto cached = measure_power ? std::nullopt : monitor::ReadCachedPower(cache, HostName(), self.cores);
+    auto cached = measure_power ? std::nullopt : monitor::ReadCachedPower(cache, monitor::ThisHostName(), self.cores);
     if (cached) {
       self.power = *cached;
     } else {
       self.power = monitor::MeasurePowerMedian();
-      Status kept = monitor::WriteCachedPower(cache, {self.power, HostName(), self.cores});
+      Status kept = monitor::WriteCachedPower(cache, {self.power, monitor::ThisHostName(), self.cores});
       if (!kept.ok()) log->warn("power {:.2f} not cached: {}", self.power, kept.message());
     }
   }

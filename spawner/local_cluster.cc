@@ -7,8 +7,10 @@
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "monitor/power_benchmark.h"
+#include "monitor/power_cache.h"
 #include "core/hex.h"
 #include "core/temp_dir.h"
 #include "net/random.h"
@@ -28,6 +30,23 @@ LocalCluster::LocalCluster(size_t daemons, size_t supernodes, std::string bin_di
       key_(Hex(net::RandomBytes(16))) {}
 
 LocalCluster::~LocalCluster() { Stop(); }
+
+namespace {
+
+// This host's power for local daemons: measured once (200 ms) and kept for this user's later
+// local runs, like a daemon's DATA/power (monitor/power_cache.h).
+double LocalPower(const Logger& log) {
+  const std::string path = TempRoot() + "/aiac-local-power-" + std::to_string(::getuid());
+  const uint32_t cores = std::max(1u, std::thread::hardware_concurrency());
+  if (auto cached = monitor::ReadCachedPower(path, monitor::ThisHostName(), cores)) return *cached;
+  const double power = monitor::MeasurePowerMedian();
+  if (Status kept = monitor::WriteCachedPower(path, {power, monitor::ThisHostName(), cores}); !kept.ok()) {
+    log->warn("local cluster: power {:.2f} not cached: {}", power, kept.message());
+  }
+  return power;
+}
+
+}  // namespace
 
 size_t RemoveStaleLocalDirs(const std::string& root, const Logger& log) {
   size_t removed = 0;
@@ -115,7 +134,7 @@ net::awaitable<Result<std::vector<Endpoint>>> LocalCluster::Start(std::chrono::m
   // measuring while the others start (which spread identical daemons over 2.5-4.0 GFlop/s and
   // skewed the mapping for nothing).
   // (Emulated nodes take their powers from the platform: nothing to measure.)
-  const std::string power = emulation_ ? std::string("1") : std::to_string(monitor::MeasurePowerMedian());
+  const std::string power = emulation_ ? std::string("1") : std::to_string(LocalPower(log_));
   for (size_t i = 1; i <= daemons_; ++i) {
     // (Appended, not "d" + ...: g++ 12 warns falsely about that in a coroutine, -Wrestrict.)
     std::string id = "d";

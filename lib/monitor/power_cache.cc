@@ -1,5 +1,7 @@
 #include "monitor/power_cache.h"
 
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -47,6 +49,12 @@ Status WriteCachedPower(const std::string& path, const PowerRecord& r) {
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) return IoError("cannot rename " + tmp + " to " + path);
   return Status::Ok();
+}
+
+std::string ThisHostName() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "host";
+  return buf;
 }
 
 }  // namespace aiac::monitor

@@ -30,4 +30,7 @@ std::optional<double> ReadCachedPower(const std::string& path, const std::string
 // Writes the record atomically (a temporary file renamed over `path`).
 Status WriteCachedPower(const std::string& path, const PowerRecord& r);
 
+// This host's name (gethostname), "host" when it has none: what a record is keyed by.
+std::string ThisHostName();
+
 }  // namespace aiac::monitor
