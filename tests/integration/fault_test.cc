@@ -10,6 +10,7 @@
 
 #include "apps/cg/cg_problem.h"
 #include "apps/cg/matrix_market.h"
+#include "apps/synthetic/workload.h"
 #include "integration/cluster_fixture.h"
 
 namespace aiac::testing {
@@ -260,6 +261,31 @@ TEST_F(FaultTest, KillEveryKillsTaskDaemonsAndTheRunStillConverges) {
   EXPECT_EQ(j["replacements"].size(), 2u);
   EXPECT_EQ(Count(Log("spawner"), "fault injection "), 2u) << Log("spawner");
   EXPECT_LT(j["result"]["error_inf"].get<double>(), 1e-7);
+  EXPECT_TRUE(ProcessesMatching(dir_.path()).empty()) << "processes left behind";
+}
+
+// The synthetic workload with a task daemon killed mid-run: the task resumes from its checkpoint
+// on a spare, every item still comes back once, and the checksum is the one of the run that
+// lost nothing.
+TEST_F(FaultTest, AKilledDaemonDoesNotChangeTheSyntheticChecksum) {
+  synthetic::WorkloadSpec spec;
+  spec.items = 8000;
+  spec.iterations = 60;
+  spec.base_cost = 300;
+  spec.seed = 5;
+  WriteJob("syn.toml", "name = \"syn\"\napp = \"synthetic\"\ntasks = 3\ntimeout_s = 300\ncheckpoint_seconds = 0.2\n"
+                       "[params]\nitems = 8000\niterations = 60\nbase_cost = 300\nseed = 5\n");
+  ASSERT_EQ(RunSpawner({"run", "--local", "5", dir_ / "syn.toml", "--json", dir_ / "syn.json", "--kill-every", "0.5",
+                        "--kill-count", "1", "--kill-seed", "3"},
+                       "spawner", std::chrono::seconds(240)),
+            0)
+      << Log("spawner");
+  auto j = Json("syn.json");
+  EXPECT_EQ(j["status"], "converged") << j.dump();
+  EXPECT_EQ(j["failures"], 1) << Log("spawner");
+  EXPECT_EQ(j["replacements"].size(), 1u);
+  EXPECT_EQ(j["result"]["items"], 8000);
+  EXPECT_EQ(j["result"]["checksum"].get<double>(), static_cast<double>(synthetic::ExpectedChecksum(spec)));
   EXPECT_TRUE(ProcessesMatching(dir_.path()).empty()) << "processes left behind";
 }
 
