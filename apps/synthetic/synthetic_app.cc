@@ -29,6 +29,7 @@ class SyntheticTask final : public app::Task {
     bool stepped = false;
     for (Item& it : items_) {
       if (it.done < spec_.iterations) {
+        work_done_ += StepCost(spec_, it.id, it.done);
         Step(spec_, it);
         stepped = true;
       }
@@ -51,6 +52,39 @@ class SyntheticTask final : public app::Task {
     return true;
   }
 
+  double WorkDone() const override { return work_done_; }
+  // Each item's remaining steps at the cost of its next one: what the task can tell now (the
+  // hot window moves, and the task does not look ahead).
+  double RemainingWork() const override {
+    double work = 0;
+    for (const Item& it : items_) work += RemainingOf(it);
+    return work;
+  }
+  int64_t ItemCount() const override { return static_cast<int64_t>(items_.size()); }
+  // Items from the end of the list (the last imported first) while their remaining work stays
+  // within `work`.
+  Result<std::string> ExportItems(double work) override {
+    size_t keep = items_.size();
+    double taken = 0;
+    while (keep > 0 && taken + RemainingOf(items_[keep - 1]) <= work) taken += RemainingOf(items_[--keep]);
+    std::vector<Item> out(items_.begin() + static_cast<std::ptrdiff_t>(keep), items_.end());
+    items_.resize(keep);
+    return EncodeItems(out);
+  }
+  Status ImportItems(std::string_view bytes) override {
+    auto items = DecodeItems(bytes, spec_);
+    if (!items.ok()) return items.status();
+    std::set<uint32_t> held;
+    for (const Item& it : items_) held.insert(it.id);
+    for (const Item& it : *items) {
+      if (!held.insert(it.id).second) {
+        return InvalidArgument("synthetic: item " + std::to_string(it.id) + " is already held here");
+      }
+    }
+    items_.insert(items_.end(), items->begin(), items->end());
+    return Status::Ok();
+  }
+
   std::string SaveState() const override { return EncodeItems(items_); }
   Status RestoreState(std::string_view state) override {
     auto items = DecodeItems(state, spec_);
@@ -61,8 +95,15 @@ class SyntheticTask final : public app::Task {
   std::string ResultSlice() const override { return EncodeItems(items_); }
 
  private:
+  double RemainingOf(const Item& it) const {
+    return it.done >= spec_.iterations
+               ? 0.0
+               : static_cast<double>(spec_.iterations - it.done) * StepCost(spec_, it.id, it.done);
+  }
+
   WorkloadSpec spec_;
   std::vector<Item> items_;
+  double work_done_ = 0;  // not in the state: a restored task counts again from 0
 };
 
 }  // namespace

@@ -21,7 +21,7 @@
 namespace aiac::app {
 
 // 2: Task::Tighten, GatherReport "unconverged"; 3: App::Reweigh.
-inline constexpr int kApiVersion = 3;
+inline constexpr int kApiVersion = 4;
 inline constexpr const char* kFactorySymbol = "aiac_app_create";
 
 // The job's [params] as text, plus what the runtime knows.
@@ -102,6 +102,31 @@ class Task {
   virtual Status Tighten(double factor) {
     (void)factor;
     return InvalidArgument("this app cannot tighten its local convergence test");
+  }
+
+  // ---- Live balancing (issue 10), API 4. A task whose work is a set of independent items can
+  // have some of them moved to another task of the job while both run; the defaults say the
+  // app cannot. All are called between two iterations, on the task's thread.
+  // Work units done so far, in the app's own unit (the same in every task): the task's speed is
+  // measured in them. Monotonic. Default 0: not measured.
+  virtual double WorkDone() const { return 0; }
+  // Work units still to do, as far as the task can tell from what it holds now; < 0: it cannot
+  // (it iterates until convergence). Default -1.
+  virtual double RemainingWork() const { return -1; }
+  // Items held now; -1: the app has no movable items (the default).
+  virtual int64_t ItemCount() const { return -1; }
+  // Removes items worth about `work` units of remaining work (as RemainingWork counts them) and
+  // returns them encoded; from now on they are not this task's. The result may hold no item
+  // (nothing worth `work` to give). Fails, changing nothing, when the app cannot.
+  virtual Result<std::string> ExportItems(double work) {
+    (void)work;
+    return InvalidArgument("this app has no items to move");
+  }
+  // Takes items another task of the job exported; from now on they are this task's. Fails,
+  // changing nothing, on bytes that are not items of this job, or items it already holds.
+  virtual Status ImportItems(std::string_view items) {
+    (void)items;
+    return InvalidArgument("this app has no items to move");
   }
 };
 

@@ -190,6 +190,56 @@ TEST(SyntheticWorkloadTest, BadParametersAndSlicesAreRefusedWithTheirName) {
   EXPECT_FALSE(DecodeItems(EncodeItems({{0, s.iterations + 1, 0}}), s).ok());
 }
 
+// Items moved back and forth between two running tasks (API 4) come back with the checksum of
+// the run that moved nothing; the counts add up at every moment, and work is measured.
+TEST(SyntheticWorkloadTest, ItemsMovedBetweenRunningTasksKeepTheChecksum) {
+  const WorkloadSpec s = Small();
+  SyntheticApp app;
+  const auto params = Params(s, 2);
+  auto plan = app.Prepare(params);
+  ASSERT_TRUE(plan.ok());
+  auto made_a = app.MakeTask(params, 0, plan->slices[0]);
+  auto made_b = app.MakeTask(params, 1, plan->slices[1]);
+  ASSERT_TRUE(made_a.ok() && made_b.ok());
+  std::unique_ptr<app::Task> a = std::move(*made_a), b = std::move(*made_b);
+  EXPECT_EQ(a->ItemCount() + b->ItemCount(), s.items);
+  EXPECT_EQ(a->WorkDone(), 0);
+  const double total = a->RemainingWork() + b->RemainingWork();
+  EXPECT_GT(total, 0);
+  for (int round = 0; round < 30; ++round) {
+    (void)a->Iterate();
+    (void)a->Iterate();
+    (void)b->Iterate();
+    app::Task* from = round % 3 == 0 ? b.get() : a.get();
+    app::Task* to = round % 3 == 0 ? a.get() : b.get();
+    const int64_t before = from->ItemCount();
+    const double want = from->RemainingWork() * 0.3;
+    auto moved = from->ExportItems(want);
+    ASSERT_TRUE(moved.ok()) << moved.status().message();
+    EXPECT_LE(before - from->ItemCount(), before);
+    ASSERT_TRUE(to->ImportItems(*moved).ok());
+    EXPECT_EQ(a->ItemCount() + b->ItemCount(), s.items);
+    // The same items again are refused, and change nothing.
+    if (from->ItemCount() < before) {
+      EXPECT_FALSE(to->ImportItems(*moved).ok());
+      EXPECT_EQ(a->ItemCount() + b->ItemCount(), s.items);
+    }
+  }
+  while (*a->Iterate() || *b->Iterate()) {
+  }
+  EXPECT_GT(a->WorkDone(), 0);
+  EXPECT_EQ(a->RemainingWork() + b->RemainingWork(), 0);
+  auto report = app.Gather(params, {a->ResultSlice(), b->ResultSlice()});
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->status, "converged") << report->error;
+  EXPECT_EQ(report->numbers.at("checksum"), static_cast<double>(ExpectedChecksum(s)));
+  // Nothing to give for no work; everything for all of it.
+  auto none = a->ExportItems(0);
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(DecodeItems(*none, s)->size(), 0u);
+  EXPECT_FALSE(a->ImportItems("not items").ok());
+}
+
 TEST(SyntheticWorkloadTest, VerifyComputesTheChecksumAgainAndNamesAWrongOne) {
   WorkloadSpec s = Small();
   SyntheticApp app;
