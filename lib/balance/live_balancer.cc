@@ -1,0 +1,76 @@
+#include "balance/live_balancer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace aiac::balance {
+
+Result<BalanceMode> ParseBalanceMode(const std::string& text) {
+  if (text == "off") return BalanceMode::kOff;
+  if (text == "dp") return BalanceMode::kProposed;
+  if (text == "dm") return BalanceMode::kMeans;
+  return InvalidArgument("--balance must be dp, dm or off, not '" + text + "'");
+}
+
+const char* BalanceModeName(BalanceMode mode) {
+  switch (mode) {
+    case BalanceMode::kOff: return "off";
+    case BalanceMode::kProposed: return "dp";
+    case BalanceMode::kMeans: return "dm";
+  }
+  return "?";
+}
+
+std::vector<MoveOrder> PlanMoves(const std::vector<double>& remaining, const std::vector<double>& target,
+                                 double min_work) {
+  AIAC_CHECK(remaining.size() == target.size());
+  std::vector<double> surplus(remaining.size());
+  for (size_t i = 0; i < remaining.size(); ++i) surplus[i] = remaining[i] - target[i];
+  std::vector<MoveOrder> moves;
+  // Each move settles the largest surplus or the largest deficit, so there are at most n - 1.
+  for (size_t round = 0; round + 1 < remaining.size(); ++round) {
+    const auto from = static_cast<size_t>(std::max_element(surplus.begin(), surplus.end()) - surplus.begin());
+    const auto to = static_cast<size_t>(std::min_element(surplus.begin(), surplus.end()) - surplus.begin());
+    const double work = std::min(surplus[from], -surplus[to]);
+    if (!(work > 0) || work < min_work) break;
+    moves.push_back({from, to, work});
+    surplus[from] -= work;
+    surplus[to] += work;
+  }
+  return moves;
+}
+
+BalanceDecision Decide(BalanceMode mode, const std::vector<TaskFigures>& tasks, const MoveCost& cost,
+                       const BalancerOptions& options) {
+  AIAC_CHECK(mode != BalanceMode::kOff && tasks.size() >= 2);
+  BalanceDecision d;
+  d.next_check_s = options.min_check_s;
+  std::vector<Workstation> ws;
+  std::vector<double> remaining;
+  for (const TaskFigures& t : tasks) {
+    if (!(t.work_rate > 0) || !std::isfinite(t.work_rate)) return d;  // a speed not measured yet
+    const double n = std::max(1.0, t.n_mean);
+    // mu = N x rate: the measured rate is mu / N under round robin (eq. 6, sigma = 0).
+    ws.push_back({n * t.work_rate, n, mode == BalanceMode::kMeans ? 0.0 : std::max(0.0, t.n_std)});
+    remaining.push_back(std::max(0.0, t.remaining));
+  }
+  d.measured = true;
+  const double total = std::accumulate(remaining.begin(), remaining.end(), 0.0);
+  // Eq. (9) on X_rem: the split the checking point would move to, and what reaching it costs.
+  const std::vector<MoveOrder> moves =
+      total > 0 ? PlanMoves(remaining, SplitProposed(ws, total), options.min_move_share * total)
+                : std::vector<MoveOrder>();
+  double moved = 0;
+  for (const MoveOrder& m : moves) moved += m.work;
+  d.overhead = moves.empty() ? 0 : cost.seconds_per_move * static_cast<double>(moves.size()) +
+                                       cost.seconds_per_unit * moved;
+  d.step = CheckingPoint(ws, remaining, options.h, d.overhead, options.threshold_s);  // eqs. (10)-(12)
+  if (d.step.redistribute && !moves.empty()) d.moves = moves;
+  d.step.redistribute = !d.moves.empty();
+  const double t = std::isfinite(d.step.t_check) ? d.step.t_check : options.max_check_s;
+  d.next_check_s = std::clamp(t, options.min_check_s, options.max_check_s);
+  return d;
+}
+
+}  // namespace aiac::balance

@@ -1,0 +1,77 @@
+// Lee & Cho's dynamic load balancing (lee-cho-load-balancing.md, section 4.2) on figures measured
+// while a job runs (issue 10, item 2): at each checking point, the remaining work of every task
+// and the speed of its daemon give each one's expected completion time (eq. 10); the remaining
+// work is split again in proportion to the speeds (eq. 9) only when the expected gain, net of the
+// measured cost of moving, reaches the threshold (eq. 11); the next checking point comes before
+// the first daemon is likely to run out of work (eq. 12).
+//
+// D_P ("dp") uses the means and the standard deviations of each host's run-queue length; D_M
+// ("dm") the means only. The speeds are measured on the target job itself: a task that did w
+// work units in t seconds on a host whose run queue averaged N jobs (the task among them) runs
+// at w / t = mu / N under round robin (eq. 6 with sigma = 0), so its workstation's service rate
+// is taken as mu = N w / t.
+//
+// Pure: a function of its inputs.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "balance/lee_cho.h"
+#include "core/status.h"
+
+namespace aiac::balance {
+
+enum class BalanceMode { kOff, kProposed, kMeans };  // off, D_P, D_M
+// "off", "dp", "dm".
+Result<BalanceMode> ParseBalanceMode(const std::string& text);
+const char* BalanceModeName(BalanceMode mode);
+
+// What the monitors measured for one task over the last window.
+struct TaskFigures {
+  double work_rate = 0;   // work units per second (app::Task::WorkDone over time); 0: not measured yet
+  double remaining = 0;   // work units left (app::Task::RemainingWork)
+  double n_mean = 1;      // N: mean run-queue length of its host, the task counted (>= 1)
+  double n_std = 0;       // sigma_n
+};
+
+struct BalancerOptions {
+  double h = 1;                  // eq. (12): checking margin, in standard deviations of T*. Default 1.
+  double threshold_s = 0.2;      // eq. (11): least net gain worth a redistribution. Default 0.2 s.
+  double min_check_s = 0.5;      // the next checking point, clamped to [min, max]. Default 0.5 s.
+  double max_check_s = 5;        // Default 5 s.
+  // Moves smaller than this share of all the remaining work are not worth a message. Default 1 %.
+  double min_move_share = 0.01;
+};
+
+// The measured cost of moving work, from the moves done so far (eq. 11's overhead).
+struct MoveCost {
+  double seconds_per_move = 0.05;  // fixed: pause, messages, checkpoints. Default until measured.
+  double seconds_per_unit = 0;     // per work unit moved
+};
+
+struct MoveOrder {
+  size_t from = 0, to = 0;
+  double work = 0;  // work units to move
+};
+
+struct BalanceDecision {
+  bool measured = false;        // every task had a speed: the figures below mean something
+  DynamicStep step;             // eqs. (10)-(12) as computed, with the overhead below
+  double overhead = 0;          // expected seconds the moves cost
+  std::vector<MoveOrder> moves; // empty unless step.redistribute
+  double next_check_s = 0;      // eq. (12), clamped
+};
+
+// One checking point. Requires figures for every task (at least 2) and mode != kOff.
+BalanceDecision Decide(BalanceMode mode, const std::vector<TaskFigures>& tasks, const MoveCost& cost,
+                       const BalancerOptions& options = {});
+
+// Moves that take `remaining` to `target` (same totals): the largest surplus to the largest
+// deficit, repeatedly, so each move settles one task and there are at most tasks - 1 (the fewest
+// in general is a subset-sum problem). Stops at the first move under `min_work`.
+std::vector<MoveOrder> PlanMoves(const std::vector<double>& remaining, const std::vector<double>& target,
+                                 double min_work);
+
+}  // namespace aiac::balance

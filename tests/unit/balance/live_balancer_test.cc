@@ -1,0 +1,135 @@
+// Balancer decisions on recorded monitor figures: Lee & Cho's checking point (eqs. 9-12) with
+// measured speeds, the moves it orders, and when it declines.
+#include "balance/live_balancer.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numeric>
+#include <random>
+
+namespace aiac::balance {
+namespace {
+
+std::vector<double> After(std::vector<double> remaining, const std::vector<MoveOrder>& moves) {
+  for (const MoveOrder& m : moves) {
+    remaining[m.from] -= m.work;
+    remaining[m.to] += m.work;
+  }
+  return remaining;
+}
+
+TEST(LiveBalancerTest, BalancedTasksStayWhereTheyAre) {
+  const std::vector<TaskFigures> f = {{10, 300, 1, 0}, {10, 300, 1, 0}, {10, 300, 1, 0}};
+  const auto d = Decide(BalanceMode::kProposed, f, {});
+  EXPECT_TRUE(d.measured);
+  EXPECT_TRUE(d.moves.empty());
+  EXPECT_FALSE(d.step.redistribute);
+  EXPECT_NEAR(d.step.t_rem[0], 30, 1e-9);  // eq. (10): 300 units at 10 a second
+  // Eq. (12) with sigma 0: check when the first would run out, clamped to the maximum.
+  EXPECT_EQ(d.next_check_s, BalancerOptions{}.max_check_s);
+}
+
+// One daemon four times slower (a recorded trace: 2.5 units/s against 10): its work goes to the
+// others until every task expects to finish together.
+TEST(LiveBalancerTest, WorkLeavesASlowedTaskUntilAllExpectToFinishTogether) {
+  const std::vector<TaskFigures> f = {{10, 300, 1, 0}, {10, 300, 1, 0}, {2.5, 300, 1, 0}};
+  const auto d = Decide(BalanceMode::kProposed, f, {0.05, 0});
+  ASSERT_TRUE(d.step.redistribute);
+  ASSERT_EQ(d.moves.size(), 2u);
+  for (const MoveOrder& m : d.moves) {
+    EXPECT_EQ(m.from, 2u);
+    EXPECT_NEAR(m.work, 100, 1e-6);
+  }
+  const auto left = After({300, 300, 300}, d.moves);
+  EXPECT_NEAR(left[0], 400, 1e-6);
+  EXPECT_NEAR(left[2], 100, 1e-6);
+  EXPECT_NEAR(d.step.t_after, 40, 1e-6);                    // 900 units at 22.5 a second
+  EXPECT_NEAR(d.step.gain, 120 - 40 - d.overhead, 1e-6);     // eq. (11)
+  EXPECT_NEAR(d.overhead, 0.1, 1e-12);                      // two moves at 0.05 s
+}
+
+TEST(LiveBalancerTest, NoRedistributionWhenMovingCostsMoreThanItGains) {
+  const std::vector<TaskFigures> f = {{10, 300, 1, 0}, {10, 300, 1, 0}, {2.5, 300, 1, 0}};
+  // 200 units to move at 0.5 s each: 100 s, more than the 80 s it would save.
+  const auto d = Decide(BalanceMode::kProposed, f, {0.05, 0.5});
+  EXPECT_FALSE(d.step.redistribute);
+  EXPECT_TRUE(d.moves.empty());
+  EXPECT_LT(d.step.gain, 0);
+  // Nor when the gain is under the threshold.
+  BalancerOptions strict;
+  strict.threshold_s = 100;
+  EXPECT_TRUE(Decide(BalanceMode::kProposed, f, {0.05, 0}, strict).moves.empty());
+}
+
+TEST(LiveBalancerTest, NothingIsDecidedBeforeEverySpeedIsMeasured) {
+  const std::vector<TaskFigures> f = {{10, 300, 1, 0}, {0, 300, 1, 0}};
+  const auto d = Decide(BalanceMode::kProposed, f, {});
+  EXPECT_FALSE(d.measured);
+  EXPECT_TRUE(d.moves.empty());
+  EXPECT_EQ(d.next_check_s, BalancerOptions{}.min_check_s);
+}
+
+// Equal speeds and means, one host's run queue far more variable: D_P (eq. 8's variance factor)
+// gives that task more of the work than D_M, which sees the means only and keeps the split.
+TEST(LiveBalancerTest, TheProposedSchemeWeighsTheStandardDeviationsAndTheMeansSchemeDoesNot) {
+  const std::vector<TaskFigures> f = {{5, 300, 2, 1.5}, {5, 300, 2, 0}};
+  const auto dm = Decide(BalanceMode::kMeans, f, {0, 0});
+  EXPECT_TRUE(dm.moves.empty());
+  const auto dp = Decide(BalanceMode::kProposed, f, {0, 0});
+  ASSERT_EQ(dp.moves.size(), 1u);
+  EXPECT_EQ(dp.moves[0].from, 1u);
+  EXPECT_EQ(dp.moves[0].to, 0u);
+  // D_M is D_P with the deviations set to zero.
+  std::vector<TaskFigures> flat = f;
+  flat[0].n_std = 0;
+  EXPECT_EQ(Decide(BalanceMode::kProposed, flat, {0, 0}).moves.size(), dm.moves.size());
+}
+
+// After the moves every task's expected time is the same (eq. 9), on random recorded figures;
+// the moves never exceed tasks - 1, never go from a task to itself, and keep the total.
+TEST(LiveBalancerTest, OnRandomFiguresTheMovesEqualiseTheExpectedTimes) {
+  std::mt19937_64 rng(17);
+  std::uniform_real_distribution<double> rate(0.5, 20), work(0, 500), n(1, 4), sd(0, 2);
+  for (int trial = 0; trial < 300; ++trial) {
+    const size_t tasks = 2 + trial % 7;
+    std::vector<TaskFigures> f(tasks);
+    std::vector<double> remaining;
+    for (auto& t : f) {
+      t = {rate(rng), work(rng), n(rng), sd(rng)};
+      remaining.push_back(t.remaining);
+    }
+    BalancerOptions options;
+    options.min_move_share = 0;
+    options.threshold_s = -1e9;  // always redistribute
+    const auto mode = trial % 2 ? BalanceMode::kProposed : BalanceMode::kMeans;
+    const auto d = Decide(mode, f, {0, 0}, options);
+    ASSERT_TRUE(d.measured);
+    EXPECT_LE(d.moves.size(), tasks - 1);
+    for (const MoveOrder& m : d.moves) {
+      EXPECT_NE(m.from, m.to);
+      EXPECT_GT(m.work, 0);
+    }
+    const auto left = After(remaining, d.moves);
+    const double total = std::accumulate(remaining.begin(), remaining.end(), 0.0);
+    EXPECT_NEAR(std::accumulate(left.begin(), left.end(), 0.0), total, 1e-6 * total);
+    double lo = INFINITY, hi = 0;
+    for (size_t i = 0; i < tasks; ++i) {
+      const Workstation w{f[i].n_mean * f[i].work_rate, f[i].n_mean, mode == BalanceMode::kMeans ? 0 : f[i].n_std};
+      const double t = ExpectedTime(w, left[i]);
+      lo = std::min(lo, t);
+      hi = std::max(hi, t);
+    }
+    EXPECT_NEAR(lo, hi, 1e-6 * std::max(1.0, hi)) << "trial " << trial;
+  }
+}
+
+TEST(LiveBalancerTest, ModesParseAndNameThemselves) {
+  for (const char* name : {"off", "dp", "dm"}) EXPECT_STREQ(BalanceModeName(*ParseBalanceMode(name)), name);
+  auto bad = ParseBalanceMode("fast");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("dp, dm or off"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace aiac::balance
