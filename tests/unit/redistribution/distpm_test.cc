@@ -2,11 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
 #include <random>
 
+#include "core/sliding_window.h"
 #include "redistribution/lp.h"
-#include "redistribution/sliding_window.h"
 
 namespace aiac::redistribution {
 namespace {
@@ -36,6 +37,10 @@ TEST(SlidingWindowMeanTest, KeepsTheNewestSamples) {
   m.Add(12);  // 3 drops out
   EXPECT_EQ(m.Mean(), 9);
   EXPECT_EQ(m.size(), 3u);
+  EXPECT_NEAR(m.StdDev(), std::sqrt(6.0), 1e-12);  // of 6, 9, 12
+  SlidingWindowMean one(4);
+  one.Add(5);
+  EXPECT_EQ(one.StdDev(), 0);
 }
 
 MigrationInput Square(std::vector<Group> groups, double a, double b) {

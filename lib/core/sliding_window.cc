@@ -1,10 +1,11 @@
-#include "redistribution/sliding_window.h"
+#include "core/sliding_window.h"
 
+#include <cmath>
 #include <numeric>
 
 #include "core/status.h"
 
-namespace aiac::redistribution {
+namespace aiac {
 
 SlidingWindowMean::SlidingWindowMean(size_t window) : window_(window) { AIAC_CHECK(window >= 1); }
 
@@ -19,4 +20,12 @@ void SlidingWindowMean::Add(double sample) {
   if (samples_.size() == window_) sum_ = std::accumulate(samples_.begin(), samples_.end(), 0.0);
 }
 
-}  // namespace aiac::redistribution
+double SlidingWindowMean::StdDev() const {
+  if (samples_.size() < 2) return 0;
+  const double mean = Mean();
+  double sum = 0;
+  for (double x : samples_) sum += (x - mean) * (x - mean);
+  return std::sqrt(sum / static_cast<double>(samples_.size()));
+}
+
+}  // namespace aiac
