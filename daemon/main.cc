@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "aiac/code_signing.h"
@@ -14,6 +15,7 @@
 #include "core/names.h"
 #include "core/logging.h"
 #include "core/ready_file.h"
+#include "daemon/background_load.h"
 #include "daemon/daemon_options.h"
 #include "daemon/supernode_link.h"
 #include "checkpoint/rocksdb_checkpoint_store.h"
@@ -55,6 +57,12 @@ int main(int argc, char** argv) {
                  "bandwidth, its background load (emulated platforms; README, Emulated platforms)");
   app.add_option("--emulate-slowdown", slowdown, "with --emulate: iterations take cpu x this / power (>= 1)");
   app.add_option("--emulate-seed", emulation_seed, "with --emulate: seed of the background load's draws");
+  std::string background;
+  uint64_t background_seed = 1;
+  app.add_option("--background", background,
+                 "MEAN,STD,SIZE: run competing jobs on this host, normal(MEAN, STD) of them redrawn every SIZE "
+                 "seconds (Lee & Cho's model), to slow this daemon on purpose");
+  app.add_option("--background-seed", background_seed, "with --background: seed of the draws");
   CLI11_PARSE(app, argc, argv);
 
   daemon::DaemonOptions o;
@@ -100,9 +108,23 @@ int main(int argc, char** argv) {
     return Fail(InvalidArgument("--emulate-slowdown needs --emulate"));
   }
   if (Status s = CheckName("cluster name", o.cluster); !s.ok()) return Fail(s);
+  std::optional<emulation::BackgroundSpec> background_spec;
+  if (!background.empty()) {
+    auto spec = daemon::ParseBackgroundSpec(background);
+    if (!spec.ok()) return Fail(spec.status());
+    background_spec = *spec;
+  }
   auto log_level = ParseLogLevel(o.log_level);
   if (!log_level.ok()) return Fail(log_level.status());
   Logger log = MakeLogger("daemon", *log_level);
+  // Started before the power is measured: a slowed host measures slow, as it would be.
+  std::unique_ptr<daemon::BackgroundLoad> background_load;
+  if (background_spec) {
+    const auto cap = static_cast<int>(std::ceil(background_spec->mean_jobs + 4 * background_spec->std_jobs));
+    background_load = std::make_unique<daemon::BackgroundLoad>(*background_spec, background_seed, std::min(64, cap));
+    log->info("background load: {:.2f} +- {:.2f} competing jobs, drawn every {:.2f} s", background_spec->mean_jobs,
+              background_spec->std_jobs, background_spec->mean_size);
+  }
 
   std::error_code fs_ec;
   std::filesystem::create_directories(o.data_dir, fs_ec);

@@ -44,11 +44,16 @@ std::optional<LinkFigures> EmulatedNode::LinkTo(const std::string& peer_id) cons
 
 double EmulatedNode::IterationSeconds(double cpu_seconds, double now_seconds) {
   if (background_ && now_seconds >= next_draw_) {
-    std::normal_distribution<double> jobs(background_->mean_jobs, background_->std_jobs);
-    jobs_ = std::max(0.0, background_->std_jobs > 0 ? jobs(rng_) : background_->mean_jobs);
+    jobs_ = DrawCompetingJobs(*background_, rng_);
     next_draw_ = now_seconds + background_->mean_size;
   }
   return std::max(0.0, cpu_seconds) * slowdown_ / power_ * (1 + jobs_);
+}
+
+double DrawCompetingJobs(const BackgroundSpec& spec, std::mt19937_64& rng) {
+  if (!(spec.std_jobs > 0)) return std::max(0.0, spec.mean_jobs);
+  std::normal_distribution<double> jobs(spec.mean_jobs, spec.std_jobs);
+  return std::max(0.0, jobs(rng));
 }
 
 }  // namespace aiac::emulation

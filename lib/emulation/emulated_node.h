@@ -61,6 +61,10 @@ class EmulatedNode {
   double jobs_ = 0, next_draw_ = 0;
 };
 
+// Lee & Cho's background load, as every emulated node and a daemon's --background draw it: the
+// competing jobs, normal(mean_jobs, std_jobs) clamped at 0 (mean_jobs when std_jobs is 0).
+double DrawCompetingJobs(const BackgroundSpec& spec, std::mt19937_64& rng);
+
 // The cluster of a node id "<cluster>-<k>" of `platform`, or nullopt.
 std::optional<std::string> ClusterOfNode(const PlatformFile& platform, const std::string& node_id);
 
