@@ -6,17 +6,13 @@
 #include <map>
 
 #include "apps/cg/byte_codec.h"
+#include "core/splitmix.h"
 
 namespace aiac::cg {
 namespace {
 
-// splitmix64: a good, cheap hash so every daemon computes the same entries.
-uint64_t Mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
+// Every daemon computes the same entries from the seed.
+constexpr auto Mix = SplitMix64;
 
 double OffDiagonal(const GeneratedSpec& spec, int i, int j) {
   const uint64_t lo = static_cast<uint64_t>(std::min(i, j)), hi = static_cast<uint64_t>(std::max(i, j));

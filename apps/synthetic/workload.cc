@@ -4,16 +4,13 @@
 #include <cmath>
 #include <cstring>
 
+#include "core/splitmix.h"
+
 namespace aiac::synthetic {
 namespace {
 
-// splitmix64's finalizer: the unit of work, and the hash of the schedule.
-uint64_t Mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
+// The unit of work, and the hash of the schedule.
+constexpr auto Mix = SplitMix64;
 
 constexpr uint32_t kItemsMagic = 0x31797361;   // "asy1" as stored
 constexpr uint32_t kRangesMagic = 0x72797361;  // "asyr" as stored
