@@ -34,9 +34,10 @@ LocalCluster::~LocalCluster() { Stop(); }
 namespace {
 
 // This host's power for local daemons: measured once (200 ms) and kept for this user's later
-// local runs, like a daemon's DATA/power (monitor/power_cache.h).
+// local runs, like a daemon's DATA/power (monitor/power_cache.h). Not named aiac-local-*: those
+// are run directories, removed when their run is gone.
 double LocalPower(const Logger& log) {
-  const std::string path = TempRoot() + "/aiac-local-power-" + std::to_string(::getuid());
+  const std::string path = TempRoot() + "/aiac-power-" + std::to_string(::getuid());
   const uint32_t cores = std::max(1u, std::thread::hardware_concurrency());
   if (auto cached = monitor::ReadCachedPower(path, monitor::ThisHostName(), cores)) return *cached;
   const double power = monitor::MeasurePowerMedian();
