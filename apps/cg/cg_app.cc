@@ -111,10 +111,6 @@ class CgTask final : public app::Task {
     if (it == index_.end() || bytes.size() != static_cast<size_t>(xin_[it->second].size()) * sizeof(double)) {
       return Status::Ok();
     }
-    // The same values again (a neighbour that iterated on other input and sent what it sent
-    // before) are nothing new: solving again would count a change of 0 towards local
-    // convergence while the values that matter may still be on their way.
-    if (std::memcmp(xin_[it->second].data(), bytes.data(), bytes.size()) == 0) return Status::Ok();
     std::memcpy(xin_[it->second].data(), bytes.data(), bytes.size());
     fresh_ = true;
     return Status::Ok();

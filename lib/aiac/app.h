@@ -86,9 +86,7 @@ class Task {
   // sender that was locally converged when it sent it (true when there are no inputs). Such
   // inputs change no more unless a sender's own inputs do, so an app may then count an
   // iteration without new input as one without change, and reach local convergence where no
-  // new input will come (blocks that depend one way only). Synchronous mode: always true (an
-  // iteration has every neighbour's previous iteration, and nothing newer can come for it).
-  // Default: ignored.
+  // new input will come (blocks that depend one way only). Default: ignored.
   virtual void InputsFinal(bool final) {}
   virtual std::string SaveState() const = 0;
   virtual Status RestoreState(std::string_view state) = 0;

@@ -76,8 +76,6 @@ Status TaskRunner::Step(uint64_t next_iteration, bool& did_work) {
       if (!values) return Status::Ok();  // halted while waiting
       for (auto& v : *values) AIAC_RETURN_IF_ERROR(task_->Absorb(v.from, v.bytes));
     }
-    // Each synchronous iteration has every input of the neighbours' previous one: final for it.
-    task_->InputsFinal(true);
   } else {
     for (auto& v : mailbox_.TakeNew()) AIAC_RETURN_IF_ERROR(task_->Absorb(v.from, v.bytes));
     task_->InputsFinal(mailbox_.AllConverged(neighbours_, need_seen_));
