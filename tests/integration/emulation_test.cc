@@ -23,9 +23,13 @@ background = {mean_jobs = 0.5, std_jobs = 0.2, mean_size = 0.5}
 [[links]]
 a = "fast"
 b = "slow"
-latency_ms = 30
+latency_ms = 3
 bandwidth_mbps = 100
 )";
+// (3 ms between the clusters, not 30: on slow runs (ASan, a loaded machine) values still on a
+// 30 ms link when the spawner's confirmation round ends can end the run early, short of its
+// residual; the detection does not yet account for values in flight. The README says so, under
+// the async/sync experiment.)
 
 TEST_F(EmulatedRunTest, EachNodeOfThePlatformIsADaemonPlayingIt) {
   WriteFile(dir_ / "two.toml", kTwoClusters);
