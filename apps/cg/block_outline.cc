@@ -11,20 +11,9 @@ namespace {
 
 constexpr uint32_t kOutlineMagic = 0x72676361;  // "acgr" as stored
 
-// Whether global row `r` is one of `rows` (ascending); contiguous blocks answer at once.
-bool InRows(const std::vector<int>& rows, bool contiguous, int r) {
-  if (rows.empty()) return false;
-  if (contiguous) return r >= rows.front() && r <= rows.back();
-  return std::binary_search(rows.begin(), rows.end(), r);
-}
-
-bool Contiguous(const std::vector<int>& rows) {
-  return !rows.empty() && rows.back() - rows.front() + 1 == static_cast<int>(rows.size());
-}
-
 }  // namespace
 
-BlockOutline OutlineBlock(const SpMat& a, const Eigen::VectorXd& b, std::vector<int> rows, std::vector<int> own,
+BlockOutline OutlineBlock(const SpMat& a, std::vector<double> b_rows, std::vector<int> rows, std::vector<int> own,
                           const std::vector<uint32_t>& owner, std::vector<Block::Send> out, std::string matrix,
                           const MatrixFileVersion& source) {
   BlockOutline o;
@@ -34,16 +23,14 @@ BlockOutline OutlineBlock(const SpMat& a, const Eigen::VectorXd& b, std::vector<
   o.rows = std::move(rows);
   o.own = std::move(own);
   o.out = std::move(out);
-  o.b.resize(o.rows.size());
-  const bool contiguous = Contiguous(o.rows);
+  o.b = std::move(b_rows);
+  const RowIndex index(o.rows);
   std::vector<std::pair<uint32_t, int>> outside;  // (owner, column) of every entry outside the block
-  for (size_t k = 0; k < o.rows.size(); ++k) {
-    const int r = o.rows[k];
-    o.b[k] = b[r];
+  for (const int r : o.rows) {
     o.nonzeros += a.outerIndexPtr()[r + 1] - a.outerIndexPtr()[r];
     for (SpMat::InnerIterator it(a, r); it; ++it) {
       const int c = static_cast<int>(it.col());
-      if (!InRows(o.rows, contiguous, c)) outside.emplace_back(owner[static_cast<size_t>(c)], c);
+      if (index(c) < 0) outside.emplace_back(owner[static_cast<size_t>(c)], c);
     }
   }
   std::sort(outside.begin(), outside.end());
@@ -89,7 +76,8 @@ Result<BlockOutline> DecodeBlockOutline(std::string_view bytes) {
   uint32_t magic = 0, nin = 0, nout = 0;
   auto bad = [] { return Corruption("cg: the task's block outline does not decode"); };
   if (!r.Get(magic) || magic != kOutlineMagic || !r.Get(o.n) || o.n < 1 || !r.Get(o.nonzeros) || o.nonzeros < 0 ||
-      !r.GetString(o.matrix, 4096) || o.matrix.empty() || o.matrix[0] != '/' || !r.Get(o.source) || !r.GetVector(o.rows, bytes.size()) || o.rows.empty() || !AscendingBelow(o.rows, o.n) ||
+      !r.GetString(o.matrix, 4096) || o.matrix.empty() || o.matrix[0] != '/' || !r.Get(o.source) ||
+      !r.GetVector(o.rows, bytes.size()) || o.rows.empty() || !AscendingBelow(o.rows, o.n) ||
       !r.GetVector(o.own, bytes.size()) || !AscendingBelow(o.own, static_cast<int>(o.rows.size())) ||
       !r.GetVector(o.b, bytes.size()) || o.b.size() != o.rows.size() || !r.Get(nin)) {
     return bad();

@@ -86,11 +86,7 @@ class SliceReader {
         if (idx[k] < 0 || idx[k] >= cols || (k > ptr[r] && idx[k] <= idx[k - 1])) return false;
       }
     }
-    m = SpMat(rows, cols);
-    m.resizeNonZeros(static_cast<Eigen::Index>(idx.size()));
-    std::copy(ptr.begin(), ptr.end(), m.outerIndexPtr());
-    std::copy(idx.begin(), idx.end(), m.innerIndexPtr());
-    std::copy(val.begin(), val.end(), m.valuePtr());
+    m = CompressedMatrix(rows, cols, ptr, idx, val);
     return true;
   }
   bool done() const { return pos_ == in_.size(); }

@@ -525,8 +525,8 @@ Result<app::JobPlan> CgApp::Split(const CgParams& p, uint32_t task_count, const 
       if (part.owner[static_cast<size_t>(rows[k])] == l) own.push_back(static_cast<int>(k));
     }
     if (shared_source_) {
-      BlockOutline outline = OutlineBlock(a, problem_.b, rows, std::move(own), part.owner, sends[l], shared_matrix_,
-                                          *shared_source_);
+      BlockOutline outline = OutlineBlock(a, std::move(b_rows), rows, std::move(own), part.owner, sends[l],
+                                          shared_matrix_, *shared_source_);
       plan.graph[l] = NodeOf(outline.nonzeros, outline.in, outline.out);
       plan.slices[l] = EncodeBlockOutline(outline);
       return;

@@ -125,31 +125,8 @@ std::string Block::Describe() const {
          (own.size() < rows.size() ? " (with overlap)" : "");
 }
 
-namespace {
-
-// Position of global row `r` in ascending `rows`, or -1. Contiguous blocks (the common case)
-// answer without a search.
-class RowIndex {
- public:
-  explicit RowIndex(const std::vector<int>& rows)
-      : rows_(rows), contiguous_(!rows.empty() && rows.back() - rows.front() + 1 == static_cast<int>(rows.size())) {}
-  int operator()(int r) const {
-    if (rows_.empty()) return -1;
-    if (contiguous_) return r >= rows_.front() && r <= rows_.back() ? r - rows_.front() : -1;
-    auto it = std::lower_bound(rows_.begin(), rows_.end(), r);
-    return it != rows_.end() && *it == r ? static_cast<int>(it - rows_.begin()) : -1;
-  }
-
- private:
-  const std::vector<int>& rows_;
-  bool contiguous_;
-};
-
-}  // namespace
-
-// A compressed matrix from its row starts, columns and values (columns ascending in each row).
-SpMat Compressed(int rows, int cols, const std::vector<int>& outer, const std::vector<int>& inner,
-                 const std::vector<double>& values) {
+SpMat CompressedMatrix(int rows, int cols, const std::vector<int>& outer, const std::vector<int>& inner,
+                       const std::vector<double>& values) {
   SpMat m(rows, cols);
   m.resizeNonZeros(static_cast<Eigen::Index>(inner.size()));
   std::copy(outer.begin(), outer.end(), m.outerIndexPtr());
@@ -193,7 +170,7 @@ Block BuildBlock(const RowFn& row, const std::vector<double>& b_rows, int n, std
     }
     outer[static_cast<size_t>(r) + 1] = static_cast<int>(inner.size());
   }
-  blk.local = Compressed(size, size, outer, inner, values);
+  blk.local = CompressedMatrix(size, size, outer, inner, values);
   // Per other task, in task order, its entries still in (row, column) order.
   std::stable_sort(coupled.begin(), coupled.end(), [](const Entry& x, const Entry& y) { return x.task < y.task; });
   for (size_t begin = 0; begin < coupled.size();) {
@@ -214,7 +191,7 @@ Block BuildBlock(const RowFn& row, const std::vector<double>& b_rows, int n, std
       ++outer[static_cast<size_t>(e.r) + 1];
     }
     for (int r = 0; r < size; ++r) outer[static_cast<size_t>(r) + 1] += outer[static_cast<size_t>(r)];
-    cp.a = Compressed(size, static_cast<int>(cp.cols.size()), outer, inner, values);
+    cp.a = CompressedMatrix(size, static_cast<int>(cp.cols.size()), outer, inner, values);
     blk.in.push_back(std::move(cp));
     begin = end;
   }

@@ -7,6 +7,7 @@
 // each task its block. Pure: no I/O here beyond what the caller passes in.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -74,6 +75,29 @@ struct Block {
   // does not own.
   std::string Describe() const;
 };
+
+// Position of global row `r` in ascending `rows`, or -1. Contiguous blocks (the common case)
+// answer without a search. Keeps a reference: `rows` must outlive it.
+class RowIndex {
+ public:
+  explicit RowIndex(const std::vector<int>& rows)
+      : rows_(rows), contiguous_(!rows.empty() && rows.back() - rows.front() + 1 == static_cast<int>(rows.size())) {}
+  int operator()(int r) const {
+    if (rows_.empty()) return -1;
+    if (contiguous_) return r >= rows_.front() && r <= rows_.back() ? r - rows_.front() : -1;
+    auto it = std::lower_bound(rows_.begin(), rows_.end(), r);
+    return it != rows_.end() && *it == r ? static_cast<int>(it - rows_.begin()) : -1;
+  }
+
+ private:
+  const std::vector<int>& rows_;
+  bool contiguous_;
+};
+
+// A compressed matrix from its row starts (rows + 1), columns and values; the columns of each
+// row ascending and in range (the caller checked or built them so).
+SpMat CompressedMatrix(int rows, int cols, const std::vector<int>& outer, const std::vector<int>& inner,
+                       const std::vector<double>& values);
 
 // Row `row` of A: its columns, ascending, and values.
 using RowFn = std::function<void(int row, std::vector<int>& cols, std::vector<double>& vals)>;

@@ -11,8 +11,9 @@
 #include <string_view>
 #include <utility>
 
-#include "core/crc32c.h"
+#include "apps/cg/byte_codec.h"
 #include "apps/cg/matrix_market.h"
+#include "core/crc32c.h"
 #include "core/memory_budget.h"
 
 namespace aiac::cg {
@@ -34,6 +35,20 @@ static_assert(sizeof(Header) == 8 + 24 + 24 + 16, "no padding in the cache heade
 template <typename T>
 std::string_view Bytes(const T* data, int64_t count) {
   return {reinterpret_cast<const char*>(data), static_cast<size_t>(count) * sizeof(T)};
+}
+
+// What every reader checks of a cache's header before it trusts the sizes: the magic, the
+// version of the source it was made from, and sizes that add up to the cache's `length`.
+Status CheckHeader(const Header& h, uint64_t length, const MatrixFileVersion& version, const std::string& path) {
+  auto damaged = [&](const std::string& what) { return Corruption("the cache " + path + " is damaged: " + what); };
+  if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0) return damaged("not an aiac matrix cache");
+  if (!(h.source == version)) return Unavailable("the cache " + path + " was made from another version of the file");
+  if (h.rows < 1 || h.rows > kMaxMatrixRows || h.cols < 1 || h.cols > kMaxMatrixRows || h.nnz < 0 ||
+      length != sizeof h + static_cast<uint64_t>(h.rows + 1) * sizeof(int) +
+                    static_cast<uint64_t>(h.nnz) * (sizeof(int) + sizeof(double))) {
+    return damaged("its sizes do not match its length");
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -67,16 +82,9 @@ Result<SpMat> LoadMatrixCache(const std::string& matrix_path, const MatrixFileVe
   auto damaged = [&](const std::string& what) { return Corruption("the cache " + path + " is damaged: " + what); };
   Header h{};
   if (!in.read(reinterpret_cast<char*>(&h), sizeof h)) return damaged("shorter than its header");
-  if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0) return damaged("not an aiac matrix cache");
-  if (!(h.source == version)) return Unavailable("the cache " + path + " was made from another version of the file");
   // Sizes are checked against the cache's own length before anything is allocated for them.
   in.seekg(0, std::ios::end);
-  const auto length = static_cast<uint64_t>(in.tellg());
-  if (h.rows < 1 || h.rows > kMaxMatrixRows || h.cols < 1 || h.cols > kMaxMatrixRows || h.nnz < 0 ||
-      length != sizeof h + static_cast<uint64_t>(h.rows + 1) * sizeof(int) +
-                    static_cast<uint64_t>(h.nnz) * (sizeof(int) + sizeof(double))) {
-    return damaged("its sizes do not match its length");
-  }
+  AIAC_RETURN_IF_ERROR(CheckHeader(h, static_cast<uint64_t>(in.tellg()), version, path));
   AIAC_RETURN_IF_ERROR(CheckFitsInMemory("the cached matrix " + path,
                                          static_cast<double>(h.nnz) * 12 + static_cast<double>(h.rows) * 4));
   in.seekg(sizeof h);
@@ -162,15 +170,7 @@ Result<MappedMatrixCache> MappedMatrixCache::Open(const std::string& matrix_path
   m.map_ = map;
   Header h{};
   std::memcpy(&h, map, sizeof h);
-  if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0) return damaged("not an aiac matrix cache");
-  if (!(h.source == version)) {
-    return Unavailable("the cache " + m.path_ + " was made from another version of the file than the spawner read");
-  }
-  if (h.rows < 1 || h.rows > kMaxMatrixRows || h.cols < 1 || h.cols > kMaxMatrixRows || h.nnz < 0 ||
-      m.length_ != sizeof h + static_cast<uint64_t>(h.rows + 1) * sizeof(int) +
-                       static_cast<uint64_t>(h.nnz) * (sizeof(int) + sizeof(double))) {
-    return damaged("its sizes do not match its length");
-  }
+  AIAC_RETURN_IF_ERROR(CheckHeader(h, m.length_, version, m.path_));
   m.rows_ = h.rows;
   m.cols_ = h.cols;
   m.nnz_ = h.nnz;
@@ -213,10 +213,8 @@ Status MappedMatrixCache::Row(int64_t i, std::vector<int>& cols, std::vector<dou
   cols.assign(inner_ + begin, inner_ + end);
   vals.resize(cols.size());
   std::memcpy(vals.data(), values_ + static_cast<size_t>(begin) * sizeof(double), cols.size() * sizeof(double));
-  for (size_t k = 0; k < cols.size(); ++k) {
-    if (cols[k] < 0 || cols[k] >= cols_ || (k > 0 && cols[k] <= cols[k - 1])) {
-      return Corruption("the cache " + path_ + " is damaged: bad column index in row " + std::to_string(i + 1));
-    }
+  if (!AscendingBelow(cols, static_cast<int>(cols_))) {
+    return Corruption("the cache " + path_ + " is damaged: bad column index in row " + std::to_string(i + 1));
   }
   return Status::Ok();
 }

@@ -82,7 +82,7 @@ void CheckEveryBlock(const std::string& path, const SpMat& a, const RowPartition
     };
     const OwnerFn owner = [&](int r) { return part.owner[static_cast<size_t>(r)]; };
     const Block want = BuildBlock(row, b_rows, n, block_rows[l], own, owner, sends[l]);
-    const BlockOutline outline = OutlineBlock(a, b, block_rows[l], own, part.owner, sends[l], path, version);
+    const BlockOutline outline = OutlineBlock(a, b_rows, block_rows[l], own, part.owner, sends[l], path, version);
     EXPECT_EQ(outline.nonzeros, want.nonzeros);
     const std::string bytes = EncodeBlockOutline(outline);
     ASSERT_TRUE(IsBlockOutline(bytes));
@@ -119,8 +119,8 @@ TEST(BlockOutlineTest, ACacheOfAnotherVersionOrAnotherMatrixIsRefused) {
   const auto sends = SendLists(a, part.owner, part.rows);
   std::vector<int> own(part.rows[1].size());
   for (size_t k = 0; k < own.size(); ++k) own[k] = static_cast<int>(k);
-  const Eigen::VectorXd b = Eigen::VectorXd::Ones(120);
-  BlockOutline outline = OutlineBlock(a, b, part.rows[1], own, part.owner, sends[1], path, version);
+  BlockOutline outline = OutlineBlock(a, std::vector<double>(own.size(), 1.0), part.rows[1], own, part.owner, sends[1],
+                                      path, version);
 
   MatrixFileVersion other = version;
   other.mtime_ns += 1;
@@ -156,7 +156,7 @@ TEST(BlockOutlineTest, EveryTruncationOrFlippedByteOfAnOutlineIsRefusedOrHarmles
   std::vector<int> own(part.rows[0].size());
   for (size_t k = 0; k < own.size(); ++k) own[k] = static_cast<int>(k);
   const std::string bytes = EncodeBlockOutline(
-      OutlineBlock(a, Eigen::VectorXd::Ones(48), part.rows[0], own, part.owner, sends[0], path, version));
+      OutlineBlock(a, std::vector<double>(own.size(), 1.0), part.rows[0], own, part.owner, sends[0], path, version));
   for (size_t cut = 0; cut < bytes.size(); ++cut) {
     EXPECT_FALSE(DecodeBlockOutline(bytes.substr(0, cut)).ok()) << "cut at " << cut;
   }
