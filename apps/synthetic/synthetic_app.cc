@@ -18,6 +18,13 @@ Result<uint64_t> ParseCount(const std::string& key, const std::string& text, uin
   return v;
 }
 
+// The expected cost of a step of any item: the hot window covers floor(hot_fraction x items)
+// of them at hot_factor times the base.
+double MeanStepCost(const WorkloadSpec& spec) {
+  const double hot = std::floor(spec.hot_fraction * spec.items) / spec.items;
+  return spec.base_cost * (1 + hot * (spec.hot_factor - 1));
+}
+
 class SyntheticTask final : public app::Task {
  public:
   SyntheticTask(const WorkloadSpec& spec, std::vector<Item> items) : spec_(spec), items_(std::move(items)) {}
@@ -53,8 +60,10 @@ class SyntheticTask final : public app::Task {
   }
 
   double WorkDone() const override { return work_done_; }
-  // Each item's remaining steps at the cost of its next one: what the task can tell now (the
-  // hot window moves, and the task does not look ahead).
+  // What the task can tell without looking ahead: the steps left in the current phase of the
+  // schedule at the cost they have now, and the steps after it at the expected cost of a step
+  // (the hot window lands anywhere), so that a task holding the hot window now does not look
+  // four times as loaded for the rest of the run.
   double RemainingWork() const override {
     double work = 0;
     for (const Item& it : items_) work += RemainingOf(it);
@@ -85,6 +94,22 @@ class SyntheticTask final : public app::Task {
     return Status::Ok();
   }
 
+  Status DropItems(std::string_view bytes) override {
+    auto items = DecodeItems(bytes, spec_);
+    if (!items.ok()) return items.status();
+    std::set<uint32_t> drop;
+    for (const Item& it : *items) {
+      if (!drop.insert(it.id).second) return InvalidArgument("synthetic: item " + std::to_string(it.id) + " is twice in the items to drop");
+    }
+    size_t held = 0;
+    for (const Item& it : items_) held += drop.count(it.id);
+    if (held != drop.size()) {
+      return InvalidArgument("synthetic: " + std::to_string(drop.size() - held) + " of the items to drop are not held here");
+    }
+    std::erase_if(items_, [&](const Item& it) { return drop.count(it.id) > 0; });
+    return Status::Ok();
+  }
+
   std::string SaveState() const override { return EncodeItems(items_); }
   Status RestoreState(std::string_view state) override {
     auto items = DecodeItems(state, spec_);
@@ -96,9 +121,10 @@ class SyntheticTask final : public app::Task {
 
  private:
   double RemainingOf(const Item& it) const {
-    return it.done >= spec_.iterations
-               ? 0.0
-               : static_cast<double>(spec_.iterations - it.done) * StepCost(spec_, it.id, it.done);
+    if (it.done >= spec_.iterations) return 0.0;
+    const uint32_t phase_end = std::min(spec_.iterations, (it.done / spec_.phase_iterations + 1) * spec_.phase_iterations);
+    return static_cast<double>(phase_end - it.done) * StepCost(spec_, it.id, it.done) +
+           static_cast<double>(spec_.iterations - phase_end) * MeanStepCost(spec_);
   }
 
   WorkloadSpec spec_;
@@ -158,8 +184,7 @@ app::JobPlan SyntheticApp::Plan(const WorkloadSpec& spec, const std::vector<Item
   plan.graph.resize(split.size());
   for (size_t t = 0; t < split.size(); ++t) {
     // e_t: the task's expected work, its item count times the mean step cost.
-    const double hot = std::floor(spec.hot_fraction * spec.items) / spec.items;
-    const double mean_cost = spec.base_cost * (1 + hot * (spec.hot_factor - 1));
+    const double mean_cost = MeanStepCost(spec);
     uint64_t count = 0;
     for (const auto& [b, e] : split[t]) count += e - b;
     plan.graph[t].cost = std::max(1.0, static_cast<double>(count) * mean_cost * spec.iterations);

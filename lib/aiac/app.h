@@ -20,8 +20,9 @@
 
 namespace aiac::app {
 
-// 2: Task::Tighten, GatherReport "unconverged"; 3: App::Reweigh.
-inline constexpr int kApiVersion = 4;
+// 2: Task::Tighten, GatherReport "unconverged"; 3: App::Reweigh; 4: movable items (WorkDone ...
+// ImportItems); 5: DropItems.
+inline constexpr int kApiVersion = 5;
 inline constexpr const char* kFactorySymbol = "aiac_app_create";
 
 // The job's [params] as text, plus what the runtime knows.
@@ -125,6 +126,13 @@ class Task {
   // Takes items another task of the job exported; from now on they are this task's. Fails,
   // changing nothing, on bytes that are not items of this job, or items it already holds.
   virtual Status ImportItems(std::string_view items) {
+    (void)items;
+    return InvalidArgument("this app has no items to move");
+  }
+  // Forgets items this task exported before (the bytes ExportItems returned): a task restored
+  // from a checkpoint older than that export holds them again, and they are another task's now.
+  // Fails, changing nothing, unless it holds every one of them.
+  virtual Status DropItems(std::string_view items) {
     (void)items;
     return InvalidArgument("this app has no items to move");
   }

@@ -1,6 +1,7 @@
 #include "aiac/task_runner.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <ctime>
 
 namespace aiac::runtime {
@@ -13,7 +14,8 @@ TaskRunner::TaskRunner(std::unique_ptr<app::Task> task, std::vector<uint32_t> ne
       neighbours_(std::move(neighbours)),
       options_(options),
       cb_(std::move(callbacks)),
-      mailbox_(options.sync) {
+      mailbox_(options.sync),
+      moves_(options_.moves) {
   mailbox_.set_own_incarnation(options.incarnation);
 }
 
@@ -30,12 +32,59 @@ void TaskRunner::Query(uint64_t round) {
 
 void TaskRunner::Snapshot(uint64_t round) {
   std::lock_guard<std::mutex> lock(commands_mu_);
-  commands_.push_back({Command::kSnapshot, round, 1});
+  commands_.push_back({Command::kSnapshot, round, 1, {}});
 }
 
 void TaskRunner::Tighten(double factor) {
   std::lock_guard<std::mutex> lock(commands_mu_);
-  commands_.push_back({Command::kTighten, 0, factor});
+  commands_.push_back({Command::kTighten, 0, factor, {}});
+}
+
+void TaskRunner::Move(ItemMove move) {
+  std::lock_guard<std::mutex> lock(commands_mu_);
+  commands_.push_back({Command::kMove, 0, 1, std::move(move)});  // an idle loop sees it within 5 ms
+}
+
+TaskMeasures TaskRunner::Measures() const {
+  return {task_->WorkDone(), task_->RemainingWork(), task_->ItemCount(), moves_.moves};
+}
+
+void TaskRunner::RunMove(ItemMove m, uint64_t iteration, bool& converged) {
+  MoveReport r;
+  r.move = m.move;
+  r.kind = m.kind;
+  const int64_t before = task_->ItemCount();
+  if (!cb_.moved) {
+    r.error = InvalidArgument("this runtime does not move items");
+  } else if (m.kind == MoveKind::kConfirm) {
+    std::erase_if(moves_.outbox, [&](const ExportedItems& e) { return e.move == m.move; });
+  } else if (m.kind == MoveKind::kExport) {
+    auto items = task_->ExportItems(m.work);
+    if (items.ok()) {
+      r.items = std::move(*items);
+      r.count = static_cast<uint64_t>(std::max<int64_t>(0, before - task_->ItemCount()));
+      // Kept with the checkpoints until the spawner confirms it has them: a daemon lost after
+      // its checkpoint but before this reply left would otherwise take them along.
+      moves_.outbox.push_back({m.move, moves_.moves + 1, r.count, r.items});
+    } else {
+      r.error = items.status();
+    }
+  } else {
+    r.error = m.kind == MoveKind::kImport ? task_->ImportItems(m.items) : task_->DropItems(m.items);
+    if (r.error.ok()) r.count = static_cast<uint64_t>(std::abs(task_->ItemCount() - before));
+  }
+  const bool applied = r.error.ok() && m.kind != MoveKind::kConfirm;
+  if (applied) ++moves_.moves;
+  r.items_after = task_->ItemCount();
+  r.moves = moves_.moves;
+  if (cb_.moved) cb_.moved(std::move(r));
+  if (!applied) return;
+  // The task holds other items now: its local convergence and its figures are new, and its
+  // backups get its new state at once.
+  converged = task_->LocallyConverged();
+  cb_.local_convergence(converged, iteration);
+  cb_.progress(iteration, task_->LocalChange(), converged, Measures());
+  MaybeCheckpoint(iteration, /*now=*/true);
 }
 
 Status TaskRunner::RunCommands(uint64_t iteration, bool& converged) {
@@ -44,9 +93,11 @@ Status TaskRunner::RunCommands(uint64_t iteration, bool& converged) {
     std::lock_guard<std::mutex> lock(commands_mu_);
     commands.swap(commands_);
   }
-  for (const auto& c : commands) {
+  for (auto& c : commands) {
     if (c.kind == Command::kSnapshot) {
       if (cb_.snapshot) cb_.snapshot(c.round, task_->ResultSlice(), iteration);
+    } else if (c.kind == Command::kMove) {
+      RunMove(std::move(c.move), iteration, converged);
     } else {
       AIAC_RETURN_IF_ERROR(task_->Tighten(c.factor));
       converged = task_->LocallyConverged();
@@ -104,14 +155,14 @@ std::vector<OutgoingValue> TaskRunner::Track(std::vector<app::Outgoing> out, uin
   return values;
 }
 
-void TaskRunner::MaybeCheckpoint(uint64_t iteration) {
+void TaskRunner::MaybeCheckpoint(uint64_t iteration, bool now) {
   if (!cb_.checkpoint) return;
   const bool by_count = options_.checkpoint_every > 0 && iteration - last_checkpoint_ >= options_.checkpoint_every;
   const bool by_time = options_.checkpoint_period.count() > 0 && Clock::now() >= next_checkpoint_;
-  if (!by_count && !by_time) return;
+  if (!by_count && !by_time && !now) return;
   // Serialising is the only cost on this thread: storing happens on the backups, and sending
   // on the network thread, so iterations go on meanwhile.
-  cb_.checkpoint(task_->SaveState(), iteration);
+  cb_.checkpoint(EncodeTaskState(moves_, task_->SaveState()), iteration);
   last_checkpoint_ = iteration;
   next_checkpoint_ = Clock::now() + options_.checkpoint_period;
 }
@@ -171,7 +222,7 @@ void TaskRunner::Loop() {
       cb_.answer(round, converged);
     }
     if (Clock::now() >= next_progress) {
-      cb_.progress(iteration, task_->LocalChange(), converged);
+      cb_.progress(iteration, task_->LocalChange(), converged, Measures());
       next_progress = Clock::now() + options_.progress_period;
     }
   }

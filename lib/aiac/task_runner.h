@@ -19,6 +19,7 @@
 
 #include "aiac/app.h"
 #include "aiac/mailbox.h"
+#include "aiac/task_state.h"
 
 namespace aiac::runtime {
 
@@ -31,18 +32,47 @@ struct OutgoingValue {
   uint64_t seen_incarnation;  // the receiver's incarnation `seen` counts in
 };
 
+// A step of a live-balancing move (issue 10; proto MoveItems), run between two iterations.
+enum class MoveKind { kExport, kImport, kDrop, kConfirm };
+struct ItemMove {
+  uint64_t move = 0;
+  MoveKind kind = MoveKind::kExport;
+  double work = 0;    // export: work units to give (app::Task::ExportItems)
+  std::string items;  // import, drop: the items
+};
+// What a move step did (proto ItemsMoved).
+struct MoveReport {
+  uint64_t move = 0;
+  MoveKind kind = MoveKind::kExport;
+  Status error;        // nothing changed
+  std::string items;   // export: the items that left
+  uint64_t count = 0;  // items exported, imported or dropped
+  int64_t items_after = -1;
+  uint64_t moves = 0;  // the task's move sequence number after the step
+};
+// The task's figures for the spawner's balancer, with each progress report.
+struct TaskMeasures {
+  double work_done = 0;
+  double remaining = -1;
+  int64_t items = -1;
+  uint64_t moves = 0;
+};
+
 struct RunnerCallbacks {
   // `converged`: the task is locally converged after this iteration (receivers use it, with
   // OutgoingValue::seen, to know their inputs are final, see app::Task::InputsFinal).
   std::function<void(std::vector<OutgoingValue> values, uint64_t iteration, bool converged)> send;
   std::function<void(bool converged, uint64_t iteration)> local_convergence;
-  std::function<void(uint64_t iteration, double change, bool converged)> progress;
+  std::function<void(uint64_t iteration, double change, bool converged, const TaskMeasures& measures)> progress;
   std::function<void(uint64_t round, bool converged)> answer;
   // The task's current result slice after `iteration`, asked by Snapshot(round). Optional.
   std::function<void(uint64_t round, std::string slice, uint64_t iteration)> snapshot;
   // The task's state after `iteration`, every RunnerOptions::checkpoint_every iterations or
-  // checkpoint_period (whichever comes first), to go to its backups. Optional.
+  // checkpoint_period (whichever comes first), and after each item move, to go to its backups:
+  // EncodeTaskState of the runner's moves and the app's SaveState (task_state.h). Optional.
   std::function<void(std::string state, uint64_t iteration)> checkpoint;
+  // A move step ran (Move()). Optional: without it, moves are refused.
+  std::function<void(MoveReport report)> moved;
   // Last call: the result slice (or why the task failed) and its iteration count.
   std::function<void(Result<std::string> slice, uint64_t iterations)> finished;
 };
@@ -60,6 +90,8 @@ struct RunnerOptions {
   uint64_t start_iteration = 0;
   // 1 for a task's first daemon, one more for each replacement (AssignTask.incarnation).
   uint64_t incarnation = 1;
+  // A restored task: the moves its checkpoint had applied and its unconfirmed exports.
+  MoveState moves;
 };
 
 class TaskRunner {
@@ -77,6 +109,10 @@ class TaskRunner {
   // Thread-safe: before the next iteration, tighten the task's local test by `factor`
   // (app::Task::Tighten) and report its local convergence anew; an error ends the task.
   void Tighten(double factor);
+  // Thread-safe: between two iterations, one step of an item move (app::Task::ExportItems,
+  // ImportItems, DropItems, or forgetting a confirmed export); `moved` reports it, and a
+  // checkpoint with the new items follows at once.
+  void Move(ItemMove move);
   // Thread-safe: stop after the current iteration, then `finished`.
   void Halt();
   void Join();
@@ -84,16 +120,20 @@ class TaskRunner {
  private:
   // Commands queued by Snapshot() and Tighten(), run on the runner thread between iterations.
   struct Command {
-    enum Kind { kSnapshot, kTighten } kind;
+    enum Kind { kSnapshot, kTighten, kMove } kind;
     uint64_t round = 0;
     double factor = 1;
+    ItemMove move;
   };
   void Loop();
   // Runs the queued commands after `iteration`; `converged` is the task's last reported state.
   Status RunCommands(uint64_t iteration, bool& converged);
   Status Step(uint64_t next_iteration, bool& did_work);
-  // Hands the state to `checkpoint` when one is due after `iteration`.
-  void MaybeCheckpoint(uint64_t iteration);
+  // Hands the state to `checkpoint` when one is due after `iteration` (or `now`).
+  void MaybeCheckpoint(uint64_t iteration, bool now = false);
+  // One move step; `converged` as in RunCommands.
+  void RunMove(ItemMove move, uint64_t iteration, bool& converged);
+  TaskMeasures Measures() const;
   // Records which outgoing values changed and adds each receiver's `seen`.
   std::vector<OutgoingValue> Track(std::vector<app::Outgoing> out, uint64_t iteration);
 
@@ -113,6 +153,7 @@ class TaskRunner {
   std::vector<Command> commands_;  // guarded by commands_mu_
   std::thread thread_;
   uint64_t last_checkpoint_ = 0;  // iteration; runner thread only
+  MoveState moves_;               // runner thread only
   std::chrono::steady_clock::time_point next_checkpoint_;
 };
 

@@ -118,7 +118,11 @@ struct TaskReady {
   error @2 :Text;
   needPlugin @3 :Bool;      # the daemon has no plugin with that hash: send PluginData
   restoredIteration @4 :UInt64; # restore: the iteration of the checkpoint used (0: initial state)
+  restoredMoves @5 :UInt64;     # restore: the item moves the checkpoint had applied (ItemsMoved.moves)
+  outbox @6 :List(ExportedItems); # restore: exports the checkpoint holds unconfirmed (MoveItems confirm)
 }
+# Items a task exported, kept with its checkpoints until the spawner confirms it has them.
+struct ExportedItems { move @0 :UInt64; moves @1 :UInt64; items @2 :Data; count @3 :UInt64; }
 # Fault injection (`run --kill-every` with daemons started by hand): the job's spawner asks the
 # daemon to exit at once, as if killed.
 struct Exit { job @0 :Text; }
@@ -152,6 +156,39 @@ struct TaskProgress {
   checkpoints @5 :UInt64;       # checkpoint copies its backups acknowledged so far
   checkpointBytes @6 :UInt64;   # their state bytes
   incarnation @7 :UInt64;
+  # Live balancing (issue 10): app::Task::WorkDone / RemainingWork / ItemCount (-1: no items),
+  # the item moves applied so far, and the host's run-queue length (mean N, sigma_n).
+  workDone @8 :Float64;
+  remainingWork @9 :Float64;
+  items @10 :Int64;
+  moves @11 :UInt64;
+  runQueueMean @12 :Float64;
+  runQueueStd @13 :Float64;
+}
+# Live balancing (issue 10): the spawner moves work items between running tasks, one step at a
+# time, between two iterations of the task. export: items worth `work` leave the task (the reply
+# carries them); import: `items` join it; drop: a task restored from before an export forgets
+# `items` again; confirm: the spawner has move `move`'s exported items, the task may forget them.
+enum MoveKind { export @0; import @1; drop @2; confirm @3; }
+struct MoveItems {
+  job @0 :Text;
+  task @1 :UInt32;
+  move @2 :UInt64;
+  kind @3 :MoveKind;
+  work @4 :Float64;
+  items @5 :Data;
+}
+struct ItemsMoved {
+  job @0 :Text;
+  task @1 :UInt32;
+  move @2 :UInt64;
+  kind @3 :MoveKind;
+  incarnation @4 :UInt64;
+  error @5 :Text;           # nothing changed
+  items @6 :Data;           # export: the items
+  count @7 :UInt64;         # items exported, imported or dropped
+  itemsAfter @8 :Int64;     # the task's items now
+  moves @9 :UInt64;         # the task's move sequence number after this step
 }
 struct LocalConvergence { job @0 :Text; task @1 :UInt32; converged @2 :Bool; iteration @3 :UInt64; incarnation @4 :UInt64; }
 struct Halt { job @0 :Text; }
@@ -276,5 +313,7 @@ struct Envelope {
     tighten @31 :Tighten;
     taskData @32 :TaskData;
     part @33 :Part;
+    moveItems @34 :MoveItems;
+    itemsMoved @35 :ItemsMoved;
   }
 }

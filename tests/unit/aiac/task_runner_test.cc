@@ -1,8 +1,10 @@
-// The runner's own duties, with a counting task instead of an app: checkpoint cadence.
+// The runner's own duties, with a counting task instead of an app: checkpoint cadence, and the
+// steps of item moves with what they leave in the checkpoints.
 #include "aiac/task_runner.h"
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <mutex>
 #include <thread>
 
@@ -43,11 +45,15 @@ struct Recorder {
     RunnerCallbacks cb;
     cb.send = [](std::vector<OutgoingValue>, uint64_t, bool) {};
     cb.local_convergence = [](bool, uint64_t) {};
-    cb.progress = [](uint64_t, double, bool) {};
+    cb.progress = [](uint64_t, double, bool, const TaskMeasures&) {};
     cb.answer = [](uint64_t, bool) {};
     cb.checkpoint = [this](std::string state, uint64_t iteration) {
+      // The runner's header (no item moves here), then the app's state.
+      auto decoded = DecodeTaskState(state);
+      ASSERT_TRUE(decoded.ok()) << decoded.status().message();
+      EXPECT_EQ(decoded->moves.moves, 0u);
       std::lock_guard lock(mu);
-      checkpoints.emplace_back(iteration, std::move(state));
+      checkpoints.emplace_back(iteration, std::string(decoded->app_state));
     };
     cb.finished = [this](Result<std::string>, uint64_t) {
       std::lock_guard lock(mu);
@@ -169,6 +175,147 @@ TEST(TaskRunnerTest, CheckpointsByTimeAndNeverWithoutACallback) {
   quiet.Start();
   quiet.Halt();
   quiet.Join();  // no callback, no crash
+}
+
+// Holds items (one letter each), exports `work` of them from the end; no iterations.
+class LetterTask : public app::Task {
+ public:
+  explicit LetterTask(std::string items) : items_(std::move(items)) {}
+  std::vector<uint32_t> Dependencies() const override { return {}; }
+  Status Absorb(uint32_t, std::string_view) override { return Status::Ok(); }
+  Result<bool> Iterate() override { return false; }
+  std::vector<app::Outgoing> TakeOutgoing() override { return {}; }
+  double LocalChange() const override { return 0; }
+  bool LocallyConverged() const override { return true; }
+  std::string SaveState() const override { return items_; }
+  Status RestoreState(std::string_view s) override {
+    items_ = s;
+    return Status::Ok();
+  }
+  std::string ResultSlice() const override { return items_; }
+  int64_t ItemCount() const override { return static_cast<int64_t>(items_.size()); }
+  Result<std::string> ExportItems(double work) override {
+    const size_t n = std::min(items_.size(), static_cast<size_t>(work));
+    std::string out = items_.substr(items_.size() - n);
+    items_.resize(items_.size() - n);
+    return out;
+  }
+  Status ImportItems(std::string_view items) override {
+    if (items.find_first_of(items_) != std::string_view::npos) return InvalidArgument("already held");
+    items_ += items;
+    return Status::Ok();
+  }
+  Status DropItems(std::string_view items) override {
+    for (char c : items) {
+      if (items_.find(c) == std::string::npos) return InvalidArgument("not held");
+    }
+    std::erase_if(items_, [&](char c) { return items.find(c) != std::string_view::npos; });
+    return Status::Ok();
+  }
+
+ private:
+  std::string items_;
+};
+
+TEST(TaskRunnerTest, ItemMovesAreCountedAndTheirExportsKeptInCheckpointsUntilConfirmed) {
+  Recorder rec;
+  std::mutex mu;
+  std::vector<MoveReport> reports;
+  RunnerCallbacks cb = rec.Callbacks();
+  cb.checkpoint = [&](std::string state, uint64_t) {
+    std::lock_guard lock(rec.mu);
+    rec.checkpoints.emplace_back(0, std::move(state));
+  };
+  cb.moved = [&](MoveReport r) {
+    std::lock_guard lock(mu);
+    reports.push_back(std::move(r));
+  };
+  RunnerOptions options;
+  TaskRunner runner(std::make_unique<LetterTask>("abcde"), {}, options, cb);
+  runner.Start();
+  auto wait_reports = [&](size_t n) {
+    return testing::WaitUntil([&] {
+      std::lock_guard lock(mu);
+      return reports.size() >= n;
+    });
+  };
+  auto last_checkpoint = [&] {
+    std::lock_guard lock(rec.mu);
+    auto d = DecodeTaskState(rec.checkpoints.back().second);
+    EXPECT_TRUE(d.ok());
+    return std::make_pair(d->moves, std::string(d->app_state));
+  };
+  runner.Move({7, MoveKind::kExport, 2, ""});
+  ASSERT_TRUE(wait_reports(1));
+  {
+    std::lock_guard lock(mu);
+    EXPECT_TRUE(reports[0].error.ok());
+    EXPECT_EQ(reports[0].items, "de");
+    EXPECT_EQ(reports[0].count, 2u);
+    EXPECT_EQ(reports[0].items_after, 3);
+    EXPECT_EQ(reports[0].moves, 1u);
+  }
+  // The checkpoint taken at once holds the export until the spawner confirms it.
+  auto [moves, state] = last_checkpoint();
+  EXPECT_EQ(state, "abc");
+  EXPECT_EQ(moves.moves, 1u);
+  ASSERT_EQ(moves.outbox.size(), 1u);
+  EXPECT_EQ(moves.outbox[0].move, 7u);
+  EXPECT_EQ(moves.outbox[0].items, "de");
+  runner.Move({7, MoveKind::kConfirm, 0, ""});
+  runner.Move({8, MoveKind::kImport, 0, "xy"});
+  runner.Move({9, MoveKind::kImport, 0, "a"});  // held already: refused, nothing changes
+  runner.Move({10, MoveKind::kDrop, 0, "bx"});
+  ASSERT_TRUE(wait_reports(5));
+  {
+    std::lock_guard lock(mu);
+    EXPECT_EQ(reports[1].kind, MoveKind::kConfirm);
+    EXPECT_EQ(reports[2].moves, 2u);
+    EXPECT_EQ(reports[2].items_after, 5);
+    EXPECT_FALSE(reports[3].error.ok());
+    EXPECT_EQ(reports[3].moves, 2u);
+    EXPECT_EQ(reports[4].moves, 3u);
+    EXPECT_EQ(reports[4].count, 2u);
+  }
+  std::tie(moves, state) = last_checkpoint();
+  EXPECT_EQ(state, "acy");
+  EXPECT_EQ(moves.moves, 3u);
+  EXPECT_TRUE(moves.outbox.empty());
+  runner.Halt();
+  runner.Join();
+}
+
+TEST(TaskRunnerTest, ARestoredRunnerGoesOnFromItsCheckpointsMoves) {
+  Recorder rec;
+  MoveReport last;
+  std::atomic<bool> got{false};
+  RunnerCallbacks cb = rec.Callbacks();
+  cb.checkpoint = [&](std::string state, uint64_t) {
+    std::lock_guard lock(rec.mu);
+    rec.checkpoints.emplace_back(0, std::move(state));
+  };
+  cb.moved = [&](MoveReport r) {
+    last = std::move(r);
+    got.store(true);
+  };
+  RunnerOptions options;
+  options.moves.moves = 4;
+  options.moves.outbox.push_back({3, 4, 1, "z"});
+  TaskRunner runner(std::make_unique<LetterTask>("ab"), {}, options, cb);
+  runner.Start();
+  runner.Move({11, MoveKind::kImport, 0, "c"});
+  ASSERT_TRUE(testing::WaitUntil([&] { return got.load(); }));
+  runner.Halt();
+  runner.Join();
+  EXPECT_EQ(last.moves, 5u);
+  std::lock_guard lock(rec.mu);
+  ASSERT_FALSE(rec.checkpoints.empty());
+  auto d = DecodeTaskState(rec.checkpoints.back().second);
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->moves.moves, 5u);
+  ASSERT_EQ(d->moves.outbox.size(), 1u);  // still not confirmed: kept
+  EXPECT_EQ(d->moves.outbox[0].items, "z");
+  EXPECT_EQ(d->app_state, "abc");
 }
 
 }  // namespace

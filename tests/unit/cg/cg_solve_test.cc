@@ -567,7 +567,7 @@ void RunWithRunners(bool sync) {
       std::lock_guard lock(mu);
       detector.OnLocal(l, c);
     };
-    cb.progress = [](uint64_t, double, bool) {};
+    cb.progress = [](uint64_t, double, bool, const runtime::TaskMeasures&) {};
     cb.answer = [&, l](uint64_t round, bool c) {
       std::lock_guard lock(mu);
       detector.OnAnswer(l, round, c);

@@ -1,0 +1,42 @@
+// What a task's checkpoint holds besides the app's own state (issue 10): the number of item
+// moves the task had applied when it was taken, and the items it had exported that the spawner
+// has not confirmed yet. A task restored from it tells the spawner both (TaskReady), so the
+// spawner can bring it to the moves done since (replaying them) and still collect exported
+// items whose reply was lost with the daemon: every item stays owned by exactly one task.
+//
+// Encoding: "ats1", u64 moves, u32 outbox entries, each (u64 move, u64 moves, u64 count, u64
+// size, the items), then the app's state to the end. Little-endian. Pure.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+
+namespace aiac::runtime {
+
+// Items a task exported in move `move`, its `moves`-th move.
+struct ExportedItems {
+  uint64_t move = 0;
+  uint64_t moves = 0;
+  uint64_t count = 0;  // items in `items`
+  std::string items;
+};
+
+struct MoveState {
+  uint64_t moves = 0;                // item moves applied (exports, imports, drops)
+  std::vector<ExportedItems> outbox;  // exports not yet confirmed by the spawner
+};
+
+std::string EncodeTaskState(const MoveState& moves, std::string_view app_state);
+
+struct DecodedTaskState {
+  MoveState moves;
+  std::string_view app_state;  // points into the decoded bytes
+};
+// Errors name what is wrong (not a task state, truncated).
+Result<DecodedTaskState> DecodeTaskState(std::string_view state);
+
+}  // namespace aiac::runtime
