@@ -141,6 +141,13 @@ int main(int argc, char** argv) {
       return std::chrono::duration_cast<std::chrono::nanoseconds>(
           std::chrono::duration<double>(node->IterationSeconds(std::chrono::duration<double>(cpu).count(), now)));
     };
+    host_options.competing_jobs = [node, guard] {
+      std::lock_guard lock(*guard);
+      return node->competing_jobs();
+    };
+  }
+  if (background_load) {
+    host_options.competing_jobs = [load = background_load.get()] { return static_cast<double>(load->jobs()); };
   }
   for (const auto& key : o.trusted_keys) host_options.trusted_keys.push_back(*runtime::ParsePublicKey(key));
   auto checkpoints = checkpoint::RocksDbCheckpointStore::Open(o.data_dir + "/checkpoints");

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <deque>
+#include <thread>
 
 #include "core/names.h"
 #include "core/printable.h"
@@ -53,7 +54,7 @@ awaitable<void> TaskHost::Serve(net::ConnectionPtr conn) {
 }
 
 void TaskHost::Reply(net::Connection& conn, const std::string& job, uint32_t task, const std::string& error,
-                     bool need_plugin, uint64_t restored_iteration) {
+                     bool need_plugin, uint64_t restored_iteration, const runtime::MoveState* moves) {
   conn.SendEnvelope([&](proto::Envelope::Builder e) {
     auto r = e.initTaskReady();
     r.setJob(job);
@@ -61,7 +62,32 @@ void TaskHost::Reply(net::Connection& conn, const std::string& job, uint32_t tas
     r.setError(error);
     r.setNeedPlugin(need_plugin);
     r.setRestoredIteration(restored_iteration);
+    if (moves) {
+      r.setRestoredMoves(moves->moves);
+      auto out = r.initOutbox(static_cast<unsigned>(moves->outbox.size()));
+      for (unsigned i = 0; i < out.size(); ++i) {
+        const auto& x = moves->outbox[i];
+        out[i].setMove(x.move);
+        out[i].setMoves(x.moves);
+        out[i].setCount(x.count);
+        out[i].setItems(net::AsBytes(x.items));
+      }
+    }
   });
+}
+
+void TaskHost::SampleRunQueue() {
+  if (options_.competing_jobs) {
+    run_queue_.Add(1 + options_.competing_jobs());
+    return;
+  }
+  auto runnable = monitor::ReadRunnable();
+  if (runnable.ok()) {
+    run_queue_.AddHostSample(*runnable, std::max(1u, std::thread::hardware_concurrency()));
+  } else if (!run_queue_warned_) {
+    run_queue_warned_ = true;
+    log_->warn("run-queue length not sampled: {}", runnable.status().message());
+  }
 }
 
 awaitable<void> TaskHost::Accept(Assignment assignment, std::shared_ptr<runtime::Plugin> plugin,
@@ -81,6 +107,8 @@ awaitable<void> TaskHost::Accept(Assignment assignment, std::shared_ptr<runtime:
   setting_up_.reset();
   setup_done->cancel();
   Result<Session> session = Unavailable("daemon " + options_.id + " is stopping");
+  // Told to the spawner with the TaskReady (the session takes the prepared task's own copy).
+  const runtime::MoveState restored_moves = prepared.ok() ? prepared->moves : runtime::MoveState{};
   if (!stopping_) {
     session = prepared.ok() ? TaskSession::Create(io_, *a, std::move(*prepared), plugin, options_.progress,
                                                   SpawnerPort{[conn](const auto& fill) { conn->SendEnvelope(fill); },
@@ -104,7 +132,7 @@ awaitable<void> TaskHost::Accept(Assignment assignment, std::shared_ptr<runtime:
   net::SpawnLogged(io_.get_executor(), RunProgress(job_), log_, "progress reports");
   log_->info("job {}: running task {} of {} (app {}, {} mode, built in {:.2f} s)", a->job, a->task, a->params.tasks,
              a->app, a->sync ? "sync" : "async", built.count());
-  Reply(*conn, a->job, a->task, "", false, restored_iteration);
+  Reply(*conn, a->job, a->task, "", false, restored_iteration, &restored_moves);
 }
 
 awaitable<Result<PreparedTask>> TaskHost::PrepareOffIo(std::shared_ptr<Assignment> a, std::unique_ptr<app::App> app,
@@ -309,6 +337,26 @@ awaitable<void> TaskHost::ServeSpawner(net::ConnectionPtr conn) {
         break;
       }
       if (job_ && job_spawner_ == conn) job_->Tighten(factor);
+    } else if (env.isMoveItems()) {
+      auto m = env.getMoveItems();
+      if (!(job_ && job_spawner_ == conn && m.getJob() == job_->job() && m.getTask() == job_->task())) continue;
+      const double work = m.getWork();
+      if (!(std::isfinite(work) && work >= 0)) {
+        log_->warn("closed {}: move {} of {} work units", conn->Describe(), m.getMove(), work);
+        conn->Refuse("move items: the work must be a finite number at least 0");
+        break;
+      }
+      runtime::ItemMove move;
+      move.move = m.getMove();
+      move.work = work;
+      move.items = net::AsString(m.getItems());
+      switch (m.getKind()) {
+        case proto::MoveKind::EXPORT: move.kind = runtime::MoveKind::kExport; break;
+        case proto::MoveKind::IMPORT: move.kind = runtime::MoveKind::kImport; break;
+        case proto::MoveKind::DROP: move.kind = runtime::MoveKind::kDrop; break;
+        default: move.kind = runtime::MoveKind::kConfirm; break;
+      }
+      job_->Move(std::move(move));
     } else if (env.isHalt()) {
       if (job_ && job_spawner_ == conn) {
         if (job_->started()) {
@@ -432,7 +480,8 @@ awaitable<void> TaskHost::RunProgress(Session job) {
     timer.expires_after(options_.progress);
     co_await timer.async_wait(net::use_nothrow);
     if (job_ != job) break;
-    job->ReportProgress();
+    SampleRunQueue();
+    job->ReportProgress(run_queue_.mean(), run_queue_.stddev());
   }
 }
 

@@ -37,6 +37,7 @@
 #include "daemon/checkpoint_service.h"
 #include "daemon/task_data_buffer.h"
 #include "daemon/task_session.h"
+#include "monitor/run_queue.h"
 #include "net/connection.h"
 #include "net/server.h"
 
@@ -52,6 +53,10 @@ struct TaskHostOptions {
   net::ServerLimits limits;
   // An emulated node's iteration times (emulation/emulated_node.h); unset: real times.
   std::function<std::chrono::nanoseconds(std::chrono::nanoseconds cpu)> iteration_time;
+  // The jobs competing with this daemon's task that it knows of (an emulated node's background,
+  // --background): its run-queue samples are then 1 + that. Unset: sampled from /proc/stat
+  // (monitor/run_queue.h), once per progress report.
+  std::function<double()> competing_jobs;
 };
 
 class TaskHost {
@@ -106,7 +111,9 @@ class TaskHost {
   static NeighbourMove MoveOf(proto::NeighbourMoved::Reader m);
   void OnNeighbourMoved(const NeighbourMove& m);
   void Reply(net::Connection& conn, const std::string& job, uint32_t task, const std::string& error,
-             bool need_plugin = false, uint64_t restored_iteration = 0);
+             bool need_plugin = false, uint64_t restored_iteration = 0, const runtime::MoveState* moves = nullptr);
+  // One run-queue sample (TaskHostOptions::competing_jobs, else /proc/stat).
+  void SampleRunQueue();
   void EndJob(const std::string& why);
 
   net::asio::io_context& io_;
@@ -122,6 +129,8 @@ class TaskHost {
   std::shared_ptr<net::asio::steady_timer> setup_done_;          // cancelled once it ran or failed
   std::unique_ptr<Assignment> waiting_for_plugin_;
   bool stopping_ = false;
+  monitor::RunQueueMonitor run_queue_;
+  bool run_queue_warned_ = false;
   // The app's setup work and the joins of ended tasks. Declared last: joined first.
   net::asio::thread_pool work_{1};
 };

@@ -19,7 +19,13 @@ Result<PreparedTask> PrepareTask(const Assignment& a, std::unique_ptr<app::App> 
   }
   auto task = app->MakeTask(a.params, a.task, a.slice);
   if (!task.ok()) return task.status();
-  if (restored) AIAC_RETURN_IF_ERROR((*task)->RestoreState(restored->state));
+  runtime::MoveState moves;
+  if (restored) {
+    auto state = runtime::DecodeTaskState(restored->state);
+    if (!state.ok()) return state.status();
+    AIAC_RETURN_IF_ERROR((*task)->RestoreState(state->app_state));
+    moves = std::move(state->moves);
+  }
   // A task taking over mid-run starts with the local test its job tightened to so far.
   if (a.tighten > 1) AIAC_RETURN_IF_ERROR((*task)->Tighten(a.tighten));
   PreparedTask p;
@@ -27,6 +33,7 @@ Result<PreparedTask> PrepareTask(const Assignment& a, std::unique_ptr<app::App> 
   p.task = std::move(*task);
   p.app = std::move(app);
   p.restored = std::move(restored);
+  p.moves = std::move(moves);
   return p;
 }
 
@@ -78,6 +85,7 @@ Result<std::shared_ptr<TaskSession>> TaskSession::Create(
   options.iteration_time = std::move(iteration_time);
   if (prepared.restored) options.start_iteration = prepared.restored->iteration;
   options.incarnation = a.incarnation;
+  options.moves = std::move(prepared.moves);
   if (!s->backups_.empty()) {
     options.checkpoint_every = a.checkpoint_every;
     options.checkpoint_period = std::chrono::milliseconds(a.checkpoint_ms);
@@ -106,9 +114,27 @@ void TaskSession::Tighten(double factor) {
   if (!ended_) runner_->Tighten(factor);
 }
 
+void TaskSession::Move(runtime::ItemMove move) {
+  if (!ended_) runner_->Move(std::move(move));
+}
+
 void TaskSession::Halt() {
   if (!ended_) runner_->Halt();
 }
+
+namespace {
+
+proto::MoveKind ToProto(runtime::MoveKind kind) {
+  switch (kind) {
+    case runtime::MoveKind::kExport: return proto::MoveKind::EXPORT;
+    case runtime::MoveKind::kImport: return proto::MoveKind::IMPORT;
+    case runtime::MoveKind::kDrop: return proto::MoveKind::DROP;
+    case runtime::MoveKind::kConfirm: return proto::MoveKind::CONFIRM;
+  }
+  return proto::MoveKind::CONFIRM;
+}
+
+}  // namespace
 
 runtime::RunnerCallbacks TaskSession::Callbacks() {
   std::weak_ptr<TaskSession> weak = weak_from_this();
@@ -143,12 +169,37 @@ runtime::RunnerCallbacks TaskSession::Callbacks() {
       });
     });
   };
-  cb.progress = [on_io](uint64_t iteration, double change, bool converged) {
+  cb.progress = [on_io](uint64_t iteration, double change, bool converged, const runtime::TaskMeasures& m) {
     // Only noted here: the host sends it on its own clock, however long an iteration takes.
     on_io([=](TaskSession& s) {
       s.progress_iteration_ = iteration;
       s.progress_change_ = change;
       s.progress_converged_ = converged;
+      s.progress_measures_ = m;
+    });
+  };
+  cb.moved = [on_io](runtime::MoveReport r) {
+    on_io([r = std::move(r)](TaskSession& s) {
+      s.port_.send([&](proto::Envelope::Builder e) {
+        auto m = e.initItemsMoved();
+        m.setJob(s.job_);
+        m.setTask(s.task_);
+        m.setMove(r.move);
+        m.setKind(ToProto(r.kind));
+        m.setIncarnation(s.incarnation_);
+        if (!r.error.ok()) m.setError(r.error.message());
+        m.setItems(AsBytes(r.items));
+        m.setCount(r.count);
+        m.setItemsAfter(r.items_after);
+        m.setMoves(r.moves);
+      });
+      if (!r.error.ok()) {
+        s.log_->warn("job {}: move {} of task {} refused: {}", s.job_, r.move, s.task_, r.error.message());
+      } else if (r.kind != runtime::MoveKind::kConfirm) {
+        s.log_->debug("job {}: move {}: task {} {} {} items, holds {}", s.job_, r.move, s.task_,
+                      r.kind == runtime::MoveKind::kExport ? "gave" : r.kind == runtime::MoveKind::kImport ? "took" : "dropped",
+                      r.count, r.items_after);
+      }
     });
   };
   cb.checkpoint = [on_io](std::string state, uint64_t iteration) {
@@ -249,7 +300,7 @@ void TaskSession::Acknowledged(uint64_t bytes) {
   checkpoint_bytes_ += bytes;
 }
 
-void TaskSession::ReportProgress() {
+void TaskSession::ReportProgress(double run_queue_mean, double run_queue_std) {
   port_.send([&](proto::Envelope::Builder e) {
     auto p = e.initTaskProgress();
     p.setJob(job_);
@@ -260,6 +311,12 @@ void TaskSession::ReportProgress() {
     p.setCheckpoints(checkpoints_);
     p.setCheckpointBytes(checkpoint_bytes_);
     p.setIncarnation(incarnation_);
+    p.setWorkDone(progress_measures_.work_done);
+    p.setRemainingWork(progress_measures_.remaining);
+    p.setItems(progress_measures_.items);
+    p.setMoves(progress_measures_.moves);
+    p.setRunQueueMean(run_queue_mean);
+    p.setRunQueueStd(run_queue_std);
   });
 }
 

@@ -39,10 +39,11 @@ struct PreparedTask {
   std::unique_ptr<app::Task> task;
   std::vector<uint32_t> dependencies;
   std::optional<checkpoint::Checkpoint> restored;
+  runtime::MoveState moves;  // the restored checkpoint's item moves (task_state.h)
 };
 
-// Builds task a.task of `app` from a.slice, restores `restored` when there is one, and applies
-// the job's tightening so far. Touches nothing but its arguments: safe on any thread.
+// Builds task a.task of `app` from a.slice, restores `restored` when there is one (its runtime
+// header, then the app's state), and applies the job's tightening so far. Touches nothing but its arguments: safe on any thread.
 Result<PreparedTask> PrepareTask(const Assignment& a, std::unique_ptr<app::App> app,
                                  std::optional<checkpoint::Checkpoint> restored);
 
@@ -119,6 +120,8 @@ class TaskSession : public std::enable_shared_from_this<TaskSession> {
   void Query(uint64_t round);
   void Snapshot(uint64_t round);
   void Tighten(double factor);
+  // One step of an item move (MoveItems); ItemsMoved answers it.
+  void Move(runtime::ItemMove move);
   // Stops iterating; the runner's result is then sent and the port's `ended` called. A task not
   // started yet has no result: the caller ends the session instead.
   void Halt();
@@ -131,8 +134,9 @@ class TaskSession : public std::enable_shared_from_this<TaskSession> {
   bool Move(const NeighbourMove& m);
   // A backup stored a checkpoint of `bytes`: counted in progress reports and the result.
   void Acknowledged(uint64_t bytes);
-  // Sends TaskProgress with the runner's latest report (the host calls it on its own clock).
-  void ReportProgress();
+  // Sends TaskProgress with the runner's latest report and the host's run-queue figures (the
+  // host calls it on its own clock).
+  void ReportProgress(double run_queue_mean = 1, double run_queue_std = 0);
 
   std::map<uint32_t, std::shared_ptr<OutLink>>& links() { return links_; }
   std::vector<std::shared_ptr<BackupLink>>& backups() { return backups_; }
@@ -174,6 +178,7 @@ class TaskSession : public std::enable_shared_from_this<TaskSession> {
   uint64_t progress_iteration_ = 0;
   double progress_change_ = 0;
   bool progress_converged_ = false;
+  runtime::TaskMeasures progress_measures_;
 };
 
 }  // namespace aiac::daemon

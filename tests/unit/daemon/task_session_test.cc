@@ -164,7 +164,10 @@ TEST_F(TaskSessionTest, PrepareRefusesAnotherAppAndAFailingMakeTask) {
 TEST_F(TaskSessionTest, PrepareRestoresTheCheckpointAndTheJobsTightening) {
   Assignment a = AnAssignment();
   a.tighten = 100;
-  auto c = checkpoint::MakeCheckpoint("j", 0, 2, 40, "40");
+  runtime::MoveState moves;
+  moves.moves = 3;
+  moves.outbox.push_back({7, 3, 2, "items"});
+  auto c = checkpoint::MakeCheckpoint("j", 0, 2, 40, runtime::EncodeTaskState(moves, "40"));
   auto p = PrepareTask(a, std::make_unique<CountingApp>(100), c);
   ASSERT_TRUE(p.ok()) << p.status().ToString();
   auto& task = static_cast<CountingTask&>(*p->task);
@@ -173,6 +176,14 @@ TEST_F(TaskSessionTest, PrepareRestoresTheCheckpointAndTheJobsTightening) {
   EXPECT_EQ(p->dependencies, std::vector<uint32_t>{1});
   ASSERT_TRUE(p->restored.has_value());
   EXPECT_EQ(p->restored->iteration, 40u);
+  // The runtime's header: the item moves it had applied and its unconfirmed export.
+  EXPECT_EQ(p->moves.moves, 3u);
+  ASSERT_EQ(p->moves.outbox.size(), 1u);
+  EXPECT_EQ(p->moves.outbox[0].items, "items");
+  // A state without the header is refused with the reason.
+  auto bare = PrepareTask(a, std::make_unique<CountingApp>(100), checkpoint::MakeCheckpoint("j", 0, 2, 40, "40"));
+  ASSERT_FALSE(bare.ok());
+  EXPECT_NE(bare.status().message().find("not a task state"), std::string::npos);
 }
 
 TEST_F(TaskSessionTest, AsyncLinksKeepOnlyTheNewestValueAndTheResultGoesToTheSpawner) {
@@ -240,7 +251,7 @@ TEST_F(TaskSessionTest, CheckpointsGoToEveryBackupWithTheirIncarnationAndAVerify
     EXPECT_EQ(b->pending->job, "j");
     EXPECT_EQ(b->pending->task, 0u);
     EXPECT_EQ(b->pending->incarnation, 3u);
-    EXPECT_EQ(b->pending->state, "30");
+    EXPECT_EQ(b->pending->state, runtime::EncodeTaskState({}, "30"));
     EXPECT_TRUE(checkpoint::Verifies(*b->pending));
   }
   s->Acknowledged(2);
@@ -259,7 +270,8 @@ TEST_F(TaskSessionTest, CheckpointsGoToEveryBackupWithTheirIncarnationAndAVerify
 }
 
 TEST_F(TaskSessionTest, ARestoredTaskCountsOnFromItsCheckpoint) {
-  auto s = Make(AnAssignment(), std::make_unique<CountingApp>(45), checkpoint::MakeCheckpoint("j", 0, 2, 40, "40"));
+  auto s = Make(AnAssignment(), std::make_unique<CountingApp>(45),
+                checkpoint::MakeCheckpoint("j", 0, 2, 40, runtime::EncodeTaskState({}, "40")));
   ASSERT_TRUE(s);
   s->Start();
   ASSERT_TRUE(RunUntil([&] { return spawner_.Last(&proto::Envelope::Reader::isLocalConvergence).has_value(); }));
