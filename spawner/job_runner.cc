@@ -39,6 +39,7 @@ JobRunner::JobRunner(JobSpec job, LoadedApp& app, SpawnerOptions options, RunSet
   summary_.tasks = job_.tasks;
   summary_.mode = settings_.sync ? "sync" : "async";
   summary_.mapping = settings_.mapping;
+  summary_.balancing.mode = balance::BalanceModeName(settings_.balance);
   spawner_id_ = "spawner-" + std::to_string(getpid());
 }
 
@@ -74,6 +75,7 @@ awaitable<RunSummary> JobRunner::Run(std::vector<Endpoint> supernodes) {
     summary_.phases.assign = seconds(started_at.value_or(end) - start_);
     summary_.phases.iterate = started_at ? seconds(checked_at.value_or(end) - *started_at) : 0;
     summary_.phases.gather = checked_at ? seconds(end - *checked_at) : 0;
+    if (balancing_) summary_.balancing = balancing_->stats();
     if (supervisor_) {
       summary_.per_task = supervisor_->outcomes();
       summary_.failures = supervisor_->failures();
@@ -110,6 +112,7 @@ awaitable<RunSummary> JobRunner::Run(std::vector<Endpoint> supernodes) {
     summary_.setup_seconds = std::chrono::duration<double>(*started_at - granted_at).count();
     supervisor_->Start();
     iterating_since_ = *started_at;
+    balancing_ = std::make_unique<LiveBalancing>(settings_.balance, job_.tasks);
     if (app_.plan.target_change > 0) {
       // A window of a tenth of the time allowed (2 to 20 s): a short job is judged sooner.
       forecast_.emplace(app_.plan.target_change, job_.timeout_s,
@@ -117,6 +120,7 @@ awaitable<RunSummary> JobRunner::Run(std::vector<Endpoint> supernodes) {
     }
     auto checked = co_await RunToVerifiedResult();
     checked_at = Clock::now();
+    if (balancing_) balancing_->Finish(SinceStart(*checked_at));
     if (checked.ok()) {
       verified = std::move(*checked);
       summary_.compute_seconds = std::chrono::duration<double>(*checked_at - *started_at).count();
@@ -159,7 +163,9 @@ awaitable<RunSummary> JobRunner::Run(std::vector<Endpoint> supernodes) {
 
 awaitable<Result<app::GatherReport>> JobRunner::RunToVerifiedResult() {
   for (;;) {
-    Status s = co_await WaitUntil([&] { return supervisor_->converged(); }, "running", deadline_, /*forecast=*/true);
+    // Items in transit between two tasks are in no task's result: a move under way ends first.
+    Status s = co_await WaitUntil([&] { return supervisor_->converged() && !supervisor_->moving(); }, "running",
+                                  deadline_, /*forecast=*/true);
     if (!s.ok()) co_return s;
     auto gathered = co_await GatherSnapshots("checking the result", deadline_);
     if (!gathered.ok()) co_return gathered.status();
@@ -519,9 +525,77 @@ awaitable<Status> JobRunner::WaitUntil(const std::function<bool()>& done, const 
         }
       }
     }
-    wake_->expires_at(std::min(next_progress, deadline));
+    auto wake_at = std::min(next_progress, deadline);
+    if (forecast) wake_at = std::min(wake_at, BalanceTick(Clock::now()));
+    wake_->expires_at(wake_at);
     co_await wake_->async_wait(net::use_nothrow);
   }
+}
+
+Clock::time_point JobRunner::BalanceTick(Clock::time_point now) {
+  const auto never = Clock::time_point::max();
+  if (!balancing_) return never;
+  for (const auto& [move, seconds] : supervisor_->TakeCompletedMoves()) balancing_->OnMoveDone(move, seconds);
+  for (size_t t = 0; t < job_.tasks; ++t) {
+    if (auto r = supervisor_->report(t)) {
+      TaskReport report = r->first;
+      report.at_s = SinceStart(r->second);
+      balancing_->OnReport(t, report);
+    }
+  }
+  if (balancing_->mode() == balance::BalanceMode::kOff) return never;
+  if (!balancing_announced_ && balancing_->known()) {
+    balancing_announced_ = true;
+    if (!balancing_->movable()) {
+      log_->info("job {}: no live balancing: app {} has no items to move", summary_.job_id, job_.app);
+      balancing_ = std::make_unique<LiveBalancing>(balance::BalanceMode::kOff, job_.tasks);
+      return never;
+    }
+    log_->info("job {}: live balancing on ({})", summary_.job_id, balance::BalanceModeName(balancing_->mode()));
+  }
+  if (supervisor_->moving()) return never;  // its end wakes the run (SupervisorPort::changed)
+  // The next move of the redistribution under way, one at a time.
+  while (!move_queue_.empty()) {
+    const balance::MoveOrder m = move_queue_.front();
+    move_queue_.pop_front();
+    if (supervisor_->BeginMove(m.from, m.to, m.work, now)) return never;
+  }
+  if (redistribution_since_) {
+    balancing_->OnRedistributionDone(std::chrono::duration<double>(now - *redistribution_since_).count());
+    redistribution_since_.reset();
+  }
+  if (supervisor_->converged() || !balancing_->movable()) return now + std::chrono::milliseconds(250);
+  const auto next = start_ + std::chrono::duration_cast<Clock::duration>(
+                                 std::chrono::duration<double>(balancing_->next_check_s()));
+  if (now < next) return next;
+  const auto moves = balancing_->Check(SinceStart(now));
+  const auto checked_next = start_ + std::chrono::duration_cast<Clock::duration>(
+                                         std::chrono::duration<double>(balancing_->next_check_s()));
+  if (moves.empty()) return checked_next;
+  double work = 0;
+  for (const auto& m : moves) work += m.work;
+  const balance::BalanceDecision& d = balancing_->last_decision();
+  double slowest = 0, fastest = 0;
+  for (size_t t = 0; t < job_.tasks; ++t) {
+    const double r = balancing_->rate(t);
+    slowest = t == 0 ? r : std::min(slowest, r);
+    fastest = std::max(fastest, r);
+  }
+  std::string pairs;
+  for (const auto& m : moves) pairs += (pairs.empty() ? "" : ", ") + std::to_string(m.from) + "->" + std::to_string(m.to);
+  log_->info("job {}: checking point {}: speeds {:.3g}..{:.3g} units/s, expected end {:.2f} s -> {:.2f} s; moving {:.3g} "
+             "work units in {} moves ({})",
+             summary_.job_id, balancing_->stats().checks, slowest, fastest,
+             d.step.t_rem.empty() ? 0.0 : *std::max_element(d.step.t_rem.begin(), d.step.t_rem.end()), d.step.t_after,
+             work, moves.size(), pairs);
+  move_queue_.assign(moves.begin(), moves.end());
+  redistribution_since_ = now;
+  while (!move_queue_.empty()) {
+    const balance::MoveOrder m = move_queue_.front();
+    move_queue_.pop_front();
+    if (supervisor_->BeginMove(m.from, m.to, m.work, now)) return never;
+  }
+  return checked_next;
 }
 
 void JobRunner::PrintProgress(const SupervisorProgress& p) {

@@ -12,17 +12,21 @@
 #pragma once
 
 #include <chrono>
+#include <deque>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "balance/live_balancer.h"
 #include "core/endpoint.h"
 #include "core/logging.h"
 #include "net/connection.h"
 #include "spawner/app_loader.h"
 #include "spawner/convergence_forecast.h"
 #include "spawner/job_spec.h"
+#include "spawner/live_balancing.h"
 #include "spawner/run_summary.h"
 #include "spawner/spawner_options.h"
 #include "spawner/supernode_session.h"
@@ -41,6 +45,9 @@ struct RunSettings {
   // How long a replacement may wait for a daemon from a super-node once no granted one is free;
   // 0 asks once (a local cluster has no other daemons); < 0: the options' wait_daemons_ms.
   int64_t replacement_wait_ms = -1;
+  // Live balancing (issue 10): Lee & Cho's D_P by default; it acts only when the app's tasks
+  // hold movable items, and the summary then says "off" otherwise.
+  balance::BalanceMode balance = balance::BalanceMode::kProposed;
 };
 
 class JobRunner {
@@ -88,7 +95,8 @@ class JobRunner {
   net::awaitable<Result<app::GatherReport>> RunToVerifiedResult();
   // Waits until `done()` holds, the run fails or aborts, or the deadline passes; prints progress.
   // While the tasks iterate towards a result (`forecast`), it also ends the wait when the
-  // forecast says the run cannot converge in time (convergence_forecast.h).
+  // forecast says the run cannot converge in time (convergence_forecast.h), and balances.
+  // While it runs the tasks (`forecast`), live balancing acts too (BalanceTick).
   net::awaitable<Status> WaitUntil(const std::function<bool()>& done, const char* phase,
                                    std::chrono::steady_clock::time_point deadline, bool forecast = false);
   // Asks every task for its current result slice and gathers them with the app (the residual and
@@ -103,6 +111,13 @@ class JobRunner {
   void Fail(const std::string& why);
   void Wake() { if (wake_) wake_->cancel(); }
   void PrintProgress(const SupervisorProgress& progress);
+  // Live balancing, at every wake of the "running" wait: feeds the tasks' figures to the
+  // balancer, starts the next move of a redistribution, or runs a checking point when one is
+  // due. Returns when it wants to be woken next.
+  std::chrono::steady_clock::time_point BalanceTick(std::chrono::steady_clock::time_point now);
+  double SinceStart(std::chrono::steady_clock::time_point t) const {
+    return std::chrono::duration<double>(t - start_).count();
+  }
 
   JobSpec job_;
   LoadedApp& app_;
@@ -123,6 +138,10 @@ class JobRunner {
   std::optional<ConvergenceForecast> forecast_;  // when the app gives a local threshold
   size_t forecast_moves_ = 0;                    // replacements the forecast has seen
   std::function<void()> on_progress_;
+  std::unique_ptr<LiveBalancing> balancing_;
+  std::deque<balance::MoveOrder> move_queue_;      // the moves of the redistribution under way
+  std::optional<std::chrono::steady_clock::time_point> redistribution_since_;
+  bool balancing_announced_ = false;
 };
 
 }  // namespace aiac::spawner

@@ -62,6 +62,8 @@ CLI::App* AddRunCommand(CLI::App& app, RunArgs& args) {
   run->add_option("--json", args.json, "write the run summary as JSON to this file");
   run->add_option("--mapping", args.mapping, "maheve (default), default, aiac-qm or f-ec");
   run->add_flag("--sync", args.sync, "synchronous iterations (each waits for its neighbours), for comparison");
+  run->add_option("--balance", args.balance,
+                  "live balancing of apps with movable items: dp (Lee & Cho's D_P, default), dm (D_M: means only) or off");
   run->add_option("--log-level", args.log_level, "trace|debug|info|warn|error|off");
   auto* every = run->add_option("--kill-every", args.kill_every,
                                 "fault injection: kill a random task daemon every S seconds once the tasks run")
@@ -132,6 +134,8 @@ int RunCommand(const RunArgs& given) {
                                     std::to_string(args.local)));
   }
   if (auto m = mapping::MakeMapper(args.mapping); !m.ok()) return BadInput(m.status());
+  auto balance_mode = balance::ParseBalanceMode(args.balance);
+  if (!balance_mode.ok()) return BadInput(balance_mode.status());
   // Everything the job needs is checked here, before any daemon is used.
   // A local cluster's daemons are children of this process: they see its files.
   auto app = LoadAndPrepare(*job, options.plugin_dir.empty() ? DefaultPluginDir() : options.plugin_dir, args.local != 0);
@@ -170,7 +174,7 @@ int RunCommand(const RunArgs& given) {
   if (Status s = net::FinishNetOptions(options.net); !s.ok()) return BadInput(s);
 
   // A local cluster has no daemons besides the ones it started: a replacement asks once.
-  JobRunner runner(*job, *app, options, RunSettings{args.mapping, args.sync, args.local > 0 ? 0 : -1}, log);
+  JobRunner runner(*job, *app, options, RunSettings{args.mapping, args.sync, args.local > 0 ? 0 : -1, *balance_mode}, log);
   std::unique_ptr<FaultInjector> injector;
   if (args.kill_every > 0) {
     FaultPlan plan{args.kill_every, args.kill_count,

@@ -54,6 +54,16 @@ nlohmann::json ToJson(const RunSummary& s) {
   }
   j["supernode_failovers"] = s.supernode_failovers;
   j["tightenings"] = s.tightenings;
+  const BalancingStats& b = s.balancing;
+  j["balancing"] = {{"mode", b.mode},
+                    {"checks", b.checks},
+                    {"redistributions", b.redistributions},
+                    {"moves", b.moves},
+                    {"abandoned", b.abandoned},
+                    {"items_moved", b.items_moved},
+                    {"seconds_moving", b.seconds_moving},
+                    {"predicted_gain", b.predicted_gain},
+                    {"observed_gain", b.observed_gain}};
   j["partial"] = !s.succeeded() && !s.output.empty();
   j["result"] = s.result;
   return j;
@@ -72,6 +82,10 @@ std::string ToText(const RunSummary& s) {
     out << ", " << j["checkpoints"]["written"] << " checkpoints (" << j["checkpoints"]["bytes"].get<uint64_t>() / 1024 << " KiB)";
   }
   if (s.tightenings > 0) out << ", local tests tightened " << s.tightenings << " times";
+  if (s.balancing.redistributions > 0) {
+    out << ", balancing (" << s.balancing.mode << ") moved " << s.balancing.items_moved << " items in "
+        << s.balancing.redistributions << " redistributions";
+  }
   if (!s.output.empty()) out << (s.succeeded() ? ", solution in " : ", last (partial) result in ") << s.output;
   if (!s.result.empty()) out << ", result " << s.result.dump();
   char phases[160];

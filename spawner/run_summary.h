@@ -11,8 +11,10 @@
 // daemon, restored_iteration, seconds_to_resume}], supernode_failovers (times the spawner moved
 // to another super-node after losing its own), tightenings (times every task converged but the
 // gathered result fell short of the app's test, so the local tests were tightened), partial
-// (true when the run did not converge but `output` holds the last result gathered), result
-// (app-defined numbers).
+// (true when the run did not converge but `output` holds the last result gathered), balancing
+// {mode ("dp", "dm" or "off"), checks, redistributions, moves, abandoned, items_moved,
+// seconds_moving, predicted_gain, observed_gain} (live balancing, spawner/live_balancing.h),
+// result (app-defined numbers).
 #pragma once
 
 #include <cstdint>
@@ -20,6 +22,8 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "spawner/live_balancing.h"
 
 namespace aiac::spawner {
 
@@ -67,6 +71,7 @@ struct RunSummary {
   std::vector<Replacement> replacements;
   uint32_t supernode_failovers = 0;
   uint32_t tightenings = 0;
+  BalancingStats balancing;
   nlohmann::json result = nlohmann::json::object();
 
   bool succeeded() const { return status == "converged"; }

@@ -16,6 +16,7 @@ std::optional<uint64_t> IncarnationOf(proto::Envelope::Reader env) {
   if (env.isConvergenceAnswer()) return env.getConvergenceAnswer().getIncarnation();
   if (env.isResult()) return env.getResult().getIncarnation();
   if (env.isSnapshotData()) return env.getSnapshotData().getIncarnation();
+  if (env.isItemsMoved()) return env.getItemsMoved().getIncarnation();
   return std::nullopt;
 }
 
@@ -32,7 +33,8 @@ Supervisor::Supervisor(SupervisorSettings settings, std::unique_ptr<Deployment> 
       port_(std::move(port)),
       log_(std::move(log)),
       tasks_(deployment_->tasks()),
-      detector_(static_cast<uint32_t>(deployment_->tasks())) {
+      detector_(static_cast<uint32_t>(deployment_->tasks())),
+      ledger_(deployment_->tasks()) {
   for (size_t t = 0; t < tasks_.size(); ++t) {
     tasks_[t].outcome.task = static_cast<uint32_t>(t);
     tasks_[t].outcome.daemon = deployment_->task(t).daemon;
@@ -96,6 +98,24 @@ void Supervisor::OnReport(size_t task, uint64_t incarnation, proto::Envelope::Re
     s.change = p.getLocalChange();
     s.outcome.checkpoints = std::max(s.outcome.checkpoints, p.getCheckpoints());
     s.outcome.checkpoint_bytes = std::max(s.outcome.checkpoint_bytes, p.getCheckpointBytes());
+    TaskReport r;
+    r.iteration = p.getIteration();
+    r.work_done = p.getWorkDone();
+    r.remaining = p.getRemainingWork();
+    r.items = p.getItems();
+    r.moves = p.getMoves();
+    r.n_mean = p.getRunQueueMean();
+    r.n_std = p.getRunQueueStd();
+    s.report = r;
+    s.report_at = now;
+    if (r.items >= 0 && !ledger_.busy()) {
+      // Every item owned by exactly one task: the counts add up whenever nothing is in transit.
+      std::vector<std::pair<int64_t, uint64_t>> counts;
+      for (const auto& t : tasks_) counts.emplace_back(t.report ? t.report->items : -1, t.report ? t.report->moves : 0);
+      if (std::string wrong = ledger_.CheckCounts(counts); !wrong.empty()) Fail(wrong);
+    }
+  } else if (env.isItemsMoved()) {
+    OnItemsMoved(task, env.getItemsMoved(), now);
   } else if (env.isLocalConvergence()) {
     auto c = env.getLocalConvergence();
     s.outcome.iterations = std::max(s.outcome.iterations, c.getIteration());
@@ -147,9 +167,112 @@ void Supervisor::OnReady(size_t task, proto::TaskReady::Reader r, SteadyTime now
     s.replacement = -1;
     log_->info("job {}: task {} resumes on daemon {} from iteration {}, {:.2f} s after the loss", settings_.job_id,
                task, s.outcome.daemon, rep.restored_iteration, rep.seconds_to_resume);
+    // Its checkpoint may be from before item moves it took part in, or hold an export whose
+    // reply was lost: the ledger's steps bring it to what the other tasks assume.
+    std::vector<runtime::ExportedItems> outbox;
+    for (auto x : r.getOutbox()) outbox.push_back({x.getMove(), x.getMoves(), x.getCount(), Bytes(x.getItems())});
+    const LedgerOutcome restored = ledger_.OnRestored(task, r.getRestoredMoves(), outbox);
+    if (!restored.send.empty() || r.getRestoredMoves() > 0) {
+      log_->info("job {}: task {} restored at item move {}: {} move steps to take again", settings_.job_id, task,
+                 r.getRestoredMoves(), restored.send.size());
+    }
+    Apply(restored, now);
   }
   if (started_) port_.send(task, [&](proto::Envelope::Builder e) { e.initStartTask().setJob(settings_.job_id); });
   Changed();
+}
+
+namespace {
+
+runtime::MoveKind FromProto(proto::MoveKind kind) {
+  switch (kind) {
+    case proto::MoveKind::EXPORT: return runtime::MoveKind::kExport;
+    case proto::MoveKind::IMPORT: return runtime::MoveKind::kImport;
+    case proto::MoveKind::DROP: return runtime::MoveKind::kDrop;
+    default: return runtime::MoveKind::kConfirm;
+  }
+}
+
+proto::MoveKind ToProto(runtime::MoveKind kind) {
+  switch (kind) {
+    case runtime::MoveKind::kExport: return proto::MoveKind::EXPORT;
+    case runtime::MoveKind::kImport: return proto::MoveKind::IMPORT;
+    case runtime::MoveKind::kDrop: return proto::MoveKind::DROP;
+    case runtime::MoveKind::kConfirm: return proto::MoveKind::CONFIRM;
+  }
+  return proto::MoveKind::CONFIRM;
+}
+
+}  // namespace
+
+void Supervisor::OnItemsMoved(size_t task, proto::ItemsMoved::Reader m, SteadyTime now) {
+  MoveReply reply;
+  reply.move = m.getMove();
+  reply.kind = FromProto(m.getKind());
+  reply.error = Printable(m.getError().cStr(), 300, false);
+  reply.items = Bytes(m.getItems());
+  reply.count = m.getCount();
+  reply.items_after = m.getItemsAfter();
+  reply.moves = m.getMoves();
+  Apply(ledger_.OnReply(task, reply), now);
+}
+
+void Supervisor::Apply(const LedgerOutcome& outcome, SteadyTime now) {
+  for (const MoveStep& step : outcome.send) {
+    const TaskState& s = tasks_[step.task];
+    if (!s.connected || !s.ready) continue;  // being replaced: OnRestored gives it its steps
+    port_.send(step.task, [&](proto::Envelope::Builder e) {
+      auto m = e.initMoveItems();
+      m.setJob(settings_.job_id);
+      m.setTask(static_cast<uint32_t>(step.task));
+      m.setMove(step.move.move);
+      m.setKind(ToProto(step.move.kind));
+      m.setWork(step.move.work);
+      m.setItems(capnp::Data::Reader(reinterpret_cast<const capnp::byte*>(step.move.items.data()),
+                                     step.move.items.size()));
+    });
+  }
+  if (outcome.completed) {
+    const CompletedMove& c = *outcome.completed;
+    if (c.abandoned) {
+      log_->warn("job {}: move {} from task {} to task {} abandoned: {}", settings_.job_id, c.move, c.from, c.to, c.why);
+    } else {
+      log_->info("job {}: move {}: {} items from task {} to task {} in {:.3f} s", settings_.job_id, c.move, c.count,
+                 c.from, c.to, Seconds(now - move_started_));
+      // It holds other work now: whatever it said of its convergence before no longer counts.
+      // (Only when it imported something: its runner then reports its convergence anew; an
+      // export of no item never reaches the target, which would stay withdrawn for good.)
+      if (c.count > 0) detector_.Withdraw(static_cast<uint32_t>(c.to));
+    }
+    completed_moves_.emplace_back(c, Seconds(now - move_started_));
+  }
+  if (!outcome.error.empty()) Fail(outcome.error);
+  Changed();
+}
+
+bool Supervisor::BeginMove(size_t from, size_t to, double work, SteadyTime now) {
+  if (ledger_.busy() || halting_ || !failure_.empty() || from == to || from >= tasks_.size() || to >= tasks_.size()) {
+    return false;
+  }
+  for (size_t t : {from, to}) {
+    if (!tasks_[t].connected || !tasks_[t].ready || tasks_[t].outcome.finished) return false;
+  }
+  move_started_ = now;
+  const MoveStep step = ledger_.Begin(from, to, work);
+  Apply({{step}, std::nullopt, ""}, now);
+  return true;
+}
+
+std::vector<std::pair<CompletedMove, double>> Supervisor::TakeCompletedMoves() {
+  std::vector<std::pair<CompletedMove, double>> out;
+  out.swap(completed_moves_);
+  return out;
+}
+
+std::optional<std::pair<TaskReport, SteadyTime>> Supervisor::report(size_t task) const {
+  const TaskState& s = tasks_[task];
+  if (!s.report) return std::nullopt;
+  return std::make_pair(*s.report, s.report_at);
 }
 
 void Supervisor::Tick(SteadyTime now) {
@@ -185,6 +308,7 @@ void Supervisor::Lose(size_t task, const std::string& why, SteadyTime now) {
   s.change = 0;
   s.failed_at = now;
   s.snapshot.reset();
+  s.report.reset();
   detector_.Withdraw(static_cast<uint32_t>(task));
   // The mapping picks the replacement among the granted daemons no task runs on (deployment.h);
   // when none is free, a super-node is asked for one.

@@ -23,6 +23,8 @@
 #include "core/logging.h"
 #include "proto/aiac.capnp.h"
 #include "spawner/deployment.h"
+#include "spawner/live_balancing.h"
+#include "spawner/move_ledger.h"
 #include "spawner/run_summary.h"
 
 namespace aiac::spawner {
@@ -118,6 +120,19 @@ class Supervisor {
   // The task daemon `daemon` runs and is connected for, if any.
   std::optional<size_t> TaskOn(const std::string& daemon) const;
 
+  // ---- Live balancing (issue 10): item moves between running tasks, one at a time, kept in a
+  // MoveLedger so that a lost daemon neither loses nor duplicates items.
+  // Starts moving items worth `work` from `from` to `to`; false when a move is under way, the
+  // run is ending, or either task is not running.
+  bool BeginMove(size_t from, size_t to, double work, SteadyTime now);
+  // A move is under way: its items may be in transit, so the run is not over yet.
+  bool moving() const { return ledger_.busy(); }
+  // The moves that ended since the last call, with the seconds each took.
+  std::vector<std::pair<CompletedMove, double>> TakeCompletedMoves();
+  // Task `task`'s latest progress figures (at_s left 0) and when they came; nullopt before its
+  // first report in its current incarnation.
+  std::optional<std::pair<TaskReport, SteadyTime>> report(size_t task) const;
+
  private:
   struct TaskState {
     TaskOutcome outcome;
@@ -129,6 +144,8 @@ class Supervisor {
     int replacement = -1;    // index in replacements_ while its new daemon restores
     uint64_t stale_logged = 0;  // the incarnation whose stale reports were logged
     std::optional<std::string> snapshot;
+    std::optional<TaskReport> report;  // its latest TaskProgress figures
+    SteadyTime report_at{};
   };
 
   // Task `task`'s daemon is gone (`why`): counted, then replaced unless the run is ending.
@@ -136,6 +153,10 @@ class Supervisor {
   // Task `task` goes to the daemon the deployment placed it on, its old one `dead`.
   void Move(size_t task, const std::string& dead);
   void OnReady(size_t task, proto::TaskReady::Reader r, SteadyTime now);
+  void OnItemsMoved(size_t task, proto::ItemsMoved::Reader m, SteadyTime now);
+  // Sends the ledger's steps (to running tasks: a task being replaced gets its steps from
+  // OnRestored), records a completed move, fails the run on the ledger's error.
+  void Apply(const LedgerOutcome& outcome, SteadyTime now);
   void OnConvergenceEvent();
   void SendAll(const EnvelopeFill& fill);
   void Changed() { if (port_.changed) port_.changed(); }
@@ -153,6 +174,9 @@ class Supervisor {
   uint64_t snapshot_round_ = 0;
   double tighten_ = 1;  // the Tighten factors sent so far, multiplied
   std::string failure_;
+  MoveLedger ledger_;
+  SteadyTime move_started_{};
+  std::vector<std::pair<CompletedMove, double>> completed_moves_;
 };
 
 }  // namespace aiac::spawner

@@ -51,6 +51,12 @@ struct FakeWire {
     if (e.isConvergenceQuery()) return "query " + std::to_string(e.getConvergenceQuery().getRound());
     if (e.isSnapshot()) return "snapshot " + std::to_string(e.getSnapshot().getRound());
     if (e.isTighten()) return "tighten " + std::to_string(static_cast<int>(e.getTighten().getFactor()));
+    if (e.isMoveItems()) {
+      auto m = e.getMoveItems();
+      static const char* kKinds[] = {"export", "import", "drop", "confirm"};
+      return std::string(kKinds[static_cast<int>(m.getKind())]) + " " + std::to_string(m.getMove()) + " " +
+             std::string(reinterpret_cast<const char*>(m.getItems().begin()), m.getItems().size());
+    }
     if (e.isNeighbourMoved()) {
       auto m = e.getNeighbourMoved();
       return "moved " + std::to_string(m.getTask()) + " " + std::string(m.getPreviousDaemonId().cStr()) + "->" +
@@ -103,6 +109,19 @@ void Answer(Supervisor& s, size_t t, uint64_t inc, SteadyTime now, uint64_t roun
     a.setRound(round);
     a.setConverged(converged);
     a.setIncarnation(inc);
+  });
+}
+
+void Moved(Supervisor& s, size_t t, uint64_t inc, SteadyTime now, uint64_t move, proto::MoveKind kind,
+           const std::string& items, uint64_t count, uint64_t moves) {
+  Report(s, t, inc, now, [&](proto::Envelope::Builder e) {
+    auto m = e.initItemsMoved();
+    m.setMove(move);
+    m.setKind(kind);
+    m.setIncarnation(inc);
+    m.setItems(capnp::Data::Reader(reinterpret_cast<const capnp::byte*>(items.data()), items.size()));
+    m.setCount(count);
+    m.setMoves(moves);
   });
 }
 
@@ -389,6 +408,71 @@ TEST_F(SupervisorTest, TaskOnNamesTheConnectedDaemonsTask) {
   sup_->OnLost(1, 1, "closed", At(10));
   EXPECT_FALSE(sup_->TaskOn(d1));
   EXPECT_FALSE(sup_->TaskOn(sup_->outcome(1).daemon)) << "not connected yet";
+}
+
+}  // namespace
+}  // namespace aiac::spawner
+
+namespace aiac::spawner {
+namespace {
+
+// Every task converged, then a confirmation round answered by all: converged().
+void ConvergeAll(Supervisor& s, size_t tasks, SteadyTime now, uint64_t round) {
+  for (size_t t = 0; t < tasks; ++t) Local(s, t, 1, now, true);
+  for (size_t t = 0; t < tasks; ++t) Answer(s, t, 1, now, round, true);
+}
+
+TEST_F(SupervisorTest, ItemsGoExportConfirmImportAndTheRunWaitsForThem) {
+  Make(3, 3);
+  Running();
+  EXPECT_TRUE(sup_->BeginMove(0, 2, 100, At(10)));
+  EXPECT_FALSE(sup_->BeginMove(1, 2, 100, At(10))) << "one move at a time";
+  EXPECT_EQ(wire_.last(0), "export 1 ");
+  ConvergeAll(*sup_, 3, At(20), 1);
+  EXPECT_TRUE(sup_->converged());
+  EXPECT_TRUE(sup_->moving()) << "the items are on their way: the run is not over";
+  Moved(*sup_, 0, 1, At(30), 1, proto::MoveKind::EXPORT, "abc", 3, 1);
+  EXPECT_EQ(wire_.last(0), "confirm 1 ");
+  EXPECT_EQ(wire_.last(2), "import 1 abc");
+  Moved(*sup_, 2, 1, At(40), 1, proto::MoveKind::IMPORT, "", 3, 1);
+  EXPECT_FALSE(sup_->moving());
+  // The target holds new work: its convergence counts again only once it says so anew.
+  EXPECT_FALSE(sup_->converged());
+  auto done = sup_->TakeCompletedMoves();
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].first.count, 3u);
+  EXPECT_NEAR(done[0].second, 0.030, 1e-9);
+  Local(*sup_, 2, 1, At(50), true);
+  for (size_t t = 0; t < 3; ++t) Answer(*sup_, t, 1, At(60), 2, true);
+  EXPECT_TRUE(sup_->converged());
+}
+
+TEST_F(SupervisorTest, AnExportOfNoItemLeavesTheTargetsConvergenceAlone) {
+  Make(2, 2);
+  Running();
+  ConvergeAll(*sup_, 2, At(10), 1);
+  ASSERT_TRUE(sup_->converged());
+  EXPECT_TRUE(sup_->BeginMove(0, 1, 5, At(20)));
+  Moved(*sup_, 0, 1, At(30), 1, proto::MoveKind::EXPORT, "", 0, 1);
+  EXPECT_FALSE(sup_->moving());
+  // Nothing reached task 1, which will not report again: it must still count as converged.
+  EXPECT_TRUE(sup_->converged());
+}
+
+TEST_F(SupervisorTest, AReplacedTaskTakesTheMovesSinceItsCheckpointAgain) {
+  Make(3, 4);
+  Running();
+  ASSERT_TRUE(sup_->BeginMove(1, 0, 100, At(10)));
+  Moved(*sup_, 1, 1, At(20), 1, proto::MoveKind::EXPORT, "xyz", 3, 1);
+  Moved(*sup_, 0, 1, At(30), 1, proto::MoveKind::IMPORT, "", 3, 1);
+  sup_->OnLost(1, 1, "connection closed", At(40));
+  ASSERT_EQ(sup_->deployment().task(1).incarnation, 2u);
+  sup_->OnConnected(1, 2, At(50));
+  // Restored from a checkpoint before its export: it drops the items task 0 holds now, then starts.
+  Report(*sup_, 1, 2, At(60), [](proto::Envelope::Builder e) { e.initTaskReady().setRestoredMoves(0); });
+  ASSERT_GE(wire_.sent[1].size(), 2u);
+  EXPECT_EQ(wire_.sent[1][wire_.sent[1].size() - 2], "drop 1 xyz");
+  EXPECT_EQ(wire_.last(1), "start");
 }
 
 }  // namespace

@@ -1,0 +1,101 @@
+// The spawner's live balancing loop (issue 10, item 2), apart from the wire: the figures each
+// task's progress reports carry (work done, work remaining, items held, the host's run-queue
+// length), each task's speed measured from them over a sliding window, and at each checking
+// point Lee & Cho's decision on those figures (balance/live_balancer.h) with the cost of moving
+// measured on the moves done so far. It also keeps what the summary's `balancing` reports.
+//
+// Pure: times are seconds on the caller's clock, passed in.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "balance/live_balancer.h"
+#include "spawner/move_ledger.h"
+
+namespace aiac::spawner {
+
+// A task's TaskProgress figures, and when they came.
+struct TaskReport {
+  double at_s = 0;
+  uint64_t iteration = 0;  // the task's figures mean something once it iterated
+  double work_done = 0;
+  double remaining = -1;
+  int64_t items = -1;
+  uint64_t moves = 0;
+  double n_mean = 1, n_std = 0;
+};
+
+// The summary's `balancing`.
+struct BalancingStats {
+  std::string mode = "off";
+  uint32_t checks = 0;           // checking points with every task's speed measured
+  uint32_t redistributions = 0;  // checking points that moved work
+  uint64_t moves = 0;            // moves completed (items went from one task to another)
+  uint64_t abandoned = 0;        // moves given up (the source lost before its export was durable)
+  uint64_t items_moved = 0;
+  double seconds_moving = 0;     // first export to last import, summed over redistributions
+  // Eq. (11)'s expected gain, and the gain observed at the next checking point (the expected end
+  // before the redistribution, less the time since and the expected end then), summed.
+  double predicted_gain = 0;
+  double observed_gain = 0;
+};
+
+class LiveBalancing {
+ public:
+  // `window_s`: the span speeds are measured over. Default 3 s.
+  LiveBalancing(balance::BalanceMode mode, size_t tasks, balance::BalancerOptions options = {}, double window_s = 3);
+
+  balance::BalanceMode mode() const { return mode_; }
+  // Every task has reported since it iterated, and every one holds movable items
+  // (app::Task::ItemCount >= 0).
+  bool movable() const;
+  // Every task has reported since it iterated: movable() is the app's answer.
+  bool known() const;
+  // A progress report of task `task` (repeated reports are ignored).
+  void OnReport(size_t task, const TaskReport& report);
+  // When the next checking point is due.
+  double next_check_s() const { return next_check_; }
+  // A checking point at `now_s`: the moves to make (empty: none). Only with mode != off.
+  std::vector<balance::MoveOrder> Check(double now_s);
+  // A move ended after `seconds`; counted, and its time becomes the measured cost of a move.
+  void OnMoveDone(const CompletedMove& move, double seconds);
+  // The moves of the last checking point are all done (`seconds` after it).
+  void OnRedistributionDone(double seconds);
+  // The run converged at `now_s`: a redistribution not yet observed is judged against it.
+  void Finish(double now_s);
+  const BalancingStats& stats() const { return stats_; }
+  // The last checking point's decision (eqs. 10-12).
+  const balance::BalanceDecision& last_decision() const { return last_; }
+  // Task `task`'s measured speed in work units per second (0: not measured yet).
+  double rate(size_t task) const { return tasks_[task].rate; }
+
+ private:
+  struct Task {
+    bool reported = false;
+    TaskReport last;
+    std::deque<std::pair<double, double>> samples;  // (at_s, work_done) while it had work
+    double rate = 0;
+  };
+  // The expected end from the latest figures, no move made: max_i remaining_i / rate_i (eq. 10).
+  double ExpectedEnd() const;
+
+  balance::BalanceMode mode_;
+  balance::BalancerOptions options_;
+  double window_s_;
+  std::vector<Task> tasks_;
+  balance::MoveCost cost_;
+  uint64_t timed_moves_ = 0;
+  double next_check_ = 0;
+  bool observing_ = false;       // a redistribution whose gain is not observed yet
+  double observed_from_ = 0;     // its time
+  double expected_before_ = 0;   // the expected end then, without it
+  BalancingStats stats_;
+  balance::BalanceDecision last_;
+};
+
+}  // namespace aiac::spawner
