@@ -6,6 +6,7 @@
 #include <deque>
 #include <thread>
 
+#include "aiac/move_kind_wire.h"
 #include "core/names.h"
 #include "core/printable.h"
 #include "net/capnp_bytes.h"
@@ -350,12 +351,7 @@ awaitable<void> TaskHost::ServeSpawner(net::ConnectionPtr conn) {
       move.move = m.getMove();
       move.work = work;
       move.items = net::AsString(m.getItems());
-      switch (m.getKind()) {
-        case proto::MoveKind::EXPORT: move.kind = runtime::MoveKind::kExport; break;
-        case proto::MoveKind::IMPORT: move.kind = runtime::MoveKind::kImport; break;
-        case proto::MoveKind::DROP: move.kind = runtime::MoveKind::kDrop; break;
-        default: move.kind = runtime::MoveKind::kConfirm; break;
-      }
+      move.kind = runtime::FromProto(m.getKind());
       job_->Move(std::move(move));
     } else if (env.isHalt()) {
       if (job_ && job_spawner_ == conn) {

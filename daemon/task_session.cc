@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "aiac/move_kind_wire.h"
 #include "core/names.h"
 #include "net/capnp_bytes.h"
 
@@ -122,20 +123,6 @@ void TaskSession::Halt() {
   if (!ended_) runner_->Halt();
 }
 
-namespace {
-
-proto::MoveKind ToProto(runtime::MoveKind kind) {
-  switch (kind) {
-    case runtime::MoveKind::kExport: return proto::MoveKind::EXPORT;
-    case runtime::MoveKind::kImport: return proto::MoveKind::IMPORT;
-    case runtime::MoveKind::kDrop: return proto::MoveKind::DROP;
-    case runtime::MoveKind::kConfirm: return proto::MoveKind::CONFIRM;
-  }
-  return proto::MoveKind::CONFIRM;
-}
-
-}  // namespace
-
 runtime::RunnerCallbacks TaskSession::Callbacks() {
   std::weak_ptr<TaskSession> weak = weak_from_this();
   auto on_io = [this, weak](auto fn) {
@@ -185,7 +172,7 @@ runtime::RunnerCallbacks TaskSession::Callbacks() {
         m.setJob(s.job_);
         m.setTask(s.task_);
         m.setMove(r.move);
-        m.setKind(ToProto(r.kind));
+        m.setKind(runtime::ToProto(r.kind));
         m.setIncarnation(s.incarnation_);
         if (!r.error.ok()) m.setError(r.error.message());
         m.setItems(AsBytes(r.items));

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "aiac/move_kind_wire.h"
 #include "core/printable.h"
 
 namespace aiac::spawner {
@@ -182,33 +183,10 @@ void Supervisor::OnReady(size_t task, proto::TaskReady::Reader r, SteadyTime now
   Changed();
 }
 
-namespace {
-
-runtime::MoveKind FromProto(proto::MoveKind kind) {
-  switch (kind) {
-    case proto::MoveKind::EXPORT: return runtime::MoveKind::kExport;
-    case proto::MoveKind::IMPORT: return runtime::MoveKind::kImport;
-    case proto::MoveKind::DROP: return runtime::MoveKind::kDrop;
-    default: return runtime::MoveKind::kConfirm;
-  }
-}
-
-proto::MoveKind ToProto(runtime::MoveKind kind) {
-  switch (kind) {
-    case runtime::MoveKind::kExport: return proto::MoveKind::EXPORT;
-    case runtime::MoveKind::kImport: return proto::MoveKind::IMPORT;
-    case runtime::MoveKind::kDrop: return proto::MoveKind::DROP;
-    case runtime::MoveKind::kConfirm: return proto::MoveKind::CONFIRM;
-  }
-  return proto::MoveKind::CONFIRM;
-}
-
-}  // namespace
-
 void Supervisor::OnItemsMoved(size_t task, proto::ItemsMoved::Reader m, SteadyTime now) {
   MoveReply reply;
   reply.move = m.getMove();
-  reply.kind = FromProto(m.getKind());
+  reply.kind = runtime::FromProto(m.getKind());
   reply.error = Printable(m.getError().cStr(), 300, false);
   reply.items = Bytes(m.getItems());
   reply.count = m.getCount();
@@ -226,7 +204,7 @@ void Supervisor::Apply(const LedgerOutcome& outcome, SteadyTime now) {
       m.setJob(settings_.job_id);
       m.setTask(static_cast<uint32_t>(step.task));
       m.setMove(step.move.move);
-      m.setKind(ToProto(step.move.kind));
+      m.setKind(runtime::ToProto(step.move.kind));
       m.setWork(step.move.work);
       m.setItems(capnp::Data::Reader(reinterpret_cast<const capnp::byte*>(step.move.items.data()),
                                      step.move.items.size()));
