@@ -75,7 +75,12 @@ awaitable<RunSummary> JobRunner::Run(std::vector<Endpoint> supernodes) {
     summary_.phases.assign = seconds(started_at.value_or(end) - start_);
     summary_.phases.iterate = started_at ? seconds(checked_at.value_or(end) - *started_at) : 0;
     summary_.phases.gather = checked_at ? seconds(end - *checked_at) : 0;
-    if (balancing_) summary_.balancing = balancing_->stats();
+    if (balancing_) {
+      summary_.balancing = balancing_->stats();
+      // Never known to hold movable items (an app without them, or a run over before every
+      // task reported): nothing was balanced.
+      if (!balancing_->movable()) summary_.balancing.mode = "off";
+    }
     if (supervisor_) {
       summary_.per_task = supervisor_->outcomes();
       summary_.failures = supervisor_->failures();

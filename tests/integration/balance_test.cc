@@ -155,5 +155,16 @@ TEST_F(BalanceTest, ADaemonKilledWhileItsItemsMoveLosesNone) {
   EXPECT_TRUE(LogHas("spawner", "restored at item move") || LogHas("spawner", "abandoned")) << Log("spawner");
 }
 
+TEST_F(BalanceTest, ABadModeIsRefusedAndAnAppWithoutItemsRunsUnbalanced) {
+  const std::string ring = RingJob(3, 400);
+  ASSERT_EQ(RunSpawner({"run", "--local", "3", ring, "--balance", "x"}, "bad"), 2);
+  EXPECT_TRUE(LogHas("bad", "--balance must be dp, dm or off, not 'x'")) << Log("bad");
+  ASSERT_EQ(RunSpawner({"run", "--local", "3", ring, "--json", dir_ / "ring.json"}, "ring"), 0) << Log("ring");
+  auto j = Json("ring.json");
+  EXPECT_EQ(j["status"], "converged");
+  EXPECT_EQ(j["balancing"]["mode"], "off");
+  EXPECT_EQ(j["balancing"]["items_moved"], 0);
+}
+
 }  // namespace
 }  // namespace aiac::testing
