@@ -55,6 +55,9 @@ CLI::App* AddRunCommand(CLI::App& app, RunArgs& args) {
   run->add_option("--slowdown", args.slowdown,
                   "with --platform: iterations take cpu x this / the node's power (default: nodes / cores x the largest power, at least 1)")
       ->needs(platform);
+  run->add_option("--platform-seed", args.platform_seed,
+                  "with --platform: seed of the emulated nodes' background draws (default: --kill-seed, else 1)")
+      ->needs(platform);
   run->add_option("--local-supernodes", args.local_supernodes,
                   "with --local: start K peer super-nodes (default 1); daemons list them all")
       ->check(CLI::Range(1, 16))
@@ -108,7 +111,7 @@ int RunCommand(const RunArgs& given) {
     }
     emulation->slowdown = args.slowdown > 0 ? args.slowdown : std::max(1.0, nodes / cores * fastest);
     if (!(emulation->slowdown >= 1)) return BadInput(InvalidArgument("--slowdown must be at least 1"));
-    emulation->seed = args.kill_seed != 0 ? args.kill_seed : 1;
+    emulation->seed = args.platform_seed != 0 ? args.platform_seed : args.kill_seed != 0 ? args.kill_seed : 1;
   } else if (args.local < 0) {
     return BadInput(InvalidArgument("--local needs the number of daemons (or --platform)"));
   }

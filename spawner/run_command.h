@@ -16,6 +16,7 @@ struct RunArgs {
   int local = 0;          // --local N; -1: --local without N (as many as --platform has nodes)
   std::string platform;   // --platform P.toml: an emulated platform, with --local
   double slowdown = 0;    // --slowdown S (with --platform); 0: nodes / cores x the largest power, at least 1
+  uint64_t platform_seed = 0;  // --platform-seed X (with --platform); 0: --kill-seed, else 1
   int local_supernodes = 1;
   std::string json;
   std::string log_level;
