@@ -559,12 +559,7 @@ Clock::time_point JobRunner::BalanceTick(Clock::time_point now) {
     log_->info("job {}: live balancing on ({})", summary_.job_id, balance::BalanceModeName(balancing_->mode()));
   }
   if (supervisor_->moving()) return never;  // its end wakes the run (SupervisorPort::changed)
-  // The next move of the redistribution under way, one at a time.
-  while (!move_queue_.empty()) {
-    const balance::MoveOrder m = move_queue_.front();
-    move_queue_.pop_front();
-    if (supervisor_->BeginMove(m.from, m.to, m.work, now)) return never;
-  }
+  if (StartNextMove(now)) return never;
   if (redistribution_since_) {
     balancing_->OnRedistributionDone(std::chrono::duration<double>(now - *redistribution_since_).count());
     redistribution_since_.reset();
@@ -577,30 +572,40 @@ Clock::time_point JobRunner::BalanceTick(Clock::time_point now) {
   const auto checked_next = start_ + std::chrono::duration_cast<Clock::duration>(
                                          std::chrono::duration<double>(balancing_->next_check_s()));
   if (moves.empty()) return checked_next;
-  double work = 0;
-  for (const auto& m : moves) work += m.work;
-  const balance::BalanceDecision& d = balancing_->last_decision();
-  double slowest = 0, fastest = 0;
-  for (size_t t = 0; t < job_.tasks; ++t) {
-    const double r = balancing_->rate(t);
-    slowest = t == 0 ? r : std::min(slowest, r);
-    fastest = std::max(fastest, r);
-  }
-  std::string pairs;
-  for (const auto& m : moves) pairs += (pairs.empty() ? "" : ", ") + std::to_string(m.from) + "->" + std::to_string(m.to);
-  log_->info("job {}: checking point {}: speeds {:.3g}..{:.3g} units/s, expected end {:.2f} s -> {:.2f} s; moving {:.3g} "
-             "work units in {} moves ({})",
-             summary_.job_id, balancing_->stats().checks, slowest, fastest,
-             d.step.t_rem.empty() ? 0.0 : *std::max_element(d.step.t_rem.begin(), d.step.t_rem.end()), d.step.t_after,
-             work, moves.size(), pairs);
+  LogCheckingPoint(moves);
   move_queue_.assign(moves.begin(), moves.end());
   redistribution_since_ = now;
+  return StartNextMove(now) ? never : checked_next;
+}
+
+bool JobRunner::StartNextMove(Clock::time_point now) {
+  // A move whose tasks are not both running now (one being replaced) is skipped.
   while (!move_queue_.empty()) {
     const balance::MoveOrder m = move_queue_.front();
     move_queue_.pop_front();
-    if (supervisor_->BeginMove(m.from, m.to, m.work, now)) return never;
+    if (supervisor_->BeginMove(m.from, m.to, m.work, now)) return true;
   }
-  return checked_next;
+  return false;
+}
+
+void JobRunner::LogCheckingPoint(const std::vector<balance::MoveOrder>& moves) const {
+  double work = 0;
+  std::string pairs;
+  for (const auto& m : moves) {
+    work += m.work;
+    pairs += (pairs.empty() ? "" : ", ") + std::to_string(m.from) + "->" + std::to_string(m.to);
+  }
+  double slowest = balancing_->rate(0), fastest = slowest;
+  for (size_t t = 1; t < job_.tasks; ++t) {
+    slowest = std::min(slowest, balancing_->rate(t));
+    fastest = std::max(fastest, balancing_->rate(t));
+  }
+  const balance::DynamicStep& step = balancing_->last_decision().step;
+  log_->info("job {}: checking point {}: speeds {:.3g}..{:.3g} units/s, expected end {:.2f} s -> {:.2f} s; moving {:.3g} "
+             "work units in {} moves ({})",
+             summary_.job_id, balancing_->stats().checks, slowest, fastest,
+             step.t_rem.empty() ? 0.0 : *std::max_element(step.t_rem.begin(), step.t_rem.end()), step.t_after, work,
+             moves.size(), pairs);
 }
 
 void JobRunner::PrintProgress(const SupervisorProgress& p) {

@@ -115,6 +115,10 @@ class JobRunner {
   // balancer, starts the next move of a redistribution, or runs a checking point when one is
   // due. Returns when it wants to be woken next.
   std::chrono::steady_clock::time_point BalanceTick(std::chrono::steady_clock::time_point now);
+  // Starts the next move of the redistribution under way that can start; false when none did.
+  bool StartNextMove(std::chrono::steady_clock::time_point now);
+  // One line per redistribution: the speeds, the expected ends (eqs. 10 and 9) and the moves.
+  void LogCheckingPoint(const std::vector<balance::MoveOrder>& moves) const;
   double SinceStart(std::chrono::steady_clock::time_point t) const {
     return std::chrono::duration<double>(t - start_).count();
   }

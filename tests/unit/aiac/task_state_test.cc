@@ -12,7 +12,8 @@ TEST(TaskStateTest, MovesAndOutboxComeBackWithTheAppStateUntouched) {
   m.outbox.push_back({7, 41, 3, std::string("a\0b", 3)});
   m.outbox.push_back({9, 42, 0, ""});
   const std::string app = std::string("state\0with zeros", 16);
-  auto d = DecodeTaskState(EncodeTaskState(m, app));
+  const std::string encoded = EncodeTaskState(m, app);  // the decoded app state points into it
+  auto d = DecodeTaskState(encoded);
   ASSERT_TRUE(d.ok()) << d.status().message();
   EXPECT_EQ(d->moves.moves, 42u);
   ASSERT_EQ(d->moves.outbox.size(), 2u);
@@ -22,7 +23,8 @@ TEST(TaskStateTest, MovesAndOutboxComeBackWithTheAppStateUntouched) {
   EXPECT_EQ(d->moves.outbox[0].items, std::string("a\0b", 3));
   EXPECT_EQ(d->moves.outbox[1].items, "");
   EXPECT_EQ(d->app_state, app);
-  auto empty = DecodeTaskState(EncodeTaskState({}, ""));
+  const std::string bare = EncodeTaskState({}, "");
+  auto empty = DecodeTaskState(bare);
   ASSERT_TRUE(empty.ok());
   EXPECT_EQ(empty->moves.moves, 0u);
   EXPECT_TRUE(empty->app_state.empty());
