@@ -34,8 +34,13 @@ void LiveBalancing::OnReport(size_t task, const TaskReport& r) {
     t.samples.clear();
     return;
   }
+  // Only the reports where its work done moved: between two of them lie whole iterations, so an
+  // iteration longer than the reports' period is not counted as a pause (and the window keeps
+  // two such points however long an iteration takes).
+  if (!t.samples.empty() && r.work_done == t.samples.back().second) return;
   t.samples.emplace_back(r.at_s, r.work_done);
   while (t.samples.size() > 2 && r.at_s - t.samples[1].first >= window_s_) t.samples.pop_front();
+  if (t.samples.size() < 2) return;
   const double span = t.samples.back().first - t.samples.front().first;
   const double done = t.samples.back().second - t.samples.front().second;
   if (span >= std::min(0.5, window_s_) && done > 0) t.rate = done / span;

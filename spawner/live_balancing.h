@@ -47,7 +47,8 @@ struct BalancingStats {
 
 class LiveBalancing {
  public:
-  // `window_s`: the span speeds are measured over. Default 3 s.
+  // `window_s`: the span speeds are measured over (at least the last two reports where the work
+  // done moved). Default 3 s.
   LiveBalancing(balance::BalanceMode mode, size_t tasks, balance::BalancerOptions options = {}, double window_s = 3);
 
   balance::BalanceMode mode() const { return mode_; }
@@ -78,7 +79,7 @@ class LiveBalancing {
   struct Task {
     bool reported = false;
     TaskReport last;
-    std::deque<std::pair<double, double>> samples;  // (at_s, work_done) while it had work
+    std::deque<std::pair<double, double>> samples;  // (at_s, work_done) where it moved, while it had work
     double rate = 0;
   };
   // The expected end from the latest figures, no move made: max_i remaining_i / rate_i (eq. 10).

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace aiac::spawner {
 namespace {
 
@@ -31,6 +33,19 @@ TEST(LiveBalancingTest, SpeedsComeFromTheWorkDoneOverTheWindow) {
   // An idle task's speed stays the last one measured.
   b.OnReport(0, {5.0, 9, 5000, 0, 100, 0, 1, 0});
   EXPECT_NEAR(b.rate(0), 1000, 1e-6);
+}
+
+TEST(LiveBalancingTest, IterationsLongerThanTheReportPeriodAreMeasuredWhole) {
+  // Task 0 ends an iteration of 1500 units every 1.5 s; task 1 one of 2000 every 4 s (longer
+  // than the window): reports every 0.25 s see its work done move in steps.
+  LiveBalancing b(BalanceMode::kProposed, 2, {}, 3);
+  for (int k = 0; k <= 48; ++k) {
+    const double at = 0.25 * k;
+    b.OnReport(0, {at, 1, 1500 * std::floor(at / 1.5), 1e6, 10, 0, 1, 0});
+    b.OnReport(1, {at, 1, 2000 * std::floor(at / 4), 1e6, 10, 0, 1, 0});
+  }
+  EXPECT_NEAR(b.rate(0), 1000, 1e-6);
+  EXPECT_NEAR(b.rate(1), 500, 1e-6);
 }
 
 TEST(LiveBalancingTest, ASlowTaskGivesWorkToAFastOneAndTheGainIsReported) {
