@@ -131,7 +131,7 @@ int main(int argc, char** argv) {
   if (fs_ec) return Fail(IoError("cannot create data directory " + o.data_dir + ": " + fs_ec.message()));
 
   daemon::TaskHostOptions host_options{o.id, o.net, std::chrono::milliseconds(o.progress_ms),
-                                       o.data_dir + "/plugins", {}, o.limits, {}};
+                                       o.data_dir + "/plugins", {}, o.limits, {}, {}};
   if (node) {
     const auto started = std::chrono::steady_clock::now();
     auto guard = std::make_shared<std::mutex>();

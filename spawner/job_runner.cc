@@ -565,12 +565,9 @@ Clock::time_point JobRunner::BalanceTick(Clock::time_point now) {
     redistribution_since_.reset();
   }
   if (supervisor_->converged() || !balancing_->movable()) return now + std::chrono::milliseconds(250);
-  const auto next = start_ + std::chrono::duration_cast<Clock::duration>(
-                                 std::chrono::duration<double>(balancing_->next_check_s()));
-  if (now < next) return next;
+  if (now < AtSecond(balancing_->next_check_s())) return AtSecond(balancing_->next_check_s());
   const auto moves = balancing_->Check(SinceStart(now));
-  const auto checked_next = start_ + std::chrono::duration_cast<Clock::duration>(
-                                         std::chrono::duration<double>(balancing_->next_check_s()));
+  const auto checked_next = AtSecond(balancing_->next_check_s());
   if (moves.empty()) return checked_next;
   LogCheckingPoint(moves);
   move_queue_.assign(moves.begin(), moves.end());

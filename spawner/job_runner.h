@@ -122,6 +122,9 @@ class JobRunner {
   double SinceStart(std::chrono::steady_clock::time_point t) const {
     return std::chrono::duration<double>(t - start_).count();
   }
+  std::chrono::steady_clock::time_point AtSecond(double s) const {  // SinceStart's inverse
+    return start_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(s));
+  }
 
   JobSpec job_;
   LoadedApp& app_;

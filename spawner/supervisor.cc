@@ -5,6 +5,7 @@
 
 #include "aiac/move_kind_wire.h"
 #include "core/printable.h"
+#include "net/capnp_bytes.h"
 
 namespace aiac::spawner {
 
@@ -20,8 +21,6 @@ std::optional<uint64_t> IncarnationOf(proto::Envelope::Reader env) {
   if (env.isItemsMoved()) return env.getItemsMoved().getIncarnation();
   return std::nullopt;
 }
-
-std::string Bytes(capnp::Data::Reader data) { return {reinterpret_cast<const char*>(data.begin()), data.size()}; }
 
 double Seconds(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
@@ -129,7 +128,7 @@ void Supervisor::OnReport(size_t task, uint64_t incarnation, proto::Envelope::Re
   } else if (env.isSnapshotData()) {
     auto d = env.getSnapshotData();
     if (d.getRound() == snapshot_round_) {
-      s.snapshot = Bytes(d.getData());
+      s.snapshot = net::AsString(d.getData());
       s.outcome.iterations = std::max(s.outcome.iterations, d.getIteration());
       Changed();
     }
@@ -141,7 +140,7 @@ void Supervisor::OnReport(size_t task, uint64_t incarnation, proto::Envelope::Re
     if (r.getError().size() > 0) {
       Fail("task " + std::to_string(task) + " failed: " + Printable(r.getError().cStr(), 300, false));
     } else {
-      s.outcome.data = Bytes(r.getData());
+      s.outcome.data = net::AsString(r.getData());
       s.outcome.finished = true;
       Changed();
     }
@@ -171,7 +170,7 @@ void Supervisor::OnReady(size_t task, proto::TaskReady::Reader r, SteadyTime now
     // Its checkpoint may be from before item moves it took part in, or hold an export whose
     // reply was lost: the ledger's steps bring it to what the other tasks assume.
     std::vector<runtime::ExportedItems> outbox;
-    for (auto x : r.getOutbox()) outbox.push_back({x.getMove(), x.getMoves(), x.getCount(), Bytes(x.getItems())});
+    for (auto x : r.getOutbox()) outbox.push_back({x.getMove(), x.getMoves(), x.getCount(), net::AsString(x.getItems())});
     const LedgerOutcome restored = ledger_.OnRestored(task, r.getRestoredMoves(), outbox);
     if (!restored.send.empty() || r.getRestoredMoves() > 0) {
       log_->info("job {}: task {} restored at item move {}: {} move steps to take again", settings_.job_id, task,
@@ -188,7 +187,7 @@ void Supervisor::OnItemsMoved(size_t task, proto::ItemsMoved::Reader m, SteadyTi
   reply.move = m.getMove();
   reply.kind = runtime::FromProto(m.getKind());
   reply.error = Printable(m.getError().cStr(), 300, false);
-  reply.items = Bytes(m.getItems());
+  reply.items = net::AsString(m.getItems());
   reply.count = m.getCount();
   reply.items_after = m.getItemsAfter();
   reply.moves = m.getMoves();
@@ -206,8 +205,7 @@ void Supervisor::Apply(const LedgerOutcome& outcome, SteadyTime now) {
       m.setMove(step.move.move);
       m.setKind(runtime::ToProto(step.move.kind));
       m.setWork(step.move.work);
-      m.setItems(capnp::Data::Reader(reinterpret_cast<const capnp::byte*>(step.move.items.data()),
-                                     step.move.items.size()));
+      m.setItems(net::AsBytes(step.move.items));
     });
   }
   if (outcome.completed) {

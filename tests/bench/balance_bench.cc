@@ -23,6 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench_support.h"
 #include "spawner/child_process.h"
 
 using namespace aiac;
@@ -86,17 +87,10 @@ nlohmann::json Run(const std::string& dir, const std::string& name, const std::s
   return nlohmann::json::parse(in);
 }
 
-double Median(std::vector<double> v) {
-  std::erase_if(v, [](double x) { return x < 0; });
-  if (v.empty()) return -1;
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  const int reps = argc > 1 ? std::max(1, std::atoi(argv[1])) : 2;
+  const int reps = argc > 1 ? std::max(1, std::atoi(argv[1])) : 3;
   const int items = argc > 2 ? std::atoi(argv[2]) : 20000;
   const int iterations = argc > 3 ? std::atoi(argv[3]) : 80;
   const int base_cost = argc > 4 ? std::atoi(argv[4]) : 800;
@@ -139,7 +133,7 @@ int main(int argc, char** argv) {
               iterations, reps);
   std::printf("%-14s %10s %14s %14s\n", "--balance", "wall (s)", "vs off", "items moved");
   for (size_t m = 0; m < modes.size(); ++m) {
-    std::printf("%-14s %10.2f %13.2fx %14.0f\n", modes[m].c_str(), Median(times[m]), Median(ratios[m]),
+    std::printf("%-14s %10.2f %13.2fx %14.0f\n", modes[m].c_str(), bench::Median(times[m]), bench::Median(ratios[m]),
                 moved[m] / reps);
   }
   std::printf("checksum the same in every run: %s\n", same ? "yes" : "NO");

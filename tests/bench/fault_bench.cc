@@ -27,6 +27,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench_support.h"
 #include "spawner/child_process.h"
 
 using namespace aiac;
@@ -55,13 +56,6 @@ double Rate(const nlohmann::json& j) {
   double sum = 0;
   for (const auto& it : j["iterations"]["per_task"]) sum += it.get<double>();
   return sum / static_cast<double>(j["iterations"]["per_task"].size()) / j["compute_seconds"].get<double>();
-}
-
-double Median(std::vector<double> v) {  // of the non-negative values; -1 when none
-  v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return x < 0; }), v.end());
-  if (v.empty()) return -1;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 }  // namespace
@@ -117,8 +111,8 @@ int main(int argc, char** argv) {
   std::printf("CG n = %d, 2 tasks on 2 local daemons (sync), %u cores, median of %d turns\n", n,
               std::thread::hardware_concurrency(), reps);
   for (size_t c = 0; c < configs.size(); ++c) {
-    const double rate = Median(configs[c].rates);
-    const double ratio = Median(configs[c].ratios);
+    const double rate = bench::Median(configs[c].rates);
+    const double ratio = bench::Median(configs[c].ratios);
     std::printf("%-26s %8.1f iterations/s per task", configs[c].label.c_str(), rate);
     if (c > 0 && ratio > 0) std::printf(", %.3fx of no checkpoints (overhead %+.1f %%)", ratio, (1 - ratio) * 100);
     if (configs[c].copies > 0) std::printf(", %llu checkpoint copies", static_cast<unsigned long long>(configs[c].copies));

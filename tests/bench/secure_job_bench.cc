@@ -55,7 +55,7 @@ Outcome RunJob(net::Transport transport, const std::string& dir, const std::stri
   for (int i = 0; i < daemons; ++i) {
     const std::string id = "d" + std::to_string(i + 1);
     daemon::TaskHostOptions options{id, net, std::chrono::milliseconds(250),
-                                    dir + "/" + tag + "-" + id + "/plugins", {}, {}, {}};
+                                    dir + "/" + tag + "-" + id + "/plugins", {}, {}, {}, {}};
     auto host = std::make_unique<daemon::TaskHost>(io, options, std::make_unique<checkpoint::MemoryCheckpointStore>(), log);
     auto bound = host->Listen(Endpoint{"127.0.0.1", 0});
     if (!bound.ok()) return {-1, "failed", bound.status().message()};

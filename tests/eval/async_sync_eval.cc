@@ -55,11 +55,10 @@ int main(int argc, char** argv) {
     rows.push_back({{"platform", "hd050"},
                     {"mode", mode},
                     {"seeds", ok},
-                    {"seconds", std::isnan(seconds) ? nlohmann::json(nullptr) : nlohmann::json(seconds)},
+                    {"seconds", aiac::eval::NumberOrNull(seconds)},
                     {"iterations_min", ok > 0 ? nlohmann::json(lo) : nlohmann::json(nullptr)},
                     {"iterations_max", ok > 0 ? nlohmann::json(hi) : nlohmann::json(nullptr)},
-                    {"vs_async", std::isnan(seconds / async_seconds) ? nlohmann::json(nullptr)
-                                                                     : nlohmann::json(seconds / async_seconds)}});
+                    {"vs_async", aiac::eval::NumberOrNull(seconds / async_seconds)}});
     dat << mode << " " << (std::isnan(seconds) ? 0 : seconds) << "\n";
     std::printf("%-6s %8.2f s (x%.2f of async), iterations %llu..%llu, %d run(s)\n", mode, seconds,
                 seconds / async_seconds, static_cast<unsigned long long>(ok > 0 ? lo : 0),

@@ -1,6 +1,7 @@
 #include "eval/eval_support.h"
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -49,6 +50,8 @@ nlohmann::json RunSpawner(const std::vector<std::string>& args, const std::strin
   }
   return nlohmann::json::parse(in, nullptr, false);
 }
+
+nlohmann::json NumberOrNull(double value) { return std::isnan(value) ? nlohmann::json(nullptr) : nlohmann::json(value); }
 
 void WriteTable(const std::string& dir, const std::string& name, const nlohmann::json& rows) {
   std::ofstream(dir + "/" + name + ".json") << nlohmann::json{{"rows", rows}}.dump(2) << "\n";

@@ -23,6 +23,9 @@ EvalArgs ParseEvalArgs(int argc, char** argv, const char* name);
 // in `log`; the summary (--json) it wrote, or a summary with "status": "error" and "error".
 nlohmann::json RunSpawner(const std::vector<std::string>& args, const std::string& json, const std::string& log);
 
+// A table cell for a measured number: null where there is none (NaN: no run succeeded).
+nlohmann::json NumberOrNull(double value);
+
 // Writes {"rows": rows} to DIR/NAME.json.
 void WriteTable(const std::string& dir, const std::string& name, const nlohmann::json& rows);
 

@@ -63,8 +63,8 @@ int main(int argc, char** argv) {
       rows.push_back({{"platform", platform},
                       {"scheme", scheme},
                       {"seeds", ok},
-                      {"seconds", std::isnan(mean) ? nlohmann::json(nullptr) : nlohmann::json(mean)},
-                      {"vs_off", std::isnan(vs_off) ? nlohmann::json(nullptr) : nlohmann::json(vs_off)},
+                      {"seconds", aiac::eval::NumberOrNull(mean)},
+                      {"vs_off", aiac::eval::NumberOrNull(vs_off)},
                       {"redistributions", ok > 0 ? redistributions / ok : 0.0},
                       {"items_moved", ok > 0 ? moved / ok : 0.0}});
       std::printf("%-14s %-4s %8.2f s (x%.2f of off), %.1f redistributions, %.0f items moved, %d run(s)\n", platform,

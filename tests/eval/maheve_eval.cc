@@ -95,7 +95,7 @@ int main(int argc, char** argv) {
                         {"faults", faults},
                         {"seeds", ok},
                         {"failed", failed},
-                        {"seconds", std::isnan(mean[mapping]) ? nlohmann::json(nullptr) : nlohmann::json(mean[mapping])},
+                        {"seconds", aiac::eval::NumberOrNull(mean[mapping])},
                         {"gain_vs_default", nullptr},
                         {"paper_seconds", paper_seconds},
                         {"paper_gain", 1 - paper_seconds / paper_base}});

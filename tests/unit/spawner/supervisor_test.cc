@@ -55,7 +55,7 @@ struct FakeWire {
       auto m = e.getMoveItems();
       static const char* kKinds[] = {"export", "import", "drop", "confirm"};
       return std::string(kKinds[static_cast<int>(m.getKind())]) + " " + std::to_string(m.getMove()) + " " +
-             std::string(reinterpret_cast<const char*>(m.getItems().begin()), m.getItems().size());
+             net::AsString(m.getItems());
     }
     if (e.isNeighbourMoved()) {
       auto m = e.getNeighbourMoved();
@@ -119,7 +119,7 @@ void Moved(Supervisor& s, size_t t, uint64_t inc, SteadyTime now, uint64_t move,
     m.setMove(move);
     m.setKind(kind);
     m.setIncarnation(inc);
-    m.setItems(capnp::Data::Reader(reinterpret_cast<const capnp::byte*>(items.data()), items.size()));
+    m.setItems(net::AsBytes(items));
     m.setCount(count);
     m.setMoves(moves);
   });
