@@ -350,6 +350,7 @@ awaitable<void> TaskHost::ServeSpawner(net::ConnectionPtr conn) {
       runtime::ItemMove move;
       move.move = m.getMove();
       move.work = work;
+      move.to = m.getTo();
       move.items = net::AsString(m.getItems());
       move.kind = runtime::FromProto(m.getKind());
       job_->Move(std::move(move));

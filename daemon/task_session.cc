@@ -302,6 +302,7 @@ void TaskSession::ReportProgress(double run_queue_mean, double run_queue_std) {
     p.setRemainingWork(progress_measures_.remaining);
     p.setItems(progress_measures_.items);
     p.setMoves(progress_measures_.moves);
+    p.setBusySeconds(progress_measures_.busy_s);
     p.setRunQueueMean(run_queue_mean);
     p.setRunQueueStd(run_queue_std);
   });

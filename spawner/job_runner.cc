@@ -117,7 +117,9 @@ awaitable<RunSummary> JobRunner::Run(std::vector<Endpoint> supernodes) {
     summary_.setup_seconds = std::chrono::duration<double>(*started_at - granted_at).count();
     supervisor_->Start();
     iterating_since_ = *started_at;
-    balancing_ = std::make_unique<LiveBalancing>(settings_.balance, job_.tasks);
+    balance::BalancerOptions balancer;
+    balancer.chain = app_.plan.items_in_chain;
+    balancing_ = std::make_unique<LiveBalancing>(settings_.balance, job_.tasks, balancer);
     if (app_.plan.target_change > 0) {
       // A window of a tenth of the time allowed (2 to 20 s): a short job is judged sooner.
       forecast_.emplace(app_.plan.target_change, job_.timeout_s,
@@ -568,8 +570,8 @@ Clock::time_point JobRunner::BalanceTick(Clock::time_point now) {
   if (now < AtSecond(balancing_->next_check_s())) return AtSecond(balancing_->next_check_s());
   const auto moves = balancing_->Check(SinceStart(now));
   const auto checked_next = AtSecond(balancing_->next_check_s());
-  if (moves.empty()) return checked_next;
   LogCheckingPoint(moves);
+  if (moves.empty()) return checked_next;
   move_queue_.assign(moves.begin(), moves.end());
   redistribution_since_ = now;
   return StartNextMove(now) ? never : checked_next;
@@ -598,6 +600,22 @@ void JobRunner::LogCheckingPoint(const std::vector<balance::MoveOrder>& moves) c
     fastest = std::max(fastest, balancing_->rate(t));
   }
   const balance::DynamicStep& step = balancing_->last_decision().step;
+  if (log_->should_log(spdlog::level::debug) && balancing_->last_decision().measured) {
+    std::string each;
+    for (size_t t = 0; t < job_.tasks; ++t) each += fmt::format("{}{:.3g}", t ? " " : "", balancing_->rate(t));
+    log_->debug("job {}: checking point {}: task speeds {}", summary_.job_id, balancing_->stats().checks, each);
+  }
+  if (moves.empty()) {
+    // Every checking point, for whoever wants to see why nothing moved (--log-level debug).
+    if (balancing_->last_decision().measured) {
+      log_->debug("job {}: checking point {}: speeds {:.3g}..{:.3g} units/s, expected end {:.2f} s -> {:.2f} s, gain {:.2f} s "
+                  "net of {:.2f} s moving: nothing moved",
+                  summary_.job_id, balancing_->stats().checks, slowest, fastest,
+                  step.t_rem.empty() ? 0.0 : *std::max_element(step.t_rem.begin(), step.t_rem.end()), step.t_after,
+                  step.gain, balancing_->last_decision().overhead);
+    }
+    return;
+  }
   log_->info("job {}: checking point {}: speeds {:.3g}..{:.3g} units/s, expected end {:.2f} s -> {:.2f} s; moving {:.3g} "
              "work units in {} moves ({})",
              summary_.job_id, balancing_->stats().checks, slowest, fastest,

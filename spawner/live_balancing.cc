@@ -25,8 +25,9 @@ void LiveBalancing::OnReport(size_t task, const TaskReport& r) {
   if (task >= tasks_.size()) return;
   Task& t = tasks_[task];
   if (t.reported && r.at_s <= t.last.at_s) return;
-  // A task restored on a new daemon counts its work from 0 again: its old samples say nothing.
-  if (t.reported && r.work_done < t.last.work_done) t.samples.clear();
+  // A task restored on a new daemon counts its work (or its time computing) from 0 again: its old
+  // samples say nothing.
+  if (t.reported && (r.work_done < t.last.work_done || r.busy_s < t.last.busy_s)) t.samples.clear();
   t.reported = true;
   t.last = r;
   // Only while it has work does its pace say how fast its host is: an idle task does nothing.
@@ -37,19 +38,41 @@ void LiveBalancing::OnReport(size_t task, const TaskReport& r) {
   // Only the reports where its work done moved: between two of them lie whole iterations, so an
   // iteration longer than the reports' period is not counted as a pause (and the window keeps
   // two such points however long an iteration takes).
-  if (!t.samples.empty() && r.work_done == t.samples.back().second) return;
-  t.samples.emplace_back(r.at_s, r.work_done);
-  while (t.samples.size() > 2 && r.at_s - t.samples[1].first >= window_s_) t.samples.pop_front();
+  if (!t.samples.empty() && r.work_done == t.samples.back().work_done) return;
+  t.samples.push_back({r.at_s, r.busy_s, r.work_done});
+  while (t.samples.size() > 2 && r.at_s - t.samples[1].at_s >= window_s_) t.samples.pop_front();
   if (t.samples.size() < 2) return;
-  const double span = t.samples.back().first - t.samples.front().first;
-  const double done = t.samples.back().second - t.samples.front().second;
-  if (span >= std::min(0.5, window_s_) && done > 0) t.rate = done / span;
+  const Task::Sample &first = t.samples.front(), &last = t.samples.back();
+  const double span = last.at_s - first.at_s;
+  const double done = last.work_done - first.work_done;
+  // Over the time it computed, when the task says: waiting for its neighbours' values is not
+  // its host's slowness.
+  const double computing = first.busy_s >= 0 && last.busy_s >= 0 ? last.busy_s - first.busy_s : span;
+  if (span >= std::min(0.5, window_s_) && done > 0 && computing > 0) t.rate = done / computing;
+}
+
+std::vector<double> LiveBalancing::Remaining() const {
+  std::vector<double> remaining;
+  for (const Task& t : tasks_) remaining.push_back(std::max(0.0, t.last.remaining));
+  if (!options_.chain) return remaining;
+  double horizon = 0, slowest = 0;  // iterations to go, and seconds per iteration, of the slowest
+  for (const Task& t : tasks_) {
+    if (!(t.rate > 0) || t.last.items <= 0) continue;
+    const double items = static_cast<double>(t.last.items);
+    if (const double per_iteration = items / t.rate; per_iteration > slowest) {
+      slowest = per_iteration;
+      horizon = std::max(0.0, t.last.remaining) / items;
+    }
+  }
+  for (size_t i = 0; i < tasks_.size(); ++i) remaining[i] = horizon * static_cast<double>(std::max<int64_t>(0, tasks_[i].last.items));
+  return remaining;
 }
 
 double LiveBalancing::ExpectedEnd() const {
+  const std::vector<double> remaining = Remaining();
   double end = 0;
-  for (const Task& t : tasks_) {
-    if (t.rate > 0 && t.last.remaining > 0) end = std::max(end, t.last.remaining / t.rate);
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    if (tasks_[i].rate > 0 && remaining[i] > 0) end = std::max(end, remaining[i] / tasks_[i].rate);
   }
   return end;
 }
@@ -57,8 +80,11 @@ double LiveBalancing::ExpectedEnd() const {
 std::vector<balance::MoveOrder> LiveBalancing::Check(double now_s) {
   std::vector<balance::MoveOrder> none;
   if (mode_ == balance::BalanceMode::kOff || tasks_.size() < 2 || !movable()) return none;
+  const std::vector<double> remaining = Remaining();
   std::vector<balance::TaskFigures> figures;
-  for (const Task& t : tasks_) figures.push_back({t.rate, std::max(0.0, t.last.remaining), t.last.n_mean, t.last.n_std});
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    figures.push_back({tasks_[i].rate, remaining[i], tasks_[i].last.n_mean, tasks_[i].last.n_std});
+  }
   last_ = balance::Decide(mode_, figures, cost_, options_);
   const balance::BalanceDecision& d = last_;
   next_check_ = now_s + (d.measured ? d.next_check_s : options_.min_check_s);
@@ -69,13 +95,28 @@ std::vector<balance::MoveOrder> LiveBalancing::Check(double now_s) {
     stats_.observed_gain += expected_before_ - ((now_s - observed_from_) + ExpectedEnd());
     observing_ = false;
   }
-  if (d.moves.empty()) return none;
+  std::vector<balance::MoveOrder> moves = options_.chain ? InSourceUnits(d.moves, remaining) : d.moves;
+  if (moves.empty()) return none;
   ++stats_.redistributions;
   stats_.predicted_gain += d.step.gain;
   observing_ = true;
   observed_from_ = now_s;
   expected_before_ = ExpectedEnd();
-  return d.moves;
+  return moves;
+}
+
+std::vector<balance::MoveOrder> LiveBalancing::InSourceUnits(const std::vector<balance::MoveOrder>& moves,
+                                                             const std::vector<double>& remaining) const {
+  std::vector<balance::MoveOrder> out;
+  for (balance::MoveOrder m : moves) {
+    const TaskReport& from = tasks_[m.from].last;
+    if (from.items <= 0 || !(remaining[m.from] > 0) || !(from.remaining > 0)) continue;
+    const double items = std::round(m.work * static_cast<double>(from.items) / remaining[m.from]);
+    if (items < 1) continue;
+    m.work = items * from.remaining / static_cast<double>(from.items);
+    out.push_back(m);
+  }
+  return out;
 }
 
 void LiveBalancing::OnMoveDone(const CompletedMove& move, double seconds) {

@@ -28,6 +28,9 @@ struct TaskReport {
   int64_t items = -1;
   uint64_t moves = 0;
   double n_mean = 1, n_std = 0;
+  // Seconds the task spent computing so far (runtime::TaskMeasures::busy_s); < 0: not reported,
+  // the speed is then measured over wall time.
+  double busy_s = -1;
 };
 
 // The summary's `balancing`.
@@ -79,9 +82,22 @@ class LiveBalancing {
   struct Task {
     bool reported = false;
     TaskReport last;
-    std::deque<std::pair<double, double>> samples;  // (at_s, work_done) where it moved, while it had work
+    struct Sample {
+      double at_s, busy_s, work_done;
+    };
+    std::deque<Sample> samples;  // where its work done moved, while it had work
     double rate = 0;
   };
+  // Each task's remaining work as the balancer weighs it. Work along a chain
+  // (options.chain: app::JobPlan::items_in_chain) is items x iterations still to go, and the
+  // run ends when the task whose iterations take longest has done its: its horizon (remaining /
+  // items) is every task's. Asynchronous tasks would not do: a faster task iterates more on the
+  // same inputs, so it expects more iterations and looks no sooner done than the slow one.
+  std::vector<double> Remaining() const;
+  // Chain moves in the weighed units (Remaining) as whole items, each in its source's own work
+  // units (the unit app::Task::ExportItems takes); moves of less than an item are left out.
+  std::vector<balance::MoveOrder> InSourceUnits(const std::vector<balance::MoveOrder>& moves,
+                                                const std::vector<double>& remaining) const;
   // The expected end from the latest figures, no move made: max_i remaining_i / rate_i (eq. 10).
   double ExpectedEnd() const;
 

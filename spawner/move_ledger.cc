@@ -17,7 +17,7 @@ std::string Name(size_t task) { return "task " + std::to_string(task); }
 MoveStep MoveLedger::Begin(size_t from, size_t to, double work) {
   AIAC_CHECK(!pending_ && from != to && from < tasks_.size() && to < tasks_.size());
   pending_ = Pending{next_move_++, from, to, work, false, {}, 0, 0};
-  return {from, {pending_->move, MoveKind::kExport, work, {}}};
+  return {from, {pending_->move, MoveKind::kExport, work, {}, static_cast<uint32_t>(to)}};
 }
 
 MoveStep MoveLedger::ImportStep() const { return {pending_->to, {pending_->move, MoveKind::kImport, 0, pending_->items}}; }

@@ -106,6 +106,7 @@ void Supervisor::OnReport(size_t task, uint64_t incarnation, proto::Envelope::Re
     r.moves = p.getMoves();
     r.n_mean = p.getRunQueueMean();
     r.n_std = p.getRunQueueStd();
+    r.busy_s = p.getBusySeconds();
     s.report = r;
     s.report_at = now;
     if (r.items >= 0 && !ledger_.busy()) {
@@ -205,6 +206,7 @@ void Supervisor::Apply(const LedgerOutcome& outcome, SteadyTime now) {
       m.setMove(step.move.move);
       m.setKind(runtime::ToProto(step.move.kind));
       m.setWork(step.move.work);
+      m.setTo(step.move.to);
       m.setItems(net::AsBytes(step.move.items));
     });
   }

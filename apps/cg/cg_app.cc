@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -18,6 +19,7 @@
 #include "apps/cg/matrix_cache.h"
 #include "apps/cg/matrix_market.h"
 #include "apps/cg/partition.h"
+#include "apps/cg/row_moves.h"
 #include "core/memory_budget.h"
 
 namespace aiac::cg {
@@ -68,35 +70,28 @@ app::TaskNode NodeOf(int64_t nonzeros, const Inputs& in, const std::vector<Block
   return node;
 }
 
+// "rows 3..7" (1-based), for messages.
+std::string RowsText(int lo, int hi) { return "rows " + std::to_string(lo + 1) + ".." + std::to_string(hi); }
+
 class CgTask final : public app::Task {
  public:
-  // Builds the block's solver; the factor, when there is one, is computed here, once.
-  static Result<std::unique_ptr<CgTask>> Make(Block block, const CgParams& params) {
-    std::unique_ptr<CgTask> t(new CgTask(std::move(block), params));
-    if (params.inner != "cg") {
-      auto direct = BlockDirect::Factor(t->b_.local, t->solver_.symmetric());
-      if (direct.ok()) {
-        t->direct_ = std::move(*direct);
-      } else if (params.inner == "direct") {
-        return InvalidArgument("cg: block of " + t->b_.Describe() + " cannot be factored (inner = \"direct\"): " +
-                               direct.status().message());
-      }
-    }
+  // Builds the block's solver; the factor, when there is one, is computed here, once (and again
+  // after rows move).
+  static Result<std::unique_ptr<CgTask>> Make(Block block, const CgParams& params, std::optional<MovableRows> movable) {
+    std::unique_ptr<CgTask> t(new CgTask(std::move(block), params, std::move(movable)));
+    AIAC_RETURN_IF_ERROR(t->MakeSolvers());
     return t;
   }
 
-  CgTask(Block block, const CgParams& params)
+  CgTask(Block block, const CgParams& params, std::optional<MovableRows> movable)
       : b_(std::move(block)),
         p_(params),
+        movable_(std::move(movable)),
         tolerance_(params.tolerance),
         inner_tolerance_(params.inner_tolerance),
-        solver_(b_.local),
         x_(Eigen::VectorXd::Zero(b_.size())),
         rhs_(b_.size()) {
-    for (size_t k = 0; k < b_.in.size(); ++k) {
-      index_[b_.in[k].task] = k;
-      xin_.push_back(Eigen::VectorXd::Zero(static_cast<Eigen::Index>(b_.in[k].cols.size())));
-    }
+    IndexInputs();
   }
 
   std::vector<uint32_t> Dependencies() const override {
@@ -106,13 +101,13 @@ class CgTask final : public app::Task {
   }
 
   Status Absorb(uint32_t from, std::string_view bytes) override {
-    auto it = index_.find(from);
-    // A value from a task we do not depend on, or of the wrong size, is not ours: ignore it.
-    if (it == index_.end() || bytes.size() != static_cast<size_t>(xin_[it->second].size()) * sizeof(double)) {
-      return Status::Ok();
+    // Values that do not fit the rows we use from their sender (it or we moved rows since, or
+    // we do not depend on it) are not placed; after a move they may fit, so the newest is kept.
+    if (Place(from, bytes)) {
+      pending_.erase(from);
+    } else if (movable_) {
+      pending_[from] = std::string(bytes);
     }
-    std::memcpy(xin_[it->second].data(), bytes.data(), bytes.size());
-    fresh_ = true;
     return Status::Ok();
   }
 
@@ -135,13 +130,14 @@ class CgTask final : public app::Task {
     for (size_t k = 0; k < b_.in.size(); ++k) rhs_.noalias() -= b_.in[k].a * xin_[k];
     Eigen::VectorXd old = x_;
     const std::string breakdown = direct_ ? direct_->Solve(rhs_, x_, false).breakdown
-                                          : solver_.Solve(rhs_, x_, inner_tolerance_, std::max(100, 10 * b_.size())).breakdown;
+                                          : solver_->Solve(rhs_, x_, inner_tolerance_, std::max(100, 10 * b_.size())).breakdown;
     if (!breakdown.empty()) {
       x_ = old;  // keep the last good iterate: it is what a checkpoint or a snapshot should hold
       return InvalidArgument("inner solver breakdown in the block of " + b_.Describe() + ": " + breakdown);
     }
     const double moved = b_.size() > 0 ? (x_ - old).cwiseAbs().maxCoeff() : 0.0;
     ++iterations_;
+    work_done_ += b_.size();
     if (!std::isfinite(moved) || moved > 1e100) {
       return InvalidArgument("diverged: block of " + b_.Describe() + " grew without bound");
     }
@@ -149,19 +145,26 @@ class CgTask final : public app::Task {
     // (or huge) is judged like any other.
     const double scale = b_.size() > 0 ? x_.cwiseAbs().maxCoeff() : 0.0;
     change_ = scale > 0 ? moved / scale : moved;
+    history_.push_back(change_);
+    if (history_.size() > kHistory) history_.pop_front();
     // A block that depends on no other is solved exactly by its first iteration.
     stable_ = (change_ < tolerance_ || b_.in.empty()) ? stable_ + 1 : 0;
     if (b_.in.empty()) stable_ = std::max(stable_, p_.stable_iterations);
     return true;
   }
 
+  // Each neighbour's values after the global row of the first of them, so that a receiver whose
+  // rows moved since tells them from the values it now needs.
   std::vector<app::Outgoing> TakeOutgoing() override {
     std::vector<app::Outgoing> out;
     std::vector<double> values;
     for (const auto& s : b_.out) {
       values.resize(s.rows.size());
       for (size_t k = 0; k < s.rows.size(); ++k) values[k] = x_[s.rows[k]];
-      out.push_back({s.task, PackDoubles(values.data(), values.size())});
+      const auto first = static_cast<int32_t>(s.rows.empty() ? -1 : b_.rows[s.rows.front()]);
+      std::string bytes(reinterpret_cast<const char*>(&first), sizeof first);
+      bytes += PackDoubles(values.data(), values.size());
+      out.push_back({s.task, std::move(bytes)});
     }
     return out;
   }
@@ -178,24 +181,41 @@ class CgTask final : public app::Task {
     // The block solves must be at least as accurate as the change the test now looks for.
     inner_tolerance_ = std::max(kFinestTolerance, std::min(inner_tolerance_, tolerance_));
     stable_ = 0;
+    history_.clear();
     fresh_ = true;  // solve again with the tighter inner tolerance, even without new input
     return Status::Ok();
   }
   void InputsFinal(bool final) override { inputs_final_ = final; }
   bool LocallyConverged() const override { return stable_ >= p_.stable_iterations; }
 
+  // The block's rows first ([-1, -1) when they are not consecutive), so that a task restored
+  // after its rows moved rebuilds the block the state belongs to.
   std::string SaveState() const override {
     std::string s;
     auto put = [&](const void* p, size_t n) { s.append(static_cast<const char*>(p), n); };
+    const int32_t range[2] = {Lo(), Hi()};
+    put(range, sizeof range);
     put(&iterations_, sizeof iterations_);
     put(&stable_, sizeof stable_);
+    put(&work_done_, sizeof work_done_);
     put(x_.data(), x_.size() * sizeof(double));
     for (const auto& v : xin_) put(v.data(), v.size() * sizeof(double));
     return s;
   }
 
   Status RestoreState(std::string_view state) override {
-    size_t need = sizeof iterations_ + sizeof stable_ + x_.size() * sizeof(double);
+    int32_t range[2];
+    if (state.size() < sizeof range) return Corruption("cg: checkpoint too short for a block");
+    std::memcpy(range, state.data(), sizeof range);
+    if (range[0] != Lo() || range[1] != Hi()) {
+      if (!movable_ || range[0] < 0 || range[0] >= range[1] || range[1] > movable_->spec.n) {
+        return Corruption("cg: checkpoint of " + RowsText(range[0], range[1]) + ", not of this block's " +
+                          RowsText(Lo(), Hi()));
+      }
+      AIAC_RETURN_IF_ERROR(Rebuild(range[0], range[1], {}));
+    }
+    state.remove_prefix(sizeof range);
+    size_t need = sizeof iterations_ + sizeof stable_ + sizeof work_done_ + x_.size() * sizeof(double);
     for (const auto& v : xin_) need += v.size() * sizeof(double);
     if (state.size() != need) return Corruption("cg: checkpoint of the wrong size for this block");
     const char* p = state.data();
@@ -205,41 +225,234 @@ class CgTask final : public app::Task {
     };
     get(&iterations_, sizeof iterations_);
     get(&stable_, sizeof stable_);
+    get(&work_done_, sizeof work_done_);
     get(x_.data(), x_.size() * sizeof(double));
     for (auto& v : xin_) get(v.data(), v.size() * sizeof(double));
     fresh_ = true;
+    history_.clear();
     return Status::Ok();
   }
 
   // The values of the rows this task owns (overlap rows are their owners' to give), after
-  // their count.
+  // their count and the global row of the first (-1 when they are not consecutive).
   std::string ResultSlice() const override {
-    const auto count = static_cast<int32_t>(b_.own.size());
-    std::string s(reinterpret_cast<const char*>(&count), 4);
+    const int32_t head[2] = {static_cast<int32_t>(b_.own.size()), OwnRowsFrom()};
+    std::string s(reinterpret_cast<const char*>(head), sizeof head);
     std::vector<double> values(b_.own.size());
     for (size_t k = 0; k < b_.own.size(); ++k) values[k] = x_[b_.own[k]];
     s += PackDoubles(values.data(), values.size());
     return s;
   }
 
+  // ---- Moving rows (row_moves.h). The work unit is a row solved once: an iteration of a block
+  // of r rows does r units.
+  double WorkDone() const override { return work_done_; }
+  double RemainingWork() const override { return movable_ ? b_.size() * Horizon() : -1; }
+  int64_t ItemCount() const override { return movable_ ? b_.size() : -1; }
+
+  // The rows at the end of the block next to `to`, about `work` / Horizon() of them, keeping
+  // MinBlockRows.
+  Result<std::string> ExportItems(double work, uint32_t to) override {
+    if (!movable_) return NotMovable();
+    const uint32_t l = movable_->task;
+    if (to >= movable_->tasks || !(to + 1 == l || to == l + 1)) {
+      return InvalidArgument("cg: task " + std::to_string(l) + " can give rows only to its neighbours, not to task " +
+                             std::to_string(to));
+    }
+    const int lo = Lo(), hi = Hi(), bw = movable_->spec.bandwidth;
+    const double wanted = work > 0 && std::isfinite(work) ? std::round(work / Horizon()) : 0;
+    const int k = static_cast<int>(std::clamp(wanted, 0.0, static_cast<double>(std::max(0, hi - lo - MinBlockRows(movable_->spec)))));
+    RowMove m;
+    m.n = movable_->spec.n;
+    int keep_lo = lo, keep_hi = hi;
+    if (to == l + 1) {
+      m.lo = hi - k, m.hi = hi, keep_hi = m.lo;
+      m.halo_lo = std::max(lo, m.lo - bw);  // our rows next to them: the taker uses their values
+    } else {
+      m.lo = lo, m.hi = lo + k, keep_lo = m.hi;
+      m.halo_lo = m.hi;
+    }
+    const int halo_hi = to == l + 1 ? m.lo : std::min(hi, m.hi + bw);
+    if (k == 0) m.halo_lo = m.lo;
+    for (int r = m.lo; r < m.hi; ++r) m.x.push_back(x_[r - lo]);
+    for (int r = m.halo_lo; k > 0 && r < halo_hi; ++r) m.halo.push_back(x_[r - lo]);
+    if (k > 0) AIAC_RETURN_IF_ERROR(Rebuild(keep_lo, keep_hi, {}));
+    return EncodeRowMove(m);
+  }
+
+  // Rows next to the block (from a neighbour), with their values.
+  Status ImportItems(std::string_view bytes) override {
+    if (!movable_) return NotMovable();
+    auto m = DecodeRowMove(bytes, movable_->spec.n);
+    if (!m.ok()) return m.status();
+    if (m->lo == m->hi) return Status::Ok();
+    const int lo = Lo(), hi = Hi();
+    if (m->lo < hi && lo < m->hi) {
+      return InvalidArgument("cg: " + RowsText(m->lo, m->hi) + " are held here already (" + RowsText(lo, hi) + ")");
+    }
+    const bool below = m->hi == lo && movable_->task > 0;
+    const bool above = m->lo == hi && movable_->task + 1 < movable_->tasks;
+    if (!below && !above) {
+      return InvalidArgument("cg: " + RowsText(m->lo, m->hi) + " are not next to this block's " + RowsText(lo, hi));
+    }
+    std::map<int, double> known;
+    for (size_t k = 0; k < m->x.size(); ++k) known[m->lo + static_cast<int>(k)] = m->x[k];
+    for (size_t k = 0; k < m->halo.size(); ++k) known[m->halo_lo + static_cast<int>(k)] = m->halo[k];
+    return below ? Rebuild(m->lo, hi, known) : Rebuild(lo, m->hi, known);
+  }
+
+  // Rows this task gave away before (at one end of its block).
+  Status DropItems(std::string_view bytes) override {
+    if (!movable_) return NotMovable();
+    auto m = DecodeRowMove(bytes, movable_->spec.n);
+    if (!m.ok()) return m.status();
+    if (m->lo == m->hi) return Status::Ok();
+    const int lo = Lo(), hi = Hi();
+    if (m->lo == lo && m->hi < hi) return Rebuild(m->hi, hi, {});
+    if (m->hi == hi && m->lo > lo) return Rebuild(lo, m->lo, {});
+    return InvalidArgument("cg: " + RowsText(m->lo, m->hi) + " are not at an end of this block's " + RowsText(lo, hi));
+  }
+
  private:
   // The finest local test: a few units in the last place of a double, where block solves
   // stop telling one iterate from the next.
   static constexpr double kFinestTolerance = 1e-14;
+  static constexpr size_t kHistory = 16;  // changes kept for Horizon()
+
+  static Status NotMovable() {
+    return InvalidArgument("cg: only the rows of a generated system split in slices of consecutive rows can move");
+  }
+
+  // The block's rows [Lo(), Hi()) when they are consecutive, else -1, -1.
+  int Lo() const { return b_.size() > 0 && b_.rows.back() - b_.rows.front() + 1 == b_.size() ? b_.rows.front() : -1; }
+  int Hi() const { return Lo() < 0 ? -1 : b_.rows.back() + 1; }
+  int32_t OwnRowsFrom() const {
+    if (b_.own.empty()) return -1;
+    const int first = b_.rows[b_.own.front()], last = b_.rows[b_.own.back()];
+    return last - first + 1 == static_cast<int>(b_.own.size()) ? first : -1;
+  }
+
+  // Outer iterations this task expects to need still, from how fast its change fell over the
+  // last ones (the lowest of the first and of the last four, as asynchronous inputs make it
+  // spiky): log(tolerance / change) / log(rate per iteration), plus the stable iterations. A
+  // change that does not fall yet: as many again as so far.
+  double Horizon() const {
+    const double least = p_.stable_iterations;
+    if (LocallyConverged()) return least;
+    const size_t n = history_.size();
+    if (n >= 8) {
+      const double first = *std::min_element(history_.begin(), history_.begin() + 4);
+      const double last = *std::min_element(history_.end() - 4, history_.end());
+      if (first > 0 && last > 0 && last < first) {
+        const double per_iteration = std::log(last / first) / static_cast<double>(n - 4);
+        const double to_go = last > tolerance_ ? std::log(tolerance_ / last) / per_iteration : 0;
+        return std::clamp(to_go + least, least, kMostIterations);
+      }
+    }
+    return std::clamp(static_cast<double>(iterations_) + least, least, kMostIterations);
+  }
+  static constexpr double kMostIterations = 1e6;
+
+  // Places a neighbour's values (its first row, then the values) when they are the ones we use
+  // from it now.
+  bool Place(uint32_t from, std::string_view bytes) {
+    auto it = index_.find(from);
+    int32_t first = 0;
+    if (it == index_.end() || bytes.size() < sizeof first || (bytes.size() - sizeof first) % sizeof(double) != 0) {
+      return false;
+    }
+    const Block::Coupling& c = b_.in[it->second];
+    std::memcpy(&first, bytes.data(), sizeof first);
+    const size_t count = (bytes.size() - sizeof first) / sizeof(double);
+    if (count != c.cols.size() || count == 0 || first != c.cols.front()) return false;
+    std::memcpy(xin_[it->second].data(), bytes.data() + sizeof first, count * sizeof(double));
+    fresh_ = true;
+    return true;
+  }
+
+  void IndexInputs() {
+    index_.clear();
+    xin_.clear();
+    for (size_t k = 0; k < b_.in.size(); ++k) {
+      index_[b_.in[k].task] = k;
+      xin_.push_back(Eigen::VectorXd::Zero(static_cast<Eigen::Index>(b_.in[k].cols.size())));
+    }
+  }
+
+  Status MakeSolvers() {
+    solver_ = std::make_unique<BlockCg>(b_.local);
+    direct_.reset();
+    if (p_.inner != "cg") {
+      auto direct = BlockDirect::Factor(b_.local, solver_->symmetric());
+      if (direct.ok()) {
+        direct_ = std::move(*direct);
+      } else if (p_.inner == "direct") {
+        return InvalidArgument("cg: block of " + b_.Describe() + " cannot be factored (inner = \"direct\"): " +
+                               direct.status().message());
+      }
+    }
+    return Status::Ok();
+  }
+
+  // The task holds rows [lo, hi) now: its block, solvers and send lists are built for them. The
+  // iterate and the inputs keep every value known, from `known` (moved rows and their
+  // neighbours' values) first, else from the block before; nothing changes if it fails.
+  Status Rebuild(int lo, int hi, const std::map<int, double>& known) {
+    const MovableRows& m = *movable_;
+    Block old = std::move(b_);
+    Eigen::VectorXd old_x = std::move(x_);
+    std::vector<Eigen::VectorXd> old_xin = std::move(xin_);
+    const RowIndex old_rows(old.rows);
+    auto value = [&](int r) {
+      if (auto it = known.find(r); it != known.end()) return it->second;
+      if (int k = old_rows(r); k >= 0) return old_x[k];
+      for (size_t c = 0; c < old.in.size(); ++c) {
+        const auto& cols = old.in[c].cols;
+        auto it = std::lower_bound(cols.begin(), cols.end(), r);
+        if (it != cols.end() && *it == r) return old_xin[c][it - cols.begin()];
+      }
+      return 0.0;  // not known here: the next values from its owner bring it
+    };
+    b_ = GeneratedBlock(m.spec, LocalStarts(m.spec.n, m.tasks, m.task, lo, hi), m.task);
+    x_.resize(b_.size());
+    for (int k = 0; k < b_.size(); ++k) x_[k] = value(b_.rows[k]);
+    IndexInputs();
+    for (size_t c = 0; c < b_.in.size(); ++c) {
+      for (size_t k = 0; k < b_.in[c].cols.size(); ++k) xin_[c][static_cast<Eigen::Index>(k)] = value(b_.in[c].cols[k]);
+    }
+    if (Status made = MakeSolvers(); !made.ok()) {
+      b_ = std::move(old);
+      x_ = std::move(old_x);
+      IndexInputs();
+      xin_ = std::move(old_xin);
+      if (Status again = MakeSolvers(); !again.ok()) return again;
+      return made;
+    }
+    rhs_.resize(b_.size());
+    fresh_ = true;
+    stable_ = 0;  // other rows: its convergence starts again
+    history_.clear();
+    for (auto it = pending_.begin(); it != pending_.end();) it = Place(it->first, it->second) ? pending_.erase(it) : std::next(it);
+    return Status::Ok();
+  }
 
   Block b_;
   CgParams p_;
+  std::optional<MovableRows> movable_;  // set when rows can move (generated system in slices)
   double tolerance_, inner_tolerance_;  // p_'s, tightened by Tighten()
-  BlockCg solver_;
+  std::unique_ptr<BlockCg> solver_;
   std::unique_ptr<BlockDirect> direct_;  // the block's factor; null: solver_ iterates
   Eigen::VectorXd x_, rhs_;
   std::vector<Eigen::VectorXd> xin_;
   std::map<uint32_t, size_t> index_;
+  std::map<uint32_t, std::string> pending_;  // per sender, its newest values that did not fit
   bool fresh_ = true;
   bool inputs_final_ = false;
   uint64_t iterations_ = 0;
   int stable_ = 0;
   double change_ = 0;
+  double work_done_ = 0;
+  std::deque<double> history_;  // the last kHistory changes
 };
 
 }  // namespace
@@ -557,6 +770,11 @@ Result<app::JobPlan> CgApp::Split(const CgParams& p, uint32_t task_count, const 
                     std::to_string(largest) + " rows, at most " + std::to_string(extended) + " with overlap " +
                     std::to_string(layers) + (auto_layers ? " (auto)" : ""));
   }
+  // Rows move live between neighbouring slices of a generated system while each stays wider
+  // than the bandwidth (row_moves.h).
+  plan.items_in_chain = p.daemon_builds_block() && std::all_of(part.rows.begin(), part.rows.end(), [&](const auto& rows) {
+    return static_cast<int>(rows.size()) >= MinBlockRows(p.spec);
+  });
   owned_ = std::move(part.rows);
   plan.notes = std::move(notes);
   return plan;
@@ -581,26 +799,14 @@ Result<std::unique_ptr<app::Task>> CgApp::MakeTask(const app::JobParams& params,
     const double rows = starts[task + 1] - starts[task];
     AIAC_RETURN_IF_ERROR(CheckFitsInMemory("cg: block " + std::to_string(task) + " (" + std::to_string(starts[task + 1] - starts[task]) +
                                                " rows)", rows * (2.0 * p->spec.bandwidth + 1) * kBytesPerEntry + rows * kBytesPerRow));
-    const GeneratedSpec spec = p->spec;
-    RowFn row = [spec](int i, std::vector<int>& cols, std::vector<double>& vals) { GeneratedRow(spec, i, cols, vals); };
-    std::vector<double> b_local;
-    std::vector<int> cols;
-    std::vector<double> vals;
-    for (int i = starts[task]; i < starts[task + 1]; ++i) {
-      GeneratedRow(spec, i, cols, vals);
-      double sum = 0;
-      for (double v : vals) sum += v;
-      b_local.push_back(sum);  // b = A * ones
+    // Rows can move between neighbours while every block is wider than the bandwidth
+    // (row_moves.h); all tasks see the same starts, so they agree.
+    std::optional<MovableRows> movable = MovableRows{p->spec, params.tasks, task};
+    for (uint32_t l = 0; l < params.tasks; ++l) {
+      if (starts[l + 1] - starts[l] < MinBlockRows(p->spec)) movable.reset();
     }
-    std::vector<int> block_rows(b_local.size()), own(b_local.size());
-    for (size_t k = 0; k < block_rows.size(); ++k) {
-      block_rows[k] = starts[task] + static_cast<int>(k);
-      own[k] = static_cast<int>(k);
-    }
-    const OwnerFn owner = [&starts](int r) { return static_cast<uint32_t>(OwnerOf(starts, r)); };
-    Block block = BuildBlock(row, b_local, spec.n, std::move(block_rows), std::move(own), owner,
-                             SymmetricSendLists(row, spec.n, starts, task));
-    return NewCgTask(std::move(block), *p);
+    Block block = GeneratedBlock(p->spec, starts, task);
+    return NewCgTask(std::move(block), *p, std::move(movable));
   }
   if (IsBlockOutline(slice)) {
     auto outline = DecodeBlockOutline(slice);
@@ -623,16 +829,33 @@ Result<app::GatherReport> CgApp::Gather(const app::JobParams& params, const std:
     return Corruption("cg: " + std::to_string(slices.size()) + " results for " + std::to_string(owned_.size()) +
                       " tasks");
   }
+  // Slices of consecutive rows may have moved while the job ran (row_moves.h): each result says
+  // where its rows start, and together they must cover every row once.
+  const bool moved_rows = p->daemon_builds_block();
+  std::vector<bool> seen(moved_rows ? static_cast<size_t>(n) : 0, false);
   for (size_t l = 0; l < slices.size(); ++l) {
     const std::string& s = slices[l];
-    const std::vector<int>& rows = owned_[l];
-    int32_t count = 0;
-    if (s.size() >= 4) std::memcpy(&count, s.data(), 4);
-    if (s.size() < 4 || count < 0 || static_cast<size_t>(count) != rows.size() ||
-        s.size() != 4 + rows.size() * sizeof(double)) {
-      return Corruption("cg: result of task " + std::to_string(l) + " does not fit its rows");
+    int32_t head[2] = {-1, -1};  // count, first row
+    if (s.size() >= sizeof head) std::memcpy(head, s.data(), sizeof head);
+    const auto count = static_cast<size_t>(std::max(0, head[0]));
+    const bool fits = s.size() >= sizeof head && head[0] >= 0 && s.size() == sizeof head + count * sizeof(double) &&
+                      (moved_rows ? head[1] >= 0 && head[1] + static_cast<int64_t>(count) <= n
+                                  : count == owned_[l].size());
+    if (!fits) return Corruption("cg: result of task " + std::to_string(l) + " does not fit its rows");
+    const char* values = s.data() + sizeof head;
+    for (size_t k = 0; k < count; ++k) {
+      const int row = moved_rows ? head[1] + static_cast<int>(k) : owned_[l][k];
+      if (moved_rows) {
+        if (seen[static_cast<size_t>(row)]) {
+          return Corruption("cg: row " + std::to_string(row + 1) + " is in the results of two tasks");
+        }
+        seen[static_cast<size_t>(row)] = true;
+      }
+      std::memcpy(&x[row], values + k * sizeof(double), sizeof(double));
     }
-    for (size_t k = 0; k < rows.size(); ++k) std::memcpy(&x[rows[k]], s.data() + 4 + k * sizeof(double), sizeof(double));
+  }
+  if (auto gap = std::find(seen.begin(), seen.end(), false); gap != seen.end()) {
+    return Corruption("cg: row " + std::to_string(gap - seen.begin() + 1) + " is in no task's result");
   }
   app::GatherReport report;
   const double b_norm = problem_.b.norm();
@@ -655,8 +878,8 @@ Result<app::GatherReport> CgApp::Gather(const app::JobParams& params, const std:
   return report;
 }
 
-Result<std::unique_ptr<app::Task>> NewCgTask(Block block, const CgParams& params) {
-  auto t = CgTask::Make(std::move(block), params);
+Result<std::unique_ptr<app::Task>> NewCgTask(Block block, const CgParams& params, std::optional<MovableRows> movable) {
+  auto t = CgTask::Make(std::move(block), params, std::move(movable));
   if (!t.ok()) return t.status();
   return std::unique_ptr<app::Task>(std::move(*t));
 }

@@ -22,6 +22,7 @@
 #include "apps/cg/cg_problem.h"
 #include "apps/cg/matrix_cache.h"
 #include "apps/cg/partition.h"
+#include "apps/cg/row_moves.h"
 
 namespace aiac::cg {
 
@@ -107,7 +108,9 @@ class CgApp final : public app::App {
 };
 
 // One task: exposed for tests (solve a whole system in-process).
-// Fails when params.inner is "direct" and the block cannot be factored.
-Result<std::unique_ptr<app::Task>> NewCgTask(Block block, const CgParams& params);
+// Fails when params.inner is "direct" and the block cannot be factored. `movable`: the block is
+// rows [lo, hi) of a generated system that may move (row_moves.h).
+Result<std::unique_ptr<app::Task>> NewCgTask(Block block, const CgParams& params,
+                                             std::optional<MovableRows> movable = std::nullopt);
 
 }  // namespace aiac::cg

@@ -71,8 +71,8 @@ class SyntheticTask final : public app::Task {
   }
   int64_t ItemCount() const override { return static_cast<int64_t>(items_.size()); }
   // Items from the end of the list (the last imported first) while their remaining work stays
-  // within `work`.
-  Result<std::string> ExportItems(double work) override {
+  // within `work`. Any task can take them (`to` does not matter).
+  Result<std::string> ExportItems(double work, uint32_t /*to*/) override {
     size_t keep = items_.size();
     double taken = 0;
     while (keep > 0 && taken + RemainingOf(items_[keep - 1]) <= work) taken += RemainingOf(items_[--keep]);

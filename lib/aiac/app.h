@@ -21,8 +21,8 @@
 namespace aiac::app {
 
 // 2: Task::Tighten, GatherReport "unconverged"; 3: App::Reweigh; 4: movable items (WorkDone ...
-// ImportItems); 5: DropItems.
-inline constexpr int kApiVersion = 5;
+// ImportItems); 5: DropItems; 6: ExportItems names the taking task, JobPlan::items_in_chain.
+inline constexpr int kApiVersion = 6;
 inline constexpr const char* kFactorySymbol = "aiac_app_create";
 
 // The job's [params] as text, plus what the runtime knows.
@@ -58,6 +58,12 @@ struct JobPlan {
   // spawner's forecast of whether the run can converge in time (convergence_forecast.h); 0:
   // the app has no such threshold, no forecast.
   double target_change = 0;
+  // The tasks' movable items (Task::ItemCount) lie along the task order, like the rows of
+  // consecutive blocks: items move only between tasks t and t + 1, and every item is worked on
+  // at each iteration until the job converges (Task::RemainingWork is items x the iterations the
+  // task expects to need still). The spawner then plans moves along that chain (issue 10, item
+  // 3). False: any task can take any item.
+  bool items_in_chain = false;
 };
 
 // A value for a neighbour after an iteration.
@@ -117,10 +123,11 @@ class Task {
   // Items held now; -1: the app has no movable items (the default).
   virtual int64_t ItemCount() const { return -1; }
   // Removes items worth about `work` units of remaining work (as RemainingWork counts them) and
-  // returns them encoded; from now on they are not this task's. The result may hold no item
-  // (nothing worth `work` to give). Fails, changing nothing, when the app cannot.
-  virtual Result<std::string> ExportItems(double work) {
+  // returns them encoded for task `to`; from now on they are not this task's. The result may
+  // hold no item (nothing worth `work` to give). Fails, changing nothing, when the app cannot.
+  virtual Result<std::string> ExportItems(double work, uint32_t to) {
     (void)work;
+    (void)to;
     return InvalidArgument("this app has no items to move");
   }
   // Takes items another task of the job exported; from now on they are this task's. Fails,

@@ -46,7 +46,8 @@ void TaskRunner::Move(ItemMove move) {
 }
 
 TaskMeasures TaskRunner::Measures() const {
-  return {task_->WorkDone(), task_->RemainingWork(), task_->ItemCount(), moves_.moves};
+  return {task_->WorkDone(), task_->RemainingWork(), task_->ItemCount(), moves_.moves,
+          std::chrono::duration<double>(busy_).count()};
 }
 
 void TaskRunner::RunMove(ItemMove m, uint64_t iteration, bool& converged) {
@@ -59,7 +60,7 @@ void TaskRunner::RunMove(ItemMove m, uint64_t iteration, bool& converged) {
   } else if (m.kind == MoveKind::kConfirm) {
     std::erase_if(moves_.outbox, [&](const ExportedItems& e) { return e.move == m.move; });
   } else if (m.kind == MoveKind::kExport) {
-    auto items = task_->ExportItems(m.work);
+    auto items = task_->ExportItems(m.work, m.to);
     if (items.ok()) {
       r.items = std::move(*items);
       r.count = static_cast<uint64_t>(std::max<int64_t>(0, before - task_->ItemCount()));
@@ -206,6 +207,7 @@ void TaskRunner::Loop() {
       if (halt_.load()) break;
     }
     if (did_work) {
+      busy_ += Clock::now() - wall_start;
       ++iteration;
       auto out = Track(task_->TakeOutgoing(), iteration);
       const bool now = task_->LocallyConverged();

@@ -39,6 +39,7 @@ struct ItemMove {
   MoveKind kind = MoveKind::kExport;
   double work = 0;    // export: work units to give (app::Task::ExportItems)
   std::string items;  // import, drop: the items
+  uint32_t to = 0;    // export: the task that will take them
 };
 // What a move step did (proto ItemsMoved).
 struct MoveReport {
@@ -56,6 +57,11 @@ struct TaskMeasures {
   double remaining = -1;
   int64_t items = -1;
   uint64_t moves = 0;
+  // Seconds spent in iterations that computed (an emulated node's stretch included), not waiting
+  // for input: a task's speed is its work done over them, what its host gives it when it has
+  // something to do. A task of an asynchronous job that waits for its neighbours' values would
+  // otherwise look as slow as they are.
+  double busy_s = 0;
 };
 
 struct RunnerCallbacks {
@@ -153,6 +159,7 @@ class TaskRunner {
   std::vector<Command> commands_;  // guarded by commands_mu_
   std::thread thread_;
   uint64_t last_checkpoint_ = 0;  // iteration; runner thread only
+  std::chrono::steady_clock::duration busy_{};  // TaskMeasures::busy_s; runner thread only
   MoveState moves_;               // runner thread only
   std::chrono::steady_clock::time_point next_checkpoint_;
 };

@@ -41,6 +41,29 @@ std::vector<MoveOrder> PlanMoves(const std::vector<double>& remaining, const std
   return moves;
 }
 
+std::vector<MoveOrder> ChainMoves(const std::vector<double>& remaining, const std::vector<double>& target,
+                                  double min_work) {
+  AIAC_CHECK(remaining.size() == target.size());
+  std::vector<MoveOrder> pending;
+  double flow = 0;  // f_i: the surplus of tasks 0..i crosses link i -> i+1
+  for (size_t i = 0; i + 1 < remaining.size(); ++i) {
+    flow += remaining[i] - target[i];
+    if (std::abs(flow) < min_work || !(std::abs(flow) > 0)) continue;
+    pending.push_back(flow > 0 ? MoveOrder{i, i + 1, flow} : MoveOrder{i + 1, i, -flow});
+  }
+  // A move may go once nothing still pending flows into its source.
+  std::vector<MoveOrder> moves;
+  while (!pending.empty()) {
+    auto ready = std::find_if(pending.begin(), pending.end(), [&](const MoveOrder& m) {
+      return std::none_of(pending.begin(), pending.end(), [&](const MoveOrder& in) { return in.to == m.from; });
+    });
+    AIAC_CHECK(ready != pending.end());  // flows along a chain form no cycle
+    moves.push_back(*ready);
+    pending.erase(ready);
+  }
+  return moves;
+}
+
 BalanceDecision Decide(BalanceMode mode, const std::vector<TaskFigures>& tasks, const MoveCost& cost,
                        const BalancerOptions& options) {
   AIAC_CHECK(mode != BalanceMode::kOff && tasks.size() >= 2);
@@ -58,9 +81,12 @@ BalanceDecision Decide(BalanceMode mode, const std::vector<TaskFigures>& tasks, 
   d.measured = true;
   const double total = std::accumulate(remaining.begin(), remaining.end(), 0.0);
   // Eq. (9) on X_rem: the split the checking point would move to, and what reaching it costs.
-  const std::vector<MoveOrder> moves =
-      total > 0 ? PlanMoves(remaining, SplitProposed(ws, total), options.min_move_share * total)
-                : std::vector<MoveOrder>();
+  std::vector<MoveOrder> moves;
+  if (total > 0) {
+    const std::vector<double> target = SplitProposed(ws, total);
+    moves = options.chain ? ChainMoves(remaining, target, options.min_move_share * total)
+                          : PlanMoves(remaining, target, options.min_move_share * total);
+  }
   double moved = 0;
   for (const MoveOrder& m : moves) moved += m.work;
   d.overhead = moves.empty() ? 0 : cost.seconds_per_move * static_cast<double>(moves.size()) +

@@ -43,6 +43,9 @@ struct BalancerOptions {
   double max_check_s = 5;        // Default 5 s.
   // Moves smaller than this share of all the remaining work are not worth a message. Default 1 %.
   double min_move_share = 0.01;
+  // The work lies along the task order (app::JobPlan::items_in_chain): moves go only between
+  // tasks i and i + 1 (ChainMoves), else from any task to any other (PlanMoves).
+  bool chain = false;
 };
 
 // The measured cost of moving work, from the moves done so far (eq. 11's overhead).
@@ -73,5 +76,15 @@ BalanceDecision Decide(BalanceMode mode, const std::vector<TaskFigures>& tasks, 
 // in general is a subset-sum problem). Stops at the first move under `min_work`.
 std::vector<MoveOrder> PlanMoves(const std::vector<double>& remaining, const std::vector<double>& target,
                                  double min_work);
+
+// Moves that take `remaining` to `target` (same totals) along the chain 0 - 1 - ... - n-1: the
+// ring of ring-redistribution.md whose closing link is unusable. That fixes System 2's
+// circulation: the net flow over link i -> i+1 is the surplus of tasks 0..i (conservation,
+// f_i - f_{i-1} = delta_i, with f_{n-1} = 0), so each link carries one move, either way. Links
+// whose flow is under `min_work` are left out. Ordered so that a task passes work on only after
+// everything it is to receive has come (on a chain the flows form no cycle), which keeps every
+// task's load at or above min(before, after) throughout when the moves run one at a time.
+std::vector<MoveOrder> ChainMoves(const std::vector<double>& remaining, const std::vector<double>& target,
+                                  double min_work);
 
 }  // namespace aiac::balance

@@ -164,6 +164,7 @@ struct TaskProgress {
   moves @11 :UInt64;
   runQueueMean @12 :Float64;
   runQueueStd @13 :Float64;
+  busySeconds @14 :Float64;     # runtime::TaskMeasures::busy_s: time in iterations that computed
 }
 # Live balancing (issue 10): the spawner moves work items between running tasks, one step at a
 # time, between two iterations of the task. export: items worth `work` leave the task (the reply
@@ -177,6 +178,7 @@ struct MoveItems {
   kind @3 :MoveKind;
   work @4 :Float64;
   items @5 :Data;
+  to @6 :UInt32;            # export: the task that will take the items
 }
 struct ItemsMoved {
   job @0 :Text;

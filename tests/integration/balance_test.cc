@@ -1,7 +1,8 @@
 // Live balancing with real processes (issue 10): a daemon slowed from outside while the job runs
 // (SIGSTOP / SIGCONT in turns, as an overloaded host would starve it), with no warning to the
 // program. Its items move to the others, the synthetic checksum is the workload's, and a daemon
-// killed while items move loses none of them.
+// killed while items move loses none of them. The same for the CG app, whose rows move between
+// neighbouring blocks: the solution stays right.
 #include <signal.h>
 
 #include <atomic>
@@ -79,6 +80,20 @@ class BalanceTest : public ClusterFixture {
     return found;
   }
 
+  // A CG job on a generated system whose block solves iterate (inner = "cg"), so that its outer
+  // iterations cost enough for balancing to act before it converges.
+  void WriteCgJob(const std::string& extra = "") {
+    WriteJob("cg.toml", "name = \"cg\"\napp = \"cg\"\ntasks = 4\ntimeout_s = 240\n" + extra +
+                            "[params]\nn = 200000\nbandwidth = 12\nseed = 7\ntolerance = 1e-10\ninner = \"cg\"\n");
+  }
+
+  // The CG run ended with the system's solution (all ones).
+  void ExpectSolved(const nlohmann::json& j) {
+    EXPECT_EQ(j["status"], "converged") << j.dump();
+    EXPECT_LE(j["residual"].get<double>(), 1e-8) << j.dump();
+    EXPECT_LT(j["result"]["error_inf"].get<double>(), 1e-8) << j.dump();
+  }
+
   // The daemon the spawner placed task `task` on.
   std::string DaemonOf(const std::string& task) {
     std::smatch m;
@@ -153,6 +168,68 @@ TEST_F(BalanceTest, ADaemonKilledWhileItsItemsMoveLosesNone) {
   EXPECT_EQ(j["result"]["items"], 8000);
   EXPECT_EQ(j["result"]["checksum"].get<double>(), static_cast<double>(synthetic::ExpectedChecksum(Spec())));
   EXPECT_TRUE(LogHas("spawner", "restored at item move") || LogHas("spawner", "abandoned")) << Log("spawner");
+}
+
+TEST_F(BalanceTest, ASlowedCgDaemonGivesRowsAwayAndTheSolutionStaysRight) {
+  const std::string sn = StartCluster(4);
+  WriteCgJob();
+  auto spawner = Start("aiac-spawner", {"run", "--config", dir_ / "key.toml", "--supernode", sn, dir_ / "cg.toml",
+                                        "--json", dir_ / "cg.json", "--balance", "dp"},
+                       dir_ / "spawner.log");
+  ASSERT_FALSE(WaitForLog(spawner, std::regex("live balancing on")).empty()) << Log("spawner");
+  const std::string slowed = DaemonOf("1");
+  ASSERT_FALSE(slowed.empty()) << Log("spawner");
+  std::optional<int> code;
+  {
+    Throttle throttle(procs_.at(slowed).pid(), std::chrono::milliseconds(40), std::chrono::milliseconds(120));
+    code = spawner.WaitFor(std::chrono::seconds(240));
+  }
+  ASSERT_EQ(code, 0) << Log("spawner");
+  auto j = Json("cg.json");
+  ExpectSolved(j);
+  const auto& b = j["balancing"];
+  EXPECT_EQ(b["mode"], "dp");
+  EXPECT_GE(b["redistributions"].get<int>(), 1) << Log("spawner");
+  EXPECT_GT(b["items_moved"].get<int>(), 0);
+  EXPECT_EQ(b["abandoned"], 0);
+  // Rows left the slowed block for its neighbours, and only ever went between neighbours (the
+  // supervisor checked at every report that the blocks' rows add up to n; the result that each
+  // row is in exactly one block).
+  const std::string log = Log("spawner");
+  EXPECT_TRUE(std::regex_search(log, std::regex("items from task 1 to task [02]"))) << log;
+  const std::regex move("items from task ([0-9]) to task ([0-9])");
+  for (std::sregex_iterator it(log.begin(), log.end(), move), end; it != end; ++it) {
+    EXPECT_EQ(std::abs(std::stoi((*it)[1]) - std::stoi((*it)[2])), 1) << it->str();
+  }
+}
+
+TEST_F(BalanceTest, ACgDaemonKilledWhileItsRowsMoveLeavesTheSolutionRight) {
+  const std::string sn = StartCluster(5);  // one spare
+  WriteCgJob("checkpoint_seconds = 0.3\n");
+  auto spawner = Start("aiac-spawner", {"run", "--config", dir_ / "key.toml", "--supernode", sn, dir_ / "cg.toml",
+                                        "--json", dir_ / "cg.json"},
+                       dir_ / "spawner.log");
+  ASSERT_FALSE(WaitForLog(spawner, std::regex("live balancing on")).empty()) << Log("spawner");
+  const std::string slowed = DaemonOf("2");
+  ASSERT_FALSE(slowed.empty()) << Log("spawner");
+  std::optional<int> code;
+  std::string victim;
+  {
+    Throttle throttle(procs_.at(slowed).pid(), std::chrono::milliseconds(40), std::chrono::milliseconds(120));
+    const std::string source = WaitForLog(spawner, std::regex(R"(moves \(([0-9]+)->)"));
+    ASSERT_FALSE(source.empty()) << Log("spawner");
+    victim = DaemonOf(source);
+    ASSERT_FALSE(victim.empty()) << Log("spawner");
+    kill(procs_.at(victim).pid(), SIGKILL);
+    kill(procs_.at(victim).pid(), SIGCONT);
+    code = spawner.WaitFor(std::chrono::seconds(240));
+  }
+  ASSERT_EQ(code, 0) << Log("spawner");
+  auto j = Json("cg.json");
+  ExpectSolved(j);
+  EXPECT_EQ(j["failures"], 1);
+  ASSERT_EQ(j["replacements"].size(), 1u);
+  EXPECT_EQ(j["replacements"][0]["failed"], victim);
 }
 
 TEST_F(BalanceTest, ABadModeIsRefusedAndAnAppWithoutItemsRunsUnbalanced) {

@@ -271,10 +271,10 @@ TEST_F(FaultTest, AKilledDaemonDoesNotChangeTheSyntheticChecksum) {
   synthetic::WorkloadSpec spec;
   spec.items = 8000;
   spec.iterations = 60;
-  spec.base_cost = 300;
+  spec.base_cost = 2000;  // a run of seconds: the kill, 0.5 s in, lands well before its end
   spec.seed = 5;
   WriteJob("syn.toml", "name = \"syn\"\napp = \"synthetic\"\ntasks = 3\ntimeout_s = 300\ncheckpoint_seconds = 0.2\n"
-                       "[params]\nitems = 8000\niterations = 60\nbase_cost = 300\nseed = 5\n");
+                       "[params]\nitems = 8000\niterations = 60\nbase_cost = 2000\nseed = 5\n");
   ASSERT_EQ(RunSpawner({"run", "--local", "5", dir_ / "syn.toml", "--json", dir_ / "syn.json", "--kill-every", "0.5",
                         "--kill-count", "1", "--kill-seed", "3"},
                        "spawner", std::chrono::seconds(240)),

@@ -194,7 +194,7 @@ class LetterTask : public app::Task {
   }
   std::string ResultSlice() const override { return items_; }
   int64_t ItemCount() const override { return static_cast<int64_t>(items_.size()); }
-  Result<std::string> ExportItems(double work) override {
+  Result<std::string> ExportItems(double work, uint32_t /*to*/) override {
     const size_t n = std::min(items_.size(), static_cast<size_t>(work));
     std::string out = items_.substr(items_.size() - n);
     items_.resize(items_.size() - n);

@@ -214,7 +214,7 @@ TEST(SyntheticWorkloadTest, ItemsMovedBetweenRunningTasksKeepTheChecksum) {
     app::Task* to = round % 3 == 0 ? a.get() : b.get();
     const int64_t before = from->ItemCount();
     const double want = from->RemainingWork() * 0.3;
-    auto moved = from->ExportItems(want);
+    auto moved = from->ExportItems(want, 1);
     ASSERT_TRUE(moved.ok()) << moved.status().message();
     EXPECT_LE(before - from->ItemCount(), before);
     ASSERT_TRUE(to->ImportItems(*moved).ok());
@@ -234,7 +234,7 @@ TEST(SyntheticWorkloadTest, ItemsMovedBetweenRunningTasksKeepTheChecksum) {
   EXPECT_EQ(report->status, "converged") << report->error;
   EXPECT_EQ(report->numbers.at("checksum"), static_cast<double>(ExpectedChecksum(s)));
   // Nothing to give for no work; everything for all of it.
-  auto none = a->ExportItems(0);
+  auto none = a->ExportItems(0, 1);
   ASSERT_TRUE(none.ok());
   EXPECT_EQ(DecodeItems(*none, s)->size(), 0u);
   EXPECT_FALSE(a->ImportItems("not items").ok());

@@ -124,6 +124,75 @@ TEST(LiveBalancerTest, OnRandomFiguresTheMovesEqualiseTheExpectedTimes) {
   }
 }
 
+// Along a chain (ring-redistribution.md with the closing link unusable) the net flow over each
+// link is forced; on random instances, checked against every order of the same moves: the moves
+// reach the target, go between neighbours only, one per link at most, and in the order chosen
+// no task's load ever drops below min(before, after), which some other orders break.
+TEST(LiveBalancerTest, ChainMovesReachTheTargetBetweenNeighboursInAnOrderThatNeverStarvesATask) {
+  std::mt19937 rng(5);
+  int orders_that_starve = 0;
+  for (int round = 0; round < 400; ++round) {
+    const size_t n = 2 + rng() % 5;
+    std::vector<double> remaining(n), target(n);
+    for (auto& r : remaining) r = 1 + rng() % 100;
+    for (auto& t : target) t = 1 + rng() % 100;
+    const double scale = std::accumulate(remaining.begin(), remaining.end(), 0.0) /
+                         std::accumulate(target.begin(), target.end(), 0.0);
+    for (auto& t : target) t *= scale;
+    const auto moves = ChainMoves(remaining, target, 1e-9);
+    ASSERT_LE(moves.size(), n - 1);
+    std::vector<bool> link_used(n, false);
+    for (const MoveOrder& m : moves) {
+      ASSERT_TRUE(m.from + 1 == m.to || m.to + 1 == m.from);
+      ASSERT_GT(m.work, 0);
+      const size_t link = std::min(m.from, m.to);
+      ASSERT_FALSE(link_used[link]);
+      link_used[link] = true;
+    }
+    const auto after = After(remaining, moves);
+    for (size_t i = 0; i < n; ++i) ASSERT_NEAR(after[i], target[i], 1e-6);
+    // Brute force over every order of these moves.
+    auto starves = [&](const std::vector<MoveOrder>& order) {
+      std::vector<double> load = remaining;
+      for (const MoveOrder& m : order) {
+        load[m.from] -= m.work;
+        load[m.to] += m.work;
+        if (load[m.from] < std::min(remaining[m.from], target[m.from]) - 1e-6) return true;
+      }
+      return false;
+    };
+    EXPECT_FALSE(starves(moves)) << "round " << round;
+    std::vector<size_t> perm(moves.size());
+    std::iota(perm.begin(), perm.end(), 0);
+    do {
+      std::vector<MoveOrder> order;
+      for (size_t k : perm) order.push_back(moves[k]);
+      orders_that_starve += starves(order);
+    } while (std::next_permutation(perm.begin(), perm.end()));
+  }
+  EXPECT_GT(orders_that_starve, 0);  // the order matters, and the one chosen is safe
+  // Links whose flow is under the minimum are left out.
+  EXPECT_TRUE(ChainMoves({10, 10.5, 9.5}, {10, 10, 10}, 1).empty());
+}
+
+// A slowed task in the middle of a chain gives work to both its neighbours.
+TEST(LiveBalancerTest, ChainDecisionsMoveWorkOnlyBetweenNeighbours) {
+  const std::vector<TaskFigures> f = {{10, 1000, 1, 0}, {10, 1000, 1, 0}, {2, 1000, 1, 0}, {10, 1000, 1, 0}};
+  BalancerOptions options;
+  options.chain = true;
+  const auto d = Decide(BalanceMode::kMeans, f, {}, options);
+  ASSERT_TRUE(d.step.redistribute);
+  bool to_left = false, to_right = false;
+  for (const MoveOrder& m : d.moves) {
+    EXPECT_TRUE(m.from + 1 == m.to || m.to + 1 == m.from);
+    to_left = to_left || (m.from == 2 && m.to == 1);
+    to_right = to_right || (m.from == 2 && m.to == 3);
+  }
+  EXPECT_TRUE(to_left && to_right);
+  const auto after = After({1000, 1000, 1000, 1000}, d.moves);
+  EXPECT_NEAR(after[2], 4000.0 * 2 / 32, 1e-6);  // eq. (9): in proportion to the speeds
+}
+
 TEST(LiveBalancerTest, ModesParseAndNameThemselves) {
   for (const char* name : {"off", "dp", "dm"}) EXPECT_STREQ(BalanceModeName(*ParseBalanceMode(name)), name);
   auto bad = ParseBalanceMode("fast");

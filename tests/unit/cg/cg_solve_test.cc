@@ -169,7 +169,7 @@ app::GatherReport SolveInProcess(CgApp& app, const app::JobParams& params, int* 
   for (auto& t : tasks) slices.push_back(t->ResultSlice());
   if (owned) {
     owned->clear();
-    for (const auto& slice : slices) owned->push_back(static_cast<int>((slice.size() - 4) / sizeof(double)));
+    for (const auto& slice : slices) owned->push_back(static_cast<int>((slice.size() - 8) / sizeof(double)));  // after count, first row
   }
   auto report = app.Gather(params, slices);
   EXPECT_TRUE(report.ok());

@@ -35,6 +35,22 @@ TEST(LiveBalancingTest, SpeedsComeFromTheWorkDoneOverTheWindow) {
   EXPECT_NEAR(b.rate(0), 1000, 1e-6);
 }
 
+// A task of an asynchronous job that spends half its time waiting for its neighbours' values
+// runs at the speed its host gives it while it computes, not at half of it.
+TEST(LiveBalancingTest, SpeedsCountTheTimeTasksComputeNotTheTimeTheyWait) {
+  LiveBalancing b(BalanceMode::kProposed, 2, {}, 2);
+  for (double at = 0.25; at <= 4; at += 0.25) {
+    b.OnReport(0, {at, 1, 1000 * at, 1e6, 100, 0, 1, 0, at});            // always computing
+    b.OnReport(1, {at, 1, 500 * at, 1e6, 100, 0, 1, 0, at / 2});         // computing half the time
+  }
+  EXPECT_NEAR(b.rate(0), 1000, 1e-6);
+  EXPECT_NEAR(b.rate(1), 1000, 1e-6);
+  // Restored on a new daemon, with its work done from the checkpoint but its time from 0.
+  b.OnReport(1, {4.25, 1, 2000, 1e6, 100, 0, 1, 0, 0.1});
+  b.OnReport(1, {5.0, 2, 2000 + 250, 1e6, 100, 0, 1, 0, 0.6});
+  EXPECT_NEAR(b.rate(1), 500, 1e-6);
+}
+
 TEST(LiveBalancingTest, IterationsLongerThanTheReportPeriodAreMeasuredWhole) {
   // Task 0 ends an iteration of 1500 units every 1.5 s; task 1 one of 2000 every 4 s (longer
   // than the window): reports every 0.25 s see its work done move in steps.
@@ -89,6 +105,41 @@ TEST(LiveBalancingTest, NothingMovesUntilEveryTaskHasASpeedOrInModeOff) {
   }
   EXPECT_TRUE(off.Check(3).empty());
   EXPECT_EQ(off.stats().mode, "off");
+}
+
+// Rows along a chain (app::JobPlan::items_in_chain): four tasks of 1000 rows, task 1 at a
+// quarter of the others' speed. Each task expects another horizon of iterations of its own
+// (remaining / items); the slowest's is every task's, so the faster ones, which expect more
+// iterations of their own, do not hide the imbalance. Moves go between neighbours only, each in
+// whole rows expressed in its source's own units.
+TEST(LiveBalancingTest, RowsAlongAChainMoveBetweenNeighboursAtTheSlowestTasksHorizon) {
+  balance::BalancerOptions options;
+  options.chain = true;
+  LiveBalancing b(BalanceMode::kMeans, 4, options);
+  const double speed[4] = {4000, 1000, 4000, 4000};  // rows solved per second
+  const double horizon[4] = {400, 100, 400, 400};    // iterations each expects to need
+  for (double at = 0; at <= 3; at += 0.25) {
+    for (size_t t = 0; t < 4; ++t) b.OnReport(t, {at, 1, speed[t] * at, 1000 * horizon[t], 1000, 0, 1, 0});
+  }
+  const auto moves = b.Check(3);
+  ASSERT_EQ(moves.size(), 3u);
+  // The slow task keeps 4000 / 13 = 308 rows; the rows go to both its neighbours, and task 2
+  // hands some on to task 3.
+  double rows_left[4] = {1000, 1000, 1000, 1000};
+  for (const auto& m : moves) {
+    EXPECT_TRUE(m.from + 1 == m.to || m.to + 1 == m.from) << m.from << " -> " << m.to;
+    const double rows = m.work / horizon[m.from];  // the source's own units: its rows x its horizon
+    EXPECT_NEAR(rows, std::round(rows), 1e-9);
+    rows_left[m.from] -= rows;
+    rows_left[m.to] += rows;
+  }
+  EXPECT_NEAR(rows_left[1], 4000.0 / 13, 1);
+  EXPECT_NEAR(rows_left[0], 16000.0 / 13, 1);
+  // Moves run in order: no task passes rows on before it has received what it is to receive.
+  EXPECT_EQ(moves[0].from, 1u);
+  EXPECT_EQ(b.stats().redistributions, 1u);
+  // At the slow task's horizon, 100 iterations of 1 s: balanced, 100 x 308 / 4000 = 7.7 s.
+  EXPECT_NEAR(b.stats().predicted_gain, 100 - 100 * (4000.0 / 13) / 1000, 1);
 }
 
 }  // namespace
