@@ -39,15 +39,17 @@ class Throttle {
 
 class BalanceTest : public ClusterFixture {
  protected:
+  // Steps long enough that the unslowed tasks are still busy when the first checking point comes
+  // on a loaded machine (each needs a measured speed first).
   static constexpr const char* kParams =
-      "[params]\nitems = 8000\niterations = 80\nbase_cost = 500\nphase_iterations = 10\nhot_fraction = 0.25\n"
+      "[params]\nitems = 8000\niterations = 80\nbase_cost = 1500\nphase_iterations = 10\nhot_fraction = 0.25\n"
       "hot_factor = 4\nseed = 11\nverify = true\n";
 
   static synthetic::WorkloadSpec Spec() {
     synthetic::WorkloadSpec s;
     s.items = 8000;
     s.iterations = 80;
-    s.base_cost = 500;
+    s.base_cost = 1500;
     s.seed = 11;
     return s;
   }
