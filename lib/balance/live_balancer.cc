@@ -51,13 +51,23 @@ std::vector<MoveOrder> ChainMoves(const std::vector<double>& remaining, const st
     if (std::abs(flow) < min_work || !(std::abs(flow) > 0)) continue;
     pending.push_back(flow > 0 ? MoveOrder{i, i + 1, flow} : MoveOrder{i + 1, i, -flow});
   }
-  // A move may go once nothing still pending flows into its source.
+  // First the moves whose source can give now and keep min(before, after), in link order, so
+  // that a slow task sheds work before it takes any on; else one whose source has received all
+  // it is to receive (on a chain the flows form no cycle, so there is one).
+  std::vector<double> load = remaining;
   std::vector<MoveOrder> moves;
   while (!pending.empty()) {
     auto ready = std::find_if(pending.begin(), pending.end(), [&](const MoveOrder& m) {
-      return std::none_of(pending.begin(), pending.end(), [&](const MoveOrder& in) { return in.to == m.from; });
+      return load[m.from] - m.work >= std::min(remaining[m.from], target[m.from]);
     });
-    AIAC_CHECK(ready != pending.end());  // flows along a chain form no cycle
+    if (ready == pending.end()) {
+      ready = std::find_if(pending.begin(), pending.end(), [&](const MoveOrder& m) {
+        return std::none_of(pending.begin(), pending.end(), [&](const MoveOrder& in) { return in.to == m.from; });
+      });
+    }
+    AIAC_CHECK(ready != pending.end());
+    load[ready->from] -= ready->work;
+    load[ready->to] += ready->work;
     moves.push_back(*ready);
     pending.erase(ready);
   }

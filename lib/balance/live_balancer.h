@@ -81,9 +81,10 @@ std::vector<MoveOrder> PlanMoves(const std::vector<double>& remaining, const std
 // ring of ring-redistribution.md whose closing link is unusable. That fixes System 2's
 // circulation: the net flow over link i -> i+1 is the surplus of tasks 0..i (conservation,
 // f_i - f_{i-1} = delta_i, with f_{n-1} = 0), so each link carries one move, either way. Links
-// whose flow is under `min_work` are left out. Ordered so that a task passes work on only after
-// everything it is to receive has come (on a chain the flows form no cycle), which keeps every
-// task's load at or above min(before, after) throughout when the moves run one at a time.
+// whose flow is under `min_work` are left out. Ordered so that every task's load stays at or
+// above min(before, after) throughout when the moves run one at a time: a task gives first when
+// it can (a slowed task sheds work before it passes any on), else only after everything it is
+// to receive has come (on a chain the flows form no cycle).
 std::vector<MoveOrder> ChainMoves(const std::vector<double>& remaining, const std::vector<double>& target,
                                   double min_work);
 

@@ -189,6 +189,7 @@ TEST(LiveBalancerTest, ChainDecisionsMoveWorkOnlyBetweenNeighbours) {
     to_right = to_right || (m.from == 2 && m.to == 3);
   }
   EXPECT_TRUE(to_left && to_right);
+  EXPECT_EQ(d.moves.front().from, 2u);  // the slow task sheds its work first
   const auto after = After({1000, 1000, 1000, 1000}, d.moves);
   EXPECT_NEAR(after[2], 4000.0 * 2 / 32, 1e-6);  // eq. (9): in proportion to the speeds
 }
