@@ -48,7 +48,7 @@ void LiveBalancing::OnReport(size_t task, const TaskReport& r) {
   // Over the time it computed, when the task says: waiting for its neighbours' values is not
   // its host's slowness.
   const double computing = first.busy_s >= 0 && last.busy_s >= 0 ? last.busy_s - first.busy_s : span;
-  if (span >= std::min(0.5, window_s_) && done > 0 && computing > 0) t.rate = done / computing;
+  if (span >= std::min(kLeastSpan, window_s_) && done > 0 && computing > 0) t.rate = done / computing;
 }
 
 std::vector<double> LiveBalancing::Remaining() const {
@@ -87,7 +87,9 @@ std::vector<balance::MoveOrder> LiveBalancing::Check(double now_s) {
   }
   last_ = balance::Decide(mode_, figures, cost_, options_);
   const balance::BalanceDecision& d = last_;
-  next_check_ = now_s + (d.measured ? d.next_check_s : options_.min_check_s);
+  // Until every speed is measured, look again at the next reports: a short run gets its first
+  // checking point as soon as it can.
+  next_check_ = now_s + (d.measured ? d.next_check_s : std::min(kLeastSpan, options_.min_check_s));
   if (!d.measured) return none;
   ++stats_.checks;
   if (observing_) {

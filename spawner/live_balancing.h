@@ -50,6 +50,10 @@ struct BalancingStats {
 
 class LiveBalancing {
  public:
+  // The least span of reports a speed is measured over: one report period (250 ms), with whole
+  // iterations in between (reports where the work done moved).
+  static constexpr double kLeastSpan = 0.25;
+
   // `window_s`: the span speeds are measured over (at least the last two reports where the work
   // done moved). Default 3 s.
   LiveBalancing(balance::BalanceMode mode, size_t tasks, balance::BalancerOptions options = {}, double window_s = 3);
