@@ -13,20 +13,13 @@
 #include "apps/cg/block_cg.h"
 #include "apps/cg/block_direct.h"
 #include "apps/cg/cg_app.h"
+#include "unit/cg/job_params.h"
 #include "apps/cg/matrix_market.h"
 #include "apps/cg/partition.h"
 #include "support/test_support.h"
 
 namespace aiac::cg {
 namespace {
-
-app::JobParams Params(std::map<std::string, std::string> values, uint32_t tasks, std::string base = "") {
-  app::JobParams p;
-  p.values = std::move(values);
-  p.tasks = tasks;
-  p.base_dir = std::move(base);
-  return p;
-}
 
 // Strongly unsymmetric, diagonally dominant: plain CG is not made for it.
 SpMat UnsymmetricBlock(int n) {

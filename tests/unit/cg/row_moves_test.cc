@@ -8,18 +8,11 @@
 #include <numeric>
 
 #include "apps/cg/cg_app.h"
+#include "unit/cg/job_params.h"
 #include "support/test_support.h"
 
 namespace aiac::cg {
 namespace {
-
-app::JobParams Params(std::map<std::string, std::string> values, uint32_t tasks, std::string base = "") {
-  app::JobParams p;
-  p.values = std::move(values);
-  p.tasks = tasks;
-  p.base_dir = std::move(base);
-  return p;
-}
 
 using Tasks = std::vector<std::unique_ptr<app::Task>>;
 
