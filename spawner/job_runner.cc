@@ -240,14 +240,30 @@ Status JobRunner::MapTasks() {
 }
 
 Status JobRunner::ReweighTasks(Deployment& deployment) {
+  if (settings_.split == "equal") return Status::Ok();
+  const bool static_split = settings_.split == "sm" || settings_.split == "sp";
   std::vector<double> powers;
+  std::vector<balance::Workstation> nodes;
   for (size_t t = 0; t < deployment.tasks(); ++t) {
     for (const auto& d : deployment.granted()) {
-      if (d.id == deployment.task(t).daemon) powers.push_back(d.power > 0 ? d.power : 1.0);
+      if (d.id != deployment.task(t).daemon) continue;
+      powers.push_back(d.power > 0 ? d.power : 1.0);
+      if (auto it = settings_.nodes.find(d.id); static_split) {
+        if (it == settings_.nodes.end()) return Internal("--split " + settings_.split + ": no figures for daemon " + d.id);
+        nodes.push_back(it->second);
+      }
     }
   }
+  if (powers.size() != deployment.tasks()) return Status::Ok();
+  std::string why;
+  if (static_split) {
+    // Lee & Cho's static schemes (section 4.1): each task's share of the work in proportion to
+    // its node's expected rate, eq. (9) with sigma_n for S_P, without for S_M.
+    powers = settings_.split == "sm" ? balance::SplitMeans(nodes, 1) : balance::SplitProposed(nodes, 1);
+    why = settings_.split == "sm" ? "S_M" : "S_P";
+  }
   const auto [lo, hi] = std::minmax_element(powers.begin(), powers.end());
-  if (powers.size() != deployment.tasks() || *hi <= kReweighSpread * *lo) return Status::Ok();
+  if (static_split ? *hi <= *lo * (1 + 1e-9) : *hi <= kReweighSpread * *lo) return Status::Ok();
   const auto t0 = Clock::now();
   auto plan = app_.app->Reweigh(app_.params, powers);
   if (!plan.ok()) return Status(plan.status().code(), "weighing the tasks by their daemons' powers: " + plan.status().message());
@@ -260,8 +276,13 @@ Status JobRunner::ReweighTasks(Deployment& deployment) {
   (*plan)->read_seconds = app_.plan.read_seconds;
   app_.plan = std::move(**plan);
   for (const auto& note : app_.plan.notes) log_->info("{}", note);
-  log_->info("job {}: tasks reweighed for daemons of powers {:.3g} to {:.3g} in {:.2f} s", summary_.job_id, *lo, *hi,
-             std::chrono::duration<double>(Clock::now() - t0).count());
+  if (static_split) {
+    log_->info("job {}: tasks split by Lee & Cho's {} (shares {:.3g} to {:.3g}) in {:.2f} s", summary_.job_id, why, *lo,
+               *hi, std::chrono::duration<double>(Clock::now() - t0).count());
+  } else {
+    log_->info("job {}: tasks reweighed for daemons of powers {:.3g} to {:.3g} in {:.2f} s", summary_.job_id, *lo, *hi,
+               std::chrono::duration<double>(Clock::now() - t0).count());
+  }
   return Status::Ok();
 }
 

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -48,6 +49,11 @@ struct RunSettings {
   // Live balancing (issue 10): Lee & Cho's D_P by default; it acts only when the app's tasks
   // hold movable items, and the summary then says "off" otherwise.
   balance::BalanceMode balance = balance::BalanceMode::kProposed;
+  // The tasks' shares before the run (App::Reweigh): "power" by the daemons' powers when they
+  // differ by more than kReweighSpread, "equal" (Lee & Cho's S_E) never, "sm" / "sp" Lee & Cho's
+  // static S_M / S_P (eq. 9, means only / with sigma_n) on `nodes`, each daemon's figures.
+  std::string split = "power";
+  std::map<std::string, balance::Workstation> nodes;
 };
 
 class JobRunner {

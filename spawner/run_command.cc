@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <thread>
 
@@ -67,6 +68,10 @@ CLI::App* AddRunCommand(CLI::App& app, RunArgs& args) {
   run->add_flag("--sync", args.sync, "synchronous iterations (each waits for its neighbours), for comparison");
   run->add_option("--balance", args.balance,
                   "live balancing of apps with movable items: dp (Lee & Cho's D_P, default), dm (D_M: means only) or off");
+  run->add_option("--split", args.split,
+                  "the tasks' shares of the work before the run, for apps that can weigh them: power (by the daemons' "
+                  "powers, default), equal, or with --platform Lee & Cho's static sm (S_M: the nodes' mean loads) or sp "
+                  "(S_P: means and deviations)");
   run->add_option("--log-level", args.log_level, "trace|debug|info|warn|error|off");
   auto* every = run->add_option("--kill-every", args.kill_every,
                                 "fault injection: kill a random task daemon every S seconds once the tasks run")
@@ -84,6 +89,14 @@ int RunCommand(const RunArgs& given) {
   RunArgs args = given;
   // An emulated platform: one local daemon per node, each playing its node.
   std::optional<LocalEmulation> emulation;
+  std::map<std::string, balance::Workstation> split_nodes;  // per daemon id, for --split sm|sp
+  if (args.split != "power" && args.split != "equal" && args.split != "sm" && args.split != "sp") {
+    return BadInput(InvalidArgument("--split must be power, equal, sm or sp, not '" + args.split + "'"));
+  }
+  if ((args.split == "sm" || args.split == "sp") && args.platform.empty()) {
+    return BadInput(InvalidArgument("--split " + args.split +
+                                    " needs --platform: the nodes' background loads are known only on an emulated platform"));
+  }
   if (!args.platform.empty()) {
     if (args.local == 0) {
       return BadInput(InvalidArgument("--platform needs --local: an emulated platform runs on this machine"));
@@ -112,6 +125,14 @@ int RunCommand(const RunArgs& given) {
     emulation->slowdown = args.slowdown > 0 ? args.slowdown : std::max(1.0, nodes / cores * fastest);
     if (!(emulation->slowdown >= 1)) return BadInput(InvalidArgument("--slowdown must be at least 1"));
     emulation->seed = args.platform_seed != 0 ? args.platform_seed : args.kill_seed != 0 ? args.kill_seed : 1;
+    // Lee & Cho's static splits weigh each node by its power and its competing jobs (mean N and
+    // sigma_n, the task counted in N): known here from the platform file.
+    for (const auto& c : platform->clusters) {
+      const emulation::BackgroundSpec bg = c.background.value_or(emulation::BackgroundSpec{});
+      for (size_t k = 1; k <= c.powers.size(); ++k) {
+        split_nodes[emulation::PlatformFile::NodeId(c.name, k)] = {c.powers[k - 1], 1 + bg.mean_jobs, bg.std_jobs};
+      }
+    }
   } else if (args.local < 0) {
     return BadInput(InvalidArgument("--local needs the number of daemons (or --platform)"));
   }
@@ -177,7 +198,7 @@ int RunCommand(const RunArgs& given) {
   if (Status s = net::FinishNetOptions(options.net); !s.ok()) return BadInput(s);
 
   // A local cluster has no daemons besides the ones it started: a replacement asks once.
-  JobRunner runner(*job, *app, options, RunSettings{args.mapping, args.sync, args.local > 0 ? 0 : -1, *balance_mode}, log);
+  JobRunner runner(*job, *app, options, RunSettings{args.mapping, args.sync, args.local > 0 ? 0 : -1, *balance_mode, args.split, split_nodes}, log);
   std::unique_ptr<FaultInjector> injector;
   if (args.kill_every > 0) {
     FaultPlan plan{args.kill_every, args.kill_count,

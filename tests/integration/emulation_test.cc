@@ -1,6 +1,8 @@
 // `aiac-spawner run --platform P.toml --local`: an emulated platform on this machine, one daemon
 // per node of the platform file playing its node (issue 11, item 2), and the refusals of
 // `--platform` used wrongly.
+#include <regex>
+
 #include "integration/cluster_fixture.h"
 
 namespace aiac::testing {
@@ -50,6 +52,31 @@ TEST_F(EmulatedRunTest, EachNodeOfThePlatformIsADaemonPlayingIt) {
   EXPECT_TRUE(ProcessesMatching(dir_.path()).empty());
 }
 
+// Lee & Cho's static splits: the slow node (a quarter of the power, half a competing job on
+// average) gets a share of the items in proportion to its expected rate; the result is whole.
+TEST_F(EmulatedRunTest, StaticSplitsWeighEachNodeByItsPowerAndLoad) {
+  WriteFile(dir_ / "two.toml", kTwoClusters);
+  WriteJob("syn.toml", "name = \"syn\"\napp = \"synthetic\"\ntasks = 3\ntimeout_s = 120\n[params]\nitems = 3000\n"
+                       "iterations = 10\nbase_cost = 100\nseed = 2\n");
+  for (const char* split : {"sm", "sp"}) {
+    ASSERT_EQ(RunSpawner({"run", dir_ / "syn.toml", "--platform", dir_ / "two.toml", "--local", "--split", split,
+                          "--balance", "off", "--json", dir_ / "syn.json"},
+                         split),
+              0)
+        << Log(split);
+    auto j = Json("syn.json");
+    EXPECT_EQ(j["status"], "converged");
+    EXPECT_EQ(j["result"]["items"], 3000);
+    std::smatch m;
+    const std::string log = Log(split);
+    ASSERT_TRUE(std::regex_search(log, m, std::regex(R"(split by Lee & Cho's (S_[MP]) \(shares ([0-9.e+-]+) to ([0-9.e+-]+)\))")))
+        << log;
+    EXPECT_EQ(m[1].str(), std::string(split) == "sm" ? "S_M" : "S_P");
+    // Rates 1, 1 and 0.25 / 1.5: the slow node's share is about a sixth of a fast one's.
+    EXPECT_GT(std::stod(m[3].str()) / std::stod(m[2].str()), 4) << log;
+  }
+}
+
 TEST_F(EmulatedRunTest, APlatformWithoutLocalOrOfAnotherSizeIsRefused) {
   WriteFile(dir_ / "two.toml", kTwoClusters);
   WriteFile(dir_ / "bad.toml", "name = \"bad\"\n");
@@ -64,7 +91,10 @@ TEST_F(EmulatedRunTest, APlatformWithoutLocalOrOfAnotherSizeIsRefused) {
             "--local 5 but platform " + (dir_ / "two.toml") + " has 3 nodes (leave N out, or give that)"},
            {{"--platform", dir_ / "bad.toml", "--local"}, (dir_ / "bad.toml") + ": at least one [[clusters]] is needed"},
            {{"--local"}, "--local needs the number of daemons (or --platform)"},
-           {{"--platform", dir_ / "two.toml", "--local", "--slowdown", "0.5"}, "--slowdown must be at least 1"}}) {
+           {{"--platform", dir_ / "two.toml", "--local", "--slowdown", "0.5"}, "--slowdown must be at least 1"},
+           {{"--local", "2", "--split", "sp"},
+            "--split sp needs --platform: the nodes' background loads are known only on an emulated platform"},
+           {{"--local", "2", "--split", "x"}, "--split must be power, equal, sm or sp, not 'x'"}}) {
     std::vector<std::string> args{"run", dir_ / "cg.toml"};
     args.insert(args.end(), c.args.begin(), c.args.end());
     EXPECT_EQ(RunSpawner(args, "refused"), 2) << c.error;
