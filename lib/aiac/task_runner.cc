@@ -133,7 +133,9 @@ Status TaskRunner::Step(uint64_t next_iteration, bool& did_work) {
     task_->InputsFinal(mailbox_.AllConverged(neighbours_, need_seen_));
   }
   if (halt_.load()) return Status::Ok();
+  const auto iterate_start = Clock::now();
   auto did = task_->Iterate();
+  iterate_time_ = Clock::now() - iterate_start;
   if (!did.ok()) return did.status();
   did_work = *did || options_.sync;  // a synchronous iteration always counts: neighbours wait for it
   return Status::Ok();
@@ -200,14 +202,15 @@ void TaskRunner::Loop() {
     if (!failure.ok() || halt_.load()) break;
     if (did_work && options_.iteration_time) {
       // An emulated node: the iteration lasts what the node would take, its values go out then.
-      const auto until = wall_start + options_.iteration_time(ThreadCpuTime() - cpu_start);
+      iterate_time_ = options_.iteration_time(ThreadCpuTime() - cpu_start);
+      const auto until = wall_start + iterate_time_;
       while (!halt_.load() && Clock::now() < until) {
         std::this_thread::sleep_for(std::min<Clock::duration>(until - Clock::now(), std::chrono::milliseconds(20)));
       }
       if (halt_.load()) break;
     }
     if (did_work) {
-      busy_ += Clock::now() - wall_start;
+      busy_ += iterate_time_;  // not the wait for a synchronous step's inputs
       ++iteration;
       auto out = Track(task_->TakeOutgoing(), iteration);
       const bool now = task_->LocallyConverged();

@@ -57,8 +57,8 @@ struct TaskMeasures {
   double remaining = -1;
   int64_t items = -1;
   uint64_t moves = 0;
-  // Seconds spent in iterations that computed (an emulated node's stretch included), not waiting
-  // for input: a task's speed is its work done over them, what its host gives it when it has
+  // Seconds spent in iterations that computed (Task::Iterate, or an emulated node's stretch of
+  // it), not waiting for input (a synchronous step's wait included): a task's speed is its work done over them, what its host gives it when it has
   // something to do. A task of an asynchronous job that waits for its neighbours' values would
   // otherwise look as slow as they are.
   double busy_s = 0;
@@ -160,6 +160,8 @@ class TaskRunner {
   std::thread thread_;
   uint64_t last_checkpoint_ = 0;  // iteration; runner thread only
   std::chrono::steady_clock::duration busy_{};  // TaskMeasures::busy_s; runner thread only
+  // The last step's computing: Iterate()'s wall time, or the emulated node's stretch of it.
+  std::chrono::steady_clock::duration iterate_time_{};
   MoveState moves_;               // runner thread only
   std::chrono::steady_clock::time_point next_checkpoint_;
 };

@@ -124,6 +124,51 @@ TEST(TaskRunnerTest, AnEmulatedIterationLastsWhatTheNodeWouldTake) {
   EXPECT_LT(std::chrono::steady_clock::now() - halted, std::chrono::seconds(30));
 }
 
+// The time a task computed (TaskMeasures::busy_s, what live balancing measures speeds over)
+// counts its iterations, here emulated at 40 ms each, and neither idling once it has nothing to
+// do nor a synchronous step's wait for its neighbours' values.
+TEST(TaskRunnerTest, BusyTimeCountsTheIterationsNotTheWaits) {
+  for (const bool sync : {false, true}) {
+    Recorder rec;
+    RunnerOptions options;
+    options.sync = sync;
+    options.progress_period = std::chrono::milliseconds(10);
+    options.iteration_time = [](std::chrono::nanoseconds) { return std::chrono::nanoseconds(std::chrono::milliseconds(40)); };
+    RunnerCallbacks cb = rec.Callbacks();
+    std::mutex mu;
+    std::vector<std::pair<std::chrono::steady_clock::time_point, TaskMeasures>> reports;
+    cb.progress = [&](uint64_t, double, bool, const TaskMeasures& m) {
+      std::lock_guard lock(mu);
+      reports.emplace_back(std::chrono::steady_clock::now(), m);
+    };
+    // Async: 5 iterations, then nothing to do. Sync: iteration k + 1 waits for the neighbour's
+    // iteration k, which comes every 100 ms.
+    const std::vector<uint32_t> neighbours = sync ? std::vector<uint32_t>{1} : std::vector<uint32_t>{};
+    TaskRunner runner(std::make_unique<CountingTask>(5), neighbours, options, cb);
+    const auto start = std::chrono::steady_clock::now();
+    runner.Start();
+    std::thread neighbour([&] {
+      for (uint64_t k = 1; sync && k <= 4; ++k) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        runner.mailbox().Put(1, k, "v");
+      }
+    });
+    // Async: a report 0.5 s in, idle since 0.2 s. Sync: the report after iteration 5, which waited
+    // for the neighbour's fourth value (0.4 s in).
+    ASSERT_TRUE(testing::WaitUntil([&] {
+      std::lock_guard lock(mu);
+      return !reports.empty() && reports.back().second.busy_s >= 0.2 - 1e-9 &&
+             (sync || reports.back().first - start > std::chrono::milliseconds(500));
+    })) << (sync ? "sync" : "async");
+    neighbour.join();
+    runner.Halt();
+    runner.Join();
+    std::lock_guard lock(mu);
+    EXPECT_NEAR(reports.back().second.busy_s, 0.2, 1e-9) << (sync ? "sync" : "async");
+    EXPECT_GE(reports.back().first - start, std::chrono::milliseconds(400)) << (sync ? "sync" : "async");
+  }
+}
+
 TEST(TaskRunnerTest, ARestoredTaskCountsOnFromItsCheckpoint) {
   Recorder rec;
   RunnerOptions options;
