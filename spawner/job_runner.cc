@@ -541,9 +541,12 @@ awaitable<Status> JobRunner::WaitUntil(const std::function<bool()>& done, const 
       if (on_progress_) on_progress_();
       next_progress = now + std::chrono::milliseconds(options_.progress_ms);
       if (forecast && forecast_) {
-        // A task that moved restarts from its checkpoint: the curve so far says nothing of it.
-        if (supervisor_->replacements().size() != forecast_moves_) {
+        // A task that moved restarts from its checkpoint, and one that gave or took items
+        // starts its convergence again on other work: the curve so far says nothing of either.
+        const uint64_t item_moves = balancing_ ? balancing_->stats().moves : 0;
+        if (supervisor_->replacements().size() != forecast_moves_ || item_moves != forecast_item_moves_) {
           forecast_moves_ = supervisor_->replacements().size();
+          forecast_item_moves_ = item_moves;
           forecast_->Restart();
         }
         forecast_->Add(std::chrono::duration<double>(now - iterating_since_).count(), progress.max_change,

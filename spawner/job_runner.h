@@ -150,6 +150,7 @@ class JobRunner {
   std::chrono::steady_clock::time_point iterating_since_;
   std::optional<ConvergenceForecast> forecast_;  // when the app gives a local threshold
   size_t forecast_moves_ = 0;                    // replacements the forecast has seen
+  uint64_t forecast_item_moves_ = 0;             // item moves (live balancing) it has seen
   std::function<void()> on_progress_;
   std::unique_ptr<LiveBalancing> balancing_;
   std::deque<balance::MoveOrder> move_queue_;      // the moves of the redistribution under way
