@@ -264,6 +264,10 @@ class CgTask final : public app::Task {
     const int k = static_cast<int>(std::clamp(wanted, 0.0, static_cast<double>(std::max(0, hi - lo - MinBlockRows(movable_->spec)))));
     RowMove m;
     m.n = movable_->spec.n;
+    if (k == 0) {  // nothing worth `work` to give: a move of no row
+      m.lo = m.hi = m.halo_lo = lo;
+      return EncodeRowMove(m);
+    }
     int keep_lo = lo, keep_hi = hi;
     if (to == l + 1) {
       m.lo = hi - k, m.hi = hi, keep_hi = m.lo;
@@ -273,10 +277,9 @@ class CgTask final : public app::Task {
       m.halo_lo = m.hi;
     }
     const int halo_hi = to == l + 1 ? m.lo : std::min(hi, m.hi + bw);
-    if (k == 0) m.halo_lo = m.lo;
     for (int r = m.lo; r < m.hi; ++r) m.x.push_back(x_[r - lo]);
-    for (int r = m.halo_lo; k > 0 && r < halo_hi; ++r) m.halo.push_back(x_[r - lo]);
-    if (k > 0) AIAC_RETURN_IF_ERROR(Rebuild(keep_lo, keep_hi, {}));
+    for (int r = m.halo_lo; r < halo_hi; ++r) m.halo.push_back(x_[r - lo]);
+    AIAC_RETURN_IF_ERROR(Rebuild(keep_lo, keep_hi, {}));
     return EncodeRowMove(m);
   }
 
@@ -772,9 +775,7 @@ Result<app::JobPlan> CgApp::Split(const CgParams& p, uint32_t task_count, const 
   }
   // Rows move live between neighbouring slices of a generated system while each stays wider
   // than the bandwidth (row_moves.h).
-  plan.items_in_chain = p.daemon_builds_block() && std::all_of(part.rows.begin(), part.rows.end(), [&](const auto& rows) {
-    return static_cast<int>(rows.size()) >= MinBlockRows(p.spec);
-  });
+  plan.items_in_chain = p.daemon_builds_block() && SlicesCanMove(p.spec, SliceStarts(n, tasks, shares));
   owned_ = std::move(part.rows);
   plan.notes = std::move(notes);
   return plan;
@@ -801,10 +802,8 @@ Result<std::unique_ptr<app::Task>> CgApp::MakeTask(const app::JobParams& params,
                                                " rows)", rows * (2.0 * p->spec.bandwidth + 1) * kBytesPerEntry + rows * kBytesPerRow));
     // Rows can move between neighbours while every block is wider than the bandwidth
     // (row_moves.h); all tasks see the same starts, so they agree.
-    std::optional<MovableRows> movable = MovableRows{p->spec, params.tasks, task};
-    for (uint32_t l = 0; l < params.tasks; ++l) {
-      if (starts[l + 1] - starts[l] < MinBlockRows(p->spec)) movable.reset();
-    }
+    std::optional<MovableRows> movable;
+    if (SlicesCanMove(p->spec, starts)) movable = MovableRows{p->spec, params.tasks, task};
     Block block = GeneratedBlock(p->spec, starts, task);
     return NewCgTask(std::move(block), *p, std::move(movable));
   }

@@ -16,6 +16,13 @@ bool InRows(int lo, int hi, int n) { return 0 <= lo && lo <= hi && hi <= n; }
 
 int MinBlockRows(const GeneratedSpec& spec) { return std::max(1, spec.bandwidth + 1); }
 
+bool SlicesCanMove(const GeneratedSpec& spec, const std::vector<int>& starts) {
+  for (size_t l = 0; l + 1 < starts.size(); ++l) {
+    if (starts[l + 1] - starts[l] < MinBlockRows(spec)) return false;
+  }
+  return true;
+}
+
 std::vector<int> LocalStarts(int n, uint32_t tasks, uint32_t l, int lo, int hi) {
   std::vector<int> starts(static_cast<size_t>(tasks) + 1, 0);
   for (uint32_t m = l + 2; m <= tasks; ++m) starts[m] = n;

@@ -33,6 +33,9 @@ struct MovableRows {
 // The fewest rows a block keeps: one more than the bandwidth, so that no row of its neighbours
 // reaches past it.
 int MinBlockRows(const GeneratedSpec& spec);
+// Whether the rows of slices `starts` (tasks + 1 row numbers) can move: every slice has
+// MinBlockRows. The spawner's plan and every task decide by it alike.
+bool SlicesCanMove(const GeneratedSpec& spec, const std::vector<int>& starts);
 
 // Slice starts as task `l` of `tasks` sees them: [lo, hi) its own, every row below lo task
 // l - 1's, every row from hi on task l + 1's (the tasks further away get no rows). Enough for
