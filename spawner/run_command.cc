@@ -111,8 +111,15 @@ int RunCommand(const RunArgs& given) {
     args.local = nodes;
     emulation.emplace();
     emulation->platform_path = std::filesystem::absolute(args.platform).string();
+    // Each node's daemon id, and for Lee & Cho's static splits its power and its competing jobs
+    // (mean N and sigma_n, the task counted in N), as the platform file gives them.
     for (const auto& c : platform->clusters) {
-      for (size_t k = 1; k <= c.powers.size(); ++k) emulation->node_ids.push_back(emulation::PlatformFile::NodeId(c.name, k));
+      const emulation::BackgroundSpec bg = c.background.value_or(emulation::BackgroundSpec{});
+      for (size_t k = 1; k <= c.powers.size(); ++k) {
+        const std::string id = emulation::PlatformFile::NodeId(c.name, k);
+        emulation->node_ids.push_back(id);
+        split_nodes[id] = {c.powers[k - 1], 1 + bg.mean_jobs, bg.std_jobs};
+      }
     }
     // The default makes even the fastest node's emulated iteration outlast what sharing the
     // cores costs it when every daemon computes at once (nodes / cores): otherwise the fast
@@ -125,14 +132,6 @@ int RunCommand(const RunArgs& given) {
     emulation->slowdown = args.slowdown > 0 ? args.slowdown : std::max(1.0, nodes / cores * fastest);
     if (!(emulation->slowdown >= 1)) return BadInput(InvalidArgument("--slowdown must be at least 1"));
     emulation->seed = args.platform_seed != 0 ? args.platform_seed : args.kill_seed != 0 ? args.kill_seed : 1;
-    // Lee & Cho's static splits weigh each node by its power and its competing jobs (mean N and
-    // sigma_n, the task counted in N): known here from the platform file.
-    for (const auto& c : platform->clusters) {
-      const emulation::BackgroundSpec bg = c.background.value_or(emulation::BackgroundSpec{});
-      for (size_t k = 1; k <= c.powers.size(); ++k) {
-        split_nodes[emulation::PlatformFile::NodeId(c.name, k)] = {c.powers[k - 1], 1 + bg.mean_jobs, bg.std_jobs};
-      }
-    }
   } else if (args.local < 0) {
     return BadInput(InvalidArgument("--local needs the number of daemons (or --platform)"));
   }
