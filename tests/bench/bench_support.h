@@ -2,9 +2,15 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <vector>
 
 namespace aiac::bench {
+
+// Seconds from `start` until now, on the steady clock the benchmarks time with.
+inline double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
 
 // The median of the non-negative values (failed runs are recorded as -1), the upper one of an
 // even count; -1 when there is none.

@@ -8,16 +8,12 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "bench_support.h"
 #include "checkpoint/rocksdb_checkpoint_store.h"
 
 namespace aiac::bench {
-namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-}  // namespace
 
 std::string State(size_t bytes, uint64_t seed) {
   std::string s(bytes, '\0');
@@ -44,7 +40,7 @@ double RawSeconds(const std::string& path, const std::string& state, int count) 
       std::exit(1);
     }
   }
-  double s = Since(start);
+  double s = SecondsSince(start);
   ::close(fd);
   std::filesystem::remove(path);
   return s;
@@ -68,7 +64,7 @@ double StoreSeconds(const std::string& dir, const std::string& state, int count)
       std::exit(1);
     }
   }
-  double s = Since(start);
+  double s = SecondsSince(start);
   store->reset();
   std::filesystem::remove_all(dir);
   return s;

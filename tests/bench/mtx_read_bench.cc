@@ -15,6 +15,7 @@
 #include <sstream>
 #include <string>
 
+#include "bench_support.h"
 #include "apps/cg/cg_app.h"
 #include "apps/cg/matrix_market.h"
 #include "core/temp_dir.h"
@@ -24,7 +25,6 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 void WriteBanded(const std::string& path, long rows, int bandwidth) {
   std::FILE* f = std::fopen(path.c_str(), "w");
@@ -83,10 +83,10 @@ int main(int argc, char** argv) {
   for (int turn = 0; turn < 3; ++turn) {  // best of three, alternating
     auto t = Clock::now();
     bytes = ReadBytes(path);
-    best_bytes = std::min(best_bytes, Since(t));
+    best_bytes = std::min(best_bytes, bench::SecondsSince(t));
     t = Clock::now();
     auto m = cg::ReadMatrixMarket(path);
-    best_aiac = std::min(best_aiac, Since(t));
+    best_aiac = std::min(best_aiac, bench::SecondsSince(t));
     if (!m.ok()) {
       std::fprintf(stderr, "mtx_read_bench: %s\n", m.status().ToString().c_str());
       return 1;
@@ -94,7 +94,7 @@ int main(int argc, char** argv) {
     entries = m->entries.size();
     t = Clock::now();
     const size_t by_lines = ReadByLines(path);
-    best_lines = std::min(best_lines, Since(t));
+    best_lines = std::min(best_lines, bench::SecondsSince(t));
     if (by_lines != entries) {
       std::fprintf(stderr, "mtx_read_bench: %zu entries by lines, %zu by ReadMatrixMarket\n", by_lines, entries);
       return 1;
@@ -108,10 +108,10 @@ int main(int argc, char** argv) {
     notes.clear();
     auto t = Clock::now();
     auto text = cg::ReadMatrix(path, false, notes);
-    best_text = std::min(best_text, Since(t));
+    best_text = std::min(best_text, bench::SecondsSince(t));
     t = Clock::now();
     auto cached = cg::ReadMatrix(path, true, notes);
-    best_cache = std::min(best_cache, Since(t));
+    best_cache = std::min(best_cache, bench::SecondsSince(t));
     if (!text.ok() || !cached.ok() || notes.size() != 1 || notes[0].find("from its cache") == std::string::npos ||
         text->a.nonZeros() != cached->a.nonZeros()) {
       std::fprintf(stderr, "mtx_read_bench: the cache was not used or differs\n");

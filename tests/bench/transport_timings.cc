@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "bench_support.h"
 #include "support/loopback.h"
 
 namespace aiac::bench {
@@ -18,8 +19,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using testing::ConnectLoopback;
-
-double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 // Runs `io` until `done` holds.
 void RunUntil(asio::io_context& io, const std::function<bool()>& done) {
@@ -44,7 +43,7 @@ Timings RawTcp(int round_trips, int megabytes) {
     asio::write(b, asio::buffer(small));
     asio::read(a, asio::buffer(small));
   }
-  t.round_trip_us = Since(start) * 1e6 / round_trips;
+  t.round_trip_us = SecondsSince(start) * 1e6 / round_trips;
   std::string mb(1 << 20, 'x'), in(1 << 20, '\0');
   std::array<char, 64> ack{};
   start = Clock::now();
@@ -59,7 +58,7 @@ Timings RawTcp(int round_trips, int megabytes) {
     io.restart();
     io.run();
   }
-  t.megabyte_ms = Since(start) * 1e3 / megabytes;
+  t.megabyte_ms = SecondsSince(start) * 1e3 / megabytes;
   return t;
 }
 
@@ -101,7 +100,7 @@ Timings Framed(Transport transport, int round_trips, int megabytes) {
     a->SendEnvelope([](proto::Envelope::Builder e) { e.initHeartbeat().setDaemonId("d1"); });
     RunUntil(io, [&] { return answers == i + 1; });
   }
-  t.round_trip_us = Since(start) * 1e6 / round_trips;
+  t.round_trip_us = SecondsSince(start) * 1e6 / round_trips;
   const std::string mb(1 << 20, 'x');
   answers = 0;
   start = Clock::now();
@@ -113,7 +112,7 @@ Timings Framed(Transport transport, int round_trips, int megabytes) {
     });
     RunUntil(io, [&] { return answers == i + 1; });
   }
-  t.megabyte_ms = Since(start) * 1e3 / megabytes;
+  t.megabyte_ms = SecondsSince(start) * 1e3 / megabytes;
   a->Close();
   b->Close();
   io.poll();
