@@ -113,7 +113,10 @@ awaitable<void> TaskHost::Accept(Assignment assignment, std::shared_ptr<runtime:
   if (!stopping_) {
     session = prepared.ok() ? TaskSession::Create(io_, *a, std::move(*prepared), plugin, options_.progress,
                                                   SpawnerPort{[conn](const auto& fill) { conn->SendEnvelope(fill); },
-                                                              [this](const std::string& why) { EndJob(why); }},
+                                                              [this](const std::string& why) { EndJob(why); },
+                                                              [this](uint64_t move, const std::string& items) {
+                                                                OnExported(move, items);
+                                                              }},
                                                   log_, options_.iteration_time)
                             : Result<Session>(prepared.status());
   }
@@ -125,6 +128,8 @@ awaitable<void> TaskHost::Accept(Assignment assignment, std::shared_ptr<runtime:
   const uint64_t restored_iteration = prepared->restored ? prepared->restored->iteration : 0;
   job_ = *session;
   job_spawner_ = conn;
+  export_routes_.clear();
+  routed_ = RoutedImports();
   checkpoints_.Host(a->job, a->hosted);
   for (auto& [t, link] : job_->links()) asio::co_spawn(io_, RunLink(job_, link), asio::detached);
   for (auto& backup : job_->backups()) {
@@ -353,6 +358,22 @@ awaitable<void> TaskHost::ServeSpawner(net::ConnectionPtr conn) {
       move.to = m.getTo();
       move.items = net::AsString(m.getItems());
       move.kind = runtime::FromProto(m.getKind());
+      if (move.kind == runtime::MoveKind::kImport) {
+        const std::string sha256 = AsString(m.getSha256());
+        if (!sha256.empty() && move.items.empty()) {
+          // The items come daemon to daemon: imported when they are here and match.
+          auto here = routed_.Expect(move.move, sha256);
+          if (here) Import(move.move, std::move(*here));
+          continue;
+        }
+        if (!routed_.Direct(move.move)) {
+          log_->debug("job {}: move {}: the items came by their route already", job_->job(), move.move);
+          continue;
+        }
+      }
+      if (move.kind == runtime::MoveKind::kExport && m.getRoute().size() > 0) {
+        export_routes_[move.move] = {move.to, HopsOf(m.getRoute())};
+      }
       job_->Move(std::move(move));
     } else if (env.isHalt()) {
       if (job_ && job_spawner_ == conn) {
@@ -547,6 +568,13 @@ awaitable<void> TaskHost::ServeNeighbour(net::ConnectionPtr conn) {
       }
       continue;
     }
+    if (env.isRelayItems()) {
+      if (!OnRelayed(*conn, env.getRelayItems())) {
+        conn->Refuse("relay items: the route does not start here");
+        co_return;
+      }
+      continue;
+    }
     if (!env.isDependencyData()) {
       log_->warn("closed {}: unexpected message from a daemon", conn->Describe());
       conn->Refuse("unexpected message");
@@ -576,7 +604,115 @@ awaitable<void> TaskHost::ServeNeighbour(net::ConnectionPtr conn) {
   }
 }
 
+std::vector<TaskHost::RelayHop> TaskHost::HopsOf(capnp::List<proto::Neighbour>::Reader route) {
+  std::vector<RelayHop> hops;
+  for (auto n : route) hops.push_back({n.getTask(), n.getAddress().cStr(), n.getDaemonId().cStr()});
+  return hops;
+}
+
+void TaskHost::OnExported(uint64_t move, const std::string& items) {
+  auto route = export_routes_.find(move);
+  if (!job_ || route == export_routes_.end()) return;
+  auto [to_task, hops] = std::move(route->second);
+  export_routes_.erase(route);
+  net::SpawnLogged(io_.get_executor(), Relay(job_->job(), move, to_task, std::move(hops), items), log_,
+                   "item relay");
+}
+
+awaitable<void> TaskHost::Relay(std::string job, uint64_t move, uint32_t to_task, std::vector<RelayHop> route,
+                                std::string items) {
+  const RelayHop next = route.front();
+  net::ConnectionPtr conn;
+  if (auto known = relay_links_.find(next.daemon); known != relay_links_.end() && known->second->is_open()) {
+    conn = known->second;
+  }
+  auto backoff = std::chrono::milliseconds(50);
+  for (int attempt = 0; !conn && attempt < 3; ++attempt) {
+    if (attempt > 0) {
+      asio::steady_timer wait(io_, backoff);
+      co_await wait.async_wait(net::use_nothrow);
+      backoff *= 2;
+    }
+    auto ep = ParseEndpoint(next.address);
+    if (!ep.ok()) break;
+    auto dialed = co_await DialOnce(*ep, next.daemon, job, "to pass items on to");
+    if (!dialed.ok()) continue;
+    conn = *dialed;
+    relay_links_[next.daemon] = conn;
+    // The next daemon writes on this connection only to refuse it: then dial again next time.
+    net::SpawnLogged(io_.get_executor(), [](net::ConnectionPtr c) -> awaitable<void> {
+      if ((co_await c->Receive()).ok()) c->Refuse("unexpected message");
+      c->Close();
+    }(conn), log_, "relay link watch");
+  }
+  if (!conn || !job_ || job_->job() != job) {
+    // The spawner sends the items itself once it hears the route failed, or after a while.
+    log_->warn("job {}: items of move {} not passed on to daemon {} (task {}): {}", job, move, next.daemon, next.task,
+               conn ? "the job ended here" : "unreachable");
+    co_return;
+  }
+  conn->SendEnvelope([&](proto::Envelope::Builder e) {
+    auto r = e.initRelayItems();
+    r.setJob(job);
+    r.setMove(move);
+    r.setToTask(to_task);
+    auto hops = r.initRoute(static_cast<unsigned>(route.size()));
+    for (unsigned i = 0; i < hops.size(); ++i) {
+      hops[i].setTask(route[i].task);
+      hops[i].setAddress(route[i].address);
+      hops[i].setDaemonId(route[i].daemon);
+    }
+    r.setItems(AsBytes(items));
+  });
+  log_->debug("job {}: move {}: {} bytes of items passed on to daemon {} (task {}), {} daemons to go", job, move,
+              items.size(), next.daemon, next.task, route.size() - 1);
+}
+
+bool TaskHost::OnRelayed(const net::Connection& from, proto::RelayItems::Reader r) {
+  auto route = r.getRoute();
+  if (route.size() == 0 || route[0].getDaemonId() != options_.id) {
+    log_->warn("closed {}: items of move {} routed through another daemon", from.Describe(), r.getMove());
+    return false;
+  }
+  if (!job_ || job_->job() != r.getJob().cStr()) {
+    // This daemon no longer runs that job: the spawner sends the items itself after a while.
+    log_->info("items of move {} of job {} dropped: that job does not run here", r.getMove(),
+               Printable(r.getJob().cStr(), 64));
+    return true;
+  }
+  if (route.size() > 1) {
+    std::vector<RelayHop> rest = HopsOf(route);
+    rest.erase(rest.begin());
+    net::SpawnLogged(io_.get_executor(), Relay(job_->job(), r.getMove(), r.getToTask(), std::move(rest),
+                                               AsString(r.getItems())),
+                     log_, "item relay");
+    return true;
+  }
+  if (r.getToTask() != job_->task()) {
+    log_->info("job {}: items of move {} for task {} dropped: task {} runs here", job_->job(), r.getMove(),
+               r.getToTask(), job_->task());
+    return true;
+  }
+  auto here = routed_.Arrive(r.getMove(), AsString(r.getItems()));
+  if (!here.ok()) {
+    log_->warn("job {}: items from {} dropped: {}", job_->job(), from.Describe(), here.status().message());
+  } else if (*here) {
+    Import(r.getMove(), std::move(**here));
+  }
+  return true;
+}
+
+void TaskHost::Import(uint64_t move, std::string items) {
+  runtime::ItemMove m;
+  m.move = move;
+  m.kind = runtime::MoveKind::kImport;
+  m.items = std::move(items);
+  job_->Move(std::move(m));
+}
+
 void TaskHost::EndJob(const std::string& why) {
+  for (auto& [daemon, conn] : relay_links_) conn->Close();
+  relay_links_.clear();
   if (!job_) return;
   Session job = std::move(job_);
   job_.reset();

@@ -15,6 +15,11 @@
 // and their acknowledgements are counted in TaskProgress and Result. The daemon itself keeps
 // the checkpoints of the tasks the spawner names in AssignTask.hosted (CheckpointService).
 //
+// Item moves (issue 10): the spawner's MoveItems run on the task; an export given a route also
+// goes daemon to daemon (RelayItems), passed on by each daemon of the route (DistPM's migration
+// gateways), and the last one imports the items once the spawner names their SHA-256
+// (RoutedImports). A daemon passes items on only for the job it runs.
+//
 // One task per daemon (MAHEVE section 3.3): an AssignTask while a job runs, or while one is
 // being set up, is refused. The task itself is a TaskSession; this class is its network side.
 // Runs on the daemon's io_context thread, except the app's part of setting up a task and the
@@ -23,6 +28,7 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -35,6 +41,7 @@
 #include "core/logging.h"
 #include "daemon/assignment.h"
 #include "daemon/checkpoint_service.h"
+#include "daemon/routed_imports.h"
 #include "daemon/task_data_buffer.h"
 #include "daemon/task_session.h"
 #include "monitor/run_queue.h"
@@ -112,6 +119,22 @@ class TaskHost {
   void OnNeighbourMoved(const NeighbourMove& m);
   void Reply(net::Connection& conn, const std::string& job, uint32_t task, const std::string& error,
              bool need_plugin = false, uint64_t restored_iteration = 0, const runtime::MoveState* moves = nullptr);
+  // ---- Items travelling daemon to daemon.
+  struct RelayHop {
+    uint32_t task = 0;  // the task that daemon runs (for logs)
+    std::string address, daemon;
+  };
+  static std::vector<RelayHop> HopsOf(capnp::List<proto::Neighbour>::Reader route);
+  // The task exported move `move`'s items: on along the route the spawner gave the move, if any.
+  void OnExported(uint64_t move, const std::string& items);
+  // Sends move `move`'s items for task `to_task` to route[0], telling it the route from there.
+  net::awaitable<void> Relay(std::string job, uint64_t move, uint32_t to_task, std::vector<RelayHop> route,
+                             std::string items);
+  // RelayItems from a daemon: passed on, or imported here. False when the sender misbehaved.
+  bool OnRelayed(const net::Connection& from, proto::RelayItems::Reader r);
+  // The task imports move `move`'s items (the routed or the spawner's copy, once).
+  void Import(uint64_t move, std::string items);
+
   // One run-queue sample (TaskHostOptions::competing_jobs, else /proc/stat).
   void SampleRunQueue();
   void EndJob(const std::string& why);
@@ -128,6 +151,11 @@ class TaskHost {
   std::optional<std::pair<std::string, uint32_t>> setting_up_;
   std::shared_ptr<net::asio::steady_timer> setup_done_;          // cancelled once it ran or failed
   std::unique_ptr<Assignment> waiting_for_plugin_;
+  // job_'s item moves: the routes its exports go along (by move), its routed imports, and the
+  // connections items go on through (by daemon id).
+  std::map<uint64_t, std::pair<uint32_t, std::vector<RelayHop>>> export_routes_;
+  RoutedImports routed_;
+  std::map<std::string, net::ConnectionPtr> relay_links_;
   bool stopping_ = false;
   monitor::RunQueueMonitor run_queue_;
   bool run_queue_warned_ = false;

@@ -180,6 +180,9 @@ runtime::RunnerCallbacks TaskSession::Callbacks() {
         m.setItemsAfter(r.items_after);
         m.setMoves(r.moves);
       });
+      if (r.error.ok() && r.kind == runtime::MoveKind::kExport && r.count > 0 && s.port_.exported) {
+        s.port_.exported(r.move, r.items);
+      }
       if (!r.error.ok()) {
         s.log_->warn("job {}: move {} of task {} refused: {}", s.job_, r.move, s.task_, r.error.message());
       } else if (r.kind != runtime::MoveKind::kConfirm) {

@@ -60,6 +60,9 @@ struct SpawnerPort {
   std::function<void(const std::function<void(proto::Envelope::Builder)>&)> send;
   // The task ended by itself (halted and sent its result, or failed): the host ends the session.
   std::function<void(const std::string& why)> ended;
+  // The task exported `items` in move `move` (after the reply went): the host sends them on when
+  // the spawner gave the move a route. Optional.
+  std::function<void(uint64_t move, const std::string& items)> exported;
 };
 
 class TaskSession : public std::enable_shared_from_this<TaskSession> {

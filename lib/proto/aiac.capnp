@@ -179,6 +179,23 @@ struct MoveItems {
   work @4 :Float64;
   items @5 :Data;
   to @6 :UInt32;            # export: the task that will take the items
+  # export: also send the items, daemon to daemon, along these daemons (RelayItems); the last
+  # one runs `to`. Empty: the items travel only in the reply.
+  route @7 :List(Neighbour);
+  # import with no `items`: take the items of move `move` that come by RelayItems, once they
+  # hash to this SHA-256 (the spawner has them from the export's reply).
+  sha256 @8 :Data;
+}
+# Items of move `move` on their way from the exporting task's daemon to the daemon of `toTask`
+# (issue 10, DistPM's migration gateways): each daemon in `route` passes them to the next; the
+# receiver is route[0], the last one runs `toTask` and imports them when the spawner's MoveItems
+# names their SHA-256.
+struct RelayItems {
+  job @0 :Text;
+  move @1 :UInt64;
+  toTask @2 :UInt32;
+  route @3 :List(Neighbour);
+  items @4 :Data;
 }
 struct ItemsMoved {
   job @0 :Text;
@@ -317,5 +334,6 @@ struct Envelope {
     part @33 :Part;
     moveItems @34 :MoveItems;
     itemsMoved @35 :ItemsMoved;
+    relayItems @36 :RelayItems;
   }
 }
