@@ -9,6 +9,7 @@
 #include "net/capnp_bytes.h"
 #include "net/random.h"
 #include "net/server.h"
+#include "spawner/gateways.h"
 
 namespace aiac::spawner {
 
@@ -40,6 +41,7 @@ JobRunner::JobRunner(JobSpec job, LoadedApp& app, SpawnerOptions options, RunSet
   summary_.mode = settings_.sync ? "sync" : "async";
   summary_.mapping = settings_.mapping;
   summary_.balancing.mode = balance::BalanceModeName(settings_.balance);
+  summary_.balancing.migration = settings_.migration;
   spawner_id_ = "spawner-" + std::to_string(getpid());
 }
 
@@ -120,6 +122,7 @@ awaitable<RunSummary> JobRunner::Run(std::vector<Endpoint> supernodes) {
     balance::BalancerOptions balancer;
     balancer.chain = app_.plan.items_in_chain;
     balancing_ = std::make_unique<LiveBalancing>(settings_.balance, job_.tasks, balancer);
+    balancing_->SetMigration(settings_.migration);
     if (app_.plan.target_change > 0) {
       // A window of a tenth of the time allowed (2 to 20 s): a short job is judged sooner.
       forecast_.emplace(app_.plan.target_change, job_.timeout_s,
@@ -566,7 +569,10 @@ awaitable<Status> JobRunner::WaitUntil(const std::function<bool()>& done, const 
 Clock::time_point JobRunner::BalanceTick(Clock::time_point now) {
   const auto never = Clock::time_point::max();
   if (!balancing_) return never;
-  for (const auto& [move, seconds] : supervisor_->TakeCompletedMoves()) balancing_->OnMoveDone(move, seconds);
+  const std::vector<std::string> clusters = TaskClusters();
+  for (const auto& [move, seconds] : supervisor_->TakeCompletedMoves()) {
+    balancing_->OnMoveDone(move, seconds, clusters[move.from] != clusters[move.to]);
+  }
   for (size_t t = 0; t < job_.tasks; ++t) {
     if (auto r = supervisor_->report(t)) {
       TaskReport report = r->first;
@@ -592,6 +598,7 @@ Clock::time_point JobRunner::BalanceTick(Clock::time_point now) {
   }
   if (supervisor_->converged() || !balancing_->movable()) return now + std::chrono::milliseconds(250);
   if (now < AtSecond(balancing_->next_check_s())) return AtSecond(balancing_->next_check_s());
+  if (settings_.migration != "spawner") balancing_->SetClusters(Clusters());
   const auto moves = balancing_->Check(SinceStart(now));
   const auto checked_next = AtSecond(balancing_->next_check_s());
   LogCheckingPoint(moves);
@@ -606,9 +613,48 @@ bool JobRunner::StartNextMove(Clock::time_point now) {
   while (!move_queue_.empty()) {
     const balance::MoveOrder m = move_queue_.front();
     move_queue_.pop_front();
-    if (supervisor_->BeginMove(m.from, m.to, m.work, now)) return true;
+    std::optional<std::vector<size_t>> via;
+    if (settings_.migration != "spawner") via = GatewaysBetween(TaskClusters(), m.from, m.to);
+    if (supervisor_->BeginMove(m.from, m.to, m.work, now, via)) return true;
   }
   return false;
+}
+
+std::vector<std::string> JobRunner::TaskClusters() const {
+  std::vector<std::string> clusters;
+  const Deployment& d = supervisor_->deployment();
+  for (size_t t = 0; t < d.tasks(); ++t) {
+    auto g = std::find_if(d.granted().begin(), d.granted().end(),
+                          [&](const GrantedDaemon& x) { return x.id == d.task(t).daemon; });
+    clusters.push_back(g == d.granted().end() ? std::string() : g->cluster);
+  }
+  return clusters;
+}
+
+ClusterView JobRunner::Clusters() const {
+  ClusterView view;
+  view.planner = settings_.migration == "greedy" ? redistribution::ChannelPlanner::kGreedy
+                                                 : redistribution::ChannelPlanner::kDistPM;
+  std::vector<std::string> names;
+  for (const std::string& c : TaskClusters()) {
+    auto at = std::find(names.begin(), names.end(), c);
+    view.cluster.push_back(static_cast<int>(at - names.begin()));
+    if (at == names.end()) names.push_back(c);
+  }
+  // Unknown channels: 1 ms and 1 Gbit/s each, so the plan only spreads the items evenly.
+  const size_t n = names.size();
+  view.latency.assign(n, std::vector<double>(n, 1e-3));
+  view.seconds_per_byte.assign(n, std::vector<double>(n, 8e-9));
+  for (size_t a = 0; a < n; ++a) {
+    for (size_t b = 0; b < n; ++b) {
+      if (!settings_.channel) continue;
+      if (auto link = settings_.channel(names[a], names[b])) {
+        view.latency[a][b] = link->first;
+        view.seconds_per_byte[a][b] = link->second;
+      }
+    }
+  }
+  return view;
 }
 
 void JobRunner::LogCheckingPoint(const std::vector<balance::MoveOrder>& moves) const {

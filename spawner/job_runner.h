@@ -54,6 +54,15 @@ struct RunSettings {
   // static S_M / S_P (eq. 9, means only / with sigma_n) on `nodes`, each daemon's figures.
   std::string split = "power";
   std::map<std::string, balance::Workstation> nodes;
+  // How moved items travel (issue 10): "distpm" daemon to daemon, between clusters through
+  // DistPM's gateways (spawner/gateways.h) with each channel's amount from its LP (3);
+  // "greedy" the same with the channels filled greedily (section 5.1); "spawner" through the
+  // spawner (the export's reply, then the import).
+  std::string migration = "distpm";
+  // A channel's latency (seconds) and seconds per byte between two clusters (the same cluster
+  // twice: inside it), when known (an emulated platform's links); unknown channels count as
+  // equal.
+  std::function<std::optional<std::pair<double, double>>(const std::string&, const std::string&)> channel;
 };
 
 class JobRunner {
@@ -123,6 +132,10 @@ class JobRunner {
   std::chrono::steady_clock::time_point BalanceTick(std::chrono::steady_clock::time_point now);
   // Starts the next move of the redistribution under way that can start; false when none did.
   bool StartNextMove(std::chrono::steady_clock::time_point now);
+  // Each task's daemon's cluster now.
+  std::vector<std::string> TaskClusters() const;
+  // The tasks' clusters and their channels for the balancer (LiveBalancing::SetClusters).
+  ClusterView Clusters() const;
   // One line per redistribution: the speeds, the expected ends (eqs. 10 and 9) and the moves.
   void LogCheckingPoint(const std::vector<balance::MoveOrder>& moves) const;
   double SinceStart(std::chrono::steady_clock::time_point t) const {

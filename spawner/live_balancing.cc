@@ -97,7 +97,8 @@ std::vector<balance::MoveOrder> LiveBalancing::Check(double now_s) {
     stats_.observed_gain += expected_before_ - ((now_s - observed_from_) + ExpectedEnd());
     observing_ = false;
   }
-  std::vector<balance::MoveOrder> moves = options_.chain ? InSourceUnits(d.moves, remaining) : d.moves;
+  channels_.clear();
+  std::vector<balance::MoveOrder> moves = options_.chain ? InSourceUnits(d.moves, remaining) : ByCluster(d.moves, remaining);
   if (moves.empty()) return none;
   ++stats_.redistributions;
   stats_.predicted_gain += d.step.gain;
@@ -121,13 +122,74 @@ std::vector<balance::MoveOrder> LiveBalancing::InSourceUnits(const std::vector<b
   return out;
 }
 
-void LiveBalancing::OnMoveDone(const CompletedMove& move, double seconds) {
+std::vector<balance::MoveOrder> LiveBalancing::ByCluster(const std::vector<balance::MoveOrder>& moves,
+                                                          const std::vector<double>& remaining) {
+  if (!clusters_ || clusters_->cluster.size() != tasks_.size() || moves.empty()) return moves;
+  const std::vector<int>& cluster = clusters_->cluster;
+  if (std::all_of(cluster.begin(), cluster.end(), [&](int c) { return c == cluster[0]; })) return moves;
+  const size_t n = tasks_.size();
+  std::vector<double> net(n, 0);  // work to give (> 0) or to take (< 0)
+  for (const auto& m : moves) {
+    net[m.from] += m.work;
+    net[m.to] -= m.work;
+  }
+  redistribution::ClusterMoveInput in;
+  in.cluster = cluster;
+  in.surplus.assign(n, 0);
+  for (const Task& t : tasks_) in.items.push_back(std::max<int64_t>(0, t.last.items));
+  // A giver gives the items its work amounts to; the takers share them in proportion to the
+  // work each is to take (largest remainders), whatever their own work per item.
+  int64_t given = 0;
+  double taken = 0;
+  for (size_t t = 0; t < n; ++t) {
+    if (net[t] > 0 && remaining[t] > 0 && in.items[t] > 0) {
+      in.surplus[t] = std::min<int64_t>(in.items[t], std::llround(net[t] * static_cast<double>(in.items[t]) / remaining[t]));
+      given += in.surplus[t];
+    } else if (net[t] < 0) {
+      taken -= net[t];
+    }
+  }
+  if (given == 0 || !(taken > 0)) return {};
+  std::vector<std::pair<double, size_t>> fractions;
+  int64_t dealt = 0;
+  for (size_t t = 0; t < n; ++t) {
+    if (!(net[t] < 0)) continue;
+    const double share = static_cast<double>(given) * -net[t] / taken;
+    const auto whole = static_cast<int64_t>(std::floor(share));
+    in.surplus[t] = -whole;
+    dealt += whole;
+    fractions.emplace_back(share - static_cast<double>(whole), t);
+  }
+  std::stable_sort(fractions.begin(), fractions.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (size_t k = 0; dealt < given && k < fractions.size(); ++k, ++dealt) --in.surplus[fractions[k].second];
+  in.alpha = clusters_->latency;
+  in.beta = clusters_->seconds_per_byte;
+  for (auto& row : in.beta)
+    for (double& b : row) b *= bytes_per_item_;
+  auto planned = redistribution::PlanClusterMoves(in, clusters_->planner);
+  if (!planned.ok()) return moves;
+  channels_ = planned->channels;
+  std::vector<balance::MoveOrder> out;
+  for (const auto& x : planned->transfers) {
+    const double per_item = remaining[x.from] / static_cast<double>(in.items[x.from]);
+    out.push_back({x.from, x.to, static_cast<double>(x.items) * per_item});
+  }
+  return out;
+}
+
+void LiveBalancing::OnMoveDone(const CompletedMove& move, double seconds, bool between_clusters) {
   if (move.abandoned) {
     ++stats_.abandoned;
     return;
   }
   ++stats_.moves;
   stats_.items_moved += move.count;
+  if (between_clusters) stats_.items_between_clusters += move.count;
+  if (move.count > 0 && move.bytes > 0) {
+    ++sized_moves_;
+    const double size = static_cast<double>(move.bytes) / static_cast<double>(move.count);
+    bytes_per_item_ += (size - bytes_per_item_) / static_cast<double>(sized_moves_);
+  }
   // Eq. (11)'s overhead: the mean time a move took (a pause between iterations, four messages,
   // two checkpoints); it hardly depends on the work moved at these sizes.
   ++timed_moves_;

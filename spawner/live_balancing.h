@@ -10,11 +10,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "balance/live_balancer.h"
+#include "redistribution/cluster_moves.h"
 #include "spawner/move_ledger.h"
 
 namespace aiac::spawner {
@@ -36,16 +38,30 @@ struct TaskReport {
 // The summary's `balancing`.
 struct BalancingStats {
   std::string mode = "off";
+  // How moved items travel: "distpm" or "greedy" (daemon to daemon, between clusters through
+  // gateways, the channels' amounts by DistPM's LP or greedily), "spawner" (through the spawner).
+  std::string migration = "distpm";
   uint32_t checks = 0;           // checking points with every task's speed measured
   uint32_t redistributions = 0;  // checking points that moved work
   uint64_t moves = 0;            // moves completed (items went from one task to another)
   uint64_t abandoned = 0;        // moves given up (the source lost before its export was durable)
   uint64_t items_moved = 0;
+  uint64_t items_between_clusters = 0;  // of items_moved, those whose two tasks ran in different clusters
   double seconds_moving = 0;     // first export to last import, summed over redistributions
   // Eq. (11)'s expected gain, and the gain observed at the next checking point (the expected end
   // before the redistribution, less the time since and the expected end then), summed.
   double predicted_gain = 0;
   double observed_gain = 0;
+};
+
+// Where the tasks run, for moves of unordered items between clusters (DistPM).
+struct ClusterView {
+  std::vector<int> cluster;  // per task: its daemon's cluster, an index into the tables below
+  // Clusters x clusters: a channel's latency in seconds and its seconds per byte (alpha and
+  // beta of distpm-workload-migration.md eq. 1, beta per byte; per item with the moves' measured
+  // bytes per item).
+  std::vector<std::vector<double>> latency, seconds_per_byte;
+  redistribution::ChannelPlanner planner = redistribution::ChannelPlanner::kDistPM;
 };
 
 class LiveBalancing {
@@ -70,8 +86,18 @@ class LiveBalancing {
   double next_check_s() const { return next_check_; }
   // A checking point at `now_s`: the moves to make (empty: none). Only with mode != off.
   std::vector<balance::MoveOrder> Check(double now_s);
+  // Where the tasks run now. With tasks in more than one cluster, the moves of unordered items
+  // (not options.chain) are planned cluster to cluster: the work each task is to give or take
+  // (eq. 9's targets) in items, the clusters' net amounts over the channels by `view.planner`,
+  // then task to task (redistribution/cluster_moves.h). nullopt: task to task only.
+  void SetClusters(std::optional<ClusterView> view) { clusters_ = std::move(view); }
+  // Told in the summary (BalancingStats::migration).
+  void SetMigration(std::string migration) { stats_.migration = std::move(migration); }
   // A move ended after `seconds`; counted, and its time becomes the measured cost of a move.
-  void OnMoveDone(const CompletedMove& move, double seconds);
+  // `between_clusters`: its two tasks ran in different clusters.
+  void OnMoveDone(const CompletedMove& move, double seconds, bool between_clusters = false);
+  // The inter-cluster channels of the last checking point's plan (empty: none, or task to task).
+  const std::vector<redistribution::Flow>& channels() const { return channels_; }
   // The moves of the last checking point are all done (`seconds` after it).
   void OnRedistributionDone(double seconds);
   // The run converged at `now_s`: a redistribution not yet observed is judged against it.
@@ -102,6 +128,10 @@ class LiveBalancing {
   // units (the unit app::Task::ExportItems takes); moves of less than an item are left out.
   std::vector<balance::MoveOrder> InSourceUnits(const std::vector<balance::MoveOrder>& moves,
                                                 const std::vector<double>& remaining) const;
+  // Task-to-task `moves` (work units) planned again cluster to cluster (SetClusters), in the
+  // sources' work units; `moves` unchanged when the tasks share one cluster or the plan fails.
+  std::vector<balance::MoveOrder> ByCluster(const std::vector<balance::MoveOrder>& moves,
+                                            const std::vector<double>& remaining);
   // The expected end from the latest figures, no move made: max_i remaining_i / rate_i (eq. 10).
   double ExpectedEnd() const;
 
@@ -117,6 +147,11 @@ class LiveBalancing {
   double expected_before_ = 0;   // the expected end then, without it
   BalancingStats stats_;
   balance::BalanceDecision last_;
+  std::optional<ClusterView> clusters_;
+  std::vector<redistribution::Flow> channels_;
+  // The encoded size of an item, measured on the moves done (a guess until the first).
+  double bytes_per_item_ = 64;
+  uint64_t sized_moves_ = 0;
 };
 
 }  // namespace aiac::spawner

@@ -22,9 +22,20 @@ MoveStep MoveLedger::Begin(size_t from, size_t to, double work) {
 
 MoveStep MoveLedger::ImportStep() const { return {pending_->to, {pending_->move, MoveKind::kImport, 0, pending_->items}}; }
 
+std::optional<MoveStep> MoveLedger::ImportInFlight() const {
+  if (!pending_ || !pending_->importing) return std::nullopt;
+  return ImportStep();
+}
+
 CompletedMove MoveLedger::Complete(bool abandoned, std::string why) {
-  CompletedMove c{pending_->move, pending_->from, pending_->to, pending_->work, abandoned ? 0 : pending_->count,
-                  abandoned, std::move(why)};
+  CompletedMove c{pending_->move,
+                  pending_->from,
+                  pending_->to,
+                  pending_->work,
+                  abandoned ? 0 : pending_->count,
+                  abandoned ? 0 : pending_->items.size(),
+                  abandoned,
+                  std::move(why)};
   pending_.reset();
   return c;
 }

@@ -49,6 +49,7 @@ struct CompletedMove {
   size_t from = 0, to = 0;
   double work = 0;      // work units asked
   uint64_t count = 0;
+  uint64_t bytes = 0;   // the items' encoded size
   bool abandoned = false;
   std::string why;      // when abandoned
 };
@@ -72,6 +73,8 @@ class MoveLedger {
   LedgerOutcome OnReply(size_t task, const MoveReply& reply);
   // Task `task` runs again on a new daemon, restored at move `restored_moves` with `outbox`.
   LedgerOutcome OnRestored(size_t task, uint64_t restored_moves, const std::vector<runtime::ExportedItems>& outbox);
+  // The import of the move under way, when its items are here and the target has yet to take them.
+  std::optional<MoveStep> ImportInFlight() const;
   // Moves applied by `task` as far as the ledger knows.
   uint64_t applied(size_t task) const { return tasks_[task].applied; }
 

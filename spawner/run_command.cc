@@ -68,6 +68,10 @@ CLI::App* AddRunCommand(CLI::App& app, RunArgs& args) {
   run->add_flag("--sync", args.sync, "synchronous iterations (each waits for its neighbours), for comparison");
   run->add_option("--balance", args.balance,
                   "live balancing of apps with movable items: dp (Lee & Cho's D_P, default), dm (D_M: means only) or off");
+  run->add_option("--migration", args.migration,
+                  "how moved items travel: distpm (daemon to daemon, between clusters through gateways, the "
+                  "channels' amounts by DistPM's LP; default), greedy (the same, channels filled greedily) or spawner "
+                  "(through the spawner)");
   run->add_option("--split", args.split,
                   "the tasks' shares of the work before the run, for apps that can weigh them: power (by the daemons' "
                   "powers, default), equal, or with --platform Lee & Cho's static sm (S_M: the nodes' mean loads) or sp "
@@ -93,6 +97,11 @@ int RunCommand(const RunArgs& given) {
   if (args.split != "power" && args.split != "equal" && args.split != "sm" && args.split != "sp") {
     return BadInput(InvalidArgument("--split must be power, equal, sm or sp, not '" + args.split + "'"));
   }
+  if (args.migration != "distpm" && args.migration != "greedy" && args.migration != "spawner") {
+    return BadInput(InvalidArgument("--migration must be distpm, greedy or spawner, not '" + args.migration + "'"));
+  }
+  // An emulated platform's links, for the migration plan's channels.
+  std::function<std::optional<std::pair<double, double>>(const std::string&, const std::string&)> channel;
   if ((args.split == "sm" || args.split == "sp") && args.platform.empty()) {
     return BadInput(InvalidArgument("--split " + args.split +
                                     " needs --platform: the nodes' background loads are known only on an emulated platform"));
@@ -109,6 +118,12 @@ int RunCommand(const RunArgs& given) {
                                       " has " + std::to_string(nodes) + " nodes (leave N out, or give that)"));
     }
     args.local = nodes;
+    channel = [links = *platform](const std::string& a, const std::string& b)
+        -> std::optional<std::pair<double, double>> {
+      const auto link = links.Between(a, b);
+      if (!(link.bandwidth_mbps > 0)) return std::nullopt;
+      return std::make_pair(link.latency_ms / 1000, 8 / (link.bandwidth_mbps * 1e6));
+    };
     emulation.emplace();
     emulation->platform_path = std::filesystem::absolute(args.platform).string();
     // Each node's daemon id, and for Lee & Cho's static splits its power and its competing jobs
@@ -197,7 +212,10 @@ int RunCommand(const RunArgs& given) {
   if (Status s = net::FinishNetOptions(options.net); !s.ok()) return BadInput(s);
 
   // A local cluster has no daemons besides the ones it started: a replacement asks once.
-  JobRunner runner(*job, *app, options, RunSettings{args.mapping, args.sync, args.local > 0 ? 0 : -1, *balance_mode, args.split, split_nodes}, log);
+  JobRunner runner(*job, *app, options,
+                   RunSettings{args.mapping, args.sync, args.local > 0 ? 0 : -1, *balance_mode, args.split, split_nodes,
+                               args.migration, channel},
+                   log);
   std::unique_ptr<FaultInjector> injector;
   if (args.kill_every > 0) {
     FaultPlan plan{args.kill_every, args.kill_count,

@@ -24,6 +24,7 @@ struct RunArgs {
   bool sync = false;
   std::string balance = "dp";  // --balance dp|dm|off (live balancing, issue 10)
   std::string split = "power";  // --split power|equal|sm|sp (the tasks' shares before the run)
+  std::string migration = "distpm";  // --migration distpm|greedy|spawner (how moved items travel)
   double kill_every = 0;  // fault injection: seconds between kills (0: none)
   uint32_t kill_count = 1;
   uint64_t kill_seed = 0;  // 0: from the clock

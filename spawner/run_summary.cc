@@ -56,11 +56,13 @@ nlohmann::json ToJson(const RunSummary& s) {
   j["tightenings"] = s.tightenings;
   const BalancingStats& b = s.balancing;
   j["balancing"] = {{"mode", b.mode},
+                    {"migration", b.migration},
                     {"checks", b.checks},
                     {"redistributions", b.redistributions},
                     {"moves", b.moves},
                     {"abandoned", b.abandoned},
                     {"items_moved", b.items_moved},
+                    {"items_between_clusters", b.items_between_clusters},
                     {"seconds_moving", b.seconds_moving},
                     {"predicted_gain", b.predicted_gain},
                     {"observed_gain", b.observed_gain}};
@@ -85,6 +87,9 @@ std::string ToText(const RunSummary& s) {
   if (s.balancing.redistributions > 0) {
     out << ", balancing (" << s.balancing.mode << ") moved " << s.balancing.items_moved << " items in "
         << s.balancing.redistributions << " redistributions";
+    if (s.balancing.items_between_clusters > 0) {
+      out << " (" << s.balancing.items_between_clusters << " between clusters, " << s.balancing.migration << ")";
+    }
   }
   if (!s.output.empty()) out << (s.succeeded() ? ", solution in " : ", last (partial) result in ") << s.output;
   if (!s.result.empty()) out << ", result " << s.result.dump();

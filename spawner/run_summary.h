@@ -12,8 +12,8 @@
 // to another super-node after losing its own), tightenings (times every task converged but the
 // gathered result fell short of the app's test, so the local tests were tightened), partial
 // (true when the run did not converge but `output` holds the last result gathered), balancing
-// {mode ("dp", "dm" or "off"), checks, redistributions, moves, abandoned, items_moved,
-// seconds_moving, predicted_gain, observed_gain} (live balancing, spawner/live_balancing.h),
+// {mode ("dp", "dm" or "off"), migration, checks, redistributions, moves, abandoned, items_moved,
+// items_between_clusters, seconds_moving, predicted_gain, observed_gain} (live balancing, spawner/live_balancing.h),
 // result (app-defined numbers).
 #pragma once
 

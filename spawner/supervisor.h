@@ -123,8 +123,15 @@ class Supervisor {
   // ---- Live balancing (issue 10): item moves between running tasks, one at a time, kept in a
   // MoveLedger so that a lost daemon neither loses nor duplicates items.
   // Starts moving items worth `work` from `from` to `to`; false when a move is under way, the
-  // run is ending, or either task is not running.
-  bool BeginMove(size_t from, size_t to, double work, SteadyTime now);
+  // run is ending, or either task is not running. `via`: nullopt, the items go through the
+  // spawner (the export's reply, then the import); else they also go daemon to daemon, from the
+  // source's daemon through the daemons of tasks `via` (gateways) to the target's, which imports
+  // them once the spawner names their hash. Should a daemon on that route be lost, or the items
+  // not arrive within `route_timeout`, the spawner sends its own copy (imported once either way).
+  bool BeginMove(size_t from, size_t to, double work, SteadyTime now,
+                 std::optional<std::vector<size_t>> via = std::nullopt);
+  // How long routed items may take before the spawner sends its own copy.
+  static constexpr std::chrono::seconds kRouteTimeout{20};
   // A move is under way: its items may be in transit, so the run is not over yet.
   bool moving() const { return ledger_.busy(); }
   // The moves that ended since the last call, with the seconds each took.
@@ -158,6 +165,9 @@ class Supervisor {
   // OnRestored), records a completed move, fails the run on the ledger's error.
   void Apply(const LedgerOutcome& outcome, SteadyTime now);
   void OnConvergenceEvent();
+  // The move under way goes through the spawner from now on (`why`): its import, when out, is
+  // sent again with the items.
+  void SendImportDirectly(const std::string& why, SteadyTime now);
   void SendAll(const EnvelopeFill& fill);
   void Changed() { if (port_.changed) port_.changed(); }
 
@@ -176,6 +186,14 @@ class Supervisor {
   std::string failure_;
   MoveLedger ledger_;
   SteadyTime move_started_{};
+  // The move under way, when its items also travel daemon to daemon.
+  struct Routed {
+    uint64_t move = 0;
+    std::vector<size_t> path;  // source, gateways, target
+    bool direct = false;       // given up: the spawner sends the items itself
+    std::optional<SteadyTime> import_named;  // when the target was told the items' hash
+  };
+  std::optional<Routed> routed_;
   std::vector<std::pair<CompletedMove, double>> completed_moves_;
 };
 

@@ -185,6 +185,48 @@ TEST_F(BalanceTest, ASlowedDaemonGivesItsItemsAwayAndTheChecksumStays) {
   EXPECT_TRUE(std::regex_search(Log("spawner"), std::regex("items from task 1 to task [023]"))) << Log("spawner");
 }
 
+// DistPM across clusters: tasks 0-3 on daemons of two clusters, both daemons of one cluster
+// slowed. Items leave that cluster daemon to daemon, through the clusters' gateways (the daemons
+// of other tasks), and none is lost or counted twice.
+TEST_F(BalanceTest, AnOverloadedClustersItemsCrossThroughGatewaysAndTheChecksumStays) {
+  const std::string sn = StartSupernode("sn1");
+  for (int d = 1; d <= 4; ++d) {
+    std::string name = "d";
+    name += std::to_string(d);
+    StartDaemon(name, {sn}, "key.toml", "1", {"--cluster", d <= 2 ? "east" : "west"});
+  }
+  WriteJob("syn.toml", "name = \"syn\"\napp = \"synthetic\"\ntasks = 4\ntimeout_s = 240\n" + std::string(kParams));
+  auto spawner = Start("aiac-spawner", {"run", "--config", dir_ / "key.toml", "--supernode", sn, dir_ / "syn.toml",
+                                        "--json", dir_ / "syn.json", "--balance", "dp", "--migration", "distpm"},
+                       dir_ / "spawner.log");
+  ASSERT_FALSE(WaitForLog(spawner, std::regex("live balancing on")).empty()) << Log("spawner");
+  std::optional<int> code;
+  {
+    Throttle east1(procs_.at("d1").pid(), std::chrono::milliseconds(40), std::chrono::milliseconds(120));
+    Throttle east2(procs_.at("d2").pid(), std::chrono::milliseconds(40), std::chrono::milliseconds(120));
+    code = spawner.WaitFor(std::chrono::seconds(240));
+  }
+  ASSERT_EQ(code, 0) << Log("spawner");
+  auto j = Json("syn.json");
+  EXPECT_EQ(j["status"], "converged") << j.dump();
+  EXPECT_EQ(j["result"]["items"], 8000);
+  EXPECT_EQ(j["result"]["checksum"].get<double>(), static_cast<double>(synthetic::ExpectedChecksum(Spec())));
+  const auto& b = j["balancing"];
+  EXPECT_EQ(b["migration"], "distpm");
+  EXPECT_EQ(b["abandoned"], 0);
+  EXPECT_GT(b["items_between_clusters"].get<int>(), 0) << Log("spawner");
+  const std::string log = Log("spawner");
+  // Items went daemon to daemon, and some through a gateway: a daemon that neither gave nor took them.
+  EXPECT_TRUE(std::regex_search(log, std::regex("items from task [0-9] to task [0-9] in [0-9.]+ s, daemon to daemon")))
+      << log;
+  std::string relays;
+  for (int d = 1; d <= 4; ++d) relays += Log("d" + std::to_string(d));
+  EXPECT_TRUE(std::regex_search(relays, std::regex("passed on to daemon d[0-9] \\(task [0-9]\\), [12] daemons to go")) ||
+              std::regex_search(log, std::regex("through gateways d[0-9]")))
+      << log;
+  EXPECT_FALSE(LogHas("spawner", "the spawner sends the items itself")) << log;
+}
+
 TEST_F(BalanceTest, ADaemonKilledWhileItsItemsMoveLosesNone) {
   WriteJob("syn.toml", "name = \"syn\"\napp = \"synthetic\"\ntasks = 4\ntimeout_s = 240\ncheckpoint_seconds = 0.3\n" +
                            std::string(kParams));
@@ -224,10 +266,12 @@ TEST_F(BalanceTest, ACgDaemonKilledWhileItsRowsMoveLeavesTheSolutionRight) {
   ExpectSolved(Json("cg.json"));
 }
 
-TEST_F(BalanceTest, ABadModeIsRefusedAndAnAppWithoutItemsRunsUnbalanced) {
+TEST_F(BalanceTest, BadModesAreRefusedAndAnAppWithoutItemsRunsUnbalanced) {
   const std::string ring = RingJob(3, 400);
   ASSERT_EQ(RunSpawner({"run", "--local", "3", ring, "--balance", "x"}, "bad"), 2);
   EXPECT_TRUE(LogHas("bad", "--balance must be dp, dm or off, not 'x'")) << Log("bad");
+  ASSERT_EQ(RunSpawner({"run", "--local", "3", ring, "--migration", "lp"}, "bad-migration"), 2);
+  EXPECT_TRUE(LogHas("bad-migration", "--migration must be distpm, greedy or spawner, not 'lp'")) << Log("bad-migration");
   ASSERT_EQ(RunSpawner({"run", "--local", "3", ring, "--json", dir_ / "ring.json"}, "ring"), 0) << Log("ring");
   auto j = Json("ring.json");
   EXPECT_EQ(j["status"], "converged");

@@ -44,9 +44,11 @@ class ClusterFixture : public ::testing::Test {
   }
 
   void StartDaemon(const std::string& name, const std::vector<std::string>& supernodes,
-                   const std::string& config = "key.toml", const std::string& power = "1") {
+                   const std::string& config = "key.toml", const std::string& power = "1",
+                   const std::vector<std::string>& extra = {}) {
     std::vector<std::string> args{"--config", dir_ / config, "--id", name, "--data",
                                   dir_ / name, "--power", power, "--log-level", "debug"};
+    args.insert(args.end(), extra.begin(), extra.end());
     for (const auto& s : supernodes) {
       args.push_back("--supernode");
       args.push_back(s);

@@ -64,6 +64,48 @@ TEST(LiveBalancingTest, IterationsLongerThanTheReportPeriodAreMeasuredWhole) {
   EXPECT_NEAR(b.rate(1), 500, 1e-6);
 }
 
+// Six tasks, 100 items and 20000 work units each, in three clusters: cluster 0 (tasks 0, 1)
+// twice as slow as the rest. Their excess crosses only as the channel plan carries it, and
+// every task ends at eq. 9's target.
+TEST(LiveBalancingTest, MovesBetweenClustersFollowTheChannelPlan) {
+  for (auto planner : {redistribution::ChannelPlanner::kDistPM, redistribution::ChannelPlanner::kGreedy}) {
+    LiveBalancing b(BalanceMode::kProposed, 6);
+    ClusterView view;
+    view.cluster = {0, 0, 1, 1, 2, 2};
+    view.latency = {{0, 0.01, 0.05}, {0.01, 0, 0.01}, {0.05, 0.01, 0}};
+    view.seconds_per_byte = {{0, 1e-6, 4e-6}, {1e-6, 0, 1e-6}, {4e-6, 1e-6, 0}};
+    view.planner = planner;
+    b.SetClusters(view);
+    for (double at = 0; at <= 3; at += 0.25) {
+      for (size_t t = 0; t < 6; ++t) Report(b, t, at, t < 2 ? 500 : 1000, 20000);
+    }
+    const auto moves = b.Check(3);
+    ASSERT_FALSE(moves.empty());
+    std::vector<double> work(6, 20000);
+    double to1 = 0, to2 = 0;
+    for (const auto& m : moves) {
+      EXPECT_LT(m.from, 2u) << "only the slow cluster gives";
+      EXPECT_GE(m.to, 2u);
+      work[m.from] -= m.work;
+      work[m.to] += m.work;
+      (m.to < 4 ? to1 : to2) += m.work;
+    }
+    // Eq. 9: 120000 units split 1:1:2:2:2:2 -> 12000 for the slow tasks, 24000 for the others,
+    // to within an item (200 units).
+    for (size_t t = 0; t < 6; ++t) EXPECT_NEAR(work[t], t < 2 ? 12000 : 24000, 200) << "task " << t;
+    ASSERT_FALSE(b.channels().empty());
+    int64_t across = 0;
+    for (const auto& f : b.channels()) {
+      EXPECT_EQ(f.from, 0);
+      across += f.amount;
+    }
+    EXPECT_EQ(across, 80);  // 16000 units at 200 per item
+    // Each fast cluster lacks 40 items: the channels' amounts are forced here.
+    EXPECT_NEAR(to1, 8000, 1e-6);
+    EXPECT_NEAR(to2, 8000, 1e-6);
+  }
+}
+
 TEST(LiveBalancingTest, ASlowTaskGivesWorkToAFastOneAndTheGainIsReported) {
   LiveBalancing b(BalanceMode::kProposed, 2);
   for (double at = 0; at <= 3; at += 0.25) {
@@ -78,7 +120,7 @@ TEST(LiveBalancingTest, ASlowTaskGivesWorkToAFastOneAndTheGainIsReported) {
   EXPECT_EQ(b.stats().checks, 1u);
   EXPECT_EQ(b.stats().redistributions, 1u);
   EXPECT_GT(b.stats().predicted_gain, 40);  // 80 s -> 40 s, less the overhead
-  b.OnMoveDone({1, 1, 0, 12000, 30, false, ""}, 0.02);
+  b.OnMoveDone({1, 1, 0, 12000, 30, 3000, false, ""}, 0.02);
   b.OnRedistributionDone(0.02);
   EXPECT_EQ(b.stats().items_moved, 30u);
   EXPECT_EQ(b.stats().moves, 1u);

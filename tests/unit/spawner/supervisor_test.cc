@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <capnp/message.h>
 
 #include <map>
@@ -54,8 +56,11 @@ struct FakeWire {
     if (e.isMoveItems()) {
       auto m = e.getMoveItems();
       static const char* kKinds[] = {"export", "import", "drop", "confirm"};
-      return std::string(kKinds[static_cast<int>(m.getKind())]) + " " + std::to_string(m.getMove()) + " " +
-             net::AsString(m.getItems());
+      std::string line = std::string(kKinds[static_cast<int>(m.getKind())]) + " " + std::to_string(m.getMove()) +
+                         " " + net::AsString(m.getItems());
+      for (auto hop : m.getRoute()) line += " via " + std::to_string(hop.getTask());
+      if (m.getSha256().size() > 0) line += " hash";
+      return line;
     }
     if (e.isNeighbourMoved()) {
       auto m = e.getNeighbourMoved();
@@ -473,6 +478,58 @@ TEST_F(SupervisorTest, AReplacedTaskTakesTheMovesSinceItsCheckpointAgain) {
   ASSERT_GE(wire_.sent[1].size(), 2u);
   EXPECT_EQ(wire_.sent[1][wire_.sent[1].size() - 2], "drop 1 xyz");
   EXPECT_EQ(wire_.last(1), "start");
+}
+
+TEST_F(SupervisorTest, RoutedItemsGoDaemonToDaemonAndTheTargetIsToldOnlyTheirHash) {
+  Make(4, 4);
+  Running();
+  ASSERT_TRUE(sup_->BeginMove(0, 3, 100, At(10), std::vector<size_t>{1, 2}));
+  EXPECT_EQ(wire_.last(0), "export 1  via 1 via 2 via 3");
+  Moved(*sup_, 0, 1, At(20), 1, proto::MoveKind::EXPORT, "abc", 3, 1);
+  EXPECT_EQ(wire_.last(3), "import 1  hash");
+  Moved(*sup_, 3, 1, At(30), 1, proto::MoveKind::IMPORT, "", 3, 1);
+  EXPECT_FALSE(sup_->moving());
+  // The next move goes straight through the spawner.
+  ASSERT_TRUE(sup_->BeginMove(3, 0, 100, At(40)));
+  EXPECT_EQ(wire_.last(3), "export 2 ");
+}
+
+TEST_F(SupervisorTest, WhenAGatewayIsLostOrTheItemsAreLateTheSpawnerSendsItsOwnCopy) {
+  Make(4, 6);
+  Running();
+  ASSERT_TRUE(sup_->BeginMove(0, 3, 100, At(10), std::vector<size_t>{1}));
+  Moved(*sup_, 0, 1, At(20), 1, proto::MoveKind::EXPORT, "abc", 3, 1);
+  EXPECT_EQ(wire_.last(3), "import 1  hash");
+  sup_->OnLost(1, 1, "connection closed", At(30));
+  const auto& to3 = wire_.sent[3];
+  EXPECT_NE(std::find(to3.begin(), to3.end(), "import 1 abc"), to3.end()) << "then told where task 1 went";
+  Moved(*sup_, 3, 1, At(40), 1, proto::MoveKind::IMPORT, "", 3, 1);
+  EXPECT_FALSE(sup_->moving());
+
+  ASSERT_TRUE(sup_->BeginMove(0, 3, 100, At(50), std::vector<size_t>{2}));
+  Moved(*sup_, 0, 1, At(60), 2, proto::MoveKind::EXPORT, "de", 2, 2);
+  EXPECT_EQ(wire_.last(3), "import 2  hash");
+  // Every daemon keeps reporting meanwhile (silent ones would be lost first).
+  auto tick = [&](SteadyTime now) {
+    for (size_t t : {0, 2, 3}) Progress(*sup_, t, 1, now, 5);  // task 1 waits for its new daemon
+    sup_->Tick(now);
+  };
+  tick(At(60) + Supervisor::kRouteTimeout - milliseconds(1));
+  EXPECT_EQ(wire_.last(3), "import 2  hash");
+  tick(At(60) + Supervisor::kRouteTimeout);
+  EXPECT_EQ(wire_.last(3), "import 2 de");
+}
+
+TEST_F(SupervisorTest, ALostRoutedTargetGetsTheItemsFromTheSpawnerOnItsRestore) {
+  Make(3, 4);
+  Running();
+  ASSERT_TRUE(sup_->BeginMove(0, 2, 100, At(10), std::vector<size_t>{1}));
+  Moved(*sup_, 0, 1, At(20), 1, proto::MoveKind::EXPORT, "xyz", 3, 1);
+  sup_->OnLost(2, 1, "connection closed", At(30));
+  sup_->OnConnected(2, 2, At(40));
+  Report(*sup_, 2, 2, At(50), [](proto::Envelope::Builder e) { e.initTaskReady().setRestoredMoves(0); });
+  ASSERT_GE(wire_.sent[2].size(), 2u);
+  EXPECT_EQ(wire_.sent[2][wire_.sent[2].size() - 2], "import 1 xyz");
 }
 
 }  // namespace

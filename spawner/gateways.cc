@@ -1,0 +1,29 @@
+#include "spawner/gateways.h"
+
+#include <algorithm>
+#include <set>
+
+namespace aiac::spawner {
+
+size_t Gateway(const std::vector<std::string>& cluster_of_task, const std::string& from, const std::string& to) {
+  std::vector<size_t> members;
+  std::set<std::string> others;
+  for (size_t t = 0; t < cluster_of_task.size(); ++t) {
+    if (cluster_of_task[t] == from) members.push_back(t);
+    else others.insert(cluster_of_task[t]);
+  }
+  if (members.empty()) return 0;
+  const auto rank = static_cast<size_t>(std::distance(others.begin(), others.lower_bound(to)));
+  return members[rank % members.size()];
+}
+
+std::vector<size_t> GatewaysBetween(const std::vector<std::string>& cluster_of_task, size_t a, size_t b) {
+  const std::string &ca = cluster_of_task[a], &cb = cluster_of_task[b];
+  if (ca == cb) return {};
+  std::vector<size_t> via;
+  if (const size_t out = Gateway(cluster_of_task, ca, cb); out != a) via.push_back(out);
+  if (const size_t in = Gateway(cluster_of_task, cb, ca); in != b) via.push_back(in);
+  return via;
+}
+
+}  // namespace aiac::spawner
