@@ -590,8 +590,8 @@ Clock::time_point JobRunner::BalanceTick(Clock::time_point now) {
     }
     log_->info("job {}: live balancing on ({})", summary_.job_id, balance::BalanceModeName(balancing_->mode()));
   }
-  if (supervisor_->moving()) return never;  // its end wakes the run (SupervisorPort::changed)
-  if (StartNextMove(now)) return never;
+  // Each move's end wakes the run (SupervisorPort::changed), and the next ones start.
+  if (StartMoves(now)) return never;
   if (redistribution_since_) {
     balancing_->OnRedistributionDone(std::chrono::duration<double>(now - *redistribution_since_).count());
     redistribution_since_.reset();
@@ -605,19 +605,27 @@ Clock::time_point JobRunner::BalanceTick(Clock::time_point now) {
   if (moves.empty()) return checked_next;
   move_queue_.assign(moves.begin(), moves.end());
   redistribution_since_ = now;
-  return StartNextMove(now) ? never : checked_next;
+  return StartMoves(now) ? never : checked_next;
 }
 
-bool JobRunner::StartNextMove(Clock::time_point now) {
-  // A move whose tasks are not both running now (one being replaced) is skipped.
-  while (!move_queue_.empty()) {
-    const balance::MoveOrder m = move_queue_.front();
-    move_queue_.pop_front();
+bool JobRunner::StartMoves(Clock::time_point now) {
+  const bool chain = app_.plan.items_in_chain;
+  const std::vector<std::string> clusters = TaskClusters();
+  for (auto it = move_queue_.begin(); it != move_queue_.end();) {
+    // Chain moves one at a time, in ChainMoves' order: it keeps every task's load between its
+    // load before and after.
+    if (chain && supervisor_->moving()) break;
     std::optional<std::vector<size_t>> via;
-    if (settings_.migration != "spawner") via = GatewaysBetween(TaskClusters(), m.from, m.to);
-    if (supervisor_->BeginMove(m.from, m.to, m.work, now, via)) return true;
+    if (settings_.migration != "spawner") via = GatewaysBetween(clusters, it->from, it->to);
+    const auto started = supervisor_->BeginMove(it->from, it->to, it->work, now, via);
+    if (started == Supervisor::MoveStart::kBusy) {
+      if (chain) break;
+      ++it;  // once its tasks' moves ended
+    } else {
+      it = move_queue_.erase(it);  // started, or refused: a task not running now (being replaced)
+    }
   }
-  return false;
+  return supervisor_->moving();
 }
 
 std::vector<std::string> JobRunner::TaskClusters() const {
@@ -691,6 +699,20 @@ void JobRunner::LogCheckingPoint(const std::vector<balance::MoveOrder>& moves) c
              summary_.job_id, balancing_->stats().checks, slowest, fastest,
              step.t_rem.empty() ? 0.0 : *std::max_element(step.t_rem.begin(), step.t_rem.end()), step.t_after, work,
              moves.size(), pairs);
+  if (!balancing_->channels().empty()) {
+    // The clusters in the order Clusters() numbered them.
+    std::vector<std::string> names;
+    for (const std::string& c : TaskClusters()) {
+      if (std::find(names.begin(), names.end(), c) == names.end()) names.push_back(c);
+    }
+    std::string channels;
+    for (const auto& f : balancing_->channels()) {
+      channels += fmt::format("{}{} -> {} {} items", channels.empty() ? "" : ", ", names[static_cast<size_t>(f.from)],
+                              names[static_cast<size_t>(f.to)], f.amount);
+    }
+    log_->info("job {}: checking point {}: between clusters ({}): {}", summary_.job_id, balancing_->stats().checks,
+               settings_.migration, channels);
+  }
 }
 
 void JobRunner::PrintProgress(const SupervisorProgress& p) {

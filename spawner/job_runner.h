@@ -130,8 +130,11 @@ class JobRunner {
   // balancer, starts the next move of a redistribution, or runs a checking point when one is
   // due. Returns when it wants to be woken next.
   std::chrono::steady_clock::time_point BalanceTick(std::chrono::steady_clock::time_point now);
-  // Starts the next move of the redistribution under way that can start; false when none did.
-  bool StartNextMove(std::chrono::steady_clock::time_point now);
+  // Starts the moves of the redistribution under way that can start now, in order: each whose
+  // two tasks take part in no move under way (DistPM's channels run in parallel); chain moves
+  // one at a time. Moves whose tasks are not both running are dropped. True while moves are
+  // under way.
+  bool StartMoves(std::chrono::steady_clock::time_point now);
   // Each task's daemon's cluster now.
   std::vector<std::string> TaskClusters() const;
   // The tasks' clusters and their channels for the balancer (LiveBalancing::SetClusters).

@@ -14,72 +14,82 @@ std::string Name(size_t task) { return "task " + std::to_string(task); }
 
 }  // namespace
 
+bool MoveLedger::busy(size_t task) const {
+  return std::any_of(pending_.begin(), pending_.end(),
+                     [&](const auto& p) { return p.second.from == task || p.second.to == task; });
+}
+
+MoveLedger::Pending* MoveLedger::PendingOf(size_t task) {
+  for (auto& [move, p] : pending_) {
+    if (p.from == task || p.to == task) return &p;
+  }
+  return nullptr;
+}
+
 MoveStep MoveLedger::Begin(size_t from, size_t to, double work) {
-  AIAC_CHECK(!pending_ && from != to && from < tasks_.size() && to < tasks_.size());
-  pending_ = Pending{next_move_++, from, to, work, false, {}, 0, 0};
-  return {from, {pending_->move, MoveKind::kExport, work, {}, static_cast<uint32_t>(to)}};
+  AIAC_CHECK(from != to && from < tasks_.size() && to < tasks_.size() && !busy(from) && !busy(to));
+  const uint64_t move = next_move_++;
+  pending_[move] = Pending{move, from, to, work, false, {}, 0, 0};
+  return {from, {move, MoveKind::kExport, work, {}, static_cast<uint32_t>(to)}};
 }
 
-MoveStep MoveLedger::ImportStep() const { return {pending_->to, {pending_->move, MoveKind::kImport, 0, pending_->items}}; }
+MoveStep MoveLedger::ImportStep(const Pending& p) { return {p.to, {p.move, MoveKind::kImport, 0, p.items}}; }
 
-std::optional<MoveStep> MoveLedger::ImportInFlight() const {
-  if (!pending_ || !pending_->importing) return std::nullopt;
-  return ImportStep();
+std::optional<MoveStep> MoveLedger::ImportInFlight(uint64_t move) const {
+  auto p = pending_.find(move);
+  if (p == pending_.end() || !p->second.importing) return std::nullopt;
+  return ImportStep(p->second);
 }
 
-CompletedMove MoveLedger::Complete(bool abandoned, std::string why) {
-  CompletedMove c{pending_->move,
-                  pending_->from,
-                  pending_->to,
-                  pending_->work,
-                  abandoned ? 0 : pending_->count,
-                  abandoned ? 0 : pending_->items.size(),
-                  abandoned,
-                  std::move(why)};
-  pending_.reset();
+CompletedMove MoveLedger::Complete(const Pending& p, bool abandoned, std::string why) {
+  CompletedMove c{p.move, p.from, p.to, p.work, abandoned ? 0 : p.count, abandoned ? 0 : p.items.size(),
+                  abandoned, std::move(why)};
+  const uint64_t move = p.move;  // (p is the entry erased)
+  pending_.erase(move);
   return c;
 }
 
-LedgerOutcome MoveLedger::Exported(const std::string& items, uint64_t count, uint64_t moves) {
+LedgerOutcome MoveLedger::Exported(Pending& p, const std::string& items, uint64_t count, uint64_t moves) {
   LedgerOutcome out;
-  Task& from = tasks_[pending_->from];
-  from.journal.push_back({moves, MoveKind::kExport, pending_->move, items});
+  Task& from = tasks_[p.from];
+  from.journal.push_back({moves, MoveKind::kExport, p.move, items});
   from.applied = moves;
   // The items are safe here now: the source may drop its copy from its checkpoints.
-  out.send.push_back({pending_->from, {pending_->move, MoveKind::kConfirm, 0, {}}});
+  out.send.push_back({p.from, {p.move, MoveKind::kConfirm, 0, {}}});
   if (count == 0) {
-    out.completed = Complete(false, "");
+    out.completed = Complete(p, false, "");
     return out;
   }
-  pending_->importing = true;
-  pending_->items = items;
-  pending_->count = count;
-  pending_->expect = tasks_[pending_->to].applied + 1;
-  out.send.push_back(ImportStep());
+  p.importing = true;
+  p.items = items;
+  p.count = count;
+  p.expect = tasks_[p.to].applied + 1;
+  out.send.push_back(ImportStep(p));
   return out;
 }
 
 LedgerOutcome MoveLedger::OnReply(size_t task, const MoveReply& r) {
   LedgerOutcome out;
   if (task >= tasks_.size() || r.kind == MoveKind::kConfirm) return out;
-  const bool ours = pending_ && pending_->move == r.move;
-  if (ours && !pending_->importing && task == pending_->from && r.kind == MoveKind::kExport) {
+  auto found = pending_.find(r.move);
+  Pending* p = found == pending_.end() ? nullptr : &found->second;
+  if (p && !p->importing && task == p->from && r.kind == MoveKind::kExport) {
     if (!r.error.empty()) {
-      out.completed = Complete(true, Name(task) + " could not export: " + r.error);
+      out.completed = Complete(*p, true, Name(task) + " could not export: " + r.error);
       return out;
     }
-    return Exported(r.items, r.count, r.moves);
+    return Exported(*p, r.items, r.count, r.moves);
   }
-  if (ours && pending_->importing && task == pending_->to && r.kind == MoveKind::kImport) {
+  if (p && p->importing && task == p->to && r.kind == MoveKind::kImport) {
     if (!r.error.empty()) {
-      out.error = Name(task) + " refused the " + std::to_string(pending_->count) + " items of move " +
+      out.error = Name(task) + " refused the " + std::to_string(p->count) + " items of move " +
                   std::to_string(r.move) + ": " + r.error;
       return out;
     }
     Task& to = tasks_[task];
-    to.journal.push_back({r.moves, MoveKind::kImport, r.move, pending_->items});
+    to.journal.push_back({r.moves, MoveKind::kImport, r.move, p->items});
     to.applied = r.moves;
-    out.completed = Complete(false, "");
+    out.completed = Complete(*p, false, "");
     return out;
   }
   // A step replayed on a restored task: it must land where the journal says.
@@ -107,25 +117,27 @@ LedgerOutcome MoveLedger::OnRestored(size_t task, uint64_t restored, const std::
   }
   // Where the replays leave it: the last step the ledger knows it applied.
   uint64_t now = t.journal.empty() ? 0 : t.journal.back().moves;
-  if (pending_ && !pending_->importing && pending_->from == task) {
-    auto found = std::find_if(outbox.begin(), outbox.end(), [&](const auto& x) { return x.move == pending_->move; });
+  // The move under way it takes part in (one at most).
+  Pending* p = PendingOf(task);
+  if (p && !p->importing && p->from == task) {
+    auto found = std::find_if(outbox.begin(), outbox.end(), [&](const auto& x) { return x.move == p->move; });
     if (found != outbox.end()) {
       // The export became durable (its checkpoint holds it) but its reply was lost with the daemon.
-      LedgerOutcome exported = Exported(found->items, found->count, found->moves);
+      LedgerOutcome exported = Exported(*p, found->items, found->count, found->moves);
       out.send.insert(out.send.end(), exported.send.begin(), exported.send.end());
       out.completed = exported.completed;
       now = std::max(now, found->moves);
     } else {
-      out.completed = Complete(true, Name(task) + " was lost before its export of the move became durable");
+      out.completed = Complete(*p, true, Name(task) + " was lost before its export of the move became durable");
     }
-  } else if (pending_ && pending_->importing && pending_->to == task) {
-    if (restored >= pending_->expect) {
+  } else if (p && p->importing && p->to == task) {
+    if (restored >= p->expect) {
       // The import became durable but its reply was lost with the daemon.
-      t.journal.push_back({pending_->expect, MoveKind::kImport, pending_->move, pending_->items});
-      now = pending_->expect;
-      out.completed = Complete(false, "");
+      t.journal.push_back({p->expect, MoveKind::kImport, p->move, p->items});
+      now = p->expect;
+      out.completed = Complete(*p, false, "");
     } else {
-      out.send.push_back(ImportStep());  // applied again after the replays: the same expect
+      out.send.push_back(ImportStep(*p));  // applied again after the replays: the same expect
     }
   }
   if (restored > now) {
@@ -140,7 +152,7 @@ LedgerOutcome MoveLedger::OnRestored(size_t task, uint64_t restored, const std::
 }
 
 std::string MoveLedger::CheckCounts(const std::vector<std::pair<int64_t, uint64_t>>& reports) {
-  if (pending_ || reports.size() != tasks_.size()) return "";
+  if (!pending_.empty() || reports.size() != tasks_.size()) return "";
   int64_t total = 0;
   for (size_t t = 0; t < reports.size(); ++t) {
     if (reports[t].first < 0 || reports[t].second != tasks_[t].applied) return "";  // not as of now

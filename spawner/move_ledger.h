@@ -1,9 +1,10 @@
 // The spawner's account of the items moved between running tasks (issue 10), so that every
 // item is owned by exactly one task at every moment, whichever daemons are lost on the way.
 //
-// A move goes in steps, one move at a time: the source exports items worth some work (the
-// reply carries them), the spawner confirms it has them (the source may forget its copy) and
-// the target imports them. Every export, import and drop a task applies counts one in its move
+// A move goes in steps: the source exports items worth some work (the reply carries them), the
+// spawner confirms it has them (the source may forget its copy) and the target imports them.
+// Moves run side by side as long as no task takes part in two at once (DistPM's channels run in
+// parallel), so a task's steps stay in the order the ledger gave them. Every export, import and drop a task applies counts one in its move
 // sequence, which its checkpoints carry (aiac/task_state.h). The ledger keeps, per task, the
 // journal of the steps it applied (with the items) and, for the move under way, its stage.
 //
@@ -17,6 +18,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -65,16 +67,19 @@ class MoveLedger {
   explicit MoveLedger(size_t tasks) : tasks_(tasks) {}
 
   // A move is under way (exported, not yet imported or abandoned).
-  bool busy() const { return pending_.has_value(); }
+  bool busy() const { return !pending_.empty(); }
+  // Task `task` takes part in a move under way.
+  bool busy(size_t task) const;
   // Starts moving items worth `work` from `from` to `to` (from != to): the export to send.
-  // Requires !busy().
+  // Requires !busy(from) and !busy(to).
   MoveStep Begin(size_t from, size_t to, double work);
   // Task `task`'s reply to a step (its current incarnation).
   LedgerOutcome OnReply(size_t task, const MoveReply& reply);
   // Task `task` runs again on a new daemon, restored at move `restored_moves` with `outbox`.
   LedgerOutcome OnRestored(size_t task, uint64_t restored_moves, const std::vector<runtime::ExportedItems>& outbox);
-  // The import of the move under way, when its items are here and the target has yet to take them.
-  std::optional<MoveStep> ImportInFlight() const;
+  // The import of move `move`, when it is under way, its items are here and the target has yet
+  // to take them.
+  std::optional<MoveStep> ImportInFlight(uint64_t move) const;
   // Moves applied by `task` as far as the ledger knows.
   uint64_t applied(size_t task) const { return tasks_[task].applied; }
 
@@ -105,13 +110,16 @@ class MoveLedger {
     uint64_t expect = 0;     // importing: the target's sequence number once it applied them
   };
 
-  // The source's export of the move under way is done (a reply, or found in an outbox).
-  LedgerOutcome Exported(const std::string& items, uint64_t count, uint64_t moves);
-  MoveStep ImportStep() const;
-  CompletedMove Complete(bool abandoned, std::string why);
+  // The source's export of move `p` is done (a reply, or found in an outbox).
+  LedgerOutcome Exported(Pending& p, const std::string& items, uint64_t count, uint64_t moves);
+  static MoveStep ImportStep(const Pending& p);
+  // Move `p` ended: it leaves pending_.
+  CompletedMove Complete(const Pending& p, bool abandoned, std::string why);
+  // The move under way task `task` takes part in, or null.
+  Pending* PendingOf(size_t task);
 
   std::vector<Task> tasks_;
-  std::optional<Pending> pending_;
+  std::map<uint64_t, Pending> pending_;  // by move
   uint64_t next_move_ = 1;
   int64_t total_items_ = -1;
 };

@@ -200,88 +200,103 @@ void Supervisor::Apply(const LedgerOutcome& outcome, SteadyTime now) {
   for (const MoveStep& step : outcome.send) {
     const TaskState& s = tasks_[step.task];
     if (!s.connected || !s.ready) continue;  // being replaced: OnRestored gives it its steps
-    const bool routed = routed_ && !routed_->direct && routed_->move == step.move.move;
-    const bool routed_export = routed && step.move.kind == runtime::MoveKind::kExport && step.task == routed_->path.front();
-    const bool routed_import = routed && step.move.kind == runtime::MoveKind::kImport && step.task == routed_->path.back();
+    auto under_way = moves_.find(step.move.move);
+    MoveUnderWay* m = under_way == moves_.end() ? nullptr : &under_way->second;
+    const bool routed = m && m->routed && !m->direct;
+    const bool routed_export = routed && step.move.kind == runtime::MoveKind::kExport && step.task == m->path.front();
+    const bool routed_import = routed && step.move.kind == runtime::MoveKind::kImport && step.task == m->path.back();
     port_.send(step.task, [&](proto::Envelope::Builder e) {
-      auto m = e.initMoveItems();
-      m.setJob(settings_.job_id);
-      m.setTask(static_cast<uint32_t>(step.task));
-      m.setMove(step.move.move);
-      m.setKind(runtime::ToProto(step.move.kind));
-      m.setWork(step.move.work);
-      m.setTo(step.move.to);
+      auto mi = e.initMoveItems();
+      mi.setJob(settings_.job_id);
+      mi.setTask(static_cast<uint32_t>(step.task));
+      mi.setMove(step.move.move);
+      mi.setKind(runtime::ToProto(step.move.kind));
+      mi.setWork(step.move.work);
+      mi.setTo(step.move.to);
       if (routed_import) {
         // The items come daemon to daemon: only their hash from here.
-        m.setSha256(net::AsBytes(runtime::Sha256(step.move.items)));
+        mi.setSha256(net::AsBytes(runtime::Sha256(step.move.items)));
       } else {
-        m.setItems(net::AsBytes(step.move.items));
+        mi.setItems(net::AsBytes(step.move.items));
       }
       if (routed_export) {
-        auto hops = m.initRoute(static_cast<unsigned>(routed_->path.size() - 1));
+        auto hops = mi.initRoute(static_cast<unsigned>(m->path.size() - 1));
         for (unsigned i = 0; i < hops.size(); ++i) {
-          const size_t t = routed_->path[i + 1];
+          const size_t t = m->path[i + 1];
           hops[i].setTask(static_cast<uint32_t>(t));
           hops[i].setAddress(tasks_[t].outcome.address);
           hops[i].setDaemonId(tasks_[t].outcome.daemon);
         }
       }
     });
-    if (routed_import) routed_->import_named = now;
+    if (routed_import) m->import_named = now;
   }
   if (outcome.completed) {
     const CompletedMove& c = *outcome.completed;
     std::string way = "through the spawner";
-    if (routed_ && routed_->move == c.move && !routed_->direct) {
-      way = "daemon to daemon";
-      for (size_t i = 1; i + 1 < routed_->path.size(); ++i) {
-        way += (i == 1 ? ", through gateways " : ", ") + tasks_[routed_->path[i]].outcome.daemon;
+    SteadyTime started = now;
+    if (auto m = moves_.find(c.move); m != moves_.end()) {
+      started = m->second.started;
+      if (m->second.routed && !m->second.direct) {
+        way = "daemon to daemon";
+        const auto& path = m->second.path;
+        for (size_t i = 1; i + 1 < path.size(); ++i) {
+          way += (i == 1 ? ", through gateways " : ", ") + tasks_[path[i]].outcome.daemon;
+        }
       }
+      moves_.erase(m);
     }
-    if (routed_ && routed_->move == c.move) routed_.reset();
     if (c.abandoned) {
       log_->warn("job {}: move {} from task {} to task {} abandoned: {}", settings_.job_id, c.move, c.from, c.to, c.why);
     } else {
       log_->info("job {}: move {}: {} items from task {} to task {} in {:.3f} s, {}", settings_.job_id, c.move, c.count,
-                 c.from, c.to, Seconds(now - move_started_), way);
+                 c.from, c.to, Seconds(now - started), way);
       // It holds other work now: whatever it said of its convergence before no longer counts.
       // (Only when it imported something: its runner then reports its convergence anew; an
       // export of no item never reaches the target, which would stay withdrawn for good.)
       if (c.count > 0) detector_.Withdraw(static_cast<uint32_t>(c.to));
     }
-    completed_moves_.emplace_back(c, Seconds(now - move_started_));
+    completed_moves_.emplace_back(c, Seconds(now - started));
   }
   if (!outcome.error.empty()) Fail(outcome.error);
   Changed();
 }
 
-bool Supervisor::BeginMove(size_t from, size_t to, double work, SteadyTime now, std::optional<std::vector<size_t>> via) {
-  if (ledger_.busy() || halting_ || !failure_.empty() || from == to || from >= tasks_.size() || to >= tasks_.size()) {
-    return false;
+Supervisor::MoveStart Supervisor::BeginMove(size_t from, size_t to, double work, SteadyTime now,
+                                            std::optional<std::vector<size_t>> via) {
+  if (halting_ || !failure_.empty() || from == to || from >= tasks_.size() || to >= tasks_.size()) {
+    return MoveStart::kRefused;
   }
-  std::vector<size_t> path{from};
-  if (via) path.insert(path.end(), via->begin(), via->end());
-  path.push_back(to);
-  for (size_t t : path) {
-    if (t >= tasks_.size() || !tasks_[t].connected || !tasks_[t].ready || tasks_[t].outcome.finished) {
-      if (t == from || t == to) return false;
-      via.reset();  // a gateway is being replaced: this move goes through the spawner
+  for (size_t t : {from, to}) {
+    if (!tasks_[t].connected || !tasks_[t].ready || tasks_[t].outcome.finished) return MoveStart::kRefused;
+  }
+  if (ledger_.busy(from) || ledger_.busy(to)) return MoveStart::kBusy;
+  MoveUnderWay m;
+  m.started = now;
+  m.routed = via.has_value();
+  m.path.push_back(from);
+  if (via) {
+    for (size_t t : *via) {
+      // A gateway being replaced: this move goes through the spawner.
+      if (t >= tasks_.size() || !tasks_[t].connected || !tasks_[t].ready) m.routed = false;
+      m.path.push_back(t);
     }
   }
-  move_started_ = now;
+  m.path.push_back(to);
+  if (!m.routed) m.path = {from, to};
   const MoveStep step = ledger_.Begin(from, to, work);
-  routed_.reset();
-  if (via) routed_ = Routed{step.move.move, std::move(path), false, std::nullopt};
+  moves_[step.move.move] = std::move(m);
   Apply({{step}, std::nullopt, ""}, now);
-  return true;
+  return MoveStart::kStarted;
 }
 
-void Supervisor::SendImportDirectly(const std::string& why, SteadyTime now) {
-  if (!routed_ || routed_->direct) return;
-  routed_->direct = true;
-  auto import = ledger_.ImportInFlight();
+void Supervisor::SendImportDirectly(uint64_t move, const std::string& why, SteadyTime now) {
+  auto m = moves_.find(move);
+  if (m == moves_.end() || !m->second.routed || m->second.direct) return;
+  m->second.direct = true;
+  auto import = ledger_.ImportInFlight(move);
   if (!import) return;  // not exported yet: the import will carry the items
-  log_->warn("job {}: move {}: {}; the spawner sends the items itself", settings_.job_id, routed_->move, why);
+  log_->warn("job {}: move {}: {}; the spawner sends the items itself", settings_.job_id, move, why);
   Apply({{*import}, std::nullopt, ""}, now);
 }
 
@@ -298,8 +313,12 @@ std::optional<std::pair<TaskReport, SteadyTime>> Supervisor::report(size_t task)
 }
 
 void Supervisor::Tick(SteadyTime now) {
-  if (routed_ && !routed_->direct && routed_->import_named && now - *routed_->import_named >= kRouteTimeout) {
-    SendImportDirectly("its items did not come by their route within " + std::to_string(kRouteTimeout.count()) + " s",
+  std::vector<uint64_t> late;
+  for (const auto& [move, m] : moves_) {
+    if (m.routed && !m.direct && m.import_named && now - *m.import_named >= kRouteTimeout) late.push_back(move);
+  }
+  for (uint64_t move : late) {
+    SendImportDirectly(move, "its items did not come by their route within " + std::to_string(kRouteTimeout.count()) + " s",
                        now);
   }
   for (size_t t = 0; t < tasks_.size(); ++t) {
@@ -330,15 +349,14 @@ void Supervisor::Lose(size_t task, const std::string& why, SteadyTime now) {
   // paused daemon that comes back finds its connection closed.
   if (s.connected) port_.close(task);
   s.connected = false;
-  if (routed_ && std::count(routed_->path.begin(), routed_->path.end(), task) > 0) {
-    // The items may be lost on the way. A lost target gets them from its restore (OnRestored),
-    // not now.
-    if (task == routed_->path.back()) {
-      routed_->direct = true;
-    } else {
-      SendImportDirectly("daemon " + dead + " on the items' route is lost", now);
-    }
+  std::vector<uint64_t> cut;  // routed moves whose items may be lost on the way
+  for (auto& [move, m] : moves_) {
+    if (!m.routed || std::count(m.path.begin(), m.path.end(), task) == 0) continue;
+    // A lost target gets the items from its restore (OnRestored), not now.
+    if (task == m.path.back()) m.direct = true;
+    else cut.push_back(move);
   }
+  for (uint64_t move : cut) SendImportDirectly(move, "daemon " + dead + " on the items' route is lost", now);
   s.ready = false;
   s.change = 0;
   s.failed_at = now;

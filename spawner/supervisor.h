@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -120,16 +121,22 @@ class Supervisor {
   // The task daemon `daemon` runs and is connected for, if any.
   std::optional<size_t> TaskOn(const std::string& daemon) const;
 
-  // ---- Live balancing (issue 10): item moves between running tasks, one at a time, kept in a
-  // MoveLedger so that a lost daemon neither loses nor duplicates items.
-  // Starts moving items worth `work` from `from` to `to`; false when a move is under way, the
-  // run is ending, or either task is not running. `via`: nullopt, the items go through the
-  // spawner (the export's reply, then the import); else they also go daemon to daemon, from the
-  // source's daemon through the daemons of tasks `via` (gateways) to the target's, which imports
-  // them once the spawner names their hash. Should a daemon on that route be lost, or the items
-  // not arrive within `route_timeout`, the spawner sends its own copy (imported once either way).
-  bool BeginMove(size_t from, size_t to, double work, SteadyTime now,
-                 std::optional<std::vector<size_t>> via = std::nullopt);
+  // ---- Live balancing (issue 10): item moves between running tasks, kept in a MoveLedger so
+  // that a lost daemon neither loses nor duplicates items; moves of disjoint pairs of tasks run
+  // side by side.
+  enum class MoveStart {
+    kStarted,
+    kBusy,     // a task takes part in a move under way: try again once it ended
+    kRefused,  // the run is ending, or either task is not running
+  };
+  // Starts moving items worth `work` from `from` to `to`. `via`: nullopt, the items go through
+  // the spawner (the export's reply, then the import); else they also go daemon to daemon, from
+  // the source's daemon through the daemons of tasks `via` (gateways) to the target's, which
+  // imports them once the spawner names their hash. Should a daemon on that route be lost, or
+  // the items not arrive within kRouteTimeout, the spawner sends its own copy (imported once
+  // either way). A gateway being replaced sends the move through the spawner.
+  MoveStart BeginMove(size_t from, size_t to, double work, SteadyTime now,
+                      std::optional<std::vector<size_t>> via = std::nullopt);
   // How long routed items may take before the spawner sends its own copy.
   static constexpr std::chrono::seconds kRouteTimeout{20};
   // A move is under way: its items may be in transit, so the run is not over yet.
@@ -165,9 +172,9 @@ class Supervisor {
   // OnRestored), records a completed move, fails the run on the ledger's error.
   void Apply(const LedgerOutcome& outcome, SteadyTime now);
   void OnConvergenceEvent();
-  // The move under way goes through the spawner from now on (`why`): its import, when out, is
-  // sent again with the items.
-  void SendImportDirectly(const std::string& why, SteadyTime now);
+  // Move `move` goes through the spawner from now on (`why`): its import, when out, is sent
+  // again with the items.
+  void SendImportDirectly(uint64_t move, const std::string& why, SteadyTime now);
   void SendAll(const EnvelopeFill& fill);
   void Changed() { if (port_.changed) port_.changed(); }
 
@@ -185,15 +192,14 @@ class Supervisor {
   double tighten_ = 1;  // the Tighten factors sent so far, multiplied
   std::string failure_;
   MoveLedger ledger_;
-  SteadyTime move_started_{};
-  // The move under way, when its items also travel daemon to daemon.
-  struct Routed {
-    uint64_t move = 0;
+  struct MoveUnderWay {
+    SteadyTime started{};
     std::vector<size_t> path;  // source, gateways, target
-    bool direct = false;       // given up: the spawner sends the items itself
+    bool routed = false;       // the items also travel daemon to daemon
+    bool direct = false;       // routed, but given up: the spawner sends the items itself
     std::optional<SteadyTime> import_named;  // when the target was told the items' hash
   };
-  std::optional<Routed> routed_;
+  std::map<uint64_t, MoveUnderWay> moves_;  // by move
   std::vector<std::pair<CompletedMove, double>> completed_moves_;
 };
 

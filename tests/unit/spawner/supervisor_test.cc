@@ -76,6 +76,7 @@ struct FakeWire {
 };
 
 using test::Daemons;
+constexpr auto kStarted = Supervisor::MoveStart::kStarted;
 using test::Ring;
 
 // Builds one envelope and hands it to the supervisor as task `t`'s daemon's report.
@@ -430,8 +431,8 @@ void ConvergeAll(Supervisor& s, size_t tasks, SteadyTime now, uint64_t round) {
 TEST_F(SupervisorTest, ItemsGoExportConfirmImportAndTheRunWaitsForThem) {
   Make(3, 3);
   Running();
-  EXPECT_TRUE(sup_->BeginMove(0, 2, 100, At(10)));
-  EXPECT_FALSE(sup_->BeginMove(1, 2, 100, At(10))) << "one move at a time";
+  EXPECT_EQ(sup_->BeginMove(0, 2, 100, At(10)), kStarted);
+  EXPECT_EQ(sup_->BeginMove(1, 2, 100, At(10)), Supervisor::MoveStart::kBusy) << "one move at a time per task";
   EXPECT_EQ(wire_.last(0), "export 1 ");
   ConvergeAll(*sup_, 3, At(20), 1);
   EXPECT_TRUE(sup_->converged());
@@ -457,7 +458,7 @@ TEST_F(SupervisorTest, AnExportOfNoItemLeavesTheTargetsConvergenceAlone) {
   Running();
   ConvergeAll(*sup_, 2, At(10), 1);
   ASSERT_TRUE(sup_->converged());
-  EXPECT_TRUE(sup_->BeginMove(0, 1, 5, At(20)));
+  EXPECT_EQ(sup_->BeginMove(0, 1, 5, At(20)), kStarted);
   Moved(*sup_, 0, 1, At(30), 1, proto::MoveKind::EXPORT, "", 0, 1);
   EXPECT_FALSE(sup_->moving());
   // Nothing reached task 1, which will not report again: it must still count as converged.
@@ -467,7 +468,7 @@ TEST_F(SupervisorTest, AnExportOfNoItemLeavesTheTargetsConvergenceAlone) {
 TEST_F(SupervisorTest, AReplacedTaskTakesTheMovesSinceItsCheckpointAgain) {
   Make(3, 4);
   Running();
-  ASSERT_TRUE(sup_->BeginMove(1, 0, 100, At(10)));
+  ASSERT_EQ(sup_->BeginMove(1, 0, 100, At(10)), kStarted);
   Moved(*sup_, 1, 1, At(20), 1, proto::MoveKind::EXPORT, "xyz", 3, 1);
   Moved(*sup_, 0, 1, At(30), 1, proto::MoveKind::IMPORT, "", 3, 1);
   sup_->OnLost(1, 1, "connection closed", At(40));
@@ -483,21 +484,21 @@ TEST_F(SupervisorTest, AReplacedTaskTakesTheMovesSinceItsCheckpointAgain) {
 TEST_F(SupervisorTest, RoutedItemsGoDaemonToDaemonAndTheTargetIsToldOnlyTheirHash) {
   Make(4, 4);
   Running();
-  ASSERT_TRUE(sup_->BeginMove(0, 3, 100, At(10), std::vector<size_t>{1, 2}));
+  ASSERT_EQ(sup_->BeginMove(0, 3, 100, At(10), std::vector<size_t>{1, 2}), kStarted);
   EXPECT_EQ(wire_.last(0), "export 1  via 1 via 2 via 3");
   Moved(*sup_, 0, 1, At(20), 1, proto::MoveKind::EXPORT, "abc", 3, 1);
   EXPECT_EQ(wire_.last(3), "import 1  hash");
   Moved(*sup_, 3, 1, At(30), 1, proto::MoveKind::IMPORT, "", 3, 1);
   EXPECT_FALSE(sup_->moving());
   // The next move goes straight through the spawner.
-  ASSERT_TRUE(sup_->BeginMove(3, 0, 100, At(40)));
+  ASSERT_EQ(sup_->BeginMove(3, 0, 100, At(40)), kStarted);
   EXPECT_EQ(wire_.last(3), "export 2 ");
 }
 
 TEST_F(SupervisorTest, WhenAGatewayIsLostOrTheItemsAreLateTheSpawnerSendsItsOwnCopy) {
   Make(4, 6);
   Running();
-  ASSERT_TRUE(sup_->BeginMove(0, 3, 100, At(10), std::vector<size_t>{1}));
+  ASSERT_EQ(sup_->BeginMove(0, 3, 100, At(10), std::vector<size_t>{1}), kStarted);
   Moved(*sup_, 0, 1, At(20), 1, proto::MoveKind::EXPORT, "abc", 3, 1);
   EXPECT_EQ(wire_.last(3), "import 1  hash");
   sup_->OnLost(1, 1, "connection closed", At(30));
@@ -506,7 +507,7 @@ TEST_F(SupervisorTest, WhenAGatewayIsLostOrTheItemsAreLateTheSpawnerSendsItsOwnC
   Moved(*sup_, 3, 1, At(40), 1, proto::MoveKind::IMPORT, "", 3, 1);
   EXPECT_FALSE(sup_->moving());
 
-  ASSERT_TRUE(sup_->BeginMove(0, 3, 100, At(50), std::vector<size_t>{2}));
+  ASSERT_EQ(sup_->BeginMove(0, 3, 100, At(50), std::vector<size_t>{2}), kStarted);
   Moved(*sup_, 0, 1, At(60), 2, proto::MoveKind::EXPORT, "de", 2, 2);
   EXPECT_EQ(wire_.last(3), "import 2  hash");
   // Every daemon keeps reporting meanwhile (silent ones would be lost first).
@@ -523,13 +524,35 @@ TEST_F(SupervisorTest, WhenAGatewayIsLostOrTheItemsAreLateTheSpawnerSendsItsOwnC
 TEST_F(SupervisorTest, ALostRoutedTargetGetsTheItemsFromTheSpawnerOnItsRestore) {
   Make(3, 4);
   Running();
-  ASSERT_TRUE(sup_->BeginMove(0, 2, 100, At(10), std::vector<size_t>{1}));
+  ASSERT_EQ(sup_->BeginMove(0, 2, 100, At(10), std::vector<size_t>{1}), kStarted);
   Moved(*sup_, 0, 1, At(20), 1, proto::MoveKind::EXPORT, "xyz", 3, 1);
   sup_->OnLost(2, 1, "connection closed", At(30));
   sup_->OnConnected(2, 2, At(40));
   Report(*sup_, 2, 2, At(50), [](proto::Envelope::Builder e) { e.initTaskReady().setRestoredMoves(0); });
   ASSERT_GE(wire_.sent[2].size(), 2u);
   EXPECT_EQ(wire_.sent[2][wire_.sent[2].size() - 2], "import 1 xyz");
+}
+
+TEST_F(SupervisorTest, MovesOfDisjointTasksRunSideBySide) {
+  Make(4, 4);
+  Running();
+  ASSERT_EQ(sup_->BeginMove(0, 1, 100, At(10)), kStarted);
+  ASSERT_EQ(sup_->BeginMove(2, 3, 100, At(10)), kStarted);
+  EXPECT_EQ(sup_->BeginMove(3, 0, 100, At(10)), Supervisor::MoveStart::kBusy);
+  Moved(*sup_, 2, 1, At(20), 2, proto::MoveKind::EXPORT, "cd", 2, 1);
+  EXPECT_EQ(wire_.last(3), "import 2 cd");
+  Moved(*sup_, 0, 1, At(30), 1, proto::MoveKind::EXPORT, "ab", 2, 1);
+  EXPECT_EQ(wire_.last(1), "import 1 ab");
+  Moved(*sup_, 3, 1, At(40), 2, proto::MoveKind::IMPORT, "", 2, 1);
+  EXPECT_TRUE(sup_->moving());
+  EXPECT_EQ(sup_->BeginMove(3, 2, 100, At(40)), kStarted) << "tasks 2 and 3 are free again";
+  Moved(*sup_, 1, 1, At(50), 1, proto::MoveKind::IMPORT, "", 2, 1);
+  auto done = sup_->TakeCompletedMoves();
+  ASSERT_EQ(done.size(), 2u);
+  EXPECT_EQ(done[0].first.move, 2u);
+  EXPECT_NEAR(done[0].second, 0.030, 1e-9);
+  EXPECT_EQ(done[1].first.move, 1u);
+  EXPECT_NEAR(done[1].second, 0.040, 1e-9);
 }
 
 }  // namespace
