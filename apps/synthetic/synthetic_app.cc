@@ -78,7 +78,7 @@ class SyntheticTask final : public app::Task {
     while (keep > 0 && taken + RemainingOf(items_[keep - 1]) <= work) taken += RemainingOf(items_[--keep]);
     std::vector<Item> out(items_.begin() + static_cast<std::ptrdiff_t>(keep), items_.end());
     items_.resize(keep);
-    return EncodeItems(out);
+    return EncodeItems(out, spec_.item_bytes);
   }
   Status ImportItems(std::string_view bytes) override {
     auto items = DecodeItems(bytes, spec_);
@@ -110,14 +110,14 @@ class SyntheticTask final : public app::Task {
     return Status::Ok();
   }
 
-  std::string SaveState() const override { return EncodeItems(items_); }
+  std::string SaveState() const override { return EncodeItems(items_, spec_.item_bytes); }
   Status RestoreState(std::string_view state) override {
     auto items = DecodeItems(state, spec_);
     if (!items.ok()) return items.status();
     items_ = std::move(*items);
     return Status::Ok();
   }
-  std::string ResultSlice() const override { return EncodeItems(items_); }
+  std::string ResultSlice() const override { return EncodeItems(items_, spec_.item_bytes); }
 
  private:
   double RemainingOf(const Item& it) const {
@@ -135,8 +135,9 @@ class SyntheticTask final : public app::Task {
 }  // namespace
 
 Result<WorkloadSpec> ParseWorkloadSpec(const app::JobParams& params) {
-  static const std::set<std::string> kKnown = {"items", "iterations", "base_cost", "phase_iterations",
-                                               "hot_fraction", "hot_factor", "seed", "verify"};
+  static const std::set<std::string> kKnown = {"items",      "iterations", "base_cost", "phase_iterations",
+                                               "hot_fraction", "hot_factor", "seed",     "verify",
+                                               "item_bytes"};
   for (const auto& [key, value] : params.values) {
     if (!kKnown.count(key)) return InvalidArgument("synthetic: unknown parameter params." + key);
   }
@@ -149,7 +150,8 @@ Result<WorkloadSpec> ParseWorkloadSpec(const app::JobParams& params) {
   for (const Field& f : {Field{"items", &spec.items, 1, 100000000}, Field{"iterations", &spec.iterations, 1, 1000000},
                          Field{"base_cost", &spec.base_cost, 1, 1000000},
                          Field{"phase_iterations", &spec.phase_iterations, 1, 1000000},
-                         Field{"hot_factor", &spec.hot_factor, 1, 1000}}) {
+                         Field{"hot_factor", &spec.hot_factor, 1, 1000},
+                         Field{"item_bytes", &spec.item_bytes, 0, 1 << 20}}) {
     if (const std::string* s = params.Find(f.key)) {
       auto v = ParseCount(f.key, *s, f.lo, f.hi);
       if (!v.ok()) return v.status();
@@ -175,6 +177,9 @@ Result<WorkloadSpec> ParseWorkloadSpec(const app::JobParams& params) {
   }
   if (static_cast<uint64_t>(spec.base_cost) * spec.hot_factor > 100000000) {
     return InvalidArgument("synthetic: base_cost x hot_factor must be at most 100000000");
+  }
+  if (static_cast<uint64_t>(spec.items) * (16 + spec.item_bytes) > (uint64_t{1} << 31)) {
+    return InvalidArgument("synthetic: items x (16 + item_bytes) must be at most 2 GiB");
   }
   return spec;
 }

@@ -6,8 +6,8 @@
 // own (`result.expected_checksum`).
 //
 // Job parameters ([params]): items (20000), iterations (60), base_cost (400), phase_iterations
-// (10), hot_fraction (0.25), hot_factor (4), seed (1), verify (false); see WorkloadSpec. Needs
-// items >= tasks.
+// (10), hot_fraction (0.25), hot_factor (4), seed (1), verify (false), item_bytes (0); see
+// WorkloadSpec. Needs items >= tasks.
 #pragma once
 
 #include "aiac/app.h"

@@ -29,6 +29,14 @@ bool Get(std::string_view& in, T& v) {
   return true;
 }
 
+// Item `id`'s data (WorkloadSpec::item_bytes), appended to `out`.
+void PutData(std::string& out, uint32_t id, uint32_t bytes) {
+  for (uint32_t at = 0; at < bytes; at += 8) {
+    const uint64_t word = Mix((uint64_t{id} << 24) ^ at);
+    out.append(reinterpret_cast<const char*>(&word), std::min<uint32_t>(8, bytes - at));
+  }
+}
+
 }  // namespace
 
 uint32_t HotStart(const WorkloadSpec& spec, uint32_t phase) {
@@ -69,15 +77,16 @@ uint64_t ExpectedChecksum(const WorkloadSpec& spec) {
   return Checksum(all);
 }
 
-std::string EncodeItems(const std::vector<Item>& items) {
+std::string EncodeItems(const std::vector<Item>& items, uint32_t item_bytes) {
   std::string out;
-  out.reserve(8 + items.size() * 16);
+  out.reserve(8 + items.size() * (16 + item_bytes));
   Put(out, kItemsMagic);
   Put(out, static_cast<uint32_t>(items.size()));
   for (const Item& it : items) {
     Put(out, it.id);
     Put(out, it.done);
     Put(out, it.state);
+    PutData(out, it.id, item_bytes);
   }
   return out;
 }
@@ -86,13 +95,18 @@ Result<std::vector<Item>> DecodeItems(std::string_view bytes, const WorkloadSpec
   auto bad = [](const std::string& why) { return Corruption("synthetic: items do not decode: " + why); };
   uint32_t magic = 0, count = 0;
   if (!Get(bytes, magic) || magic != kItemsMagic || !Get(bytes, count)) return bad("no header");
-  if (bytes.size() != static_cast<uint64_t>(count) * 16) return bad("size does not match the count");
+  if (bytes.size() != static_cast<uint64_t>(count) * (16 + spec.item_bytes)) return bad("size does not match the count");
   std::vector<Item> items(count);
+  std::string data;
   for (Item& it : items) {
     Get(bytes, it.id);
     Get(bytes, it.done);
     Get(bytes, it.state);
     if (it.id >= spec.items || it.done > spec.iterations) return bad("item " + std::to_string(it.id) + " out of range");
+    data.clear();
+    PutData(data, it.id, spec.item_bytes);
+    if (bytes.substr(0, data.size()) != data) return bad("item " + std::to_string(it.id) + "'s data is damaged");
+    bytes.remove_prefix(data.size());
   }
   return items;
 }

@@ -29,6 +29,10 @@ struct WorkloadSpec {
   double hot_fraction = 0.25;     // share of the items in the hot window, in [0, 1]
   uint32_t hot_factor = 4;        // cost multiplier inside it (>= 1)
   uint64_t seed = 1;
+  // Bytes of data each item carries besides its state (the cells of a refined region, in the
+  // DistPM paper's terms): they travel with it when it moves and in checkpoints, so moving items
+  // costs what the links make it cost. Deterministic from the item's id, checked when decoded.
+  uint32_t item_bytes = 0;
   // The spawner computes the whole workload again to check the gathered checksum (as much work
   // as the run itself).
   bool verify = false;
@@ -57,9 +61,10 @@ uint64_t Checksum(const std::vector<Item>& items);
 // spawner's check).
 uint64_t ExpectedChecksum(const WorkloadSpec& spec);
 
-// Items on the wire (result slices, checkpoints): "asy1", a count, then (id, done, state) each.
-// Decode checks the size and that ids are below `items` and steps at most `iterations`.
-std::string EncodeItems(const std::vector<Item>& items);
+// Items on the wire (result slices, checkpoints, moves): "asy1", a count, then (id, done, state)
+// and `item_bytes` bytes of the item's data each. Decode checks the size, that ids are below
+// `items` and steps at most `iterations`, and each item's data.
+std::string EncodeItems(const std::vector<Item>& items, uint32_t item_bytes = 0);
 Result<std::vector<Item>> DecodeItems(std::string_view bytes, const WorkloadSpec& spec);
 
 // A set of item ids as ascending, disjoint [begin, end) ranges: what a task is given.

@@ -190,6 +190,25 @@ TEST(SyntheticWorkloadTest, BadParametersAndSlicesAreRefusedWithTheirName) {
   EXPECT_FALSE(DecodeItems(EncodeItems({{0, s.iterations + 1, 0}}), s).ok());
 }
 
+// Items that carry data (item_bytes) travel with it, and damaged data is refused.
+TEST(SyntheticWorkloadTest, ItemsCarryTheirDataAndDamageIsFound) {
+  WorkloadSpec s;
+  s.items = 10;
+  s.item_bytes = 21;  // not a whole number of words
+  const std::vector<Item> items{{3, 1, 77}, {9, 0, 5}};
+  std::string bytes = EncodeItems(items, s.item_bytes);
+  EXPECT_EQ(bytes.size(), 8u + 2 * (16 + 21));
+  auto back = DecodeItems(bytes, s);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  ASSERT_EQ(back->size(), 2u);
+  EXPECT_EQ((*back)[1].id, 9u);
+  EXPECT_EQ((*back)[1].state, 5u);
+  bytes[8 + 16 + 20] ^= 1;  // the last byte of item 3's data
+  EXPECT_NE(DecodeItems(bytes, s).status().message().find("item 3's data is damaged"), std::string::npos);
+  s.item_bytes = 0;
+  EXPECT_FALSE(DecodeItems(EncodeItems(items, 21), s).ok()) << "another size";
+}
+
 // Items moved back and forth between two running tasks (API 4) come back with the checksum of
 // the run that moved nothing; the counts add up at every moment, and work is measured.
 TEST(SyntheticWorkloadTest, ItemsMovedBetweenRunningTasksKeepTheChecksum) {
