@@ -130,12 +130,14 @@ awaitable<void> TaskHost::Accept(Assignment assignment, std::shared_ptr<runtime:
   job_spawner_ = conn;
   export_routes_.clear();
   routed_ = RoutedImports();
+  links_measured_.clear();
   checkpoints_.Host(a->job, a->hosted);
   for (auto& [t, link] : job_->links()) asio::co_spawn(io_, RunLink(job_, link), asio::detached);
   for (auto& backup : job_->backups()) {
     net::SpawnLogged(io_.get_executor(), RunBackup(job_, backup), log_, "backup link");
   }
   net::SpawnLogged(io_.get_executor(), RunProgress(job_), log_, "progress reports");
+  net::SpawnLogged(io_.get_executor(), RunProbes(job_), log_, "link probes");
   log_->info("job {}: running task {} of {} (app {}, {} mode, built in {:.2f} s)", a->job, a->task, a->params.tasks,
              a->app, a->sync ? "sync" : "async", built.count());
   Reply(*conn, a->job, a->task, "", false, restored_iteration, &restored_moves);
@@ -475,6 +477,7 @@ awaitable<void> TaskHost::RunLink(Session job, std::shared_ptr<TaskSession::OutL
       d.setSeenIncarnation(value.seen_incarnation);
       d.setIncarnation(job->incarnation());
     });
+    Sent(*link->conn, value.bytes.size() + 64);
     // Hand the connection one value at a time: newer values replace `pending` meanwhile.
     co_await link->conn->Drained();
   }
@@ -482,12 +485,65 @@ awaitable<void> TaskHost::RunLink(Session job, std::shared_ptr<TaskSession::OutL
 }
 
 awaitable<void> TaskHost::WatchLink(std::shared_ptr<TaskSession::OutLink> link, net::ConnectionPtr conn) {
-  // A neighbour writes on our link only to refuse it (the task is not, or no longer, run
-  // there): notice that, or its death, at once, so that RunLink dials again and resends.
-  auto msg = co_await conn->Receive();
-  if (msg.ok()) conn->Refuse("unexpected message");
-  conn->Close();
+  // A neighbour writes on our link to acknowledge what it read, or to refuse it (the task is
+  // not, or no longer, run there): notice a refusal, or its death, at once, so that RunLink
+  // dials again and resends.
+  co_await WatchAcks(conn);
   if (link->conn == conn) link->wake->cancel();
+}
+
+awaitable<void> TaskHost::WatchAcks(net::ConnectionPtr conn) {
+  for (;;) {
+    auto msg = co_await conn->Receive();
+    if (!msg.ok()) break;
+    auto env = (*msg)->root();
+    if (!env.isLinkAck()) {
+      conn->Refuse("unexpected message");
+      break;
+    }
+    auto& unacked = unacked_[conn.get()];
+    const auto now = std::chrono::steady_clock::now();
+    for (uint32_t k = env.getLinkAck().getFrames(); k > 0 && !unacked.empty(); --k) {
+      const auto [sent, bytes] = unacked.front();
+      unacked.pop_front();
+      links_measured_[conn->peer().id].Add(bytes, std::chrono::duration<double>(now - sent).count());
+    }
+  }
+  conn->Close();  // first: Sent() counts nothing more on it
+  unacked_.erase(conn.get());
+}
+
+void TaskHost::Sent(const net::Connection& conn, uint64_t bytes) {
+  if (!conn.is_open()) return;
+  auto& unacked = unacked_[&conn];
+  unacked.emplace_back(std::chrono::steady_clock::now(), bytes);
+  // A peer that does not acknowledge (its frames lost with a restart) must not make this grow.
+  while (unacked.size() > 64) unacked.pop_front();
+}
+
+awaitable<void> TaskHost::RunProbes(Session job) {
+  asio::steady_timer timer(io_);
+  while (job_ == job) {
+    timer.expires_after(std::chrono::seconds(1));
+    co_await timer.async_wait(net::use_nothrow);
+    if (job_ != job) break;
+    std::vector<net::ConnectionPtr> conns;
+    for (auto& [t, link] : job->links()) conns.push_back(link->conn);
+    for (auto& [daemon, conn] : relay_links_) conns.push_back(conn);
+    for (auto& conn : conns) {
+      if (!conn || !conn->is_open()) continue;
+      conn->SendEnvelope([](proto::Envelope::Builder e) { e.initLinkProbe(); });
+      Sent(*conn, 0);
+    }
+  }
+}
+
+std::vector<LinkReport> TaskHost::LinkReports() const {
+  std::vector<LinkReport> out;
+  for (const auto& [daemon, m] : links_measured_) {
+    if (m.measured()) out.push_back({daemon, m.alpha(), m.seconds_per_byte(), static_cast<uint32_t>(m.samples())});
+  }
+  return out;
 }
 
 awaitable<void> TaskHost::RunProgress(Session job) {
@@ -499,7 +555,7 @@ awaitable<void> TaskHost::RunProgress(Session job) {
     co_await timer.async_wait(net::use_nothrow);
     if (job_ != job) break;
     SampleRunQueue();
-    job->ReportProgress(run_queue_.mean(), run_queue_.stddev());
+    job->ReportProgress(run_queue_.mean(), run_queue_.stddev(), LinkReports());
   }
 }
 
@@ -573,6 +629,11 @@ awaitable<void> TaskHost::ServeNeighbour(net::ConnectionPtr conn) {
         conn->Refuse("relay items: the route does not start here");
         co_return;
       }
+      conn->SendEnvelope([](proto::Envelope::Builder e) { e.initLinkAck().setFrames(1); });
+      continue;
+    }
+    if (env.isLinkProbe()) {
+      conn->SendEnvelope([](proto::Envelope::Builder e) { e.initLinkAck().setFrames(1); });
       continue;
     }
     if (!env.isDependencyData()) {
@@ -601,6 +662,7 @@ awaitable<void> TaskHost::ServeNeighbour(net::ConnectionPtr conn) {
       conn->Refuse("you do not run that task");
       co_return;
     }
+    conn->SendEnvelope([](proto::Envelope::Builder e) { e.initLinkAck().setFrames(1); });
   }
 }
 
@@ -639,11 +701,9 @@ awaitable<void> TaskHost::Relay(std::string job, uint64_t move, uint32_t to_task
     if (!dialed.ok()) continue;
     conn = *dialed;
     relay_links_[next.daemon] = conn;
-    // The next daemon writes on this connection only to refuse it: then dial again next time.
-    net::SpawnLogged(io_.get_executor(), [](net::ConnectionPtr c) -> awaitable<void> {
-      if ((co_await c->Receive()).ok()) c->Refuse("unexpected message");
-      c->Close();
-    }(conn), log_, "relay link watch");
+    // The next daemon acknowledges what it reads, or refuses the connection: then it is closed
+    // and dialed again next time.
+    net::SpawnLogged(io_.get_executor(), WatchAcks(conn), log_, "relay link watch");
   }
   if (!conn || !job_ || job_->job() != job) {
     // The spawner sends the items itself once it hears the route failed, or after a while.
@@ -664,6 +724,7 @@ awaitable<void> TaskHost::Relay(std::string job, uint64_t move, uint32_t to_task
     }
     r.setItems(AsBytes(items));
   });
+  Sent(*conn, items.size() + 64);
   log_->debug("job {}: move {}: {} bytes of items passed on to daemon {} (task {}), {} daemons to go", job, move,
               items.size(), next.daemon, next.task, route.size() - 1);
 }

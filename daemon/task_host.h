@@ -27,6 +27,7 @@
 #pragma once
 
 #include <chrono>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -44,6 +45,7 @@
 #include "daemon/routed_imports.h"
 #include "daemon/task_data_buffer.h"
 #include "daemon/task_session.h"
+#include "monitor/link_monitor.h"
 #include "monitor/run_queue.h"
 #include "net/connection.h"
 #include "net/server.h"
@@ -119,6 +121,17 @@ class TaskHost {
   void OnNeighbourMoved(const NeighbourMove& m);
   void Reply(net::Connection& conn, const std::string& job, uint32_t task, const std::string& error,
              bool need_plugin = false, uint64_t restored_iteration = 0, const runtime::MoveState* moves = nullptr);
+  // ---- Link monitors (monitor/link_monitor.h): frames sent on a monitored connection (values,
+  // items passed on, probes) wait here for the peer's LinkAck.
+  void Sent(const net::Connection& conn, uint64_t bytes);
+  // Reads `conn` (one of ours to another daemon) until it fails: each LinkAck times the oldest
+  // frames still unacknowledged; anything else is a refusal (the peer does not, or no longer,
+  // run the task). Then closes it.
+  net::awaitable<void> WatchAcks(net::ConnectionPtr conn);
+  // A LinkProbe on every monitored connection of `job`, once a second while it runs.
+  net::awaitable<void> RunProbes(Session job);
+  std::vector<LinkReport> LinkReports() const;
+
   // ---- Items travelling daemon to daemon.
   struct RelayHop {
     uint32_t task = 0;  // the task that daemon runs (for logs)
@@ -156,6 +169,10 @@ class TaskHost {
   std::map<uint64_t, std::pair<uint32_t, std::vector<RelayHop>>> export_routes_;
   RoutedImports routed_;
   std::map<std::string, net::ConnectionPtr> relay_links_;
+  // Frames sent and not yet acknowledged, per monitored connection (send time, bytes), and each
+  // peer daemon's link figures, for job_.
+  std::map<const net::Connection*, std::deque<std::pair<std::chrono::steady_clock::time_point, uint64_t>>> unacked_;
+  std::map<std::string, monitor::LinkMonitor> links_measured_;
   bool stopping_ = false;
   monitor::RunQueueMonitor run_queue_;
   bool run_queue_warned_ = false;

@@ -290,7 +290,7 @@ void TaskSession::Acknowledged(uint64_t bytes) {
   checkpoint_bytes_ += bytes;
 }
 
-void TaskSession::ReportProgress(double run_queue_mean, double run_queue_std) {
+void TaskSession::ReportProgress(double run_queue_mean, double run_queue_std, const std::vector<LinkReport>& links) {
   port_.send([&](proto::Envelope::Builder e) {
     auto p = e.initTaskProgress();
     p.setJob(job_);
@@ -308,6 +308,13 @@ void TaskSession::ReportProgress(double run_queue_mean, double run_queue_std) {
     p.setBusySeconds(progress_measures_.busy_s);
     p.setRunQueueMean(run_queue_mean);
     p.setRunQueueStd(run_queue_std);
+    auto out = p.initLinks(static_cast<unsigned>(links.size()));
+    for (unsigned i = 0; i < out.size(); ++i) {
+      out[i].setDaemonId(links[i].daemon);
+      out[i].setAlpha(links[i].alpha);
+      out[i].setSecondsPerByte(links[i].seconds_per_byte);
+      out[i].setSamples(links[i].samples);
+    }
   });
 }
 

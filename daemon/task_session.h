@@ -55,6 +55,14 @@ struct NeighbourMove {
   uint64_t incarnation = 0;
 };
 
+// What this daemon measured of its link to another daemon (monitor/link_monitor.h).
+struct LinkReport {
+  std::string daemon;
+  double alpha = 0;
+  double seconds_per_byte = 0;
+  uint32_t samples = 0;
+};
+
 // How a session reaches the spawner that assigned its task.
 struct SpawnerPort {
   std::function<void(const std::function<void(proto::Envelope::Builder)>&)> send;
@@ -137,9 +145,9 @@ class TaskSession : public std::enable_shared_from_this<TaskSession> {
   bool Move(const NeighbourMove& m);
   // A backup stored a checkpoint of `bytes`: counted in progress reports and the result.
   void Acknowledged(uint64_t bytes);
-  // Sends TaskProgress with the runner's latest report and the host's run-queue figures (the
-  // host calls it on its own clock).
-  void ReportProgress(double run_queue_mean = 1, double run_queue_std = 0);
+  // Sends TaskProgress with the runner's latest report, the host's run-queue figures and its
+  // links' (the host calls it on its own clock).
+  void ReportProgress(double run_queue_mean = 1, double run_queue_std = 0, const std::vector<LinkReport>& links = {});
 
   std::map<uint32_t, std::shared_ptr<OutLink>>& links() { return links_; }
   std::vector<std::shared_ptr<BackupLink>>& backups() { return backups_; }

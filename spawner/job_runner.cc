@@ -84,6 +84,7 @@ awaitable<RunSummary> JobRunner::Run(std::vector<Endpoint> supernodes) {
       if (!balancing_->movable()) summary_.balancing.mode = "off";
     }
     if (supervisor_) {
+      summary_.links = MeasuredChannels();
       summary_.per_task = supervisor_->outcomes();
       summary_.failures = supervisor_->failures();
       summary_.replacements = supervisor_->replacements();
@@ -643,7 +644,7 @@ ClusterView JobRunner::Clusters() const {
   ClusterView view;
   view.planner = settings_.migration == "greedy" ? redistribution::ChannelPlanner::kGreedy
                                                  : redistribution::ChannelPlanner::kDistPM;
-  std::vector<std::string> names;
+  std::vector<std::string>& names = view.names;
   for (const std::string& c : TaskClusters()) {
     auto at = std::find(names.begin(), names.end(), c);
     view.cluster.push_back(static_cast<int>(at - names.begin()));
@@ -653,6 +654,7 @@ ClusterView JobRunner::Clusters() const {
   const size_t n = names.size();
   view.latency.assign(n, std::vector<double>(n, 1e-3));
   view.seconds_per_byte.assign(n, std::vector<double>(n, 8e-9));
+  view.measured.assign(n, std::vector<bool>(n, false));
   for (size_t a = 0; a < n; ++a) {
     for (size_t b = 0; b < n; ++b) {
       if (!settings_.channel) continue;
@@ -662,7 +664,55 @@ ClusterView JobRunner::Clusters() const {
       }
     }
   }
+  // What the daemons' link monitors measured, averaged over the links between two clusters,
+  // replaces the rest.
+  for (const LinkFigure& f : MeasuredChannels()) {
+    const auto a = static_cast<size_t>(std::find(names.begin(), names.end(), f.from) - names.begin());
+    const auto b = static_cast<size_t>(std::find(names.begin(), names.end(), f.to) - names.begin());
+    if (a >= n || b >= n) continue;
+    view.latency[a][b] = f.alpha;
+    if (f.seconds_per_byte > 0) view.seconds_per_byte[a][b] = f.seconds_per_byte;
+    view.measured[a][b] = true;
+  }
   return view;
+}
+
+std::vector<LinkFigure> JobRunner::MeasuredChannels() const {
+  struct Sum {
+    double alpha = 0, per_byte = 0;
+    int links = 0, sized = 0;
+    uint64_t samples = 0;
+  };
+  std::map<std::pair<std::string, std::string>, Sum> sums;
+  const Deployment& d = supervisor_->deployment();
+  auto cluster_of = [&](const std::string& daemon) -> std::optional<std::string> {
+    for (const auto& g : d.granted()) {
+      if (g.id == daemon) return g.cluster;
+    }
+    return std::nullopt;
+  };
+  for (size_t t = 0; t < d.tasks(); ++t) {
+    auto r = supervisor_->report(t);
+    auto from = cluster_of(d.task(t).daemon);
+    if (!r || !from) continue;
+    for (const MeasuredLink& l : r->first.links) {
+      auto to = cluster_of(l.daemon);
+      if (!to) continue;
+      Sum& s = sums[{*from, *to}];
+      s.alpha += l.alpha;
+      ++s.links;
+      s.samples += l.samples;
+      if (l.seconds_per_byte > 0) {
+        s.per_byte += l.seconds_per_byte;
+        ++s.sized;
+      }
+    }
+  }
+  std::vector<LinkFigure> out;
+  for (const auto& [pair, s] : sums) {
+    out.push_back({pair.first, pair.second, s.alpha / s.links, s.sized ? s.per_byte / s.sized : 0, s.samples});
+  }
+  return out;
 }
 
 void JobRunner::LogCheckingPoint(const std::vector<balance::MoveOrder>& moves) const {
@@ -705,10 +755,14 @@ void JobRunner::LogCheckingPoint(const std::vector<balance::MoveOrder>& moves) c
     for (const std::string& c : TaskClusters()) {
       if (std::find(names.begin(), names.end(), c) == names.end()) names.push_back(c);
     }
+    const ClusterView view = Clusters();
     std::string channels;
     for (const auto& f : balancing_->channels()) {
-      channels += fmt::format("{}{} -> {} {} items", channels.empty() ? "" : ", ", names[static_cast<size_t>(f.from)],
-                              names[static_cast<size_t>(f.to)], f.amount);
+      const auto a = static_cast<size_t>(f.from), b = static_cast<size_t>(f.to);
+      const double per_byte = view.seconds_per_byte[a][b];
+      channels += fmt::format("{}{} -> {} {} items ({:.1f} ms, {:.0f} Mbit/s, {})", channels.empty() ? "" : ", ",
+                              names[a], names[b], f.amount, 1e3 * view.latency[a][b],
+                              per_byte > 0 ? 8e-6 / per_byte : 0.0, view.measured[a][b] ? "measured" : "nominal");
     }
     log_->info("job {}: checking point {}: between clusters ({}): {}", summary_.job_id, balancing_->stats().checks,
                settings_.migration, channels);

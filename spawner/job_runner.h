@@ -139,6 +139,9 @@ class JobRunner {
   std::vector<std::string> TaskClusters() const;
   // The tasks' clusters and their channels for the balancer (LiveBalancing::SetClusters).
   ClusterView Clusters() const;
+  // The links between (and within) clusters as the daemons' monitors last reported them,
+  // averaged over the daemons' links from one cluster to another.
+  std::vector<LinkFigure> MeasuredChannels() const;
   // One line per redistribution: the speeds, the expected ends (eqs. 10 and 9) and the moves.
   void LogCheckingPoint(const std::vector<balance::MoveOrder>& moves) const;
   double SinceStart(std::chrono::steady_clock::time_point t) const {

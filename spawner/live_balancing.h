@@ -21,6 +21,22 @@
 
 namespace aiac::spawner {
 
+// What a task's daemon measured of its link to another daemon (monitor/link_monitor.h).
+struct MeasuredLink {
+  std::string daemon;
+  double alpha = 0;             // seconds
+  double seconds_per_byte = 0;  // 0: not measured
+  uint32_t samples = 0;
+};
+
+// The link between two clusters (the same one twice: within it) as the daemons measured it.
+struct LinkFigure {
+  std::string from, to;
+  double alpha = 0;             // seconds
+  double seconds_per_byte = 0;  // 0: not measured
+  uint64_t samples = 0;
+};
+
 // A task's TaskProgress figures, and when they came.
 struct TaskReport {
   double at_s = 0;
@@ -33,6 +49,7 @@ struct TaskReport {
   // Seconds the task spent computing so far (runtime::TaskMeasures::busy_s); < 0: not reported,
   // the speed is then measured over wall time.
   double busy_s = -1;
+  std::vector<MeasuredLink> links;
 };
 
 // The summary's `balancing`.
@@ -62,6 +79,10 @@ struct ClusterView {
   // bytes per item).
   std::vector<std::vector<double>> latency, seconds_per_byte;
   redistribution::ChannelPlanner planner = redistribution::ChannelPlanner::kDistPM;
+  std::vector<std::string> names;  // per cluster index
+  // Clusters x clusters: the figures above come from the daemons' link monitors (else from the
+  // platform's links, or the defaults).
+  std::vector<std::vector<bool>> measured;
 };
 
 class LiveBalancing {

@@ -54,6 +54,14 @@ nlohmann::json ToJson(const RunSummary& s) {
   }
   j["supernode_failovers"] = s.supernode_failovers;
   j["tightenings"] = s.tightenings;
+  j["links"] = nlohmann::json::array();
+  for (const LinkFigure& l : s.links) {
+    j["links"].push_back({{"from", l.from},
+                          {"to", l.to},
+                          {"latency_ms", 1e3 * l.alpha},
+                          {"mbps", l.seconds_per_byte > 0 ? nlohmann::json(8e-6 / l.seconds_per_byte) : nlohmann::json()},
+                          {"samples", l.samples}});
+  }
   const BalancingStats& b = s.balancing;
   j["balancing"] = {{"mode", b.mode},
                     {"migration", b.migration},

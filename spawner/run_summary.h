@@ -72,6 +72,8 @@ struct RunSummary {
   uint32_t supernode_failovers = 0;
   uint32_t tightenings = 0;
   BalancingStats balancing;
+  // The links between and within the clusters as the daemons measured them last (links).
+  std::vector<LinkFigure> links;
   nlohmann::json result = nlohmann::json::object();
 
   bool succeeded() const { return status == "converged"; }

@@ -108,6 +108,10 @@ void Supervisor::OnReport(size_t task, uint64_t incarnation, proto::Envelope::Re
     r.n_mean = p.getRunQueueMean();
     r.n_std = p.getRunQueueStd();
     r.busy_s = p.getBusySeconds();
+    for (auto l : p.getLinks()) {
+      r.links.push_back({Printable(l.getDaemonId().cStr(), 128, false), l.getAlpha(), l.getSecondsPerByte(),
+                         l.getSamples()});
+    }
     s.report = r;
     s.report_at = now;
     if (r.items >= 0 && !ledger_.busy()) {

@@ -165,6 +165,7 @@ struct TaskProgress {
   runQueueMean @12 :Float64;
   runQueueStd @13 :Float64;
   busySeconds @14 :Float64;     # runtime::TaskMeasures::busy_s: time in iterations that computed
+  links @15 :List(LinkFigures); # this daemon's links to other daemons of the job, as measured
 }
 # Live balancing (issue 10): the spawner moves work items between running tasks, one step at a
 # time, between two iterations of the task. export: items worth `work` leave the task (the reply
@@ -186,6 +187,19 @@ struct MoveItems {
   # hash to this SHA-256 (the spawner has them from the export's reply).
   sha256 @8 :Data;
 }
+# A daemon's measure of its link to another daemon (monitor/link_monitor.h): DistPM's alpha and
+# beta from the round trips of the frames it sent there.
+struct LinkFigures {
+  daemonId @0 :Text;
+  alpha @1 :Float64;            # seconds
+  secondsPerByte @2 :Float64;   # 0: no large frame measured yet
+  samples @3 :UInt32;
+}
+# On a monitored connection between daemons (values, items passed on), the reader acknowledges
+# each frame it read at once, in order, so the writer times the link (LinkMonitor); a LinkProbe
+# is a frame sent only to be timed, once a second.
+struct LinkAck { frames @0 :UInt32; }
+struct LinkProbe { }
 # Items of move `move` on their way from the exporting task's daemon to the daemon of `toTask`
 # (issue 10, DistPM's migration gateways): each daemon in `route` passes them to the next; the
 # receiver is route[0], the last one runs `toTask` and imports them when the spawner's MoveItems
@@ -335,5 +349,7 @@ struct Envelope {
     moveItems @34 :MoveItems;
     itemsMoved @35 :ItemsMoved;
     relayItems @36 :RelayItems;
+    linkAck @37 :LinkAck;
+    linkProbe @38 :LinkProbe;
   }
 }

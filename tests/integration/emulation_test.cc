@@ -35,7 +35,8 @@ bandwidth_mbps = 100
 
 TEST_F(EmulatedRunTest, EachNodeOfThePlatformIsADaemonPlayingIt) {
   WriteFile(dir_ / "two.toml", kTwoClusters);
-  WriteJob("cg.toml", "name = \"emu\"\napp = \"cg\"\ntasks = 3\ntimeout_s = 120\n[params]\nn = 20000\nbandwidth = 4\n"
+  // Long enough (about a second) for the daemons' progress reports to carry their link figures.
+  WriteJob("cg.toml", "name = \"emu\"\napp = \"cg\"\ntasks = 3\ntimeout_s = 120\n[params]\nn = 200000\nbandwidth = 4\n"
                       "tolerance = 1e-10\n");
   ASSERT_EQ(RunSpawner({"run", dir_ / "cg.toml", "--platform", dir_ / "two.toml", "--local", "--slowdown", "4", "--json",
                         dir_ / "emu.json", "--log-level", "info"}),
@@ -49,6 +50,18 @@ TEST_F(EmulatedRunTest, EachNodeOfThePlatformIsADaemonPlayingIt) {
   for (const auto& t : j["per_task"]) daemons.insert(t["daemon"].get<std::string>());
   EXPECT_EQ(daemons, (std::set<std::string>{"fast-1", "fast-2", "slow-1"}));
   EXPECT_TRUE(LogHas("spawner", "emulating platform " + (dir_ / "two.toml") + ": 3 nodes, slowdown 4")) << Log("spawner");
+  // The daemons' link monitors timed the values they exchanged: between the clusters, no less
+  // than the emulated 3 ms (a round trip is 6 ms at least).
+  bool across = false;
+  for (const auto& l : j["links"]) {
+    EXPECT_GT(l["samples"].get<int>(), 0) << l.dump();
+    if (l["from"] != l["to"]) {
+      across = true;
+      EXPECT_GE(l["latency_ms"].get<double>(), 2.9) << j["links"].dump();
+      EXPECT_LT(l["latency_ms"].get<double>(), 2000) << j["links"].dump();
+    }
+  }
+  EXPECT_TRUE(across) << j["links"].dump();
   EXPECT_TRUE(ProcessesMatching(dir_.path()).empty());
 }
 
