@@ -265,6 +265,36 @@ TEST_F(HostileTest, MembersMayOnlyDoWhatTheirRoleAllows) {
                                v.setData(kj::arrayPtr(reinterpret_cast<const kj::byte*>(junk.data()), junk.size()));
                              }), asio::detached);
   }
+  // Items "passed on" along a route that does not start at the daemon that gets them: refused.
+  auto relay = [&](const std::string& first_hop) {
+    return [&, first_hop](proto::Envelope::Builder e) {
+      auto r = e.initRelayItems();
+      r.setJob(job_id);
+      r.setMove(7);
+      r.setToTask(0);
+      auto hop = r.initRoute(1);
+      hop[0].setTask(0);
+      hop[0].setAddress(address(task0).ToString());
+      hop[0].setDaemonId(first_hop);
+      r.setItems(kj::arrayPtr(reinterpret_cast<const kj::byte*>("forged"), 6));
+    };
+  };
+  asio::co_spawn(io, probe(address(task0), proto::Role::DAEMON, "d-evil3", proto::Role::DAEMON, relay("d-elsewhere")),
+                 asio::detached);
+  // Items for task 0 that no move of the spawner names: taken in (acknowledged) but never imported.
+  bool acked = false;
+  // Named: the coroutine reads its captures through the closure, which must outlive it.
+  auto forged = [&]() -> net::awaitable<void> {
+    net::RetryPolicy once;
+    once.attempts = 1;
+    auto conn = co_await net::Dial(address(task0), member, proto::Role::DAEMON, "d-evil4", proto::Role::DAEMON, once);
+    if (!conn.ok()) co_return;
+    (*conn)->SendEnvelope(relay(task0));
+    auto reply = co_await (*conn)->Receive();
+    acked = reply.ok() && (*reply)->root().isLinkAck();
+    (*conn)->Close();
+  };
+  asio::co_spawn(io, forged(), asio::detached);
   // A daemon tries to assign a task to another daemon; a spawner sends a super-node a digest.
   asio::co_spawn(io, probe(address("d1"), proto::Role::DAEMON, "d-evil2", proto::Role::DAEMON,
                            [](proto::Envelope::Builder e) { e.initAssignTask().setJob("x"); }), asio::detached);
@@ -272,7 +302,8 @@ TEST_F(HostileTest, MembersMayOnlyDoWhatTheirRoleAllows) {
   asio::co_spawn(io, probe(sn_ep, proto::Role::SPAWNER, "spawner-evil", proto::Role::SUPERNODE,
                            [](proto::Envelope::Builder e) { e.initRegistryDigest().setSupernodeId("sn-evil"); }),
                  asio::detached);
-  EXPECT_TRUE(RunIoUntil(io, [&] { return outcomes.size() == 3; }, std::chrono::seconds(30)));
+  EXPECT_TRUE(RunIoUntil(io, [&] { return outcomes.size() == 4 && acked; }, std::chrono::seconds(30)));
+  EXPECT_TRUE(WaitUntil([&] { return LogHas(task0, "items of move 7 routed through another daemon"); })) << Log(task0);
   EXPECT_TRUE(WaitUntil([&] { return LogHas(task0, "which it does not run"); })) << Log(task0);
   EXPECT_TRUE(LogHas("d1", "unexpected message from a daemon")) << Log("d1");
   EXPECT_TRUE(WaitUntil([&] { return LogHas("sn1", "unexpected message from a spawner"); })) << Log("sn1");
