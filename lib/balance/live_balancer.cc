@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
 
 namespace aiac::balance {
@@ -99,8 +100,19 @@ BalanceDecision Decide(BalanceMode mode, const std::vector<TaskFigures>& tasks, 
   }
   double moved = 0;
   for (const MoveOrder& m : moves) moved += m.work;
-  d.overhead = moves.empty() ? 0 : cost.seconds_per_move * static_cast<double>(moves.size()) +
-                                       cost.seconds_per_unit * moved;
+  // Chain moves run one after the other; moves of independent items side by side when their
+  // tasks differ (a task takes part in one at a time): as many moves' time as one task has.
+  size_t serial = moves.size();
+  if (!options.chain) {
+    std::map<size_t, size_t> per_task;
+    for (const MoveOrder& m : moves) {
+      ++per_task[m.from];
+      ++per_task[m.to];
+    }
+    serial = 0;
+    for (const auto& [task, count] : per_task) serial = std::max(serial, count);
+  }
+  d.overhead = moves.empty() ? 0 : cost.seconds_per_move * static_cast<double>(serial) + cost.seconds_per_unit * moved;
   d.step = CheckingPoint(ws, remaining, options.h, d.overhead, options.threshold_s);  // eqs. (10)-(12)
   if (d.step.redistribute && !moves.empty()) d.moves = moves;
   d.step.redistribute = !d.moves.empty();

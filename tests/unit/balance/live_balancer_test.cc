@@ -49,6 +49,20 @@ TEST(LiveBalancerTest, WorkLeavesASlowedTaskUntilAllExpectToFinishTogether) {
   EXPECT_NEAR(d.overhead, 0.1, 1e-12);                      // two moves at 0.05 s
 }
 
+// Moves between different tasks run side by side: they cost one move's time, not two.
+TEST(LiveBalancerTest, MovesOfDisjointTasksCostOneMovesTime) {
+  const std::vector<TaskFigures> f = {{10, 300, 1, 0}, {10, 300, 1, 0}, {2.5, 300, 1, 0}, {2.5, 300, 1, 0}};
+  const auto d = Decide(BalanceMode::kProposed, f, {0.05, 0});
+  ASSERT_EQ(d.moves.size(), 2u);
+  EXPECT_NE(d.moves[0].from, d.moves[1].from);
+  EXPECT_NE(d.moves[0].to, d.moves[1].to);
+  EXPECT_NEAR(d.overhead, 0.05, 1e-12);
+  BalancerOptions chain;
+  chain.chain = true;
+  const auto c = Decide(BalanceMode::kProposed, f, {0.05, 0}, chain);
+  EXPECT_NEAR(c.overhead, 0.05 * static_cast<double>(c.moves.size()), 1e-12) << "chain moves: one after the other";
+}
+
 TEST(LiveBalancerTest, NoRedistributionWhenMovingCostsMoreThanItGains) {
   const std::vector<TaskFigures> f = {{10, 300, 1, 0}, {10, 300, 1, 0}, {2.5, 300, 1, 0}};
   // 200 units to move at 0.5 s each: 100 s, more than the 80 s it would save.
