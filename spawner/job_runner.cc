@@ -629,14 +629,17 @@ bool JobRunner::StartMoves(Clock::time_point now) {
   return supervisor_->moving();
 }
 
+std::optional<std::string> JobRunner::ClusterOf(const std::string& daemon) const {
+  for (const auto& g : supervisor_->deployment().granted()) {
+    if (g.id == daemon) return g.cluster;
+  }
+  return std::nullopt;
+}
+
 std::vector<std::string> JobRunner::TaskClusters() const {
   std::vector<std::string> clusters;
   const Deployment& d = supervisor_->deployment();
-  for (size_t t = 0; t < d.tasks(); ++t) {
-    auto g = std::find_if(d.granted().begin(), d.granted().end(),
-                          [&](const GrantedDaemon& x) { return x.id == d.task(t).daemon; });
-    clusters.push_back(g == d.granted().end() ? std::string() : g->cluster);
-  }
+  for (size_t t = 0; t < d.tasks(); ++t) clusters.push_back(ClusterOf(d.task(t).daemon).value_or(std::string()));
   return clusters;
 }
 
@@ -685,18 +688,12 @@ std::vector<LinkFigure> JobRunner::MeasuredChannels() const {
   };
   std::map<std::pair<std::string, std::string>, Sum> sums;
   const Deployment& d = supervisor_->deployment();
-  auto cluster_of = [&](const std::string& daemon) -> std::optional<std::string> {
-    for (const auto& g : d.granted()) {
-      if (g.id == daemon) return g.cluster;
-    }
-    return std::nullopt;
-  };
   for (size_t t = 0; t < d.tasks(); ++t) {
     auto r = supervisor_->report(t);
-    auto from = cluster_of(d.task(t).daemon);
+    auto from = ClusterOf(d.task(t).daemon);
     if (!r || !from) continue;
     for (const MeasuredLink& l : r->first.links) {
-      auto to = cluster_of(l.daemon);
+      auto to = ClusterOf(l.daemon);
       if (!to) continue;
       Sum& s = sums[{*from, *to}];
       s.alpha += l.alpha;
@@ -750,12 +747,8 @@ void JobRunner::LogCheckingPoint(const std::vector<balance::MoveOrder>& moves) c
              step.t_rem.empty() ? 0.0 : *std::max_element(step.t_rem.begin(), step.t_rem.end()), step.t_after, work,
              moves.size(), pairs);
   if (!balancing_->channels().empty()) {
-    // The clusters in the order Clusters() numbered them.
-    std::vector<std::string> names;
-    for (const std::string& c : TaskClusters()) {
-      if (std::find(names.begin(), names.end(), c) == names.end()) names.push_back(c);
-    }
     const ClusterView view = Clusters();
+    const std::vector<std::string>& names = view.names;
     std::string channels;
     for (const auto& f : balancing_->channels()) {
       const auto a = static_cast<size_t>(f.from), b = static_cast<size_t>(f.to);

@@ -135,6 +135,8 @@ class JobRunner {
   // one at a time. Moves whose tasks are not both running are dropped. True while moves are
   // under way.
   bool StartMoves(std::chrono::steady_clock::time_point now);
+  // The cluster of granted daemon `daemon`, or nullopt.
+  std::optional<std::string> ClusterOf(const std::string& daemon) const;
   // Each task's daemon's cluster now.
   std::vector<std::string> TaskClusters() const;
   // The tasks' clusters and their channels for the balancer (LiveBalancing::SetClusters).
