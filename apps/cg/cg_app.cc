@@ -579,18 +579,9 @@ Result<MatrixRead> ReadMatrix(const std::string& path, bool use_cache, std::vect
       notes.push_back("cg: cache not used: " + cached.status().message());
     }
   }
-  auto m = ReadMatrixMarket(path);
-  if (!m.ok()) return m.status();
-  SpMat a(m->rows, m->cols);
-  {
-    std::vector<Eigen::Triplet<double>> t;
-    t.reserve(m->entries.size());
-    for (const auto& e : m->entries) t.emplace_back(e.row, e.col, e.value);
-    m->entries = {};
-    a.setFromTriplets(t.begin(), t.end());
-  }
-  a.makeCompressed();
-  MatrixRead read{std::move(a), std::nullopt};
+  auto a = ReadMatrixMarketRows(path);
+  if (!a.ok()) return a.status();
+  MatrixRead read{std::move(*a), std::nullopt};
   if (version) {
     if (Status saved = SaveMatrixCache(path, read.a, *version); saved.ok()) {
       notes.push_back("cg: wrote the cache " + MatrixCachePath(path) + " for the next run");

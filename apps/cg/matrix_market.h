@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include <Eigen/SparseCore>
+
 #include "core/status.h"
 
 namespace aiac::cg {
@@ -32,6 +34,10 @@ struct CoordinateMatrix {
 };
 
 Result<CoordinateMatrix> ReadMatrixMarket(const std::string& path);
+// The same matrix in compressed rows, columns ascending in each row, duplicates summed: what the
+// CG app keeps (cg_problem.h's SpMat), built from the parsed entries without a copy through
+// triplets.
+Result<Eigen::SparseMatrix<double, Eigen::RowMajor, int>> ReadMatrixMarketRows(const std::string& path);
 // A vector: array n x 1, or coordinate n x 1 (missing entries are 0). When `expected_rows` is
 // set, a vector of another length is refused before it is allocated.
 Result<std::vector<double>> ReadMatrixMarketVector(const std::string& path,

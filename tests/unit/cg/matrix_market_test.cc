@@ -2,6 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+#include <sstream>
+
+#include <Eigen/SparseCore>
+
 #include "support/test_support.h"
 
 namespace aiac::cg {
@@ -9,6 +14,31 @@ namespace {
 
 using aiac::testing::TempDir;
 using aiac::testing::WriteFile;
+using Rows = Eigen::SparseMatrix<double, Eigen::RowMajor, int>;
+
+// What ReadMatrixMarketRows must equal: Eigen's own assembly of ReadMatrixMarket's entries.
+Rows FromTriplets(const CoordinateMatrix& m) {
+  std::vector<Eigen::Triplet<double>> t;
+  for (const auto& e : m.entries) t.emplace_back(e.row, e.col, e.value);
+  Rows a(m.rows, m.cols);
+  a.setFromTriplets(t.begin(), t.end());
+  a.makeCompressed();
+  return a;
+}
+
+// Same rows, same columns in the same order, same values (exactly: the tests' values add up
+// exactly in any order).
+void ExpectSameRows(const Rows& got, const Rows& want) {
+  ASSERT_EQ(got.rows(), want.rows());
+  ASSERT_EQ(got.cols(), want.cols());
+  ASSERT_EQ(got.nonZeros(), want.nonZeros());
+  ASSERT_TRUE(got.isCompressed());
+  for (Eigen::Index r = 0; r <= want.rows(); ++r) ASSERT_EQ(got.outerIndexPtr()[r], want.outerIndexPtr()[r]) << r;
+  for (Eigen::Index k = 0; k < want.nonZeros(); ++k) {
+    ASSERT_EQ(got.innerIndexPtr()[k], want.innerIndexPtr()[k]) << k;
+    ASSERT_EQ(got.valuePtr()[k], want.valuePtr()[k]) << k;
+  }
+}
 
 TEST(MatrixMarketTest, GeneralCoordinateMatrix) {
   TempDir dir;
@@ -32,6 +62,46 @@ TEST(MatrixMarketTest, SymmetricFilesAreExpanded) {
   bool upper = false;
   for (const auto& e : m->entries) upper |= (e.row == 0 && e.col == 1 && e.value == -1);
   EXPECT_TRUE(upper);
+}
+
+TEST(MatrixMarketTest, CompressedRowsSortColumnsSumDuplicatesAndKeepEmptyRows) {
+  TempDir dir;
+  WriteFile(dir / "a.mtx",
+            "%%MatrixMarket matrix coordinate real general\n4 4 7\n3 3 1\n1 4 2\n1 1 3\n3 1 4\n1 4 0.5\n4 4 6\n1 2 7\n");
+  auto a = ReadMatrixMarketRows(dir / "a.mtx");
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  EXPECT_EQ(a->nonZeros(), 6);  // (1,4) twice: one entry of 2.5
+  EXPECT_EQ(a->coeff(0, 3), 2.5);
+  EXPECT_EQ(a->outerIndexPtr()[2], a->outerIndexPtr()[1]);  // row 2 is empty
+  EXPECT_EQ(std::vector<int>(a->innerIndexPtr(), a->innerIndexPtr() + 3), (std::vector<int>{0, 1, 3}));
+  ExpectSameRows(*a, FromTriplets(*ReadMatrixMarket(dir / "a.mtx")));
+}
+
+// Random files, general and symmetric, entries in any order, with duplicates: the same matrix
+// as Eigen assembles from the same entries.
+TEST(MatrixMarketTest, CompressedRowsEqualEigensAssemblyOnRandomFiles) {
+  TempDir dir;
+  std::mt19937 rng(20261123);
+  for (int round = 0; round < 200; ++round) {
+    const int n = 1 + static_cast<int>(rng() % 30);
+    const bool symmetric = round % 2 == 1;
+    const int count = static_cast<int>(rng() % (3 * n + 1));
+    std::ostringstream body;
+    int lines = 0;
+    for (int k = 0; k < count; ++k) {
+      int i = 1 + static_cast<int>(rng() % n), j = 1 + static_cast<int>(rng() % n);
+      if (symmetric && j > i) std::swap(i, j);
+      body << i << " " << j << " " << static_cast<int>(rng() % 17) - 8 << ".25\n";
+      ++lines;
+    }
+    for (int i = 1; i <= n; ++i, ++lines) body << i << " " << i << " 100\n";  // every diagonal: CG's rule
+    WriteFile(dir / "r.mtx", std::string("%%MatrixMarket matrix coordinate real ") + (symmetric ? "symmetric" : "general") +
+                                 "\n" + std::to_string(n) + " " + std::to_string(n) + " " + std::to_string(lines) + "\n" +
+                                 body.str());
+    auto a = ReadMatrixMarketRows(dir / "r.mtx");
+    ASSERT_TRUE(a.ok()) << a.status().message();
+    ExpectSameRows(*a, FromTriplets(*ReadMatrixMarket(dir / "r.mtx")));
+  }
 }
 
 TEST(MatrixMarketTest, VectorRoundTripIsExact) {
@@ -77,6 +147,7 @@ TEST(MatrixMarketTest, MalformedFilesNameFileLineAndProblem) {
     auto m = ReadMatrixMarket(dir / "bad.mtx");
     ASSERT_FALSE(m.ok()) << content;
     EXPECT_NE(m.status().message().find(message), std::string::npos) << m.status().message();
+    EXPECT_EQ(ReadMatrixMarketRows(dir / "bad.mtx").status().message(), m.status().message());
     EXPECT_EQ(m.status().message().rfind(dir / "bad.mtx", 0), 0u) << m.status().message();
   }
   EXPECT_EQ(ReadMatrixMarket(dir / "absent.mtx").status().code(), StatusCode::kNotFound);
@@ -125,6 +196,10 @@ TEST(MatrixMarketTest, LargeFilesAreParsedInChunksWithTheRightLineNumbers) {
   EXPECT_DOUBLE_EQ(sum, 4.5 * n - 0.25 * 2 * static_cast<double>(nnz - n));
   EXPECT_EQ(per_row[0], 3);
   EXPECT_EQ(per_row[n / 2], 5);
+  // In compressed rows, each chunk's entries written at their place in every row.
+  auto rows = ReadMatrixMarketRows(dir / "big.mtx");
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  ExpectSameRows(*rows, FromTriplets(*m));
   // Line numbers: the banner is line 1, the sizes line 2; before row r >= 3 come 1 + 2 + 3 (r - 3)
   // entries and the comment pairs of the rows before it.
   auto line_of = [&](int row) { return 2 + (3 * row - 6) + 2 * ((row - 1) / 50000) + 1; };
