@@ -6,7 +6,8 @@
 // both stopping at a relative residual of 1e-8. Whole-process wall times, printed as ratios to
 // PETSc's; every solution's residual ||b - A x|| / ||b|| is computed here again, from the files.
 // Also the input side against PETSc's read of the file (issue 13's goal): aiac's read + prepare +
-// assign phases over the driver's "read" time. Never fails on a time; fails when a run fails or a
+// assign phases over the driver's "read" time. Each configuration runs twice (PETSc last, then
+// first) and the faster run is shown. Never fails on a time; fails when a run fails or a
 // residual is not met.
 //
 //   cg_vs_petsc [--tasks P] [--systems banded50k,banded200k,banded800k,poisson300,poisson700]
@@ -64,6 +65,13 @@ struct Run {
   double input = 0;      // aiac: read + prepare + assign phases; PETSc: its read of the file
   std::string detail;    // iterations, phases
 };
+
+// Keeps in `best` the faster of two runs of one configuration; a failed run is kept (so the
+// failure shows) unless the other one failed too.
+void Keep(Run& best, Run run) {
+  const bool first = best.detail.empty();
+  if (first || (best.ok && (!run.ok || run.wall < best.wall))) best = std::move(run);
+}
 
 double Seconds(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
@@ -176,10 +184,20 @@ int main(int argc, char** argv) {
     const Eigen::VectorXd b = a * Eigen::VectorXd::Ones(a.cols());
     const std::string matrix = dir + "/" + name + ".mtx";
     WriteSymmetric(matrix, a);
-    const Run async = RunAiac(dir, name, matrix, tasks, false, false, a, b);
-    const Run sync = RunAiac(dir, name, matrix, tasks, true, false, a, b);
-    const Run cached = RunAiac(dir, name, matrix, tasks, false, true, a, b);
-    const Run petsc = RunPetsc(dir, name, matrix, tasks, a, b);
+    // Each run starts with nothing left to write back to the disk: neither the file just written
+    // nor the cache the run before wrote (the first run took 2.2 s to read what the second read
+    // in 1.2 s, while the file's 230 MB went to the disk).
+    // Two rounds, PETSc last then first, and the faster of each pair is kept: on this VM
+    // whichever runs first after the file was written was slowed, by up to 2x for aiac's first
+    // run (the order of the rest stays: a cached run needs the cache a first run wrote).
+    Run petsc, async, sync, cached;
+    for (int round = 0; round < 2; ++round) {
+      if (round == 1) Keep(petsc, (::sync(), RunPetsc(dir, name, matrix, tasks, a, b)));
+      Keep(async, (::sync(), RunAiac(dir, name, matrix, tasks, false, false, a, b)));
+      Keep(sync, (::sync(), RunAiac(dir, name, matrix, tasks, true, false, a, b)));
+      Keep(cached, (::sync(), RunAiac(dir, name, matrix, tasks, false, true, a, b)));
+      if (round == 0) Keep(petsc, (::sync(), RunPetsc(dir, name, matrix, tasks, a, b)));
+    }
     auto ratio = [&](const Run& r) { return r.ok && petsc.ok ? Fixed(r.wall / petsc.wall) + "x" : std::string("-"); };
     std::printf("%-12s %9ld | %7.2fs %7.2fs %7.2fs %7.2fs | %11s %10s %12s\n", name.c_str(), static_cast<long>(a.rows()),
                 async.wall, sync.wall, cached.wall, petsc.wall, ratio(async).c_str(), ratio(sync).c_str(),
