@@ -13,7 +13,7 @@ constexpr uint32_t kOutlineMagic = 0x72676361;  // "acgr" as stored
 
 }  // namespace
 
-BlockOutline OutlineBlock(const SpMat& a, std::vector<double> b_rows, std::vector<int> rows, std::vector<int> own,
+BlockOutline OutlineBlock(const SpRef& a, std::vector<double> b_rows, std::vector<int> rows, std::vector<int> own,
                           const std::vector<uint32_t>& owner, std::vector<Block::Send> out, std::string matrix,
                           const MatrixFileVersion& source) {
   BlockOutline o;
@@ -28,7 +28,7 @@ BlockOutline OutlineBlock(const SpMat& a, std::vector<double> b_rows, std::vecto
   std::vector<std::pair<uint32_t, int>> outside;  // (owner, column) of every entry outside the block
   for (const int r : o.rows) {
     o.nonzeros += a.outerIndexPtr()[r + 1] - a.outerIndexPtr()[r];
-    for (SpMat::InnerIterator it(a, r); it; ++it) {
+    for (SpRef::InnerIterator it(a, r); it; ++it) {
       const int c = static_cast<int>(it.col());
       if (index(c) < 0) outside.emplace_back(owner[static_cast<size_t>(c)], c);
     }

@@ -41,7 +41,7 @@ struct BlockOutline {
 
 // The outline of the block of `rows` (ascending; `own`: positions of the rows it owns; `b_rows`:
 // b on those rows) of the matrix `a` under the row owners `owner`, with its send lists `out`.
-BlockOutline OutlineBlock(const SpMat& a, std::vector<double> b_rows, std::vector<int> rows, std::vector<int> own,
+BlockOutline OutlineBlock(const SpRef& a, std::vector<double> b_rows, std::vector<int> rows, std::vector<int> own,
                           const std::vector<uint32_t>& owner, std::vector<Block::Send> out, std::string matrix,
                           const MatrixFileVersion& source);
 

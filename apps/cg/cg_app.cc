@@ -573,7 +573,10 @@ Result<MatrixRead> ReadMatrix(const std::string& path, bool use_cache, std::vect
     auto cached = LoadMatrixCache(path, *version);
     if (cached.ok()) {
       notes.push_back("cg: read " + path + " from its cache " + MatrixCachePath(path));
-      return MatrixRead{std::move(*cached), version};
+      MatrixRead read;
+      read.mapped = std::move(*cached);
+      read.cached = version;
+      return read;
     }
     if (cached.status().code() != StatusCode::kNotFound) {
       notes.push_back("cg: cache not used: " + cached.status().message());
@@ -581,9 +584,10 @@ Result<MatrixRead> ReadMatrix(const std::string& path, bool use_cache, std::vect
   }
   auto a = ReadMatrixMarketRows(path);
   if (!a.ok()) return a.status();
-  MatrixRead read{std::move(*a), std::nullopt};
+  MatrixRead read;
+  read.parsed = std::move(*a);
   if (version) {
-    if (Status saved = SaveMatrixCache(path, read.a, *version); saved.ok()) {
+    if (Status saved = SaveMatrixCache(path, read.parsed, *version); saved.ok()) {
       notes.push_back("cg: wrote the cache " + MatrixCachePath(path) + " for the next run");
       read.cached = version;
     } else {
@@ -605,29 +609,31 @@ Result<app::JobPlan> CgApp::Prepare(const app::JobParams& params) {
                                                " with bandwidth " + std::to_string(p->spec.bandwidth),
                                            entries * kBytesPerEntry + n * kBytesPerRow));
     problem_ = Generate(p->spec);
+    matrix_ = {};
   } else {
     const auto read_start = std::chrono::steady_clock::now();
     name = p->matrix;
     auto matrix = ReadMatrix(p->matrix, p->matrix_cache, notes);
     if (!matrix.ok()) return matrix.status();
-    problem_.a = std::move(matrix->a);
+    matrix_ = std::move(*matrix);
+    problem_.a = std::move(matrix_.parsed);  // (empty when the matrix is mapped: A())
     shared_source_.reset();
     if (p->shared_input == "true" || (p->shared_input == "auto" && params.shared_files)) {
-      if (matrix->cached) {
+      if (matrix_.cached) {
         shared_matrix_ = std::filesystem::absolute(p->matrix).string();
-        shared_source_ = matrix->cached;
+        shared_source_ = matrix_.cached;
         notes.push_back("cg: the daemons build their own blocks from " + MatrixCachePath(shared_matrix_));
       } else {
         notes.push_back("cg: the blocks are sent: the daemons need the matrix's cache to read it themselves");
       }
     }
     read_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - read_start).count();
-    const auto rows = problem_.a.rows(), cols = problem_.a.cols();
+    const auto rows = A().rows(), cols = A().cols();
     if (rows != cols) {
       return InvalidArgument(name + ": the matrix is " + std::to_string(rows) + " x " + std::to_string(cols) + ", not square");
     }
     if (p->rhs.empty()) {
-      problem_.b = problem_.a * Eigen::VectorXd::Ones(cols);
+      problem_.b = A() * Eigen::VectorXd::Ones(cols);
     } else {
       const auto rhs_start = std::chrono::steady_clock::now();
       auto b = ReadMatrixMarketVector(p->rhs, rows);
@@ -635,9 +641,9 @@ Result<app::JobPlan> CgApp::Prepare(const app::JobParams& params) {
       read_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - rhs_start).count();
       problem_.b = Eigen::Map<Eigen::VectorXd>(b->data(), static_cast<Eigen::Index>(b->size()));
     }
-    AIAC_RETURN_IF_ERROR(CheckSystem(problem_.a, problem_.b, name));
+    AIAC_RETURN_IF_ERROR(CheckSystem(A(), problem_.b, name));
   }
-  const int n = static_cast<int>(problem_.a.rows());
+  const int n = static_cast<int>(A().rows());
   if (params.tasks < 1 || params.tasks > static_cast<uint32_t>(n)) {
     return InvalidArgument("cg: " + std::to_string(params.tasks) + " tasks for " + std::to_string(n) +
                            " rows (at most one task per row)");
@@ -645,7 +651,7 @@ Result<app::JobPlan> CgApp::Prepare(const app::JobParams& params) {
   // METIS or slices: decided once, on equal shares; Reweigh keeps the choice.
   metis_ = p->metis();
   if (metis_ && p->partition == "auto") {
-    if (const double cut = CutFraction(problem_.a, ContiguousPartition(n, static_cast<int>(params.tasks)));
+    if (const double cut = CutFraction(A(), ContiguousPartition(n, static_cast<int>(params.tasks)));
         cut <= kSlicesGoodEnough) {
       notes.push_back("cg: slices of consecutive rows cut " + FormatDouble(100 * cut) +
                       " % of the matrix's entries: no METIS partition needed");
@@ -661,7 +667,7 @@ Result<app::JobPlan> CgApp::Prepare(const app::JobParams& params) {
 Result<std::optional<app::JobPlan>> CgApp::Reweigh(const app::JobParams& params, const std::vector<double>& task_powers) {
   auto p = ParseCgParams(params);
   if (!p.ok()) return p.status();
-  if (task_powers.size() != params.tasks || problem_.a.rows() == 0) {
+  if (task_powers.size() != params.tasks || A().rows() == 0) {
     return InvalidArgument("cg: " + std::to_string(task_powers.size()) + " powers for " + std::to_string(params.tasks) +
                            " tasks (or Reweigh before Prepare)");
   }
@@ -678,12 +684,12 @@ Result<std::optional<app::JobPlan>> CgApp::Reweigh(const app::JobParams& params,
 
 Result<app::JobPlan> CgApp::Split(const CgParams& p, uint32_t task_count, const Shares& shares,
                                   std::vector<std::string> notes) {
-  const int n = static_cast<int>(problem_.a.rows());
+  const int n = static_cast<int>(A().rows());
   const auto tasks = static_cast<int>(task_count);
   RowPartition part;
   bool metis = metis_;
   if (metis) {
-    auto parts = MetisPartition(problem_.a, tasks, shares);
+    auto parts = MetisPartition(A(), tasks, shares);
     if (parts.ok()) {
       part = std::move(*parts);
     } else if (parts.status().code() == StatusCode::kInvalidArgument) {
@@ -700,14 +706,14 @@ Result<app::JobPlan> CgApp::Split(const CgParams& p, uint32_t task_count, const 
   const bool auto_layers = p.overlap < 0 && !p.generated;
   const int layers = p.overlap >= 0 ? p.overlap
                      : p.generated  ? 0
-                                    : AutoLayers(problem_.a, part.rows, kAutoOverlapGrowth, kAutoOverlapLayers);
-  for (int l = 0; l < tasks; ++l) block_rows[l] = Extend(problem_.a, part.rows[l], layers);
-  const auto sends = SendLists(problem_.a, part.owner, block_rows);
-  const SpMat& a = problem_.a;
+                                    : AutoLayers(A(), part.rows, kAutoOverlapGrowth, kAutoOverlapLayers);
+  for (int l = 0; l < tasks; ++l) block_rows[l] = Extend(A(), part.rows[l], layers);
+  const auto sends = SendLists(A(), part.owner, block_rows);
+  const SpRef a = A();
   RowFn row = [&](int i, std::vector<int>& cols, std::vector<double>& vals) {
     cols.clear();
     vals.clear();
-    for (SpMat::InnerIterator it(a, i); it; ++it) {
+    for (SpRef::InnerIterator it(a, i); it; ++it) {
       cols.push_back(static_cast<int>(it.col()));
       vals.push_back(it.value());
     }
@@ -813,7 +819,7 @@ Result<std::unique_ptr<app::Task>> CgApp::MakeTask(const app::JobParams& params,
 Result<app::GatherReport> CgApp::Gather(const app::JobParams& params, const std::vector<std::string>& slices) {
   auto p = ParseCgParams(params);
   if (!p.ok()) return p.status();
-  const int n = static_cast<int>(problem_.a.rows());
+  const int n = static_cast<int>(A().rows());
   Eigen::VectorXd x = Eigen::VectorXd::Constant(n, std::nan(""));
   if (slices.size() != owned_.size()) {
     return Corruption("cg: " + std::to_string(slices.size()) + " results for " + std::to_string(owned_.size()) +
@@ -849,7 +855,7 @@ Result<app::GatherReport> CgApp::Gather(const app::JobParams& params, const std:
   }
   app::GatherReport report;
   const double b_norm = problem_.b.norm();
-  const double r_norm = (problem_.b - problem_.a * x).norm();
+  const double r_norm = (problem_.b - A() * x).norm();
   report.residual = b_norm > 0 ? r_norm / b_norm : r_norm;  // NaN if a row was never sent
   report.residual_target = p->residual_tolerance;
   if (!std::isfinite(report.residual)) {

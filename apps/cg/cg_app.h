@@ -74,10 +74,13 @@ inline constexpr int kAutoOverlapLayers = 64;
 // The matrix of a Matrix Market file, compressed: from its binary cache when `use_cache` and the
 // cache matches the file, else parsed (and the cache written when `use_cache`). What happened to
 // the cache goes to `notes`, a line each. `cached`: the version of the file the cache on disk now
-// holds, when the matrix came from it or went into it.
+// holds, when the matrix came from it or went into it. A matrix from the cache stays in the
+// mapped file (`mapped`); one parsed from the text is `parsed`.
 struct MatrixRead {
-  SpMat a;
+  SpMat parsed;
+  std::optional<MappedMatrixCache> mapped;
   std::optional<MatrixFileVersion> cached;
+  SpRef matrix() const { return mapped ? SpRef(mapped->matrix()) : SpRef(parsed); }
 };
 Result<MatrixRead> ReadMatrix(const std::string& path, bool use_cache, std::vector<std::string>& notes);
 
@@ -98,7 +101,11 @@ class CgApp final : public app::App {
   // `notes` go first in the plan's notes.
   Result<app::JobPlan> Split(const CgParams& p, uint32_t tasks, const Shares& shares, std::vector<std::string> notes);
 
-  Problem problem_;  // spawner side, kept from Prepare for the residual
+  // The system's matrix: problem_.a, or the mapped cache it came from.
+  SpRef A() const { return matrix_.mapped ? SpRef(matrix_.mapped->matrix()) : SpRef(problem_.a); }
+
+  Problem problem_;  // spawner side, kept from Prepare for the residual (a: see A())
+  MatrixRead matrix_;  // a matrix read from a file: problem_.a is empty when it is mapped
   bool metis_ = false;  // METIS rather than slices, decided by Prepare
   // Set when the daemons build their blocks from the matrix's cache (shared_input): the path
   // and version of the file the cache was made from.

@@ -86,7 +86,7 @@ Problem Generate(const GeneratedSpec& spec) {
   return {std::move(a), std::move(b)};
 }
 
-Status CheckSystem(const SpMat& a, const Eigen::VectorXd& b, const std::string& name) {
+Status CheckSystem(const SpRef& a, const Eigen::VectorXd& b, const std::string& name) {
   if (a.rows() != a.cols()) {
     return InvalidArgument(name + ": the matrix is " + std::to_string(a.rows()) + " x " +
                            std::to_string(a.cols()) + ", not square");
@@ -198,7 +198,7 @@ Block BuildBlock(const RowFn& row, const std::vector<double>& b_rows, int n, std
   return blk;
 }
 
-std::vector<std::vector<Block::Send>> SendLists(const SpMat& a, const std::vector<uint32_t>& owner,
+std::vector<std::vector<Block::Send>> SendLists(const SpRef& a, const std::vector<uint32_t>& owner,
                                                 const std::vector<std::vector<int>>& block_rows) {
   const size_t tasks = block_rows.size();
   // needs[l][m] = rows of l (global) whose x block m uses.
@@ -206,7 +206,7 @@ std::vector<std::vector<Block::Send>> SendLists(const SpMat& a, const std::vecto
   for (size_t m = 0; m < tasks; ++m) {
     const RowIndex in_m(block_rows[m]);
     for (int r : block_rows[m]) {
-      for (SpMat::InnerIterator it(a, r); it; ++it) {
+      for (SpRef::InnerIterator it(a, r); it; ++it) {
         const int c = static_cast<int>(it.col());
         if (in_m(c) < 0) needs[owner[static_cast<size_t>(c)]][static_cast<uint32_t>(m)].push_back(c);
       }

@@ -20,6 +20,8 @@
 namespace aiac::cg {
 
 using SpMat = Eigen::SparseMatrix<double, Eigen::RowMajor, int>;
+// A compressed matrix owned elsewhere: an SpMat or a mapped one (matrix_cache.h), not copied.
+using SpRef = Eigen::Ref<const SpMat>;
 
 struct GeneratedSpec {
   int n = 0;
@@ -43,7 +45,7 @@ Problem Generate(const GeneratedSpec& spec);
 // each neighbour): the 2-D Poisson problem, SPD for diag >= 4, for tests and benchmarks.
 SpMat GridLaplacian(int kx, int ky, double diag = 4);
 // Checks a system read from files: square, no zero on the diagonal, b of the right size.
-Status CheckSystem(const SpMat& a, const Eigen::VectorXd& b, const std::string& name);
+Status CheckSystem(const SpRef& a, const Eigen::VectorXd& b, const std::string& name);
 
 // Rows [starts[l], starts[l+1]) belong to task l; sizes differ by at most one.
 std::vector<int> Partition(int n, int tasks);
@@ -113,7 +115,7 @@ Block BuildBlock(const RowFn& row, const std::vector<double>& b_rows, int n, std
 // Send lists of every block of a whole matrix: block l's rows are block_rows[l] (ascending), its
 // owned rows those with owner l. Block m needs x_c for each column c outside its rows used by
 // one of them; c's owner sends it.
-std::vector<std::vector<Block::Send>> SendLists(const SpMat& a, const std::vector<uint32_t>& owner,
+std::vector<std::vector<Block::Send>> SendLists(const SpRef& a, const std::vector<uint32_t>& owner,
                                                 const std::vector<std::vector<int>>& block_rows);
 // Send lists of contiguous block l (no overlap) of a symmetric matrix, from l's own rows
 // (A_ml = A_lm^T): what a daemon computes for itself.

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 #include <string_view>
+#include <thread>
 #include <utility>
 
 #include "apps/cg/byte_codec.h"
@@ -20,10 +21,14 @@ namespace aiac::cg {
 
 namespace {
 
-constexpr char kMagic[8] = {'A', 'I', 'A', 'C', 'C', 'S', 'R', '1'};
+constexpr char kMagic[8] = {'A', 'I', 'A', 'C', 'C', 'S', 'R', '2'};
+// Version 1 had the values right after the columns, 8-aligned only half of the time.
+constexpr char kMagicV1[8] = {'A', 'I', 'A', 'C', 'C', 'S', 'R', '1'};
 constexpr std::streamsize kSample = 1 << 20;  // bytes of the source's head and tail in its key
 
-// The file layout: the header, then outer (rows + 1 ints), inner (nnz ints), values (nnz doubles).
+// The file layout: the header, then outer (rows + 1 ints), inner (nnz ints), 4 zero bytes when
+// rows + 1 + nnz is odd, values (nnz doubles). The header is 72 bytes: in a mapping every array is
+// aligned for its type, so the spawner uses the mapped arrays as they are (MappedMatrixCache).
 struct Header {
   char magic[8];
   MatrixFileVersion source;
@@ -31,6 +36,12 @@ struct Header {
   uint32_t outer_crc, inner_crc, values_crc, zero;
 };
 static_assert(sizeof(Header) == 8 + 24 + 24 + 16, "no padding in the cache header");
+
+// Bytes from the start of the file to the values.
+uint64_t ValuesOffset(int64_t rows, int64_t nnz) {
+  const uint64_t ints = sizeof(Header) + static_cast<uint64_t>(rows + 1 + nnz) * sizeof(int);
+  return (ints + alignof(double) - 1) / alignof(double) * alignof(double);
+}
 
 template <typename T>
 std::string_view Bytes(const T* data, int64_t count) {
@@ -41,11 +52,13 @@ std::string_view Bytes(const T* data, int64_t count) {
 // version of the source it was made from, and sizes that add up to the cache's `length`.
 Status CheckHeader(const Header& h, uint64_t length, const MatrixFileVersion& version, const std::string& path) {
   auto damaged = [&](const std::string& what) { return Corruption("the cache " + path + " is damaged: " + what); };
+  if (std::memcmp(h.magic, kMagicV1, sizeof kMagicV1) == 0) {
+    return Unavailable("the cache " + path + " is of an older format");
+  }
   if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0) return damaged("not an aiac matrix cache");
   if (!(h.source == version)) return Unavailable("the cache " + path + " was made from another version of the file");
   if (h.rows < 1 || h.rows > kMaxMatrixRows || h.cols < 1 || h.cols > kMaxMatrixRows || h.nnz < 0 ||
-      length != sizeof h + static_cast<uint64_t>(h.rows + 1) * sizeof(int) +
-                    static_cast<uint64_t>(h.nnz) * (sizeof(int) + sizeof(double))) {
+      length != ValuesOffset(h.rows, h.nnz) + static_cast<uint64_t>(h.nnz) * sizeof(double)) {
     return damaged("its sizes do not match its length");
   }
   return Status::Ok();
@@ -75,42 +88,11 @@ Result<MatrixFileVersion> MatrixFileVersionOf(const std::string& path) {
   return key;
 }
 
-Result<SpMat> LoadMatrixCache(const std::string& matrix_path, const MatrixFileVersion& version) {
-  const std::string path = MatrixCachePath(matrix_path);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound("no cache " + path);
-  auto damaged = [&](const std::string& what) { return Corruption("the cache " + path + " is damaged: " + what); };
-  Header h{};
-  if (!in.read(reinterpret_cast<char*>(&h), sizeof h)) return damaged("shorter than its header");
-  // Sizes are checked against the cache's own length before anything is allocated for them.
-  in.seekg(0, std::ios::end);
-  AIAC_RETURN_IF_ERROR(CheckHeader(h, static_cast<uint64_t>(in.tellg()), version, path));
-  AIAC_RETURN_IF_ERROR(CheckFitsInMemory("the cached matrix " + path,
-                                         static_cast<double>(h.nnz) * 12 + static_cast<double>(h.rows) * 4));
-  in.seekg(sizeof h);
-  SpMat a(static_cast<Eigen::Index>(h.rows), static_cast<Eigen::Index>(h.cols));
-  a.resizeNonZeros(static_cast<Eigen::Index>(h.nnz));
-  in.read(reinterpret_cast<char*>(a.outerIndexPtr()), (h.rows + 1) * static_cast<std::streamsize>(sizeof(int)));
-  in.read(reinterpret_cast<char*>(a.innerIndexPtr()), h.nnz * static_cast<std::streamsize>(sizeof(int)));
-  in.read(reinterpret_cast<char*>(a.valuePtr()), h.nnz * static_cast<std::streamsize>(sizeof(double)));
-  if (!in) return damaged("cut short");
-  if (Crc32c(Bytes(a.outerIndexPtr(), h.rows + 1)) != h.outer_crc ||
-      Crc32c(Bytes(a.innerIndexPtr(), h.nnz)) != h.inner_crc || Crc32c(Bytes(a.valuePtr(), h.nnz)) != h.values_crc) {
-    return damaged("a checksum does not match");
-  }
-  // The structure too: Eigen trusts it, and a wrong index would be read out of bounds.
-  const int* outer = a.outerIndexPtr();
-  const int* inner = a.innerIndexPtr();
-  if (outer[0] != 0 || outer[h.rows] != h.nnz) return damaged("bad row starts");
-  for (int64_t r = 0; r < h.rows; ++r) {
-    if (outer[r + 1] < outer[r]) return damaged("bad row starts");
-    for (int k = outer[r]; k < outer[r + 1]; ++k) {
-      if (inner[k] < 0 || inner[k] >= h.cols || (k > outer[r] && inner[k] <= inner[k - 1])) {
-        return damaged("bad column index in row " + std::to_string(r + 1));
-      }
-    }
-  }
-  return a;
+Result<MappedMatrixCache> LoadMatrixCache(const std::string& matrix_path, const MatrixFileVersion& version) {
+  auto cache = MappedMatrixCache::Map(matrix_path, version, true);
+  if (!cache.ok()) return cache.status();
+  AIAC_RETURN_IF_ERROR(cache->CheckWhole());
+  return cache;
 }
 
 Status SaveMatrixCache(const std::string& matrix_path, const SpMat& a, const MatrixFileVersion& version) {
@@ -130,8 +112,10 @@ Status SaveMatrixCache(const std::string& matrix_path, const SpMat& a, const Mat
     std::ofstream out(temp, std::ios::binary | std::ios::trunc);
     if (!out) return IoError("cannot write " + temp + ": " + std::strerror(errno));
     out.write(reinterpret_cast<const char*>(&h), sizeof h);
+    const char padding[alignof(double)] = {};
+    const auto pad = ValuesOffset(h.rows, h.nnz) - sizeof h - static_cast<uint64_t>(h.rows + 1 + h.nnz) * sizeof(int);
     for (auto bytes : {Bytes(a.outerIndexPtr(), h.rows + 1), Bytes(a.innerIndexPtr(), h.nnz),
-                       Bytes(a.valuePtr(), h.nnz)}) {
+                       std::string_view(padding, pad), Bytes(a.valuePtr(), h.nnz)}) {
       out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
     }
     out.flush();
@@ -150,6 +134,11 @@ Status SaveMatrixCache(const std::string& matrix_path, const SpMat& a, const Mat
 }
 
 Result<MappedMatrixCache> MappedMatrixCache::Open(const std::string& matrix_path, const MatrixFileVersion& version) {
+  return Map(matrix_path, version, false);
+}
+
+Result<MappedMatrixCache> MappedMatrixCache::Map(const std::string& matrix_path, const MatrixFileVersion& version,
+                                                 bool whole) {
   MappedMatrixCache m;
   m.path_ = MatrixCachePath(matrix_path);
   auto damaged = [&](const std::string& what) { return Corruption("the cache " + m.path_ + " is damaged: " + what); };
@@ -164,7 +153,8 @@ Result<MappedMatrixCache> MappedMatrixCache::Open(const std::string& matrix_path
     return damaged("shorter than its header");
   }
   m.length_ = static_cast<size_t>(st.st_size);
-  void* map = ::mmap(nullptr, m.length_, PROT_READ, MAP_PRIVATE, fd, 0);
+  // All of it read (the spawner): its pages mapped in one go rather than one fault at a time.
+  void* map = ::mmap(nullptr, m.length_, PROT_READ, MAP_PRIVATE | (whole ? MAP_POPULATE : 0), fd, 0);
   ::close(fd);  // the mapping keeps the file
   if (map == MAP_FAILED) return IoError("cannot map " + m.path_ + ": " + std::strerror(errno));
   m.map_ = map;
@@ -177,8 +167,8 @@ Result<MappedMatrixCache> MappedMatrixCache::Open(const std::string& matrix_path
   const char* base = static_cast<const char*>(map) + sizeof h;
   m.outer_ = reinterpret_cast<const int*>(base);  // the header is 72 bytes: ints are aligned
   m.inner_ = m.outer_ + h.rows + 1;
-  // The doubles are 8-aligned only when rows + 1 + nnz is even: they are copied out bytewise.
-  m.values_ = reinterpret_cast<const char*>(m.inner_ + h.nnz);
+  m.values_ = reinterpret_cast<const double*>(static_cast<const char*>(map) + ValuesOffset(h.rows, h.nnz));
+  m.header_crcs_ = {h.outer_crc, h.inner_crc, h.values_crc};
   if (m.outer_[0] != 0 || m.outer_[h.rows] != h.nnz) return damaged("bad row starts");
   return m;
 }
@@ -197,8 +187,38 @@ MappedMatrixCache& MappedMatrixCache::operator=(MappedMatrixCache&& other) noexc
     outer_ = other.outer_;
     inner_ = other.inner_;
     values_ = other.values_;
+    header_crcs_ = other.header_crcs_;
   }
   return *this;
+}
+
+Eigen::Map<const SpMat> MappedMatrixCache::matrix() const {
+  return {static_cast<Eigen::Index>(rows_), static_cast<Eigen::Index>(cols_), static_cast<Eigen::Index>(nnz_), outer_,
+          inner_, values_};
+}
+
+Status MappedMatrixCache::CheckWhole() const {
+  auto damaged = [&](const std::string& what) { return Corruption("the cache " + path_ + " is damaged: " + what); };
+  // The values' checksum (half the file) on a second thread, the rest here.
+  uint32_t values_crc = 0;
+  {
+    std::jthread values([&] { values_crc = Crc32c(Bytes(values_, nnz_)); });
+    if (Crc32c(Bytes(outer_, rows_ + 1)) != header_crcs_[0] || Crc32c(Bytes(inner_, nnz_)) != header_crcs_[1]) {
+      return damaged("a checksum does not match");
+    }
+  }
+  if (values_crc != header_crcs_[2]) return damaged("a checksum does not match");
+  // The structure too: Eigen trusts it, and a wrong index would be read out of bounds.
+  if (outer_[0] != 0 || outer_[rows_] != nnz_) return damaged("bad row starts");
+  for (int64_t r = 0; r < rows_; ++r) {
+    if (outer_[r + 1] < outer_[r]) return damaged("bad row starts");
+    for (int k = outer_[r]; k < outer_[r + 1]; ++k) {
+      if (inner_[k] < 0 || inner_[k] >= cols_ || (k > outer_[r] && inner_[k] <= inner_[k - 1])) {
+        return damaged("bad column index in row " + std::to_string(r + 1));
+      }
+    }
+  }
+  return Status::Ok();
 }
 
 MappedMatrixCache::~MappedMatrixCache() {
@@ -211,8 +231,7 @@ Status MappedMatrixCache::Row(int64_t i, std::vector<int>& cols, std::vector<dou
     return Corruption("the cache " + path_ + " is damaged: bad row starts at row " + std::to_string(i + 1));
   }
   cols.assign(inner_ + begin, inner_ + end);
-  vals.resize(cols.size());
-  std::memcpy(vals.data(), values_ + static_cast<size_t>(begin) * sizeof(double), cols.size() * sizeof(double));
+  vals.assign(values_ + begin, values_ + end);
   if (!AscendingBelow(cols, static_cast<int>(cols_))) {
     return Corruption("the cache " + path_ + " is damaged: bad column index in row " + std::to_string(i + 1));
   }

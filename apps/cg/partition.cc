@@ -70,7 +70,7 @@ RowPartition ContiguousPartition(int n, int tasks, const Shares& shares) {
   return p;
 }
 
-Result<RowPartition> MetisPartition(const SpMat& a, int tasks, const Shares& shares) {
+Result<RowPartition> MetisPartition(const SpRef& a, int tasks, const Shares& shares) {
   const int n = static_cast<int>(a.rows());
   if (tasks < 1 || tasks > n) return InvalidArgument("cg: cannot split " + std::to_string(n) + " rows in " + std::to_string(tasks));
   if (tasks == 1) return ContiguousPartition(n, 1);
@@ -124,16 +124,16 @@ Result<RowPartition> MetisPartition(const SpMat& a, int tasks, const Shares& sha
   return p;
 }
 
-double CutFraction(const SpMat& a, const RowPartition& p) {
+double CutFraction(const SpRef& a, const RowPartition& p) {
   int64_t cut = 0;
   for (int r = 0; r < a.rows(); ++r) {
     const uint32_t mine = p.owner[static_cast<size_t>(r)];
-    for (SpMat::InnerIterator it(a, r); it; ++it) cut += p.owner[static_cast<size_t>(it.col())] != mine;
+    for (SpRef::InnerIterator it(a, r); it; ++it) cut += p.owner[static_cast<size_t>(it.col())] != mine;
   }
   return a.nonZeros() > 0 ? static_cast<double>(cut) / static_cast<double>(a.nonZeros()) : 0.0;
 }
 
-int AutoLayers(const SpMat& a, const std::vector<std::vector<int>>& own, double max_growth, int max_layers) {
+int AutoLayers(const SpRef& a, const std::vector<std::vector<int>>& own, double max_growth, int max_layers) {
   int layers = max_layers;
   std::vector<uint32_t> seen(static_cast<size_t>(a.rows()), 0);  // the block that reached a row last, + 1
   std::vector<int> frontier, next;
@@ -146,7 +146,7 @@ int AutoLayers(const SpMat& a, const std::vector<std::vector<int>>& own, double 
     for (int layer = 1; layer <= layers && !frontier.empty(); ++layer) {
       next.clear();
       for (int r : frontier) {
-        for (SpMat::InnerIterator it(a, r); it; ++it) {
+        for (SpRef::InnerIterator it(a, r); it; ++it) {
           const auto c = static_cast<size_t>(it.col());
           if (seen[c] != stamp) {
             seen[c] = stamp;
@@ -165,7 +165,7 @@ int AutoLayers(const SpMat& a, const std::vector<std::vector<int>>& own, double 
   return layers;
 }
 
-std::vector<int> Extend(const SpMat& a, const std::vector<int>& own, int layers) {
+std::vector<int> Extend(const SpRef& a, const std::vector<int>& own, int layers) {
   if (layers <= 0) return own;
   std::vector<char> in(static_cast<size_t>(a.rows()), 0);
   for (int r : own) in[static_cast<size_t>(r)] = 1;
@@ -173,7 +173,7 @@ std::vector<int> Extend(const SpMat& a, const std::vector<int>& own, int layers)
   for (int layer = 0; layer < layers && !frontier.empty(); ++layer) {
     next.clear();
     for (int r : frontier) {
-      for (SpMat::InnerIterator it(a, r); it; ++it) {
+      for (SpRef::InnerIterator it(a, r); it; ++it) {
         const auto c = static_cast<size_t>(it.col());
         if (!in[c]) {
           in[c] = 1;

@@ -51,10 +51,10 @@ RowPartition ContiguousPartition(int n, int tasks, const Shares& shares = {});
 // of each row, `tasks` parts whose total weights follow `shares` (METIS's target partition
 // weights, tpwgts). Fails (with METIS's reason) only when METIS does; a part left empty is
 // refused, since every task needs rows.
-Result<RowPartition> MetisPartition(const SpMat& a, int tasks, const Shares& shares = {});
+Result<RowPartition> MetisPartition(const SpRef& a, int tasks, const Shares& shares = {});
 
 // The share of A's stored entries that couple two tasks of partition `p` (0: none, 1: all).
-double CutFraction(const SpMat& a, const RowPartition& p);
+double CutFraction(const SpRef& a, const RowPartition& p);
 
 // The overlap `auto` picks: the most layers, up to `max_layers`, with which no block grows past
 // (1 + max_growth) times its own rows; at least 1. Overlap is what makes block methods on
@@ -63,10 +63,10 @@ double CutFraction(const SpMat& a, const RowPartition& p);
 // outer iterations, 8 layers 166..223, 16 layers 99..105, 40 layers 44..48; each layer only
 // adds a block's boundary. The growth bound keeps irregular graphs, whose layers grow fast, from
 // turning each block into most of the matrix.
-int AutoLayers(const SpMat& a, const std::vector<std::vector<int>>& own, double max_growth, int max_layers);
+int AutoLayers(const SpRef& a, const std::vector<std::vector<int>>& own, double max_growth, int max_layers);
 
 // Task blocks grow `layers` layers past their own rows: each row used by a row of the block
 // joins it. Ascending.
-std::vector<int> Extend(const SpMat& a, const std::vector<int>& own, int layers);
+std::vector<int> Extend(const SpRef& a, const std::vector<int>& own, int layers);
 
 }  // namespace aiac::cg

@@ -113,7 +113,7 @@ int main(int argc, char** argv) {
     auto cached = cg::ReadMatrix(path, true, notes);
     best_cache = std::min(best_cache, bench::SecondsSince(t));
     if (!text.ok() || !cached.ok() || notes.size() != 1 || notes[0].find("from its cache") == std::string::npos ||
-        text->a.nonZeros() != cached->a.nonZeros()) {
+        text->matrix().nonZeros() != cached->matrix().nonZeros()) {
       std::fprintf(stderr, "mtx_read_bench: the cache was not used or differs\n");
       return 1;
     }

@@ -45,7 +45,7 @@ Read ReadIt(const std::string& path, bool cache = true) {
   Read r;
   auto a = ReadMatrix(path, cache, r.notes);
   EXPECT_TRUE(a.ok()) << a.status().message();
-  if (a.ok()) r.a = std::move(a->a);
+  if (a.ok()) r.a = a->matrix();
   return r;
 }
 
@@ -60,7 +60,9 @@ bool Says(const Read& r, const std::string& what) {
 Result<SpMat> Load(const std::string& path) {
   auto version = MatrixFileVersionOf(path);
   if (!version.ok()) return version.status();
-  return LoadMatrixCache(path, *version);
+  auto cache = LoadMatrixCache(path, *version);
+  if (!cache.ok()) return cache.status();
+  return SpMat(cache->matrix());
 }
 
 // Flips one byte of `path` at `offset` from its end.
@@ -150,6 +152,37 @@ TEST(MatrixCacheTest, ADamagedCacheIsNeverTrusted) {
   WriteFile(cache, "short");
   EXPECT_EQ(Load(path).status().code(), StatusCode::kCorruption);
   EXPECT_TRUE(Same(ReadIt(path).a, right));
+}
+
+// The values are 8-aligned in the file whatever the parity of rows + 1 + entries (4 bytes of
+// padding when it is odd), so the spawner uses the mapped arrays as they are; a cache of the
+// first format (values right after the columns) is not used, and rewritten.
+TEST(MatrixCacheTest, BothLayoutsMapAlignedAndAnOlderFormatIsRewritten) {
+  TempDir dir;
+  const std::string path = dir / "t.mtx";
+  const std::string cache = MatrixCachePath(path);
+  const std::string even = "%%MatrixMarket matrix coordinate real general\n3 3 4\n1 1 2\n2 2 3\n3 3 4\n1 3 -1\n";
+  for (const std::string& text : {even, Tridiagonal(50, "4")}) {
+    WriteFile(path, text);
+    const SpMat parsed = ReadIt(path).a;
+    Read again = ReadIt(path);
+    EXPECT_TRUE(Says(again, "from its cache"));
+    EXPECT_TRUE(Same(again.a, parsed));
+    const auto ints = 72 + 4 * (parsed.rows() + 1 + parsed.nonZeros());
+    EXPECT_EQ(static_cast<int64_t>(ReadFile(cache).size()), ints + ints % 8 + 8 * parsed.nonZeros());
+    auto version = MatrixFileVersionOf(path);
+    ASSERT_TRUE(version.ok());
+    auto mapped = LoadMatrixCache(path, *version);
+    ASSERT_TRUE(mapped.ok()) << mapped.status().message();
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(mapped->matrix().valuePtr()) % alignof(double), 0u);
+  }
+  std::string bytes = ReadFile(cache);
+  bytes[7] = '1';  // "AIACCSR1"
+  WriteFile(cache, bytes);
+  Read old = ReadIt(path);
+  EXPECT_TRUE(Says(old, "is of an older format")) << ::testing::PrintToString(old.notes);
+  EXPECT_TRUE(Says(old, "wrote the cache")) << ::testing::PrintToString(old.notes);
+  EXPECT_TRUE(Load(path).ok());
 }
 
 TEST(MatrixCacheTest, AFolderWhereTheCacheWouldGoIsReportedNotFatal) {
