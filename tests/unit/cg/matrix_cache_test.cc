@@ -185,6 +185,31 @@ TEST(MatrixCacheTest, BothLayoutsMapAlignedAndAnOlderFormatIsRewritten) {
   EXPECT_TRUE(Load(path).ok());
 }
 
+// Checksums only say the file is as written: a cache whose arrays are intact but whose structure
+// is wrong (here columns out of order, or out of range) is refused before Eigen reads through it.
+TEST(MatrixCacheTest, ACacheWithABadStructureIsRefusedEvenWithRightChecksums) {
+  TempDir dir;
+  const std::string path = dir / "t.mtx";
+  WriteFile(path, Tridiagonal(5, "4"));
+  auto version = MatrixFileVersionOf(path);
+  ASSERT_TRUE(version.ok());
+  for (int bad : {0, 7}) {
+    SpMat a = ReadIt(path, /*cache=*/false).a;
+    if (bad == 0) {
+      std::swap(a.innerIndexPtr()[3], a.innerIndexPtr()[4]);  // row 2: columns 2, 1, 3
+    } else {
+      a.innerIndexPtr()[a.nonZeros() - 1] = bad;  // column 8 of a 5 x 5 matrix
+    }
+    ASSERT_OK(SaveMatrixCache(path, a, *version));
+    auto loaded = LoadMatrixCache(path, *version);
+    ASSERT_FALSE(loaded.ok());
+    EXPECT_EQ(loaded.status().code(), StatusCode::kCorruption);
+    EXPECT_NE(loaded.status().message().find(bad == 0 ? "bad column index in row 2" : "bad column index in row 5"),
+              std::string::npos)
+        << loaded.status().message();
+  }
+}
+
 TEST(MatrixCacheTest, AFolderWhereTheCacheWouldGoIsReportedNotFatal) {
   TempDir dir;
   const std::string path = dir / "t.mtx";
