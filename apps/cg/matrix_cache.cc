@@ -15,7 +15,6 @@
 #include "apps/cg/byte_codec.h"
 #include "apps/cg/matrix_market.h"
 #include "core/crc32c.h"
-#include "core/memory_budget.h"
 
 namespace aiac::cg {
 
