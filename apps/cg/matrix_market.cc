@@ -181,8 +181,10 @@ size_t DataLine(std::string_view text, size_t from, long long k) {
   return std::string_view::npos;
 }
 
-// A file's bytes mapped read-only (so that parsing needs no copy of them); empty for an empty
-// file or when the file cannot be mapped (`ok()` says which).
+// A file's bytes mapped read-only (so that parsing needs no copy of them: on an 800,000-row
+// system the copy into fresh memory took 0.1-0.15 s); empty for an empty file or when the file
+// cannot be mapped (`ok()` says which). As with any mapping, a file cut short by another process
+// while it is parsed would end the reader with SIGBUS; rewriting one in place is not supported.
 class MappedText {
  public:
   explicit MappedText(const std::string& path) {
