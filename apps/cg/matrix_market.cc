@@ -17,6 +17,7 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
+#include <tuple>
 #include <utility>
 
 namespace aiac::cg {
@@ -378,13 +379,22 @@ Result<Eigen::SparseMatrix<double, Eigen::RowMajor, int>> ReadMatrixMarketRows(c
       std::vector<Triplet>().swap(chunks[k].entries);
     });
   }
-  // Each row's entries by column, duplicates summed (rows are short: insertion sort), on every
-  // core; `kept` says how many of a row's entries remain.
+  // Each row's entries by column, duplicates summed, on every core (a short row by insertion, a
+  // long one, a dense row of an arrow matrix say, by a stable sort: equal columns keep the file's
+  // order either way); `kept` says how many of a row's entries remain.
+  constexpr int kShortRow = 64;
   std::vector<int> kept(rows);
   const size_t parts = std::clamp<size_t>(std::min<size_t>(std::thread::hardware_concurrency(), rows / 4096), 1, 16);
   InParallel(parts, [&](size_t k) {
+    std::vector<std::pair<int, double>> row;
     for (size_t r = rows * k / parts; r < rows * (k + 1) / parts; ++r) {
       const int begin = starts[r], end = starts[r + 1];
+      if (end - begin > kShortRow) {
+        row.clear();
+        for (int x = begin; x < end; ++x) row.emplace_back(cols[x], values[x]);
+        std::stable_sort(row.begin(), row.end(), [](const auto& p, const auto& q) { return p.first < q.first; });
+        for (int x = begin; x < end; ++x) std::tie(cols[x], values[x]) = row[static_cast<size_t>(x - begin)];
+      }
       for (int x = begin + 1; x < end; ++x) {
         const int col = cols[x];
         const double value = values[x];
