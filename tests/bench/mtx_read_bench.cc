@@ -1,10 +1,10 @@
-// Reading a Matrix Market matrix: ReadMatrixMarket (the whole file in memory, std::from_chars,
+// Reading a Matrix Market matrix: ReadMatrixMarket (the whole file mapped, std::from_chars,
 // line-aligned chunks parsed on every core) against reading the same file one line at a time
 // with a string stream per line (how it was read before), and against just reading its bytes.
 // The file is a banded SPD system like the CG app generates (symmetric, lower triangle).
 // Prints seconds and the ratios stream/aiac (how many times faster) and aiac/bytes. Then the
-// whole of what the CG app does to get its matrix (ReadMatrix: parse, sort into compressed rows)
-// from the text against loading it from its binary cache (matrix_cache.h): text/cache.
+// whole of what the CG app does to get its matrix (ReadMatrix: parse, compressed rows) from the
+// text against mapping and checking its binary cache (matrix_cache.h): text/cache.
 // Run: build/bin/mtx_read_bench [rows] [bandwidth]
 #include <chrono>
 #include <cstdio>
