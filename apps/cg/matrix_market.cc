@@ -357,12 +357,21 @@ Result<Eigen::SparseMatrix<double, Eigen::RowMajor, int>> ReadMatrixMarketRows(c
   int* cols = a.innerIndexPtr();
   double* values = a.valuePtr();
   {
-    // Each chunk counts its entries per row, then writes them at its own place in each row
-    // (after the earlier chunks' entries of that row): both passes run a thread per chunk.
-    std::vector<std::vector<int>> next(chunks.size());
-    InParallel(chunks.size(), [&](size_t k) {
-      next[k].assign(rows, 0);
-      for (const Triplet& e : chunks[k].entries) ++next[k][static_cast<size_t>(e.row)];
+    // Each group of consecutive chunks counts its entries per row, then writes them at its own
+    // place in each row (after the earlier groups' entries of that row): both passes run a thread
+    // per group. A group's counts take 4 bytes a row: there are at most as many groups as
+    // entries per row, so the counts never outweigh the entries (a wide matrix of few entries
+    // gets one group).
+    const size_t groups = std::clamp<size_t>(parsed->stored / std::max<size_t>(rows, 1), 1, chunks.size());
+    auto each_entry_of = [&](size_t g, const auto& f) {
+      for (size_t k = chunks.size() * g / groups; k < chunks.size() * (g + 1) / groups; ++k) {
+        for (const Triplet& e : chunks[k].entries) f(e);
+      }
+    };
+    std::vector<std::vector<int>> next(groups);
+    InParallel(groups, [&](size_t g) {
+      next[g].assign(rows, 0);
+      each_entry_of(g, [&](const Triplet& e) { ++next[g][static_cast<size_t>(e.row)]; });
     });
     int at = 0;
     for (size_t r = 0; r < rows; ++r) {
@@ -370,14 +379,14 @@ Result<Eigen::SparseMatrix<double, Eigen::RowMajor, int>> ReadMatrixMarketRows(c
       for (auto& n : next) at += std::exchange(n[r], at);
     }
     starts[rows] = at;
-    InParallel(chunks.size(), [&](size_t k) {
-      for (const Triplet& e : chunks[k].entries) {
-        const int to = next[k][static_cast<size_t>(e.row)]++;
+    InParallel(groups, [&](size_t g) {
+      each_entry_of(g, [&](const Triplet& e) {
+        const int to = next[g][static_cast<size_t>(e.row)]++;
         cols[to] = e.col;
         values[to] = e.value;
-      }
-      std::vector<Triplet>().swap(chunks[k].entries);
+      });
     });
+    for (Chunk& c : chunks) std::vector<Triplet>().swap(c.entries);
   }
   // Each row's entries by column, duplicates summed, on every core (a short row by insertion, a
   // long one, a dense row of an arrow matrix say, by a stable sort: equal columns keep the file's

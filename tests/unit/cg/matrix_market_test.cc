@@ -125,6 +125,29 @@ TEST(MatrixMarketTest, ALongRowIsSortedToo) {
   ExpectSameRows(*a, FromTriplets(*ReadMatrixMarket(dir / "arrow.mtx")));
 }
 
+// A diagonal matrix over several chunks: one entry a row, so the chunks share one array of row
+// counts (more would outweigh the entries), and the rows come out the same.
+TEST(MatrixMarketTest, FewEntriesPerRowOverSeveralChunks) {
+  TempDir dir;
+  const int n = 1500000;  // ~20 MB: more than one 8 MiB chunk on a machine of two cores or more
+  std::string text = "%%MatrixMarket matrix coordinate real general\n";
+  text += std::to_string(n) + " " + std::to_string(n) + " " + std::to_string(n) + "\n";
+  text.reserve(text.size() + size_t{20} * n);
+  for (int i = n; i >= 1; --i) {  // last row first
+    const std::string row = std::to_string(i);
+    text += row;
+    text += ' ';
+    text += row;
+    text += i % 2 ? " 1.5\n" : " -2\n";
+  }
+  WriteFile(dir / "diag.mtx", text);
+  auto a = ReadMatrixMarketRows(dir / "diag.mtx");
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  EXPECT_EQ(a->coeff(0, 0), 1.5);
+  EXPECT_EQ(a->coeff(n - 1, n - 1), -2);
+  ExpectSameRows(*a, FromTriplets(*ReadMatrixMarket(dir / "diag.mtx")));
+}
+
 TEST(MatrixMarketTest, VectorRoundTripIsExact) {
   TempDir dir;
   std::vector<double> x = {1.0, -2.5e-300, 3.141592653589793, 1e300, 0.1};
