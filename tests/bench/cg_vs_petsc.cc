@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -66,11 +67,10 @@ struct Run {
   std::string detail;    // iterations, phases
 };
 
-// Keeps in `best` the faster of two runs of one configuration; a failed run is kept (so the
-// failure shows) unless the other one failed too.
-void Keep(Run& best, Run run) {
-  const bool first = best.detail.empty();
-  if (first || (best.ok && (!run.ok || run.wall < best.wall))) best = std::move(run);
+// Keeps in `best` the faster of the runs of one configuration; a failed run, once kept, stays
+// (so the failure shows).
+void Keep(std::optional<Run>& best, Run run) {
+  if (!best || (best->ok && (!run.ok || run.wall < best->wall))) best = std::move(run);
 }
 
 double Seconds(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
@@ -184,20 +184,20 @@ int main(int argc, char** argv) {
     const Eigen::VectorXd b = a * Eigen::VectorXd::Ones(a.cols());
     const std::string matrix = dir + "/" + name + ".mtx";
     WriteSymmetric(matrix, a);
-    // Each run starts with nothing left to write back to the disk: neither the file just written
-    // nor the cache the run before wrote (the first run took 2.2 s to read what the second read
-    // in 1.2 s, while the file's 230 MB went to the disk).
-    // Two rounds, PETSc last then first, and the faster of each pair is kept: on this VM
-    // whichever runs first after the file was written was slowed, by up to 2x for aiac's first
-    // run (the order of the rest stays: a cached run needs the cache a first run wrote).
-    Run petsc, async, sync, cached;
+    // Each run starts with nothing left to write back to the disk (neither the file just written
+    // nor the cache the run before wrote). That alone did not even the order out: on this VM
+    // whichever ran first after the file was written was still slowed, aiac's first run by up to
+    // 2x. So two rounds, PETSc last then first, and the faster of each pair is kept (the order of
+    // the aiac runs stays: a cached run needs the cache a first run wrote).
+    std::optional<Run> best_petsc, best_async, best_sync, best_cached;
     for (int round = 0; round < 2; ++round) {
-      if (round == 1) Keep(petsc, (::sync(), RunPetsc(dir, name, matrix, tasks, a, b)));
-      Keep(async, (::sync(), RunAiac(dir, name, matrix, tasks, false, false, a, b)));
-      Keep(sync, (::sync(), RunAiac(dir, name, matrix, tasks, true, false, a, b)));
-      Keep(cached, (::sync(), RunAiac(dir, name, matrix, tasks, false, true, a, b)));
-      if (round == 0) Keep(petsc, (::sync(), RunPetsc(dir, name, matrix, tasks, a, b)));
+      if (round == 1) Keep(best_petsc, (::sync(), RunPetsc(dir, name, matrix, tasks, a, b)));
+      Keep(best_async, (::sync(), RunAiac(dir, name, matrix, tasks, false, false, a, b)));
+      Keep(best_sync, (::sync(), RunAiac(dir, name, matrix, tasks, true, false, a, b)));
+      Keep(best_cached, (::sync(), RunAiac(dir, name, matrix, tasks, false, true, a, b)));
+      if (round == 0) Keep(best_petsc, (::sync(), RunPetsc(dir, name, matrix, tasks, a, b)));
     }
+    const Run &petsc = *best_petsc, &async = *best_async, &sync = *best_sync, &cached = *best_cached;
     auto ratio = [&](const Run& r) { return r.ok && petsc.ok ? Fixed(r.wall / petsc.wall) + "x" : std::string("-"); };
     std::printf("%-12s %9ld | %7.2fs %7.2fs %7.2fs %7.2fs | %11s %10s %12s\n", name.c_str(), static_cast<long>(a.rows()),
                 async.wall, sync.wall, cached.wall, petsc.wall, ratio(async).c_str(), ratio(sync).c_str(),
