@@ -609,19 +609,19 @@ Result<app::JobPlan> CgApp::Prepare(const app::JobParams& params) {
                                                " with bandwidth " + std::to_string(p->spec.bandwidth),
                                            entries * kBytesPerEntry + n * kBytesPerRow));
     problem_ = Generate(p->spec);
-    matrix_ = {};
+    mapped_.reset();
   } else {
     const auto read_start = std::chrono::steady_clock::now();
     name = p->matrix;
     auto matrix = ReadMatrix(p->matrix, p->matrix_cache, notes);
     if (!matrix.ok()) return matrix.status();
-    matrix_ = std::move(*matrix);
-    problem_.a = std::move(matrix_.parsed);  // (empty when the matrix is mapped: A())
+    problem_.a = std::move(matrix->parsed);  // (empty when the matrix is mapped: A())
+    mapped_ = std::move(matrix->mapped);
     shared_source_.reset();
     if (p->shared_input == "true" || (p->shared_input == "auto" && params.shared_files)) {
-      if (matrix_.cached) {
+      if (matrix->cached) {
         shared_matrix_ = std::filesystem::absolute(p->matrix).string();
-        shared_source_ = matrix_.cached;
+        shared_source_ = matrix->cached;
         notes.push_back("cg: the daemons build their own blocks from " + MatrixCachePath(shared_matrix_));
       } else {
         notes.push_back("cg: the blocks are sent: the daemons need the matrix's cache to read it themselves");

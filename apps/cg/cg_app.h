@@ -101,11 +101,11 @@ class CgApp final : public app::App {
   // `notes` go first in the plan's notes.
   Result<app::JobPlan> Split(const CgParams& p, uint32_t tasks, const Shares& shares, std::vector<std::string> notes);
 
-  // The system's matrix: problem_.a, or the mapped cache it came from.
-  SpRef A() const { return matrix_.mapped ? SpRef(matrix_.mapped->matrix()) : SpRef(problem_.a); }
+  // The system's matrix: the mapped cache it came from, else problem_.a.
+  SpRef A() const { return mapped_ ? SpRef(mapped_->matrix()) : SpRef(problem_.a); }
 
   Problem problem_;  // spawner side, kept from Prepare for the residual (a: see A())
-  MatrixRead matrix_;  // a matrix read from a file: problem_.a is empty when it is mapped
+  std::optional<MappedMatrixCache> mapped_;  // a matrix from its cache: problem_.a is then empty
   bool metis_ = false;  // METIS rather than slices, decided by Prepare
   // Set when the daemons build their blocks from the matrix's cache (shared_input): the path
   // and version of the file the cache was made from.
