@@ -611,13 +611,28 @@ Clock::time_point JobRunner::BalanceTick(Clock::time_point now) {
 
 bool JobRunner::StartMoves(Clock::time_point now) {
   const bool chain = app_.plan.items_in_chain;
+  const bool ring = !chain && Ring().has_value();
   const std::vector<std::string> clusters = TaskClusters();
   for (auto it = move_queue_.begin(); it != move_queue_.end();) {
     // Chain moves one at a time, in ChainMoves' order: it keeps every task's load between its
     // load before and after.
     if (chain && supervisor_->moving()) break;
+    // A ring move of a later wave waits for its source's moves of the earlier ones, in and out
+    // (those under way make BeginMove answer kBusy): it gives items that only then are there.
+    const bool waits = std::any_of(move_queue_.begin(), move_queue_.end(), [&](const balance::MoveOrder& m) {
+      return m.wave < it->wave && (m.to == it->from || m.from == it->from);
+    });
+    if (waits) {
+      ++it;
+      continue;
+    }
     std::optional<std::vector<size_t>> via;
-    if (settings_.migration != "spawner") via = GatewaysBetween(clusters, it->from, it->to);
+    // Ring neighbours send to each other straight, whatever their clusters.
+    if (ring) {
+      via = std::vector<size_t>{};
+    } else if (settings_.migration != "spawner") {
+      via = GatewaysBetween(clusters, it->from, it->to);
+    }
     const auto started = supervisor_->BeginMove(it->from, it->to, it->work, now, via);
     if (started == Supervisor::MoveStart::kBusy) {
       if (chain) break;
@@ -643,10 +658,17 @@ std::vector<std::string> JobRunner::TaskClusters() const {
   return clusters;
 }
 
+std::optional<redistribution::RingPlanner> JobRunner::Ring() const {
+  if (settings_.migration == "ring") return redistribution::RingPlanner::kOptimal;
+  if (settings_.migration == "nearest") return redistribution::RingPlanner::kNearest;
+  return std::nullopt;
+}
+
 ClusterView JobRunner::Clusters() const {
   ClusterView view;
   view.planner = settings_.migration == "greedy" ? redistribution::ChannelPlanner::kGreedy
                                                  : redistribution::ChannelPlanner::kDistPM;
+  view.ring = Ring();
   std::vector<std::string>& names = view.names;
   for (const std::string& c : TaskClusters()) {
     auto at = std::find(names.begin(), names.end(), c);
@@ -759,6 +781,17 @@ void JobRunner::LogCheckingPoint(const std::vector<balance::MoveOrder>& moves) c
     }
     log_->info("job {}: checking point {}: between clusters ({}): {}", summary_.job_id, balancing_->stats().checks,
                settings_.migration, channels);
+  }
+  if (const auto& ring = balancing_->ring_plan()) {
+    std::string links;
+    for (const auto& m : ring->moves) {
+      links += fmt::format("{}{}->{} {} items{}", links.empty() ? "" : ", ", m.from, m.to, m.items,
+                           m.wave > 0 ? fmt::format(" (wave {})", m.wave + 1) : "");
+    }
+    log_->info("job {}: checking point {}: around the ring ({}, {}): {}; planned {:.3f} s (bound {:.3f} s) for "
+               "items of {:.0f} bytes",
+               summary_.job_id, balancing_->stats().checks, settings_.migration, ring->ring_case, links,
+               ring->planned_time, ring->lower_bound, balancing_->bytes_per_item());
   }
 }
 

@@ -56,8 +56,10 @@ struct RunSettings {
   std::map<std::string, balance::Workstation> nodes;
   // How moved items travel (issue 10): "distpm" daemon to daemon, between clusters through
   // DistPM's gateways (spawner/gateways.h) with each channel's amount from its LP (3);
-  // "greedy" the same with the channels filled greedily (section 5.1); "spawner" through the
-  // spawner (the export's reply, then the import).
+  // "greedy" the same with the channels filled greedily (section 5.1); "ring" and "nearest"
+  // daemon to daemon between neighbours on the ring of tasks (redistribution/ring_moves.h: the
+  // ring paper's plan, or the nearest-neighbour shuffle); "spawner" through the spawner (the
+  // export's reply, then the import).
   std::string migration = "distpm";
   // A channel's latency (seconds) and seconds per byte between two clusters (the same cluster
   // twice: inside it), when known (an emulated platform's links); unknown channels count as
@@ -141,6 +143,8 @@ class JobRunner {
   std::vector<std::string> TaskClusters() const;
   // The tasks' clusters and their channels for the balancer (LiveBalancing::SetClusters).
   ClusterView Clusters() const;
+  // The ring planner `--migration ring|nearest` asks for (nullopt: another migration).
+  std::optional<redistribution::RingPlanner> Ring() const;
   // The links between (and within) clusters as the daemons' monitors last reported them,
   // averaged over the daemons' links from one cluster to another.
   std::vector<LinkFigure> MeasuredChannels() const;

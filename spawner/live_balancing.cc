@@ -4,6 +4,48 @@
 #include <cmath>
 
 namespace aiac::spawner {
+namespace {
+
+// Per task the items `moves` (work units) amount to: a giver gives the items its work amounts to
+// (at most what it holds less `keep`); the takers share them in proportion to the work each is
+// to take (largest remainders), whatever their own work per item. Empty: nothing to move.
+std::vector<int64_t> SurplusItems(const std::vector<balance::MoveOrder>& moves, const std::vector<double>& remaining,
+                                  const std::vector<int64_t>& items, int64_t keep) {
+  const size_t n = items.size();
+  std::vector<double> net(n, 0);  // work to give (> 0) or to take (< 0)
+  for (const auto& m : moves) {
+    net[m.from] += m.work;
+    net[m.to] -= m.work;
+  }
+  std::vector<int64_t> surplus(n, 0);
+  int64_t given = 0;
+  double taken = 0;
+  for (size_t t = 0; t < n; ++t) {
+    if (net[t] > 0 && remaining[t] > 0 && items[t] > keep) {
+      surplus[t] =
+          std::min<int64_t>(items[t] - keep, std::llround(net[t] * static_cast<double>(items[t]) / remaining[t]));
+      given += surplus[t];
+    } else if (net[t] < 0) {
+      taken -= net[t];
+    }
+  }
+  if (given == 0 || !(taken > 0)) return {};
+  std::vector<std::pair<double, size_t>> fractions;
+  int64_t dealt = 0;
+  for (size_t t = 0; t < n; ++t) {
+    if (!(net[t] < 0)) continue;
+    const double share = static_cast<double>(given) * -net[t] / taken;
+    const auto whole = static_cast<int64_t>(std::floor(share));
+    surplus[t] = -whole;
+    dealt += whole;
+    fractions.emplace_back(share - static_cast<double>(whole), t);
+  }
+  std::stable_sort(fractions.begin(), fractions.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (size_t k = 0; dealt < given && k < fractions.size(); ++k, ++dealt) --surplus[fractions[k].second];
+  return surplus;
+}
+
+}  // namespace
 
 LiveBalancing::LiveBalancing(balance::BalanceMode mode, size_t tasks, balance::BalancerOptions options,
                              double window_s)
@@ -98,8 +140,12 @@ std::vector<balance::MoveOrder> LiveBalancing::Check(double now_s) {
     observing_ = false;
   }
   channels_.clear();
-  std::vector<balance::MoveOrder> moves = options_.chain ? InSourceUnits(d.moves, remaining) : ByCluster(d.moves, remaining);
+  ring_plan_.reset();
+  std::vector<balance::MoveOrder> moves = options_.chain                 ? InSourceUnits(d.moves, remaining)
+                                          : clusters_ && clusters_->ring ? ByRing(d.moves, remaining)
+                                                                         : ByCluster(d.moves, remaining);
   if (moves.empty()) return none;
+  if (ring_plan_) planned_per_byte_ += ring_plan_->planned_time / bytes_per_item_;
   ++stats_.redistributions;
   stats_.predicted_gain += d.step.gain;
   observing_ = true;
@@ -127,41 +173,11 @@ std::vector<balance::MoveOrder> LiveBalancing::ByCluster(const std::vector<balan
   if (!clusters_ || clusters_->cluster.size() != tasks_.size() || moves.empty()) return moves;
   const std::vector<int>& cluster = clusters_->cluster;
   if (std::all_of(cluster.begin(), cluster.end(), [&](int c) { return c == cluster[0]; })) return moves;
-  const size_t n = tasks_.size();
-  std::vector<double> net(n, 0);  // work to give (> 0) or to take (< 0)
-  for (const auto& m : moves) {
-    net[m.from] += m.work;
-    net[m.to] -= m.work;
-  }
   redistribution::ClusterMoveInput in;
   in.cluster = cluster;
-  in.surplus.assign(n, 0);
-  for (const Task& t : tasks_) in.items.push_back(std::max<int64_t>(0, t.last.items));
-  // A giver gives the items its work amounts to; the takers share them in proportion to the
-  // work each is to take (largest remainders), whatever their own work per item.
-  int64_t given = 0;
-  double taken = 0;
-  for (size_t t = 0; t < n; ++t) {
-    if (net[t] > 0 && remaining[t] > 0 && in.items[t] > 0) {
-      in.surplus[t] = std::min<int64_t>(in.items[t], std::llround(net[t] * static_cast<double>(in.items[t]) / remaining[t]));
-      given += in.surplus[t];
-    } else if (net[t] < 0) {
-      taken -= net[t];
-    }
-  }
-  if (given == 0 || !(taken > 0)) return {};
-  std::vector<std::pair<double, size_t>> fractions;
-  int64_t dealt = 0;
-  for (size_t t = 0; t < n; ++t) {
-    if (!(net[t] < 0)) continue;
-    const double share = static_cast<double>(given) * -net[t] / taken;
-    const auto whole = static_cast<int64_t>(std::floor(share));
-    in.surplus[t] = -whole;
-    dealt += whole;
-    fractions.emplace_back(share - static_cast<double>(whole), t);
-  }
-  std::stable_sort(fractions.begin(), fractions.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-  for (size_t k = 0; dealt < given && k < fractions.size(); ++k, ++dealt) --in.surplus[fractions[k].second];
+  in.items = Items();
+  in.surplus = SurplusItems(moves, remaining, in.items, 0);
+  if (in.surplus.empty()) return {};
   in.alpha = clusters_->latency;
   in.beta = clusters_->seconds_per_byte;
   for (auto& row : in.beta)
@@ -174,6 +190,44 @@ std::vector<balance::MoveOrder> LiveBalancing::ByCluster(const std::vector<balan
     const double per_item = remaining[x.from] / static_cast<double>(in.items[x.from]);
     out.push_back({x.from, x.to, static_cast<double>(x.items) * per_item});
   }
+  return out;
+}
+
+std::vector<int64_t> LiveBalancing::Items() const {
+  std::vector<int64_t> items;
+  for (const Task& t : tasks_) items.push_back(std::max<int64_t>(0, t.last.items));
+  return items;
+}
+
+std::vector<balance::MoveOrder> LiveBalancing::ByRing(const std::vector<balance::MoveOrder>& moves,
+                                                       const std::vector<double>& remaining) {
+  const size_t n = tasks_.size();
+  if (!clusters_ || clusters_->cluster.size() != n || moves.empty()) return {};
+  redistribution::RingMovesInput in;
+  in.items = Items();
+  // Every task keeps an item: a ring plan leaves none empty.
+  in.surplus = SurplusItems(moves, remaining, in.items, 1);
+  if (in.surplus.empty()) return {};
+  // The ring paper's model (section 2): a link costs a time per item, the channel's seconds per
+  // byte times the items' measured size; its latency is left out, each link carrying one move.
+  const auto per_item = [&](size_t a, size_t b) {
+    const auto ca = static_cast<size_t>(clusters_->cluster[a]), cb = static_cast<size_t>(clusters_->cluster[b]);
+    return std::max(1e-12, clusters_->seconds_per_byte[ca][cb] * bytes_per_item_);
+  };
+  for (size_t i = 0; i < n; ++i) {
+    in.c_next.push_back(per_item(i, (i + 1) % n));
+    in.c_prev.push_back(per_item(i, (i + n - 1) % n));
+  }
+  auto planned = redistribution::PlanRingMoves(in, *clusters_->ring);
+  if (!planned.ok() || planned->moves.empty()) return {};
+  std::vector<balance::MoveOrder> out;
+  for (const auto& m : planned->moves) {
+    // In the source's own work per item as it weighs them now (items it passes on arrive with
+    // their own, and it gives items worth about as much).
+    const double per_unit = remaining[m.from] / static_cast<double>(std::max<int64_t>(1, in.items[m.from]));
+    out.push_back({m.from, m.to, static_cast<double>(m.items) * per_unit, m.wave});
+  }
+  ring_plan_ = std::move(*planned);
   return out;
 }
 
@@ -196,9 +250,15 @@ void LiveBalancing::OnMoveDone(const CompletedMove& move, double seconds, bool b
   cost_.seconds_per_move += (seconds - cost_.seconds_per_move) / static_cast<double>(timed_moves_);
 }
 
-void LiveBalancing::OnRedistributionDone(double seconds) { stats_.seconds_moving += seconds; }
+void LiveBalancing::OnRedistributionDone(double seconds) {
+  stats_.seconds_moving += seconds;
+  stats_.planned_seconds += planned_per_byte_ * bytes_per_item_;
+  planned_per_byte_ = 0;
+}
 
 void LiveBalancing::Finish(double now_s) {
+  stats_.planned_seconds += planned_per_byte_ * bytes_per_item_;
+  planned_per_byte_ = 0;
   if (!observing_) return;
   stats_.observed_gain += expected_before_ - (now_s - observed_from_);
   observing_ = false;

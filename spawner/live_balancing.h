@@ -17,6 +17,7 @@
 
 #include "balance/live_balancer.h"
 #include "redistribution/cluster_moves.h"
+#include "redistribution/ring_moves.h"
 #include "spawner/move_ledger.h"
 
 namespace aiac::spawner {
@@ -56,7 +57,9 @@ struct TaskReport {
 struct BalancingStats {
   std::string mode = "off";
   // How moved items travel: "distpm" or "greedy" (daemon to daemon, between clusters through
-  // gateways, the channels' amounts by DistPM's LP or greedily), "spawner" (through the spawner).
+  // gateways, the channels' amounts by DistPM's LP or greedily), "ring" or "nearest" (daemon to
+  // daemon between neighbours on the ring of tasks, redistribution/ring_moves.h), "spawner"
+  // (through the spawner).
   std::string migration = "distpm";
   uint32_t checks = 0;           // checking points with every task's speed measured
   uint32_t redistributions = 0;  // checking points that moved work
@@ -65,6 +68,9 @@ struct BalancingStats {
   uint64_t items_moved = 0;
   uint64_t items_between_clusters = 0;  // of items_moved, those whose two tasks ran in different clusters
   double seconds_moving = 0;     // first export to last import, summed over redistributions
+  // "ring" and "nearest": the one-port time of each redistribution's plan on the links' per-item
+  // costs (ring_moves.h planned_time) for items of the size its moves measured, summed.
+  double planned_seconds = 0;
   // Eq. (11)'s expected gain, and the gain observed at the next checking point (the expected end
   // before the redistribution, less the time since and the expected end then), summed.
   double predicted_gain = 0;
@@ -83,6 +89,11 @@ struct ClusterView {
   // Clusters x clusters: the figures above come from the daemons' link monitors (else from the
   // platform's links, or the defaults).
   std::vector<std::vector<bool>> measured;
+  // Set: the moves of unordered items go between neighbours on the ring of tasks 0..n-1 (task
+  // i's link to i + 1 costing the channel between their clusters, per item), planned by
+  // ring-redistribution.md (kOptimal) or as the nearest-neighbour shuffle (kNearest), whether
+  // the tasks share one cluster or not.
+  std::optional<redistribution::RingPlanner> ring;
 };
 
 class LiveBalancing {
@@ -119,6 +130,10 @@ class LiveBalancing {
   void OnMoveDone(const CompletedMove& move, double seconds, bool between_clusters = false);
   // The inter-cluster channels of the last checking point's plan (empty: none, or task to task).
   const std::vector<redistribution::Flow>& channels() const { return channels_; }
+  // The encoded size of an item as the moves so far measured it (a guess of 64 bytes until then).
+  double bytes_per_item() const { return bytes_per_item_; }
+  // The last checking point's plan on the ring (ClusterView::ring), if it moved anything.
+  const std::optional<redistribution::RingMoves>& ring_plan() const { return ring_plan_; }
   // The moves of the last checking point are all done (`seconds` after it).
   void OnRedistributionDone(double seconds);
   // The run converged at `now_s`: a redistribution not yet observed is judged against it.
@@ -153,6 +168,12 @@ class LiveBalancing {
   // sources' work units; `moves` unchanged when the tasks share one cluster or the plan fails.
   std::vector<balance::MoveOrder> ByCluster(const std::vector<balance::MoveOrder>& moves,
                                             const std::vector<double>& remaining);
+  // Task-to-task `moves` planned again between neighbours on the ring (ClusterView::ring), in
+  // the sources' work units and in waves; none when the plan fails (a task holding no item).
+  std::vector<balance::MoveOrder> ByRing(const std::vector<balance::MoveOrder>& moves,
+                                         const std::vector<double>& remaining);
+  // The items each task holds (never below 0).
+  std::vector<int64_t> Items() const;
   // The expected end from the latest figures, no move made: max_i remaining_i / rate_i (eq. 10).
   double ExpectedEnd() const;
 
@@ -170,6 +191,10 @@ class LiveBalancing {
   balance::BalanceDecision last_;
   std::optional<ClusterView> clusters_;
   std::vector<redistribution::Flow> channels_;
+  std::optional<redistribution::RingMoves> ring_plan_;
+  // The ring plan under way: its planned time per byte of an item (the time scales with the
+  // size; BalancingStats::planned_seconds takes it at the size its moves measured).
+  double planned_per_byte_ = 0;
   // The encoded size of an item, measured on the moves done (a guess until the first).
   double bytes_per_item_ = 64;
   uint64_t sized_moves_ = 0;

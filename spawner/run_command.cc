@@ -70,8 +70,9 @@ CLI::App* AddRunCommand(CLI::App& app, RunArgs& args) {
                   "live balancing of apps with movable items: dp (Lee & Cho's D_P, default), dm (D_M: means only) or off");
   run->add_option("--migration", args.migration,
                   "how moved items travel: distpm (daemon to daemon, between clusters through gateways, the "
-                  "channels' amounts by DistPM's LP; default), greedy (the same, channels filled greedily) or spawner "
-                  "(through the spawner)");
+                  "channels' amounts by DistPM's LP; default), greedy (the same, channels filled greedily), ring "
+                  "(between neighbours on the ring of tasks, planned by the ring paper), nearest (the same, each item "
+                  "the fewest hops, whatever the links cost) or spawner (through the spawner)");
   run->add_option("--split", args.split,
                   "the tasks' shares of the work before the run, for apps that can weigh them: power (by the daemons' "
                   "powers, default), equal, or with --platform Lee & Cho's static sm (S_M: the nodes' mean loads) or sp "
@@ -97,8 +98,10 @@ int RunCommand(const RunArgs& given) {
   if (args.split != "power" && args.split != "equal" && args.split != "sm" && args.split != "sp") {
     return BadInput(InvalidArgument("--split must be power, equal, sm or sp, not '" + args.split + "'"));
   }
-  if (args.migration != "distpm" && args.migration != "greedy" && args.migration != "spawner") {
-    return BadInput(InvalidArgument("--migration must be distpm, greedy or spawner, not '" + args.migration + "'"));
+  if (args.migration != "distpm" && args.migration != "greedy" && args.migration != "ring" &&
+      args.migration != "nearest" && args.migration != "spawner") {
+    return BadInput(InvalidArgument("--migration must be distpm, greedy, ring, nearest or spawner, not '" +
+                                    args.migration + "'"));
   }
   // An emulated platform's links, for the migration plan's channels.
   std::function<std::optional<std::pair<double, double>>(const std::string&, const std::string&)> channel;

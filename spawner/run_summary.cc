@@ -72,6 +72,7 @@ nlohmann::json ToJson(const RunSummary& s) {
                     {"items_moved", b.items_moved},
                     {"items_between_clusters", b.items_between_clusters},
                     {"seconds_moving", b.seconds_moving},
+                    {"planned_seconds", b.planned_seconds},
                     {"predicted_gain", b.predicted_gain},
                     {"observed_gain", b.observed_gain}};
   j["partial"] = !s.succeeded() && !s.output.empty();

@@ -13,7 +13,8 @@
 // gathered result fell short of the app's test, so the local tests were tightened), partial
 // (true when the run did not converge but `output` holds the last result gathered), balancing
 // {mode ("dp", "dm" or "off"), migration, checks, redistributions, moves, abandoned, items_moved,
-// items_between_clusters, seconds_moving, predicted_gain, observed_gain} (live balancing, spawner/live_balancing.h),
+// items_between_clusters, seconds_moving, planned_seconds, predicted_gain, observed_gain} (live balancing,
+// spawner/live_balancing.h),
 // result (app-defined numbers).
 #pragma once
 

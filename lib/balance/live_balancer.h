@@ -57,6 +57,9 @@ struct MoveCost {
 struct MoveOrder {
   size_t from = 0, to = 0;
   double work = 0;  // work units to move
+  // Moves on a ring (redistribution/ring_moves.h) run in waves: this one once its source's moves
+  // of the earlier waves (in and out) have ended. 0 for the others.
+  int wave = 0;
 };
 
 struct BalanceDecision {

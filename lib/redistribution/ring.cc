@@ -19,7 +19,18 @@ bool AllEqual(const std::vector<double>& a, double v) {
 
 bool Near(double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(1.0, std::max(std::abs(a), std::abs(b))); }
 
-// Operations for integer net flows: successor-bound first, then predecessor-bound (Lemma 4).
+RingPlan FromSchedule(std::string ring_case, const RingSchedule& s, double bound) {
+  RingPlan p;
+  p.ring_case = std::move(ring_case);
+  p.time = s.makespan;
+  p.lower_bound = bound;
+  p.optimal = Near(s.makespan, bound);
+  p.transfers = s.transfers;
+  return p;
+}
+
+}  // namespace
+
 std::vector<std::vector<RingOp>> OpsForFlows(const std::vector<int64_t>& net, bool next_first) {
   const int n = static_cast<int>(net.size());
   std::vector<std::vector<RingOp>> ops(n);
@@ -35,18 +46,6 @@ std::vector<std::vector<RingOp>> OpsForFlows(const std::vector<int64_t>& net, bo
   }
   return ops;
 }
-
-RingPlan FromSchedule(std::string ring_case, const RingSchedule& s, double bound) {
-  RingPlan p;
-  p.ring_case = std::move(ring_case);
-  p.time = s.makespan;
-  p.lower_bound = bound;
-  p.optimal = Near(s.makespan, bound);
-  p.transfers = s.transfers;
-  return p;
-}
-
-}  // namespace
 
 Status CheckRingInput(const RingInput& in) {
   const size_t n = in.loads.size();

@@ -62,6 +62,9 @@ std::vector<std::vector<std::pair<int, int>>> Algorithm3Steps(std::vector<int64_
 // Net items crossing each link P_i -> P_{i+1} for circulation x: x + delta_1 + ... + delta_i
 // (index 0 carries x); negative means P_{i+1} -> P_i.
 std::vector<int64_t> NetFlows(const std::vector<int64_t>& delta, int64_t x);
+// The simulator's operations for integer net flows: each processor sends over the link to its
+// successor, then the one to its predecessor (next_first), or the other way round (Lemma 4).
+std::vector<std::vector<RingOp>> OpsForFlows(const std::vector<int64_t>& net, bool next_first);
 // The one-port bound of System 2 for integer net flows: max over processors of their sending
 // time and of their receiving time.
 double PortTime(const RingInput& in, const std::vector<int64_t>& net);

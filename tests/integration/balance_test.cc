@@ -104,13 +104,15 @@ class BalanceTest : public ClusterFixture {
     return std::regex_search(log, m, re) ? m[1].str() : "";
   }
 
-  // Runs job file `job` (summary into `json`) on 4 daemons with --balance dp; once balancing is
-  // on, without a word to anyone, task 1's daemon gets a quarter of its time until the end.
-  void RunWithTask1Slowed(const std::string& job, const std::string& json) {
+  // Runs job file `job` (summary into `json`) on 4 daemons with --balance dp (and `extra`); once
+  // balancing is on, without a word to anyone, task 1's daemon gets a quarter of its time until
+  // the end.
+  void RunWithTask1Slowed(const std::string& job, const std::string& json, const std::vector<std::string>& extra = {}) {
     const std::string sn = StartCluster(4);
-    auto spawner = Start("aiac-spawner", {"run", "--config", dir_ / "key.toml", "--supernode", sn, dir_ / job,
-                                          "--json", dir_ / json, "--balance", "dp"},
-                         dir_ / "spawner.log");
+    std::vector<std::string> args{"run", "--config", dir_ / "key.toml", "--supernode", sn, dir_ / job,
+                                  "--json", dir_ / json, "--balance", "dp"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto spawner = Start("aiac-spawner", args, dir_ / "spawner.log");
     ASSERT_FALSE(WaitForLog(spawner, std::regex("live balancing on")).empty()) << Log("spawner");
     const std::string slowed = DaemonOf("1");
     ASSERT_FALSE(slowed.empty()) << Log("spawner");
@@ -183,6 +185,34 @@ TEST_F(BalanceTest, ASlowedDaemonGivesItsItemsAwayAndTheChecksumStays) {
   EXPECT_EQ(b["abandoned"], 0);
   // Items left the slowed task.
   EXPECT_TRUE(std::regex_search(Log("spawner"), std::regex("items from task 1 to task [023]"))) << Log("spawner");
+}
+
+// Moves on the ring of tasks (--migration ring): every move joins two neighbours (0-1, 1-2, 2-3,
+// 3-0), the items go daemon to daemon, the plan's line names its case, and the checksum stays.
+TEST_F(BalanceTest, RingMovesJoinOnlyNeighboursAndTheChecksumStays) {
+  WriteJob("syn.toml", "name = \"syn\"\napp = \"synthetic\"\ntasks = 4\ntimeout_s = 240\n" + std::string(kParams));
+  RunWithTask1Slowed("syn.toml", "syn.json", {"--migration", "ring"});
+  if (HasFatalFailure()) return;
+  auto j = Json("syn.json");
+  EXPECT_EQ(j["status"], "converged") << j.dump();
+  EXPECT_EQ(j["result"]["items"], 8000);
+  EXPECT_EQ(j["result"]["checksum"].get<double>(), static_cast<double>(synthetic::ExpectedChecksum(Spec())));
+  const auto& b = j["balancing"];
+  EXPECT_EQ(b["migration"], "ring");
+  EXPECT_EQ(b["abandoned"], 0);
+  EXPECT_GE(b["redistributions"].get<int>(), 1) << Log("spawner");
+  EXPECT_GT(b["planned_seconds"].get<double>(), 0);
+  const std::string log = Log("spawner");
+  // One cluster, every link alike: Algorithm 3's homogeneous case.
+  EXPECT_TRUE(std::regex_search(log, std::regex(R"(around the ring \(ring, bi-hom\): [0-9]->[0-9] [0-9]+ items)"))) << log;
+  const std::regex move(R"(move [0-9]+: [0-9]+ items from task ([0-9]) to task ([0-9]) in [0-9.]+ s, (.*))");
+  int moves = 0;
+  for (auto it = std::sregex_iterator(log.begin(), log.end(), move); it != std::sregex_iterator(); ++it, ++moves) {
+    const int from = std::stoi((*it)[1].str()), to = std::stoi((*it)[2].str());
+    EXPECT_TRUE((from + 1) % 4 == to || (to + 1) % 4 == from) << (*it)[0].str();
+    EXPECT_EQ((*it)[3].str(), "daemon to daemon") << (*it)[0].str();
+  }
+  EXPECT_GT(moves, 0) << log;
 }
 
 // DistPM across clusters: tasks 0-3 on daemons of two clusters, both daemons of one cluster
@@ -271,7 +301,7 @@ TEST_F(BalanceTest, BadModesAreRefusedAndAnAppWithoutItemsRunsUnbalanced) {
   ASSERT_EQ(RunSpawner({"run", "--local", "3", ring, "--balance", "x"}, "bad"), 2);
   EXPECT_TRUE(LogHas("bad", "--balance must be dp, dm or off, not 'x'")) << Log("bad");
   ASSERT_EQ(RunSpawner({"run", "--local", "3", ring, "--migration", "lp"}, "bad-migration"), 2);
-  EXPECT_TRUE(LogHas("bad-migration", "--migration must be distpm, greedy or spawner, not 'lp'")) << Log("bad-migration");
+  EXPECT_TRUE(LogHas("bad-migration", "--migration must be distpm, greedy, ring, nearest or spawner, not 'lp'")) << Log("bad-migration");
   ASSERT_EQ(RunSpawner({"run", "--local", "3", ring, "--json", dir_ / "ring.json"}, "ring"), 0) << Log("ring");
   auto j = Json("ring.json");
   EXPECT_EQ(j["status"], "converged");

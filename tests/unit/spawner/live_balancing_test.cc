@@ -106,6 +106,47 @@ TEST(LiveBalancingTest, MovesBetweenClustersFollowTheChannelPlan) {
   }
 }
 
+// Tasks on a ring (--migration ring|nearest): task 0 is twice as slow as the rest, and its link
+// to task 1 crosses a slow channel while its link to task 5 does not. Both planners move items
+// between neighbours only and reach eq. 9's targets; the ring paper's plan sends less over the
+// slow link than the nearest-neighbour shuffle, and its planned time is reported.
+TEST(LiveBalancingTest, RingMovesJoinNeighboursAndTheOptimalPlanSparesTheSlowLink) {
+  std::vector<int64_t> over_slow_link;
+  for (auto planner : {redistribution::RingPlanner::kOptimal, redistribution::RingPlanner::kNearest}) {
+    LiveBalancing b(BalanceMode::kProposed, 6);
+    ClusterView view;
+    view.cluster = {0, 1, 1, 2, 2, 2};
+    view.latency.assign(3, std::vector<double>(3, 0.001));
+    view.seconds_per_byte = {{1e-8, 1e-5, 1e-8}, {1e-5, 1e-8, 1e-8}, {1e-8, 1e-8, 1e-8}};
+    view.ring = planner;
+    b.SetClusters(view);
+    for (double at = 0; at <= 3; at += 0.25) {
+      for (size_t t = 0; t < 6; ++t) Report(b, t, at, t == 0 ? 500 : 1000, 20000);
+    }
+    const auto moves = b.Check(3);
+    ASSERT_FALSE(moves.empty());
+    ASSERT_TRUE(b.ring_plan().has_value());
+    EXPECT_EQ(b.ring_plan()->ring_case, planner == redistribution::RingPlanner::kOptimal ? "bi-het" : "nearest");
+    std::vector<double> work(6, 20000);
+    for (const auto& m : moves) {
+      EXPECT_TRUE((m.from + 1) % 6 == m.to || (m.to + 1) % 6 == m.from) << m.from << "->" << m.to;
+      work[m.from] -= m.work;
+      work[m.to] += m.work;
+    }
+    // Eq. 9: 120000 units split 1:2:2:2:2:2, to within an item (200 units) per task.
+    for (size_t t = 0; t < 6; ++t) EXPECT_NEAR(work[t], t == 0 ? 120000.0 / 11 : 240000.0 / 11, 200) << "task " << t;
+    over_slow_link.push_back(std::llabs(b.ring_plan()->flows[0]));
+    for (const auto& m : moves) {
+      const auto items = static_cast<uint64_t>(std::llround(m.work / 200));
+      b.OnMoveDone({1, m.from, m.to, m.work, items, 64 * items}, 0.1);
+    }
+    b.OnRedistributionDone(0.5);
+    EXPECT_GT(b.stats().planned_seconds, 0);
+    EXPECT_EQ(b.stats().seconds_moving, 0.5);
+  }
+  EXPECT_LT(over_slow_link[0], over_slow_link[1]);
+}
+
 TEST(LiveBalancingTest, ASlowTaskGivesWorkToAFastOneAndTheGainIsReported) {
   LiveBalancing b(BalanceMode::kProposed, 2);
   for (double at = 0; at <= 3; at += 0.25) {
