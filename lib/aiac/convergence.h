@@ -1,8 +1,10 @@
 // Global convergence detection, centralised at the spawner (DESIGN.md section 1, step 5).
 //
 // Tasks report changes of their local convergence. When every task is locally converged the
-// detector opens a confirmation round: each task answers after one more iteration of its own
-// (so values that were in flight when the round opened have been absorbed). Convergence is
+// detector opens a confirmation round: each task answers after one more iteration of its own,
+// and an asynchronous task only once the neighbours that send to it have absorbed its newest
+// changed value and stayed converged (runtime::TaskRunner::Query), so no value that could still
+// unsettle a task is in flight when the round ends, however slow the link. Convergence is
 // declared when every answer of that round says "still converged" and no task reported a loss
 // meanwhile; any loss cancels the round, and a new one opens when all are converged again.
 // Pure: the caller moves the messages.

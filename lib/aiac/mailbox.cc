@@ -16,6 +16,14 @@ bool Mailbox::Put(uint32_t from, uint64_t iteration, std::string bytes, bool sen
     slot = Slot{};
     slot.incarnation = incarnation;
   }
+  if (!sync_ && iteration == slot.newest && iteration > 0) {
+    // The newest value sent again by an idle sender (TaskRunner::Acknowledge): only what it has
+    // absorbed of ours since, and its convergence, are news.
+    slot.converged = sender_converged;
+    slot.seen = seen_incarnation == own_incarnation_ ? seen : 0;
+    ++dropped_;  // (its bytes: the task has them)
+    return false;
+  }
   if (iteration <= slot.newest || iteration <= slot.taken) {
     ++dropped_;
     return false;  // stale or duplicate: a newer value was already accepted
@@ -98,6 +106,16 @@ bool Mailbox::SeenLocked(const std::map<uint32_t, uint64_t>& need_seen) const {
 bool Mailbox::AllConverged(const std::vector<uint32_t>& from, const std::map<uint32_t, uint64_t>& need_seen) const {
   std::lock_guard lock(mu_);
   for (uint32_t f : from) {
+    auto it = slots_.find(f);
+    if (it == slots_.end() || !it->second.converged) return false;
+  }
+  return SeenLocked(need_seen);
+}
+
+bool Mailbox::AbsorbedByConverged(const std::map<uint32_t, uint64_t>& need_seen) const {
+  std::lock_guard lock(mu_);
+  for (const auto& [f, need] : need_seen) {
+    if (need == 0) continue;
     auto it = slots_.find(f);
     if (it == slots_.end() || !it->second.converged) return false;
   }

@@ -23,7 +23,8 @@ class Mailbox {
  public:
   explicit Mailbox(bool keep_every_iteration = false) : sync_(keep_every_iteration) {}
 
-  // Returns false when the value was dropped (stale or duplicate). `sender_converged`: the
+  // Returns false when the value was dropped (stale or duplicate; asynchronous: the newest value
+  // sent again only updates `sender_converged` and `seen`). `sender_converged`: the
   // sender was locally converged when it sent this value. `seen`: the newest iteration of this
   // task's own values that the sender had absorbed when it computed this one (0: none), counted
   // in this task's incarnation `seen_incarnation`: a count of a previous owner of this task
@@ -50,6 +51,11 @@ class Mailbox {
   // ours do.
   bool AllConverged(const std::vector<uint32_t>& from,
                     const std::map<uint32_t, uint64_t>& need_seen = {}) const;
+  // True when, for every neighbour f listed with need_seen[f] > 0, f's newest accepted value
+  // came from a locally converged sender that had absorbed at least iteration need_seen[f] of
+  // ours: our newest value is no longer in flight to f, and did not unsettle it. Neighbours not
+  // listed (or listed with 0) are not asked about.
+  bool AbsorbedByConverged(const std::map<uint32_t, uint64_t>& need_seen) const;
   // The newest iteration of `from`'s values handed to the task (0: none yet of its current
   // incarnation), and that incarnation.
   uint64_t Taken(uint32_t from) const;

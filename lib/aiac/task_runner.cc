@@ -154,8 +154,22 @@ std::vector<OutgoingValue> TaskRunner::Track(std::vector<app::Outgoing> out, uin
       }
     }
     values.push_back({o.to, std::move(o.bytes), mailbox_.Taken(o.to), mailbox_.IncarnationOf(o.to)});
+    told_seen_[o.to] = {values.back().seen, values.back().seen_incarnation};
   }
   return values;
+}
+
+void TaskRunner::Acknowledge(uint64_t iteration, bool converged) {
+  std::vector<OutgoingValue> values;
+  for (const auto& [to, bytes] : last_sent_) {
+    if (std::find(neighbours_.begin(), neighbours_.end(), to) == neighbours_.end()) continue;
+    const std::pair<uint64_t, uint64_t> now{mailbox_.Taken(to), mailbox_.IncarnationOf(to)};
+    auto told = told_seen_.find(to);
+    if (told != told_seen_.end() && told->second == now) continue;
+    told_seen_[to] = now;
+    values.push_back({to, bytes, now.first, now.second});
+  }
+  if (!values.empty()) cb_.send(std::move(values), iteration, converged);
 }
 
 void TaskRunner::MaybeCheckpoint(uint64_t iteration, bool now) {
@@ -187,6 +201,10 @@ void TaskRunner::Loop() {
   next_checkpoint_ = Clock::now() + options_.checkpoint_period;
   bool converged = false;
   uint64_t answered = 0;
+  // The round waiting for its answer, and what of ours each neighbour must have absorbed first:
+  // the values sent before the round was known (those sent since come from a converged task).
+  uint64_t pending = 0;
+  std::map<uint32_t, uint64_t> round_need;
   auto next_progress = Clock::now() + options_.progress_period;
   Status failure;
   while (!halt_.load()) {
@@ -196,6 +214,10 @@ void TaskRunner::Loop() {
     // A round is answered only after a whole step that began once the query was known, so values
     // in flight when the round opened have been absorbed.
     const uint64_t round = query_.load();
+    if (round != answered && round != pending) {
+      pending = round;
+      round_need = need_seen_;
+    }
     const auto wall_start = Clock::now();
     const auto cpu_start = ThreadCpuTime();
     failure = Step(iteration + 1, did_work);
@@ -220,9 +242,18 @@ void TaskRunner::Loop() {
       MaybeCheckpoint(iteration);
     } else {
       // Nothing to compute until a neighbour sends something new.
+      if (!options_.sync) Acknowledge(iteration, converged);
       mailbox_.WaitForNew(std::chrono::milliseconds(5));
     }
-    if (round != answered) {
+    // A converged task answers only once every neighbour that sends to it has absorbed the
+    // newest changed value it had sent when the round became known, and was still converged
+    // after it: a value still in flight (on a slow link) could unsettle its receiver after the
+    // round ended. (Not the values sent since: an asynchronous task's values keep changing in
+    // their last bits, and chasing them would hold the answer back for as long as it iterates.)
+    // Until then the answer waits; a task no longer converged answers at once (the round is
+    // lost anyway). Synchronous steps wait for their inputs, so nothing they depend on is in
+    // flight.
+    if (round != answered && (!converged || options_.sync || mailbox_.AbsorbedByConverged(round_need))) {
       answered = round;
       cb_.answer(round, converged);
     }

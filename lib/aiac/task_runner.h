@@ -108,7 +108,9 @@ class TaskRunner {
 
   Mailbox& mailbox() { return mailbox_; }
   void Start();
-  // Thread-safe: answer convergence round `round` after the next iteration (or at once when idle).
+  // Thread-safe: answer convergence round `round` after the next iteration (or at once when idle);
+  // a converged asynchronous task waits until its two-way neighbours have absorbed its newest
+  // changed value and stayed converged (Mailbox::AbsorbedByConverged).
   void Query(uint64_t round);
   // Thread-safe: between two iterations, hand the current result slice to `snapshot`.
   void Snapshot(uint64_t round);
@@ -140,6 +142,12 @@ class TaskRunner {
   // One move step; `converged` as in RunCommands.
   void RunMove(ItemMove move, uint64_t iteration, bool& converged);
   TaskMeasures Measures() const;
+  // An idle asynchronous task acknowledges what it absorbed since it last sent: its newest value
+  // again, at the same iteration, to each two-way neighbour whose newer values it took, with the
+  // new `seen` and its convergence (Mailbox::Put takes only those from a value sent again). A
+  // neighbour waiting to answer a confirmation round needs it (Mailbox::AbsorbedByConverged)
+  // when this task has stopped iterating.
+  void Acknowledge(uint64_t iteration, bool converged);
   // Records which outgoing values changed and adds each receiver's `seen`.
   std::vector<OutgoingValue> Track(std::vector<app::Outgoing> out, uint64_t iteration);
 
@@ -150,6 +158,8 @@ class TaskRunner {
   // move. (Apps that never answer a value, like the ring's token, simply never see final inputs.)
   std::map<uint32_t, std::string> last_sent_;  // per receiver, the bytes sent last
   std::map<uint32_t, uint64_t> need_seen_;     // per two-way neighbour, our iteration it must have absorbed
+  // Per receiver, the `seen` (and its incarnation) our last value to it carried.
+  std::map<uint32_t, std::pair<uint64_t, uint64_t>> told_seen_;
   RunnerOptions options_;
   RunnerCallbacks cb_;
   Mailbox mailbox_;

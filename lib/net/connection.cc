@@ -52,8 +52,7 @@ Connection::Connection(tcp::socket connected, const NetOptions& options, Side si
       parts_(options.limits),
       wake_(stream_.get_executor(), std::chrono::steady_clock::time_point::max()),
       drained_(stream_.get_executor(), std::chrono::steady_clock::time_point::max()),
-      closed_(stream_.get_executor(), std::chrono::steady_clock::time_point::max()),
-      link_timer_(stream_.get_executor()) {
+      closed_(stream_.get_executor(), std::chrono::steady_clock::time_point::max()) {
   error_code ec;
   socket().set_option(tcp::no_delay(true), ec);
   auto ep = socket().remote_endpoint(ec);
@@ -104,7 +103,6 @@ void Connection::Close() {
   wake_.cancel();
   drained_.cancel();
   closed_.cancel();
-  link_timer_.cancel();
 }
 
 awaitable<void> Connection::Closed(std::chrono::milliseconds limit) {
@@ -116,50 +114,64 @@ awaitable<void> Connection::Closed(std::chrono::milliseconds limit) {
 
 awaitable<void> Connection::Drained() {
   auto self = shared_from_this();
-  while (open_ && (writing_ || !queue_.empty())) {
-    drained_.expires_at(std::chrono::steady_clock::time_point::max());
+  while (open_) {
+    // Through an emulated link, a frame is drained once the link has taken it in (its bytes
+    // at the link's bandwidth), as a kernel's send buffer takes a real one: what it still
+    // travels (the latency) does not hold the next one back.
+    const bool link_busy = link_ && std::chrono::steady_clock::now() < link_free_;
+    if (!writing_ && queue_.empty() && !link_busy) break;
+    drained_.expires_at(!writing_ && queue_.empty() ? link_free_ : std::chrono::steady_clock::time_point::max());
     co_await drained_.async_wait(use_nothrow);
   }
 }
 
+awaitable<error_code> Connection::Write(kj::Array<capnp::word> frame) {
+  const size_t bytes = frame.size() * sizeof(capnp::word);
+  auto buffer = asio::buffer(frame.begin(), bytes);
+  auto [ec, n] = encrypted() ? co_await asio::async_write(stream_, buffer, use_nothrow)
+                             : co_await asio::async_write(socket(), buffer, use_nothrow);
+  queued_bytes_ -= bytes;
+  co_return ec;
+}
+
 awaitable<void> Connection::WriterLoop() {
   auto self = shared_from_this();
-  while (open_) {
+  error_code ec;
+  while (open_ && !ec) {
+    // Frames on an emulated link are written when they would arrive, in order.
+    if (!in_flight_.empty() && in_flight_.front().at <= std::chrono::steady_clock::now()) {
+      kj::Array<capnp::word> frame = std::move(in_flight_.front().frame);
+      in_flight_.pop_front();
+      ec = co_await Write(std::move(frame));
+      continue;
+    }
     if (!secured_ || queue_.empty()) {
       if (secured_) drained_.cancel();
-      if (secured_ && close_when_flushed_) break;
-      wake_.expires_at(std::chrono::steady_clock::time_point::max());
+      if (secured_ && close_when_flushed_ && in_flight_.empty()) break;
+      wake_.expires_at(in_flight_.empty() ? std::chrono::steady_clock::time_point::max() : in_flight_.front().at);
       co_await wake_.async_wait(use_nothrow);
       continue;
     }
     kj::Array<capnp::word> frame = std::move(queue_.front().frame);
     const auto queued_at = queue_.front().at;
     queue_.pop_front();
-    const size_t bytes = frame.size() * sizeof(capnp::word);
-    writing_ = true;
     if (link_) {
-      // Through the emulated link: after the frames before it, for bytes / bandwidth, then the
-      // latency; written when it would arrive.
+      // Onto the emulated link: after the frames before it, for bytes / bandwidth; it arrives
+      // the latency after that.
+      const auto bytes = static_cast<double>(frame.size() * sizeof(capnp::word));
       const auto start = std::max(queued_at, link_free_);
       link_free_ = start + (link_->bytes_per_second > 0
                                 ? std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                      std::chrono::duration<double>(static_cast<double>(bytes) / link_->bytes_per_second))
+                                      std::chrono::duration<double>(bytes / link_->bytes_per_second))
                                 : std::chrono::steady_clock::duration::zero());
-      const auto due = link_free_ + link_->latency;
-      if (due > std::chrono::steady_clock::now()) {
-        link_timer_.expires_at(due);
-        co_await link_timer_.async_wait(use_nothrow);
-        if (!open_) break;
-      }
+      in_flight_.push_back({std::move(frame), link_free_ + link_->latency});
+      continue;
     }
-    auto buffer = asio::buffer(frame.begin(), bytes);
-    auto [ec, n] = encrypted() ? co_await asio::async_write(stream_, buffer, use_nothrow)
-                               : co_await asio::async_write(socket(), buffer, use_nothrow);
+    writing_ = true;
+    ec = co_await Write(std::move(frame));
     writing_ = false;
-    queued_bytes_ -= bytes;
-    if (ec) break;
   }
-  if (open_ && close_when_flushed_) co_await Linger();
+  if (open_ && !ec && close_when_flushed_) co_await Linger();
   Close();
 }
 

@@ -130,6 +130,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   awaitable<Status> CheckHello(proto::Role own_role, const std::string& own_id,
                                std::optional<proto::Role> expect);
   awaitable<void> WriterLoop();
+  // Writes one frame to the stream.
+  awaitable<error_code> Write(kj::Array<capnp::word> frame);
   awaitable<void> Linger();
   tcp::socket& socket() { return stream_.next_layer(); }
   bool encrypted() const { return options_.transport == Transport::kTls; }
@@ -151,10 +153,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
     std::chrono::steady_clock::time_point at;  // when it was queued
   };
   std::deque<Pending> queue_;
-  // The emulated link, once authenticated (NetOptions::emulated_link), and when it is free.
+  // The emulated link, once authenticated (NetOptions::emulated_link), when it has taken in the
+  // last frame it was given, and the frames on it (`at`: when each arrives).
   std::optional<EmulatedLink> link_;
   std::chrono::steady_clock::time_point link_free_;
-  asio::steady_timer link_timer_;
+  std::deque<Pending> in_flight_;
   size_t queued_bytes_ = 0;
   bool open_ = true;
   bool close_when_flushed_ = false;

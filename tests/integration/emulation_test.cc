@@ -25,13 +25,9 @@ background = {mean_jobs = 0.5, std_jobs = 0.2, mean_size = 0.5}
 [[links]]
 a = "fast"
 b = "slow"
-latency_ms = 3
+latency_ms = 30
 bandwidth_mbps = 100
 )";
-// (3 ms between the clusters, not 30: on slow runs (ASan, a loaded machine) values still on a
-// 30 ms link when the spawner's confirmation round ends can end the run early, short of its
-// residual; the detection does not yet account for values in flight. The README says so, under
-// the async/sync experiment.)
 
 TEST_F(EmulatedRunTest, EachNodeOfThePlatformIsADaemonPlayingIt) {
   WriteFile(dir_ / "two.toml", kTwoClusters);
@@ -44,20 +40,24 @@ TEST_F(EmulatedRunTest, EachNodeOfThePlatformIsADaemonPlayingIt) {
       << Log("spawner");
   auto j = Json("emu.json");
   EXPECT_EQ(j["status"], "converged");
+  // Values spend 30 ms on the link between the clusters, several at once: a task answers the
+  // confirmation round only once its neighbours have absorbed its newest value, so the run is
+  // not declared converged while one that matters is still on the way.
   EXPECT_LT(j["residual"].get<double>(), 1e-8);
+  EXPECT_EQ(j["tightenings"], 0) << Log("spawner");
   EXPECT_EQ(j["daemons"], 3);
   std::set<std::string> daemons;
   for (const auto& t : j["per_task"]) daemons.insert(t["daemon"].get<std::string>());
   EXPECT_EQ(daemons, (std::set<std::string>{"fast-1", "fast-2", "slow-1"}));
   EXPECT_TRUE(LogHas("spawner", "emulating platform " + (dir_ / "two.toml") + ": 3 nodes, slowdown 4")) << Log("spawner");
   // The daemons' link monitors timed the values they exchanged: between the clusters, no less
-  // than the emulated 3 ms (a round trip is 6 ms at least).
+  // than the emulated 30 ms (a round trip is 60 ms at least).
   bool across = false;
   for (const auto& l : j["links"]) {
     EXPECT_GT(l["samples"].get<int>(), 0) << l.dump();
     if (l["from"] != l["to"]) {
       across = true;
-      EXPECT_GE(l["latency_ms"].get<double>(), 2.9) << j["links"].dump();
+      EXPECT_GE(l["latency_ms"].get<double>(), 29) << j["links"].dump();
       EXPECT_LT(l["latency_ms"].get<double>(), 2000) << j["links"].dump();
     }
   }

@@ -98,6 +98,31 @@ TEST(MailboxTest, AConvergedSenderCountsOnlyOnceItHasAbsorbedOurNewestValues) {
   EXPECT_TRUE(box.AllConverged({1, 2}, {{1, 4}, {2, 0}}));
 }
 
+// What a confirmation round waits for: only the neighbours asked about (those we sent a changed
+// value to), each having absorbed it and still converged; a one-way sender is not asked.
+TEST(MailboxTest, OurNewestValueIsAbsorbedOnceEachNeighbourAskedAboutSawItConverged) {
+  Mailbox box;
+  EXPECT_TRUE(box.AbsorbedByConverged({}));
+  EXPECT_TRUE(box.AbsorbedByConverged({{1, 0}}));  // nothing sent to it
+  EXPECT_FALSE(box.AbsorbedByConverged({{1, 4}}));  // nothing back yet
+  box.Put(1, 5, "a", true, /*seen=*/3);
+  EXPECT_FALSE(box.AbsorbedByConverged({{1, 4}}));  // our iteration 4 still on its way
+  box.Put(1, 6, "a", false, /*seen=*/4);
+  EXPECT_FALSE(box.AbsorbedByConverged({{1, 4}}));  // absorbed, and it unsettled the neighbour
+  box.Put(1, 7, "a", true, /*seen=*/4);
+  EXPECT_TRUE(box.AbsorbedByConverged({{1, 4}}));
+  box.Put(2, 1, "b", false);  // a one-way sender, not converged: not asked about
+  EXPECT_TRUE(box.AbsorbedByConverged({{1, 4}}));
+  // An idle neighbour sends its newest value again to say it absorbed more of ours: the same
+  // iteration, so no new input, but its `seen` and convergence count.
+  EXPECT_FALSE(box.AbsorbedByConverged({{1, 6}}));
+  EXPECT_FALSE(box.Put(1, 7, "a", true, /*seen=*/6));
+  EXPECT_TRUE(box.AbsorbedByConverged({{1, 6}}));
+  EXPECT_EQ(box.TakeNew().size(), 2u);  // iteration 7 of task 1 and task 2's, each once
+  EXPECT_FALSE(box.Put(1, 7, "a", true, /*seen=*/6));
+  EXPECT_TRUE(box.TakeNew().empty());
+}
+
 TEST(MailboxTest, ANewIncarnationWinsOverEverythingItsPredecessorSent) {
   Mailbox box;
   EXPECT_TRUE(box.Put(1, 500, "old", false, 0, 1));

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <mutex>
 #include <thread>
+#include <tuple>
 
 #include "support/test_support.h"
 
@@ -122,6 +123,120 @@ TEST(TaskRunnerTest, AnEmulatedIterationLastsWhatTheNodeWouldTake) {
   sleeper.Halt();
   sleeper.Join();
   EXPECT_LT(std::chrono::steady_clock::now() - halted, std::chrono::seconds(30));
+}
+
+// Sends its neighbour 1 a value each iteration that changes over the first three and then
+// stays; converged from the third; afterwards it iterates only on new input.
+class SettlingTask : public app::Task {
+ public:
+  // `iterates_on_input`: false, it stops for good once converged, whatever comes.
+  explicit SettlingTask(bool iterates_on_input = true) : iterates_on_input_(iterates_on_input) {}
+  std::vector<uint32_t> Dependencies() const override { return {1}; }
+  Status Absorb(uint32_t, std::string_view) override {
+    fresh_ = true;
+    return Status::Ok();
+  }
+  Result<bool> Iterate() override {
+    if (count_ >= 3 && (!fresh_ || !iterates_on_input_)) return false;
+    fresh_ = false;
+    ++count_;
+    return true;
+  }
+  std::vector<app::Outgoing> TakeOutgoing() override { return {{1, "v" + std::to_string(std::min<uint64_t>(count_, 3))}}; }
+  double LocalChange() const override { return count_ < 3 ? 1 : 0; }
+  bool LocallyConverged() const override { return count_ >= 3; }
+  std::string SaveState() const override { return std::to_string(count_); }
+  Status RestoreState(std::string_view) override { return Status::Ok(); }
+  std::string ResultSlice() const override { return SaveState(); }
+
+ private:
+  bool iterates_on_input_;
+  uint64_t count_ = 0;
+  bool fresh_ = false;
+};
+
+// A converged task answers a confirmation round only once its neighbour has absorbed its newest
+// changed value (iteration 3) and was still converged after it: until then that value may be in
+// flight on a slow link, and could unsettle the neighbour after the round ended.
+TEST(TaskRunnerTest, ARoundIsAnsweredOnceTheNeighbourAbsorbedOurNewestValueAndStayedConverged) {
+  Recorder rec;
+  RunnerCallbacks cb = rec.Callbacks();
+  std::mutex mu;
+  bool converged = false;
+  std::vector<std::pair<uint64_t, bool>> answers;
+  cb.local_convergence = [&](bool c, uint64_t) {
+    std::lock_guard lock(mu);
+    converged = c;
+  };
+  cb.answer = [&](uint64_t round, bool c) {
+    std::lock_guard lock(mu);
+    answers.emplace_back(round, c);
+  };
+  TaskRunner runner(std::make_unique<SettlingTask>(), {1}, RunnerOptions{}, cb);
+  runner.Start();
+  ASSERT_TRUE(testing::WaitUntil([&] {
+    std::lock_guard lock(mu);
+    return converged;
+  }));
+  const auto unanswered = [&] {
+    // (Long enough for a wrong answer to show: the runner looks every 5 ms when idle.)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    std::lock_guard lock(mu);
+    return answers.empty();
+  };
+  runner.Query(1);
+  EXPECT_TRUE(unanswered()) << "nothing came back from the neighbour yet";
+  runner.mailbox().Put(1, 1, "a", true, 2);
+  EXPECT_TRUE(unanswered()) << "the neighbour had absorbed only iteration 2";
+  runner.mailbox().Put(1, 2, "b", false, 3);
+  EXPECT_TRUE(unanswered()) << "the neighbour was not converged after absorbing iteration 3";
+  runner.mailbox().Put(1, 3, "c", true, 3);
+  ASSERT_TRUE(testing::WaitUntil([&] {
+    std::lock_guard lock(mu);
+    return !answers.empty();
+  }));
+  {
+    std::lock_guard lock(mu);
+    EXPECT_EQ(answers, (std::vector<std::pair<uint64_t, bool>>{{1, true}}));
+  }
+  runner.Halt();
+  runner.Join();
+}
+
+// A task that stopped iterating still says what it absorbed: its newest value again, at the
+// same iteration, with the new `seen` and its convergence, once per value it took; the
+// neighbour waiting to answer a round needs it.
+TEST(TaskRunnerTest, AnIdleTaskAcknowledgesWhatItAbsorbedOnce) {
+  Recorder rec;
+  RunnerCallbacks cb = rec.Callbacks();
+  std::mutex mu;
+  bool converged = false;
+  std::vector<std::tuple<uint64_t, uint64_t, std::string, bool>> sent;  // iteration, seen, bytes, converged
+  cb.local_convergence = [&](bool c, uint64_t) {
+    std::lock_guard lock(mu);
+    converged = c;
+  };
+  cb.send = [&](std::vector<OutgoingValue> values, uint64_t iteration, bool c) {
+    std::lock_guard lock(mu);
+    for (auto& v : values) sent.emplace_back(iteration, v.seen, v.bytes, c);
+  };
+  TaskRunner runner(std::make_unique<SettlingTask>(false), {1}, RunnerOptions{}, cb);
+  runner.Start();
+  ASSERT_TRUE(testing::WaitUntil([&] {
+    std::lock_guard lock(mu);
+    return converged && sent.size() == 3;
+  }));
+  runner.mailbox().Put(1, 7, "a", true, 3);
+  ASSERT_TRUE(testing::WaitUntil([&] {
+    std::lock_guard lock(mu);
+    return sent.size() == 4;
+  }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // (no second acknowledgement)
+  runner.Halt();
+  runner.Join();
+  ASSERT_EQ(sent.size(), 4u);
+  EXPECT_EQ(sent[2], std::make_tuple(uint64_t{3}, uint64_t{0}, std::string("v3"), true));
+  EXPECT_EQ(sent[3], std::make_tuple(uint64_t{3}, uint64_t{7}, std::string("v3"), true));
 }
 
 // The time a task computed (TaskMeasures::busy_s, what live balancing measures speeds over)

@@ -222,6 +222,47 @@ TEST(HandshakeTest, AnEmulatedLinkDelaysFramesByLatencyAndBandwidth) {
   EXPECT_EQ(got, "back");
 }
 
+// Frames on an emulated link travel together, as on a real one: the link takes them in at its
+// bandwidth (Drained() then returns), and each arrives its latency later; the sender is not held
+// for one latency per frame (which throttled asynchronous values to one per latency).
+TEST(HandshakeTest, AnEmulatedLinkCarriesSeveralFramesAtOnce) {
+  asio::io_context io;
+  auto [sa, sb] = ConnectLoopback(io);
+  NetOptions slow = WithKey("k");
+  slow.emulated_link = [](const PeerIdentity&) -> std::optional<EmulatedLink> {
+    return EmulatedLink{std::chrono::milliseconds(150), 1e9};
+  };
+  auto a = Connection::Create(std::move(sa), slow, Side::kClient);
+  auto b = Connection::Create(std::move(sb), WithKey("k"), Side::kServer);
+  Outcome out = Handshake(a, b, io);
+  ASSERT_TRUE(out.a && out.b);
+  ASSERT_OK(*out.a);
+  ASSERT_OK(*out.b);
+  const auto sent = std::chrono::steady_clock::now();
+  for (int i = 0; i < 5; ++i) {
+    a->SendEnvelope([&](proto::Envelope::Builder e) { e.initHeartbeat().setDaemonId("v" + std::to_string(i)); });
+  }
+  std::vector<std::string> arrived;
+  std::optional<size_t> arrived_when_drained;
+  double first_after = 0;
+  asio::co_spawn(io, [&]() -> awaitable<void> {
+    co_await a->Drained();
+    arrived_when_drained = arrived.size();
+  }, asio::detached);
+  asio::co_spawn(io, [&]() -> awaitable<void> {
+    for (int i = 0; i < 5; ++i) {
+      auto m = co_await b->Receive();
+      if (!m.ok()) co_return;
+      if (arrived.empty()) first_after = std::chrono::duration<double>(std::chrono::steady_clock::now() - sent).count();
+      arrived.push_back((*m)->root().getHeartbeat().getDaemonId().cStr());
+    }
+  }, asio::detached);
+  ASSERT_TRUE(RunUntil(io, [&] { return arrived.size() == 5 && arrived_when_drained; }));
+  EXPECT_EQ(*arrived_when_drained, 0u);  // drained onto the link long before the latency ends
+  EXPECT_GE(first_after, 0.150);
+  EXPECT_EQ(arrived, (std::vector<std::string>{"v0", "v1", "v2", "v3", "v4"}));  // in order
+}
+
 TEST(HandshakeTest, GarbageInsteadOfHelloIsRefused) {
   asio::io_context io;
   auto [sa, sb] = ConnectLoopback(io);
