@@ -117,9 +117,9 @@ bool Mailbox::AbsorbedByConverged(const std::map<uint32_t, uint64_t>& need_seen)
   for (const auto& [f, need] : need_seen) {
     if (need == 0) continue;
     auto it = slots_.find(f);
-    if (it == slots_.end() || !it->second.converged) return false;
+    if (it == slots_.end() || !it->second.converged || it->second.seen < need) return false;
   }
-  return SeenLocked(need_seen);
+  return true;
 }
 
 uint64_t Mailbox::IncarnationOf(uint32_t from) const {
