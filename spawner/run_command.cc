@@ -10,6 +10,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <random>
 #include <thread>
 
 #include "aiac/code_signing.h"
@@ -58,6 +59,10 @@ CLI::App* AddRunCommand(CLI::App& app, RunArgs& args) {
       ->needs(platform);
   run->add_option("--platform-seed", args.platform_seed,
                   "with --platform: seed of the emulated nodes' background draws (default: --kill-seed, else 1)")
+      ->needs(platform);
+  run->add_flag("--shuffle-nodes", args.shuffle_nodes,
+                "with --platform: start the daemons (so they register, and the super-node hands them out) in an "
+                "order drawn from the platform seed rather than the file's, cluster by cluster")
       ->needs(platform);
   run->add_option("--local-supernodes", args.local_supernodes,
                   "with --local: start K peer super-nodes (default 1); daemons list them all")
@@ -150,6 +155,14 @@ int RunCommand(const RunArgs& given) {
     emulation->slowdown = args.slowdown > 0 ? args.slowdown : std::max(1.0, nodes / cores * fastest);
     if (!(emulation->slowdown >= 1)) return BadInput(InvalidArgument("--slowdown must be at least 1"));
     emulation->seed = args.platform_seed != 0 ? args.platform_seed : args.kill_seed != 0 ? args.kill_seed : 1;
+    // A real grid's nodes register whenever they come up, so the order the super-node hands them
+    // out in (which the default mapping follows inside each cluster, and for its replacements)
+    // says nothing of their powers; started in the file's order, they would come cluster by
+    // cluster, each in the file's order of powers.
+    if (args.shuffle_nodes) {
+      std::mt19937_64 rng(emulation->seed);
+      std::shuffle(emulation->node_ids.begin(), emulation->node_ids.end(), rng);
+    }
   } else if (args.local < 0) {
     return BadInput(InvalidArgument("--local needs the number of daemons (or --platform)"));
   }
@@ -206,7 +219,8 @@ int RunCommand(const RunArgs& given) {
     cluster = std::make_unique<LocalCluster>(args.local, static_cast<size_t>(args.local_supernodes), SelfDirectory(),
                                              options.local_log_level, log);
     if (emulation) {
-      log->info("emulating platform {}: {} nodes, slowdown {:g}", args.platform, args.local, emulation->slowdown);
+      log->info("emulating platform {}: {} nodes, slowdown {:g}{}", args.platform, args.local, emulation->slowdown,
+                args.shuffle_nodes ? ", started in a shuffled order" : "");
       cluster->set_emulation(*emulation);
     }
     options.net.cluster_key = cluster->cluster_key();

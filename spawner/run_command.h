@@ -17,6 +17,7 @@ struct RunArgs {
   std::string platform;   // --platform P.toml: an emulated platform, with --local
   double slowdown = 0;    // --slowdown S (with --platform); 0: nodes / cores x the largest power, at least 1
   uint64_t platform_seed = 0;  // --platform-seed X (with --platform); 0: --kill-seed, else 1
+  bool shuffle_nodes = false;  // --shuffle-nodes (with --platform): daemons start in a seeded random order
   int local_supernodes = 1;
   std::string json;
   std::string log_level;

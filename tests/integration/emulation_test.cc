@@ -34,8 +34,9 @@ TEST_F(EmulatedRunTest, EachNodeOfThePlatformIsADaemonPlayingIt) {
   // Long enough (about a second) for the daemons' progress reports to carry their link figures.
   WriteJob("cg.toml", "name = \"emu\"\napp = \"cg\"\ntasks = 3\ntimeout_s = 120\n[params]\nn = 200000\nbandwidth = 4\n"
                       "tolerance = 1e-10\n");
-  ASSERT_EQ(RunSpawner({"run", dir_ / "cg.toml", "--platform", dir_ / "two.toml", "--local", "--slowdown", "4", "--json",
-                        dir_ / "emu.json", "--log-level", "info"}),
+  // Started in a shuffled order (--shuffle-nodes), each daemon still plays its own node.
+  ASSERT_EQ(RunSpawner({"run", dir_ / "cg.toml", "--platform", dir_ / "two.toml", "--local", "--slowdown", "4",
+                        "--shuffle-nodes", "--platform-seed", "3", "--json", dir_ / "emu.json", "--log-level", "info"}),
             0)
       << Log("spawner");
   auto j = Json("emu.json");
@@ -49,7 +50,9 @@ TEST_F(EmulatedRunTest, EachNodeOfThePlatformIsADaemonPlayingIt) {
   std::set<std::string> daemons;
   for (const auto& t : j["per_task"]) daemons.insert(t["daemon"].get<std::string>());
   EXPECT_EQ(daemons, (std::set<std::string>{"fast-1", "fast-2", "slow-1"}));
-  EXPECT_TRUE(LogHas("spawner", "emulating platform " + (dir_ / "two.toml") + ": 3 nodes, slowdown 4")) << Log("spawner");
+  EXPECT_TRUE(LogHas("spawner", "emulating platform " + (dir_ / "two.toml") +
+                                     ": 3 nodes, slowdown 4, started in a shuffled order"))
+      << Log("spawner");
   // The daemons' link monitors timed the values they exchanged: between the clusters, no less
   // than the emulated 30 ms (a round trip is 60 ms at least).
   bool across = false;
