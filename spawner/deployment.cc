@@ -126,7 +126,10 @@ Status Deployment::BuildPlatform() {
   for (auto& [name, c] : clusters) specs.push_back(std::move(c));
   for (size_t a = 0; a < specs.size(); ++a)
     for (size_t b = a + 1; b < specs.size(); ++b) inter.push_back({specs[a].name, specs[b].name, kInterClusterLatency});
-  auto platform = model::Platform::Build(std::move(specs), std::move(inter));
+  // The default mapping takes the daemons in the order the super-node granted them.
+  std::vector<std::string> given;
+  for (const auto& d : granted_) given.push_back(d.id);
+  auto platform = model::Platform::Build(std::move(specs), std::move(inter), given);
   if (!platform.ok()) return Internal("granted daemons: " + platform.status().message());
   platform_ = std::make_unique<model::Platform>(std::move(*platform));
   std::map<std::string, size_t> by_id;

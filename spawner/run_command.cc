@@ -156,9 +156,9 @@ int RunCommand(const RunArgs& given) {
     if (!(emulation->slowdown >= 1)) return BadInput(InvalidArgument("--slowdown must be at least 1"));
     emulation->seed = args.platform_seed != 0 ? args.platform_seed : args.kill_seed != 0 ? args.kill_seed : 1;
     // A real grid's nodes register whenever they come up, so the order the super-node hands them
-    // out in (which the default mapping follows inside each cluster, and for its replacements)
-    // says nothing of their powers; started in the file's order, they would come cluster by
-    // cluster, each in the file's order of powers.
+    // out in (the default mapping's, and its replacements') says nothing of their clusters or
+    // powers; started in the file's order, they would come cluster by cluster, as the file lists
+    // them.
     if (args.shuffle_nodes) {
       std::mt19937_64 rng(emulation->seed);
       std::shuffle(emulation->node_ids.begin(), emulation->node_ids.end(), rng);

@@ -13,7 +13,7 @@ namespace aiac::mapping {
 InitialMapping DefaultMapper::Map(const model::Platform& platform, const model::Tig& tig) const {
   InitialMapping out{0, {}, {}, {}, Placement(platform, tig)};
   out.hd = HeterogeneityDegree(platform, out.placement);
-  const std::vector<int> free = out.placement.AllFreeNodes();
+  const std::vector<int> free = FreeInGivenOrder(platform, out.placement);
   for (int t = 0; t < static_cast<int>(tig.size()); ++t) {
     out.placement.Assign(t, free[t]);
     out.task_order.push_back(t);
@@ -21,10 +21,18 @@ InitialMapping DefaultMapper::Map(const model::Platform& platform, const model::
   return out;
 }
 
-int DefaultMapper::Replace(const model::Platform&, const model::Tig&, const Placement& placement,
+int DefaultMapper::Replace(const model::Platform& platform, const model::Tig&, const Placement& placement,
                            int, int) const {
-  const auto free = placement.AllFreeNodes();
+  const auto free = FreeInGivenOrder(platform, placement);
   return free.empty() ? -1 : free.front();
+}
+
+std::vector<int> DefaultMapper::FreeInGivenOrder(const model::Platform& platform, const Placement& placement) {
+  std::vector<int> free;
+  for (int n : platform.given_order()) {
+    if (placement.IsFree(n)) free.push_back(n);
+  }
+  return free;
 }
 
 // ---------------------------------------------------------------- AIAC-QM

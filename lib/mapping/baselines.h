@@ -1,5 +1,6 @@
 // The baselines of MAHEVE's evaluation (section 5), behind the same interface:
-// - default: JaceP2P-V2's policy, nodes in the order given, replacement by the first free node;
+// - default: JaceP2P-V2's policy, nodes in the order given (Platform::given_order: the order a
+//   super-node handed them out, whatever their clusters), replacement by the first free node;
 // - AIAC-QM: tasks by decreasing cost, each on the free node minimising its ET(V_i) given the
 //   neighbours already placed; FT-AIAC-QM replaces with the free node of best ET(V_i);
 // - F-EC: Farhat-style edge cuts, breadth-first regions of the TIG grown from the heaviest
@@ -18,6 +19,9 @@ class DefaultMapper final : public Mapper {
   InitialMapping Map(const model::Platform& platform, const model::Tig& tig) const override;
   int Replace(const model::Platform& platform, const model::Tig& tig, const Placement& placement,
               int failed, int task) const override;
+
+ private:
+  static std::vector<int> FreeInGivenOrder(const model::Platform& platform, const Placement& placement);
 };
 
 class AiacQm final : public Mapper {

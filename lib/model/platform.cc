@@ -6,7 +6,8 @@
 
 namespace aiac::model {
 
-Result<Platform> Platform::Build(std::vector<ClusterSpec> clusters, std::vector<InterLatency> inter) {
+Result<Platform> Platform::Build(std::vector<ClusterSpec> clusters, std::vector<InterLatency> inter,
+                                 const std::vector<std::string>& given) {
   Platform p;
   std::map<std::string, int> cluster_index;
   for (auto& spec : clusters) {
@@ -55,6 +56,22 @@ Result<Platform> Platform::Build(std::vector<ClusterSpec> clusters, std::vector<
                                p.clusters_[j].name + "'");
       }
     }
+  }
+  if (given.empty()) {
+    for (int n = 0; n < static_cast<int>(p.nodes_.size()); ++n) p.given_order_.push_back(n);
+    return p;
+  }
+  std::vector<bool> seen(p.nodes_.size(), false);
+  for (const std::string& id : given) {
+    const int n = p.FindNode(id);
+    if (n < 0) return InvalidArgument("the order given names unknown node '" + id + "'");
+    if (seen[static_cast<size_t>(n)]) return InvalidArgument("the order given names node '" + id + "' twice");
+    seen[static_cast<size_t>(n)] = true;
+    p.given_order_.push_back(n);
+  }
+  if (p.given_order_.size() != p.nodes_.size()) {
+    return InvalidArgument("the order given names " + std::to_string(given.size()) + " of " +
+                           std::to_string(p.nodes_.size()) + " nodes");
   }
   return p;
 }

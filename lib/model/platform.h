@@ -49,9 +49,14 @@ class Platform {
  public:
   // Checks and builds: unique cluster names and node ids, positive powers, non-negative
   // latencies, a latency for every pair of distinct clusters (given once, either order).
-  static Result<Platform> Build(std::vector<ClusterSpec> clusters, std::vector<InterLatency> inter);
+  // `given`: the node ids in the order the nodes were handed out (a super-node's grant, across
+  // clusters), every id once; empty: the input order.
+  static Result<Platform> Build(std::vector<ClusterSpec> clusters, std::vector<InterLatency> inter,
+                                const std::vector<std::string>& given = {});
 
   const std::vector<Node>& nodes() const { return nodes_; }
+  // Node indices in the order the nodes were handed out (the default mapping's order).
+  const std::vector<int>& given_order() const { return given_order_; }
   const std::vector<Cluster>& clusters() const { return clusters_; }
   // wl between the clusters of two nodes (intra-cluster latency when they share a cluster).
   double Latency(int node_a, int node_b) const { return ClusterLatency(nodes_[node_a].cluster, nodes_[node_b].cluster); }
@@ -66,6 +71,7 @@ class Platform {
   std::vector<Node> nodes_;
   std::vector<Cluster> clusters_;
   std::vector<double> latency_;  // |C| x |C|
+  std::vector<int> given_order_;
   std::map<std::string, int> by_id_;
 };
 

@@ -23,6 +23,39 @@ TEST(DefaultMapperTest, TasksInInputOrderOnNodesInInputOrder) {
   EXPECT_EQ(r[0].node, p.FindNode("n5"));  // the only free node left
 }
 
+// Handed out across the clusters (a super-node's grant order), the nodes keep that order for the
+// default mapping: its tasks and its replacements follow it, not the clusters.
+TEST(DefaultMapperTest, NodesInTheOrderTheyWereHandedOut) {
+  auto p = model::Platform::Build({{"c1", 0.001, {{"n1", 1, true}, {"n2", 1, true}, {"n3", 1, true}}},
+                                   {"c2", 0.001, {{"n4", 2, true}, {"n5", 4, true}, {"n6", 8, false}}}},
+                                  {{"c1", "c2", 0.05}}, {"n5", "n2", "n6", "n4", "n1", "n3"});
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  auto t = testing::HandTig();
+  DefaultMapper d;
+  auto m = d.Map(*p, t);
+  // n6 is busy: skipped.
+  const char* expected[] = {"n5", "n2", "n4", "n1"};
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(p->nodes()[m.placement.node_of(i)].id, expected[i]) << i;
+  Placement during = m.placement;
+  auto r = ReplayFailures(*p, t, d, during, {p->FindNode("n2")});
+  EXPECT_EQ(r[0].node, p->FindNode("n3"));  // the only free node left
+}
+
+TEST(DefaultMapperTest, AnOrderThatIsNotOneOfTheNodesIsRefused) {
+  const std::vector<model::ClusterSpec> clusters{{"c1", 0.001, {{"n1", 1, true}, {"n2", 1, true}}}};
+  struct Case {
+    std::vector<std::string> given;
+    std::string error;
+  };
+  for (const auto& c : std::vector<Case>{{{"n1", "n9"}, "the order given names unknown node 'n9'"},
+                                         {{"n1", "n1"}, "the order given names node 'n1' twice"},
+                                         {{"n2"}, "the order given names 1 of 2 nodes"}}) {
+    auto p = model::Platform::Build(clusters, {}, c.given);
+    ASSERT_FALSE(p.ok()) << c.error;
+    EXPECT_EQ(p.status().message(), c.error);
+  }
+}
+
 TEST(AiacQmTest, HeaviestTaskGetsTheFastestNode) {
   auto p = testing::HandPlatform();
   auto t = testing::HandTig();
