@@ -229,6 +229,12 @@ Status JobRunner::MapTasks() {
   const bool checkpointing = job_.backups > 0 && (job_.checkpoint_seconds > 0 || job_.checkpoint_every > 0);
   DeploymentSpec spec{app_.plan.graph, settings_.mapping, checkpointing ? job_.backups : 0};
   spec.graph.resize(job_.tasks);
+  if (!settings_.start_order.empty()) {
+    const auto& order = settings_.start_order;
+    const auto rank = [&](const GrantedDaemon& d) { return std::find(order.begin(), order.end(), d.id) - order.begin(); };
+    std::stable_sort(first_grant_.begin(), first_grant_.end(),
+                     [&](const GrantedDaemon& a, const GrantedDaemon& b) { return rank(a) < rank(b); });
+  }
   auto deployment = Deployment::Create(std::move(spec), std::move(first_grant_));
   if (!deployment.ok()) return deployment.status();
   AIAC_RETURN_IF_ERROR(ReweighTasks(**deployment));

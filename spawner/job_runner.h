@@ -65,6 +65,11 @@ struct RunSettings {
   // twice: inside it), when known (an emulated platform's links); unknown channels count as
   // equal.
   std::function<std::optional<std::pair<double, double>>(const std::string&, const std::string&)> channel;
+  // A local emulated platform's daemon ids in the order they were started: the granted daemons
+  // are taken in it (the order they came up, which the default mapping follows), not in the
+  // order their registrations happened to reach the super-node when they started together.
+  // Empty: the super-node's order.
+  std::vector<std::string> start_order;
 };
 
 class JobRunner {

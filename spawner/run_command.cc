@@ -229,10 +229,10 @@ int RunCommand(const RunArgs& given) {
   if (Status s = net::FinishNetOptions(options.net); !s.ok()) return BadInput(s);
 
   // A local cluster has no daemons besides the ones it started: a replacement asks once.
-  JobRunner runner(*job, *app, options,
-                   RunSettings{args.mapping, args.sync, args.local > 0 ? 0 : -1, *balance_mode, args.split, split_nodes,
-                               args.migration, channel},
-                   log);
+  RunSettings settings{args.mapping, args.sync, args.local > 0 ? 0 : -1, *balance_mode, args.split, split_nodes,
+                       args.migration, channel};
+  if (emulation) settings.start_order = emulation->node_ids;
+  JobRunner runner(*job, *app, options, std::move(settings), log);
   std::unique_ptr<FaultInjector> injector;
   if (args.kill_every > 0) {
     FaultPlan plan{args.kill_every, args.kill_count,
