@@ -231,7 +231,9 @@ Status JobRunner::MapTasks() {
   spec.graph.resize(job_.tasks);
   if (!settings_.start_order.empty()) {
     const auto& order = settings_.start_order;
-    const auto rank = [&](const GrantedDaemon& d) { return std::find(order.begin(), order.end(), d.id) - order.begin(); };
+    const auto rank = [&](const GrantedDaemon& d) {
+      return std::find(order.begin(), order.end(), d.id) - order.begin();  // not started here: last
+    };
     std::stable_sort(first_grant_.begin(), first_grant_.end(),
                      [&](const GrantedDaemon& a, const GrantedDaemon& b) { return rank(a) < rank(b); });
   }

@@ -13,9 +13,10 @@
 // random among the task daemons (the seed chooses). The floor: a replacement resumes 0.6-2.5 s
 // after the loss here (110 daemons share 2 cores); kills closer than that keep several tasks
 // down for the whole run, whatever the mapping, which the paper's pace (a replacement takes a
-// fraction of the 10 s between two failures) never does. Times are the application's (compute_seconds: from the tasks' start to the
-// checked result, without starting the local platform) and emulated (the slowdown stretches
-// every iteration), so they compare with each other, and as gains with the paper's.
+// fraction of the 10 s between two failures) never does. Times are the application's
+// (compute_seconds: from the tasks' start to the checked result, without starting the local
+// platform) and emulated (the slowdown stretches every iteration), so they compare with each
+// other, and as gains with the paper's.
 // As in the paper, the tasks are of equal size (`--split equal`) and stay so (`--balance off`):
 // the mapping alone answers the platform's heterogeneity. Blocks weighted by the powers of their
 // daemons (the run's default) already even out the iterations' lengths whatever the mapping,
@@ -23,7 +24,7 @@
 // redistributed, most of them slower for it): either hides what the mapping does. The daemons
 // register in an order drawn from the seed (`--shuffle-nodes`), as a real grid's nodes come up
 // whenever they do: started in the platform file's order, the default mapping, which takes the
-// daemons in the order they registered, would always get the first clusters, each cluster's
+// daemons in the order they were started, would always get the first clusters, each cluster's
 // nodes as the file lists them (the same seed gives every mapping, with and without failures,
 // the same order).
 #include <cmath>
