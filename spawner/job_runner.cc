@@ -230,9 +230,11 @@ Status JobRunner::MapTasks() {
   DeploymentSpec spec{app_.plan.graph, settings_.mapping, checkpointing ? job_.backups : 0};
   spec.graph.resize(job_.tasks);
   if (!settings_.start_order.empty()) {
-    const auto& order = settings_.start_order;
+    std::map<std::string, size_t> started;
+    for (const std::string& id : settings_.start_order) started.emplace(id, started.size());
     const auto rank = [&](const GrantedDaemon& d) {
-      return std::find(order.begin(), order.end(), d.id) - order.begin();  // not started here: last
+      auto it = started.find(d.id);
+      return it == started.end() ? started.size() : it->second;  // not started here: last
     };
     std::stable_sort(first_grant_.begin(), first_grant_.end(),
                      [&](const GrantedDaemon& a, const GrantedDaemon& b) { return rank(a) < rank(b); });
