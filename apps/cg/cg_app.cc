@@ -8,6 +8,7 @@
 #include <cstring>
 #include <deque>
 #include <filesystem>
+#include <future>
 #include <map>
 #include <optional>
 #include <set>
@@ -563,7 +564,7 @@ Result<CgParams> ParseCgParams(const app::JobParams& params) {
   return p;
 }
 
-Result<MatrixRead> ReadMatrix(const std::string& path, bool use_cache, std::vector<std::string>& notes) {
+Result<MatrixRead> ParseMatrix(const std::string& path, bool use_cache, std::vector<std::string>& notes) {
   // The file's version before it is read: a cache made now is keyed by what was parsed.
   std::optional<MatrixFileVersion> version;
   if (use_cache) {
@@ -586,14 +587,24 @@ Result<MatrixRead> ReadMatrix(const std::string& path, bool use_cache, std::vect
   if (!a.ok()) return a.status();
   MatrixRead read;
   read.parsed = std::move(*a);
-  if (version) {
-    if (Status saved = SaveMatrixCache(path, read.parsed, *version); saved.ok()) {
-      notes.push_back("cg: wrote the cache " + MatrixCachePath(path) + " for the next run");
-      read.cached = version;
-    } else {
-      notes.push_back("cg: no cache for the next run: " + saved.message());
-    }
+  read.to_cache = version;
+  return read;
+}
+
+Result<std::string> WriteMatrixCache(const std::string& path, const SpMat& a, const MatrixFileVersion& version) {
+  if (Status saved = SaveMatrixCache(path, a, version); !saved.ok()) {
+    return Status(saved.code(), "cg: no cache for the next run: " + saved.message());
   }
+  return "cg: wrote the cache " + MatrixCachePath(path) + " for the next run";
+}
+
+Result<MatrixRead> ReadMatrix(const std::string& path, bool use_cache, std::vector<std::string>& notes) {
+  auto read = ParseMatrix(path, use_cache, notes);
+  if (!read.ok() || !read->to_cache) return read;
+  auto written = WriteMatrixCache(path, read->parsed, *read->to_cache);
+  notes.push_back(written.ok() ? *written : written.status().message());
+  if (written.ok()) read->cached = read->to_cache;
+  read->to_cache.reset();
   return read;
 }
 
@@ -603,6 +614,8 @@ Result<app::JobPlan> CgApp::Prepare(const app::JobParams& params) {
   std::string name = "generated system";
   double read_seconds = 0;
   std::vector<std::string> notes;
+  // Writes the cache of a parsed matrix meanwhile; any return waits for it (std::async's future).
+  std::future<Result<std::string>> cache_writer;
   if (p->generated) {
     const double n = p->spec.n, entries = n * (2.0 * p->spec.bandwidth + 1);
     AIAC_RETURN_IF_ERROR(CheckFitsInMemory("cg: a generated system of n = " + std::to_string(p->spec.n) +
@@ -613,16 +626,23 @@ Result<app::JobPlan> CgApp::Prepare(const app::JobParams& params) {
   } else {
     const auto read_start = std::chrono::steady_clock::now();
     name = p->matrix;
-    auto matrix = ReadMatrix(p->matrix, p->matrix_cache, notes);
+    auto matrix = ParseMatrix(p->matrix, p->matrix_cache, notes);
     if (!matrix.ok()) return matrix.status();
     problem_.a = std::move(matrix->parsed);  // (empty when the matrix is mapped: A())
     mapped_ = std::move(matrix->mapped);
+    // A parsed matrix's cache is written while the matrix is checked and partitioned (it is only
+    // read: both may look at it at once); the writer is waited for before the plan is returned.
+    // On an 800,000-row system the write took 0.3-0.8 s on our VM, the partition 0.2-0.4 s.
+    if (matrix->to_cache) {
+      cache_writer = std::async(std::launch::async, [path = p->matrix, &a = problem_.a, version = *matrix->to_cache] {
+        return WriteMatrixCache(path, a, version);
+      });
+    }
     shared_source_.reset();
     if (p->shared_input == "true" || (p->shared_input == "auto" && params.shared_files)) {
-      if (matrix->cached) {
+      if (matrix->cached || matrix->to_cache) {  // (a cache that cannot be written: see below)
         shared_matrix_ = std::filesystem::absolute(p->matrix).string();
-        shared_source_ = matrix->cached;
-        notes.push_back("cg: the daemons build their own blocks from " + MatrixCachePath(shared_matrix_));
+        shared_source_ = matrix->cached ? matrix->cached : matrix->to_cache;
       } else {
         notes.push_back("cg: the blocks are sent: the daemons need the matrix's cache to read it themselves");
       }
@@ -658,8 +678,20 @@ Result<app::JobPlan> CgApp::Prepare(const app::JobParams& params) {
       metis_ = false;
     }
   }
-  auto plan = Split(*p, params.tasks, {}, std::move(notes));
+  auto plan = Split(*p, params.tasks, {}, notes);
   if (!plan.ok()) return plan.status();
+  if (cache_writer.valid()) {
+    auto written = cache_writer.get();
+    if (!written.ok() && shared_source_) {
+      // The outlines name a cache that is not there: the blocks are sent after all.
+      shared_source_.reset();
+      notes.push_back("cg: the blocks are sent: the daemons need the matrix's cache to read it themselves");
+      plan = Split(*p, params.tasks, {}, std::move(notes));
+      if (!plan.ok()) return plan.status();
+    }
+    plan->notes.push_back(written.ok() ? *written : written.status().message());
+  }
+  if (shared_source_) plan->notes.push_back("cg: the daemons build their own blocks from " + MatrixCachePath(shared_matrix_));
   plan->read_seconds = read_seconds;
   return plan;
 }

@@ -80,9 +80,18 @@ struct MatrixRead {
   SpMat parsed;
   std::optional<MappedMatrixCache> mapped;
   std::optional<MatrixFileVersion> cached;
+  // Parsed by ParseMatrix with `use_cache`: the version of the file whose cache is still to be
+  // written (WriteMatrixCache).
+  std::optional<MatrixFileVersion> to_cache;
   SpRef matrix() const { return mapped ? SpRef(mapped->matrix()) : SpRef(parsed); }
 };
 Result<MatrixRead> ReadMatrix(const std::string& path, bool use_cache, std::vector<std::string>& notes);
+// ReadMatrix in two steps, so that the cache of a parsed matrix can be written while the caller
+// goes on with the matrix (CgApp::Prepare partitions it meanwhile): ParseMatrix leaves the
+// cache to WriteMatrixCache, which writes `a` (the parsed matrix, wherever it was moved) for
+// `version` and returns the note to give.
+Result<MatrixRead> ParseMatrix(const std::string& path, bool use_cache, std::vector<std::string>& notes);
+Result<std::string> WriteMatrixCache(const std::string& path, const SpMat& a, const MatrixFileVersion& version);
 
 class CgApp final : public app::App {
  public:

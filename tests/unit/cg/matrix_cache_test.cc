@@ -10,7 +10,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include "apps/cg/block_outline.h"
 #include "apps/cg/cg_app.h"
+#include "job_params.h"
 #include "support/test_support.h"
 
 namespace aiac::cg {
@@ -228,6 +230,44 @@ TEST(MatrixCacheTest, OffMeansNeitherReadNorWritten) {
   EXPECT_TRUE(r.notes.empty());
   EXPECT_FALSE(std::filesystem::exists(MatrixCachePath(path)));
   EXPECT_EQ(Load(path).status().code(), StatusCode::kNotFound);
+}
+
+// Prepare writes a parsed matrix's cache while it partitions the matrix, and daemons that see the
+// file are given outlines naming that cache. When it cannot be written, they are sent their
+// blocks after all, and the plan says why.
+TEST(MatrixCacheTest, DaemonsAreSentTheirBlocksWhenPrepareCannotWriteTheCache) {
+  TempDir dir;
+  const std::string path = dir / "t.mtx";
+  WriteFile(path, Tridiagonal(300, "4"));
+  for (const bool blocked : {false, true}) {
+    SCOPED_TRACE(blocked ? "a folder where the cache would go" : "a cache written");
+    std::filesystem::remove_all(MatrixCachePath(path));
+    if (blocked) std::filesystem::create_directory(MatrixCachePath(path));
+    CgApp app;
+    auto params = Params({{"matrix", path}}, 3);
+    params.shared_files = true;
+    auto plan = app.Prepare(params);
+    ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+    const Read notes{SpMat(), plan->notes};
+    EXPECT_EQ(Says(notes, "wrote the cache"), !blocked) << ::testing::PrintToString(notes.notes);
+    EXPECT_EQ(Says(notes, "no cache for the next run"), blocked) << ::testing::PrintToString(notes.notes);
+    EXPECT_EQ(Says(notes, "the blocks are sent"), blocked) << ::testing::PrintToString(notes.notes);
+    EXPECT_EQ(Says(notes, "the daemons build their own blocks"), !blocked) << ::testing::PrintToString(notes.notes);
+    ASSERT_EQ(plan->slices.size(), 3u);
+    for (const std::string& slice : plan->slices) {
+      ASSERT_EQ(IsBlockOutline(slice), !blocked);
+      if (blocked) {
+        EXPECT_TRUE(DecodeBlock(slice).ok());
+      } else {
+        // The cache the outline names is complete by the time the plan is returned.
+        auto outline = DecodeBlockOutline(slice);
+        ASSERT_TRUE(outline.ok());
+        auto block = BuildBlockFromCache(std::move(*outline));
+        ASSERT_TRUE(block.ok()) << block.status().ToString();
+        EXPECT_GE(block->size(), 100);
+      }
+    }
+  }
 }
 
 }  // namespace
