@@ -6,6 +6,7 @@
 #include <map>
 
 #include "apps/cg/byte_codec.h"
+#include "core/huge_pages.h"
 #include "core/splitmix.h"
 
 namespace aiac::cg {
@@ -147,13 +148,17 @@ Block BuildBlock(const RowFn& row, const std::vector<double>& b_rows, int n, std
   const int size = blk.size();
   const RowIndex index(blk.rows);
   // The rows come in order and their columns ascending (RowFn), and both maps to local columns
-  // keep that order: the compressed arrays are filled as the entries come, with no sort.
-  std::vector<int> outer(static_cast<size_t>(size) + 1, 0), inner;
-  std::vector<double> values;
+  // keep that order: the local matrix's compressed arrays are filled as the entries come, with
+  // no sort and no copy (room for `nonzeros_hint` entries made at once, in 2 MiB pages).
+  blk.local.resize(size, size);
+  auto& local = blk.local.data();
+  local.reserve(static_cast<Eigen::Index>(nonzeros_hint));
+  AdviseHugePages(local.indexPtr(), static_cast<size_t>(nonzeros_hint) * sizeof(int));
+  AdviseHugePages(local.valuePtr(), static_cast<size_t>(nonzeros_hint) * sizeof(double));
+  int* starts = blk.local.outerIndexPtr();
+  starts[0] = 0;
   struct Entry { uint32_t task; int r; int col; double v; };
   std::vector<Entry> coupled;  // entries whose column is outside the block
-  inner.reserve(static_cast<size_t>(nonzeros_hint));
-  values.reserve(static_cast<size_t>(nonzeros_hint));
   std::vector<int> cols;
   std::vector<double> vals;
   for (int r = 0; r < size; ++r) {
@@ -162,15 +167,15 @@ Block BuildBlock(const RowFn& row, const std::vector<double>& b_rows, int n, std
     for (size_t k = 0; k < cols.size(); ++k) {
       const int c = cols[k];
       if (const int at = index(c); at >= 0) {
-        inner.push_back(at);
-        values.push_back(vals[k]);
+        local.append(vals[k], at);
       } else {
         coupled.push_back({owner(c), r, c, vals[k]});
       }
     }
-    outer[static_cast<size_t>(r) + 1] = static_cast<int>(inner.size());
+    starts[r + 1] = static_cast<int>(local.size());
   }
-  blk.local = CompressedMatrix(size, size, outer, inner, values);
+  std::vector<int> outer(static_cast<size_t>(size) + 1, 0), inner;
+  std::vector<double> values;
   // Per other task, in task order, its entries still in (row, column) order.
   std::stable_sort(coupled.begin(), coupled.end(), [](const Entry& x, const Entry& y) { return x.task < y.task; });
   for (size_t begin = 0; begin < coupled.size();) {
