@@ -624,11 +624,10 @@ bool JobRunner::StartMoves(Clock::time_point now) {
   const bool ring = !chain && Ring().has_value();
   const std::vector<std::string> clusters = TaskClusters();
   for (auto it = move_queue_.begin(); it != move_queue_.end();) {
-    // Chain moves one at a time, in ChainMoves' order: it keeps every task's load between its
-    // load before and after.
-    if (chain && supervisor_->moving()) break;
-    // A ring move of a later wave waits for its source's moves of the earlier ones, in and out
-    // (those under way make BeginMove answer kBusy): it gives items that only then are there.
+    // A ring or chain move of a later wave waits for its source's moves of the earlier ones, in
+    // and out (those under way make BeginMove answer kBusy): it gives items that only then are
+    // there, or that its source can only then spare. Moves of other tasks run beside it: on 64
+    // CG tasks a redistribution was up to 37 chain moves, which used to run one after the other.
     const bool waits = std::any_of(move_queue_.begin(), move_queue_.end(), [&](const balance::MoveOrder& m) {
       return m.wave < it->wave && (m.to == it->from || m.from == it->from);
     });
@@ -637,15 +636,15 @@ bool JobRunner::StartMoves(Clock::time_point now) {
       continue;
     }
     std::optional<std::vector<size_t>> via;
-    // Ring neighbours send to each other straight, whatever their clusters.
-    if (ring) {
+    // Ring and chain neighbours send to each other straight, whatever their clusters (chain
+    // neighbours exchange their values straight at every iteration anyway).
+    if (ring || chain) {
       via = std::vector<size_t>{};
     } else if (settings_.migration != "spawner") {
       via = GatewaysBetween(clusters, it->from, it->to);
     }
     const auto started = supervisor_->BeginMove(it->from, it->to, it->work, now, via);
     if (started == Supervisor::MoveStart::kBusy) {
-      if (chain) break;
       ++it;  // once its tasks' moves ended
     } else {
       it = move_queue_.erase(it);  // started, or refused: a task not running now (being replaced)

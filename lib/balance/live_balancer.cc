@@ -52,25 +52,40 @@ std::vector<MoveOrder> ChainMoves(const std::vector<double>& remaining, const st
     if (std::abs(flow) < min_work || !(std::abs(flow) > 0)) continue;
     pending.push_back(flow > 0 ? MoveOrder{i, i + 1, flow} : MoveOrder{i + 1, i, -flow});
   }
-  // First the moves whose source can give now and keep min(before, after), in link order, so
-  // that a slow task sheds work before it takes any on; else one whose source has received all
-  // it is to receive (on a chain the flows form no cycle, so there is one).
+  // In waves of moves of different tasks, each wave from the loads the earlier waves leave: the
+  // moves whose source can give and keep min(before, after), in link order, so that a slow task
+  // sheds work before it takes any on; when there is none, one whose source has received all it
+  // is to receive (on a chain the flows form no cycle, so there is one). A move's load changes
+  // only with its own tasks' moves, so any order within a wave, or one wave after the other,
+  // keeps every load at or above min(before, after).
   std::vector<double> load = remaining;
   std::vector<MoveOrder> moves;
-  while (!pending.empty()) {
-    auto ready = std::find_if(pending.begin(), pending.end(), [&](const MoveOrder& m) {
-      return load[m.from] - m.work >= std::min(remaining[m.from], target[m.from]);
-    });
-    if (ready == pending.end()) {
-      ready = std::find_if(pending.begin(), pending.end(), [&](const MoveOrder& m) {
+  for (int wave = 0; !pending.empty(); ++wave) {
+    std::vector<bool> taken(remaining.size(), false);
+    const size_t first = moves.size();
+    for (auto m = pending.begin(); m != pending.end();) {
+      if (!taken[m->from] && !taken[m->to] &&
+          load[m->from] - m->work >= std::min(remaining[m->from], target[m->from])) {
+        taken[m->from] = taken[m->to] = true;
+        moves.push_back(*m);
+        m = pending.erase(m);
+      } else {
+        ++m;
+      }
+    }
+    if (moves.size() == first) {
+      auto ready = std::find_if(pending.begin(), pending.end(), [&](const MoveOrder& m) {
         return std::none_of(pending.begin(), pending.end(), [&](const MoveOrder& in) { return in.to == m.from; });
       });
+      AIAC_CHECK(ready != pending.end());
+      moves.push_back(*ready);
+      pending.erase(ready);
     }
-    AIAC_CHECK(ready != pending.end());
-    load[ready->from] -= ready->work;
-    load[ready->to] += ready->work;
-    moves.push_back(*ready);
-    pending.erase(ready);
+    for (size_t k = first; k < moves.size(); ++k) {
+      moves[k].wave = wave;
+      load[moves[k].from] -= moves[k].work;
+      load[moves[k].to] += moves[k].work;
+    }
   }
   return moves;
 }
@@ -100,17 +115,17 @@ BalanceDecision Decide(BalanceMode mode, const std::vector<TaskFigures>& tasks, 
   }
   double moved = 0;
   for (const MoveOrder& m : moves) moved += m.work;
-  // Chain moves run one after the other; moves of independent items side by side when their
-  // tasks differ (a task takes part in one at a time): as many moves' time as one task has.
-  size_t serial = moves.size();
-  if (!options.chain) {
-    std::map<size_t, size_t> per_task;
-    for (const MoveOrder& m : moves) {
-      ++per_task[m.from];
-      ++per_task[m.to];
+  // Moves of independent items run side by side when their tasks differ (a task takes part in
+  // one at a time): as many moves' time as one task has. Chain moves run wave after wave
+  // (ChainMoves): as many moves' time as there are waves.
+  size_t serial = 0;
+  std::map<size_t, size_t> per_task;
+  for (const MoveOrder& m : moves) {
+    if (options.chain) {
+      serial = std::max(serial, static_cast<size_t>(m.wave) + 1);
+    } else {
+      serial = std::max({serial, ++per_task[m.from], ++per_task[m.to]});
     }
-    serial = 0;
-    for (const auto& [task, count] : per_task) serial = std::max(serial, count);
   }
   d.overhead = moves.empty() ? 0 : cost.seconds_per_move * static_cast<double>(serial) + cost.seconds_per_unit * moved;
   d.step = CheckingPoint(ws, remaining, options.h, d.overhead, options.threshold_s);  // eqs. (10)-(12)

@@ -57,8 +57,9 @@ struct MoveCost {
 struct MoveOrder {
   size_t from = 0, to = 0;
   double work = 0;  // work units to move
-  // Moves on a ring (redistribution/ring_moves.h) run in waves: this one once its source's moves
-  // of the earlier waves (in and out) have ended. 0 for the others.
+  // Moves on a ring (redistribution/ring_moves.h) and along a chain (ChainMoves) run in waves:
+  // this one once its source's moves of the earlier waves (in and out) have ended. 0 for the
+  // others.
   int wave = 0;
 };
 
@@ -84,10 +85,12 @@ std::vector<MoveOrder> PlanMoves(const std::vector<double>& remaining, const std
 // ring of ring-redistribution.md whose closing link is unusable. That fixes System 2's
 // circulation: the net flow over link i -> i+1 is the surplus of tasks 0..i (conservation,
 // f_i - f_{i-1} = delta_i, with f_{n-1} = 0), so each link carries one move, either way. Links
-// whose flow is under `min_work` are left out. Ordered so that every task's load stays at or
-// above min(before, after) throughout when the moves run one at a time: a task gives first when
-// it can (a slowed task sheds work before it passes any on), else only after everything it is
-// to receive has come (on a chain the flows form no cycle).
+// whose flow is under `min_work` are left out. In waves (MoveOrder::wave, ascending) of moves of
+// different tasks, so that every task's load stays at or above min(before, after) throughout
+// when each move starts once its source's moves of the earlier waves have ended (or when the
+// moves run one at a time in this order): a task gives first when it can (a slowed task sheds
+// work before it passes any on), else only after everything it is to receive has come (on a
+// chain the flows form no cycle).
 std::vector<MoveOrder> ChainMoves(const std::vector<double>& remaining, const std::vector<double>& target,
                                   double min_work);
 

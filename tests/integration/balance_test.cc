@@ -6,6 +6,7 @@
 #include <signal.h>
 
 #include <atomic>
+#include <memory>
 #include <regex>
 #include <thread>
 
@@ -108,19 +109,26 @@ class BalanceTest : public ClusterFixture {
   // balancing is on, without a word to anyone, task 1's daemon gets a quarter of its time until
   // the end.
   void RunWithTask1Slowed(const std::string& job, const std::string& json, const std::vector<std::string>& extra = {}) {
+    RunWithTasksSlowed(job, json, {"1"}, extra);
+  }
+  // The same with the daemons of `tasks` slowed.
+  void RunWithTasksSlowed(const std::string& job, const std::string& json, const std::vector<std::string>& tasks,
+                          const std::vector<std::string>& extra = {}) {
     const std::string sn = StartCluster(4);
     std::vector<std::string> args{"run", "--config", dir_ / "key.toml", "--supernode", sn, dir_ / job,
                                   "--json", dir_ / json, "--balance", "dp"};
     args.insert(args.end(), extra.begin(), extra.end());
     auto spawner = Start("aiac-spawner", args, dir_ / "spawner.log");
     ASSERT_FALSE(WaitForLog(spawner, std::regex("live balancing on")).empty()) << Log("spawner");
-    const std::string slowed = DaemonOf("1");
-    ASSERT_FALSE(slowed.empty()) << Log("spawner");
-    std::optional<int> code;
-    {
-      Throttle throttle(procs_.at(slowed).pid(), std::chrono::milliseconds(40), std::chrono::milliseconds(120));
-      code = spawner.WaitFor(std::chrono::seconds(240));
+    std::vector<std::unique_ptr<Throttle>> throttles;
+    for (const std::string& task : tasks) {
+      const std::string slowed = DaemonOf(task);
+      ASSERT_FALSE(slowed.empty()) << Log("spawner");
+      throttles.push_back(std::make_unique<Throttle>(procs_.at(slowed).pid(), std::chrono::milliseconds(40),
+                                                     std::chrono::milliseconds(120)));
     }
+    const std::optional<int> code = spawner.WaitFor(std::chrono::seconds(240));
+    throttles.clear();
     ASSERT_EQ(code, 0) << Log("spawner");
   }
 
@@ -288,6 +296,37 @@ TEST_F(BalanceTest, ASlowedCgDaemonGivesRowsAwayAndTheSolutionStaysRight) {
   for (std::sregex_iterator it(log.begin(), log.end(), move), end; it != end; ++it) {
     EXPECT_EQ(std::abs(std::stoi((*it)[1]) - std::stoi((*it)[2])), 1) << it->str();
   }
+}
+
+// Chain moves of different tasks run side by side: with tasks 0 and 3 slowed, rows go from 0 to 1
+// and from 3 to 2 at the same time (each move's log line gives when it ended and how long it
+// took), only ever between neighbours, and the solution stays right.
+TEST_F(BalanceTest, CgRowsOfDifferentNeighboursMoveSideBySide) {
+  WriteCgJob();
+  RunWithTasksSlowed("cg.toml", "cg.json", {"0", "3"});
+  if (HasFatalFailure()) return;
+  ExpectSolved(Json("cg.json"));
+  struct Move {
+    int from, to;
+    double begin, end;  // seconds since midnight
+  };
+  std::vector<Move> moves;
+  const std::string log = Log("spawner");
+  const std::regex line(R"((\d\d):(\d\d):(\d\d\.\d+) .*move \d+: \d+ items from task (\d) to task (\d) in ([0-9.]+) s)");
+  for (std::sregex_iterator it(log.begin(), log.end(), line), end; it != end; ++it) {
+    const auto& m = *it;
+    const double at = 3600 * std::stod(m[1]) + 60 * std::stod(m[2]) + std::stod(m[3]);
+    moves.push_back({std::stoi(m[4]), std::stoi(m[5]), at - std::stod(m[6]), at});
+    EXPECT_EQ(std::abs(moves.back().from - moves.back().to), 1) << m.str();
+  }
+  bool side_by_side = false;
+  for (const Move& a : moves) {
+    for (const Move& b : moves) {
+      const bool apart = a.from != b.from && a.from != b.to && a.to != b.from && a.to != b.to;
+      side_by_side |= apart && a.begin < b.end && b.begin < a.end;
+    }
+  }
+  EXPECT_TRUE(side_by_side) << log;
 }
 
 TEST_F(BalanceTest, ACgDaemonKilledWhileItsRowsMoveLeavesTheSolutionRight) {

@@ -59,8 +59,16 @@ TEST(LiveBalancerTest, MovesOfDisjointTasksCostOneMovesTime) {
   EXPECT_NEAR(d.overhead, 0.05, 1e-12);
   BalancerOptions chain;
   chain.chain = true;
+  // Along the chain 3 -> 2 -> 1 -> 0, each move shares a task with the one before: one after the other.
   const auto c = Decide(BalanceMode::kProposed, f, {0.05, 0}, chain);
-  EXPECT_NEAR(c.overhead, 0.05 * static_cast<double>(c.moves.size()), 1e-12) << "chain moves: one after the other";
+  ASSERT_EQ(c.moves.size(), 3u);
+  EXPECT_NEAR(c.overhead, 0.15, 1e-12) << "chain moves of one task: one after the other";
+  // Slow, fast, slow, fast: 0 -> 1 and 2 -> 3, side by side.
+  const std::vector<TaskFigures> g = {{2.5, 300, 1, 0}, {10, 300, 1, 0}, {2.5, 300, 1, 0}, {10, 300, 1, 0}};
+  const auto e = Decide(BalanceMode::kProposed, g, {0.05, 0}, chain);
+  ASSERT_EQ(e.moves.size(), 2u);
+  EXPECT_EQ(e.moves[0].from + e.moves[1].from, 2u);  // tasks 0 and 2 give
+  EXPECT_NEAR(e.overhead, 0.05, 1e-12) << "chain moves of different tasks: side by side";
 }
 
 TEST(LiveBalancerTest, NoRedistributionWhenMovingCostsMoreThanItGains) {
@@ -140,8 +148,9 @@ TEST(LiveBalancerTest, OnRandomFiguresTheMovesEqualiseTheExpectedTimes) {
 
 // Along a chain (ring-redistribution.md with the closing link unusable) the net flow over each
 // link is forced; on random instances, checked against every order of the same moves: the moves
-// reach the target, go between neighbours only, one per link at most, and in the order chosen
-// no task's load ever drops below min(before, after), which some other orders break.
+// reach the target, go between neighbours only, one per link at most, and in the order chosen, or
+// in any order of the moves within each wave, no task's load ever drops below min(before,
+// after), which some other orders break.
 TEST(LiveBalancerTest, ChainMovesReachTheTargetBetweenNeighboursInAnOrderThatNeverStarvesATask) {
   std::mt19937 rng(5);
   int orders_that_starve = 0;
@@ -176,15 +185,30 @@ TEST(LiveBalancerTest, ChainMovesReachTheTargetBetweenNeighboursInAnOrderThatNev
       return false;
     };
     EXPECT_FALSE(starves(moves)) << "round " << round;
+    // Waves 0, 1, ... in order, the moves of a wave on different tasks.
+    for (size_t k = 0; k < moves.size(); ++k) {
+      ASSERT_EQ(moves[k].wave, k == 0 ? 0 : moves[k - 1].wave + (moves[k].wave != moves[k - 1].wave));
+      for (size_t j = 0; j < k; ++j) {
+        if (moves[j].wave != moves[k].wave) continue;
+        ASSERT_TRUE(moves[j].from != moves[k].from && moves[j].from != moves[k].to && moves[j].to != moves[k].from &&
+                    moves[j].to != moves[k].to);
+      }
+    }
     std::vector<size_t> perm(moves.size());
     std::iota(perm.begin(), perm.end(), 0);
     do {
       std::vector<MoveOrder> order;
-      for (size_t k : perm) order.push_back(moves[k]);
-      orders_that_starve += starves(order);
+      bool by_waves = true;  // the moves of a wave in any order, the waves in theirs
+      for (size_t k : perm) {
+        by_waves &= order.empty() || order.back().wave <= moves[k].wave;
+        order.push_back(moves[k]);
+      }
+      const bool starved = starves(order);
+      orders_that_starve += starved;
+      EXPECT_FALSE(by_waves && starved) << "round " << round;
     } while (std::next_permutation(perm.begin(), perm.end()));
   }
-  EXPECT_GT(orders_that_starve, 0);  // the order matters, and the one chosen is safe
+  EXPECT_GT(orders_that_starve, 0);  // the order matters, and the waves chosen are safe
   // Links whose flow is under the minimum are left out.
   EXPECT_TRUE(ChainMoves({10, 10.5, 9.5}, {10, 10, 10}, 1).empty());
 }
