@@ -8,7 +8,11 @@
 //
 // Times are the application's (compute_seconds: from the tasks' start to the checked result,
 // without starting the local platform) and emulated (every iteration stretched by its node's
-// power and the slowdown, every message by its link), so the two modes compare.
+// power and the slowdown, every message by its link), so the two modes compare. As in
+// maheve_eval: blocks of equal rows, no live balancing (either would change the work of a
+// mode's tasks as it runs), the daemons started in an order drawn from the seed, and a slowdown
+// of 500 so that emulated times, not the cost of 110 daemons on this host, set the pace (with
+// the defaults an iteration's 20-30 ms were the host's).
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -20,7 +24,7 @@
 int main(int argc, char** argv) {
   const auto args = aiac::eval::ParseEvalArgs(argc, argv, "async_sync_eval");
   const int seeds = args.quick ? 1 : 3;
-  const int n = args.quick ? 100000 : 400000, tasks = 64;
+  const int n = args.quick ? 100000 : 200000, tasks = 64;
   const std::string platform = std::string(AIAC_SOURCE_DIR) + "/conf/platforms/maheve-hd050.toml";
   const std::string work = args.out + "/async_sync-runs";
   std::filesystem::create_directories(work);
@@ -36,8 +40,10 @@ int main(int argc, char** argv) {
     int ok = 0;
     uint64_t lo = UINT64_MAX, hi = 0;
     for (int s = 0; s < seeds; ++s) {
-      const std::string tag = std::string(mode) + "-" + std::to_string(args.seed + static_cast<uint64_t>(s));
-      std::vector<std::string> run{job, "--platform", platform, "--local"};
+      const std::string seed = std::to_string(args.seed + static_cast<uint64_t>(s));
+      std::vector<std::string> run{job, "--platform", platform, "--local", "--split", "equal", "--balance", "off",
+                                   "--shuffle-nodes", "--platform-seed", seed, "--slowdown", "500"};
+      const std::string tag = std::string(mode) + "-" + seed;
       if (std::string(mode) == "sync") run.push_back("--sync");
       auto summary = aiac::eval::RunSpawner(run, work + "/" + tag + ".json", work + "/" + tag + ".log");
       if (summary.value("status", "") != "converged") {
