@@ -103,9 +103,11 @@ bool ParseIndex(const char*& p, const char* end, long long& out) {
   if (p < end && (*p == '+' || *p == '-')) negative = *p++ == '-';
   const char* first = p;
   long long v = 0;
-  while (p < end && static_cast<unsigned>(*p - '0') < 10) v = v * 10 + (*p++ - '0');
+  for (; p < end && static_cast<unsigned>(*p - '0') < 10; ++p) {
+    if (p - first < 18) v = v * 10 + (*p - '0');  // (never past a long long)
+  }
   if (p == first) return false;
-  if (p - first > 18) {  // it may have overflowed: from_chars says whether it fits
+  if (p - first > 18) {  // from_chars says whether it fits
     auto r = std::from_chars(first, p, v);
     if (r.ec != std::errc()) return false;
   }

@@ -176,6 +176,14 @@ TEST(MatrixMarketTest, MalformedFilesNameFileLineAndProblem) {
       {"%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1.0000000\n", "2 entries announced, 1 found"},
       {"%%MatrixMarket matrix coordinate real general\n2 2 2\n3 1 1\n2 2 1\n", ":3: entry (3, 1) is outside the 2 x 2 matrix"},
       {"%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 x\n2 2 1\n", ":3: entry must be 'ROW COL VALUE'"},
+      // Indices read digit by digit: signs, 19 digits that fit, more than fit, and no digits.
+      {"%%MatrixMarket matrix coordinate real general\n2 2 2\n-1 1 1\n2 2 1\n", ":3: entry (-1, 1) is outside"},
+      {"%%MatrixMarket matrix coordinate real general\n2 2 2\n+1 1 1\n2 +9223372036854775807 1\n",
+       ":4: entry (2, 9223372036854775807) is outside"},
+      {"%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n2 99999999999999999999999 1\n",
+       ":4: entry must be 'ROW COL VALUE'"},
+      {"%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n2 - 1\n", ":4: entry must be 'ROW COL VALUE'"},
+      {"%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n2 2x 1\n", ":4: entry must be 'ROW COL VALUE'"},
       {"%%MatrixMarket matrix coordinate real symmetric\n2 2 2\n1 2 1\n2 2 1\n", "above the diagonal"},
       {"%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n2 2 2\n1 2 1\n", "more entries than announced"},
       // Headers that announce more than the file or the machine can hold (nothing allocated).
