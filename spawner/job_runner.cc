@@ -637,8 +637,9 @@ bool JobRunner::StartMoves(Clock::time_point now) {
     }
     std::optional<std::vector<size_t>> via;
     // Ring and chain neighbours send to each other straight, whatever their clusters (chain
-    // neighbours exchange their values straight at every iteration anyway).
-    if (ring || chain) {
+    // neighbours exchange their values straight at every iteration anyway); `--migration
+    // spawner` still sends everything through the spawner.
+    if (ring || (chain && settings_.migration != "spawner")) {
       via = std::vector<size_t>{};
     } else if (settings_.migration != "spawner") {
       via = GatewaysBetween(clusters, it->from, it->to);
