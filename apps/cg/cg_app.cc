@@ -608,6 +608,9 @@ Result<MatrixRead> ReadMatrix(const std::string& path, bool use_cache, std::vect
   return read;
 }
 
+// Why daemons that see the matrix's file are sent their blocks all the same.
+constexpr const char* kBlocksSentNote = "cg: the blocks are sent: the daemons need the matrix's cache to read it themselves";
+
 Result<app::JobPlan> CgApp::Prepare(const app::JobParams& params) {
   auto p = ParseCgParams(params);
   if (!p.ok()) return p.status();
@@ -644,7 +647,7 @@ Result<app::JobPlan> CgApp::Prepare(const app::JobParams& params) {
         shared_matrix_ = std::filesystem::absolute(p->matrix).string();
         shared_source_ = matrix->cached ? matrix->cached : matrix->to_cache;
       } else {
-        notes.push_back("cg: the blocks are sent: the daemons need the matrix's cache to read it themselves");
+        notes.push_back(kBlocksSentNote);
       }
     }
     read_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - read_start).count();
@@ -685,7 +688,7 @@ Result<app::JobPlan> CgApp::Prepare(const app::JobParams& params) {
     if (!written.ok() && shared_source_) {
       // The outlines name a cache that is not there: the blocks are sent after all.
       shared_source_.reset();
-      notes.push_back("cg: the blocks are sent: the daemons need the matrix's cache to read it themselves");
+      notes.push_back(kBlocksSentNote);
       plan = Split(*p, params.tasks, {}, std::move(notes));
       if (!plan.ok()) return plan.status();
     }

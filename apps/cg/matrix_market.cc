@@ -255,6 +255,16 @@ struct ParsedEntries {
   std::vector<Chunk> chunks;
 };
 
+// f(row, col, value) for each stored entry of `c`: a symmetric file's off-diagonal entries
+// twice, the mirror right after the entry.
+template <typename F>
+void ForEachStored(const Chunk& c, bool symmetric, const F& f) {
+  for (const Triplet& e : c.entries) {
+    f(e.row, e.col, e.value);
+    if (symmetric && e.row != e.col) f(e.col, e.row, e.value);
+  }
+}
+
 Result<ParsedEntries> ParseCoordinateFile(const std::string& path) {
   std::ifstream in(path);
   if (!in) return NotFound("cannot read matrix file " + path);
@@ -361,10 +371,7 @@ Result<CoordinateMatrix> ReadMatrixMarket(const std::string& path) {
   m.cols = parsed->cols;
   m.entries.reserve(parsed->stored);
   for (Chunk& c : parsed->chunks) {
-    for (const Triplet& e : c.entries) {
-      m.entries.push_back(e);
-      if (parsed->symmetric && e.row != e.col) m.entries.push_back({e.col, e.row, e.value});
-    }
+    ForEachStored(c, parsed->symmetric, [&](int row, int col, double value) { m.entries.push_back({row, col, value}); });
     std::vector<Triplet>().swap(c.entries);
   }
   return m;
@@ -394,16 +401,10 @@ Result<Eigen::SparseMatrix<double, Eigen::RowMajor, int>> ReadMatrixMarketRows(c
     // per group. A group's counts take 4 bytes a row: there are at most as many groups as
     // entries per row, so the counts never outweigh the entries (a wide matrix of few entries
     // gets one group).
-    // A symmetric file's off-diagonal entries are stored twice, the mirror right after the
-    // entry, as ReadMatrixMarket lists them.
     const size_t groups = std::clamp<size_t>(parsed->stored / std::max<size_t>(rows, 1), 1, chunks.size());
-    const bool mirror = parsed->symmetric;
     auto each_entry_of = [&](size_t g, const auto& f) {
       for (size_t k = chunks.size() * g / groups; k < chunks.size() * (g + 1) / groups; ++k) {
-        for (const Triplet& e : chunks[k].entries) {
-          f(e.row, e.col, e.value);
-          if (mirror && e.row != e.col) f(e.col, e.row, e.value);
-        }
+        ForEachStored(chunks[k], parsed->symmetric, f);
       }
     };
     std::vector<std::vector<int>> next(groups);
