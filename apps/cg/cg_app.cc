@@ -115,11 +115,12 @@ class CgTask final : public app::Task {
   Result<bool> Iterate() override {
     if (!fresh_ && iterations_ > 0) {
       // No new input: x_l already solves the block for these inputs, so the iteration would
-      // change nothing. When those inputs are final (their senders are converged), count it as
-      // such (change 0) until stable_iterations is reached: a block whose inputs stopped
-      // changing (one-way dependencies) still reaches local convergence instead of waiting for
-      // input that never comes. Otherwise wait for new values.
-      if (!inputs_final_ || stable_ >= p_.stable_iterations) return false;
+      // change nothing. Count it as such (change 0) until stable_iterations is reached, then
+      // wait for new values. Waiting at once would stall a block whose own change did not
+      // reach the rows its neighbours use: nothing new would ever come back (the runtime does
+      // not hand over a neighbour's values again unchanged, runtime::Mailbox), and it would
+      // never count the iterations that make it converged.
+      if (stable_ >= p_.stable_iterations) return false;
       ++stable_;
       change_ = 0;
       ++iterations_;
@@ -186,7 +187,6 @@ class CgTask final : public app::Task {
     fresh_ = true;  // solve again with the tighter inner tolerance, even without new input
     return Status::Ok();
   }
-  void InputsFinal(bool final) override { inputs_final_ = final; }
   bool LocallyConverged() const override { return stable_ >= p_.stable_iterations; }
 
   // The block's rows first ([-1, -1) when they are not consecutive), so that a task restored
@@ -451,7 +451,6 @@ class CgTask final : public app::Task {
   std::map<uint32_t, size_t> index_;
   std::map<uint32_t, std::string> pending_;  // per sender, its newest values that did not fit
   bool fresh_ = true;
-  bool inputs_final_ = false;
   uint64_t iterations_ = 0;
   int stable_ = 0;
   double change_ = 0;

@@ -28,6 +28,18 @@ bool Mailbox::Put(uint32_t from, uint64_t iteration, std::string bytes, bool sen
     ++dropped_;
     return false;  // stale or duplicate: a newer value was already accepted
   }
+  if (!sync_ && slot.taken > 0 && bytes == slot.taken_bytes) {
+    // A newer iteration whose value the task has already (a sender that iterated for other
+    // inputs of its own): news only like an acknowledgement, and no reason to wake the task.
+    // Were it handed over, a task that iterates on every new input would compute the same
+    // values again and send them back as new, and two such neighbours would do so forever.
+    slot.newest = slot.taken = iteration;
+    slot.bytes.clear();  // a value sent between them is superseded by this one
+    slot.converged = sender_converged;
+    slot.seen = seen_incarnation == own_incarnation_ ? seen : 0;
+    ++dropped_;
+    return false;
+  }
   slot.newest = iteration;
   slot.converged = sender_converged;
   slot.seen = seen_incarnation == own_incarnation_ ? seen : 0;
@@ -58,6 +70,7 @@ std::vector<Mailbox::Value> Mailbox::TakeNew() {
       out.push_back({from, slot.newest, std::move(it->second)});
       slot.by_iteration.clear();
     } else {
+      slot.taken_bytes = slot.bytes;
       out.push_back({from, slot.newest, std::move(slot.bytes)});
       slot.bytes.clear();
     }

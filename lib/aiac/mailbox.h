@@ -4,7 +4,8 @@
 // Asynchronous mode keeps only the newest value per neighbour, by (incarnation, iteration): a
 // neighbour restored from a checkpoint on another daemon runs under a higher incarnation and
 // counts again from the checkpoint's iteration, and its values win over everything its dead
-// predecessor sent; older or duplicated messages are dropped on arrival. Synchronous mode keeps each iteration's value
+// predecessor sent; older or duplicated messages are dropped on arrival, and so is a newer
+// iteration whose bytes are those the task already took (only its metadata is news). Synchronous mode keeps each iteration's value
 // until it is taken, because a neighbour may run one iteration ahead. Thread-safe.
 #pragma once
 
@@ -24,7 +25,8 @@ class Mailbox {
   explicit Mailbox(bool keep_every_iteration = false) : sync_(keep_every_iteration) {}
 
   // Returns false when the value was dropped (stale or duplicate; asynchronous: the newest value
-  // sent again only updates `sender_converged` and `seen`). `sender_converged`: the
+  // sent again, or a newer one with the bytes last taken, only updates `sender_converged` and
+  // `seen`). `sender_converged`: the
   // sender was locally converged when it sent this value. `seen`: the newest iteration of this
   // task's own values that the sender had absorbed when it computed this one (0: none), counted
   // in this task's incarnation `seen_incarnation`: a count of a previous owner of this task
@@ -76,6 +78,7 @@ class Mailbox {
     bool converged = false;     // the newest value's sender was locally converged
     uint64_t seen = 0;          // the newest value's sender had absorbed our values up to this
     std::string bytes;          // async: the newest value
+    std::string taken_bytes;    // async: the value last handed to the task
     std::map<uint64_t, std::string> by_iteration;  // sync: not yet taken
   };
   bool HasNewLocked() const;

@@ -27,6 +27,37 @@ TEST(MailboxTest, NewestValueWinsAndOlderOnesAreDropped) {
   EXPECT_EQ(box.TakeNew()[0].bytes, "eight");
 }
 
+// A neighbour that iterated for its other inputs sends the same bytes under a newer iteration:
+// the task has them, so they neither wake it nor come out of TakeNew (two neighbours that
+// iterate on every new input would otherwise send each other the same values forever); what
+// the sender says about its convergence and about our values is taken all the same.
+TEST(MailboxTest, TheSameBytesUnderANewerIterationAreNotNew) {
+  Mailbox box;
+  EXPECT_TRUE(box.Put(1, 4, "x", false, 0));
+  ASSERT_EQ(box.TakeNew().size(), 1u);
+  EXPECT_FALSE(box.Put(1, 5, "x", true, 9));
+  EXPECT_FALSE(box.WaitForNew(std::chrono::milliseconds(10)));
+  EXPECT_TRUE(box.TakeNew().empty());
+  EXPECT_EQ(box.Taken(1), 5u) << "the task holds iteration 5's value";
+  EXPECT_TRUE(box.AllConverged({1}, {{1, 9}})) << "the sender's convergence and what it saw are news";
+  // A different value in between is superseded by the sender's newer one, the bytes the task has.
+  EXPECT_TRUE(box.Put(1, 6, "y"));
+  EXPECT_FALSE(box.Put(1, 7, "x", true, 9));
+  EXPECT_TRUE(box.TakeNew().empty());
+  EXPECT_FALSE(box.Put(1, 6, "y")) << "older than the newest";
+  // Other bytes are news again; a sender's new incarnation starts afresh.
+  EXPECT_TRUE(box.Put(1, 8, "z"));
+  EXPECT_EQ(box.TakeNew()[0].bytes, "z");
+  EXPECT_TRUE(box.Put(1, 1, "z", false, 0, 2));
+  EXPECT_EQ(box.TakeNew()[0].bytes, "z");
+  // A synchronous step needs every iteration's value, the same or not.
+  Mailbox sync(true);
+  EXPECT_TRUE(sync.Put(1, 1, "x"));
+  ASSERT_TRUE(sync.TakeIteration({1}, 1, std::chrono::milliseconds(100)).has_value());
+  EXPECT_TRUE(sync.Put(1, 2, "x"));
+  EXPECT_TRUE(sync.TakeIteration({1}, 2, std::chrono::milliseconds(100)).has_value());
+}
+
 TEST(MailboxTest, WaitForNewWakesOnPutAndTimesOut) {
   Mailbox box;
   EXPECT_FALSE(box.WaitForNew(std::chrono::milliseconds(10)));
