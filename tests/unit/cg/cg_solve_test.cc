@@ -4,9 +4,12 @@
 
 #include <Eigen/SparseCholesky>
 #include <Eigen/SparseLU>
+#include <array>
+#include <atomic>
 #include <mutex>
 #include <numeric>
 #include <random>
+#include <thread>
 
 #include "aiac/convergence.h"
 #include "aiac/task_runner.h"
@@ -537,7 +540,9 @@ TEST(CgAppTest, CheckpointStateRoundTrips) {
 
 // Three runners wired together in-process, as three daemons would be, with the spawner's
 // convergence detector deciding when to stop (a snapshot of local flags is not enough: a task
-// may still hold a neighbour's new value it has not absorbed).
+// may still hold a neighbour's new value it has not absorbed). Asynchronous runners then fall
+// quiet: converged blocks do not send each other their unchanged values over and over, each
+// copy waking the other for a solve that changes nothing.
 void RunWithRunners(bool sync) {
   CgApp app;
   auto params = Params({{"n", "1000"}, {"bandwidth", "5"}, {"tolerance", "1e-10"}}, 3);
@@ -548,12 +553,15 @@ void RunWithRunners(bool sync) {
   std::mutex mu;
   runtime::ConvergenceDetector detector(n);
   std::vector<std::string> slices(n);
+  std::atomic<uint64_t> iterations_sent{0};
+  std::array<std::atomic<uint64_t>, 3> last_sent{};
   for (uint32_t l = 0; l < n; ++l) {
     auto task = app.MakeTask(params, l, "");
     ASSERT_TRUE(task.ok());
     auto deps = (*task)->Dependencies();
     runtime::RunnerCallbacks cb;
     cb.send = [&, l](std::vector<runtime::OutgoingValue> out, uint64_t it, bool converged) {
+      iterations_sent += it > last_sent[l].exchange(it) ? 1 : 0;  // not an acknowledgement
       for (auto& o : out) runners[o.to]->mailbox().Put(l, it, o.bytes, converged, o.seen, 1, o.seen_incarnation);
     };
     cb.local_convergence = [&, l](bool c, uint64_t) {
@@ -583,6 +591,12 @@ void RunWithRunners(bool sync) {
     }
     return detector.converged();
   }, std::chrono::seconds(60)));
+  if (!sync) {
+    // (A bound, not a duration: looping, they would send hundreds in this time.)
+    const uint64_t before = iterations_sent.load();
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    EXPECT_LE(iterations_sent.load() - before, 2 * n) << "converged blocks kept sending each other values";
+  }
   for (auto& r : runners) r->Halt();
   for (auto& r : runners) r->Join();
   auto report = app.Gather(params, slices);
