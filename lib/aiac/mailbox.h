@@ -5,8 +5,9 @@
 // neighbour restored from a checkpoint on another daemon runs under a higher incarnation and
 // counts again from the checkpoint's iteration, and its values win over everything its dead
 // predecessor sent; older or duplicated messages are dropped on arrival, and so is a newer
-// iteration whose bytes are those the task already took (only its metadata is news). Synchronous mode keeps each iteration's value
-// until it is taken, because a neighbour may run one iteration ahead. Thread-safe.
+// iteration whose bytes are those the task already took (only its metadata is news).
+// Synchronous mode keeps each iteration's value until it is taken, because a neighbour may run
+// one iteration ahead. Thread-safe.
 #pragma once
 
 #include <chrono>
@@ -26,11 +27,11 @@ class Mailbox {
 
   // Returns false when the value was dropped (stale or duplicate; asynchronous: the newest value
   // sent again, or a newer one with the bytes last taken, only updates `sender_converged` and
-  // `seen`). `sender_converged`: the
-  // sender was locally converged when it sent this value. `seen`: the newest iteration of this
-  // task's own values that the sender had absorbed when it computed this one (0: none), counted
-  // in this task's incarnation `seen_incarnation`: a count of a previous owner of this task
-  // says nothing about what the sender saw of ours, and counts as 0.
+  // `seen`). `sender_converged`: the sender was locally converged when it sent this value.
+  // `seen`: the newest iteration of this task's own values that the sender had absorbed when it
+  // computed this one (0: none), counted in this task's incarnation `seen_incarnation`: a count
+  // of a previous owner of this task says nothing about what the sender saw of ours, and counts
+  // as 0.
   bool Put(uint32_t from, uint64_t iteration, std::string bytes, bool sender_converged = false,
            uint64_t seen = 0, uint64_t incarnation = 1, uint64_t seen_incarnation = 1);
 
