@@ -4,7 +4,6 @@
 
 #include <Eigen/SparseCholesky>
 #include <Eigen/SparseLU>
-#include <array>
 #include <atomic>
 #include <mutex>
 #include <numeric>
@@ -554,7 +553,7 @@ void RunWithRunners(bool sync) {
   runtime::ConvergenceDetector detector(n);
   std::vector<std::string> slices(n);
   std::atomic<uint64_t> iterations_sent{0};
-  std::array<std::atomic<uint64_t>, 3> last_sent{};
+  std::vector<std::atomic<uint64_t>> last_sent(n);
   for (uint32_t l = 0; l < n; ++l) {
     auto task = app.MakeTask(params, l, "");
     ASSERT_TRUE(task.ok());
