@@ -552,4 +552,27 @@ Status WriteMatrixMarketVector(const std::string& path, const std::vector<double
   return Status::Ok();
 }
 
+Status WriteMatrixMarketMatrix(const std::string& path, const Eigen::SparseMatrix<double, Eigen::RowMajor, int>& a,
+                               bool symmetric) {
+  using Matrix = Eigen::SparseMatrix<double, Eigen::RowMajor, int>;
+  std::ofstream out(path, std::ios::trunc);
+  if (!out) return IoError("cannot write " + path);
+  int64_t entries = 0;
+  for (int i = 0; i < a.outerSize(); ++i) {
+    for (Matrix::InnerIterator it(a, i); it && (!symmetric || it.col() <= i); ++it) ++entries;
+  }
+  out << "%%MatrixMarket matrix coordinate real " << (symmetric ? "symmetric" : "general") << "\n"
+      << a.rows() << " " << a.cols() << " " << entries << "\n";
+  char buf[80];
+  for (int i = 0; i < a.outerSize(); ++i) {
+    for (Matrix::InnerIterator it(a, i); it && (!symmetric || it.col() <= i); ++it) {
+      const int len = std::snprintf(buf, sizeof buf, "%d %d %.17g\n", i + 1, static_cast<int>(it.col()) + 1, it.value());
+      out.write(buf, len);
+    }
+  }
+  out.flush();
+  if (!out) return IoError("cannot write " + path);
+  return Status::Ok();
+}
+
 }  // namespace aiac::cg

@@ -48,5 +48,10 @@ inline constexpr double kBytesPerEntry = 48;
 inline constexpr double kBytesPerRow = 96;
 // Writes x as "array real general", n x 1, full precision.
 Status WriteMatrixMarketVector(const std::string& path, const std::vector<double>& x);
+// Writes `a` in coordinate format, full precision: "general", every stored entry, or
+// "symmetric", the lower triangle of an `a` the caller knows to be symmetric. For tests,
+// benchmarks and systems handed to other solvers.
+Status WriteMatrixMarketMatrix(const std::string& path, const Eigen::SparseMatrix<double, Eigen::RowMajor, int>& a,
+                               bool symmetric = false);
 
 }  // namespace aiac::cg

@@ -42,23 +42,6 @@ namespace {
 
 constexpr double kResidual = 1e-8;
 
-// The lower triangle of `a` as a symmetric Matrix Market file.
-void WriteSymmetric(const std::string& path, const cg::SpMat& a) {
-  std::ofstream out(path);
-  int64_t lower = 0;
-  for (int i = 0; i < a.rows(); ++i) {
-    for (cg::SpMat::InnerIterator it(a, i); it && it.col() <= i; ++it) ++lower;
-  }
-  out << "%%MatrixMarket matrix coordinate real symmetric\n" << a.rows() << " " << a.cols() << " " << lower << "\n";
-  char line[96];
-  for (int i = 0; i < a.rows(); ++i) {
-    for (cg::SpMat::InnerIterator it(a, i); it && it.col() <= i; ++it) {
-      const int len = std::snprintf(line, sizeof line, "%d %d %.17g\n", i + 1, static_cast<int>(it.col()) + 1, it.value());
-      out.write(line, len);
-    }
-  }
-}
-
 struct Run {
   bool ok = false;
   double wall = 0;
@@ -183,7 +166,10 @@ int main(int argc, char** argv) {
     a.makeCompressed();
     const Eigen::VectorXd b = a * Eigen::VectorXd::Ones(a.cols());
     const std::string matrix = dir + "/" + name + ".mtx";
-    WriteSymmetric(matrix, a);
+    if (Status written = cg::WriteMatrixMarketMatrix(matrix, a, /*symmetric=*/true); !written.ok()) {
+      std::fprintf(stderr, "%s\n", written.message().c_str());
+      return 1;
+    }
     // Each run starts with nothing left to write back to the disk (neither the file just written
     // nor the cache the run before wrote). That alone did not even the order out: on this VM
     // whichever ran first after the file was written was still slowed, aiac's first run by up to
