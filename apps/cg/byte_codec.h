@@ -90,6 +90,7 @@ class SliceReader {
     return true;
   }
   bool done() const { return pos_ == in_.size(); }
+  size_t position() const { return pos_; }
 
  private:
   std::string_view in_;

@@ -17,6 +17,8 @@
 #include "apps/cg/block_cg.h"
 #include "apps/cg/block_outline.h"
 #include "apps/cg/block_direct.h"
+#include "apps/cg/byte_codec.h"
+#include "apps/cg/held_rows.h"
 #include "apps/cg/matrix_cache.h"
 #include "apps/cg/matrix_market.h"
 #include "apps/cg/partition.h"
@@ -196,6 +198,15 @@ class CgTask final : public app::Task {
     auto put = [&](const void* p, size_t n) { s.append(static_cast<const char*>(p), n); };
     const int32_t range[2] = {Lo(), Hi()};
     put(range, sizeof range);
+    if (movable_ && !movable_->generated) {
+      // Rows of a file the task's first block did not have: a replacement, made with that block
+      // again, gets them from here.
+      const MovableRows& m = *movable_;
+      SliceWriter w;
+      PutHeldRows(w, Lo() < m.slice_lo ? HeldRowsOf(b_, Lo(), std::min(Hi(), m.slice_lo)) : HeldRows{});
+      PutHeldRows(w, Hi() > m.slice_hi ? HeldRowsOf(b_, std::max(Lo(), m.slice_hi), Hi()) : HeldRows{});
+      s += w.Take();
+    }
     put(&iterations_, sizeof iterations_);
     put(&stable_, sizeof stable_);
     put(&work_done_, sizeof work_done_);
@@ -208,14 +219,23 @@ class CgTask final : public app::Task {
     int32_t range[2];
     if (state.size() < sizeof range) return Corruption("cg: checkpoint too short for a block");
     std::memcpy(range, state.data(), sizeof range);
+    state.remove_prefix(sizeof range);
+    // A file's rows outside the task's first block, below and above it (SaveState).
+    std::vector<HeldRows> extra(2);
+    if (movable_ && !movable_->generated) {
+      SliceReader r(state);
+      if (!GetHeldRows(r, extra[0], movable_->n) || !GetHeldRows(r, extra[1], movable_->n)) {
+        return Corruption("cg: checkpoint with damaged rows of the matrix");
+      }
+      state.remove_prefix(r.position());
+    }
     if (range[0] != Lo() || range[1] != Hi()) {
-      if (!movable_ || range[0] < 0 || range[0] >= range[1] || range[1] > movable_->spec.n) {
+      if (!movable_ || range[0] < 0 || range[0] >= range[1] || range[1] > movable_->n) {
         return Corruption("cg: checkpoint of " + RowsText(range[0], range[1]) + ", not of this block's " +
                           RowsText(Lo(), Hi()));
       }
-      AIAC_RETURN_IF_ERROR(Rebuild(range[0], range[1], {}));
+      AIAC_RETURN_IF_ERROR(Rebuild(range[0], range[1], {}, std::move(extra)));
     }
-    state.remove_prefix(sizeof range);
     size_t need = sizeof iterations_ + sizeof stable_ + sizeof work_done_ + x_.size() * sizeof(double);
     for (const auto& v : xin_) need += v.size() * sizeof(double);
     if (state.size() != need) return Corruption("cg: checkpoint of the wrong size for this block");
@@ -248,11 +268,17 @@ class CgTask final : public app::Task {
   // ---- Moving rows (row_moves.h). The work unit is a row solved once: an iteration of a block
   // of r rows does r units.
   double WorkDone() const override { return work_done_; }
-  double RemainingWork() const override { return movable_ ? b_.size() * Horizon() : -1; }
+  double RemainingWork() const override {
+    if (!movable_) return -1;
+    reported_horizon_ = Horizon();
+    return b_.size() * reported_horizon_;
+  }
   int64_t ItemCount() const override { return movable_ ? b_.size() : -1; }
 
-  // The rows at the end of the block next to `to`, about `work` / Horizon() of them, keeping
-  // MinBlockRows.
+  // The rows at the end of the block next to `to`, about `work` / (the horizon last reported) of
+  // them, keeping MinBlockRows. The spawner turned rows into work with the horizon of the last
+  // report: the horizon now may differ by orders of magnitude (a block that has just converged
+  // expects 3 iterations, not thousands), which made a move of 600 rows one of the whole block.
   Result<std::string> ExportItems(double work, uint32_t to) override {
     if (!movable_) return NotMovable();
     const uint32_t l = movable_->task;
@@ -260,11 +286,12 @@ class CgTask final : public app::Task {
       return InvalidArgument("cg: task " + std::to_string(l) + " can give rows only to its neighbours, not to task " +
                              std::to_string(to));
     }
-    const int lo = Lo(), hi = Hi(), bw = movable_->spec.bandwidth;
-    const double wanted = work > 0 && std::isfinite(work) ? std::round(work / Horizon()) : 0;
-    const int k = static_cast<int>(std::clamp(wanted, 0.0, static_cast<double>(std::max(0, hi - lo - MinBlockRows(movable_->spec)))));
+    const int lo = Lo(), hi = Hi(), bw = movable_->bandwidth;
+    const double per_row = reported_horizon_ > 0 ? reported_horizon_ : Horizon();
+    const double wanted = work > 0 && std::isfinite(work) ? std::round(work / per_row) : 0;
+    const int k = static_cast<int>(std::clamp(wanted, 0.0, static_cast<double>(std::max(0, hi - lo - MinBlockRows(bw)))));
     RowMove m;
-    m.n = movable_->spec.n;
+    m.n = movable_->n;
     if (k == 0) {  // nothing worth `work` to give: a move of no row
       m.lo = m.hi = m.halo_lo = lo;
       return EncodeRowMove(m);
@@ -280,6 +307,7 @@ class CgTask final : public app::Task {
     const int halo_hi = to == l + 1 ? m.lo : std::min(hi, m.hi + bw);
     for (int r = m.lo; r < m.hi; ++r) m.x.push_back(x_[r - lo]);
     for (int r = m.halo_lo; r < halo_hi; ++r) m.halo.push_back(x_[r - lo]);
+    if (!movable_->generated) m.entries = HeldRowsOf(b_, m.lo, m.hi);
     AIAC_RETURN_IF_ERROR(Rebuild(keep_lo, keep_hi, {}));
     return EncodeRowMove(m);
   }
@@ -287,9 +315,12 @@ class CgTask final : public app::Task {
   // Rows next to the block (from a neighbour), with their values.
   Status ImportItems(std::string_view bytes) override {
     if (!movable_) return NotMovable();
-    auto m = DecodeRowMove(bytes, movable_->spec.n);
+    auto m = DecodeRowMove(bytes, movable_->n);
     if (!m.ok()) return m.status();
     if (m->lo == m->hi) return Status::Ok();
+    if (!movable_->generated && m->entries.empty()) {
+      return InvalidArgument("cg: " + RowsText(m->lo, m->hi) + " of a matrix from a file came without their entries");
+    }
     const int lo = Lo(), hi = Hi();
     if (m->lo < hi && lo < m->hi) {
       return InvalidArgument("cg: " + RowsText(m->lo, m->hi) + " are held here already (" + RowsText(lo, hi) + ")");
@@ -302,13 +333,15 @@ class CgTask final : public app::Task {
     std::map<int, double> known;
     for (size_t k = 0; k < m->x.size(); ++k) known[m->lo + static_cast<int>(k)] = m->x[k];
     for (size_t k = 0; k < m->halo.size(); ++k) known[m->halo_lo + static_cast<int>(k)] = m->halo[k];
-    return below ? Rebuild(m->lo, hi, known) : Rebuild(lo, m->hi, known);
+    std::vector<HeldRows> entries;
+    if (!movable_->generated) entries.push_back(std::move(m->entries));
+    return below ? Rebuild(m->lo, hi, known, std::move(entries)) : Rebuild(lo, m->hi, known, std::move(entries));
   }
 
   // Rows this task gave away before (at one end of its block).
   Status DropItems(std::string_view bytes) override {
     if (!movable_) return NotMovable();
-    auto m = DecodeRowMove(bytes, movable_->spec.n);
+    auto m = DecodeRowMove(bytes, movable_->n);
     if (!m.ok()) return m.status();
     if (m->lo == m->hi) return Status::Ok();
     const int lo = Lo(), hi = Hi();
@@ -324,7 +357,9 @@ class CgTask final : public app::Task {
   static constexpr size_t kHistory = 16;  // changes kept for Horizon()
 
   static Status NotMovable() {
-    return InvalidArgument("cg: only the rows of a generated system split in slices of consecutive rows can move");
+    return InvalidArgument(
+        "cg: only the rows of a system split in slices of consecutive rows, without overlap, wider than its bandwidth, "
+        "can move");
   }
 
   // The block's rows [Lo(), Hi()) when they are consecutive, else -1, -1.
@@ -398,11 +433,40 @@ class CgTask final : public app::Task {
     return Status::Ok();
   }
 
-  // The task holds rows [lo, hi) now: its block, solvers and send lists are built for them. The
-  // iterate and the inputs keep every value known, from `known` (moved rows and their
-  // neighbours' values) first, else from the block before; nothing changes if it fails.
-  Status Rebuild(int lo, int hi, const std::map<int, double>& known) {
+  // Rows [lo, hi) of a matrix from a file: those of the block, and the others from `incoming`
+  // (rows moved here, or a checkpoint's); an error naming the rows when some are in neither.
+  Result<HeldRows> RowsFor(int lo, int hi, std::vector<HeldRows> incoming) const {
+    std::vector<HeldRows> parts;
+    if (const int from = std::max(lo, Lo()), to = std::min(hi, Hi()); from < to) parts.push_back(HeldRowsOf(b_, from, to));
+    for (HeldRows& rows : incoming) {
+      if (HeldRows part = rows.Part(lo, hi); !part.empty()) parts.push_back(std::move(part));
+    }
+    std::sort(parts.begin(), parts.end(), [](const HeldRows& x, const HeldRows& y) { return x.lo < y.lo; });
+    HeldRows all;
+    all.lo = lo;
+    for (HeldRows& part : parts) {
+      auto joined = JoinRows(std::move(all), std::move(part));
+      if (!joined.ok()) return InvalidArgument("cg: " + RowsText(lo, hi) + " are not all held here: " + joined.status().message());
+      all = std::move(*joined);
+    }
+    if (all.lo != lo || all.hi() != hi) {
+      return InvalidArgument("cg: " + RowsText(lo, hi) + " are not all held here (" + RowsText(all.lo, all.hi()) + " are)");
+    }
+    return all;
+  }
+
+  // The task holds rows [lo, hi) now: its block, solvers and send lists are built for them (a
+  // file's rows from the block and `incoming`, RowsFor). The iterate and the inputs keep every
+  // value known, from `known` (moved rows and their neighbours' values) first, else from the
+  // block before; nothing changes if it fails.
+  Status Rebuild(int lo, int hi, const std::map<int, double>& known, std::vector<HeldRows> incoming = {}) {
     const MovableRows& m = *movable_;
+    std::optional<HeldRows> rows;
+    if (!m.generated) {
+      auto held = RowsFor(lo, hi, std::move(incoming));
+      if (!held.ok()) return held.status();
+      rows = std::move(*held);
+    }
     Block old = std::move(b_);
     Eigen::VectorXd old_x = std::move(x_);
     std::vector<Eigen::VectorXd> old_xin = std::move(xin_);
@@ -417,7 +481,8 @@ class CgTask final : public app::Task {
       }
       return 0.0;  // not known here: the next values from its owner bring it
     };
-    b_ = GeneratedBlock(m.spec, LocalStarts(m.spec.n, m.tasks, m.task, lo, hi), m.task);
+    const std::vector<int> starts = LocalStarts(m.n, m.tasks, m.task, lo, hi);
+    b_ = m.generated ? GeneratedBlock(*m.generated, starts, m.task) : HeldBlock(*rows, m.n, starts, m.task);
     x_.resize(b_.size());
     for (int k = 0; k < b_.size(); ++k) x_[k] = value(b_.rows[k]);
     IndexInputs();
@@ -442,7 +507,7 @@ class CgTask final : public app::Task {
 
   Block b_;
   CgParams p_;
-  std::optional<MovableRows> movable_;  // set when rows can move (generated system in slices)
+  std::optional<MovableRows> movable_;  // set when rows can move (row_moves.h)
   double tolerance_, inner_tolerance_;  // p_'s, tightened by Tighten()
   std::unique_ptr<BlockCg> solver_;
   std::unique_ptr<BlockDirect> direct_;  // the block's factor; null: solver_ iterates
@@ -456,6 +521,7 @@ class CgTask final : public app::Task {
   double change_ = 0;
   double work_done_ = 0;
   std::deque<double> history_;  // the last kHistory changes
+  mutable double reported_horizon_ = 0;  // Horizon() when RemainingWork() last reported it
 };
 
 }  // namespace
@@ -680,6 +746,8 @@ Result<app::JobPlan> CgApp::Prepare(const app::JobParams& params) {
       metis_ = false;
     }
   }
+  // Rows of a matrix from a file move between slices when its pattern is symmetric (row_moves.h).
+  bandwidth_ = p->generated ? std::optional<int>(p->spec.bandwidth) : metis_ ? std::nullopt : SymmetricBandwidth(A());
   auto plan = Split(*p, params.tasks, {}, notes);
   if (!plan.ok()) return plan.status();
   if (cache_writer.valid()) {
@@ -743,6 +811,10 @@ Result<app::JobPlan> CgApp::Split(const CgParams& p, uint32_t task_count, const 
                                     : AutoLayers(A(), part.rows, kAutoOverlapGrowth, kAutoOverlapLayers);
   for (int l = 0; l < tasks; ++l) block_rows[l] = Extend(A(), part.rows[l], layers);
   const auto sends = SendLists(A(), part.owner, block_rows);
+  // Rows move live between neighbouring slices without overlap while each stays wider than the
+  // bandwidth (row_moves.h): a generated system's, and a file's with a symmetric pattern.
+  chain_ = !metis && layers == 0 && bandwidth_ && SlicesCanMove(*bandwidth_, SliceStarts(n, tasks, shares));
+  const bool wrap = chain_ && !p.daemon_builds_block();  // the tasks learn the bandwidth from their slices
   const SpRef a = A();
   RowFn row = [&](int i, std::vector<int>& cols, std::vector<double>& vals) {
     cols.clear();
@@ -775,12 +847,14 @@ Result<app::JobPlan> CgApp::Split(const CgParams& p, uint32_t task_count, const 
       BlockOutline outline = OutlineBlock(a, std::move(b_rows), rows, std::move(own), part.owner, sends[l],
                                           shared_matrix_, *shared_source_);
       plan.graph[l] = NodeOf(outline.nonzeros, outline.in, outline.out);
-      plan.slices[l] = EncodeBlockOutline(outline);
+      plan.slices[l] = wrap ? EncodeMovableSlice(*bandwidth_, EncodeBlockOutline(outline)) : EncodeBlockOutline(outline);
       return;
     }
     Block block = BuildBlock(row, b_rows, n, rows, std::move(own), owner, sends[l]);
     plan.graph[l] = NodeOf(block.nonzeros, block.in, block.out);
-    plan.slices[l] = p.daemon_builds_block() ? starts_slice : EncodeBlock(block);
+    plan.slices[l] = p.daemon_builds_block() ? starts_slice
+                     : wrap                    ? EncodeMovableSlice(*bandwidth_, EncodeBlock(block))
+                                               : EncodeBlock(block);
   };
   const uint32_t threads = std::clamp<uint32_t>(std::thread::hardware_concurrency(), 1, task_count);
   {
@@ -804,9 +878,7 @@ Result<app::JobPlan> CgApp::Split(const CgParams& p, uint32_t task_count, const 
                     std::to_string(largest) + " rows, at most " + std::to_string(extended) + " with overlap " +
                     std::to_string(layers) + (auto_layers ? " (auto)" : ""));
   }
-  // Rows move live between neighbouring slices of a generated system while each stays wider
-  // than the bandwidth (row_moves.h).
-  plan.items_in_chain = p.daemon_builds_block() && SlicesCanMove(p.spec, SliceStarts(n, tasks, shares));
+  plan.items_in_chain = chain_;
   owned_ = std::move(part.rows);
   plan.notes = std::move(notes);
   return plan;
@@ -834,20 +906,35 @@ Result<std::unique_ptr<app::Task>> CgApp::MakeTask(const app::JobParams& params,
     // Rows can move between neighbours while every block is wider than the bandwidth
     // (row_moves.h); all tasks see the same starts, so they agree.
     std::optional<MovableRows> movable;
-    if (SlicesCanMove(p->spec, starts)) movable = MovableRows{p->spec, params.tasks, task};
+    if (SlicesCanMove(p->spec.bandwidth, starts)) {
+      movable = MovableRows{p->spec.n, p->spec.bandwidth, params.tasks, task, p->spec, 0, 0};
+    }
     Block block = GeneratedBlock(p->spec, starts, task);
     return NewCgTask(std::move(block), *p, std::move(movable));
   }
-  if (IsBlockOutline(slice)) {
+  std::optional<int> bandwidth;  // set: the rows of this slice of a file's matrix may move
+  if (IsMovableSlice(slice)) {
+    auto movable = DecodeMovableSlice(slice);
+    if (!movable.ok()) return movable.status();
+    bandwidth = movable->bandwidth;
+    slice = movable->slice;
+  }
+  auto block = [&]() -> Result<Block> {
+    if (!IsBlockOutline(slice)) return DecodeBlock(slice);
     auto outline = DecodeBlockOutline(slice);
     if (!outline.ok()) return outline.status();
-    auto block = BuildBlockFromCache(std::move(*outline));
-    if (!block.ok()) return block.status();
-    return NewCgTask(std::move(*block), *p);
-  }
-  auto block = DecodeBlock(slice);
+    return BuildBlockFromCache(std::move(*outline));
+  }();
   if (!block.ok()) return block.status();
-  return NewCgTask(std::move(*block), *p);
+  if (!bandwidth) return NewCgTask(std::move(*block), *p);
+  const std::vector<int>& rows = block->rows;
+  if (rows.empty() || rows.back() - rows.front() + 1 != block->size() || block->own.size() != rows.size() ||
+      task >= params.tasks) {
+    return InvalidArgument("cg: the block of task " + std::to_string(task) +
+                           " is not a slice of consecutive rows without overlap: its rows cannot move");
+  }
+  MovableRows movable{block->n, *bandwidth, params.tasks, task, std::nullopt, rows.front(), rows.back() + 1};
+  return NewCgTask(std::move(*block), *p, std::move(movable));
 }
 
 Result<app::GatherReport> CgApp::Gather(const app::JobParams& params, const std::vector<std::string>& slices) {
@@ -861,7 +948,7 @@ Result<app::GatherReport> CgApp::Gather(const app::JobParams& params, const std:
   }
   // Slices of consecutive rows may have moved while the job ran (row_moves.h): each result says
   // where its rows start, and together they must cover every row once.
-  const bool moved_rows = p->daemon_builds_block();
+  const bool moved_rows = p->daemon_builds_block() || chain_;
   std::vector<bool> seen(moved_rows ? static_cast<size_t>(n) : 0, false);
   for (size_t l = 0; l < slices.size(); ++l) {
     const std::string& s = slices[l];

@@ -116,6 +116,10 @@ class CgApp final : public app::App {
   Problem problem_;  // spawner side, kept from Prepare for the residual (a: see A())
   std::optional<MappedMatrixCache> mapped_;  // a matrix from its cache: problem_.a is then empty
   bool metis_ = false;  // METIS rather than slices, decided by Prepare
+  // The matrix's bandwidth when its rows may move between slices (a generated system, or a file's
+  // matrix with a symmetric pattern in slices), from Prepare; chain_: they may in the last plan.
+  std::optional<int> bandwidth_;
+  bool chain_ = false;
   // Set when the daemons build their blocks from the matrix's cache (shared_input): the path
   // and version of the file the cache was made from.
   std::string shared_matrix_;
@@ -125,7 +129,7 @@ class CgApp final : public app::App {
 
 // One task: exposed for tests (solve a whole system in-process).
 // Fails when params.inner is "direct" and the block cannot be factored. `movable`: the block is
-// rows [lo, hi) of a generated system that may move (row_moves.h).
+// rows [lo, hi) that may move (row_moves.h).
 Result<std::unique_ptr<app::Task>> NewCgTask(Block block, const CgParams& params,
                                              std::optional<MovableRows> movable = std::nullopt);
 

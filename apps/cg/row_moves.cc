@@ -1,6 +1,8 @@
 #include "apps/cg/row_moves.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <string_view>
 
 #include "apps/cg/byte_codec.h"
@@ -9,18 +11,35 @@ namespace aiac::cg {
 namespace {
 
 constexpr uint32_t kRowMoveMagic = 0x6d726763;  // "cgrm"
+constexpr char kMovableSliceMagic[4] = {'a', 'c', 'g', 'v'};
 
 bool InRows(int lo, int hi, int n) { return 0 <= lo && lo <= hi && hi <= n; }
 
 }  // namespace
 
-int MinBlockRows(const GeneratedSpec& spec) { return std::max(1, spec.bandwidth + 1); }
+int MinBlockRows(int bandwidth) { return std::max(1, bandwidth + 1); }
 
-bool SlicesCanMove(const GeneratedSpec& spec, const std::vector<int>& starts) {
+bool SlicesCanMove(int bandwidth, const std::vector<int>& starts) {
   for (size_t l = 0; l + 1 < starts.size(); ++l) {
-    if (starts[l + 1] - starts[l] < MinBlockRows(spec)) return false;
+    if (starts[l + 1] - starts[l] < MinBlockRows(bandwidth)) return false;
   }
   return true;
+}
+
+std::optional<int> SymmetricBandwidth(const SpRef& a) {
+  if (a.rows() != a.cols()) return std::nullopt;
+  int bandwidth = 0;
+  for (Eigen::Index i = 0; i < a.rows(); ++i) {
+    for (SpRef::InnerIterator it(a, i); it; ++it) {
+      const Eigen::Index j = it.col();
+      bandwidth = std::max(bandwidth, static_cast<int>(std::abs(i - j)));
+      // a_ji stored? Row j's columns ascend.
+      const int* begin = a.innerIndexPtr() + a.outerIndexPtr()[j];
+      const int* end = a.innerIndexPtr() + a.outerIndexPtr()[j + 1];  // (an SpRef is compressed)
+      if (!std::binary_search(begin, end, static_cast<int>(i))) return std::nullopt;
+    }
+  }
+  return bandwidth;
 }
 
 std::vector<int> LocalStarts(int n, uint32_t tasks, uint32_t l, int lo, int hi) {
@@ -29,6 +48,30 @@ std::vector<int> LocalStarts(int n, uint32_t tasks, uint32_t l, int lo, int hi) 
   starts[l] = lo;
   starts[l + 1] = hi;
   return starts;
+}
+
+namespace {
+
+// Block `task` of slices `starts` from its rows' entries `row` and b.
+Block SliceBlock(const RowFn& row, const std::vector<double>& b_rows, int n, const std::vector<int>& starts,
+                 uint32_t task, int64_t nonzeros_hint) {
+  const int lo = starts[task], hi = starts[task + 1];
+  std::vector<int> rows(static_cast<size_t>(hi - lo)), own(rows.size());
+  for (size_t k = 0; k < rows.size(); ++k) {
+    rows[k] = lo + static_cast<int>(k);
+    own[k] = static_cast<int>(k);
+  }
+  const OwnerFn owner = [&starts](int r) { return static_cast<uint32_t>(OwnerOf(starts, r)); };
+  return BuildBlock(row, b_rows, n, std::move(rows), std::move(own), owner, SymmetricSendLists(row, n, starts, task),
+                    nonzeros_hint);
+}
+
+}  // namespace
+
+Block HeldBlock(const HeldRows& held, int n, const std::vector<int>& starts, uint32_t task) {
+  AIAC_CHECK(held.lo == starts[task] && held.hi() == starts[task + 1]);
+  const RowFn row = [&held](int i, std::vector<int>& cols, std::vector<double>& vals) { held.Row(i, cols, vals); };
+  return SliceBlock(row, held.b, n, starts, task, static_cast<int64_t>(held.cols.size()));
 }
 
 Block GeneratedBlock(const GeneratedSpec& spec, const std::vector<int>& starts, uint32_t task) {
@@ -44,15 +87,33 @@ Block GeneratedBlock(const GeneratedSpec& spec, const std::vector<int>& starts, 
     for (double v : vals) sum += v;
     b_rows.push_back(sum);  // b = A * ones
   }
-  std::vector<int> rows(static_cast<size_t>(hi - lo)), own(rows.size());
-  for (size_t k = 0; k < rows.size(); ++k) {
-    rows[k] = lo + static_cast<int>(k);
-    own[k] = static_cast<int>(k);
-  }
-  const OwnerFn owner = [&starts](int r) { return static_cast<uint32_t>(OwnerOf(starts, r)); };
-  return BuildBlock(row, b_rows, spec.n, std::move(rows), std::move(own), owner,
-                    SymmetricSendLists(row, spec.n, starts, task),
-                    static_cast<int64_t>(hi - lo) * (2 * spec.bandwidth + 1));
+  return SliceBlock(row, b_rows, spec.n, starts, task, static_cast<int64_t>(hi - lo) * (2 * spec.bandwidth + 1));
+}
+
+std::string EncodeMovableSlice(int bandwidth, std::string_view slice) {
+  SliceWriter w;
+  for (char c : kMovableSliceMagic) w.Put<char>(c);
+  w.Put<int32_t>(bandwidth);
+  std::string out = w.Take();
+  out.append(slice);
+  return out;
+}
+
+bool IsMovableSlice(std::string_view slice) {
+  return slice.size() >= sizeof kMovableSliceMagic && slice.substr(0, sizeof kMovableSliceMagic) ==
+                                                          std::string_view(kMovableSliceMagic, sizeof kMovableSliceMagic);
+}
+
+Result<MovableSlice> DecodeMovableSlice(std::string_view bytes) {
+  MovableSlice m;
+  int32_t bandwidth = -1;
+  const size_t head = sizeof kMovableSliceMagic + sizeof bandwidth;
+  if (!IsMovableSlice(bytes) || bytes.size() < head) return InvalidArgument("cg: not the slice of a task whose rows move");
+  std::memcpy(&bandwidth, bytes.data() + sizeof kMovableSliceMagic, sizeof bandwidth);
+  if (bandwidth < 0) return InvalidArgument("cg: the slice of a task whose rows move gives a negative bandwidth");
+  m.bandwidth = bandwidth;
+  m.slice = bytes.substr(head);
+  return m;
 }
 
 std::string EncodeRowMove(const RowMove& move) {
@@ -64,6 +125,7 @@ std::string EncodeRowMove(const RowMove& move) {
   w.PutVector(move.x);
   w.Put<int32_t>(move.halo_lo);
   w.PutVector(move.halo);
+  PutHeldRows(w, move.entries);
   return w.Take();
 }
 
@@ -73,10 +135,12 @@ Result<RowMove> DecodeRowMove(std::string_view bytes, int n) {
   RowMove m;
   const bool read = r.Get(magic) && magic == kRowMoveMagic && r.Get(m.n) && r.Get(m.lo) && r.Get(m.hi) &&
                     r.GetVector(m.x, static_cast<uint64_t>(std::max(0, n))) && r.Get(m.halo_lo) &&
-                    r.GetVector(m.halo, static_cast<uint64_t>(std::max(0, n))) && r.done();
+                    r.GetVector(m.halo, static_cast<uint64_t>(std::max(0, n))) && GetHeldRows(r, m.entries, n) &&
+                    r.done();
   if (!read) return InvalidArgument("cg: not rows of a generated system moving between tasks");
   if (m.n != n || !InRows(m.lo, m.hi, n) || m.x.size() != static_cast<size_t>(m.hi - m.lo) ||
-      !InRows(m.halo_lo, m.halo_lo + static_cast<int>(m.halo.size()), n)) {
+      !InRows(m.halo_lo, m.halo_lo + static_cast<int>(m.halo.size()), n) ||
+      (!m.entries.empty() && (m.entries.lo != m.lo || m.entries.hi() != m.hi))) {
     return InvalidArgument("cg: moving rows " + std::to_string(m.lo) + ".." + std::to_string(m.hi) + " of " +
                            std::to_string(m.n) + " do not fit this system of " + std::to_string(n) + " rows");
   }
