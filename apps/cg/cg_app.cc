@@ -1,6 +1,7 @@
 #include "apps/cg/cg_app.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <chrono>
 #include <cmath>
@@ -270,15 +271,19 @@ class CgTask final : public app::Task {
   double WorkDone() const override { return work_done_; }
   double RemainingWork() const override {
     if (!movable_) return -1;
-    reported_horizon_ = Horizon();
-    return b_.size() * reported_horizon_;
+    const double horizon = Horizon();
+    std::rotate(reported_horizons_.rbegin(), reported_horizons_.rbegin() + 1, reported_horizons_.rend());
+    reported_horizons_[0] = horizon;
+    return b_.size() * horizon;
   }
   int64_t ItemCount() const override { return movable_ ? b_.size() : -1; }
 
-  // The rows at the end of the block next to `to`, about `work` / (the horizon last reported) of
-  // them, keeping MinBlockRows. The spawner turned rows into work with the horizon of the last
-  // report: the horizon now may differ by orders of magnitude (a block that has just converged
-  // expects 3 iterations, not thousands), which made a move of 600 rows one of the whole block.
+  // The rows at the end of the block next to `to`, about `work` / (a horizon recently reported)
+  // of them, keeping MinBlockRows. The spawner turned rows into work with the horizon of one of
+  // the last reports it had (a later one may be on its way): the horizon now may differ by
+  // orders of magnitude (a block that has just converged expects 3 iterations, not thousands),
+  // which made a move of 800 rows one of the whole block. The largest of the last reported
+  // horizons errs on the side of giving fewer rows, which the next checking point can add to.
   Result<std::string> ExportItems(double work, uint32_t to) override {
     if (!movable_) return NotMovable();
     const uint32_t l = movable_->task;
@@ -287,7 +292,8 @@ class CgTask final : public app::Task {
                              std::to_string(to));
     }
     const int lo = Lo(), hi = Hi(), bw = movable_->bandwidth;
-    const double per_row = reported_horizon_ > 0 ? reported_horizon_ : Horizon();
+    const double reported = *std::max_element(reported_horizons_.begin(), reported_horizons_.end());
+    const double per_row = reported > 0 ? reported : Horizon();
     const double wanted = work > 0 && std::isfinite(work) ? std::round(work / per_row) : 0;
     const int k = static_cast<int>(std::clamp(wanted, 0.0, static_cast<double>(std::max(0, hi - lo - MinBlockRows(bw)))));
     RowMove m;
@@ -521,7 +527,8 @@ class CgTask final : public app::Task {
   double change_ = 0;
   double work_done_ = 0;
   std::deque<double> history_;  // the last kHistory changes
-  mutable double reported_horizon_ = 0;  // Horizon() when RemainingWork() last reported it
+  // Horizon() as RemainingWork() reported it the last times, newest first (0: not yet).
+  mutable std::array<double, 4> reported_horizons_{};
 };
 
 }  // namespace

@@ -199,7 +199,10 @@ TEST_F(CgRunTest, AHopelessSystemEndsEarlyWithItsLastIterate) {
   WriteFile(dir_ / "A.mtx", TridiagonalFile(50000, 2, -1));
   WriteJob("hope.toml", "name = \"hope\"\napp = \"cg\"\ntimeout_s = 60\ntasks = 2\n[params]\nmatrix = \"A.mtx\"\n"
                         "overlap = 0\ntolerance = 1e-12\noutput = \"x.mtx\"\n");
-  ASSERT_EQ(RunSpawner({"run", "--local", "2", dir_ / "hope.toml", "--json", dir_ / "h.json"}), 1) << Log("spawner");
+  // Unbalanced: rows moving between the two blocks shift their boundary, which puts the rows
+  // where block Jacobi's error lingers inside a block, and this system then converges after all.
+  ASSERT_EQ(RunSpawner({"run", "--local", "2", dir_ / "hope.toml", "--balance", "off", "--json", dir_ / "h.json"}), 1)
+      << Log("spawner");
   auto j = Json("h.json");
   EXPECT_EQ(j["status"], "failed");
   // ("at the rate of the last ..." or, on a slow sanitizer build, "the largest local change
