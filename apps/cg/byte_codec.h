@@ -61,7 +61,7 @@ class SliceReader {
     uint64_t n;
     if (!Get(n) || n > limit || n > (in_.size() - pos_) / sizeof(T)) return false;
     v.resize(n);
-    std::memcpy(v.data(), in_.data() + pos_, n * sizeof(T));
+    if (n > 0) std::memcpy(v.data(), in_.data() + pos_, n * sizeof(T));  // (an empty vector's data() may be null)
     pos_ += n * sizeof(T);
     return true;
   }
