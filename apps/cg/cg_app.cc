@@ -935,10 +935,14 @@ Result<std::unique_ptr<app::Task>> CgApp::MakeTask(const app::JobParams& params,
   if (!block.ok()) return block.status();
   if (!bandwidth) return NewCgTask(std::move(*block), *p);
   const std::vector<int>& rows = block->rows;
+  const bool neighbours_only = std::all_of(block->in.begin(), block->in.end(), [&](const Block::Coupling& c) {
+    return c.task + 1 == task || c.task == task + 1;
+  });
   if (rows.empty() || rows.back() - rows.front() + 1 != block->size() || block->own.size() != rows.size() ||
-      task >= params.tasks) {
+      task >= params.tasks || !neighbours_only) {
     return InvalidArgument("cg: the block of task " + std::to_string(task) +
-                           " is not a slice of consecutive rows without overlap: its rows cannot move");
+                           " is not a slice of consecutive rows without overlap that uses only its neighbours' rows: "
+                           "its rows cannot move");
   }
   MovableRows movable{block->n, *bandwidth, params.tasks, task, std::nullopt, rows.front(), rows.back() + 1};
   return NewCgTask(std::move(*block), *p, std::move(movable));
