@@ -753,8 +753,11 @@ Result<app::JobPlan> CgApp::Prepare(const app::JobParams& params) {
       metis_ = false;
     }
   }
-  // Rows of a matrix from a file move between slices when its pattern is symmetric (row_moves.h).
-  bandwidth_ = p->generated ? std::optional<int>(p->spec.bandwidth) : metis_ ? std::nullopt : SymmetricBandwidth(A());
+  // Rows of a matrix from a file move between slices without overlap when its pattern is
+  // symmetric (row_moves.h); `overlap = "auto"` gives a file's blocks at least one layer.
+  bandwidth_ = p->generated                  ? std::optional<int>(p->spec.bandwidth)
+               : metis_ || p->overlap != 0 ? std::nullopt
+                                           : SymmetricBandwidth(A());
   auto plan = Split(*p, params.tasks, {}, notes);
   if (!plan.ok()) return plan.status();
   if (cache_writer.valid()) {
