@@ -889,6 +889,13 @@ Result<app::JobPlan> CgApp::Split(const CgParams& p, uint32_t task_count, const 
                     std::to_string(layers) + (auto_layers ? " (auto)" : ""));
   }
   plan.items_in_chain = chain_;
+  if (!chain_ && shares.empty()) {  // (once: Reweigh's split follows Prepare's)
+    const std::string why = metis         ? "METIS blocks"
+                            : layers > 0  ? "blocks with overlap " + std::to_string(layers)
+                            : !bandwidth_ ? "the matrix's pattern is not symmetric"
+                                          : "a slice has no more rows than the bandwidth " + std::to_string(*bandwidth_);
+    notes.push_back("cg: rows stay in their blocks while the job runs (" + why + "): no live balancing");
+  }
   owned_ = std::move(part.rows);
   plan.notes = std::move(notes);
   return plan;

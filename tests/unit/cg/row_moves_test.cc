@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <numeric>
 
 #include "apps/cg/cg_app.h"
@@ -254,6 +255,10 @@ TEST(CgRowMoveSourceTest, AFilesRowsMoveOnlyInSlicesWithoutOverlapOfASymmetricPa
     auto plan = app.Prepare(params);
     ASSERT_TRUE(plan.ok()) << plan.status().message();
     EXPECT_EQ(plan->items_in_chain, c.movable) << c.values.at("matrix") << ", " << c.tasks << " tasks";
+    const bool says = std::any_of(plan->notes.begin(), plan->notes.end(), [](const std::string& note) {
+      return note.find("rows stay in their blocks while the job runs") != std::string::npos;
+    });
+    EXPECT_EQ(says, !c.movable) << ::testing::PrintToString(plan->notes);
     auto t = app.MakeTask(params, 0, plan->slices[0]);
     ASSERT_TRUE(t.ok()) << t.status().message();
     EXPECT_EQ((*t)->ItemCount() >= 0, c.movable);
