@@ -149,7 +149,7 @@ Result<RowMove> DecodeRowMove(std::string_view bytes, int n) {
                     r.GetVector(m.x, static_cast<uint64_t>(std::max(0, n))) && r.Get(m.halo_lo) &&
                     r.GetVector(m.halo, static_cast<uint64_t>(std::max(0, n))) && GetHeldRows(r, m.entries, n) &&
                     r.done();
-  if (!read) return InvalidArgument("cg: not rows of a generated system moving between tasks");
+  if (!read) return InvalidArgument("cg: not rows of this system moving between tasks");
   if (m.n != n || !InRows(m.lo, m.hi, n) || m.x.size() != static_cast<size_t>(m.hi - m.lo) ||
       !InRows(m.halo_lo, m.halo_lo + static_cast<int>(m.halo.size()), n) ||
       (!m.entries.empty() && (m.entries.lo != m.lo || m.entries.hi() != m.hi))) {
