@@ -96,6 +96,7 @@ class CgTask final : public app::Task {
         x_(Eigen::VectorXd::Zero(b_.size())),
         rhs_(b_.size()) {
     IndexInputs();
+    KeepRowsBeyondSlice();
   }
 
   std::vector<uint32_t> Dependencies() const override {
@@ -199,15 +200,7 @@ class CgTask final : public app::Task {
     auto put = [&](const void* p, size_t n) { s.append(static_cast<const char*>(p), n); };
     const int32_t range[2] = {Lo(), Hi()};
     put(range, sizeof range);
-    if (movable_ && !movable_->generated) {
-      // Rows of a file the task's first block did not have: a replacement, made with that block
-      // again, gets them from here.
-      const MovableRows& m = *movable_;
-      SliceWriter w;
-      PutHeldRows(w, Lo() < m.slice_lo ? HeldRowsOf(b_, Lo(), std::min(Hi(), m.slice_lo)) : HeldRows{});
-      PutHeldRows(w, Hi() > m.slice_hi ? HeldRowsOf(b_, std::max(Lo(), m.slice_hi), Hi()) : HeldRows{});
-      s += w.Take();
-    }
+    s += rows_beyond_slice_;  // (a file's movable task only: KeepRowsBeyondSlice)
     put(&iterations_, sizeof iterations_);
     put(&stable_, sizeof stable_);
     put(&work_done_, sizeof work_done_);
@@ -508,7 +501,20 @@ class CgTask final : public app::Task {
     stable_ = 0;  // other rows: its convergence starts again
     history_.clear();
     for (auto it = pending_.begin(); it != pending_.end();) it = Place(it->first, it->second) ? pending_.erase(it) : std::next(it);
+    KeepRowsBeyondSlice();
     return Status::Ok();
+  }
+
+  // A file's rows the task's first block (slice_lo..slice_hi) did not have, below and above it,
+  // encoded for its checkpoints: a replacement, made with that block again, gets them from there
+  // (RestoreState). Kept from one move to the next, since every checkpoint carries them.
+  void KeepRowsBeyondSlice() {
+    if (!movable_ || movable_->generated) return;
+    const MovableRows& m = *movable_;
+    SliceWriter w;
+    PutHeldRows(w, Lo() < m.slice_lo ? HeldRowsOf(b_, Lo(), std::min(Hi(), m.slice_lo)) : HeldRows{});
+    PutHeldRows(w, Hi() > m.slice_hi ? HeldRowsOf(b_, std::max(Lo(), m.slice_hi), Hi()) : HeldRows{});
+    rows_beyond_slice_ = w.Take();
   }
 
   Block b_;
@@ -527,6 +533,7 @@ class CgTask final : public app::Task {
   double change_ = 0;
   double work_done_ = 0;
   std::deque<double> history_;  // the last kHistory changes
+  std::string rows_beyond_slice_;  // KeepRowsBeyondSlice
   // Horizon() as RemainingWork() reported it the last times, newest first (0: not yet).
   mutable std::array<double, 4> reported_horizons_{};
 };

@@ -40,8 +40,8 @@ app::JobParams SystemParams(Source source, int n, int bandwidth, int seed, std::
   return params;
 }
 
-std::string SourceName(const ::testing::TestParamInfo<Source>& info) {
-  switch (info.param) {
+const char* Name(Source source) {
+  switch (source) {
     case Source::kGenerated: return "Generated";
     case Source::kFileSent: return "FileBlocksSent";
     case Source::kFileShared: return "FileBlocksFromCache";
@@ -49,7 +49,8 @@ std::string SourceName(const ::testing::TestParamInfo<Source>& info) {
   return "?";
 }
 
-void PrintTo(Source source, std::ostream* os) { *os << static_cast<int>(source); }
+std::string SourceName(const ::testing::TestParamInfo<Source>& info) { return Name(info.param); }
+void PrintTo(Source source, std::ostream* os) { *os << Name(source); }
 
 class CgRowMoveTest : public ::testing::TestWithParam<Source> {};
 
