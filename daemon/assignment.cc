@@ -5,8 +5,10 @@
 #include <kj/exception.h>
 
 #include <algorithm>
+#include <set>
 
 #include "aiac/code_signing.h"
+#include "core/endpoint.h"
 #include "core/hex.h"
 #include "core/names.h"
 #include "core/printable.h"
@@ -64,6 +66,16 @@ Result<Assignment> Parse(proto::AssignTask::Reader in, const std::vector<std::st
     AIAC_RETURN_IF_ERROR(CheckName("hosted task's daemon id", n.getDaemonId().cStr()));
     a.hosted[n.getTask()] = n.getDaemonId().cStr();
   }
+  std::set<uint32_t> in_group;
+  for (auto n : in.getGroup()) {
+    if (n.getTask() >= a.params.tasks || !in_group.insert(n.getTask()).second) {
+      return InvalidArgument("group task out of range or repeated");
+    }
+    AIAC_RETURN_IF_ERROR(CheckName("group member's daemon id", n.getDaemonId().cStr()));
+    if (!ParseEndpoint(n.getAddress().cStr()).ok()) return InvalidArgument("group member's address does not parse");
+    a.group.push_back({n.getTask(), n.getAddress().cStr(), n.getDaemonId().cStr()});
+  }
+  if (!a.group.empty() && in_group.count(a.task) == 0) return InvalidArgument("a group without this task");
   a.checkpoint_every = in.getCheckpointEvery();
   a.checkpoint_ms = std::min<uint64_t>(in.getCheckpointMs(), uint64_t{1} << 40);
   a.incarnation = std::max<uint64_t>(in.getIncarnation(), 1);

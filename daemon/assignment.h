@@ -15,6 +15,12 @@
 
 namespace aiac::daemon {
 
+// A task of this task's DistPM group (AssignTask.group) and the daemon that runs it.
+struct GroupMember {
+  uint32_t task = 0;
+  std::string address, daemon;
+};
+
 struct Assignment {
   std::string job;
   uint32_t task = 0;
@@ -32,12 +38,15 @@ struct Assignment {
   uint64_t incarnation = 1;
   bool restore = false;  // resume from the newest checkpoint on the backups
   double tighten = 1;    // the job's local tests were tightened this much so far (>= 1)
+  // DistPM's group, its coordinator first (report_group.h); empty: report to the spawner.
+  std::vector<GroupMember> group;
 };
 
 // Reads `in`. Refused (with a message for TaskReady.error): a job id or app name that fails
 // CheckName, a plugin hash that is not 32 bytes, a task or neighbour outside the job, a sender
 // or backup daemon id that fails CheckName, a backup that is this daemon, a hosted task that
-// is this task, and, when `trusted_keys` (raw Ed25519 keys) is not empty, a
+// is this task, a group that repeats a task, leaves this task out or names a bad address or
+// daemon id, and, when `trusted_keys` (raw Ed25519 keys) is not empty, a
 // plugin hash not signed by one of them (kUnauthenticated). `self_id` is named in messages.
 // Never throws: malformed text is kProtocol.
 Result<Assignment> ParseAssignment(proto::AssignTask::Reader in,

@@ -137,6 +137,9 @@ awaitable<void> TaskHost::Accept(Assignment assignment, std::shared_ptr<runtime:
     net::SpawnLogged(io_.get_executor(), RunBackup(job_, backup), log_, "backup link");
   }
   net::SpawnLogged(io_.get_executor(), RunProgress(job_), log_, "progress reports");
+  if (job_->group().coordinator_of_member()) {
+    net::SpawnLogged(io_.get_executor(), RunCoordinatorLink(job_), log_, "group coordinator link");
+  }
   net::SpawnLogged(io_.get_executor(), RunProbes(job_), log_, "link probes");
   log_->info("job {}: running task {} of {} (app {}, {} mode, built in {:.2f} s)", a->job, a->task, a->params.tasks,
              a->app, a->sync ? "sync" : "async", built.count());
@@ -217,7 +220,11 @@ NeighbourMove TaskHost::MoveOf(proto::NeighbourMoved::Reader m) {
 }
 
 void TaskHost::OnNeighbourMoved(const NeighbourMove& m) {
-  if (job_->Move(m)) checkpoints_.Moved(m.task, m.daemon);
+  const auto coordinator = job_->group().coordinator_of_member();
+  if (!job_->Move(m)) return;
+  checkpoints_.Moved(m.task, m.daemon);
+  // Our group's coordinator moved: RunCoordinatorLink dials its new daemon.
+  if (coordinator && coordinator->task == m.task && coordinator_conn_) coordinator_conn_->Close();
 }
 
 awaitable<void> TaskHost::ServeSpawner(net::ConnectionPtr conn) {
@@ -555,7 +562,41 @@ awaitable<void> TaskHost::RunProgress(Session job) {
     co_await timer.async_wait(net::use_nothrow);
     if (job_ != job) break;
     SampleRunQueue();
-    job->ReportProgress(run_queue_.mean(), run_queue_.stddev(), LinkReports());
+    job->ReportProgress(run_queue_.mean(), run_queue_.stddev(), LinkReports(), [this](const EnvelopeFill& fill) {
+      // Only while the coordinator acknowledged the last one: a stalled coordinator must not
+      // silence its members, whom the spawner would then take for dead.
+      if (!coordinator_conn_ || !coordinator_conn_->is_open() || coordinator_unacked_) return false;
+      coordinator_conn_->SendEnvelope(fill);
+      coordinator_unacked_ = true;
+      return true;
+    });
+  }
+}
+
+awaitable<void> TaskHost::RunCoordinatorLink(Session job) {
+  auto backoff = std::chrono::milliseconds(20);
+  while (job_ == job) {
+    std::function<Target()> target = [job] {
+      const auto c = job->group().coordinator_of_member();
+      return c ? Target{c->address, c->daemon} : Target{};
+    };
+    std::string what = "the coordinator of its group";
+    net::ConnectionPtr conn = co_await DialDaemon(job, target, what, backoff);
+    if (!conn) break;
+    coordinator_conn_ = conn;
+    coordinator_unacked_ = false;
+    // Its acknowledgements, until it closes, refuses us (its task is being set up, or it has not
+    // heard yet that this task moved here) or moves (OnNeighbourMoved closes the connection).
+    for (;;) {
+      auto msg = co_await conn->Receive();
+      if (!msg.ok() || !(*msg)->root().isLinkAck()) break;
+      if (coordinator_conn_ == conn) coordinator_unacked_ = false;
+    }
+    conn->Close();
+    if (coordinator_conn_ == conn) coordinator_conn_.reset();
+    // Reports go to the spawner meanwhile; dial again a progress period later.
+    asio::steady_timer wait(io_, options_.progress);
+    co_await wait.async_wait(net::use_nothrow);
   }
 }
 
@@ -633,6 +674,16 @@ awaitable<void> TaskHost::ServeNeighbour(net::ConnectionPtr conn) {
       continue;
     }
     if (env.isLinkProbe()) {
+      conn->SendEnvelope([](proto::Envelope::Builder e) { e.initLinkAck().setFrames(1); });
+      continue;
+    }
+    if (env.isTaskProgress()) {
+      // A member of the group this daemon's task coordinates (report_group.h).
+      if (!job_ || !job_->GatherReport(conn->peer().id, env.getTaskProgress())) {
+        log_->debug("closed {}: a progress report for a group not coordinated here", conn->Describe());
+        conn->Refuse("this daemon does not gather your task's reports");
+        co_return;
+      }
       conn->SendEnvelope([](proto::Envelope::Builder e) { e.initLinkAck().setFrames(1); });
       continue;
     }
@@ -778,6 +829,8 @@ void TaskHost::EndJob(const std::string& why) {
   Session job = std::move(job_);
   job_.reset();
   job_spawner_.reset();
+  if (coordinator_conn_) coordinator_conn_->Close();
+  coordinator_conn_.reset();
   log_->info("job {}: task {} ends: {}", job->job(), job->task(), why);
   checkpoints_.EndJob(job->job());
   // The runner's thread ends after its current iteration: join it on the worker.

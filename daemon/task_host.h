@@ -2,7 +2,8 @@
 // connections, loads the job's app plugin (asking the spawner for it only when it is not
 // stored yet), runs the task on a TaskRunner thread, sends its values straight to the
 // neighbour daemons (keeping only the newest value per neighbour while a send is in progress),
-// and reports progress, local convergence and the result to the spawner.
+// and reports progress, local convergence and the result to the spawner (progress through its
+// group's coordinator daemon when the spawner groups the tasks by cluster: report_group.h).
 //
 // Who may do what: only the spawner that assigned the job starts, queries, halts it or sends its
 // plugin; dependency values are accepted only from the daemon the spawner named for the sending
@@ -94,8 +95,11 @@ class TaskHost {
   net::awaitable<void> RunBackup(Session job, std::shared_ptr<TaskSession::BackupLink> backup);
   // Closes `conn` once the neighbour refuses it or goes, and wakes RunLink to dial again.
   net::awaitable<void> WatchLink(std::shared_ptr<TaskSession::OutLink> link, net::ConnectionPtr conn);
-  // Sends TaskProgress every progress period while the job runs here.
+  // Sends TaskProgress every progress period while the job runs here: to the group's
+  // coordinator while it acknowledges them (DistPM's groups, report_group.h), else to the spawner.
   net::awaitable<void> RunProgress(Session job);
+  // A group member's connection to its coordinator's daemon, dialed again whenever it closes.
+  net::awaitable<void> RunCoordinatorLink(Session job);
   // Where a link goes: the address, and the daemon id that must answer there.
   using Target = std::pair<Endpoint, std::string>;
   // One attempt to reach `daemon` at `address` for `job` (logs and refuses another daemon
@@ -173,6 +177,10 @@ class TaskHost {
   // peer daemon's link figures, for job_.
   std::map<const net::Connection*, std::deque<std::pair<std::chrono::steady_clock::time_point, uint64_t>>> unacked_;
   std::map<std::string, monitor::LinkMonitor> links_measured_;
+  // A member's link to its group's coordinator; unacked: the last report sent on it was not
+  // acknowledged yet (the next one goes to the spawner).
+  net::ConnectionPtr coordinator_conn_;
+  bool coordinator_unacked_ = false;
   bool stopping_ = false;
   monitor::RunQueueMonitor run_queue_;
   bool run_queue_warned_ = false;

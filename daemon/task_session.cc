@@ -47,7 +47,8 @@ TaskSession::TaskSession(asio::io_context& io, const Assignment& a, std::shared_
       port_(std::move(port)),
       log_(std::move(log)),
       keep_loaded_(std::move(keep_loaded)),
-      senders_(a.senders) {}
+      senders_(a.senders),
+      group_(a.task, a.group) {}
 
 TaskSession::~TaskSession() {
   // Not ended (a session that failed to start, a test): the runner (declared last) joins its
@@ -274,6 +275,7 @@ bool TaskSession::Move(const NeighbourMove& m) {
     link->second->wake->cancel();
   }
   if (auto sender = senders_.find(m.task); sender != senders_.end()) sender->second = m.daemon;
+  group_.Moved(m.task, *ep, m.daemon);
   // The new daemon takes over the dead one's role as a backup of this task.
   for (auto& backup : backups_) {
     if (backup->daemon != m.previous) continue;
@@ -290,9 +292,31 @@ void TaskSession::Acknowledged(uint64_t bytes) {
   checkpoint_bytes_ += bytes;
 }
 
-void TaskSession::ReportProgress(double run_queue_mean, double run_queue_std, const std::vector<LinkReport>& links) {
-  port_.send([&](proto::Envelope::Builder e) {
-    auto p = e.initTaskProgress();
+void TaskSession::ReportProgress(double run_queue_mean, double run_queue_std, const std::vector<LinkReport>& links,
+                                 const std::function<bool(const EnvelopeFill&)>& to_coordinator) {
+  auto fill = [&](proto::TaskProgress::Builder p) { FillProgress(p, run_queue_mean, run_queue_std, links); };
+  if (group_.coordinator() && group_.gathered() > 0) {
+    port_.send([&](proto::Envelope::Builder e) {
+      auto g = e.initGroupReports();
+      g.setJob(job_);
+      auto reports = g.initReports(static_cast<unsigned>(1 + group_.gathered()));
+      fill(reports[0]);
+      group_.TakeInto(reports, 1);
+    });
+    return;
+  }
+  auto report = [&](proto::Envelope::Builder e) { fill(e.initTaskProgress()); };
+  if (to_coordinator && group_.coordinator_of_member() && to_coordinator(report)) return;
+  port_.send(report);
+}
+
+bool TaskSession::GatherReport(const std::string& sender, proto::TaskProgress::Reader report) {
+  return !ended_ && group_.Gather(job_, sender, report);
+}
+
+void TaskSession::FillProgress(proto::TaskProgress::Builder p, double run_queue_mean, double run_queue_std,
+                               const std::vector<LinkReport>& links) const {
+  {
     p.setJob(job_);
     p.setTask(task_);
     p.setIteration(progress_iteration_);
@@ -315,7 +339,7 @@ void TaskSession::ReportProgress(double run_queue_mean, double run_queue_std, co
       out[i].setSecondsPerByte(links[i].seconds_per_byte);
       out[i].setSamples(links[i].samples);
     }
-  });
+  }
 }
 
 TaskSession::Retired TaskSession::End() {

@@ -28,6 +28,7 @@
 #include "core/endpoint.h"
 #include "core/logging.h"
 #include "daemon/assignment.h"
+#include "daemon/report_group.h"
 #include "net/connection.h"
 #include "proto/aiac.capnp.h"
 
@@ -62,6 +63,8 @@ struct LinkReport {
   double seconds_per_byte = 0;
   uint32_t samples = 0;
 };
+
+using EnvelopeFill = std::function<void(proto::Envelope::Builder)>;
 
 // How a session reaches the spawner that assigned its task.
 struct SpawnerPort {
@@ -146,8 +149,17 @@ class TaskSession : public std::enable_shared_from_this<TaskSession> {
   // A backup stored a checkpoint of `bytes`: counted in progress reports and the result.
   void Acknowledged(uint64_t bytes);
   // Sends TaskProgress with the runner's latest report, the host's run-queue figures and its
-  // links' (the host calls it on its own clock).
-  void ReportProgress(double run_queue_mean = 1, double run_queue_std = 0, const std::vector<LinkReport>& links = {});
+  // links' (the host calls it on its own clock). A member of a DistPM group (report_group.h)
+  // hands it to `to_coordinator`, which sends it to the group's coordinator when it can (true);
+  // else it goes to the spawner. A coordinator that gathered its members' reports sends them
+  // with its own in one GroupReports.
+  void ReportProgress(double run_queue_mean = 1, double run_queue_std = 0, const std::vector<LinkReport>& links = {},
+                      const std::function<bool(const EnvelopeFill&)>& to_coordinator = {});
+  // A group member's report, from daemon `sender` (its proven id): kept for the next
+  // GroupReports when this task coordinates the group and `sender` runs that member; else false
+  // (the caller refuses the connection).
+  bool GatherReport(const std::string& sender, proto::TaskProgress::Reader report);
+  const ReportGroup& group() const { return group_; }
 
   std::map<uint32_t, std::shared_ptr<OutLink>>& links() { return links_; }
   std::vector<std::shared_ptr<BackupLink>>& backups() { return backups_; }
@@ -168,6 +180,8 @@ class TaskSession : public std::enable_shared_from_this<TaskSession> {
   TaskSession(net::asio::io_context& io, const Assignment& a, std::shared_ptr<runtime::Plugin> keep_loaded,
               SpawnerPort port, Logger log);
   runtime::RunnerCallbacks Callbacks();
+  void FillProgress(proto::TaskProgress::Builder p, double run_queue_mean, double run_queue_std,
+                    const std::vector<LinkReport>& links) const;
 
   net::asio::io_context& io_;
   std::string job_;
@@ -180,6 +194,7 @@ class TaskSession : public std::enable_shared_from_this<TaskSession> {
   std::map<uint32_t, std::shared_ptr<OutLink>> links_;
   std::vector<std::shared_ptr<BackupLink>> backups_;
   std::map<uint32_t, std::string> senders_;  // task -> the only daemon id that may send its values
+  ReportGroup group_;
   std::unique_ptr<runtime::TaskRunner> runner_;
   bool started_ = false;
   bool ended_ = false;

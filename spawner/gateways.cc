@@ -26,4 +26,20 @@ std::vector<size_t> GatewaysBetween(const std::vector<std::string>& cluster_of_t
   return via;
 }
 
+std::vector<std::vector<uint32_t>> ReportGroups(const std::vector<std::string>& cluster_of_task) {
+  std::vector<std::string> names;
+  std::vector<std::vector<uint32_t>> groups;
+  for (size_t t = 0; t < cluster_of_task.size(); ++t) {
+    const auto index = static_cast<size_t>(std::find(names.begin(), names.end(), cluster_of_task[t]) - names.begin());
+    if (index == names.size()) {
+      names.push_back(cluster_of_task[t]);
+      groups.emplace_back();
+    }
+    groups[index].push_back(static_cast<uint32_t>(t));
+  }
+  if (groups.size() < 2) return {};
+  std::erase_if(groups, [](const std::vector<uint32_t>& g) { return g.size() < 2; });
+  return groups;
+}
+
 }  // namespace aiac::spawner

@@ -88,6 +88,8 @@ awaitable<RunSummary> JobRunner::Run(std::vector<Endpoint> supernodes) {
       summary_.per_task = supervisor_->outcomes();
       summary_.failures = supervisor_->failures();
       summary_.replacements = supervisor_->replacements();
+      summary_.balancing.coordinators = static_cast<uint32_t>(supervisor_->groups());
+      summary_.balancing.relayed_reports = supervisor_->relayed_reports();
     }
     return summary_;
   };
@@ -248,6 +250,19 @@ Status JobRunner::MapTasks() {
   settings.failure_timeout = std::chrono::milliseconds(options_.failure_timeout_ms);
   settings.setup_timeout = std::chrono::milliseconds(options_.setup_timeout_ms);
   supervisor_ = std::make_unique<Supervisor>(std::move(settings), std::move(*deployment), Port(), log_);
+  if (settings_.balance != balance::BalanceMode::kOff &&
+      (settings_.migration == "distpm" || settings_.migration == "greedy")) {
+    // DistPM's two layers of coordinators (section 4.1): each cluster's tasks report through
+    // one of them, the spawner being the global one.
+    auto groups = ReportGroups(TaskClusters());
+    if (!groups.empty()) {
+      std::string firsts;
+      for (const auto& g : groups) firsts += (firsts.empty() ? "" : ", ") + std::to_string(g.front());
+      log_->info("job {}: {} groups report through their coordinators, the daemons of tasks {}", summary_.job_id,
+                 groups.size(), firsts);
+      supervisor_->SetGroups(std::move(groups));
+    }
+  }
   conns_.resize(job_.tasks);
   if (!failure_.empty()) supervisor_->Fail(failure_);  // aborted meanwhile
   return Status::Ok();
@@ -463,6 +478,7 @@ awaitable<void> JobRunner::SendAssignment(size_t index, uint64_t incarnation, ne
     fill(a.initSenders(static_cast<unsigned>(deployment.senders(index).size())), deployment.senders(index));
     fill(a.initBackupDaemons(static_cast<unsigned>(deployment.backups(index).size())), deployment.backups(index));
     fill(a.initHosted(static_cast<unsigned>(deployment.hosted(index).size())), deployment.hosted(index));
+    fill(a.initGroup(static_cast<unsigned>(supervisor_->group(index).size())), supervisor_->group(index));
     a.setCheckpointEvery(job_.checkpoint_every);
     a.setCheckpointMs(static_cast<uint64_t>(job_.checkpoint_seconds * 1000));
     a.setIncarnation(incarnation);

@@ -75,6 +75,10 @@ struct BalancingStats {
   // before the redistribution, less the time since and the expected end then), summed.
   double predicted_gain = 0;
   double observed_gain = 0;
+  // DistPM's group coordinators (spawner/gateways.h ReportGroups): the groups whose tasks
+  // reported through one, and the members' reports they passed on.
+  uint32_t coordinators = 0;
+  uint64_t relayed_reports = 0;
 };
 
 // Where the tasks run, for moves of unordered items between clusters (DistPM).

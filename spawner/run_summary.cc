@@ -73,6 +73,8 @@ nlohmann::json ToJson(const RunSummary& s) {
                     {"items_between_clusters", b.items_between_clusters},
                     {"seconds_moving", b.seconds_moving},
                     {"planned_seconds", b.planned_seconds},
+                    {"coordinators", b.coordinators},
+                    {"relayed_reports", b.relayed_reports},
                     {"predicted_gain", b.predicted_gain},
                     {"observed_gain", b.observed_gain}};
   j["partial"] = !s.succeeded() && !s.output.empty();

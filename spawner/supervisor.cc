@@ -43,6 +43,19 @@ Supervisor::Supervisor(SupervisorSettings settings, std::unique_ptr<Deployment> 
   }
 }
 
+void Supervisor::SetGroups(std::vector<std::vector<uint32_t>> groups) {
+  groups_ = std::move(groups);
+  group_of_.assign(tasks_.size(), -1);
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    for (uint32_t t : groups_[g]) group_of_[t] = static_cast<int>(g);
+  }
+}
+
+const std::vector<uint32_t>& Supervisor::group(size_t task) const {
+  static const std::vector<uint32_t> kNone;
+  return task < group_of_.size() && group_of_[task] >= 0 ? groups_[static_cast<size_t>(group_of_[task])] : kNone;
+}
+
 void Supervisor::Deploy(SteadyTime now) {
   for (size_t t = 0; t < tasks_.size(); ++t) {
     tasks_[t].reached_at = now;
@@ -94,32 +107,9 @@ void Supervisor::OnReport(size_t task, uint64_t incarnation, proto::Envelope::Re
   } else if (env.isTaskReady()) {
     OnReady(task, env.getTaskReady(), now);
   } else if (env.isTaskProgress()) {
-    auto p = env.getTaskProgress();
-    s.outcome.iterations = std::max(s.outcome.iterations, p.getIteration());
-    s.change = p.getLocalChange();
-    s.outcome.checkpoints = std::max(s.outcome.checkpoints, p.getCheckpoints());
-    s.outcome.checkpoint_bytes = std::max(s.outcome.checkpoint_bytes, p.getCheckpointBytes());
-    TaskReport r;
-    r.iteration = p.getIteration();
-    r.work_done = p.getWorkDone();
-    r.remaining = p.getRemainingWork();
-    r.items = p.getItems();
-    r.moves = p.getMoves();
-    r.n_mean = p.getRunQueueMean();
-    r.n_std = p.getRunQueueStd();
-    r.busy_s = p.getBusySeconds();
-    for (auto l : p.getLinks()) {
-      r.links.push_back({Printable(l.getDaemonId().cStr(), 128, false), l.getAlpha(), l.getSecondsPerByte(),
-                         l.getSamples()});
-    }
-    s.report = r;
-    s.report_at = now;
-    if (r.items >= 0 && !ledger_.busy()) {
-      // Every item owned by exactly one task: the counts add up whenever nothing is in transit.
-      std::vector<std::pair<int64_t, uint64_t>> counts;
-      for (const auto& t : tasks_) counts.emplace_back(t.report ? t.report->items : -1, t.report ? t.report->moves : 0);
-      if (std::string wrong = ledger_.CheckCounts(counts); !wrong.empty()) Fail(wrong);
-    }
+    OnProgress(task, env.getTaskProgress(), now);
+  } else if (env.isGroupReports()) {
+    OnGroupReports(task, env.getGroupReports(), now);
   } else if (env.isItemsMoved()) {
     OnItemsMoved(task, env.getItemsMoved(), now);
   } else if (env.isLocalConvergence()) {
@@ -150,6 +140,66 @@ void Supervisor::OnReport(size_t task, uint64_t incarnation, proto::Envelope::Re
       s.outcome.finished = true;
       Changed();
     }
+  }
+}
+
+void Supervisor::OnProgress(size_t task, proto::TaskProgress::Reader p, SteadyTime now) {
+  TaskState& s = tasks_[task];
+  s.outcome.iterations = std::max(s.outcome.iterations, p.getIteration());
+  s.change = p.getLocalChange();
+  s.outcome.checkpoints = std::max(s.outcome.checkpoints, p.getCheckpoints());
+  s.outcome.checkpoint_bytes = std::max(s.outcome.checkpoint_bytes, p.getCheckpointBytes());
+  TaskReport r;
+  r.iteration = p.getIteration();
+  r.work_done = p.getWorkDone();
+  r.remaining = p.getRemainingWork();
+  r.items = p.getItems();
+  r.moves = p.getMoves();
+  r.n_mean = p.getRunQueueMean();
+  r.n_std = p.getRunQueueStd();
+  r.busy_s = p.getBusySeconds();
+  for (auto l : p.getLinks()) {
+    r.links.push_back({Printable(l.getDaemonId().cStr(), 128, false), l.getAlpha(), l.getSecondsPerByte(),
+                       l.getSamples()});
+  }
+  // A relayed report may come after a newer one sent straight (its coordinator was slow).
+  if (s.report && (r.iteration < s.report->iteration || r.moves < s.report->moves)) return;
+  s.report = r;
+  s.report_at = now;
+  if (r.items >= 0 && !ledger_.busy()) {
+    // Every item owned by exactly one task: the counts add up whenever nothing is in transit.
+    std::vector<std::pair<int64_t, uint64_t>> counts;
+    for (const auto& t : tasks_) counts.emplace_back(t.report ? t.report->items : -1, t.report ? t.report->moves : 0);
+    if (std::string wrong = ledger_.CheckCounts(counts); !wrong.empty()) Fail(wrong);
+  }
+}
+
+void Supervisor::OnGroupReports(size_t task, proto::GroupReports::Reader g, SteadyTime now) {
+  const std::vector<uint32_t>& group = this->group(task);
+  if (group.empty() || group.front() != task || g.getJob() != settings_.job_id) {
+    if (!bad_group_report_logged_) {
+      log_->warn("job {}: ignored group reports from daemon {}, which does not coordinate task {}'s group",
+                 settings_.job_id, tasks_[task].outcome.daemon, task);
+      bad_group_report_logged_ = true;
+    }
+    return;
+  }
+  for (auto p : g.getReports()) {
+    const uint32_t t = p.getTask();
+    if (std::find(group.begin(), group.end(), t) == group.end()) {
+      if (!bad_group_report_logged_) {
+        log_->warn("job {}: ignored a report of task {} from daemon {}, the coordinator of another group",
+                   settings_.job_id, t, tasks_[task].outcome.daemon);
+        bad_group_report_logged_ = true;
+      }
+      continue;
+    }
+    // Only for the incarnation that owns the task now: a report the coordinator had from a
+    // dead daemon does not keep its replacement alive.
+    if (!Current(t, p.getIncarnation())) continue;
+    if (t != task) ++relayed_reports_;
+    tasks_[t].last_heard = std::max(tasks_[t].last_heard, now);
+    OnProgress(t, p, now);
   }
 }
 

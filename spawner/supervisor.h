@@ -73,6 +73,17 @@ class Supervisor {
  public:
   Supervisor(SupervisorSettings settings, std::unique_ptr<Deployment> deployment, SupervisorPort port, Logger log);
 
+  // DistPM's groups (distpm-workload-migration.md section 4.1; spawner/gateways.h ReportGroups):
+  // the tasks of each, in task order; the first one's daemon coordinates the group and sends its
+  // members' progress reports with its own (GroupReports). Before Deploy; none: every task
+  // reports straight to the spawner.
+  void SetGroups(std::vector<std::vector<uint32_t>> groups);
+  // Task `task`'s group (its coordinator first), empty when it has none: for its AssignTask.
+  const std::vector<uint32_t>& group(size_t task) const;
+  size_t groups() const { return groups_.size(); }
+  // Members' reports that came in a coordinator's GroupReports.
+  uint64_t relayed_reports() const { return relayed_reports_; }
+
   // Dials every task's daemon (port.connect), for incarnation 1.
   void Deploy(SteadyTime now);
 
@@ -167,6 +178,10 @@ class Supervisor {
   // Task `task` goes to the daemon the deployment placed it on, its old one `dead`.
   void Move(size_t task, const std::string& dead);
   void OnReady(size_t task, proto::TaskReady::Reader r, SteadyTime now);
+  // Task `task`'s figures (its daemon's TaskProgress, or relayed by its group's coordinator).
+  void OnProgress(size_t task, proto::TaskProgress::Reader p, SteadyTime now);
+  // The reports of coordinator `task`'s group; each counts as hearing from its task's daemon.
+  void OnGroupReports(size_t task, proto::GroupReports::Reader g, SteadyTime now);
   void OnItemsMoved(size_t task, proto::ItemsMoved::Reader m, SteadyTime now);
   // Sends the ledger's steps (to running tasks: a task being replaced gets its steps from
   // OnRestored), records a completed move, fails the run on the ledger's error.
@@ -201,6 +216,10 @@ class Supervisor {
   };
   std::map<uint64_t, MoveUnderWay> moves_;  // by move
   std::vector<std::pair<CompletedMove, double>> completed_moves_;
+  std::vector<std::vector<uint32_t>> groups_;
+  std::vector<int> group_of_;  // per task: its index in groups_, or -1
+  uint64_t relayed_reports_ = 0;
+  bool bad_group_report_logged_ = false;
 };
 
 }  // namespace aiac::spawner

@@ -102,6 +102,11 @@ struct AssignTask {
   tighten @19 :Float64;         # the local tests' tightening so far (Tighten factors multiplied; 0 or 1: none)
   dataSize @20 :UInt64;         # > 0: `data` is empty; the task's data came just before, in TaskData chunks
   dataSha256 @21 :Data;         # with dataSize: SHA-256 of the whole data
+  # DistPM's group (issue 10, distpm-workload-migration.md section 4.1): the tasks whose daemons
+  # share this task's cluster, the first one's daemon their coordinator. A member sends its
+  # TaskProgress to the coordinator, which passes its group's on to the spawner in one
+  # GroupReports per progress period. Empty: reports go straight to the spawner.
+  group @22 :List(Neighbour);
 }
 # A chunk of a task's data (spawner -> daemon), for data too large for one frame: chunks of one
 # task go in order (offset 0 first), each well under the frame limit, then the AssignTask.
@@ -167,6 +172,9 @@ struct TaskProgress {
   busySeconds @14 :Float64;     # runtime::TaskMeasures::busy_s: time in iterations that computed
   links @15 :List(LinkFigures); # this daemon's links to other daemons of the job, as measured
 }
+# A group coordinator's reports (AssignTask.group): its own and its members' newest since the
+# last one, each as its task's daemon sent it.
+struct GroupReports { job @0 :Text; reports @1 :List(TaskProgress); }
 # Live balancing (issue 10): the spawner moves work items between running tasks, one step at a
 # time, between two iterations of the task. export: items worth `work` leave the task (the reply
 # carries them); import: `items` join it; drop: a task restored from before an export forgets
@@ -351,5 +359,6 @@ struct Envelope {
     relayItems @36 :RelayItems;
     linkAck @37 :LinkAck;
     linkProbe @38 :LinkProbe;
+    groupReports @39 :GroupReports;
   }
 }

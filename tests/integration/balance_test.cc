@@ -269,6 +269,11 @@ TEST_F(BalanceTest, AnOverloadedClustersItemsCrossThroughGatewaysAndTheChecksumS
   EXPECT_EQ(b["migration"], "distpm");
   EXPECT_EQ(b["abandoned"], 0);
   EXPECT_GT(b["items_between_clusters"].get<int>(), 0) << Log("spawner");
+  // Each cluster's tasks reported through their coordinator (one of them slowed: its members
+  // reported straight whenever it lagged), and none was taken for dead.
+  EXPECT_EQ(b["coordinators"], 2);
+  EXPECT_GT(b["relayed_reports"].get<int>(), 0);
+  EXPECT_EQ(j["failures"], 0) << Log("spawner");
   const std::string log = Log("spawner");
   // Items went daemon to daemon, and some through a gateway: a daemon that neither gave nor took them.
   EXPECT_TRUE(std::regex_search(log, std::regex("items from task [0-9] to task [0-9] in [0-9.]+ s, daemon to daemon")))
@@ -279,6 +284,51 @@ TEST_F(BalanceTest, AnOverloadedClustersItemsCrossThroughGatewaysAndTheChecksumS
               std::regex_search(log, std::regex("through gateways d[0-9]")))
       << log;
   EXPECT_FALSE(LogHas("spawner", "the spawner sends the items itself")) << log;
+}
+
+// DistPM's group coordinators (daemon/report_group.h): a coordinator stopped past the failure
+// timeout is lost and replaced, while the other tasks of its group, whose reports went through
+// it, report straight meanwhile and are not taken for dead; the items all stay.
+TEST_F(BalanceTest, AStalledGroupCoordinatorIsReplacedAndItsMembersAreNotTakenForDead) {
+  WriteFile(dir_ / "spawner.toml", ReadFile(dir_ / "key.toml") + "failure_timeout_ms = 2000\n");
+  const std::string sn = StartSupernode("sn1");
+  for (int d = 1; d <= 5; ++d) {
+    std::string name = "d";
+    name += std::to_string(d);
+    StartDaemon(name, {sn}, "key.toml", "1", {"--cluster", d == 3 || d == 4 ? "west" : "east"});
+  }
+  // Half kParams's steps: long enough to stop a coordinator once balancing is on.
+  WriteJob("syn.toml", "name = \"syn\"\napp = \"synthetic\"\ntasks = 4\ntimeout_s = 240\ncheckpoint_seconds = 0.3\n"
+                       "[params]\nitems = 8000\niterations = 40\nbase_cost = 1500\nphase_iterations = 10\n"
+                       "hot_fraction = 0.25\nhot_factor = 4\nseed = 11\n");
+  auto spawner = Start("aiac-spawner", {"run", "--config", dir_ / "spawner.toml", "--supernode", sn, dir_ / "syn.toml",
+                                        "--json", dir_ / "syn.json", "--balance", "dp"},
+                       dir_ / "spawner.log");
+  const std::string first = WaitForLog(spawner, std::regex(R"(groups report through their coordinators, the daemons of tasks (\d+))"));
+  ASSERT_FALSE(first.empty()) << Log("spawner");
+  // Every task reported its speed by then: the members' reports go through the coordinator.
+  ASSERT_FALSE(WaitForLog(spawner, std::regex("live balancing on")).empty()) << Log("spawner");
+  const std::string coordinator = DaemonOf(first);
+  ASSERT_FALSE(coordinator.empty()) << Log("spawner");
+  const pid_t pid = procs_.at(coordinator).pid();
+  kill(pid, SIGSTOP);
+  const std::string lost =
+      WaitForLog(spawner, std::regex("daemon " + coordinator + " \\(task " + first + "\\) (silent)"));
+  kill(pid, SIGKILL);
+  kill(pid, SIGCONT);
+  ASSERT_FALSE(lost.empty()) << Log("spawner");
+  ASSERT_EQ(spawner.WaitFor(std::chrono::seconds(240)), 0) << Log("spawner");
+  auto j = Json("syn.json");
+  EXPECT_EQ(j["status"], "converged") << j.dump();
+  EXPECT_EQ(j["result"]["items"], 8000);
+  synthetic::WorkloadSpec spec = Spec();
+  spec.iterations = 40;
+  EXPECT_EQ(j["result"]["checksum"].get<double>(), static_cast<double>(synthetic::ExpectedChecksum(spec)));
+  EXPECT_EQ(j["failures"], 1) << Log("spawner");
+  ASSERT_EQ(j["replacements"].size(), 1u) << Log("spawner");
+  EXPECT_EQ(j["replacements"][0]["failed"], coordinator);
+  EXPECT_GE(j["balancing"]["coordinators"].get<int>(), 1);
+  EXPECT_GT(j["balancing"]["relayed_reports"].get<int>(), 0);
 }
 
 TEST_F(BalanceTest, ADaemonKilledWhileItsItemsMoveLosesNone) {

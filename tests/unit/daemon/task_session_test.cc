@@ -311,6 +311,92 @@ TEST_F(TaskSessionTest, AnEndedSessionReportsNothingMore) {
   EXPECT_TRUE(Deliver(*s, "d2", 1, 1, "late"));  // dropped, not refused
 }
 
+// DistPM's groups (report_group.h): a coordinator keeps each member's newest report, only from
+// the daemon named for that member, and sends them with its own; a member hands its reports to
+// its coordinator's link, or to the spawner when that link cannot take them.
+TEST_F(TaskSessionTest, ACoordinatorGathersItsGroupsReportsAndAMemberReportsThroughIt) {
+  Assignment a = AnAssignment();
+  a.params.tasks = 3;
+  a.group = {{0, "127.0.0.1:7000", "d0"}, {1, "127.0.0.1:7001", "d1"}, {2, "127.0.0.1:7002", "d2"}};
+  auto coordinator = Make(a, std::make_unique<CountingApp>(5));
+  ASSERT_TRUE(coordinator);
+  EXPECT_TRUE(coordinator->group().coordinator());
+  auto report = [](const std::string& job, uint32_t task, uint64_t iteration) {
+    auto m = std::make_shared<capnp::MallocMessageBuilder>();
+    auto p = m->initRoot<proto::TaskProgress>();
+    p.setJob(job);
+    p.setTask(task);
+    p.setIteration(iteration);
+    return m;
+  };
+  auto gather = [&](const std::string& sender, const std::string& job, uint32_t task, uint64_t iteration) {
+    auto m = report(job, task, iteration);
+    return coordinator->GatherReport(sender, m->getRoot<proto::TaskProgress>().asReader());
+  };
+  EXPECT_TRUE(gather("d1", "j", 1, 4));
+  EXPECT_TRUE(gather("d1", "j", 1, 5));   // the newest replaces it
+  EXPECT_FALSE(gather("d2", "j", 1, 6));  // d2 does not run task 1
+  EXPECT_FALSE(gather("d0", "j", 0, 6));  // nobody speaks for the coordinator's own task
+  EXPECT_FALSE(gather("d2", "k", 2, 6));  // another job
+  coordinator->ReportProgress();
+  ASSERT_EQ(spawner_.sent.size(), 1u);
+  ASSERT_TRUE(spawner_.At(0).isGroupReports());
+  auto reports = spawner_.At(0).getGroupReports().getReports();
+  ASSERT_EQ(reports.size(), 2u);
+  EXPECT_EQ(reports[0].getTask(), 0u);
+  EXPECT_EQ(reports[0].getIncarnation(), 3u);
+  EXPECT_EQ(reports[1].getTask(), 1u);
+  EXPECT_EQ(reports[1].getIteration(), 5u);
+  coordinator->ReportProgress();  // nothing gathered since: its own report alone
+  ASSERT_EQ(spawner_.sent.size(), 2u);
+  EXPECT_TRUE(spawner_.At(1).isTaskProgress());
+  // Task 1 moved to d9: what its old daemon sent is dropped, and only d9 speaks for it now.
+  EXPECT_TRUE(gather("d1", "j", 1, 7));
+  ASSERT_TRUE(coordinator->Move({"j", 1, "127.0.0.1:7009", "d9", "d1", 4}));
+  EXPECT_FALSE(gather("d1", "j", 1, 8));
+  EXPECT_TRUE(gather("d9", "j", 1, 1));
+  coordinator->ReportProgress();
+  ASSERT_TRUE(spawner_.At(2).isGroupReports());
+  ASSERT_EQ(spawner_.At(2).getGroupReports().getReports().size(), 2u);
+  EXPECT_EQ(spawner_.At(2).getGroupReports().getReports()[1].getIteration(), 1u);
+
+  // A member: through its coordinator's link while it takes them, else straight.
+  Assignment b = a;
+  b.task = 2;
+  b.neighbours.clear();
+  b.senders.clear();
+  FakeSpawner member_spawner;
+  auto prepared = PrepareTask(b, std::make_unique<CountingApp>(5), std::nullopt);
+  ASSERT_TRUE(prepared.ok());
+  auto member = TaskSession::Create(io_, b, std::move(*prepared), nullptr, std::chrono::milliseconds(10),
+                                    member_spawner.Port(), MakeLogger("test", spdlog::level::off));
+  ASSERT_TRUE(member.ok());
+  EXPECT_FALSE((*member)->group().coordinator());
+  ASSERT_TRUE((*member)->group().coordinator_of_member().has_value());
+  EXPECT_EQ((*member)->group().coordinator_of_member()->daemon, "d0");
+  EXPECT_FALSE((*member)->GatherReport("d1", report("j", 1, 1)->getRoot<proto::TaskProgress>().asReader()));
+  std::vector<uint32_t> through_link;
+  bool link_takes = true;
+  auto link = [&](const EnvelopeFill& fill) {
+    if (!link_takes) return false;
+    capnp::MallocMessageBuilder m;
+    fill(m.initRoot<proto::Envelope>());
+    through_link.push_back(m.getRoot<proto::Envelope>().asReader().getTaskProgress().getTask());
+    return true;
+  };
+  (*member)->ReportProgress(1, 0, {}, link);
+  EXPECT_EQ(through_link, std::vector<uint32_t>{2});
+  EXPECT_TRUE(member_spawner.sent.empty());
+  link_takes = false;
+  (*member)->ReportProgress(1, 0, {}, link);
+  ASSERT_EQ(member_spawner.sent.size(), 1u);
+  EXPECT_TRUE(member_spawner.At(0).isTaskProgress());
+  // The coordinator moved: the member's reports go to its new daemon.
+  ASSERT_TRUE((*member)->Move({"j", 0, "127.0.0.1:7010", "d10", "d0", 2}));
+  EXPECT_EQ((*member)->group().coordinator_of_member()->daemon, "d10");
+  EXPECT_EQ((*member)->group().coordinator_of_member()->address.ToString(), "127.0.0.1:7010");
+}
+
 TEST_F(TaskSessionTest, SyncLinksKeepEveryValueInOrder) {
   Assignment a = AnAssignment();
   a.sync = true;

@@ -177,6 +177,53 @@ TEST_F(SupervisorTest, DeploysEveryTaskAndStartsThemOnceAllAreReady) {
   EXPECT_EQ(sup_->failures(), 0u);
 }
 
+// A coordinator's GroupReports (DistPM's groups): each report counts for its task as if its
+// daemon had sent it, but only from the group's coordinator, for the group's tasks, and for the
+// incarnation that owns the task now.
+TEST_F(SupervisorTest, AGroupCoordinatorsReportsKeepItsMembersHeardAndNothingElse) {
+  Make(4, 6);
+  sup_->SetGroups({{0, 2}, {1, 3}});
+  EXPECT_EQ(sup_->group(2), (std::vector<uint32_t>{0, 2}));
+  EXPECT_EQ(sup_->groups(), 2u);
+  Running();
+  auto group_reports = [&](size_t from, int64_t ms, std::vector<std::pair<uint32_t, uint64_t>> reports) {
+    Report(*sup_, from, sup_->deployment().task(from).incarnation, At(ms), [&](proto::Envelope::Builder e) {
+      auto g = e.initGroupReports();
+      g.setJob("job-1");
+      auto list = g.initReports(static_cast<unsigned>(reports.size()));
+      for (unsigned i = 0; i < list.size(); ++i) {
+        list[i].setTask(reports[i].first);
+        list[i].setIteration(7);
+        list[i].setIncarnation(reports[i].second);
+      }
+    });
+  };
+  group_reports(0, 4000, {{0, 1}, {2, 1}});
+  group_reports(1, 4000, {{1, 1}, {0, 1}, {3, 1}});  // task 0 is not of task 1's group
+  group_reports(2, 4000, {{2, 1}});                  // task 2 coordinates no group
+  Progress(*sup_, 3, 1, At(4000), 7);
+  sup_->Tick(At(8999));
+  EXPECT_EQ(sup_->failures(), 0u);
+  EXPECT_EQ(sup_->relayed_reports(), 2u) << "tasks 2 and 3, by their coordinators";
+  ASSERT_TRUE(sup_->report(2).has_value());
+  EXPECT_EQ(sup_->report(2)->first.iteration, 7u);
+  // Only the coordinator of task 2's group spoke for it at 4 s: task 2 is silent at 9 s. Its
+  // replacement's group reports name the new incarnation; a stale one does not keep it alive.
+  group_reports(1, 8500, {{1, 1}, {3, 1}});
+  sup_->Tick(At(9000));
+  EXPECT_EQ(sup_->failures(), 2u) << "tasks 0 and 2: heard last at 4 s";
+  EXPECT_EQ(sup_->deployment().task(2).incarnation, 2u);
+  sup_->OnConnected(0, 2, At(9000));
+  sup_->OnConnected(2, 2, At(9000));
+  Ready(*sup_, 0, 2, At(9000));
+  Ready(*sup_, 2, 2, At(9000));
+  group_reports(0, 13000, {{0, 2}, {2, 1}});
+  group_reports(1, 13000, {{1, 1}, {3, 1}});
+  sup_->Tick(At(14000));
+  EXPECT_EQ(sup_->failures(), 3u) << "task 2's new daemon, silent since 9 s: its old incarnation's report does not count";
+  EXPECT_EQ(sup_->relayed_reports(), 4u) << "task 3 twice more";
+}
+
 TEST_F(SupervisorTest, TheDaemonAskingForThePluginGetsIt) {
   Make(2, 2);
   sup_->Deploy(t0_);
