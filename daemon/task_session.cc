@@ -316,29 +316,27 @@ bool TaskSession::GatherReport(const std::string& sender, proto::TaskProgress::R
 
 void TaskSession::FillProgress(proto::TaskProgress::Builder p, double run_queue_mean, double run_queue_std,
                                const std::vector<LinkReport>& links) const {
-  {
-    p.setJob(job_);
-    p.setTask(task_);
-    p.setIteration(progress_iteration_);
-    p.setLocalChange(progress_change_);
-    p.setConverged(progress_converged_);
-    p.setCheckpoints(checkpoints_);
-    p.setCheckpointBytes(checkpoint_bytes_);
-    p.setIncarnation(incarnation_);
-    p.setWorkDone(progress_measures_.work_done);
-    p.setRemainingWork(progress_measures_.remaining);
-    p.setItems(progress_measures_.items);
-    p.setMoves(progress_measures_.moves);
-    p.setBusySeconds(progress_measures_.busy_s);
-    p.setRunQueueMean(run_queue_mean);
-    p.setRunQueueStd(run_queue_std);
-    auto out = p.initLinks(static_cast<unsigned>(links.size()));
-    for (unsigned i = 0; i < out.size(); ++i) {
-      out[i].setDaemonId(links[i].daemon);
-      out[i].setAlpha(links[i].alpha);
-      out[i].setSecondsPerByte(links[i].seconds_per_byte);
-      out[i].setSamples(links[i].samples);
-    }
+  p.setJob(job_);
+  p.setTask(task_);
+  p.setIteration(progress_iteration_);
+  p.setLocalChange(progress_change_);
+  p.setConverged(progress_converged_);
+  p.setCheckpoints(checkpoints_);
+  p.setCheckpointBytes(checkpoint_bytes_);
+  p.setIncarnation(incarnation_);
+  p.setWorkDone(progress_measures_.work_done);
+  p.setRemainingWork(progress_measures_.remaining);
+  p.setItems(progress_measures_.items);
+  p.setMoves(progress_measures_.moves);
+  p.setBusySeconds(progress_measures_.busy_s);
+  p.setRunQueueMean(run_queue_mean);
+  p.setRunQueueStd(run_queue_std);
+  auto out = p.initLinks(static_cast<unsigned>(links.size()));
+  for (unsigned i = 0; i < out.size(); ++i) {
+    out[i].setDaemonId(links[i].daemon);
+    out[i].setAlpha(links[i].alpha);
+    out[i].setSecondsPerByte(links[i].seconds_per_byte);
+    out[i].setSamples(links[i].samples);
   }
 }
 
