@@ -16,10 +16,6 @@ std::optional<ReportGroup::Member> ReportGroup::coordinator_of_member() const {
   return members_.front();
 }
 
-bool ReportGroup::member(uint32_t task) const {
-  return std::any_of(members_.begin(), members_.end(), [&](const Member& m) { return m.task == task; });
-}
-
 bool ReportGroup::Moved(uint32_t task, const Endpoint& address, const std::string& daemon) {
   for (Member& m : members_) {
     if (m.task != task) continue;

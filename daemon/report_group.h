@@ -44,7 +44,6 @@ class ReportGroup {
   bool coordinator() const { return !members_.empty() && members_.front().task == self_; }
   // A member's coordinator, where its reports go; nullopt for the coordinator and without a group.
   std::optional<Member> coordinator_of_member() const;
-  bool member(uint32_t task) const;
 
   // Task `task` now runs on `daemon` at `address` (a replacement): its reports come from there,
   // or, when it is the coordinator, go there. False when it is not in the group.

@@ -149,6 +149,8 @@ void Supervisor::OnProgress(size_t task, proto::TaskProgress::Reader p, SteadyTi
   s.change = p.getLocalChange();
   s.outcome.checkpoints = std::max(s.outcome.checkpoints, p.getCheckpoints());
   s.outcome.checkpoint_bytes = std::max(s.outcome.checkpoint_bytes, p.getCheckpointBytes());
+  // A relayed report may come after a newer one sent straight (its coordinator was slow).
+  if (s.report && (p.getIteration() < s.report->iteration || p.getMoves() < s.report->moves)) return;
   TaskReport r;
   r.iteration = p.getIteration();
   r.work_done = p.getWorkDone();
@@ -162,8 +164,6 @@ void Supervisor::OnProgress(size_t task, proto::TaskProgress::Reader p, SteadyTi
     r.links.push_back({Printable(l.getDaemonId().cStr(), 128, false), l.getAlpha(), l.getSecondsPerByte(),
                        l.getSamples()});
   }
-  // A relayed report may come after a newer one sent straight (its coordinator was slow).
-  if (s.report && (r.iteration < s.report->iteration || r.moves < s.report->moves)) return;
   s.report = r;
   s.report_at = now;
   if (r.items >= 0 && !ledger_.busy()) {
