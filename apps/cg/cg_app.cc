@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <future>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <set>
 #include <thread>
@@ -143,7 +144,7 @@ class CgTask final : public app::Task {
     }
     const double moved = b_.size() > 0 ? (x_ - old).cwiseAbs().maxCoeff() : 0.0;
     ++iterations_;
-    work_done_ += b_.size();
+    work_done_ += static_cast<double>(b_.own.size());
     if (!std::isfinite(moved) || moved > 1e100) {
       return InvalidArgument("diverged: block of " + b_.Describe() + " grew without bound");
     }
@@ -193,8 +194,8 @@ class CgTask final : public app::Task {
   }
   bool LocallyConverged() const override { return stable_ >= p_.stable_iterations; }
 
-  // The block's rows first ([-1, -1) when they are not consecutive), so that a task restored
-  // after its rows moved rebuilds the block the state belongs to.
+  // The rows the task owns first ([-1, -1) when they are not consecutive), so that a task
+  // restored after its rows moved rebuilds the block the state belongs to.
   std::string SaveState() const override {
     std::string s;
     auto put = [&](const void* p, size_t n) { s.append(static_cast<const char*>(p), n); };
@@ -259,17 +260,18 @@ class CgTask final : public app::Task {
     return s;
   }
 
-  // ---- Moving rows (row_moves.h). The work unit is a row solved once: an iteration of a block
-  // of r rows does r units.
+  // ---- Moving rows (row_moves.h). The work unit is an owned row solved once: an iteration of a
+  // block owning r rows does r units (with overlap it solves more, the same number more for
+  // every block whatever its slice: a move changes the owned rows).
   double WorkDone() const override { return work_done_; }
   double RemainingWork() const override {
     if (!movable_) return -1;
     const double horizon = Horizon();
     std::rotate(reported_horizons_.rbegin(), reported_horizons_.rbegin() + 1, reported_horizons_.rend());
     reported_horizons_[0] = horizon;
-    return b_.size() * horizon;
+    return static_cast<double>(b_.own.size()) * horizon;
   }
-  int64_t ItemCount() const override { return movable_ ? b_.size() : -1; }
+  int64_t ItemCount() const override { return movable_ ? static_cast<int64_t>(b_.own.size()) : -1; }
 
   // The rows at the end of the block next to `to`, about `work` / (a horizon recently reported)
   // of them, keeping MinBlockRows. The spawner turned rows into work with the horizon of one of
@@ -284,29 +286,35 @@ class CgTask final : public app::Task {
       return InvalidArgument("cg: task " + std::to_string(l) + " can give rows only to its neighbours, not to task " +
                              std::to_string(to));
     }
-    const int lo = Lo(), hi = Hi(), bw = movable_->bandwidth;
+    const int lo = Lo(), hi = Hi(), bw = movable_->bandwidth, d = movable_->overlap;
     const double reported = *std::max_element(reported_horizons_.begin(), reported_horizons_.end());
     const double per_row = reported > 0 ? reported : Horizon();
     const double wanted = work > 0 && std::isfinite(work) ? std::round(work / per_row) : 0;
-    const int k = static_cast<int>(std::clamp(wanted, 0.0, static_cast<double>(std::max(0, hi - lo - MinBlockRows(bw)))));
+    const int k =
+        static_cast<int>(std::clamp(wanted, 0.0, static_cast<double>(std::max(0, hi - lo - MinBlockRows(bw, d)))));
     RowMove m;
     m.n = movable_->n;
     if (k == 0) {  // nothing worth `work` to give: a move of no row
       m.lo = m.hi = m.halo_lo = lo;
       return EncodeRowMove(m);
     }
-    int keep_lo = lo, keep_hi = hi;
+    // Our rows next to them that the taker's block will hold (overlap) or use (bandwidth): all in
+    // our block while we keep MinBlockRows, as are the rows whose entries it will need.
+    int keep_lo = lo, keep_hi = hi, entries_lo = 0, entries_hi = 0;
     if (to == l + 1) {
       m.lo = hi - k, m.hi = hi, keep_hi = m.lo;
-      m.halo_lo = std::max(lo, m.lo - bw);  // our rows next to them: the taker uses their values
+      m.halo_lo = std::max(0, m.lo - d - bw);
+      entries_lo = std::max(0, m.lo - d), entries_hi = m.hi;
     } else {
       m.lo = lo, m.hi = lo + k, keep_lo = m.hi;
       m.halo_lo = m.hi;
+      entries_lo = m.lo, entries_hi = std::min(m.n, m.hi + d);
     }
-    const int halo_hi = to == l + 1 ? m.lo : std::min(hi, m.hi + bw);
-    for (int r = m.lo; r < m.hi; ++r) m.x.push_back(x_[r - lo]);
-    for (int r = m.halo_lo; r < halo_hi; ++r) m.halo.push_back(x_[r - lo]);
-    if (!movable_->generated) m.entries = HeldRowsOf(b_, m.lo, m.hi);
+    const int halo_hi = to == l + 1 ? m.lo : std::min(m.n, m.hi + d + bw);
+    const int first = BlockLo();
+    for (int r = m.lo; r < m.hi; ++r) m.x.push_back(x_[r - first]);
+    for (int r = m.halo_lo; r < halo_hi; ++r) m.halo.push_back(x_[r - first]);
+    if (!movable_->generated) m.entries = HeldRowsOf(b_, entries_lo, entries_hi);
     AIAC_RETURN_IF_ERROR(Rebuild(keep_lo, keep_hi, {}));
     return EncodeRowMove(m);
   }
@@ -357,18 +365,21 @@ class CgTask final : public app::Task {
 
   static Status NotMovable() {
     return InvalidArgument(
-        "cg: only the rows of a system split in slices of consecutive rows, without overlap, wider than its bandwidth, "
-        "can move");
+        "cg: only the rows of a system split in slices of consecutive rows, wider than its bandwidth and overlap, can "
+        "move");
   }
 
-  // The block's rows [Lo(), Hi()) when they are consecutive, else -1, -1.
-  int Lo() const { return b_.size() > 0 && b_.rows.back() - b_.rows.front() + 1 == b_.size() ? b_.rows.front() : -1; }
-  int Hi() const { return Lo() < 0 ? -1 : b_.rows.back() + 1; }
+  // The rows the task owns, [Lo(), Hi()), when they are consecutive, else -1, -1.
+  int Lo() const { return OwnRowsFrom(); }
+  int Hi() const { return Lo() < 0 ? -1 : b_.rows[b_.own.back()] + 1; }
   int32_t OwnRowsFrom() const {
     if (b_.own.empty()) return -1;
     const int first = b_.rows[b_.own.front()], last = b_.rows[b_.own.back()];
     return last - first + 1 == static_cast<int>(b_.own.size()) ? first : -1;
   }
+  // The block's rows, [BlockLo(), BlockHi()): a movable task's are consecutive (its slab).
+  int BlockLo() const { return b_.rows.front(); }
+  int BlockHi() const { return b_.rows.back() + 1; }
 
   // Outer iterations this task expects to need still, from how fast its change fell over the
   // last ones (the lowest of the first and of the last four, as asynchronous inputs make it
@@ -436,7 +447,9 @@ class CgTask final : public app::Task {
   // (rows moved here, or a checkpoint's); an error naming the rows when some are in neither.
   Result<HeldRows> RowsFor(int lo, int hi, std::vector<HeldRows> incoming) const {
     std::vector<HeldRows> parts;
-    if (const int from = std::max(lo, Lo()), to = std::min(hi, Hi()); from < to) parts.push_back(HeldRowsOf(b_, from, to));
+    if (const int from = std::max(lo, BlockLo()), to = std::min(hi, BlockHi()); from < to) {
+      parts.push_back(HeldRowsOf(b_, from, to));
+    }
     for (HeldRows& rows : incoming) {
       if (HeldRows part = rows.Part(lo, hi); !part.empty()) parts.push_back(std::move(part));
     }
@@ -444,6 +457,10 @@ class CgTask final : public app::Task {
     HeldRows all;
     all.lo = lo;
     for (HeldRows& part : parts) {
+      // Parts may share rows (with overlap, moved rows come with some the block holds already):
+      // the same matrix rows, taken once.
+      if (part.hi() <= all.hi()) continue;
+      if (part.lo < all.hi()) part = part.Part(all.hi(), part.hi());
       auto joined = JoinRows(std::move(all), std::move(part));
       if (!joined.ok()) return InvalidArgument("cg: " + RowsText(lo, hi) + " are not all held here: " + joined.status().message());
       all = std::move(*joined);
@@ -454,15 +471,16 @@ class CgTask final : public app::Task {
     return all;
   }
 
-  // The task holds rows [lo, hi) now: its block, solvers and send lists are built for them (a
-  // file's rows from the block and `incoming`, RowsFor). The iterate and the inputs keep every
-  // value known, from `known` (moved rows and their neighbours' values) first, else from the
-  // block before; nothing changes if it fails.
+  // The task owns rows [lo, hi) now: its block (their slab), solvers and send lists are built
+  // for them (a file's rows from the block and `incoming`, RowsFor). The iterate and the inputs
+  // keep every value known, from `known` (moved rows and their neighbours' values) first, else
+  // from the block before; nothing changes if it fails.
   Status Rebuild(int lo, int hi, const std::map<int, double>& known, std::vector<HeldRows> incoming = {}) {
     const MovableRows& m = *movable_;
     std::optional<HeldRows> rows;
     if (!m.generated) {
-      auto held = RowsFor(lo, hi, std::move(incoming));
+      const auto [first, last] = SlabRows(m.n, lo, hi, m.overlap);
+      auto held = RowsFor(first, last, std::move(incoming));
       if (!held.ok()) return held.status();
       rows = std::move(*held);
     }
@@ -481,7 +499,8 @@ class CgTask final : public app::Task {
       return 0.0;  // not known here: the next values from its owner bring it
     };
     const std::vector<int> starts = LocalStarts(m.n, m.tasks, m.task, lo, hi);
-    b_ = m.generated ? GeneratedBlock(*m.generated, starts, m.task) : HeldBlock(*rows, m.n, starts, m.task);
+    b_ = m.generated ? GeneratedBlock(*m.generated, starts, m.task, m.overlap)
+                     : HeldBlock(*rows, m.n, starts, m.task, m.overlap);
     x_.resize(b_.size());
     for (int k = 0; k < b_.size(); ++k) x_[k] = value(b_.rows[k]);
     IndexInputs();
@@ -505,15 +524,18 @@ class CgTask final : public app::Task {
     return Status::Ok();
   }
 
-  // A file's rows the task's first block (slice_lo..slice_hi) did not have, below and above it,
-  // encoded for its checkpoints: a replacement, made with that block again, gets them from there
-  // (RestoreState). Kept from one move to the next, since every checkpoint carries them.
+  // A file's rows the task's first block (the slab of slice_lo..slice_hi) did not have, below and
+  // above it, encoded for its checkpoints: a replacement, made with that block again, gets them
+  // from there (RestoreState). Kept from one move to the next, since every checkpoint carries
+  // them.
   void KeepRowsBeyondSlice() {
     if (!movable_ || movable_->generated) return;
     const MovableRows& m = *movable_;
+    const auto [first_lo, first_hi] = SlabRows(m.n, m.slice_lo, m.slice_hi, m.overlap);
+    const int lo = BlockLo(), hi = BlockHi();
     SliceWriter w;
-    PutHeldRows(w, Lo() < m.slice_lo ? HeldRowsOf(b_, Lo(), std::min(Hi(), m.slice_lo)) : HeldRows{});
-    PutHeldRows(w, Hi() > m.slice_hi ? HeldRowsOf(b_, std::max(Lo(), m.slice_hi), Hi()) : HeldRows{});
+    PutHeldRows(w, lo < first_lo ? HeldRowsOf(b_, lo, std::min(hi, first_lo)) : HeldRows{});
+    PutHeldRows(w, hi > first_hi ? HeldRowsOf(b_, std::max(lo, first_hi), hi) : HeldRows{});
     rows_beyond_slice_ = w.Take();
   }
 
@@ -760,11 +782,11 @@ Result<app::JobPlan> CgApp::Prepare(const app::JobParams& params) {
       metis_ = false;
     }
   }
-  // Rows of a matrix from a file move between slices without overlap when its pattern is
-  // symmetric (row_moves.h); `overlap = "auto"` gives a file's blocks at least one layer.
-  bandwidth_ = p->generated                  ? std::optional<int>(p->spec.bandwidth)
-               : metis_ || p->overlap != 0 ? std::nullopt
-                                           : SymmetricBandwidth(A());
+  // Rows of a matrix from a file move between slices when its pattern is symmetric
+  // (row_moves.h).
+  bandwidth_ = p->generated ? std::optional<int>(p->spec.bandwidth)
+               : metis_     ? std::nullopt
+                            : SymmetricBandwidth(A());
   auto plan = Split(*p, params.tasks, {}, notes);
   if (!plan.ok()) return plan.status();
   if (cache_writer.valid()) {
@@ -827,10 +849,22 @@ Result<app::JobPlan> CgApp::Split(const CgParams& p, uint32_t task_count, const 
                      : p.generated  ? 0
                                     : AutoLayers(A(), part.rows, kAutoOverlapGrowth, kAutoOverlapLayers);
   for (int l = 0; l < tasks; ++l) block_rows[l] = Extend(A(), part.rows[l], layers);
+  // Rows move live between neighbouring slices while each stays wider than the bandwidth and the
+  // overlap (row_moves.h): a generated system's, and a file's with a symmetric pattern. Each
+  // block is then the slab of its slice that holds its layers (the same rows for a full band).
+  int slab = 0;
+  chain_ = false;
+  if (!metis && bandwidth_) {
+    const std::vector<int> starts = SliceStarts(n, tasks, shares);
+    slab = SlabOverlap(starts, block_rows);
+    chain_ = SlicesCanMove(*bandwidth_, starts, slab);
+    for (int l = 0; chain_ && slab > 0 && l < tasks; ++l) {
+      const auto [lo, hi] = SlabRows(n, starts[l], starts[l + 1], slab);
+      block_rows[l].resize(static_cast<size_t>(hi - lo));
+      std::iota(block_rows[l].begin(), block_rows[l].end(), lo);
+    }
+  }
   const auto sends = SendLists(A(), part.owner, block_rows);
-  // Rows move live between neighbouring slices without overlap while each stays wider than the
-  // bandwidth (row_moves.h): a generated system's, and a file's with a symmetric pattern.
-  chain_ = !metis && layers == 0 && bandwidth_ && SlicesCanMove(*bandwidth_, SliceStarts(n, tasks, shares));
   const bool wrap = chain_ && !p.daemon_builds_block();  // the tasks learn the bandwidth from their slices
   const SpRef a = A();
   RowFn row = [&](int i, std::vector<int>& cols, std::vector<double>& vals) {
@@ -864,13 +898,13 @@ Result<app::JobPlan> CgApp::Split(const CgParams& p, uint32_t task_count, const 
       BlockOutline outline = OutlineBlock(a, std::move(b_rows), rows, std::move(own), part.owner, sends[l],
                                           shared_matrix_, *shared_source_);
       plan.graph[l] = NodeOf(outline.nonzeros, outline.in, outline.out);
-      plan.slices[l] = wrap ? EncodeMovableSlice(*bandwidth_, EncodeBlockOutline(outline)) : EncodeBlockOutline(outline);
+      plan.slices[l] = wrap ? EncodeMovableSlice(*bandwidth_, slab, EncodeBlockOutline(outline)) : EncodeBlockOutline(outline);
       return;
     }
     Block block = BuildBlock(row, b_rows, n, rows, std::move(own), owner, sends[l]);
     plan.graph[l] = NodeOf(block.nonzeros, block.in, block.out);
     plan.slices[l] = p.daemon_builds_block() ? starts_slice
-                     : wrap                    ? EncodeMovableSlice(*bandwidth_, EncodeBlock(block))
+                     : wrap                    ? EncodeMovableSlice(*bandwidth_, slab, EncodeBlock(block))
                                                : EncodeBlock(block);
   };
   const uint32_t threads = std::clamp<uint32_t>(std::thread::hardware_concurrency(), 1, task_count);
@@ -893,14 +927,16 @@ Result<app::JobPlan> CgApp::Split(const CgParams& p, uint32_t task_count, const 
     notes.push_back("cg: " + std::string(metis ? "METIS" : "contiguous") + " partition into " +
                     std::to_string(task_count) + " blocks of " + std::to_string(smallest) + " to " +
                     std::to_string(largest) + " rows, at most " + std::to_string(extended) + " with overlap " +
-                    std::to_string(layers) + (auto_layers ? " (auto)" : ""));
+                    std::to_string(layers) + (auto_layers ? " (auto)" : "") +
+                    (chain_ && slab > 0 ? " (" + std::to_string(slab) + " rows either side)" : ""));
   }
   plan.items_in_chain = chain_;
   if (!chain_ && shares.empty()) {  // (once: Reweigh's split follows Prepare's)
-    const std::string why = metis         ? "METIS blocks"
-                            : layers > 0  ? "blocks with overlap " + std::to_string(layers)
-                            : !bandwidth_ ? "the matrix's pattern is not symmetric"
-                                          : "a slice has no more rows than the bandwidth " + std::to_string(*bandwidth_);
+    const std::string why =
+        metis         ? "METIS blocks"
+        : !bandwidth_ ? "the matrix's pattern is not symmetric"
+                      : "a slice has no more rows than the bandwidth " + std::to_string(*bandwidth_) +
+                            (slab > 0 ? " plus the overlap of " + std::to_string(slab) + " rows" : "");
     notes.push_back("cg: rows stay in their blocks while the job runs (" + why + "): no live balancing");
   }
   owned_ = std::move(part.rows);
@@ -937,10 +973,12 @@ Result<std::unique_ptr<app::Task>> CgApp::MakeTask(const app::JobParams& params,
     return NewCgTask(std::move(block), *p, std::move(movable));
   }
   std::optional<int> bandwidth;  // set: the rows of this slice of a file's matrix may move
+  int overlap = 0;
   if (IsMovableSlice(slice)) {
     auto movable = DecodeMovableSlice(slice);
     if (!movable.ok()) return movable.status();
     bandwidth = movable->bandwidth;
+    overlap = movable->overlap;
     slice = movable->slice;
   }
   auto block = [&]() -> Result<Block> {
@@ -952,16 +990,18 @@ Result<std::unique_ptr<app::Task>> CgApp::MakeTask(const app::JobParams& params,
   if (!block.ok()) return block.status();
   if (!bandwidth) return NewCgTask(std::move(*block), *p);
   const std::vector<int>& rows = block->rows;
+  const std::vector<int>& own = block->own;
   const bool neighbours_only = std::all_of(block->in.begin(), block->in.end(), [&](const Block::Coupling& c) {
     return c.task + 1 == task || c.task == task + 1;
   });
-  if (rows.empty() || rows.back() - rows.front() + 1 != block->size() || block->own.size() != rows.size() ||
-      task >= params.tasks || !neighbours_only) {
-    return InvalidArgument("cg: the block of task " + std::to_string(task) +
-                           " is not a slice of consecutive rows without overlap that uses only its neighbours' rows: "
-                           "its rows cannot move");
+  const int lo = own.empty() ? 0 : rows[own.front()], hi = own.empty() ? 0 : rows[own.back()] + 1;
+  if (own.empty() || rows.back() - rows.front() + 1 != block->size() || hi - lo != static_cast<int>(own.size()) ||
+      std::pair(rows.front(), rows.back() + 1) != SlabRows(block->n, lo, hi, overlap) || task >= params.tasks ||
+      !neighbours_only) {
+    return InvalidArgument("cg: the block of task " + std::to_string(task) + " is not the slab of a slice of " +
+                           "consecutive rows that uses only its neighbours' rows: its rows cannot move");
   }
-  MovableRows movable{block->n, *bandwidth, params.tasks, task, std::nullopt, rows.front(), rows.back() + 1};
+  MovableRows movable{block->n, *bandwidth, params.tasks, task, std::nullopt, lo, hi, overlap};
   return NewCgTask(std::move(*block), *p, std::move(movable));
 }
 

@@ -230,16 +230,31 @@ std::vector<std::vector<Block::Send>> SendLists(const SpRef& a, const std::vecto
   return out;
 }
 
-std::vector<Block::Send> SymmetricSendLists(const RowFn& row, int n, const std::vector<int>& starts, uint32_t l) {
+std::vector<Block::Send> SymmetricSendLists(const RowFn& row, int n, const std::vector<int>& starts, uint32_t l,
+                                            int overlap) {
+  // Block m holds rows [starts[m] - overlap, starts[m + 1] + overlap) (within 0..n-1) when it
+  // owns any: it holds column c exactly when it owns a row within `overlap` of c.
+  const int tasks = static_cast<int>(starts.size()) - 1;
+  auto block_lo = [&](int m) { return std::max(0, starts[m] - overlap); };
+  auto block_hi = [&](int m) { return std::min(n, starts[m + 1] + overlap); };
+  const int first = block_lo(static_cast<int>(l));
   std::map<uint32_t, std::vector<int>> needs;
   std::vector<int> cols;
   std::vector<double> vals;
   for (int r = starts[l]; r < starts[l + 1]; ++r) {
     row(r, cols, vals);
     for (int c : cols) {
-      const uint32_t m = static_cast<uint32_t>(OwnerOf(starts, c));
-      // a_rc != 0 and A symmetric: row c of block m uses x_r.
-      if (m != l && (needs[m].empty() || needs[m].back() != r - starts[l])) needs[m].push_back(r - starts[l]);
+      const int from = OwnerOf(starts, std::max(0, c - overlap)), to = OwnerOf(starts, std::min(n - 1, c + overlap));
+      for (int m = std::max(0, from); m <= std::min(tasks - 1, to); ++m) {
+        // a_rc != 0 and A symmetric: row c of block m uses x_r, which m gets from us unless it
+        // holds row r itself.
+        if (m == static_cast<int>(l) || starts[m] == starts[m + 1] || c < block_lo(m) || c >= block_hi(m) ||
+            (r >= block_lo(m) && r < block_hi(m))) {
+          continue;
+        }
+        auto& rows = needs[static_cast<uint32_t>(m)];
+        if (rows.empty() || rows.back() != r - first) rows.push_back(r - first);
+      }
     }
   }
   std::vector<Block::Send> out;

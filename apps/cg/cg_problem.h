@@ -117,9 +117,11 @@ Block BuildBlock(const RowFn& row, const std::vector<double>& b_rows, int n, std
 // one of them; c's owner sends it.
 std::vector<std::vector<Block::Send>> SendLists(const SpRef& a, const std::vector<uint32_t>& owner,
                                                 const std::vector<std::vector<int>>& block_rows);
-// Send lists of contiguous block l (no overlap) of a symmetric matrix, from l's own rows
-// (A_ml = A_lm^T): what a daemon computes for itself.
-std::vector<Block::Send> SymmetricSendLists(const RowFn& row, int n, const std::vector<int>& starts, uint32_t l);
+// Send lists of block l of a symmetric matrix split in slices `starts`, each block holding its
+// slice and `overlap` rows either side (within 0..n-1), from l's own rows (A_ml = A_lm^T): what
+// a daemon computes for itself. Positions are in l's block.
+std::vector<Block::Send> SymmetricSendLists(const RowFn& row, int n, const std::vector<int>& starts, uint32_t l,
+                                            int overlap = 0);
 
 std::string EncodeBlock(const Block& block);
 Result<Block> DecodeBlock(std::string_view bytes);

@@ -1,8 +1,9 @@
 // Rows moving between neighbouring CG tasks while they iterate (row_moves.h), for a generated
 // system and for the same system read from a Matrix Market file (whose rows travel with their
-// entries, held_rows.h), its blocks sent or built by the daemons from the matrix's cache: the
-// answer stays right, every row stays with one task, a task restored from a checkpoint rebuilds
-// the block the checkpoint belongs to, and bad moves change nothing.
+// entries, held_rows.h), its blocks sent or built by the daemons from the matrix's cache, each
+// without overlap and with it (slabs): the answer stays right, every row stays with one task, a
+// task restored from a checkpoint rebuilds the block the checkpoint belongs to, and bad moves
+// change nothing.
 #include "apps/cg/row_moves.h"
 
 #include <gtest/gtest.h>
@@ -18,14 +19,20 @@
 namespace aiac::cg {
 namespace {
 
-// Where the system comes from.
-enum class Source { kGenerated, kFileSent, kFileShared };
+// Where the system comes from; the ...Overlap ones have blocks with 2 layers of overlap (with a
+// generated system the spawner builds them, and their rows travel with their entries).
+enum class Source { kGenerated, kFileSent, kFileShared, kGeneratedOverlap, kFileSentOverlap, kFileSharedOverlap };
+
+bool WithOverlap(Source source) { return source >= Source::kGeneratedOverlap; }
+// The fewest rows a block keeps in the systems below: bandwidth + 1, and 2 layers of a full band.
+int FewestRows(Source source, int bandwidth) { return bandwidth + 1 + (WithOverlap(source) ? 2 * bandwidth : 0); }
 
 // The job parameters of a generated system (n, bandwidth, seed) as `source` gives it, with
 // `extra`; a file is written into `dir`.
 app::JobParams SystemParams(Source source, int n, int bandwidth, int seed, std::map<std::string, std::string> extra,
                             uint32_t tasks, const aiac::testing::TempDir& dir) {
-  if (source == Source::kGenerated) {
+  if (WithOverlap(source)) extra["overlap"] = "2";
+  if (source == Source::kGenerated || source == Source::kGeneratedOverlap) {
     extra["n"] = std::to_string(n);
     extra["bandwidth"] = std::to_string(bandwidth);
     extra["seed"] = std::to_string(seed);
@@ -36,7 +43,7 @@ app::JobParams SystemParams(Source source, int n, int bandwidth, int seed, std::
   extra.emplace("partition", "contiguous");
   extra.emplace("overlap", "0");
   auto params = Params(std::move(extra), tasks, dir.path());
-  params.shared_files = source == Source::kFileShared;
+  params.shared_files = source == Source::kFileShared || source == Source::kFileSharedOverlap;
   return params;
 }
 
@@ -45,6 +52,9 @@ const char* Name(Source source) {
     case Source::kGenerated: return "Generated";
     case Source::kFileSent: return "FileBlocksSent";
     case Source::kFileShared: return "FileBlocksFromCache";
+    case Source::kGeneratedOverlap: return "GeneratedWithOverlap";
+    case Source::kFileSentOverlap: return "FileBlocksSentWithOverlap";
+    case Source::kFileSharedOverlap: return "FileBlocksFromCacheWithOverlap";
   }
   return "?";
 }
@@ -111,9 +121,9 @@ TEST_P(CgRowMoveTest, RowsMovingMidSolveLeaveTheAnswerRight) {
   Sweep(tasks);
   MoveRows(tasks, 2, 1, 100);
   MoveRows(tasks, 0, 1, 200, 1);
-  // More than it can give: a block keeps bandwidth + 1 rows.
+  // More than it can give: a block keeps bandwidth + 1 rows, and its overlap.
   MoveRows(tasks, 3, 2, 1e9);
-  EXPECT_EQ(tasks[3]->ItemCount(), 10);
+  EXPECT_EQ(tasks[3]->ItemCount(), FewestRows(GetParam(), 9));
   EXPECT_EQ(Rows(tasks), 3000);
   for (auto& t : tasks) EXPECT_FALSE(t->LocallyConverged());  // each one's rows changed
   int sweeps = 0;
@@ -201,9 +211,12 @@ TEST_P(CgRowMoveTest, ARestoredTaskRebuildsItsCheckpointsBlockAndDropsWhatItGave
 }
 
 INSTANTIATE_TEST_SUITE_P(Sources, CgRowMoveTest,
-                         ::testing::Values(Source::kGenerated, Source::kFileSent, Source::kFileShared), SourceName);
+                         ::testing::Values(Source::kGenerated, Source::kFileSent, Source::kFileShared,
+                                           Source::kGeneratedOverlap, Source::kFileSentOverlap,
+                                           Source::kFileSharedOverlap),
+                         SourceName);
 
-TEST(CgRowMoveSourceTest, OnlySlicesWithoutOverlapWiderThanTheBandwidthMove) {
+TEST(CgRowMoveSourceTest, OnlySlicesWiderThanTheBandwidthAndTheOverlapMove) {
   struct Case {
     std::map<std::string, std::string> values;
     uint32_t tasks;
@@ -213,7 +226,9 @@ TEST(CgRowMoveSourceTest, OnlySlicesWithoutOverlapWiderThanTheBandwidthMove) {
       {{{"n", "20"}, {"bandwidth", "9"}}, 2, true},                         // 10 rows each: bandwidth + 1
       {{{"n", "20"}, {"bandwidth", "9"}}, 4, false},                        // 5 rows each
       {{{"n", "400"}, {"bandwidth", "3"}, {"partition", "metis"}}, 2, false},  // shipped blocks
-      {{{"n", "400"}, {"bandwidth", "3"}, {"overlap", "2"}}, 2, false},
+      {{{"n", "400"}, {"bandwidth", "3"}, {"overlap", "2"}}, 2, true},
+      {{{"n", "40"}, {"bandwidth", "3"}, {"overlap", "5"}}, 2, true},   // 20 rows each: 3 + 15 + 1 kept
+      {{{"n", "40"}, {"bandwidth", "3"}, {"overlap", "5"}}, 3, false},  // 13 rows each
   };
   for (const Case& c : cases) {
     CgApp app;
@@ -228,7 +243,7 @@ TEST(CgRowMoveSourceTest, OnlySlicesWithoutOverlapWiderThanTheBandwidthMove) {
   }
 }
 
-TEST(CgRowMoveSourceTest, AFilesRowsMoveOnlyInSlicesWithoutOverlapOfASymmetricPattern) {
+TEST(CgRowMoveSourceTest, AFilesRowsMoveOnlyInSlicesOfASymmetricPattern) {
   aiac::testing::TempDir dir;
   const SpMat a = Generate({1200, 3, 2}).a;
   ASSERT_OK(WriteMatrixMarketMatrix(dir / "a.mtx", a));
@@ -246,7 +261,8 @@ TEST(CgRowMoveSourceTest, AFilesRowsMoveOnlyInSlicesWithoutOverlapOfASymmetricPa
       {{{"matrix", "a.mtx"}, {"overlap", "0"}}, 4, true},                              // auto: slices cut little
       {{{"matrix", "a.mtx"}, {"partition", "contiguous"}, {"overlap", "0"}}, 300, true},  // 4 rows: bandwidth + 1
       {{{"matrix", "a.mtx"}, {"partition", "contiguous"}, {"overlap", "0"}}, 301, false},
-      {{{"matrix", "a.mtx"}, {"partition", "contiguous"}}, 4, false},                  // auto overlap
+      {{{"matrix", "a.mtx"}, {"partition", "contiguous"}}, 4, true},                   // auto overlap: slabs
+      {{{"matrix", "a.mtx"}, {"partition", "contiguous"}, {"overlap", "50"}}, 8, false},  // 150 rows, 150 overlap
       {{{"matrix", "a.mtx"}, {"partition", "metis"}, {"overlap", "0"}}, 4, false},
       {{{"matrix", "skew.mtx"}, {"partition", "contiguous"}, {"overlap", "0"}}, 4, false},
   };
@@ -296,11 +312,90 @@ TEST(CgRowMoveSourceTest, HeldRowsAreTheMatrixRowsAndSurviveTheirEncoding) {
   EXPECT_EQ(back->entries.b, m.entries.b);
   const std::string bytes = EncodeRowMove(m);
   for (size_t cut = 0; cut < bytes.size(); ++cut) EXPECT_FALSE(DecodeRowMove(bytes.substr(0, cut), 60).ok());
-  m.entries = held.Part(20, 26);  // entries of other rows than those moving
+  m.entries = held.Part(21, 25);  // entries without a row that moves
   EXPECT_FALSE(DecodeRowMove(EncodeRowMove(m), 60).ok());
+  m.entries = held.Part(20, 27);  // and of rows next to them, which a block with overlap holds
+  EXPECT_TRUE(DecodeRowMove(EncodeRowMove(m), 60).ok());
   m.entries = held.Part(20, 25);
   m.entries.cols[3] = 70;  // a column past the system
   EXPECT_FALSE(DecodeRowMove(EncodeRowMove(m), 60).ok());
+}
+
+// What a task builds alone after moves (its slice's slab, LocalStarts, SymmetricSendLists) is the
+// block the spawner builds from the whole partition (BuildBlock with SendLists), on random
+// symmetric patterns, slices and overlaps that keep MinBlockRows.
+TEST(CgRowMoveSourceTest, SlabBlocksATaskBuildsAloneAreThoseOfTheWholePartition) {
+  for (uint64_t seed = 1; seed <= 300; ++seed) {
+    uint64_t h = seed * 0x9e3779b97f4a7c15ULL;
+    auto next = [&h](uint64_t below) {
+      h = h * 6364136223846793005ULL + 1442695040888963407ULL;
+      return (h >> 33) % below;
+    };
+    const int bandwidth = 1 + static_cast<int>(next(5)), overlap = static_cast<int>(next(8));
+    const int tasks = 2 + static_cast<int>(next(4)), fewest = MinBlockRows(bandwidth, overlap);
+    std::vector<int> starts{0};
+    for (int l = 0; l < tasks; ++l) starts.push_back(starts.back() + fewest + static_cast<int>(next(3 * fewest)));
+    const int n = starts.back();
+    // A random symmetric pattern within the band (not every diagonal full), dominant diagonal.
+    std::vector<Eigen::Triplet<double>> entries;
+    for (int i = 0; i < n; ++i) {
+      entries.emplace_back(i, i, 4.0 * bandwidth);
+      for (int j = i + 1; j <= std::min(n - 1, i + bandwidth); ++j) {
+        if (next(3) == 0) continue;
+        const double v = -1.0 - static_cast<double>(next(100)) / 100;
+        entries.emplace_back(i, j, v);
+        entries.emplace_back(j, i, v);
+      }
+    }
+    SpMat a(n, n);
+    a.setFromTriplets(entries.begin(), entries.end());
+    a.makeCompressed();
+    const RowFn row = [&a](int i, std::vector<int>& cols, std::vector<double>& vals) {
+      cols.clear();
+      vals.clear();
+      for (SpMat::InnerIterator it(a, i); it; ++it) {
+        cols.push_back(static_cast<int>(it.col()));
+        vals.push_back(it.value());
+      }
+    };
+    std::vector<uint32_t> owner(static_cast<size_t>(n));
+    std::vector<std::vector<int>> block_rows(static_cast<size_t>(tasks));
+    for (int l = 0; l < tasks; ++l) {
+      for (int r = starts[l]; r < starts[l + 1]; ++r) owner[static_cast<size_t>(r)] = static_cast<uint32_t>(l);
+      const auto [lo, hi] = SlabRows(n, starts[l], starts[l + 1], overlap);
+      for (int r = lo; r < hi; ++r) block_rows[static_cast<size_t>(l)].push_back(r);
+    }
+    const auto sends = SendLists(a, owner, block_rows);
+    const Eigen::VectorXd b = a * Eigen::VectorXd::Ones(n);
+    for (int l = 0; l < tasks; ++l) {
+      const std::vector<int>& rows = block_rows[static_cast<size_t>(l)];
+      std::vector<double> b_rows;
+      std::vector<int> own;
+      for (size_t k = 0; k < rows.size(); ++k) {
+        b_rows.push_back(b[rows[k]]);
+        if (owner[static_cast<size_t>(rows[k])] == static_cast<uint32_t>(l)) own.push_back(static_cast<int>(k));
+      }
+      const Block whole = BuildBlock(row, b_rows, n, rows, own, [&](int r) { return owner[static_cast<size_t>(r)]; },
+                                     sends[static_cast<size_t>(l)]);
+      HeldRows held;
+      held.lo = rows.front();
+      held.ptr.clear();
+      held.ptr.push_back(0);
+      for (int r : rows) {
+        std::vector<int> cols;
+        std::vector<double> vals;
+        row(r, cols, vals);
+        held.cols.insert(held.cols.end(), cols.begin(), cols.end());
+        held.vals.insert(held.vals.end(), vals.begin(), vals.end());
+        held.ptr.push_back(static_cast<int64_t>(held.cols.size()));
+        held.b.push_back(b[r]);
+      }
+      const auto lu = static_cast<uint32_t>(l), tu = static_cast<uint32_t>(tasks);
+      const Block alone = HeldBlock(held, n, LocalStarts(n, tu, lu, starts[l], starts[l + 1]), lu, overlap);
+      EXPECT_EQ(EncodeBlock(alone), EncodeBlock(whole)) << "seed " << seed << ", task " << l << " of " << tasks
+                                                        << ", bandwidth " << bandwidth << ", overlap " << overlap;
+    }
+  }
 }
 
 TEST(CgRowMoveSourceTest, SymmetricBandwidthAgreesWithEveryEntry) {
