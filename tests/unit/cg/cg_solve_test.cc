@@ -64,6 +64,33 @@ TEST(BlockCgTest, UnsymmetricBlockIsSolvedToo) {
   EXPECT_TRUE(BlockCg(Generate({50, 2, 1}).a).symmetric());
 }
 
+// BlockCg takes a block for symmetric (CG) exactly when ||A - A^T||_F <= 1e-14 max(1, ||A||_F),
+// computed here from a dense copy: on random patterns, symmetric or not, with mirrored values
+// equal, off by rounding, or off by more.
+TEST(BlockCgTest, SymmetryIsJudgedAsADenseTransposeWould) {
+  for (uint64_t seed = 1; seed <= 600; ++seed) {
+    uint64_t h = seed * 0x9e3779b97f4a7c15ULL;
+    auto next = [&h](uint64_t below) {
+      h = h * 6364136223846793005ULL + 1442695040888963407ULL;
+      return (h >> 33) % below;
+    };
+    const int n = 2 + static_cast<int>(next(12));
+    const bool mirrored = next(4) != 0;
+    const double skew = next(3) == 0 ? 0.0 : next(2) == 0 ? 1e-17 : 1e-6;
+    Eigen::MatrixXd dense = Eigen::MatrixXd::Zero(n, n);
+    for (int i = 0; i < n; ++i) dense(i, i) = 4;
+    for (int k = 0; k < 2 * n; ++k) {
+      const int i = static_cast<int>(next(n)), j = static_cast<int>(next(n));
+      if (i == j) continue;
+      dense(i, j) = -1.0 - static_cast<double>(next(10)) / 10;
+      if (mirrored) dense(j, i) = dense(i, j) + (next(2) == 0 ? skew : 0.0);
+    }
+    const SpMat a = dense.sparseView();
+    const bool expected = (dense - dense.transpose()).norm() <= 1e-14 * std::max(1.0, dense.norm());
+    EXPECT_EQ(BlockCg(a).symmetric(), expected) << "seed " << seed << "\n" << dense;
+  }
+}
+
 TEST(CgProblemTest, GeneratedMatrixIsSymmetricAndDiagonallyDominant) {
   Problem p = Generate({300, 5, 11});
   Eigen::SparseMatrix<double> a(p.a), at = a.transpose();
