@@ -69,11 +69,8 @@ TEST(BlockCgTest, UnsymmetricBlockIsSolvedToo) {
 // equal, off by rounding, or off by more.
 TEST(BlockCgTest, SymmetryIsJudgedAsADenseTransposeWould) {
   for (uint64_t seed = 1; seed <= 600; ++seed) {
-    uint64_t h = seed * 0x9e3779b97f4a7c15ULL;
-    auto next = [&h](uint64_t below) {
-      h = h * 6364136223846793005ULL + 1442695040888963407ULL;
-      return (h >> 33) % below;
-    };
+    std::mt19937_64 rng(seed);
+    auto next = [&rng](uint64_t below) { return rng() % below; };
     const int n = 2 + static_cast<int>(next(12));
     const bool mirrored = next(4) != 0;
     const double skew = next(3) == 0 ? 0.0 : next(2) == 0 ? 1e-17 : 1e-6;

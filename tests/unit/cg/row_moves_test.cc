@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <random>
 
 #include "apps/cg/cg_app.h"
 #include "apps/cg/matrix_market.h"
@@ -326,11 +327,8 @@ TEST(CgRowMoveSourceTest, HeldRowsAreTheMatrixRowsAndSurviveTheirEncoding) {
 // symmetric patterns, slices and overlaps that keep MinBlockRows.
 TEST(CgRowMoveSourceTest, SlabBlocksATaskBuildsAloneAreThoseOfTheWholePartition) {
   for (uint64_t seed = 1; seed <= 300; ++seed) {
-    uint64_t h = seed * 0x9e3779b97f4a7c15ULL;
-    auto next = [&h](uint64_t below) {
-      h = h * 6364136223846793005ULL + 1442695040888963407ULL;
-      return (h >> 33) % below;
-    };
+    std::mt19937_64 rng(seed);
+    auto next = [&rng](uint64_t below) { return rng() % below; };
     const int bandwidth = 1 + static_cast<int>(next(5)), overlap = static_cast<int>(next(8));
     const int tasks = 2 + static_cast<int>(next(4)), fewest = MinBlockRows(bandwidth, overlap);
     std::vector<int> starts{0};
