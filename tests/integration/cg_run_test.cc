@@ -194,7 +194,8 @@ TEST_F(CgRunTest, UnreachableResidualFailsEarlyWithThePartialResult) {
 // A system block Jacobi converges on far too slowly for the time allowed (the 1-D Poisson problem
 // on two blocks without overlap: about 1 - 4e-5 per iteration; the forecast said 700 s for a
 // 60 s timeout): the run ends failed well before timeout_s, saying at what rate it went, with
-// its last iterate written and marked partial.
+// its last iterate written and marked partial. (It ends after about 15 s alone, 51 s under
+// ctest -j4 beside two busy loops on 2 cores: anything short of the 60 s is an early end.)
 TEST_F(CgRunTest, AHopelessSystemEndsEarlyWithItsLastIterate) {
   WriteFile(dir_ / "A.mtx", TridiagonalFile(50000, 2, -1));
   WriteJob("hope.toml", "name = \"hope\"\napp = \"cg\"\ntimeout_s = 60\ntasks = 2\n[params]\nmatrix = \"A.mtx\"\n"
@@ -208,7 +209,7 @@ TEST_F(CgRunTest, AHopelessSystemEndsEarlyWithItsLastIterate) {
   // ("at the rate of the last ..." or, on a slow sanitizer build, "the largest local change
   // stopped falling ...")
   EXPECT_NE(j["error"].get<std::string>().find("the run cannot converge in time: "), std::string::npos) << j["error"];
-  EXPECT_LT(j["wall_seconds"].get<double>(), 45) << "it did not wait for timeout_s";
+  EXPECT_LT(j["wall_seconds"].get<double>(), 57) << "it did not wait for timeout_s";
   EXPECT_TRUE(j["partial"].get<bool>());
   EXPECT_GT(j["residual"].get<double>(), 1e-8);
   EXPECT_TRUE(LogHas("spawner", "last iterate gathered")) << Log("spawner");
