@@ -24,6 +24,7 @@
 #include "apps/cg/matrix_cache.h"
 #include "apps/cg/matrix_market.h"
 #include "apps/cg/partition.h"
+#include "apps/cg/renumber.h"
 #include "apps/cg/row_moves.h"
 #include "core/memory_budget.h"
 
@@ -715,6 +716,8 @@ constexpr const char* kBlocksSentNote = "cg: the blocks are sent: the daemons ne
 Result<app::JobPlan> CgApp::Prepare(const app::JobParams& params) {
   auto p = ParseCgParams(params);
   if (!p.ok()) return p.status();
+  order_.clear();
+  renumbered_ = SpMat();
   std::string name = "generated system";
   double read_seconds = 0;
   std::vector<std::string> notes;
@@ -775,11 +778,31 @@ Result<app::JobPlan> CgApp::Prepare(const app::JobParams& params) {
   // METIS or slices: decided once, on equal shares; Reweigh keeps the choice.
   metis_ = p->metis();
   if (metis_ && p->partition == "auto") {
-    if (const double cut = CutFraction(A(), ContiguousPartition(n, static_cast<int>(params.tasks)));
-        cut <= kSlicesGoodEnough) {
+    const RowPartition slices = ContiguousPartition(n, static_cast<int>(params.tasks));
+    if (const double cut = CutFraction(A(), slices); cut <= kSlicesGoodEnough) {
       notes.push_back("cg: slices of consecutive rows cut " + FormatDouble(100 * cut) +
                       " % of the matrix's entries: no METIS partition needed");
       metis_ = false;
+    } else {
+      // Rows not numbered along the graph: slices of the renumbered rows may do (and can move).
+      std::vector<int> order = ReverseCuthillMcKee(A());
+      SpMat renumbered = Renumbered(A(), order);
+      if (const double rcm_cut = CutFraction(renumbered, slices); rcm_cut <= kSlicesGoodEnough) {
+        notes.push_back("cg: slices of consecutive rows cut " + FormatDouble(100 * cut) +
+                        " % of the matrix's entries, " + FormatDouble(100 * rcm_cut) +
+                        " % once renumbered in reverse Cuthill-McKee order (bandwidth " +
+                        std::to_string(Bandwidth(renumbered)) + "): no METIS partition needed");
+        Eigen::VectorXd b(n);
+        for (int i = 0; i < n; ++i) b[i] = problem_.b[order[static_cast<size_t>(i)]];
+        problem_.b = std::move(b);
+        order_ = std::move(order);
+        renumbered_ = std::move(renumbered);
+        metis_ = false;
+        if (shared_source_) {
+          shared_source_.reset();
+          notes.push_back("cg: the blocks are sent: the matrix's cache holds the file's numbering");
+        }
+      }
     }
   }
   // Rows of a matrix from a file move between slices when its pattern is symmetric
@@ -1057,7 +1080,10 @@ Result<app::GatherReport> CgApp::Gather(const app::JobParams& params, const std:
   }
   if (p->generated) report.numbers["error_inf"] = (x - Eigen::VectorXd::Ones(n)).cwiseAbs().maxCoeff();
   if (!p->output.empty()) {
-    AIAC_RETURN_IF_ERROR(WriteMatrixMarketVector(p->output, std::vector<double>(x.data(), x.data() + n)));
+    // (In the file's numbering: renumbered rows go back to their places.)
+    std::vector<double> out(x.data(), x.data() + n);
+    for (int i = 0; i < n && !order_.empty(); ++i) out[static_cast<size_t>(order_[static_cast<size_t>(i)])] = x[i];
+    AIAC_RETURN_IF_ERROR(WriteMatrixMarketVector(p->output, out));
     report.output = p->output;
   }
   return report;

@@ -41,9 +41,10 @@ struct CgParams {
   // Keep a binary copy of the parsed matrix next to its file (matrix_cache.h) and load it on the
   // next run on the same file.
   bool matrix_cache = true;
-  // How rows are split into task blocks (partition.h): "metis", "contiguous", or "auto" (METIS
-  // for a matrix from a file unless slices of consecutive rows already cut at most
-  // kSlicesGoodEnough of its entries; slices for a generated banded one).
+  // How rows are split into task blocks (partition.h): "metis", "contiguous", or "auto" (for a
+  // matrix from a file: slices of consecutive rows when they cut at most kSlicesGoodEnough of its
+  // entries, else slices of its rows renumbered in reverse Cuthill-McKee order when those do
+  // (renumber.h), else METIS; slices for a generated banded one).
   std::string partition = "auto";
   // Layers of the matrix graph each block extends past its own rows; -1 ("auto"): AutoLayers
   // with kAutoOverlapGrowth and kAutoOverlapLayers for a matrix from a file, 0 for a generated
@@ -110,11 +111,18 @@ class CgApp final : public app::App {
   // `notes` go first in the plan's notes.
   Result<app::JobPlan> Split(const CgParams& p, uint32_t tasks, const Shares& shares, std::vector<std::string> notes);
 
-  // The system's matrix: the mapped cache it came from, else problem_.a.
-  SpRef A() const { return mapped_ ? SpRef(mapped_->matrix()) : SpRef(problem_.a); }
+  // The system's matrix: renumbered, else the mapped cache it came from, else problem_.a.
+  SpRef A() const {
+    return !order_.empty() ? SpRef(renumbered_) : mapped_ ? SpRef(mapped_->matrix()) : SpRef(problem_.a);
+  }
 
-  Problem problem_;  // spawner side, kept from Prepare for the residual (a: see A())
+  Problem problem_;  // spawner side, kept from Prepare for the residual (a: see A(); b renumbered)
   std::optional<MappedMatrixCache> mapped_;  // a matrix from its cache: problem_.a is then empty
+  // A file's rows renumbered (partition "auto", renumber.h): order_[i] is the file's row at
+  // position i of renumbered_, the matrix every task and the residual see; empty: the file's
+  // order. Results are put back in the file's order.
+  std::vector<int> order_;
+  SpMat renumbered_;
   bool metis_ = false;  // METIS rather than slices, decided by Prepare
   // The matrix's bandwidth when its rows may move between slices (a generated system, or a file's
   // matrix with a symmetric pattern in slices), from Prepare; chain_: they may in the last plan.

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <numeric>
 #include <random>
+#include <set>
 #include <thread>
 
 #include "aiac/convergence.h"
@@ -274,25 +275,109 @@ TEST(CgAppTest, MetisBlocksOfAScrambledGridConvergeInFewerIterations) {
   EXPECT_LT(sweeps["metis"] * 2, sweeps["contiguous"]) << sweeps["metis"] << " against " << sweeps["contiguous"];
 }
 
+// A random graph of n rows, each joined to 3 others at random (no numbering makes it banded), as
+// a symmetric, diagonally dominant Matrix Market file.
+std::string RandomGraphFile(int n) {
+  std::mt19937 rng(5);
+  std::set<std::pair<int, int>> edges;
+  for (int i = 0; i < n; ++i) {
+    for (int k = 0; k < 3; ++k) {
+      const int j = static_cast<int>(rng() % static_cast<unsigned>(n));
+      if (j != i) edges.insert({std::max(i, j), std::min(i, j)});
+    }
+  }
+  std::string text;
+  for (int i = 0; i < n; ++i) text += std::to_string(i + 1) + " " + std::to_string(i + 1) + " 8\n";
+  for (const auto& [i, j] : edges) text += std::to_string(i + 1) + " " + std::to_string(j + 1) + " -1\n";
+  return "%%MatrixMarket matrix coordinate real symmetric\n" + std::to_string(n) + " " + std::to_string(n) + " " +
+         std::to_string(n + static_cast<int>(edges.size())) + "\n" + text;
+}
+
 // partition = "auto": slices when they already cut few couplings (a grid in its own numbering),
-// METIS when they do not (the same grid scrambled).
-TEST(CgAppTest, AutoPartitionRunsMetisOnlyWhereSlicesCutTooMuch) {
+// slices of the rows in reverse Cuthill-McKee order when those do (the same grid scrambled; its
+// rows can then move), METIS when neither does (a random graph).
+TEST(CgAppTest, AutoPartitionRunsMetisOnlyWhereNoSlicesCutLittle) {
   aiac::testing::TempDir dir;
   // 150 x 150 on 3 tasks: slices cut 2 x 2 x 150 of 112,000 entries (0.5 %).
   aiac::testing::WriteFile(dir / "grid.mtx", GridFile(150, false));
   aiac::testing::WriteFile(dir / "scrambled.mtx", GridFile(150, true));
-  auto notes = [&](const char* file) {
+  aiac::testing::WriteFile(dir / "random.mtx", RandomGraphFile(3000));
+  auto notes = [&](const char* file, bool movable) {
     CgApp app;
     auto plan = app.Prepare(Params({{"matrix", file}, {"matrix_cache", "false"}}, 3, dir.path()));
     EXPECT_TRUE(plan.ok()) << plan.status().message();
+    EXPECT_EQ(plan->items_in_chain, movable) << file;
     std::string all;
     for (const auto& n : plan->notes) all += n + "\n";
     return all;
   };
-  const std::string grid = notes("grid.mtx"), scrambled = notes("scrambled.mtx");
+  const std::string grid = notes("grid.mtx", true), scrambled = notes("scrambled.mtx", true),
+                    random = notes("random.mtx", false);
   EXPECT_NE(grid.find("no METIS partition needed"), std::string::npos) << grid;
   EXPECT_NE(grid.find("contiguous partition into 3 blocks"), std::string::npos) << grid;
-  EXPECT_NE(scrambled.find("METIS partition into 3 blocks"), std::string::npos) << scrambled;
+  EXPECT_EQ(grid.find("Cuthill-McKee"), std::string::npos) << grid;
+  EXPECT_NE(scrambled.find("once renumbered in reverse Cuthill-McKee order (bandwidth"), std::string::npos) << scrambled;
+  EXPECT_NE(scrambled.find("contiguous partition into 3 blocks"), std::string::npos) << scrambled;
+  EXPECT_NE(random.find("METIS partition into 3 blocks"), std::string::npos) << random;
+}
+
+// A scrambled grid solved in slices of its renumbered rows: the answer comes back in the file's
+// numbering (b = A x for x = 1, 2, ..., n, so a row put back in the wrong place shows), and
+// rows moved between the renumbered slices keep it right.
+TEST(CgAppTest, RenumberedRowsSolveAndComeBackInTheFilesOrder) {
+  aiac::testing::TempDir dir;
+  const std::string text = GridFile(150, true);  // (a smaller grid's slices cut over 1 %: METIS)
+  aiac::testing::WriteFile(dir / "grid.mtx", text);
+  auto a = ReadMatrixMarket(dir / "grid.mtx");
+  ASSERT_TRUE(a.ok());
+  const int n = a->rows;
+  SpMat m(n, n);
+  std::vector<Eigen::Triplet<double>> entries;
+  for (const auto& e : a->entries) entries.emplace_back(e.row, e.col, e.value);
+  m.setFromTriplets(entries.begin(), entries.end());
+  const Eigen::VectorXd x_true = Eigen::VectorXd::LinSpaced(n, 1, n);
+  const Eigen::VectorXd b = m * x_true;
+  ASSERT_OK(WriteMatrixMarketVector(dir / "b.mtx", std::vector<double>(b.data(), b.data() + n)));
+  CgApp app;
+  auto params = Params({{"matrix", "grid.mtx"}, {"rhs", "b.mtx"}, {"tolerance", "1e-12"}, {"output", "x.mtx"},
+                        {"overlap", "2"}, {"matrix_cache", "false"}},
+                       3, dir.path());
+  auto plan = app.Prepare(params);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  ASSERT_TRUE(plan->items_in_chain);
+  std::vector<std::unique_ptr<app::Task>> tasks;
+  for (uint32_t l = 0; l < 3; ++l) {
+    auto t = app.MakeTask(params, l, plan->slices[l]);
+    ASSERT_TRUE(t.ok()) << t.status().message();
+    tasks.push_back(std::move(*t));
+  }
+  auto sweep = [&] {
+    bool all = true;
+    for (uint32_t l = 0; l < 3; ++l) {
+      EXPECT_TRUE(tasks[l]->Iterate().ok());
+      for (auto& out : tasks[l]->TakeOutgoing()) EXPECT_OK(tasks[out.to]->Absorb(l, out.bytes));
+      all = all && tasks[l]->LocallyConverged();
+    }
+    return all;
+  };
+  for (int k = 0; k < 5; ++k) sweep();
+  // A tenth of task 1's rows to task 2, mid-solve.
+  const double per_row = tasks[1]->RemainingWork() / static_cast<double>(tasks[1]->ItemCount());
+  auto moved = tasks[1]->ExportItems(0.1 * static_cast<double>(tasks[1]->ItemCount()) * per_row, 2);
+  ASSERT_TRUE(moved.ok()) << moved.status().message();
+  ASSERT_OK(tasks[2]->ImportItems(*moved));
+  int sweeps = 0;
+  while (!sweep() && ++sweeps < 10000) {
+  }
+  std::vector<std::string> slices;
+  for (auto& t : tasks) slices.push_back(t->ResultSlice());
+  auto report = app.Gather(params, slices);
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  EXPECT_EQ(report->status, "converged");
+  auto x = ReadMatrixMarketVector(dir / "x.mtx");
+  ASSERT_TRUE(x.ok());
+  ASSERT_EQ(x->size(), static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) EXPECT_NEAR((*x)[static_cast<size_t>(i)], x_true[i], 1e-6 * x_true[i]) << "row " << i + 1;
 }
 
 // A generated system split by METIS or with overlap is built by the spawner and shipped, and
