@@ -6,11 +6,14 @@
 #include <signal.h>
 
 #include <atomic>
+#include <numeric>
+#include <random>
 #include <regex>
 #include <thread>
 
 #include "apps/cg/cg_problem.h"
 #include "apps/cg/matrix_market.h"
+#include "apps/cg/renumber.h"
 #include "apps/synthetic/workload.h"
 #include "integration/cluster_fixture.h"
 
@@ -91,12 +94,17 @@ class BalanceTest : public ClusterFixture {
                             "[params]\nn = 200000\nbandwidth = 12\nseed = 7\ntolerance = 1e-10\ninner = \"cg\"\n");
   }
 
-  // The 2-D Poisson problem on a 300 x 300 grid read from a Matrix Market file (symmetric, so half
-  // the entries are written), in slices (they cut little) whose blocks overlap by 2 layers (600
-  // rows either side): slabs whose rows move with their entries (row_moves.h, held_rows.h). The
-  // overlap `auto` would pick (18 layers) solves it in under a second, before balancing acts.
+  // The 2-D Poisson problem on a 300 x 300 grid, its rows scrambled, read from a Matrix Market
+  // file (symmetric, so half the entries are written): `partition = "auto"` renumbers the rows
+  // (renumber.h) into slices whose blocks overlap by 2 layers: slabs whose rows move with their
+  // entries (row_moves.h, held_rows.h). The overlap `auto` would pick (18 layers) solves it in
+  // under a second, before balancing acts.
   void WriteCgFileJob(const std::string& extra = "") {
-    ASSERT_OK(cg::WriteMatrixMarketMatrix(dir_ / "a.mtx", cg::GridLaplacian(300, 300), /*symmetric=*/true));
+    std::vector<int> scrambled(300 * 300);
+    std::iota(scrambled.begin(), scrambled.end(), 0);
+    std::shuffle(scrambled.begin(), scrambled.end(), std::mt19937(7));
+    ASSERT_OK(cg::WriteMatrixMarketMatrix(dir_ / "a.mtx", cg::Renumbered(cg::GridLaplacian(300, 300), scrambled),
+                                          /*symmetric=*/true));
     WriteJob("cgf.toml", "name = \"cgf\"\napp = \"cg\"\ntasks = 4\ntimeout_s = 240\n" + extra +
                              "[params]\nmatrix = \"a.mtx\"\noverlap = 2\ntolerance = 1e-12\noutput = \"x.mtx\"\n");
   }
@@ -411,9 +419,10 @@ TEST_F(BalanceTest, ACgDaemonKilledWhileItsRowsMoveLeavesTheSolutionRight) {
   ExpectSolved(Json("cg.json"));
 }
 
-// A matrix read from a file: its rows move with their entries, and the task that took the first
-// rows is killed once it has them; its replacement, made with its first block again, gets them
-// back from its checkpoint or from the spawner's replay of the move. The solution stays right.
+// A matrix read from a file (its rows renumbered): its rows move with their entries, and the task
+// that took the first rows is killed once it has them; its replacement, made with its first block
+// again, gets them back from its checkpoint or from the spawner's replay of the move. The
+// solution stays right.
 TEST_F(BalanceTest, AFilesCgRowsMoveWithTheirEntriesAndSurviveTheirTakersLoss) {
   WriteCgFileJob("checkpoint_seconds = 0.3\n");
   if (HasFatalFailure()) return;
@@ -430,7 +439,9 @@ TEST_F(BalanceTest, AFilesCgRowsMoveWithTheirEntriesAndSurviveTheirTakersLoss) {
   auto j = Json("cgf.json");
   ExpectSolved(j);
   EXPECT_GT(j["balancing"]["items_moved"].get<int>(), 0) << j.dump();
-  EXPECT_NE(Log("spawner").find("with overlap 2 (600 rows either side)"), std::string::npos) << Log("spawner");
+  const std::string log = Log("spawner");
+  EXPECT_NE(log.find("once renumbered in reverse Cuthill-McKee order"), std::string::npos) << log;
+  EXPECT_TRUE(std::regex_search(log, std::regex("with overlap 2 \\([0-9]+ rows either side\\)"))) << log;
 }
 
 TEST_F(BalanceTest, BadModesAreRefusedAndAnAppWithoutItemsRunsUnbalanced) {
