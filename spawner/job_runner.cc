@@ -819,6 +819,12 @@ void JobRunner::LogCheckingPoint(const std::vector<balance::MoveOrder>& moves) c
                summary_.job_id, balancing_->stats().checks, settings_.migration, ring->ring_case, links,
                ring->planned_time, ring->lower_bound, balancing_->bytes_per_item());
   }
+  if (const auto& chain = balancing_->chain_plan()) {
+    log_->info("job {}: checking point {}: along the chain ({}): planned {:.3f} s over the links (busiest link {:.3f} s) "
+               "for items of {:.0f} bytes",
+               summary_.job_id, balancing_->stats().checks, chain->ring_case, chain->planned_time, chain->lower_bound,
+               balancing_->bytes_per_item());
+  }
 }
 
 void JobRunner::PrintProgress(const SupervisorProgress& p) {

@@ -141,11 +141,14 @@ std::vector<balance::MoveOrder> LiveBalancing::Check(double now_s) {
   }
   channels_.clear();
   ring_plan_.reset();
+  chain_plan_.reset();
   std::vector<balance::MoveOrder> moves = options_.chain                 ? InSourceUnits(d.moves, remaining)
                                           : clusters_ && clusters_->ring ? ByRing(d.moves, remaining)
                                                                          : ByCluster(d.moves, remaining);
   if (moves.empty()) return none;
+  if (options_.chain) chain_plan_ = PlanChain(moves);
   if (ring_plan_) planned_per_byte_ += ring_plan_->planned_time / bytes_per_item_;
+  if (chain_plan_) planned_per_byte_ += chain_plan_->planned_time / bytes_per_item_;
   ++stats_.redistributions;
   stats_.predicted_gain += d.step.gain;
   observing_ = true;
@@ -191,6 +194,51 @@ std::vector<balance::MoveOrder> LiveBalancing::ByCluster(const std::vector<balan
     out.push_back({x.from, x.to, static_cast<double>(x.items) * per_item});
   }
   return out;
+}
+
+std::optional<redistribution::RingMoves> LiveBalancing::PlanChain(const std::vector<balance::MoveOrder>& moves) const {
+  const size_t n = tasks_.size();
+  if (!clusters_ || clusters_->cluster.size() != n || n < 2) return std::nullopt;
+  // A link's per-item time: the channel's seconds per byte times the items' measured size (the
+  // ring paper's model, section 2; its latency left out, each link carrying one move).
+  const auto per_item = [&](size_t a, size_t b) {
+    const auto ca = static_cast<size_t>(clusters_->cluster[a]), cb = static_cast<size_t>(clusters_->cluster[b]);
+    return std::max(1e-12, clusters_->seconds_per_byte[ca][cb] * bytes_per_item_);
+  };
+  std::vector<double> c_next, c_prev;
+  double least = 0, most = 0;
+  for (size_t i = 0; i < n; ++i) {
+    c_next.push_back(per_item(i, (i + 1) % n));
+    c_prev.push_back(per_item(i, (i + n - 1) % n));
+    if (i + 1 < n) {  // the chain's links (the ring's closing one is unusable)
+      for (double c : {c_next.back(), per_item(i + 1, i)}) {
+        least = least > 0 ? std::min(least, c) : c;
+        most = std::max(most, c);
+      }
+    }
+  }
+  redistribution::RingMoves plan;
+  plan.ring_case = most > 1.01 * least ? "bi-het" : "bi-hom";
+  plan.flows.assign(n, 0);
+  std::vector<std::vector<redistribution::RingOp>> ops(n);
+  std::vector<balance::MoveOrder> in_order = moves;
+  std::stable_sort(in_order.begin(), in_order.end(), [](const auto& x, const auto& y) { return x.wave < y.wave; });
+  for (const balance::MoveOrder& m : in_order) {
+    const TaskReport& from = tasks_[m.from].last;
+    if (!(from.remaining > 0) || from.items <= 0) return std::nullopt;
+    const auto items = static_cast<int64_t>(std::llround(m.work * static_cast<double>(from.items) / from.remaining));
+    const bool up = m.to == m.from + 1;
+    ops[m.from].push_back({up, items, 0});
+    plan.flows[up ? m.from : m.to] += up ? items : -items;
+    plan.moves.push_back({m.from, m.to, items, m.wave});
+    // Each link must carry its flow: no plan beats the busiest link.
+    plan.lower_bound = std::max(plan.lower_bound, static_cast<double>(items) * (up ? c_next[m.from] : c_prev[m.from]));
+  }
+  const redistribution::RingSchedule schedule =
+      redistribution::SimulateRing(Items(), c_next, c_prev, /*bidirectional=*/true, ops);
+  if (!schedule.complete) return std::nullopt;
+  plan.planned_time = schedule.makespan;
+  return plan;
 }
 
 std::vector<int64_t> LiveBalancing::Items() const {

@@ -138,6 +138,13 @@ class LiveBalancing {
   double bytes_per_item() const { return bytes_per_item_; }
   // The last checking point's plan on the ring (ClusterView::ring), if it moved anything.
   const std::optional<redistribution::RingMoves>& ring_plan() const { return ring_plan_; }
+  // The last checking point's moves along the chain (options.chain), when the tasks' clusters
+  // are known (SetClusters): ring-redistribution.md's case on the ring of tasks whose closing
+  // link is unusable, from the links' measured costs ("bi-hom", or "bi-het" when they differ by
+  // more than 1 %; a chain moves both ways), its net flows, and the one-port replay's time of
+  // its moves over those links (ring_simulator.h) for items of bytes_per_item(), with each link's
+  // flow x cost as the bound. Its moves are ChainMoves' waves, as items.
+  const std::optional<redistribution::RingMoves>& chain_plan() const { return chain_plan_; }
   // The moves of the last checking point are all done (`seconds` after it).
   void OnRedistributionDone(double seconds);
   // The run converged at `now_s`: a redistribution not yet observed is judged against it.
@@ -176,6 +183,9 @@ class LiveBalancing {
   // the sources' work units and in waves; none when the plan fails (a task holding no item).
   std::vector<balance::MoveOrder> ByRing(const std::vector<balance::MoveOrder>& moves,
                                          const std::vector<double>& remaining);
+  // chain_plan() for chain `moves` in the sources' work units (InSourceUnits); nullopt without
+  // clusters or when the replay cannot run them.
+  std::optional<redistribution::RingMoves> PlanChain(const std::vector<balance::MoveOrder>& moves) const;
   // The items each task holds (never below 0).
   std::vector<int64_t> Items() const;
   // The expected end from the latest figures, no move made: max_i remaining_i / rate_i (eq. 10).
@@ -196,7 +206,8 @@ class LiveBalancing {
   std::optional<ClusterView> clusters_;
   std::vector<redistribution::Flow> channels_;
   std::optional<redistribution::RingMoves> ring_plan_;
-  // The ring plan under way: its planned time per byte of an item (the time scales with the
+  std::optional<redistribution::RingMoves> chain_plan_;
+  // The ring (or chain) plan under way: its planned time per byte of an item (the time scales with the
   // size; BalancingStats::planned_seconds takes it at the size its moves measured).
   double planned_per_byte_ = 0;
   // The encoded size of an item, measured on the moves done (a guess until the first).

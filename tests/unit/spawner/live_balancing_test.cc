@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace aiac::spawner {
@@ -224,6 +225,50 @@ TEST(LiveBalancingTest, RowsAlongAChainMoveBetweenNeighboursAtTheSlowestTasksHor
   EXPECT_EQ(b.stats().redistributions, 1u);
   // At the slow task's horizon, 100 iterations of 1 s: balanced, 100 x 308 / 4000 = 7.7 s.
   EXPECT_NEAR(b.stats().predicted_gain, 100 - 100 * (4000.0 / 13) / 1000, 1);
+}
+
+// Rows along a chain whose tasks sit in two clusters: the chain's case comes from the links'
+// measured costs (the same cluster throughout: bi-hom; a slow channel between tasks 1 and 2:
+// bi-het), and its planned time is the one-port replay of the moves over those links, at least
+// the busiest link's flow x cost, counted in the summary at the items' measured size.
+TEST(LiveBalancingTest, AChainsCaseAndPlannedTimeComeFromItsLinksCosts) {
+  for (const bool split : {false, true}) {
+    balance::BalancerOptions options;
+    options.chain = true;
+    LiveBalancing b(BalanceMode::kMeans, 4, options);
+    ClusterView view;
+    view.cluster = split ? std::vector<int>{0, 0, 1, 1} : std::vector<int>{0, 0, 0, 0};
+    view.latency.assign(2, std::vector<double>(2, 0.001));
+    view.seconds_per_byte = {{1e-8, 1e-6}, {1e-6, 1e-8}};
+    b.SetClusters(view);
+    const double speed[4] = {4000, 1000, 4000, 4000};
+    for (double at = 0; at <= 3; at += 0.25) {
+      for (size_t t = 0; t < 4; ++t) b.OnReport(t, {at, 1, speed[t] * at, 1000 * 100.0, 1000, 0, 1, 0});
+    }
+    const auto moves = b.Check(3);
+    ASSERT_FALSE(moves.empty());
+    ASSERT_TRUE(b.chain_plan().has_value());
+    const auto& plan = *b.chain_plan();
+    EXPECT_EQ(plan.ring_case, split ? "bi-het" : "bi-hom");
+    ASSERT_EQ(plan.moves.size(), moves.size());
+    int64_t over_slow_link = 0;
+    for (size_t k = 0; k < moves.size(); ++k) {
+      EXPECT_EQ(plan.moves[k].from, moves[k].from);
+      EXPECT_EQ(plan.moves[k].items, std::llround(moves[k].work / 100));  // 100 units per row
+      if (std::min(moves[k].from, moves[k].to) == 1) over_slow_link += plan.moves[k].items;
+    }
+    ASSERT_GT(over_slow_link, 0);
+    // 64 bytes per item until a move measured them: the slow link alone takes its items x 64 us.
+    const double slow = static_cast<double>(over_slow_link) * 64 * (split ? 1e-6 : 1e-8);
+    EXPECT_GE(plan.lower_bound, slow * (1 - 1e-9));
+    EXPECT_GE(plan.planned_time, plan.lower_bound * (1 - 1e-9));
+    for (const auto& m : moves) {
+      const auto items = static_cast<uint64_t>(std::llround(m.work / 100));
+      b.OnMoveDone({1, m.from, m.to, m.work, items, 128 * items}, 0.1);  // rows of 128 bytes
+    }
+    b.OnRedistributionDone(0.5);
+    EXPECT_NEAR(b.stats().planned_seconds, plan.planned_time * 2, 1e-9 + 1e-6 * plan.planned_time);
+  }
 }
 
 }  // namespace
