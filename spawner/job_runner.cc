@@ -126,6 +126,7 @@ awaitable<RunSummary> JobRunner::Run(std::vector<Endpoint> supernodes) {
     balancer.chain = app_.plan.items_in_chain;
     balancing_ = std::make_unique<LiveBalancing>(settings_.balance, job_.tasks, balancer);
     balancing_->SetMigration(settings_.migration);
+    balancing_->SetMoveCostPrior(summary_.setup_seconds);
     if (app_.plan.target_change > 0) {
       // A window of a tenth of the time allowed (2 to 20 s): a short job is judged sooner.
       forecast_.emplace(app_.plan.target_change, job_.timeout_s,

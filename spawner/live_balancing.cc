@@ -279,6 +279,12 @@ std::vector<balance::MoveOrder> LiveBalancing::ByRing(const std::vector<balance:
   return out;
 }
 
+void LiveBalancing::SetMoveCostPrior(double seconds) {
+  if (timed_moves_ == 0 && std::isfinite(seconds)) {
+    cost_.seconds_per_move = std::max(balance::MoveCost{}.seconds_per_move, seconds);
+  }
+}
+
 void LiveBalancing::OnMoveDone(const CompletedMove& move, double seconds, bool between_clusters) {
   if (move.abandoned) {
     ++stats_.abandoned;

@@ -176,6 +176,37 @@ TEST(LiveBalancingTest, ASlowTaskGivesWorkToAFastOneAndTheGainIsReported) {
   EXPECT_NEAR(b.stats().observed_gain, 80 - (3 + 29), 0.5);
 }
 
+// Until a move is timed, a move is expected to cost what setting the tasks up did: a gain that
+// does not pay for it moves nothing; the first timed move replaces the guess.
+TEST(LiveBalancingTest, UntilAMoveIsTimedAMoveCostsWhatTheSetUpDid) {
+  for (const double setup : {0.0, 30.0}) {
+    LiveBalancing b(BalanceMode::kProposed, 2);
+    b.SetMoveCostPrior(setup);
+    for (double at = 0; at <= 3; at += 0.25) {
+      Report(b, 0, at, 1000, 20000);
+      Report(b, 1, at, 250, 20000);
+    }
+    // 80 s -> 40 s: worth a move even of 30 s (and the 0.2 s threshold).
+    EXPECT_FALSE(b.Check(3).empty()) << setup;
+    LiveBalancing c(BalanceMode::kProposed, 2);
+    c.SetMoveCostPrior(setup);
+    for (double at = 0; at <= 3; at += 0.25) {
+      Report(c, 0, at, 1000, 2000);
+      Report(c, 1, at, 250, 2000);
+    }
+    // 8 s -> 4 s: worth a 0.05 s move, not a 30 s one.
+    EXPECT_EQ(c.Check(3).empty(), setup > 0) << setup;
+    // A timed move of 0.1 s replaces the guess, and a later prior does not undo it.
+    c.OnMoveDone({1, 1, 0, 1, 1, 64, false, ""}, 0.1);
+    c.SetMoveCostPrior(setup);
+    for (double at = 3.25; at <= 6; at += 0.25) {
+      Report(c, 0, at, 1000, 2000 - 1000 * (at - 3) / 4);
+      Report(c, 1, at, 250, 2000 - 250 * (at - 3) / 4);
+    }
+    EXPECT_FALSE(c.Check(6).empty()) << setup;
+  }
+}
+
 TEST(LiveBalancingTest, NothingMovesUntilEveryTaskHasASpeedOrInModeOff) {
   LiveBalancing b(BalanceMode::kProposed, 2);
   Report(b, 0, 0, 1000, 20000);
