@@ -199,12 +199,7 @@ std::vector<balance::MoveOrder> LiveBalancing::ByCluster(const std::vector<balan
 std::optional<redistribution::RingMoves> LiveBalancing::PlanChain(const std::vector<balance::MoveOrder>& moves) const {
   const size_t n = tasks_.size();
   if (!clusters_ || clusters_->cluster.size() != n || n < 2) return std::nullopt;
-  // A link's per-item time: the channel's seconds per byte times the items' measured size (the
-  // ring paper's model, section 2; its latency left out, each link carrying one move).
-  const auto per_item = [&](size_t a, size_t b) {
-    const auto ca = static_cast<size_t>(clusters_->cluster[a]), cb = static_cast<size_t>(clusters_->cluster[b]);
-    return std::max(1e-12, clusters_->seconds_per_byte[ca][cb] * bytes_per_item_);
-  };
+  const auto per_item = [&](size_t a, size_t b) { return ItemSeconds(a, b); };
   std::vector<double> c_next, c_prev;
   double least = 0, most = 0;
   for (size_t i = 0; i < n; ++i) {
@@ -241,6 +236,11 @@ std::optional<redistribution::RingMoves> LiveBalancing::PlanChain(const std::vec
   return plan;
 }
 
+double LiveBalancing::ItemSeconds(size_t a, size_t b) const {
+  const auto ca = static_cast<size_t>(clusters_->cluster[a]), cb = static_cast<size_t>(clusters_->cluster[b]);
+  return std::max(1e-12, clusters_->seconds_per_byte[ca][cb] * bytes_per_item_);
+}
+
 std::vector<int64_t> LiveBalancing::Items() const {
   std::vector<int64_t> items;
   for (const Task& t : tasks_) items.push_back(std::max<int64_t>(0, t.last.items));
@@ -256,12 +256,7 @@ std::vector<balance::MoveOrder> LiveBalancing::ByRing(const std::vector<balance:
   // Every task keeps an item: a ring plan leaves none empty.
   in.surplus = SurplusItems(moves, remaining, in.items, 1);
   if (in.surplus.empty()) return {};
-  // The ring paper's model (section 2): a link costs a time per item, the channel's seconds per
-  // byte times the items' measured size; its latency is left out, each link carrying one move.
-  const auto per_item = [&](size_t a, size_t b) {
-    const auto ca = static_cast<size_t>(clusters_->cluster[a]), cb = static_cast<size_t>(clusters_->cluster[b]);
-    return std::max(1e-12, clusters_->seconds_per_byte[ca][cb] * bytes_per_item_);
-  };
+  const auto per_item = [&](size_t a, size_t b) { return ItemSeconds(a, b); };
   for (size_t i = 0; i < n; ++i) {
     in.c_next.push_back(per_item(i, (i + 1) % n));
     in.c_prev.push_back(per_item(i, (i + n - 1) % n));
