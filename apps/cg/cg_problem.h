@@ -112,6 +112,34 @@ using OwnerFn = std::function<uint32_t(int row)>;
 Block BuildBlock(const RowFn& row, const std::vector<double>& b_rows, int n, std::vector<int> rows,
                  std::vector<int> own, const OwnerFn& owner, std::vector<Block::Send> out,
                  int64_t nonzeros_hint = 0);
+// The entries of `a` (square) above its diagonal, each with its mirror: visit(i, k, m) for the
+// stored a_ij, j > i, at k in a's index and value arrays, and a_ji at m. One pass without a
+// search: rows in order, the mirrors a_ji of rows i = 0, 1, ... come up in the order row j
+// stores them, so cursor[j] is the next one row j must have. False as soon as the pattern is not
+// symmetric (a_ij stored without a_ji, or the reverse); the pairs visited until then stand.
+template <typename Visit>
+bool VisitMirrors(const SpRef& a, Visit&& visit) {
+  const int n = static_cast<int>(a.rows());
+  const int* outer = a.outerIndexPtr();  // (an SpRef is compressed)
+  const int* inner = a.innerIndexPtr();
+  std::vector<int> cursor(outer, outer + n);
+  for (int i = 0; i < n; ++i) {
+    for (int k = outer[i]; k < outer[i + 1]; ++k) {
+      const int j = inner[k];
+      if (j <= i) continue;
+      int& c = cursor[static_cast<size_t>(j)];
+      if (c >= outer[j + 1] || inner[c] != i) return false;  // a_ij stored, a_ji not
+      visit(i, k, c++);
+    }
+  }
+  // Every entry below a diagonal was matched: the cursors passed them all.
+  for (int j = 0; j < n; ++j) {
+    const int c = cursor[static_cast<size_t>(j)];
+    if (c < outer[j + 1] && inner[c] < j) return false;  // a_ji stored, a_ij not
+  }
+  return true;
+}
+
 // Send lists of every block of a whole matrix: block l's rows are block_rows[l] (ascending), its
 // owned rows those with owner l. Block m needs x_c for each column c outside its rows used by
 // one of them; c's owner sends it.

@@ -41,29 +41,11 @@ int SlabOverlap(const std::vector<int>& starts, const std::vector<std::vector<in
 
 std::optional<int> SymmetricBandwidth(const SpRef& a) {
   if (a.rows() != a.cols()) return std::nullopt;
-  const Eigen::Index n = a.rows();
-  const int* outer = a.outerIndexPtr();  // (an SpRef is compressed)
   const int* inner = a.innerIndexPtr();
-  // Rows in order: the entries below the diagonal of row j, a_ji with i < j, come up as the
-  // entries a_ij above the diagonal of rows i = 0, 1, ..., in that order. cursor[j] is the next
-  // one row j must have; one pass, no search.
-  std::vector<int> cursor(outer, outer + n);
+  // A symmetric pattern's widest entry above the diagonal is its widest below it.
   int bandwidth = 0;
-  for (Eigen::Index i = 0; i < n; ++i) {
-    for (int k = outer[i]; k < outer[i + 1]; ++k) {
-      const int j = inner[k];
-      bandwidth = std::max(bandwidth, static_cast<int>(std::abs(i - j)));
-      if (j <= i) continue;
-      int& c = cursor[static_cast<size_t>(j)];
-      if (c >= outer[j + 1] || inner[c] != i) return std::nullopt;  // a_ij stored, a_ji not
-      ++c;
-    }
-  }
-  // Every entry below a diagonal was matched: the cursors passed them all.
-  for (Eigen::Index j = 0; j < n; ++j) {
-    const int c = cursor[static_cast<size_t>(j)];
-    if (c < outer[j + 1] && inner[c] < j) return std::nullopt;  // a_ji stored, a_ij not
-  }
+  const bool symmetric = VisitMirrors(a, [&](int i, int k, int) { bandwidth = std::max(bandwidth, inner[k] - i); });
+  if (!symmetric) return std::nullopt;
   return bandwidth;
 }
 
