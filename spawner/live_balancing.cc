@@ -199,17 +199,14 @@ std::vector<balance::MoveOrder> LiveBalancing::ByCluster(const std::vector<balan
 std::optional<redistribution::RingMoves> LiveBalancing::PlanChain(const std::vector<balance::MoveOrder>& moves) const {
   const size_t n = tasks_.size();
   if (!clusters_ || clusters_->cluster.size() != n || n < 2) return std::nullopt;
-  const auto per_item = [&](size_t a, size_t b) { return ItemSeconds(a, b); };
   std::vector<double> c_next, c_prev;
-  double least = 0, most = 0;
-  for (size_t i = 0; i < n; ++i) {
-    c_next.push_back(per_item(i, (i + 1) % n));
-    c_prev.push_back(per_item(i, (i + n - 1) % n));
-    if (i + 1 < n) {  // the chain's links (the ring's closing one is unusable)
-      for (double c : {c_next.back(), per_item(i + 1, i)}) {
-        least = least > 0 ? std::min(least, c) : c;
-        most = std::max(most, c);
-      }
+  RingLinkSeconds(c_next, c_prev);
+  // The chain's links both ways (the ring's closing one is unusable): i -> i + 1, i + 1 -> i.
+  double least = c_next[0], most = c_next[0];
+  for (size_t i = 0; i + 1 < n; ++i) {
+    for (double c : {c_next[i], c_prev[i + 1]}) {
+      least = std::min(least, c);
+      most = std::max(most, c);
     }
   }
   redistribution::RingMoves plan;
@@ -236,9 +233,18 @@ std::optional<redistribution::RingMoves> LiveBalancing::PlanChain(const std::vec
   return plan;
 }
 
-double LiveBalancing::ItemSeconds(size_t a, size_t b) const {
-  const auto ca = static_cast<size_t>(clusters_->cluster[a]), cb = static_cast<size_t>(clusters_->cluster[b]);
-  return std::max(1e-12, clusters_->seconds_per_byte[ca][cb] * bytes_per_item_);
+void LiveBalancing::RingLinkSeconds(std::vector<double>& next, std::vector<double>& prev) const {
+  const size_t n = tasks_.size();
+  auto per_item = [&](size_t a, size_t b) {
+    const auto ca = static_cast<size_t>(clusters_->cluster[a]), cb = static_cast<size_t>(clusters_->cluster[b]);
+    return std::max(1e-12, clusters_->seconds_per_byte[ca][cb] * bytes_per_item_);
+  };
+  next.clear();
+  prev.clear();
+  for (size_t i = 0; i < n; ++i) {
+    next.push_back(per_item(i, (i + 1) % n));
+    prev.push_back(per_item(i, (i + n - 1) % n));
+  }
 }
 
 std::vector<int64_t> LiveBalancing::Items() const {
@@ -256,11 +262,7 @@ std::vector<balance::MoveOrder> LiveBalancing::ByRing(const std::vector<balance:
   // Every task keeps an item: a ring plan leaves none empty.
   in.surplus = SurplusItems(moves, remaining, in.items, 1);
   if (in.surplus.empty()) return {};
-  const auto per_item = [&](size_t a, size_t b) { return ItemSeconds(a, b); };
-  for (size_t i = 0; i < n; ++i) {
-    in.c_next.push_back(per_item(i, (i + 1) % n));
-    in.c_prev.push_back(per_item(i, (i + n - 1) % n));
-  }
+  RingLinkSeconds(in.c_next, in.c_prev);
   auto planned = redistribution::PlanRingMoves(in, *clusters_->ring);
   if (!planned.ok() || planned->moves.empty()) return {};
   std::vector<balance::MoveOrder> out;

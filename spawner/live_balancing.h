@@ -191,10 +191,11 @@ class LiveBalancing {
   // chain_plan() for chain `moves` in the sources' work units (InSourceUnits); nullopt without
   // clusters or when the replay cannot run them.
   std::optional<redistribution::RingMoves> PlanChain(const std::vector<balance::MoveOrder>& moves) const;
-  // The ring paper's model (section 2) of the link from task a's daemon to task b's: a time per
-  // item, the channel's seconds per byte times the items' measured size; its latency is left
-  // out, each link carrying one move. Needs clusters_.
-  double ItemSeconds(size_t a, size_t b) const;
+  // The ring paper's model (section 2) of the links between the tasks' daemons around the ring
+  // 0..n-1: a time per item, the channel's seconds per byte times the items' measured size (its
+  // latency left out, each link carrying one move), from task i to i + 1 (`next`) and to i - 1
+  // (`prev`), mod n. Needs clusters_.
+  void RingLinkSeconds(std::vector<double>& next, std::vector<double>& prev) const;
   // The items each task holds (never below 0).
   std::vector<int64_t> Items() const;
   // The expected end from the latest figures, no move made: max_i remaining_i / rate_i (eq. 10).
