@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -63,6 +64,21 @@ Status CheckHeader(const Header& h, uint64_t length, const MatrixFileVersion& ve
   return Status::Ok();
 }
 
+// Writes `bytes` to `fd` at most kWritePiece bytes per call. One write of a whole array copied
+// at a tenth of the speed on our VM when the array sat in transparent huge pages, as the parsed
+// matrix's do: 0.32-0.42 s for 166 MB against 0.03 s in 1 MiB pieces (the cache is written
+// while the spawner prepares, and the run waited for it).
+Status WritePieces(int fd, std::string_view bytes, const std::string& path) {
+  constexpr size_t kWritePiece = 1 << 20;
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(fd, bytes.data(), std::min(bytes.size(), kWritePiece));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return IoError("cannot write " + path + ": " + (n < 0 ? std::strerror(errno) : "nothing written (disk full?)"));
+    bytes.remove_prefix(static_cast<size_t>(n));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 std::string MatrixCachePath(const std::string& matrix_path) { return matrix_path + ".aiac-csr"; }
@@ -107,22 +123,19 @@ Status SaveMatrixCache(const std::string& matrix_path, const SpMat& a, const Mat
   h.values_crc = Crc32c(Bytes(a.valuePtr(), h.nnz));
   const std::string path = MatrixCachePath(matrix_path);
   const std::string temp = path + ".tmp-" + std::to_string(::getpid());
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    if (!out) return IoError("cannot write " + temp + ": " + std::strerror(errno));
-    out.write(reinterpret_cast<const char*>(&h), sizeof h);
-    const char padding[alignof(double)] = {};
-    const auto pad = ValuesOffset(h.rows, h.nnz) - sizeof h - static_cast<uint64_t>(h.rows + 1 + h.nnz) * sizeof(int);
-    for (auto bytes : {Bytes(a.outerIndexPtr(), h.rows + 1), Bytes(a.innerIndexPtr(), h.nnz),
-                       std::string_view(padding, pad), Bytes(a.valuePtr(), h.nnz)}) {
-      out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    }
-    out.flush();
-    if (!out) {
-      out.close();
-      std::remove(temp.c_str());
-      return IoError("cannot write " + temp + " (disk full?)");
-    }
+  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return IoError("cannot write " + temp + ": " + std::strerror(errno));
+  const char padding[alignof(double)] = {};
+  const auto pad = ValuesOffset(h.rows, h.nnz) - sizeof h - static_cast<uint64_t>(h.rows + 1 + h.nnz) * sizeof(int);
+  Status written = Status::Ok();
+  for (auto bytes : {Bytes(&h, 1), Bytes(a.outerIndexPtr(), h.rows + 1), Bytes(a.innerIndexPtr(), h.nnz),
+                     std::string_view(padding, pad), Bytes(a.valuePtr(), h.nnz)}) {
+    if (written = WritePieces(fd, bytes, temp); !written.ok()) break;
+  }
+  if (::close(fd) != 0 && written.ok()) written = IoError("cannot write " + temp + ": " + std::strerror(errno));
+  if (!written.ok()) {
+    std::remove(temp.c_str());
+    return written;
   }
   if (std::rename(temp.c_str(), path.c_str()) != 0) {
     const std::string why = std::strerror(errno);
