@@ -27,6 +27,7 @@ packages=(
   libglpk-dev libeigen3-dev # linear programs, linear algebra
   libmetis-dev              # the CG app's partition of a matrix into task blocks
   libsuitesparse-dev        # CHOLMOD: the CG app's factor of SPD blocks
+  liblapack-dev             # LAPACK's band Cholesky: the CG app's factor of banded blocks
   libopenblas0-serial       # fast BLAS for CHOLMOD, single-threaded (the tasks are the threads)
   clang libclang-rt-14-dev  # the sanitizer and fuzzing build (conf/sanitize.sh)
   libgtest-dev libgmock-dev libbenchmark-dev

@@ -1,8 +1,19 @@
 #include "apps/cg/block_direct.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstddef>
+#include <limits>
 
 #include "core/memory_budget.h"
+
+// LAPACK (Fortran calling convention: arguments by address, each character argument's length
+// after the others).
+extern "C" {
+void dpbtrf_(const char* uplo, const int* n, const int* kd, double* ab, const int* ldab, int* info, size_t uplo_len);
+void dpbtrs_(const char* uplo, const int* n, const int* kd, const int* nrhs, const double* ab, const int* ldab,
+             double* b, const int* ldb, int* info, size_t uplo_len);
+}
 
 namespace aiac::cg {
 
@@ -13,6 +24,15 @@ double BlockDirect::LowerEnvelope(const SpMat& a) {
     envelope += it && it.col() < i ? static_cast<double>(i - it.col() + 1) : 1;
   }
   return envelope;
+}
+
+int BlockDirect::LowerBandwidth(const SpMat& a) {
+  int bandwidth = 0;
+  for (Eigen::Index i = 0; i < a.outerSize(); ++i) {
+    SpMat::InnerIterator it(a, i);
+    if (it && it.col() < i) bandwidth = std::max(bandwidth, static_cast<int>(i - it.col()));
+  }
+  return bandwidth;
 }
 
 template <typename Ordering>
@@ -33,11 +53,41 @@ Result<std::unique_ptr<BlockDirect::Cholesky<Ordering>>> BlockDirect::FactorChol
   return llt;
 }
 
+Status BlockDirect::FactorBand(BlockDirect& d, int bandwidth) {
+  const SpMat& a = d.a_;
+  const int n = static_cast<int>(a.rows()), ld = bandwidth + 1;
+  const double band = static_cast<double>(n) * ld;
+  AIAC_RETURN_IF_ERROR(CheckFitsInMemory("the band factor of a " + std::to_string(n) + "-row block (bandwidth " +
+                                             std::to_string(bandwidth) + ")",
+                                         band * sizeof(double)));
+  d.band_.assign(static_cast<size_t>(band), 0.0);
+  for (int i = 0; i < n; ++i) {
+    for (SpMat::InnerIterator it(a, i); it && it.col() <= i; ++it) {
+      const auto j = static_cast<size_t>(it.col());
+      d.band_[j * static_cast<size_t>(ld) + static_cast<size_t>(i - it.col())] = it.value();
+    }
+  }
+  int info = 0;
+  dpbtrf_("L", &n, &bandwidth, d.band_.data(), &ld, &info, 1);
+  if (info != 0) {
+    d.band_.clear();
+    return InvalidArgument("the block is not positive definite (its Cholesky factorization failed)");
+  }
+  d.bandwidth_ = bandwidth;
+  d.factor_nonzeros_ = band;
+  return Status::Ok();
+}
+
 Result<std::unique_ptr<BlockDirect>> BlockDirect::Factor(const SpMat& a, bool symmetric) {
   std::unique_ptr<BlockDirect> d(new BlockDirect(a));
   if (symmetric) {
     const double lower = static_cast<double>(a.nonZeros() + a.rows()) / 2;  // with the diagonal
-    if (LowerEnvelope(a) <= 2 * lower) {
+    const int bandwidth = LowerBandwidth(a);
+    const double band = static_cast<double>(a.rows()) * (bandwidth + 1);
+    // (LAPACK indexes the band with ints.)
+    if (band <= 2 * lower && band < std::numeric_limits<int>::max()) {
+      AIAC_RETURN_IF_ERROR(FactorBand(*d, bandwidth));
+    } else if (LowerEnvelope(a) <= 2 * lower) {
       auto llt = FactorCholesky<Eigen::NaturalOrdering<int>>(a, d->factor_nonzeros_);
       if (!llt.ok()) return llt.status();
       d->natural_ = std::move(*llt);
@@ -75,7 +125,13 @@ BlockDirect::Outcome BlockDirect::Solve(const Eigen::VectorXd& b, Eigen::VectorX
     return {0, ""};
   }
   bool ok;
-  if (natural_) {
+  if (!band_.empty()) {
+    x = b;
+    const int n = static_cast<int>(b.size()), ld = bandwidth_ + 1, one = 1;
+    int info = 0;
+    dpbtrs_("L", &n, &bandwidth_, &one, band_.data(), &ld, x.data(), &n, &info, 1);
+    ok = info == 0;
+  } else if (natural_) {
     x = natural_->solve(b);
     ok = natural_->info() == Eigen::Success;
   } else if (cholmod_) {

@@ -550,23 +550,59 @@ TEST(BlockDirectTest, FactorsOnceAndSolvesLikeEigen) {
   }
 }
 
-// A banded block is factored in its own order (its fill cannot exceed its envelope), a 2-D grid
-// with AMD (in its own order it would fill its whole band of width sqrt(n)); both solve.
+// A tridiagonal block whose last row also reaches back to the first column (and the first row to
+// the last): a profile (its envelope about 3n) that is not a band (its bandwidth is n - 1).
+SpMat ProfileBlock(int n) {
+  std::vector<Eigen::Triplet<double>> t;
+  for (int i = 0; i < n; ++i) {
+    t.emplace_back(i, i, 4.0);
+    if (i > 0) t.emplace_back(i, i - 1, -1.0), t.emplace_back(i - 1, i, -1.0);
+  }
+  t.emplace_back(n - 1, 0, -0.5);
+  t.emplace_back(0, n - 1, -0.5);
+  SpMat a(n, n);
+  a.setFromTriplets(t.begin(), t.end());
+  return a;
+}
+
+// A banded block is factored in its own order (its fill cannot exceed its envelope) by LAPACK's
+// band Cholesky, a profile block in its own order by SimplicialLLT, a 2-D grid with AMD (in its
+// own order it would fill its whole band of width sqrt(n)); all solve, as Eigen's LDLT does.
 TEST(BlockDirectTest, BandedBlocksKeepTheirOrderOthersAreReorderedByAmd) {
   Problem banded = Generate({4000, 6, 3});
   EXPECT_LE(BlockDirect::LowerEnvelope(banded.a), 4000.0 * 7);
+  EXPECT_EQ(BlockDirect::LowerBandwidth(banded.a), 6);
+  const SpMat profile = ProfileBlock(1000);
+  EXPECT_EQ(BlockDirect::LowerBandwidth(profile), 999);
+  EXPECT_LE(BlockDirect::LowerEnvelope(profile), 3000);
   const int n = 60 * 60;
   const SpMat grid = GridLaplacian(60, 60);
   EXPECT_GT(BlockDirect::LowerEnvelope(grid), 10.0 * (grid.nonZeros() + n) / 2);
-  for (const auto& [a, ordering] : {std::pair<const SpMat*, std::string>{&banded.a, "natural"}, {&grid, "amd"}}) {
-    auto d = BlockDirect::Factor(*a, true);
+  struct Case {
+    const SpMat* a;
+    std::string ordering;
+    bool banded;
+  };
+  for (const Case& c : {Case{&banded.a, "natural", true}, Case{&profile, "natural", false}, Case{&grid, "amd", false}}) {
+    auto d = BlockDirect::Factor(*c.a, true);
     ASSERT_TRUE(d.ok()) << d.status().message();
-    EXPECT_EQ((*d)->ordering(), ordering);
-    Eigen::VectorXd b = Eigen::VectorXd::LinSpaced(a->rows(), -1, 2), x;
-    auto out = (*d)->Solve(b, x);
-    EXPECT_EQ(out.breakdown, "");
-    EXPECT_LT(out.relative_residual, 1e-12) << ordering;
+    EXPECT_EQ((*d)->ordering(), c.ordering);
+    EXPECT_EQ((*d)->banded(), c.banded) << c.ordering;
+    const Eigen::SparseMatrix<double> columns = *c.a;
+    Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> reference(columns);
+    // Twice with the same factor.
+    Eigen::VectorXd b = Eigen::VectorXd::LinSpaced(c.a->rows(), -1, 2), x;
+    for (int k = 0; k < 2; ++k, b *= -3) {
+      auto out = (*d)->Solve(b, x);
+      EXPECT_EQ(out.breakdown, "");
+      EXPECT_LT(out.relative_residual, 1e-12) << c.ordering;
+      EXPECT_LT((x - reference.solve(b)).cwiseAbs().maxCoeff(), 1e-10) << c.ordering;
+    }
   }
+  // The band factor holds the band: n x (bandwidth + 1).
+  auto band = BlockDirect::Factor(banded.a, true);
+  ASSERT_TRUE(band.ok());
+  EXPECT_EQ((*band)->factor_nonzeros(), 4000.0 * 7);
   // AMD keeps the grid's factor far below its envelope.
   auto amd = BlockDirect::Factor(grid, true);
   ASSERT_TRUE(amd.ok());
@@ -596,6 +632,12 @@ TEST(BlockDirectTest, UnsymmetricBlocksAreFactoredByLuAndBadOnesRefused) {
   auto no = BlockDirect::Factor(indefinite, true);
   ASSERT_FALSE(no.ok());
   EXPECT_NE(no.status().message().find("not positive definite"), std::string::npos) << no.status().message();
+  // A banded block made indefinite far from its first rows: LAPACK's band factor refuses it too.
+  Problem banded = Generate({2000, 4, 5});
+  banded.a.coeffRef(1500, 1500) = -1;
+  auto refused = BlockDirect::Factor(banded.a, true);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("not positive definite"), std::string::npos) << refused.status().message();
   // Singular: no LU factor.
   SpMat singular(2, 2);
   std::vector<Eigen::Triplet<double>> v = {{0, 0, 1}, {0, 1, 2}, {1, 0, 2}, {1, 1, 4}};
