@@ -159,11 +159,17 @@ awaitable<RunSummary> JobRunner::Run(std::vector<Endpoint> supernodes) {
   std::vector<std::string> ids;
   for (const auto& d : supervisor_->deployment().granted()) ids.push_back(d.id);
   supernodes_->Release(summary_.job_id, ids);
-  // Let the halts and the release reach the wire before the connections go.
-  asio::steady_timer flush(executor, std::chrono::milliseconds(50));
-  co_await flush.async_wait(net::use_nothrow);
+  // Each link ends once its peer has read the last frames (the halts, the release): a
+  // half-close, then the peer's own close (Connection::CloseWhenFlushed), a second at most. A
+  // fixed pause before closing cost every run 50 ms, and an RST could still cut it short.
+  const auto ends_by = Clock::now() + std::chrono::seconds(1);
+  auto left = [&] { return std::max(std::chrono::milliseconds(0), std::chrono::duration_cast<std::chrono::milliseconds>(ends_by - Clock::now())); };
+  for (auto& conn : conns_) if (conn) conn->CloseWhenFlushed();
+  co_await supernodes_->Finish(left());
+  for (auto& conn : conns_) {
+    if (conn) co_await conn->Closed(left());
+  }
   for (auto& conn : conns_) if (conn) conn->Close();
-  supernodes_->Stop();
   summary_.supernode_failovers = static_cast<uint32_t>(supernodes_->failovers());
 
   if (!outcome.ok()) {

@@ -29,6 +29,20 @@ void SupernodeSession::Start(asio::any_io_executor executor) {
 void SupernodeSession::Stop() {
   if (stopping_) return;
   stopping_ = true;
+  EndLink();
+}
+
+awaitable<void> SupernodeSession::Finish(std::chrono::milliseconds limit) {
+  if (stopping_) co_return;
+  stopping_ = true;  // the link's end is no failure: KeepLinked does not fail over
+  if (net::ConnectionPtr conn = conn_; conn && conn->is_open()) {
+    conn->CloseWhenFlushed();
+    co_await conn->Closed(limit);
+  }
+  EndLink();
+}
+
+void SupernodeSession::EndLink() {
   if (conn_) conn_->Close();
   for (auto& [id, slot] : pending_) slot->Abandon();
   Signal();

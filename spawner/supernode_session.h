@@ -60,9 +60,12 @@ class SupernodeSession {
   // Gives `ids` back, on the current link (best effort: a lost release is undone by the
   // super-nodes' grant lease).
   void Release(const std::string& job, const std::vector<std::string>& ids);
-  // Ends the session: closes the link at once (wait a moment after a Release() so it reaches
-  // the wire) and wakes every waiting Request() and WaitConnected().
+  // Ends the session: closes the link at once (a Release() just queued may be lost: Finish()
+  // keeps it) and wakes every waiting Request() and WaitConnected().
   void Stop();
+  // Ends the session once the super-node has read everything sent (Connection::CloseWhenFlushed,
+  // `limit` at most), then as Stop() does; no fail-over meanwhile.
+  net::awaitable<void> Finish(std::chrono::milliseconds limit);
   // "sn-local-1 (127.0.0.1:7400)" of the current link, or "none".
   std::string Describe() const;
   // How many times the session failed over to another super-node.
@@ -74,6 +77,8 @@ class SupernodeSession {
   net::awaitable<Status> Serve(net::ConnectionPtr conn);
   // Wakes every coroutine waiting in WaitForChange().
   void Signal();
+  // Closes the link and wakes every waiter (Stop, Finish).
+  void EndLink();
   // Waits until Signal() or `deadline`.
   net::awaitable<void> WaitForChange(std::chrono::steady_clock::time_point deadline);
 

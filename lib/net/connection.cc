@@ -90,6 +90,11 @@ void Connection::Send(capnp::MessageBuilder& message) {
 void Connection::Refuse(const std::string& reason) {
   if (!open_) return;
   SendEnvelope([&](proto::Envelope::Builder env) { env.initRefuse().setReason(reason); });
+  CloseWhenFlushed();
+}
+
+void Connection::CloseWhenFlushed() {
+  if (!open_) return;
   close_when_flushed_ = true;
   wake_.cancel_one();
 }

@@ -102,11 +102,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
   // Sends a Refuse with `reason`, then closes once it is written.
   void Refuse(const std::string& reason);
+  // Ends the connection once every queued frame is written and read: half-closes, then waits
+  // for the peer to close its side too (a second at most), since closing with unread input
+  // makes the kernel send an RST, which can discard what the peer has not read yet. Nothing
+  // is queued after it; Closed() tells when it is over.
+  void CloseWhenFlushed();
 
   // Returns once every queued frame is written (or the connection closed). Lets a sender keep
   // only its newest value while the previous one is on its way.
   awaitable<void> Drained();
-  // True once Refuse() was called and the connection is still flushing its reason.
+  // True once Refuse() or CloseWhenFlushed() was called and the connection is still flushing.
   bool refusing() const { return open_ && close_when_flushed_; }
   // Returns once the connection is closed, or after `limit`. One waiter at a time.
   awaitable<void> Closed(std::chrono::milliseconds limit);

@@ -178,6 +178,71 @@ TEST(HandshakeTest, AMessageLargerThanAFrameArrivesWholeInParts) {
   EXPECT_TRUE(a->is_open() && b->is_open());
 }
 
+// CloseWhenFlushed: the peer reads every frame queued before it, even though this end never read
+// what the peer sent it (closing at once would then send an RST, which can discard frames the
+// peer has not read yet), and the connection is closed once the peer closed its side; with a
+// peer that neither reads nor closes, after the linger limit (a second).
+TEST(HandshakeTest, CloseWhenFlushedEndsOnceThePeerReadEverything) {
+  asio::io_context io;
+  auto [sa, sb] = ConnectLoopback(io);
+  auto a = Connection::Create(std::move(sa), WithKey("k"), Side::kClient);
+  auto b = Connection::Create(std::move(sb), WithKey("k"), Side::kServer);
+  Outcome out = Handshake(a, b, io);
+  ASSERT_TRUE(out.a && out.b);
+  ASSERT_OK(*out.a);
+  ASSERT_OK(*out.b);
+  b->SendEnvelope([&](proto::Envelope::Builder e) { e.initHeartbeat().setDaemonId("never read"); });
+  const std::string block(64 * 1024, 'x');
+  constexpr int kFrames = 40;
+  for (int i = 0; i < kFrames; ++i) {
+    a->SendEnvelope([&](proto::Envelope::Builder e) {
+      auto r = e.initResult();
+      r.setJob(std::to_string(i));
+      r.setData(kj::arrayPtr(reinterpret_cast<const capnp::byte*>(block.data()), block.size()));
+    });
+  }
+  a->CloseWhenFlushed();
+  a->SendEnvelope([&](proto::Envelope::Builder e) { e.initHeartbeat().setDaemonId("after the end"); });
+  bool a_closed = false;
+  asio::co_spawn(io, [&]() -> awaitable<void> {
+    co_await a->Closed(std::chrono::milliseconds(10000));
+    a_closed = !a->is_open();
+  }, asio::detached);
+  std::vector<std::string> got;
+  std::optional<Status> end;
+  asio::co_spawn(io, [&]() -> awaitable<void> {
+    for (;;) {
+      auto m = co_await b->Receive();
+      if (!m.ok()) {
+        end = m.status();
+        co_return;
+      }
+      auto root = (*m)->root();
+      got.push_back(root.isResult() && root.getResult().getData().size() == block.size()
+                        ? std::string(root.getResult().getJob().cStr())
+                        : "other");
+    }
+  }, asio::detached);
+  ASSERT_TRUE(RunUntil(io, [&] { return end.has_value() && a_closed; }));
+  ASSERT_EQ(got.size(), static_cast<size_t>(kFrames));
+  for (int i = 0; i < kFrames; ++i) EXPECT_EQ(got[static_cast<size_t>(i)], std::to_string(i));
+  EXPECT_FALSE(b->is_open());
+}
+
+TEST(HandshakeTest, CloseWhenFlushedGivesUpOnAPeerThatNeverCloses) {
+  asio::io_context io;
+  auto [sc, sd] = ConnectLoopback(io);
+  auto c = Connection::Create(std::move(sc), WithKey("k"), Side::kClient);
+  auto d = Connection::Create(std::move(sd), WithKey("k"), Side::kServer);
+  Outcome out2 = Handshake(c, d, io);
+  ASSERT_TRUE(out2.a && out2.b);
+  ASSERT_OK(*out2.a);
+  c->SendEnvelope([&](proto::Envelope::Builder e) { e.initHeartbeat().setDaemonId("unread"); });
+  c->CloseWhenFlushed();
+  ASSERT_TRUE(RunUntil(io, [&] { return !c->is_open(); }));
+  EXPECT_TRUE(d->is_open());
+}
+
 // An emulated link (NetOptions::emulated_link): each frame arrives no sooner than its latency,
 // and frames share the bandwidth in order (issue 11, item 2). Lower bounds only: a loaded
 // machine can only add to them.
