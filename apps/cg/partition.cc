@@ -184,7 +184,12 @@ std::vector<int> Extend(const SpRef& a, const std::vector<int>& own, int layers)
     all.insert(all.end(), next.begin(), next.end());
     frontier.swap(next);
   }
-  std::sort(all.begin(), all.end());
+  // The owned rows come sorted (a slice, or METIS's rows in order): only the layers need sorting,
+  // then one merge (sorting all of a 200,000-row block took 5 ms).
+  const auto layers_from = all.begin() + static_cast<std::ptrdiff_t>(own.size());
+  if (!std::is_sorted(all.begin(), layers_from)) std::sort(all.begin(), layers_from);
+  std::sort(layers_from, all.end());
+  std::inplace_merge(all.begin(), layers_from, all.end());
   return all;
 }
 
