@@ -35,6 +35,22 @@ Outcome Handshake(ConnectionPtr a, ConnectionPtr b, asio::io_context& io) {
   return out;
 }
 
+// A client with `client` options and a server with `server` options over loopback, authenticated
+// to each other (the client as daemon d1, the server as super-node sn); null when the handshake
+// failed (the test fails then too).
+std::pair<ConnectionPtr, ConnectionPtr> Authenticated(asio::io_context& io, const NetOptions& client,
+                                                      const NetOptions& server) {
+  auto [sa, sb] = ConnectLoopback(io);
+  auto a = Connection::Create(std::move(sa), client, Side::kClient);
+  auto b = Connection::Create(std::move(sb), server, Side::kServer);
+  Outcome out = Handshake(a, b, io);
+  if (!out.a || !out.b || !out.a->ok() || !out.b->ok()) {
+    ADD_FAILURE() << "handshake: " << (out.a ? out.a->message() : "none") << " / " << (out.b ? out.b->message() : "none");
+    return {};
+  }
+  return {a, b};
+}
+
 TEST(HandshakeTest, SameKeyAuthenticatesBothSides) {
   asio::io_context io;
   auto [sa, sb] = ConnectLoopback(io);
@@ -138,15 +154,10 @@ TEST(HandshakeTest, OversizedFrameClosesOnlyThatConnection) {
 // the messages around it (message_parts.h).
 TEST(HandshakeTest, AMessageLargerThanAFrameArrivesWholeInParts) {
   asio::io_context io;
-  auto [sa, sb] = ConnectLoopback(io);
   NetOptions small = WithKey("k");
   small.limits.max_frame_bytes = 4096;
-  auto a = Connection::Create(std::move(sa), small, Side::kClient);
-  auto b = Connection::Create(std::move(sb), small, Side::kServer);
-  Outcome out = Handshake(a, b, io);
-  ASSERT_TRUE(out.a && out.b);
-  ASSERT_OK(*out.a);
-  ASSERT_OK(*out.b);
+  auto [a, b] = Authenticated(io, small, small);
+  ASSERT_TRUE(a && b);
   std::string data(100 * 1000, '\0');
   for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>(i * 7 + i / 251);
   a->SendEnvelope([&](proto::Envelope::Builder e) { e.initHeartbeat().setDaemonId("before"); });
@@ -184,13 +195,8 @@ TEST(HandshakeTest, AMessageLargerThanAFrameArrivesWholeInParts) {
 // peer that neither reads nor closes, after the linger limit (a second).
 TEST(HandshakeTest, CloseWhenFlushedEndsOnceThePeerReadEverything) {
   asio::io_context io;
-  auto [sa, sb] = ConnectLoopback(io);
-  auto a = Connection::Create(std::move(sa), WithKey("k"), Side::kClient);
-  auto b = Connection::Create(std::move(sb), WithKey("k"), Side::kServer);
-  Outcome out = Handshake(a, b, io);
-  ASSERT_TRUE(out.a && out.b);
-  ASSERT_OK(*out.a);
-  ASSERT_OK(*out.b);
+  auto [a, b] = Authenticated(io, WithKey("k"), WithKey("k"));
+  ASSERT_TRUE(a && b);
   b->SendEnvelope([&](proto::Envelope::Builder e) { e.initHeartbeat().setDaemonId("never read"); });
   const std::string block(64 * 1024, 'x');
   constexpr int kFrames = 40;
@@ -231,12 +237,8 @@ TEST(HandshakeTest, CloseWhenFlushedEndsOnceThePeerReadEverything) {
 
 TEST(HandshakeTest, CloseWhenFlushedGivesUpOnAPeerThatNeverCloses) {
   asio::io_context io;
-  auto [sc, sd] = ConnectLoopback(io);
-  auto c = Connection::Create(std::move(sc), WithKey("k"), Side::kClient);
-  auto d = Connection::Create(std::move(sd), WithKey("k"), Side::kServer);
-  Outcome out2 = Handshake(c, d, io);
-  ASSERT_TRUE(out2.a && out2.b);
-  ASSERT_OK(*out2.a);
+  auto [c, d] = Authenticated(io, WithKey("k"), WithKey("k"));
+  ASSERT_TRUE(c && d);
   c->SendEnvelope([&](proto::Envelope::Builder e) { e.initHeartbeat().setDaemonId("unread"); });
   c->CloseWhenFlushed();
   ASSERT_TRUE(RunUntil(io, [&] { return !c->is_open(); }));
@@ -248,19 +250,14 @@ TEST(HandshakeTest, CloseWhenFlushedGivesUpOnAPeerThatNeverCloses) {
 // machine can only add to them.
 TEST(HandshakeTest, AnEmulatedLinkDelaysFramesByLatencyAndBandwidth) {
   asio::io_context io;
-  auto [sa, sb] = ConnectLoopback(io);
   NetOptions slow = WithKey("k");
   // 150 ms, 1 MB/s, towards the peer "sn" only.
   slow.emulated_link = [](const PeerIdentity& peer) -> std::optional<EmulatedLink> {
     if (peer.id != "sn") return std::nullopt;
     return EmulatedLink{std::chrono::milliseconds(150), 1e6};
   };
-  auto a = Connection::Create(std::move(sa), slow, Side::kClient);
-  auto b = Connection::Create(std::move(sb), WithKey("k"), Side::kServer);
-  Outcome out = Handshake(a, b, io);
-  ASSERT_TRUE(out.a && out.b);
-  ASSERT_OK(*out.a);
-  ASSERT_OK(*out.b);
+  auto [a, b] = Authenticated(io, slow, WithKey("k"));
+  ASSERT_TRUE(a && b);
   const auto sent = std::chrono::steady_clock::now();
   a->SendEnvelope([&](proto::Envelope::Builder e) { e.initHeartbeat().setDaemonId("small"); });
   std::string block(200 * 1000, 'x');  // 0.2 s at 1 MB/s, after the first frame
@@ -292,17 +289,12 @@ TEST(HandshakeTest, AnEmulatedLinkDelaysFramesByLatencyAndBandwidth) {
 // for one latency per frame (which throttled asynchronous values to one per latency).
 TEST(HandshakeTest, AnEmulatedLinkCarriesSeveralFramesAtOnce) {
   asio::io_context io;
-  auto [sa, sb] = ConnectLoopback(io);
   NetOptions slow = WithKey("k");
   slow.emulated_link = [](const PeerIdentity&) -> std::optional<EmulatedLink> {
     return EmulatedLink{std::chrono::milliseconds(150), 1e9};
   };
-  auto a = Connection::Create(std::move(sa), slow, Side::kClient);
-  auto b = Connection::Create(std::move(sb), WithKey("k"), Side::kServer);
-  Outcome out = Handshake(a, b, io);
-  ASSERT_TRUE(out.a && out.b);
-  ASSERT_OK(*out.a);
-  ASSERT_OK(*out.b);
+  auto [a, b] = Authenticated(io, slow, WithKey("k"));
+  ASSERT_TRUE(a && b);
   const auto sent = std::chrono::steady_clock::now();
   for (int i = 0; i < 5; ++i) {
     a->SendEnvelope([&](proto::Envelope::Builder e) { e.initHeartbeat().setDaemonId("v" + std::to_string(i)); });
