@@ -163,7 +163,10 @@ awaitable<RunSummary> JobRunner::Run(std::vector<Endpoint> supernodes) {
   // half-close, then the peer's own close (Connection::CloseWhenFlushed), a second at most. A
   // fixed pause before closing cost every run 50 ms, and an RST could still cut it short.
   const auto ends_by = Clock::now() + std::chrono::seconds(1);
-  auto left = [&] { return std::max(std::chrono::milliseconds(0), std::chrono::duration_cast<std::chrono::milliseconds>(ends_by - Clock::now())); };
+  auto left = [&] {
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(ends_by - Clock::now());
+    return std::max(std::chrono::milliseconds(0), ms);
+  };
   for (auto& conn : conns_) if (conn) conn->CloseWhenFlushed();
   co_await supernodes_->Finish(left());
   for (auto& conn : conns_) {

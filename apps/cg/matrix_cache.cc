@@ -73,7 +73,10 @@ Status WritePieces(int fd, std::string_view bytes, const std::string& path) {
   while (!bytes.empty()) {
     const ssize_t n = ::write(fd, bytes.data(), std::min(bytes.size(), kWritePiece));
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return IoError("cannot write " + path + ": " + (n < 0 ? std::strerror(errno) : "nothing written (disk full?)"));
+    if (n <= 0) {
+      return IoError("cannot write " + path + ": " +
+                     (n < 0 ? std::strerror(errno) : "nothing written (disk full?)"));
+    }
     bytes.remove_prefix(static_cast<size_t>(n));
   }
   return Status::Ok();
