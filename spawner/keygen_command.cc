@@ -9,6 +9,7 @@
 
 #include "aiac/code_signing.h"
 #include "core/status.h"
+#include "core/write_all.h"
 #include "net/net_config.h"
 
 namespace aiac::spawner {
@@ -19,16 +20,9 @@ namespace {
 Status WritePrivateFile(const std::string& path, const std::string& content, mode_t mode) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL, mode);
   if (fd < 0) return IoError("cannot create " + path + ": " + std::strerror(errno));
-  size_t done = 0;
-  while (done < content.size()) {
-    const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const std::string why = std::strerror(errno);
-      ::close(fd);
-      return IoError("cannot write " + path + ": " + why);
-    }
-    done += static_cast<size_t>(n);
+  if (const int err = WriteAll(fd, content); err != 0) {
+    ::close(fd);
+    return IoError("cannot write " + path + ": " + std::strerror(err));
   }
   if (::fsync(fd) != 0 || ::close(fd) != 0) return IoError("cannot write " + path);
   return Status::Ok();

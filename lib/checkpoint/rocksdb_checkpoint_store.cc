@@ -13,6 +13,7 @@
 #include <set>
 
 #include "core/read_file.h"
+#include "core/write_all.h"
 #include "storage/rocksdb_support.h"
 
 namespace aiac::checkpoint {
@@ -121,17 +122,7 @@ Status WriteSynced(const std::string& path, std::string_view bytes, bool& create
   created = ::access(path.c_str(), F_OK) != 0;
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) return IoError("cannot open " + path + ": " + std::strerror(errno));
-  size_t done = 0;
-  int err = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::pwrite(fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      err = n < 0 ? errno : EIO;
-      break;
-    }
-    done += static_cast<size_t>(n);
-  }
+  int err = WriteAll(fd, bytes);  // (from offset 0: the file was just opened)
   if (err == 0 && ::ftruncate(fd, static_cast<off_t>(bytes.size())) != 0) err = errno;
   if (err == 0 && ::fdatasync(fd) != 0) err = errno;
   ::close(fd);
