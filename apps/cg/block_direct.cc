@@ -53,28 +53,28 @@ Result<std::unique_ptr<BlockDirect::Cholesky<Ordering>>> BlockDirect::FactorChol
   return llt;
 }
 
-Status BlockDirect::FactorBand(BlockDirect& d, int bandwidth) {
-  const SpMat& a = d.a_;
+Status BlockDirect::FactorBand(int bandwidth) {
+  const SpMat& a = a_;
   const int n = static_cast<int>(a.rows()), ld = bandwidth + 1;
   const double band = static_cast<double>(n) * ld;
   AIAC_RETURN_IF_ERROR(CheckFitsInMemory("the band factor of a " + std::to_string(n) + "-row block (bandwidth " +
                                              std::to_string(bandwidth) + ")",
                                          band * sizeof(double)));
-  d.band_.assign(static_cast<size_t>(band), 0.0);
+  band_.assign(static_cast<size_t>(band), 0.0);
   for (int i = 0; i < n; ++i) {
     for (SpMat::InnerIterator it(a, i); it && it.col() <= i; ++it) {
       const auto j = static_cast<size_t>(it.col());
-      d.band_[j * static_cast<size_t>(ld) + static_cast<size_t>(i - it.col())] = it.value();
+      band_[j * static_cast<size_t>(ld) + static_cast<size_t>(i - it.col())] = it.value();
     }
   }
   int info = 0;
-  dpbtrf_("L", &n, &bandwidth, d.band_.data(), &ld, &info, 1);
+  dpbtrf_("L", &n, &bandwidth, band_.data(), &ld, &info, 1);
   if (info != 0) {
-    d.band_.clear();
+    band_.clear();
     return InvalidArgument("the block is not positive definite (its Cholesky factorization failed)");
   }
-  d.bandwidth_ = bandwidth;
-  d.factor_nonzeros_ = band;
+  bandwidth_ = bandwidth;
+  factor_nonzeros_ = band;
   return Status::Ok();
 }
 
@@ -86,7 +86,7 @@ Result<std::unique_ptr<BlockDirect>> BlockDirect::Factor(const SpMat& a, bool sy
     const double band = static_cast<double>(a.rows()) * (bandwidth + 1);
     // (LAPACK indexes the band with ints.)
     if (band <= 2 * lower && band < std::numeric_limits<int>::max()) {
-      AIAC_RETURN_IF_ERROR(FactorBand(*d, bandwidth));
+      AIAC_RETURN_IF_ERROR(d->FactorBand(bandwidth));
     } else if (LowerEnvelope(a) <= 2 * lower) {
       auto llt = FactorCholesky<Eigen::NaturalOrdering<int>>(a, d->factor_nonzeros_);
       if (!llt.ok()) return llt.status();

@@ -74,7 +74,7 @@ class BlockDirect {
 
   // LAPACK's band Cholesky of a_ into band_ (dpbtrf); an error when a_ is not positive definite
   // or its band does not fit in memory.
-  static Status FactorBand(BlockDirect& d, int bandwidth);
+  Status FactorBand(int bandwidth);
 
   explicit BlockDirect(const SpMat& a) : a_(a) {}
 
