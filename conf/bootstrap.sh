@@ -30,6 +30,8 @@ packages=(
   liblapack-dev             # LAPACK's band Cholesky: the CG app's factor of banded blocks
   libopenblas0-serial       # fast BLAS for CHOLMOD, single-threaded (the tasks are the threads)
   clang libclang-rt-14-dev  # the sanitizer and fuzzing build (conf/sanitize.sh)
+  clang-format              # the formatting check (conf/check-format.sh)
+  python3                   # the documents' examples test (tests/examples), tools/docs_toc.py
   libgtest-dev libgmock-dev libbenchmark-dev
   iproute2                  # ip netns: the multi-host test (tests/integration/netns_test.cc)
   gnuplot-nox               # the plots of the experiments (tests/eval)

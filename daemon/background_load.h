@@ -1,4 +1,4 @@
-// A competing load on this daemon's host (issue 10, item 5), so that a daemon can be slowed on
+// A competing load on this daemon's host (docs/balancing.md), so that a daemon can be slowed on
 // purpose, in tests and experiments, with Lee & Cho's workstation model: every mean_size
 // seconds the number of competing jobs is drawn again, normal(mean_jobs, std_jobs) clamped at 0
 // and rounded (emulation::DrawCompetingJobs, as emulated nodes draw it), and that many threads

@@ -1,4 +1,4 @@
-// The part of a daemon that keeps other tasks' checkpoints (DESIGN.md section 1, step 4).
+// The part of a daemon that keeps other tasks' checkpoints (docs/architecture.md, the life of a job).
 //
 // The spawner tells each daemon, with its own task, which tasks' checkpoints it keeps and which
 // daemon runs each of them (AssignTask.hosted): a CheckpointPut is stored only when it comes from

@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
   app.add_option("--log-level", level, "trace|debug|info|warn|error|off");
   app.add_option("--emulate", emulate,
                  "play the node --id of this platform file: its cluster and power, its links' latency and "
-                 "bandwidth, its background load (emulated platforms; README, Emulated platforms)");
+                 "bandwidth, its background load (emulated platforms; docs/emulation.md)");
   app.add_option("--emulate-slowdown", slowdown, "with --emulate: iterations take cpu x this / power (>= 1)");
   app.add_option("--emulate-seed", emulation_seed, "with --emulate: seed of the background load's draws");
   std::string background;

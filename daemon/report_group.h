@@ -1,4 +1,4 @@
-// DistPM's group coordinator on a daemon (issue 10; distpm-workload-migration.md section 4.1:
+// DistPM's group coordinator on a daemon (distpm-workload-migration.md section 4.1:
 // "each group coordinator gathers its current load information of the group and reports the
 // information to the global coordinator", to reduce "the number of messages among remote
 // processes"). The tasks whose daemons share a cluster report through the daemon of the group's

@@ -1,4 +1,4 @@
-// The receiving end of items that travel daemon to daemon (issue 10; DistPM's migration
+// The receiving end of items that travel daemon to daemon (docs/balancing.md; DistPM's migration
 // gateways): the items of move m reach the task's daemon by RelayItems, from whichever daemon
 // passed them on, and are imported only once the spawner's MoveItems names their SHA-256 (the
 // spawner has the items from the export's reply), so no other daemon can slip items into the

@@ -16,7 +16,7 @@
 // and their acknowledgements are counted in TaskProgress and Result. The daemon itself keeps
 // the checkpoints of the tasks the spawner names in AssignTask.hosted (CheckpointService).
 //
-// Item moves (issue 10): the spawner's MoveItems run on the task; an export given a route also
+// Item moves (docs/balancing.md): the spawner's MoveItems run on the task; an export given a route also
 // goes daemon to daemon (RelayItems), passed on by each daemon of the route (DistPM's migration
 // gateways), and the last one imports the items once the spawner names their SHA-256
 // (RoutedImports). A daemon passes items on only for the job it runs.

@@ -9,7 +9,7 @@ namespace aiac::spawner {
 
 namespace {
 
-// Latencies the mapping's model assumes until links are measured (DESIGN.md section 4 leaves
+// Latencies the mapping's model assumes until links are measured (docs/architecture.md, design choices leaves
 // measuring to the monitor): cheap inside a cluster, dearer across.
 constexpr double kIntraClusterLatency = 0.0001;
 constexpr double kInterClusterLatency = 0.01;

@@ -46,7 +46,7 @@ struct RunSettings {
   // How long a replacement may wait for a daemon from a super-node once no granted one is free;
   // 0 asks once (a local cluster has no other daemons); < 0: the options' wait_daemons_ms.
   int64_t replacement_wait_ms = -1;
-  // Live balancing (issue 10): Lee & Cho's D_P by default; it acts only when the app's tasks
+  // Live balancing (docs/balancing.md): Lee & Cho's D_P by default; it acts only when the app's tasks
   // hold movable items, and the summary then says "off" otherwise.
   balance::BalanceMode balance = balance::BalanceMode::kProposed;
   // The tasks' shares before the run (App::Reweigh): "power" by the daemons' powers when they
@@ -54,7 +54,7 @@ struct RunSettings {
   // static S_M / S_P (eq. 9, means only / with sigma_n) on `nodes`, each daemon's figures.
   std::string split = "power";
   std::map<std::string, balance::Workstation> nodes;
-  // How moved items travel (issue 10): "distpm" daemon to daemon, between clusters through
+  // How moved items travel (docs/balancing.md): "distpm" daemon to daemon, between clusters through
   // DistPM's gateways (spawner/gateways.h) with each channel's amount from its LP (3);
   // "greedy" the same with the channels filled greedily (section 5.1); "ring" and "nearest"
   // daemon to daemon between neighbours on the ring of tasks (redistribution/ring_moves.h: the

@@ -1,4 +1,4 @@
-// The spawner's live balancing loop (issue 10, item 2), apart from the wire: the figures each
+// The spawner's live balancing loop (docs/balancing.md), apart from the wire: the figures each
 // task's progress reports carry (work done, work remaining, items held, the host's run-queue
 // length), each task's speed measured from them over a sliding window, and at each checking
 // point Lee & Cho's decision on those figures (balance/live_balancer.h) with the cost of moving

@@ -1,4 +1,4 @@
-// The spawner's account of the items moved between running tasks (issue 10), so that every
+// The spawner's account of the items moved between running tasks (docs/balancing.md), so that every
 // item is owned by exactly one task at every moment, whichever daemons are lost on the way.
 //
 // A move goes in steps: the source exports items worth some work (the reply carries them), the

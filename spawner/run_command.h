@@ -23,7 +23,7 @@ struct RunArgs {
   std::string log_level;
   std::string mapping = "maheve";
   bool sync = false;
-  std::string balance = "dp";  // --balance dp|dm|off (live balancing, issue 10)
+  std::string balance = "dp";  // --balance dp|dm|off (live balancing, docs/balancing.md)
   std::string split = "power";  // --split power|equal|sm|sp (the tasks' shares before the run)
   std::string migration = "distpm";  // --migration distpm|greedy|spawner (how moved items travel)
   double kill_every = 0;  // fault injection: seconds between kills (0: none)

@@ -132,7 +132,7 @@ class Supervisor {
   // The task daemon `daemon` runs and is connected for, if any.
   std::optional<size_t> TaskOn(const std::string& daemon) const;
 
-  // ---- Live balancing (issue 10): item moves between running tasks, kept in a MoveLedger so
+  // ---- Live balancing (docs/balancing.md): item moves between running tasks, kept in a MoveLedger so
   // that a lost daemon neither loses nor duplicates items; moves of disjoint pairs of tasks run
   // side by side.
   enum class MoveStart {

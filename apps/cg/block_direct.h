@@ -1,4 +1,4 @@
-// The factor-once inner solver of the multisplitting method (issue 12, item 2): a task's
+// The factor-once inner solver of the multisplitting method (docs/user-guide.md): a task's
 // diagonal block A_ll never changes, so it is factorized once, when the task is built, and each
 // outer iteration only solves with the factor (two triangular solves) instead of running an
 // inner CG from scratch. Unsymmetric blocks (from `general` files): UMFPACK (SuiteSparse),

@@ -1,4 +1,4 @@
-// A task block described without its matrix entries (issue 13, item 2): what the spawner sends a
+// A task block described without its matrix entries (docs/user-guide.md): what the spawner sends a
 // daemon that can read the matrix itself (the job's `shared_input`: the daemons see the
 // spawner's files at the same paths, as on one host or a shared filesystem). The daemon maps
 // the matrix's binary cache (matrix_cache.h), which the spawner has just read or written, and

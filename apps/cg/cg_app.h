@@ -1,4 +1,4 @@
-// The multisplitting conjugate-gradient app (DESIGN.md section 4). Task l solves
+// The multisplitting conjugate-gradient app (docs/architecture.md, design choices). Task l solves
 //   A_ll x_l = b_l - sum_{m != l} A_lm x_m
 // with an inner CG from the newest x_m received, sends each neighbour the entries of x_l it
 // uses, and is locally converged when the max-norm change of x_l stayed below `tolerance` for
@@ -99,7 +99,7 @@ class CgApp final : public app::App {
   std::string_view name() const override { return "cg"; }
   Result<app::JobPlan> Prepare(const app::JobParams& params) override;
   // The partition again (METIS with target weights, or slices), each task's rows in proportion
-  // to its daemon's power (issue 12, item 3).
+  // to its daemon's power (docs/user-guide.md).
   Result<std::optional<app::JobPlan>> Reweigh(const app::JobParams& params,
                                               const std::vector<double>& task_powers) override;
   Result<std::unique_ptr<app::Task>> MakeTask(const app::JobParams& params, uint32_t task,

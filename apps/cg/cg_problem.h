@@ -1,4 +1,4 @@
-// The linear system of the multisplitting CG app (DESIGN.md section 4): A x = b with A sparse,
+// The linear system of the multisplitting CG app (docs/architecture.md, design choices): A x = b with A sparse,
 // square, with a non-zero diagonal, split into one block of rows per task (partition.h).
 //
 // A generated system (n, bandwidth, seed) is symmetric, banded and strictly diagonally

@@ -1,4 +1,4 @@
-// The sparse Cholesky factor of an SPD block that is not banded (issue 12, item 2), by CHOLMOD
+// The sparse Cholesky factor of an SPD block that is not banded (docs/user-guide.md), by CHOLMOD
 // (SuiteSparse): its analysis picks the fill-reducing ordering (AMD, and METIS's nested
 // dissection when AMD's fill is high), the numbers are factored supernodally (dense kernels
 // through BLAS), and the factor is then turned simplicial, whose triangular solves are the

@@ -1,5 +1,5 @@
 // The matrix rows a CG task holds, with their entries, so that the rows of a system read from a
-// file can move between tasks (issue 10, item 3; row_moves.h). A generated system's rows are
+// file can move between tasks (docs/balancing.md; row_moves.h). A generated system's rows are
 // rebuilt anywhere from its parameters; a file's rows exist only where the file was read, so
 // they travel with their entries: in a move, and in the checkpoint of a task holding rows its
 // first block did not have (its replacement gets that first block again).

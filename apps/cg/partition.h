@@ -1,4 +1,4 @@
-// How the CG app splits a system into task blocks (issue 12, items 3 and 4). Pure.
+// How the CG app splits a system into task blocks (docs/user-guide.md). Pure.
 //
 // A partition gives each row one owner task. METIS k-way partitioning of the matrix graph (the
 // pattern of A + A^T, rows weighted by their stored entries, so each task gets about the same

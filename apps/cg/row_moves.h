@@ -1,4 +1,4 @@
-// Rows moving between neighbouring tasks while the job runs (issue 10, item 3, ordered data), for
+// Rows moving between neighbouring tasks while the job runs (docs/balancing.md, ordered data), for
 // a system split in slices of consecutive rows: a generated banded system
 // (cg_problem.h), whose daemons rebuild any row from the parameters, so only the iterate's
 // values travel with the rows; or a matrix read from a file whose pattern is symmetric, whose

@@ -1,4 +1,4 @@
-// The synthetic adaptive app (issue 10, item 4) as a plugin: each task holds a set of the
+// The synthetic adaptive app (docs/balancing.md) as a plugin: each task holds a set of the
 // workload's items (workload.h) and advances every one of them a step per iteration until each
 // has taken `iterations` steps; the tasks do not depend on each other. The run is right when
 // the gathered items are every item exactly once, each finished (`result.checksum`, `result.items`

@@ -1,4 +1,4 @@
-// The synthetic adaptive workload (issue 10, item 4), after the synthetic code of the DistPM
+// The synthetic adaptive workload (docs/balancing.md), after the synthetic code of the DistPM
 // paper (section 5: it "simulates dynamic workload changes on each processor during each
 // computation iteration"): `items` independent work items, each advanced `iterations` times.
 // Step k of item i costs cost(i, k) units of work, and the costs change over time on a seeded

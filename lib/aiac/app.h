@@ -61,8 +61,8 @@ struct JobPlan {
   // The tasks' movable items (Task::ItemCount) lie along the task order, like the rows of
   // consecutive blocks: items move only between tasks t and t + 1, and every item is worked on
   // at each iteration until the job converges (Task::RemainingWork is items x the iterations the
-  // task expects to need still). The spawner then plans moves along that chain (issue 10, item
-  // 3). False: any task can take any item.
+  // task expects to need still). The spawner then plans moves along that chain
+  // (docs/balancing.md, CG rows). False: any task can take any item.
   bool items_in_chain = false;
 };
 
@@ -111,7 +111,7 @@ class Task {
     return InvalidArgument("this app cannot tighten its local convergence test");
   }
 
-  // ---- Live balancing (issue 10), API 4. A task whose work is a set of independent items can
+  // ---- Live balancing (docs/balancing.md), API 4. A task whose work is a set of independent items can
   // have some of them moved to another task of the job while both run; the defaults say the
   // app cannot. All are called between two iterations, on the task's thread.
   // Work units done so far, in the app's own unit (the same in every task): the task's speed is

@@ -1,4 +1,4 @@
-// Global convergence detection, centralised at the spawner (DESIGN.md section 1, step 5).
+// Global convergence detection, centralised at the spawner (docs/architecture.md, the life of a job).
 //
 // Tasks report changes of their local convergence. When every task is locally converged the
 // detector opens a confirmation round: each task answers after one more iteration of its own,

@@ -32,7 +32,7 @@ struct OutgoingValue {
   uint64_t seen_incarnation;  // the receiver's incarnation `seen` counts in
 };
 
-// A step of a live-balancing move (issue 10; proto MoveItems), run between two iterations.
+// A step of a live-balancing move (docs/balancing.md; proto MoveItems), run between two iterations.
 enum class MoveKind { kExport, kImport, kDrop, kConfirm };
 struct ItemMove {
   uint64_t move = 0;

@@ -1,4 +1,4 @@
-// What a task's checkpoint holds besides the app's own state (issue 10): the number of item
+// What a task's checkpoint holds besides the app's own state (docs/balancing.md): the number of item
 // moves the task had applied when it was taken, and the items it had exported that the spawner
 // has not confirmed yet. A task restored from it tells the spawner both (TaskReady), so the
 // spawner can bring it to the moves done since (replaying them) and still collect exported

@@ -1,5 +1,5 @@
 // Lee & Cho's dynamic load balancing (lee-cho-load-balancing.md, section 4.2) on figures measured
-// while a job runs (issue 10, item 2): at each checking point, the remaining work of every task
+// while a job runs (docs/balancing.md): at each checking point, the remaining work of every task
 // and the speed of its daemon give each one's expected completion time (eq. 10); the remaining
 // work is split again in proportion to the speeds (eq. 9) only when the expected gain, net of the
 // measured cost of moving, reaches the threshold (eq. 11); the next checking point comes before

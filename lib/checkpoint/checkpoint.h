@@ -1,4 +1,4 @@
-// One task's saved state, as its backup daemons keep it (DESIGN.md section 1, step 4).
+// One task's saved state, as its backup daemons keep it (docs/architecture.md, the life of a job).
 //
 // Checkpoints are uncoordinated: each task saves on its own schedule. A checkpoint is ordered
 // by (incarnation, iteration): a task restored on a new daemon runs under a higher incarnation,

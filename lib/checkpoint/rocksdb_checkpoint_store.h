@@ -1,4 +1,4 @@
-// CheckpointStore in a RocksDB directory of the daemon (DESIGN.md section 3).
+// CheckpointStore in a RocksDB directory of the daemon (docs/architecture.md, chosen dependencies).
 //
 // Key "ck/<job>/" + task, incarnation and iteration big-endian, so a task's checkpoints sort
 // oldest first. Value: a header (magic, CRC32C of the state, incarnation, iteration) and the

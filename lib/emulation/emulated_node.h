@@ -1,4 +1,4 @@
-// One daemon of an emulated platform (issue 11, item 2): the node of a platform file it plays
+// One daemon of an emulated platform (docs/emulation.md): the node of a platform file it plays
 // (its id is the node's, "<cluster>-<k>"), the links from it to every other node, and how long
 // its iterations take. On one machine every daemon computes at the same speed and every link
 // is loopback; an emulated node makes each iteration last

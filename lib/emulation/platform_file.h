@@ -1,4 +1,4 @@
-// Platform files (issue 11, item 1): a heterogeneous platform as clusters of nodes of given
+// Platform files (docs/emulation.md): a heterogeneous platform as clusters of nodes of given
 // relative powers, with the latency and bandwidth inside each cluster and of the link between
 // each pair of clusters, optionally a background load per node. `aiac-spawner map --platform`
 // reads them (as well as the JSON of model/platform.h), and they are what an emulated run is

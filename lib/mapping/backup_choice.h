@@ -1,4 +1,4 @@
-// Which daemons keep each task's checkpoints (issue 9, DESIGN.md section 1 step 4): for every
+// Which daemons keep each task's checkpoints (docs/fault-tolerance.md): for every
 // task, up to `k` daemons that run *other* tasks of the job (a backup dies with its task
 // otherwise, and a spare may be taken away as a replacement), preferring daemons of the task's
 // own cluster (checkpoints cross no slow link), and spreading the work so that each daemon

@@ -1,4 +1,4 @@
-// MAHEVE (maheve-mapping.md section 4, choices in DESIGN.md section 4): clusters sorted by the
+// MAHEVE (maheve-mapping.md section 4, choices in docs/architecture.md, design choices): clusters sorted by the
 // mark of eq. (1), tasks by the score of eq. (2) with Nb_i dependencies pulled in after each,
 // tasks mapped in list order onto the most powerful free nodes of the clusters in mark order,
 // keeping a reserve of each cluster's least powerful free nodes for replacements. A failed

@@ -45,7 +45,7 @@ class Mapper {
 // nodes kept for replacements, in [0, 1).
 Result<std::unique_ptr<Mapper>> MakeMapper(std::string_view algo, double reserve = 0.1);
 
-// hd (MAHEVE section 3.1, DESIGN.md section 4): population standard deviation of the free
+// hd (MAHEVE section 3.1, docs/architecture.md, design choices): population standard deviation of the free
 // nodes' powers over their mean, clamped to [0, 1]; 0 when there is no free node.
 double HeterogeneityDegree(const model::Platform& platform, const Placement& placement);
 

@@ -1,4 +1,4 @@
-// A daemon's measure of its link to one peer daemon (issue 10, item 1): DistPM's latency alpha
+// A daemon's measure of its link to one peer daemon (docs/balancing.md): DistPM's latency alpha
 // and transfer time beta of a channel (distpm-workload-migration.md eq. 1, predicted with the
 // "sliding-window mean-based method" on historical measurements, as the NWS toolkit the paper
 // uses does), from the traffic itself. The peer acknowledges every frame it reads on a

@@ -1,4 +1,4 @@
-// A daemon's view of the load on its host (issue 10, item 1): the run-queue length sampled every
+// A daemon's view of the load on its host (docs/balancing.md): the run-queue length sampled every
 // `sample_ms`, with its mean N and standard deviation sigma_n over a sliding window, which are
 // Lee & Cho's measures of a workstation's background load (lee-cho-load-balancing.md, section
 // 2: the number of jobs sharing the processor under round robin).

@@ -48,7 +48,7 @@ enum class Side { kClient, kServer };
 // running the same framing over plain TCP. No config file or flag can select kPlaintext.
 enum class Transport { kTls, kPlaintextBenchmarkOnly };
 
-// An emulated network link (issue 11, item 2): each frame this end sends reaches the peer as
+// An emulated network link (docs/emulation.md): each frame this end sends reaches the peer as
 // if it had crossed a link of this latency and bandwidth, shared by the frames in order (a frame
 // waits for the ones before it to be through).
 struct EmulatedLink {

@@ -1,4 +1,4 @@
-// Messages of any size (issue 13, item 1). A message whose frame exceeds the frame limit is sent
+// Messages of any size (docs/user-guide.md). A message whose frame exceeds the frame limit is sent
 // as the bytes of that frame in Part envelopes, each a frame of its own of at most PartBytes(),
 // in order and before anything else on the connection; the receiver reassembles them into the
 // frame and reads it as if it had come whole. So results, snapshots, checkpoints and any other

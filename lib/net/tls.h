@@ -1,5 +1,5 @@
 // TLS 1.3 with an external pre-shared key derived from the cluster key: the secured transport
-// under every aiac connection (DESIGN.md section 3).
+// under every aiac connection (docs/architecture.md, chosen dependencies).
 //
 // Why this resists what the old HMAC handshake did not: a TLS 1.3 PSK handshake proves the key
 // with a binder computed over the whole ClientHello (the client's random, its key share and the

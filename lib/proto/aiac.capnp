@@ -102,7 +102,7 @@ struct AssignTask {
   tighten @19 :Float64;         # the local tests' tightening so far (Tighten factors multiplied; 0 or 1: none)
   dataSize @20 :UInt64;         # > 0: `data` is empty; the task's data came just before, in TaskData chunks
   dataSha256 @21 :Data;         # with dataSize: SHA-256 of the whole data
-  # DistPM's group (issue 10, distpm-workload-migration.md section 4.1): the tasks whose daemons
+  # DistPM's group (distpm-workload-migration.md section 4.1): the tasks whose daemons
   # share this task's cluster, the first one's daemon their coordinator. A member sends its
   # TaskProgress to the coordinator, which passes its group's on to the spawner in one
   # GroupReports per progress period. Empty: reports go straight to the spawner.
@@ -161,7 +161,7 @@ struct TaskProgress {
   checkpoints @5 :UInt64;       # checkpoint copies its backups acknowledged so far
   checkpointBytes @6 :UInt64;   # their state bytes
   incarnation @7 :UInt64;
-  # Live balancing (issue 10): app::Task::WorkDone / RemainingWork / ItemCount (-1: no items),
+  # Live balancing (docs/balancing.md): app::Task::WorkDone / RemainingWork / ItemCount (-1: no items),
   # the item moves applied so far, and the host's run-queue length (mean N, sigma_n).
   workDone @8 :Float64;
   remainingWork @9 :Float64;
@@ -175,7 +175,7 @@ struct TaskProgress {
 # A group coordinator's reports (AssignTask.group): its own and its members' newest since the
 # last one, each as its task's daemon sent it.
 struct GroupReports { job @0 :Text; reports @1 :List(TaskProgress); }
-# Live balancing (issue 10): the spawner moves work items between running tasks, one step at a
+# Live balancing (docs/balancing.md): the spawner moves work items between running tasks, one step at a
 # time, between two iterations of the task. export: items worth `work` leave the task (the reply
 # carries them); import: `items` join it; drop: a task restored from before an export forgets
 # `items` again; confirm: the spawner has move `move`'s exported items, the task may forget them.
@@ -209,7 +209,7 @@ struct LinkFigures {
 struct LinkAck { frames @0 :UInt32; }
 struct LinkProbe { }
 # Items of move `move` on their way from the exporting task's daemon to the daemon of `toTask`
-# (issue 10, DistPM's migration gateways): each daemon in `route` passes them to the next; the
+# (docs/balancing.md, DistPM's migration gateways): each daemon in `route` passes them to the next; the
 # receiver is route[0], the last one runs `toTask` and imports them when the spawner's MoveItems
 # names their SHA-256.
 struct RelayItems {

@@ -1,4 +1,4 @@
-// Moving items between tasks spread over clusters (issue 10; distpm-workload-migration.md
+// Moving items between tasks spread over clusters (docs/balancing.md; distpm-workload-migration.md
 // section 4): the tasks' clusters are DistPM's groups. Each cluster's net surplus goes over the
 // inter-cluster channels as the LP (3) plans it (or greedily, section 5.1, for comparison); each
 // channel's amount is then taken from the cluster's giving tasks and handed to the receiving

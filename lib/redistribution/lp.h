@@ -1,4 +1,4 @@
-// A small linear-programming interface, solved by GLPK's simplex (DESIGN.md section 3): what
+// A small linear-programming interface, solved by GLPK's simplex (docs/architecture.md, chosen dependencies): what
 // ring System 2 and DistPM's LP (3) need, and nothing of GLPK in the callers' headers.
 // Pure: no I/O (GLPK's terminal output is switched off), not thread-safe (GLPK keeps global
 // state): call from one thread.

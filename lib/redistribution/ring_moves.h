@@ -1,4 +1,4 @@
-// Moving independent items between running tasks laid out on a ring (issue 11's `ring`
+// Moving independent items between running tasks laid out on a ring (`--migration ring`
 // experiment; ring-redistribution.md): task i's neighbours are i - 1 and i + 1 (mod n), items
 // move only between neighbours, and a link's per-item time is what the measured (or emulated)
 // link between the two tasks' daemons costs. Two planners:

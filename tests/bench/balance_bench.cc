@@ -1,4 +1,4 @@
-// What live balancing gains (issue 10), measured in one run on local clusters: 4 tasks on 4
+// What live balancing gains (docs/balancing.md), measured in one run on local clusters: 4 tasks on 4
 // daemons, one of which is slowed from outside from its start (stopped 120 ms in every 160 ms
 // with SIGSTOP / SIGCONT, as a host overloaded by other users would starve it; the program is
 // not told). Two jobs: the synthetic one (items move between any tasks) and a CG solve of a
@@ -6,7 +6,7 @@
 // against off, in turns (each turn starts with another mode), the ratio being the median of the
 // ratios within a turn. Also checks that every synthetic run ends with the same checksum and
 // every CG run with a converged answer. Prints times and ratios; never fails on a time. Goal
-// (issue 10): dp at most 0.85x off.
+// (docs/balancing.md): dp at most 0.85x off.
 // Run: build/bin/balance_bench [reps [items iterations base_cost [cg_rows]]] (items or cg_rows 0: that job
 // is left out)
 #include <signal.h>

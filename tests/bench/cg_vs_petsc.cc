@@ -1,11 +1,11 @@
-// The CG app against PETSc (issue 12, item 6), on the same Matrix Market files, the same number
+// The CG app against PETSc (docs/results.md), on the same Matrix Market files, the same number
 // of processes and the same machine, in one run: aiac async and sync (`aiac-spawner run --local
 // P`, a first run: the matrix parsed from the text, its cache written, the daemons building
 // their blocks from it), aiac async again from the matrix's binary cache (a second run), and
 // PETSc's KSPCG + block Jacobi with ICC(0) sub-blocks (petsc_cg_driver under `mpiexec -n P`),
 // both stopping at a relative residual of 1e-8. Whole-process wall times, printed as ratios to
 // PETSc's; every solution's residual ||b - A x|| / ||b|| is computed here again, from the files.
-// Also the input side against PETSc's read of the file (issue 13's goal): aiac's read + prepare +
+// Also the input side against PETSc's read of the file (the input-side goal, docs/results.md): aiac's read + prepare +
 // assign phases over the driver's "read" time. Each configuration runs twice (PETSc last, then
 // first) and the faster run is shown. Never fails on a time; fails when a run fails or a
 // residual is not met.

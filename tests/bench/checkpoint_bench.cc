@@ -2,7 +2,7 @@
 // same bytes, both synced to disk after each write, in the same run and the same directory
 // (checkpoint_timings.h). For each state size, `count` checkpoints of one task against `count`
 // appends + fdatasync of the same bytes to one file. Prints MB/s for both and store/raw (1.00x =
-// as fast; issue 9's goal is at least 0.70x).
+// as fast; the goal is at least 0.70x).
 // Run: build/bin/checkpoint_bench [count] [dir]
 #include <unistd.h>
 

@@ -9,7 +9,7 @@
 //    sides of a ratio alike; a second setup without checkpoints shows how far two identical
 //    setups differ on this machine (the noise the other ratios carry);
 //    The blocks are solved with inner = "cg" (an inner CG per iteration), as when the numbers in
-//    README.md were measured; factored blocks iterate far faster, so checkpoints weigh more.
+//    docs/results.md were measured; factored blocks iterate far faster, so checkpoints weigh more.
 // 2. the time from a daemon's SIGKILL (--kill-every) to its task iterating again on another
 //    daemon, against the time the same run took to set up all its tasks at the start.
 // Prints times and ratios; never fails on a time.

@@ -1,4 +1,4 @@
-// DistPM against greedy, executed for real (issue 10): the synthetic job on the emulated
+// DistPM against greedy, executed for real (docs/balancing.md): the synthetic job on the emulated
 // conf/platforms/teragrid-small.toml (four sites of two nodes, two of them overloaded by
 // background jobs), live balancing on (--balance dp), its items moving daemon to daemon across
 // the emulated inter-site links through each site's gateways, the channels' amounts planned by

@@ -1,4 +1,4 @@
-// Asynchronous against synchronous iterations (issue 11, item 5): the CG job on the emulated
+// Asynchronous against synchronous iterations (docs/results.md): the CG job on the emulated
 // MAHEVE hd 0.50 platform (conf/platforms/maheve-hd050.toml: four clusters on three sites, links
 // of 5-20 ms between sites), run asynchronously and with --sync, several seeds. Writes
 // DIR/async_sync.json ({"rows": [{"platform", "mode", "seeds", "seconds", "iterations_min",

@@ -1,4 +1,4 @@
-// DistPM against greedy on the TeraGrid-like platform (issue 11, item 5; the DistPM paper's
+// DistPM against greedy on the TeraGrid-like platform (docs/results.md; the DistPM paper's
 // Figure 5): the planned migration time of the workload that rebalances the sites, for several
 // sizes of the migrated data and numbers of nodes. As in the paper's section 5.1 this is the
 // cost model of both plans (its Figure 5 comes from the authors' simulation code, not from runs),

@@ -1,4 +1,4 @@
-// Lee & Cho's schemes on emulated time-shared nodes (issue 11, item 5; the paper's section 5):
+// Lee & Cho's schemes on emulated time-shared nodes (docs/results.md; the paper's section 5):
 // the synthetic job (4 tasks, 20,000 items; 40,000 in the full run) on the two leecho platforms
 // (conf/platforms/leecho-*.toml: equal means but unequal burstiness, and one node loaded three
 // times as much). Static schemes, the split fixed before the run: S_E equal (`--split equal`),

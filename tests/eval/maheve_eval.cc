@@ -1,4 +1,4 @@
-// The MAHEVE experiment (issue 11, item 5; the MAHEVE paper's section 5 and Table 1): the CG
+// The MAHEVE experiment (docs/results.md; the MAHEVE paper's section 5 and Table 1): the CG
 // job on the three emulated MAHEVE platforms (conf/platforms/maheve-hd0*.toml), mapped by the
 // default policy, AIAC-QM, F-EC and MAHEVE, fault free (ff) and with failures (wf), several
 // seeds. Writes DIR/maheve.json ({"rows": [{"platform", "hd", "mapping", "faults", "seeds",

@@ -1,4 +1,4 @@
-// Ring redistribution against the naive nearest-neighbour shuffle (issue 11, item 5; the ring
+// Ring redistribution against the naive nearest-neighbour shuffle (docs/results.md; the ring
 // paper, ring-redistribution.md), in two parts:
 //   - executed: the synthetic job (8 tasks, items of 16 KB) on the emulated
 //     conf/platforms/ring-wan.toml, live balancing on (--balance dp), the items moving daemon to

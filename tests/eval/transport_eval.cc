@@ -1,5 +1,5 @@
-// What our transport and checkpoint store cost against the raw means underneath (issue 11,
-// item 5, `transport`), in one run on this machine: the round trip of a small message and 1 MB
+// What our transport and checkpoint store cost against the raw means underneath (docs/results.md,
+// `transport`), in one run on this machine: the round trip of a small message and 1 MB
 // one way through our framed transport (TLS 1.3, and without encryption) against raw Asio TCP
 // over loopback (bench/transport_timings.h); checkpoint writes of 100 KB and 1 MB states into
 // the RocksDB store against synced appends to a raw file (bench/checkpoint_timings.h). Each

@@ -1,4 +1,4 @@
-// Live balancing with real processes (issue 10): a daemon slowed from outside while the job runs
+// Live balancing with real processes (docs/balancing.md): a daemon slowed from outside while the job runs
 // (SIGSTOP / SIGCONT in turns, as an overloaded host would starve it), with no warning to the
 // program. Its items move to the others, the synthetic checksum is the workload's, and a daemon
 // killed while items move loses none of them. The same for the CG app, whose rows move between

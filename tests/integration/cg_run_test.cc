@@ -292,8 +292,8 @@ uint64_t TaskDataBytes(const std::string& log) {
   return bytes;
 }
 
-// Daemons that see the spawner's files build their own blocks from the matrix's cache (issue 13,
-// item 2): by default on --local, when the job says so elsewhere. The METIS blocks with overlap
+// Daemons that see the spawner's files build their own blocks from the matrix's cache (docs/user-guide.md,
+// daemons that read the matrix themselves): by default on --local, when the job says so elsewhere. The METIS blocks with overlap
 // they build give the answer the shipped blocks give, and what travels is a fraction of them.
 TEST_F(CgRunTest, DaemonsThatSeeTheFileBuildTheirOwnBlocksFromItsCache) {
   WriteFile(dir_ / "grid.mtx", GridFile(300));

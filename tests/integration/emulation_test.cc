@@ -1,5 +1,5 @@
 // `aiac-spawner run --platform P.toml --local`: an emulated platform on this machine, one daemon
-// per node of the platform file playing its node (issue 11, item 2), and the refusals of
+// per node of the platform file playing its node (docs/emulation.md), and the refusals of
 // `--platform` used wrongly.
 #include <algorithm>
 #include <random>

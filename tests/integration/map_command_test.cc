@@ -9,8 +9,8 @@ namespace {
 using MapCommandTest = ClusterFixture;
 
 TEST_F(MapCommandTest, HandWorkedExampleWithFailures) {
-  ASSERT_EQ(RunSpawner({"map", "--platform", SourcePath("apps/examples/platform.json"), "--tig",
-                        SourcePath("apps/examples/tig.json"), "--fail", "n5", "--fail", "n1"},
+  ASSERT_EQ(RunSpawner({"map", "--platform", SourcePath("examples/planning/platform.json"), "--tig",
+                        SourcePath("examples/planning/tig.json"), "--fail", "n5", "--fail", "n1"},
                        "map"),
             0)
       << Log("map");
@@ -32,8 +32,8 @@ TEST_F(MapCommandTest, HandWorkedExampleWithFailures) {
 
 TEST_F(MapCommandTest, EveryAlgorithmAnswers) {
   for (const char* algo : {"default", "aiac-qm", "f-ec"}) {
-    ASSERT_EQ(RunSpawner({"map", "--platform", SourcePath("apps/examples/platform.json"), "--tig",
-                          SourcePath("apps/examples/tig.json"), "--algo", algo, "--fail", "n2"},
+    ASSERT_EQ(RunSpawner({"map", "--platform", SourcePath("examples/planning/platform.json"), "--tig",
+                          SourcePath("examples/planning/tig.json"), "--algo", algo, "--fail", "n2"},
                          "map"),
               0)
         << algo << Log("map");
@@ -49,7 +49,7 @@ TEST_F(MapCommandTest, EveryAlgorithmAnswers) {
 // failed node replaced inside its cluster first; a broken platform file is one line, exit 2.
 TEST_F(MapCommandTest, PlatformFilesAreReadAsWell) {
   ASSERT_EQ(RunSpawner({"map", "--platform", SourcePath("conf/platforms/maheve-hd072.toml"), "--tig",
-                        SourcePath("apps/examples/tig.json"), "--fail", "c4-23"},
+                        SourcePath("examples/planning/tig.json"), "--fail", "c4-23"},
                        "map"),
             0)
       << Log("map");
@@ -58,13 +58,13 @@ TEST_F(MapCommandTest, PlatformFilesAreReadAsWell) {
   EXPECT_EQ(j["clusters"].size(), 5u);
   EXPECT_EQ(j["assignment"].size(), 4u);
   WriteFile(dir_ / "bad.toml", "name = \"bad\"\n[[clusters]]\nname = \"c\"\npowers = [0]\nlatency_ms = 0\nbandwidth_mbps = 1\n");
-  EXPECT_EQ(RunSpawner({"map", "--platform", dir_ / "bad.toml", "--tig", SourcePath("apps/examples/tig.json")}, "bad"), 2);
+  EXPECT_EQ(RunSpawner({"map", "--platform", dir_ / "bad.toml", "--tig", SourcePath("examples/planning/tig.json")}, "bad"), 2);
   EXPECT_EQ(Log("bad"), "aiac-spawner map: " + (dir_ / "bad.toml") + ": clusters[0]: powers[0] must be a positive number\n");
 }
 
 TEST_F(MapCommandTest, BadInputExitsTwoWithOneLine) {
-  const std::string good_p = SourcePath("apps/examples/platform.json");
-  const std::string good_t = SourcePath("apps/examples/tig.json");
+  const std::string good_p = SourcePath("examples/planning/platform.json");
+  const std::string good_t = SourcePath("examples/planning/tig.json");
   WriteFile(dir_ / "edge.json", R"({"tasks": [{"id": 0, "cost": 1}], "edges": [{"a": 0, "b": 9, "volume": 1}]})");
   WriteFile(dir_ / "dup.json", R"({"tasks": [{"id": 0, "cost": 1}, {"id": 0, "cost": 2}]})");
   WriteFile(dir_ / "cost.json", R"({"tasks": [{"id": 0, "cost": 0}]})");

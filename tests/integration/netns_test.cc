@@ -1,4 +1,4 @@
-// A real multi-host run on one machine (issue 11, item 3): five hosts are network namespaces,
+// A real multi-host run on one machine (docs/operations.md): five hosts are network namespaces,
 // each with its own address on one Ethernet segment (a veth pair per host into a bridge that
 // lives in a sixth namespace), so nothing can reach anything through 127.0.0.1. A super-node,
 // three daemons and the spawner each run in a host of their own; the CG job runs on two of the

@@ -7,7 +7,7 @@ namespace {
 using PlanCommandTest = ClusterFixture;
 
 TEST_F(PlanCommandTest, DistPmExample) {
-  ASSERT_EQ(RunSpawner({"plan", "distpm", "--input", SourcePath("apps/examples/distpm.json")}, "plan"), 0) << Log("plan");
+  ASSERT_EQ(RunSpawner({"plan", "distpm", "--input", SourcePath("examples/planning/distpm.json")}, "plan"), 0) << Log("plan");
   auto j = nlohmann::json::parse(Log("plan"));
   EXPECT_EQ(j["overloaded"], nlohmann::json({"ncsa", "caltech"}));
   EXPECT_EQ(j["underloaded"], nlohmann::json({"sdsc", "anl"}));
@@ -24,7 +24,7 @@ TEST_F(PlanCommandTest, DistPmExample) {
 }
 
 TEST_F(PlanCommandTest, BalanceExample) {
-  ASSERT_EQ(RunSpawner({"plan", "balance", "--input", SourcePath("apps/examples/balance.json")}, "plan"), 0) << Log("plan");
+  ASSERT_EQ(RunSpawner({"plan", "balance", "--input", SourcePath("examples/planning/balance.json")}, "plan"), 0) << Log("plan");
   auto j = nlohmann::json::parse(Log("plan"));
   EXPECT_NEAR(j["T"][0].get<double>(), 2 * 2000 / (100 * (1 + 0.25 / 4)), 1e-9);
   double sum = 0;
@@ -35,7 +35,7 @@ TEST_F(PlanCommandTest, BalanceExample) {
 }
 
 TEST_F(PlanCommandTest, RingExampleIsReplayedAndOptimal) {
-  ASSERT_EQ(RunSpawner({"plan", "ring", "--input", SourcePath("apps/examples/ring.json")}, "plan"), 0) << Log("plan");
+  ASSERT_EQ(RunSpawner({"plan", "ring", "--input", SourcePath("examples/planning/ring.json")}, "plan"), 0) << Log("plan");
   auto j = nlohmann::json::parse(Log("plan"));
   EXPECT_EQ(j["case"], "bi-het");
   EXPECT_EQ(j["time"], 8.0);

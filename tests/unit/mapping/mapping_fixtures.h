@@ -10,7 +10,7 @@
 
 namespace aiac::mapping::testing {
 
-// apps/examples/platform.json: c1 = {n1:1, n2:1, n3:1}, c2 = {n4:2, n5:4, n6:8 busy},
+// examples/planning/platform.json: c1 = {n1:1, n2:1, n3:1}, c2 = {n4:2, n5:4, n6:8 busy},
 // latency 0.001 inside each cluster, 0.05 between them.
 inline model::Platform HandPlatform() {
   auto p = model::Platform::Build(
@@ -20,7 +20,7 @@ inline model::Platform HandPlatform() {
   return std::move(*p);
 }
 
-// apps/examples/tig.json: costs 10, 40, 20, 30; edges 0-1:5, 1-2:5, 1-3:1, 2-3:2.
+// examples/planning/tig.json: costs 10, 40, 20, 30; edges 0-1:5, 1-2:5, 1-3:1, 2-3:2.
 inline model::Tig HandTig() {
   auto t = model::Tig::Build({{0, 10}, {1, 40}, {2, 20}, {3, 30}},
                              {{0, 1, 5}, {1, 2, 5}, {1, 3, 1}, {2, 3, 2}});

@@ -251,7 +251,7 @@ TEST(HandshakeTest, CloseWhenFlushedGivesUpOnAPeerThatNeverCloses) {
 }
 
 // An emulated link (NetOptions::emulated_link): each frame arrives no sooner than its latency,
-// and frames share the bandwidth in order (issue 11, item 2). Lower bounds only: a loaded
+// and frames share the bandwidth in order (docs/emulation.md). Lower bounds only: a loaded
 // machine can only add to them.
 TEST(HandshakeTest, AnEmulatedLinkDelaysFramesByLatencyAndBandwidth) {
   asio::io_context io;
