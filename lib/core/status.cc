@@ -16,9 +16,19 @@ const char* StatusCodeName(StatusCode code) {
     case StatusCode::kResourceExhausted: return "resource exhausted";
     case StatusCode::kAborted: return "aborted";
     case StatusCode::kInternal: return "internal";
+    case StatusCode::kDiverged: return "diverged";
   }
   return "unknown";
 }
+
+namespace detail {
+
+void CheckFailed(const char* file, int line, const char* text, const std::string& values) {
+  std::fprintf(stderr, "%s:%d: check failed: %s%s\n", file, line, text, values.c_str());
+  std::abort();
+}
+
+}  // namespace detail
 
 std::string Status::ToString() const {
   if (ok()) return "ok";

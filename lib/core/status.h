@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
+#include <ostream>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <variant>
@@ -28,6 +30,7 @@ enum class StatusCode {
   kResourceExhausted, // not enough daemons, frame too big, queue full
   kAborted,           // cancelled (shutdown, Ctrl-C)
   kInternal,          // an invariant failed in a dependency
+  kDiverged,          // a computation diverged (non-finite or unbounded values): no retry helps
 };
 
 const char* StatusCodeName(StatusCode code);
@@ -68,6 +71,7 @@ inline Status ResourceExhausted(std::string m) {
 }
 inline Status Aborted(std::string m) { return {StatusCode::kAborted, std::move(m)}; }
 inline Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
+inline Status Diverged(std::string m) { return {StatusCode::kDiverged, std::move(m)}; }
 
 // Either a value or a non-ok Status.
 template <typename T>
@@ -100,18 +104,71 @@ class [[nodiscard]] Result {
 
 }  // namespace aiac
 
+namespace aiac::detail {
+
+// What a failed check prints: "FILE:LINE: check failed: TEXT", then the compared values.
+[[noreturn]] void CheckFailed(const char* file, int line, const char* text, const std::string& values);
+
+template <typename T>
+std::string CheckValue(const T& v) {
+  if constexpr (requires(std::ostream& o) { o << v; }) {
+    std::ostringstream out;
+    out << v;
+    return out.str();
+  } else {
+    return "(a value that cannot be printed)";
+  }
+}
+
+template <typename A, typename B>
+std::string CheckValues(const A& a, const B& b) {
+  return " (" + CheckValue(a) + " vs " + CheckValue(b) + ")";
+}
+
+}  // namespace aiac::detail
+
 // Returns the Status from the enclosing function when `expr` is not ok.
-#define AIAC_RETURN_IF_ERROR(expr)          \
-  do {                                      \
-    ::aiac::Status aiac_status_ = (expr);   \
+#define AIAC_RETURN_IF_ERROR(expr)               \
+  do {                                           \
+    ::aiac::Status aiac_status_ = (expr);        \
     if (!aiac_status_.ok()) return aiac_status_; \
   } while (0)
 
+#define AIAC_CONCAT_INNER_(a, b) a##b
+#define AIAC_CONCAT_(a, b) AIAC_CONCAT_INNER_(a, b)
+
+// `lhs` takes the value of the Result `rexpr`, or the enclosing function returns its Status:
+//   AIAC_ASSIGN_OR_RETURN(auto file, ConfigFile::Load(path));
+//   AIAC_ASSIGN_OR_RETURN(options.key, ReadKeyFile(path));
+// (In a coroutine, AIAC_CO_ASSIGN_OR_RETURN.)
+#define AIAC_ASSIGN_OR_RETURN(lhs, rexpr) \
+  AIAC_ASSIGN_OR_RETURN_IMPL_(AIAC_CONCAT_(aiac_result_, __LINE__), lhs, rexpr, return)
+#define AIAC_CO_ASSIGN_OR_RETURN(lhs, rexpr) \
+  AIAC_ASSIGN_OR_RETURN_IMPL_(AIAC_CONCAT_(aiac_result_, __LINE__), lhs, rexpr, co_return)
+#define AIAC_ASSIGN_OR_RETURN_IMPL_(result, lhs, rexpr, ret) \
+  auto result = (rexpr);                                     \
+  if (!result.ok()) ret result.status();                     \
+  lhs = std::move(result).value()
+
 // Invariant check: prints the condition and its location, then aborts. For bugs only.
-#define AIAC_CHECK(cond)                                                              \
-  do {                                                                                \
-    if (!(cond)) {                                                                    \
-      std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-      std::abort();                                                                   \
-    }                                                                                 \
+#define AIAC_CHECK(cond)                                                  \
+  do {                                                                    \
+    if (!(cond)) ::aiac::detail::CheckFailed(__FILE__, __LINE__, #cond, ""); \
   } while (0)
+
+// Comparisons that print both values when they fail: AIAC_CHECK_EQ(a.size(), b.size()).
+#define AIAC_CHECK_OP_(a, op, b)                                                         \
+  do {                                                                                   \
+    const auto& aiac_a_ = (a);                                                           \
+    const auto& aiac_b_ = (b);                                                           \
+    if (!(aiac_a_ op aiac_b_)) {                                                         \
+      ::aiac::detail::CheckFailed(__FILE__, __LINE__, #a " " #op " " #b,                 \
+                                  ::aiac::detail::CheckValues(aiac_a_, aiac_b_));        \
+    }                                                                                    \
+  } while (0)
+#define AIAC_CHECK_EQ(a, b) AIAC_CHECK_OP_(a, ==, b)
+#define AIAC_CHECK_NE(a, b) AIAC_CHECK_OP_(a, !=, b)
+#define AIAC_CHECK_LT(a, b) AIAC_CHECK_OP_(a, <, b)
+#define AIAC_CHECK_LE(a, b) AIAC_CHECK_OP_(a, <=, b)
+#define AIAC_CHECK_GT(a, b) AIAC_CHECK_OP_(a, >, b)
+#define AIAC_CHECK_GE(a, b) AIAC_CHECK_OP_(a, >=, b)

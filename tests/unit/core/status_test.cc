@@ -29,5 +29,39 @@ TEST(ResultTest, HoldsValueOrStatus) {
   EXPECT_EQ(bad.status().code(), StatusCode::kNotFound);
 }
 
+Result<int> Half(int x) {
+  if (x % 2 != 0) return InvalidArgument(std::to_string(x) + " is odd");
+  return x / 2;
+}
+
+Result<int> Quarter(int x) {
+  AIAC_ASSIGN_OR_RETURN(const int half, Half(x));
+  AIAC_ASSIGN_OR_RETURN(int quarter, Half(half));
+  return quarter;
+}
+
+TEST(ResultTest, AssignOrReturnPassesTheFirstErrorOn) {
+  EXPECT_EQ(*Quarter(12), 3);
+  auto odd = Quarter(6);
+  ASSERT_FALSE(odd.ok());
+  EXPECT_EQ(odd.status().message(), "3 is odd");
+  EXPECT_EQ(Quarter(5).status().message(), "5 is odd");
+}
+
+TEST(StatusTest, DivergedIsItsOwnKindAndNoRetryHelps) {
+  Status s = Diverged("block grew without bound");
+  EXPECT_EQ(s.code(), StatusCode::kDiverged);
+  EXPECT_EQ(s.ToString(), "diverged: block grew without bound");
+  EXPECT_FALSE(s.Retryable());
+}
+
+TEST(CheckDeathTest, ComparisonsPrintBothValues) {
+  const size_t rows = 3, cols = 4;
+  EXPECT_DEATH(AIAC_CHECK_EQ(rows, cols), "check failed: rows == cols \\(3 vs 4\\)");
+  EXPECT_DEATH(AIAC_CHECK_LT(cols, rows), "check failed: cols < rows \\(4 vs 3\\)");
+  EXPECT_DEATH(AIAC_CHECK(rows > cols), "check failed: rows > cols");
+  AIAC_CHECK_LE(rows, cols);  // holds: nothing happens
+}
+
 }  // namespace
 }  // namespace aiac
