@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <set>
 
-#include "aiac/code_signing.h"
+#include "runtime/code_signing.h"
 #include "core/endpoint.h"
 #include "core/hex.h"
 #include "core/names.h"

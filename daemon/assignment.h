@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "aiac/app.h"
+#include "app/app.h"
 #include "core/status.h"
 #include "proto/aiac.capnp.h"
 

@@ -1,6 +1,6 @@
 #include "daemon/daemon_options.h"
 
-#include "aiac/code_signing.h"
+#include "runtime/code_signing.h"
 #include "core/config.h"
 #include "net/net_config.h"
 

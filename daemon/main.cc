@@ -10,7 +10,7 @@
 #include <optional>
 #include <thread>
 
-#include "aiac/code_signing.h"
+#include "runtime/code_signing.h"
 #include "core/endpoint.h"
 #include "core/names.h"
 #include "core/logging.h"

@@ -1,6 +1,6 @@
 #include "daemon/routed_imports.h"
 
-#include "aiac/plugin.h"
+#include "runtime/plugin.h"
 
 namespace aiac::daemon {
 

@@ -1,6 +1,6 @@
 #include "daemon/task_data_buffer.h"
 
-#include "aiac/plugin.h"
+#include "runtime/plugin.h"
 #include "core/memory_budget.h"
 #include "core/printable.h"
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "aiac/move_kind_wire.h"
+#include "runtime/move_kind_wire.h"
 #include "core/names.h"
 #include "net/capnp_bytes.h"
 
@@ -241,6 +241,7 @@ runtime::RunnerCallbacks TaskSession::Callbacks() {
         r.setCheckpointBytes(s.checkpoint_bytes_);
         if (slice.ok()) r.setData(AsBytes(*slice));
         else r.setError(slice.status().message());
+        r.setDiverged(!slice.ok() && slice.status().code() == StatusCode::kDiverged);
       });
       if (!slice.ok()) s.log_->warn("job {}: task {} failed: {}", s.job_, s.task_, slice.status().message());
       s.port_.ended(slice.ok() ? "halted" : "failed");

@@ -21,9 +21,9 @@
 #include <string>
 #include <vector>
 
-#include "aiac/app.h"
-#include "aiac/plugin.h"
-#include "aiac/task_runner.h"
+#include "app/app.h"
+#include "runtime/plugin.h"
+#include "runtime/task_runner.h"
 #include "checkpoint/checkpoint.h"
 #include "core/endpoint.h"
 #include "core/logging.h"

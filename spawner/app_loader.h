@@ -7,8 +7,8 @@
 #include <memory>
 #include <string>
 
-#include "aiac/app.h"
-#include "aiac/plugin.h"
+#include "app/app.h"
+#include "runtime/plugin.h"
 #include "core/status.h"
 #include "spawner/job_spec.h"
 

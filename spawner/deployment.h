@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "aiac/app.h"
+#include "app/app.h"
 #include "core/status.h"
 #include "mapping/mapper.h"
 #include "model/platform.h"

@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "aiac/code_signing.h"
+#include "runtime/code_signing.h"
 #include "core/status.h"
 #include "core/write_all.h"
 #include "net/net_config.h"

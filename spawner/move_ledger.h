@@ -23,8 +23,8 @@
 #include <string>
 #include <vector>
 
-#include "aiac/task_runner.h"
-#include "aiac/task_state.h"
+#include "runtime/task_runner.h"
+#include "runtime/task_state.h"
 
 namespace aiac::spawner {
 

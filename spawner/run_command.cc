@@ -13,7 +13,7 @@
 #include <random>
 #include <thread>
 
-#include "aiac/code_signing.h"
+#include "runtime/code_signing.h"
 #include "core/logging.h"
 #include "emulation/platform_file.h"
 #include "mapping/mapper.h"
@@ -100,17 +100,13 @@ int RunCommand(const RunArgs& given) {
   // An emulated platform: one local daemon per node, each playing its node.
   std::optional<LocalEmulation> emulation;
   std::map<std::string, balance::Workstation> split_nodes;  // per daemon id, for --split sm|sp
-  if (args.split != "power" && args.split != "equal" && args.split != "sm" && args.split != "sp") {
-    return BadInput(InvalidArgument("--split must be power, equal, sm or sp, not '" + args.split + "'"));
-  }
-  if (args.migration != "distpm" && args.migration != "greedy" && args.migration != "ring" &&
-      args.migration != "nearest" && args.migration != "spawner") {
-    return BadInput(InvalidArgument("--migration must be distpm, greedy, ring, nearest or spawner, not '" +
-                                    args.migration + "'"));
-  }
+  auto split = ParseSplit(args.split);
+  if (!split.ok()) return BadInput(split.status());
+  auto migration = ParseMigration(args.migration);
+  if (!migration.ok()) return BadInput(migration.status());
   // An emulated platform's links, for the migration plan's channels.
   std::function<std::optional<std::pair<double, double>>(const std::string&, const std::string&)> channel;
-  if ((args.split == "sm" || args.split == "sp") && args.platform.empty()) {
+  if ((*split == Split::kSm || *split == Split::kSp) && args.platform.empty()) {
     return BadInput(InvalidArgument("--split " + args.split +
                                     " needs --platform: the nodes' background loads are known only on an emulated platform"));
   }
@@ -229,8 +225,8 @@ int RunCommand(const RunArgs& given) {
   if (Status s = net::FinishNetOptions(options.net); !s.ok()) return BadInput(s);
 
   // A local cluster has no daemons besides the ones it started: a replacement asks once.
-  RunSettings settings{args.mapping, args.sync, args.local > 0 ? 0 : -1, *balance_mode, args.split, split_nodes,
-                       args.migration, channel};
+  RunSettings settings{args.mapping, args.sync,  args.local > 0 ? 0 : -1, *balance_mode,
+                       *split,       split_nodes, *migration,            channel};
   if (emulation) settings.start_order = emulation->node_ids;
   JobRunner runner(*job, *app, options, std::move(settings), log);
   std::unique_ptr<FaultInjector> injector;
@@ -305,7 +301,7 @@ int RunCommand(const RunArgs& given) {
       return 1;
     }
   }
-  if (summary.status == "aborted") return 130;
+  if (summary.status == RunStatus::kAborted) return 130;
   return summary.succeeded() ? 0 : 1;
 }
 

@@ -6,12 +6,22 @@
 
 namespace aiac::spawner {
 
+const char* RunStatusName(RunStatus status) {
+  switch (status) {
+    case RunStatus::kConverged: return "converged";
+    case RunStatus::kFailed: return "failed";
+    case RunStatus::kDiverged: return "diverged";
+    case RunStatus::kAborted: return "aborted";
+  }
+  return "failed";
+}
+
 nlohmann::json ToJson(const RunSummary& s) {
   nlohmann::json j;
   j["job"] = s.job;
   j["job_id"] = s.job_id;
   j["app"] = s.app;
-  j["status"] = s.status;
+  j["status"] = RunStatusName(s.status);
   if (!s.error.empty()) j["error"] = s.error;
   j["mode"] = s.mode;
   j["tasks"] = s.tasks;
@@ -85,7 +95,7 @@ nlohmann::json ToJson(const RunSummary& s) {
 std::string ToText(const RunSummary& s) {
   std::ostringstream out;
   auto j = ToJson(s);
-  out << "job " << s.job << " (" << s.app << ", " << s.mode << "): " << s.status << " in " << s.wall_seconds
+  out << "job " << s.job << " (" << s.app << ", " << s.mode << "): " << RunStatusName(s.status) << " in " << s.wall_seconds
       << " s on " << s.tasks << " tasks / " << s.daemons << " daemons, iterations "
       << j["iterations"]["min"] << ".." << j["iterations"]["max"];
   if (s.residual >= 0) out << ", residual " << s.residual;

@@ -48,9 +48,20 @@ struct Replacement {
   double seconds_to_resume = -1;    // from the loss to the task running again (-1: never)
 };
 
+// How a run ended: the summary's `status`.
+enum class RunStatus {
+  kConverged,  // the app checked the gathered result and accepted it
+  kFailed,     // a task error, no daemon left to replace a lost one, a timeout, a stagnating
+               // residual, a forecast that it cannot converge in time
+  kDiverged,   // non-finite or unbounded values (a task's, or the gathered result's)
+  kAborted,    // interrupted (SIGINT, SIGTERM)
+};
+// "converged", "failed", "diverged" or "aborted".
+const char* RunStatusName(RunStatus status);
+
 struct RunSummary {
   std::string job, job_id, app;
-  std::string status = "failed";
+  RunStatus status = RunStatus::kFailed;
   std::string error;
   std::string mode = "async";
   std::string mapping = "maheve";
@@ -77,7 +88,7 @@ struct RunSummary {
   std::vector<LinkFigure> links;
   nlohmann::json result = nlohmann::json::object();
 
-  bool succeeded() const { return status == "converged"; }
+  bool succeeded() const { return status == RunStatus::kConverged; }
 };
 
 nlohmann::json ToJson(const RunSummary& summary);

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "aiac/move_kind_wire.h"
-#include "aiac/plugin.h"
+#include "runtime/move_kind_wire.h"
+#include "runtime/plugin.h"
 #include "core/printable.h"
 #include "net/capnp_bytes.h"
 
@@ -134,7 +134,8 @@ void Supervisor::OnReport(size_t task, uint64_t incarnation, proto::Envelope::Re
     s.outcome.checkpoints = std::max(s.outcome.checkpoints, r.getCheckpoints());
     s.outcome.checkpoint_bytes = std::max(s.outcome.checkpoint_bytes, r.getCheckpointBytes());
     if (r.getError().size() > 0) {
-      Fail("task " + std::to_string(task) + " failed: " + Printable(r.getError().cStr(), 300, false));
+      Fail("task " + std::to_string(task) + " failed: " + Printable(r.getError().cStr(), 300, false),
+           r.getDiverged() ? RunStatus::kDiverged : RunStatus::kFailed);
     } else {
       s.outcome.data = net::AsString(r.getData());
       s.outcome.finished = true;
@@ -510,8 +511,11 @@ void Supervisor::Halt() {
   SendAll([&](proto::Envelope::Builder e) { e.initHalt().setJob(settings_.job_id); });
 }
 
-void Supervisor::Fail(const std::string& why) {
-  if (failure_.empty()) failure_ = why;
+void Supervisor::Fail(const std::string& why, RunStatus status) {
+  if (failure_.empty()) {
+    failure_ = why;
+    failure_status_ = status;
+  }
   Changed();
 }
 

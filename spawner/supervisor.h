@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "aiac/convergence.h"
+#include "runtime/convergence.h"
 #include "core/logging.h"
 #include "proto/aiac.capnp.h"
 #include "spawner/deployment.h"
@@ -106,7 +106,9 @@ class Supervisor {
   uint64_t RequestSnapshots();  // every task's result slice as it is now; the round number
   void Tighten(double factor);  // every task's local test `factor` times finer; convergence again
   void Halt();                  // the run is ending: halt every task, replace no lost daemon
-  void Fail(const std::string& why);
+  // The run cannot go on: the first call's `why` and `status` (kFailed, or kDiverged when a
+  // task's values diverged) are kept.
+  void Fail(const std::string& why, RunStatus status = RunStatus::kFailed);
 
   // ---- State.
   // `incarnation` still owns `task` and the run has not failed.
@@ -118,6 +120,8 @@ class Supervisor {
   bool SnapshotsComplete() const;
   std::vector<std::string> TakeSnapshots();
   const std::string& failure() const { return failure_; }
+  // How the failure ends the run: kFailed or kDiverged (kFailed while there is none).
+  RunStatus failure_status() const { return failure_status_; }
   bool started() const { return started_; }
   double tighten() const { return tighten_; }
   const Deployment& deployment() const { return *deployment_; }
@@ -206,6 +210,7 @@ class Supervisor {
   uint64_t snapshot_round_ = 0;
   double tighten_ = 1;  // the Tighten factors sent so far, multiplied
   std::string failure_;
+  RunStatus failure_status_ = RunStatus::kFailed;
   MoveLedger ledger_;
   struct MoveUnderWay {
     SteadyTime started{};

@@ -16,53 +16,20 @@
 //   shared_input = "auto"   daemons read their blocks from the matrix's cache (see CgParams)
 #pragma once
 
-#include "aiac/app.h"
+#include "app/app.h"
+#include <future>
 #include <optional>
 
+#include "apps/cg/cg_params.h"
 #include "apps/cg/cg_problem.h"
+#include "apps/cg/cg_task.h"
 #include "apps/cg/matrix_cache.h"
 #include "apps/cg/partition.h"
 #include "apps/cg/row_moves.h"
 
 namespace aiac::cg {
 
-struct CgParams {
-  bool generated = true;
-  GeneratedSpec spec;
-  std::string matrix, rhs, output;  // paths resolved against the job file's directory
-  double tolerance = 1e-8;           // local test: max-norm change over the block's max-norm
-  int stable_iterations = 3;
-  double inner_tolerance = 1e-12;
-  double residual_tolerance = 1e-8;  // "converged" only when ||b - A x|| / ||b|| is at most this
-  // The block solver: "direct" factors each block once (block_direct.h), "cg" solves it
-  // iteratively at every outer iteration (block_cg.h), "auto" factors it when the factor fits
-  // in memory and the block allows it, else iterates.
-  std::string inner = "auto";
-  // Keep a binary copy of the parsed matrix next to its file (matrix_cache.h) and load it on the
-  // next run on the same file.
-  bool matrix_cache = true;
-  // How rows are split into task blocks (partition.h): "metis", "contiguous", or "auto" (for a
-  // matrix from a file: slices of consecutive rows when they cut at most kSlicesGoodEnough of its
-  // entries, else slices of its rows renumbered in reverse Cuthill-McKee order when those do
-  // (renumber.h), else METIS; slices for a generated banded one).
-  std::string partition = "auto";
-  // Layers of the matrix graph each block extends past its own rows; -1 ("auto"): AutoLayers
-  // with kAutoOverlapGrowth and kAutoOverlapLayers for a matrix from a file, 0 for a generated
-  // one.
-  int overlap = -1;
-  // Whether daemons build their own blocks from the matrix file's binary cache (block_outline.h)
-  // instead of receiving them: "true" when the job says the daemons see the spawner's files at
-  // the same paths (one host, or a shared filesystem), "false", or "auto" (true for a --local
-  // run). Needs matrix_cache; a run whose cache could not be written ships the blocks.
-  std::string shared_input = "auto";
 
-  bool metis() const { return partition == "metis" || (partition == "auto" && !generated); }
-  // A generated system split in contiguous slices without overlap: each daemon builds its own
-  // block from the parameters, nothing is shipped.
-  bool daemon_builds_block() const { return generated && !metis() && overlap <= 0; }
-};
-
-Result<CgParams> ParseCgParams(const app::JobParams& params);
 
 // partition = "auto" keeps slices of consecutive rows when they cut at most this share of the
 // matrix's entries (a banded matrix: about 1e-5): METIS could not do much better, and it costs
@@ -107,6 +74,35 @@ class CgApp final : public app::App {
   Result<app::GatherReport> Gather(const app::JobParams& params, const std::vector<std::string>& slices) override;
 
  private:
+  // What reading a system from files gave besides the matrix: notes, the seconds spent reading,
+  // and the writer of a parsed matrix's cache, still at work (waited for when it goes).
+  struct Reading {
+    std::vector<std::string> notes;
+    double seconds = 0;
+    std::future<Result<std::string>> cache_writer;
+  };
+  // The matrix (from its cache, or parsed) and the right-hand side of a system from files.
+  Status ReadSystem(const CgParams& p, bool shared_files, Reading& reading);
+  // METIS or slices (of the file's rows, or of its rows renumbered in reverse Cuthill-McKee
+  // order when those cut little), decided once on equal shares.
+  void ChoosePartition(const CgParams& p, uint32_t tasks, std::vector<std::string>& notes);
+  // The rows of each task's block and who owns every row, for these shares of the work.
+  struct Blocks {
+    RowPartition part;
+    std::vector<std::vector<int>> rows;  // per task: its block's rows (its own and its layers)
+    bool metis = false;                  // METIS parts (else slices)
+    int layers = 0;                      // overlap
+    bool auto_layers = false;            // overlap = "auto"
+    int slab = 0;                        // rows either side of a movable slice in its block
+  };
+  // METIS parts (or slices when METIS leaves a part empty) with their layers; movable slices'
+  // blocks are slabs (chain_ set when the rows may move).
+  Result<Blocks> PartitionBlocks(const CgParams& p, uint32_t tasks, const Shares& shares,
+                                 std::vector<std::string>& notes);
+  // Each task's node of the task graph and its slice (a block, an outline, or the slice starts).
+  app::JobPlan BuildPlan(const CgParams& p, const Blocks& blocks, const Shares& shares);
+  // What the user is told of the partition.
+  void NoteBlocks(const Blocks& blocks, const Shares& shares, std::vector<std::string>& notes) const;
   // The partition, the blocks with their overlap, and the plan, for these shares of the work.
   // `notes` go first in the plan's notes.
   Result<app::JobPlan> Split(const CgParams& p, uint32_t tasks, const Shares& shares, std::vector<std::string> notes);
@@ -116,6 +112,7 @@ class CgApp final : public app::App {
     return !order_.empty() ? SpRef(renumbered_) : mapped_ ? SpRef(mapped_->matrix()) : SpRef(problem_.a);
   }
 
+  std::optional<CgParams> params_;  // parsed once, by Prepare
   Problem problem_;  // spawner side, kept from Prepare for the residual (a: see A(); b renumbered)
   std::optional<MappedMatrixCache> mapped_;  // a matrix from its cache: problem_.a is then empty
   // A file's rows renumbered (partition "auto", renumber.h): order_[i] is the file's row at
@@ -135,10 +132,5 @@ class CgApp final : public app::App {
   std::vector<std::vector<int>> owned_;  // per task, the rows it owns: where its result goes
 };
 
-// One task: exposed for tests (solve a whole system in-process).
-// Fails when params.inner is "direct" and the block cannot be factored. `movable`: the block is
-// rows [lo, hi) that may move (row_moves.h).
-Result<std::unique_ptr<app::Task>> NewCgTask(Block block, const CgParams& params,
-                                             std::optional<MovableRows> movable = std::nullopt);
 
 }  // namespace aiac::cg

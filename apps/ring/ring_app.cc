@@ -6,7 +6,7 @@
 
 #include "apps/ring/ring_task.h"
 
-namespace aiac::apps {
+namespace aiac::ring {
 namespace {
 
 Result<uint64_t> Rounds(const app::JobParams& params) {
@@ -130,6 +130,6 @@ Result<app::GatherReport> RingApp::Gather(const app::JobParams& params, const st
   return report;
 }
 
-}  // namespace aiac::apps
+}  // namespace aiac::ring
 
-AIAC_DEFINE_APP(aiac::apps::RingApp)
+AIAC_DEFINE_APP(aiac::ring::RingApp)

@@ -2,9 +2,9 @@
 // rounds (positive integer). Needs at least 2 tasks; has no synchronous mode (one token).
 #pragma once
 
-#include "aiac/app.h"
+#include "app/app.h"
 
-namespace aiac::apps {
+namespace aiac::ring {
 
 class RingApp final : public app::App {
  public:
@@ -15,4 +15,4 @@ class RingApp final : public app::App {
   Result<app::GatherReport> Gather(const app::JobParams& params, const std::vector<std::string>& slices) override;
 };
 
-}  // namespace aiac::apps
+}  // namespace aiac::ring

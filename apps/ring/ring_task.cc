@@ -1,6 +1,6 @@
 #include "apps/ring/ring_task.h"
 
-namespace aiac::apps {
+namespace aiac::ring {
 
 RingTask::RingTask(uint32_t task, uint32_t count, uint64_t rounds)
     : task_(task), count_(count), rounds_(rounds) {
@@ -27,4 +27,4 @@ std::optional<RingTask::Token> RingTask::OnToken(uint64_t value, uint64_t iterat
   return Token{value_, iteration};
 }
 
-}  // namespace aiac::apps
+}  // namespace aiac::ring

@@ -11,7 +11,7 @@
 
 #include "core/status.h"
 
-namespace aiac::apps {
+namespace aiac::ring {
 
 class RingTask {
  public:
@@ -44,4 +44,4 @@ class RingTask {
   uint64_t value_ = 0;
 };
 
-}  // namespace aiac::apps
+}  // namespace aiac::ring

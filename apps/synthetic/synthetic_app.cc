@@ -257,15 +257,15 @@ Result<app::GatherReport> SyntheticApp::Gather(const app::JobParams& params, con
   const uint64_t expected = spec->verify ? ExpectedChecksum(*spec) : checksum;
   if (spec->verify) report.numbers["expected_checksum"] = static_cast<double>(expected);
   if (missing > 0 || duplicated > 0) {
-    report.status = "diverged";
+    report.status = app::GatherStatus::kDiverged;
     report.error = std::to_string(missing) + " items missing and " + std::to_string(duplicated) +
                    " held twice in the gathered result";
   } else if (unfinished > 0) {
-    report.status = "unconverged";
+    report.status = app::GatherStatus::kUnconverged;
     report.error = std::to_string(unfinished) + " items have not taken their " + std::to_string(spec->iterations) +
                    " steps";
   } else if (checksum != expected) {
-    report.status = "diverged";
+    report.status = app::GatherStatus::kDiverged;
     report.error = "checksum " + std::to_string(checksum) + " is not the workload's " + std::to_string(expected);
   }
   return report;

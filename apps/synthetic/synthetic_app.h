@@ -10,7 +10,7 @@
 // WorkloadSpec. Needs items >= tasks.
 #pragma once
 
-#include "aiac/app.h"
+#include "app/app.h"
 #include "apps/synthetic/workload.h"
 
 namespace aiac::synthetic {

@@ -21,8 +21,9 @@
 namespace aiac::app {
 
 // 2: Task::Tighten, GatherReport "unconverged"; 3: App::Reweigh; 4: movable items (WorkDone ...
-// ImportItems); 5: DropItems; 6: ExportItems names the taking task, JobPlan::items_in_chain.
-inline constexpr int kApiVersion = 6;
+// ImportItems); 5: DropItems; 6: ExportItems names the taking task, JobPlan::items_in_chain;
+// 7: GatherReport::status is a GatherStatus, and an iteration that diverges returns Diverged().
+inline constexpr int kApiVersion = 7;
 inline constexpr const char* kFactorySymbol = "aiac_app_create";
 
 // The job's [params] as text, plus what the runtime knows.
@@ -82,7 +83,8 @@ class Task {
   virtual Status Absorb(uint32_t from, std::string_view bytes) = 0;
   // One iteration with the newest values absorbed. Returns false when there was nothing to do
   // (no new input and nothing left to compute): the runtime then waits for data instead of
-  // spinning, and does not count an iteration.
+  // spinning, and does not count an iteration. An error ends the run "failed"; an error with
+  // the code kDiverged (Diverged("...")) ends it "diverged".
   virtual Result<bool> Iterate() = 0;
   // What to send after the last iteration (possibly nothing).
   virtual std::vector<Outgoing> TakeOutgoing() = 0;
@@ -145,15 +147,21 @@ class Task {
   }
 };
 
+// How a gathered result stands against the app's acceptance test.
+enum class GatherStatus {
+  kConverged,    // it passes: the run ends "converged"
+  kUnconverged,  // finite but short of the test (e.g. residual above residual_tolerance): the
+                 // runtime tightens the tasks' local tests (Task::Tighten) and goes on
+  kDiverged,     // non-finite or unbounded values: the run ends "diverged"
+};
+
 // What Gather reports back to the spawner's summary.
 struct GatherReport {
-  // "converged"; "unconverged": finite but short of the app's acceptance test (e.g. residual
-  // above residual_tolerance), so the runtime tightens the local tests and goes on; "diverged".
-  std::string status = "converged";
+  GatherStatus status = GatherStatus::kConverged;
   double residual = -1;              // ||b - A x|| / ||b|| when the app has one, else -1
   double residual_target = -1;       // the residual the app accepts (its residual_tolerance), else -1
   std::string output;                // file written, if any
-  std::string error;                 // why, when not converged
+  std::string error;                 // why, when not converged: required, one line
   std::map<std::string, double> numbers;  // app-defined extra result fields
 };
 

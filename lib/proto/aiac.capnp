@@ -256,6 +256,7 @@ struct Result {
   checkpoints @5 :UInt64;   # as in TaskProgress, final
   checkpointBytes @6 :UInt64;
   incarnation @7 :UInt64;
+  diverged @8 :Bool;        # with error: the task's values diverged (kDiverged), not another failure
 }
 
 # --- daemon <-> daemon ---

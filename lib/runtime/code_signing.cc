@@ -1,4 +1,4 @@
-#include "aiac/code_signing.h"
+#include "runtime/code_signing.h"
 
 #include <openssl/evp.h>
 #include <openssl/pem.h>

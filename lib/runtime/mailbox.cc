@@ -1,4 +1,4 @@
-#include "aiac/mailbox.h"
+#include "runtime/mailbox.h"
 
 namespace aiac::runtime {
 

@@ -2,7 +2,7 @@
 // runtime library itself knows nothing of the wire).
 #pragma once
 
-#include "aiac/task_runner.h"
+#include "runtime/task_runner.h"
 #include "proto/aiac.capnp.h"
 
 namespace aiac::runtime {

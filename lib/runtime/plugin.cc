@@ -1,4 +1,4 @@
-#include "aiac/plugin.h"
+#include "runtime/plugin.h"
 
 #include <dlfcn.h>
 #include <openssl/evp.h>

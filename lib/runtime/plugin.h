@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "aiac/app.h"
+#include "app/app.h"
 #include "core/hex.h"
 #include "core/status.h"
 

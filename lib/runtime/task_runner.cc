@@ -1,4 +1,4 @@
-#include "aiac/task_runner.h"
+#include "runtime/task_runner.h"
 
 #include <algorithm>
 #include <cstdlib>

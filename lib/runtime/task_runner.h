@@ -17,9 +17,9 @@
 #include <mutex>
 #include <thread>
 
-#include "aiac/app.h"
-#include "aiac/mailbox.h"
-#include "aiac/task_state.h"
+#include "app/app.h"
+#include "runtime/mailbox.h"
+#include "runtime/task_state.h"
 
 namespace aiac::runtime {
 

@@ -1,4 +1,4 @@
-#include "aiac/task_state.h"
+#include "runtime/task_state.h"
 
 namespace aiac::runtime {
 namespace {

@@ -90,7 +90,7 @@ Outcome RunJob(net::Transport transport, const std::string& dir, const std::stri
   io.run();
   char detail[160];
   std::snprintf(detail, sizeof detail, "residual %.2e, %s", summary.residual, summary.error.c_str());
-  return {summary.wall_seconds, summary.status, detail};
+  return {summary.wall_seconds, spawner::RunStatusName(summary.status), detail};
 }
 
 }  // namespace

@@ -191,6 +191,19 @@ TEST_F(CgRunTest, UnreachableResidualFailsEarlyWithThePartialResult) {
   EXPECT_EQ(x->size(), 20000u);
 }
 
+// Block Jacobi on [[1, 2], [2, 1]] in two blocks of one row: each iteration doubles the error,
+// and a block whose iterate grows without bound ends the run "diverged" (a typed failure of the
+// task, kDiverged, carried in its Result), not "failed", within seconds.
+TEST_F(CgRunTest, ASystemThatDivergesEndsTheRunDiverged) {
+  WriteFile(dir_ / "A.mtx", TridiagonalFile(2, 1, 2));
+  WriteJob("div.toml", "name = \"div\"\napp = \"cg\"\ntasks = 2\ntimeout_s = 120\n[params]\nmatrix = \"A.mtx\"\n"
+                       "partition = \"contiguous\"\noverlap = 0\n");
+  ASSERT_EQ(RunSpawner({"run", "--local", "2", dir_ / "div.toml", "--json", dir_ / "div.json"}), 1) << Log("spawner");
+  auto j = Json("div.json");
+  EXPECT_EQ(j["status"], "diverged") << j.dump();
+  EXPECT_NE(j["error"].get<std::string>().find("grew without bound"), std::string::npos) << j["error"];
+}
+
 // A system block Jacobi converges on far too slowly for the time allowed (the 1-D Poisson problem
 // on two blocks without overlap: about 1 - 4e-5 per iteration; the forecast said 700 s for a
 // 60 s timeout): the run ends failed well before timeout_s, saying at what rate it went, with

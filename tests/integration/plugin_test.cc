@@ -1,6 +1,6 @@
 // App plugins as daemons receive them: stored by hash, reused, and refused when the bytes do
 // not match the hash.
-#include "aiac/plugin.h"
+#include "runtime/plugin.h"
 #include "core/endpoint.h"
 #include "core/read_file.h"
 #include "integration/cluster_fixture.h"

@@ -4,7 +4,7 @@
 
 #include <vector>
 
-namespace aiac::apps {
+namespace aiac::ring {
 namespace {
 
 // Runs the ring in-process: each token is handed to the successor at once.
@@ -52,4 +52,4 @@ TEST(RingTaskTest, OnlyTaskZeroStarts) {
 }
 
 }  // namespace
-}  // namespace aiac::apps
+}  // namespace aiac::ring

@@ -106,7 +106,7 @@ TEST(SyntheticWorkloadTest, TheChecksumIsTheSameWhateverTheSplitTheTurnsOrTheRes
     ASSERT_TRUE(plan.ok()) << plan.status().message();
     for (auto [turn, restore] : {std::pair{1, false}, {4, true}, {100, false}}) {
       const auto report = RunAll(app, params, *plan, turn, restore);
-      EXPECT_EQ(report.status, "converged") << report.error;
+      EXPECT_EQ(report.status, app::GatherStatus::kConverged) << report.error;
       EXPECT_EQ(report.numbers.at("checksum"), static_cast<double>(expected));
       EXPECT_EQ(report.numbers.at("items"), s.items);
     }
@@ -158,12 +158,12 @@ TEST(SyntheticWorkloadTest, GatherRefusesMissingDuplicatedOrUnfinishedItems) {
   while (*(*t0)->Iterate() || *(*t1)->Iterate()) {
   }
   const std::string a = (*t0)->ResultSlice(), b = (*t1)->ResultSlice();
-  EXPECT_EQ(app.Gather(params, {a, b})->status, "converged");
+  EXPECT_EQ(app.Gather(params, {a, b})->status, app::GatherStatus::kConverged);
   auto twice = app.Gather(params, {a, a});
-  EXPECT_EQ(twice->status, "diverged");
+  EXPECT_EQ(twice->status, app::GatherStatus::kDiverged);
   EXPECT_NE(twice->error.find("missing"), std::string::npos) << twice->error;
   auto fresh = app.MakeTask(params, 1, plan->slices[1]);
-  EXPECT_EQ(app.Gather(params, {a, (*fresh)->ResultSlice()})->status, "unconverged");
+  EXPECT_EQ(app.Gather(params, {a, (*fresh)->ResultSlice()})->status, app::GatherStatus::kUnconverged);
   EXPECT_FALSE(app.Gather(params, {a, b.substr(0, b.size() - 1)}).ok());
 }
 
@@ -250,7 +250,7 @@ TEST(SyntheticWorkloadTest, ItemsMovedBetweenRunningTasksKeepTheChecksum) {
   EXPECT_EQ(a->RemainingWork() + b->RemainingWork(), 0);
   auto report = app.Gather(params, {a->ResultSlice(), b->ResultSlice()});
   ASSERT_TRUE(report.ok());
-  EXPECT_EQ(report->status, "converged") << report->error;
+  EXPECT_EQ(report->status, app::GatherStatus::kConverged) << report->error;
   EXPECT_EQ(report->numbers.at("checksum"), static_cast<double>(ExpectedChecksum(s)));
   // Nothing to give for no work; everything for all of it.
   auto none = a->ExportItems(0, 1);
@@ -270,12 +270,12 @@ TEST(SyntheticWorkloadTest, VerifyComputesTheChecksumAgainAndNamesAWrongOne) {
   while (*(*task)->Iterate()) {
   }
   auto report = app.Gather(params, {(*task)->ResultSlice()});
-  EXPECT_EQ(report->status, "converged");
+  EXPECT_EQ(report->status, app::GatherStatus::kConverged);
   EXPECT_EQ(report->numbers.at("expected_checksum"), report->numbers.at("checksum"));
   // Another seed's workload: the same items, finished, but not this workload's states.
   params.values["seed"] = "43";
   auto other = app.Gather(params, {(*task)->ResultSlice()});
-  EXPECT_EQ(other->status, "diverged");
+  EXPECT_EQ(other->status, app::GatherStatus::kDiverged);
   EXPECT_NE(other->error.find("checksum"), std::string::npos);
 }
 

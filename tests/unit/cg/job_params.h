@@ -4,7 +4,7 @@
 #include <map>
 #include <string>
 
-#include "aiac/app.h"
+#include "app/app.h"
 
 namespace aiac::cg {
 

@@ -135,7 +135,7 @@ TEST_P(CgRowMoveTest, RowsMovingMidSolveLeaveTheAnswerRight) {
   for (auto& t : tasks) slices.push_back(t->ResultSlice());
   auto report = app.Gather(params, slices);
   ASSERT_TRUE(report.ok()) << report.status().message();
-  EXPECT_EQ(report->status, "converged");
+  EXPECT_EQ(report->status, app::GatherStatus::kConverged);
   EXPECT_LT(report->residual, 1e-9);
   if (GetParam() == Source::kGenerated) {
     EXPECT_LT(report->numbers["error_inf"], 1e-9);

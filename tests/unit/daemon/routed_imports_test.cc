@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "aiac/plugin.h"
+#include "runtime/plugin.h"
 
 namespace aiac::daemon {
 namespace {

@@ -3,7 +3,7 @@
 #include <capnp/message.h>
 #include <gtest/gtest.h>
 
-#include "aiac/plugin.h"
+#include "runtime/plugin.h"
 #include "net/capnp_bytes.h"
 
 namespace aiac::daemon {

@@ -1,4 +1,4 @@
-#include "aiac/convergence.h"
+#include "runtime/convergence.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // The runner's own duties, with a counting task instead of an app: checkpoint cadence, and the
 // steps of item moves with what they leave in the checkpoints.
-#include "aiac/task_runner.h"
+#include "runtime/task_runner.h"
 
 #include <gtest/gtest.h>
 

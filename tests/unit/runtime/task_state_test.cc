@@ -1,5 +1,5 @@
 // The runtime's part of a checkpoint: item moves and unconfirmed exports, then the app's state.
-#include "aiac/task_state.h"
+#include "runtime/task_state.h"
 
 #include <gtest/gtest.h>
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "aiac/app.h"
+#include "app/app.h"
 #include "spawner/granted_daemon.h"
 
 namespace aiac::spawner::test {

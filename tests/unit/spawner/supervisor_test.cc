@@ -432,6 +432,34 @@ TEST_F(SupervisorTest, RefusalsAndTaskErrorsFailTheRunWithTheirReason) {
     r.setIncarnation(1);
   });
   EXPECT_NE(sup_->failure().find("task 1 failed: iteration 7 broke"), std::string::npos) << sup_->failure();
+  EXPECT_EQ(sup_->failure_status(), RunStatus::kFailed);
+}
+
+TEST_F(SupervisorTest, ATaskWhoseValuesDivergedEndsTheRunDiverged) {
+  // The kind comes from the task's Result, not from its wording: a message that says
+  // "diverged" without the flag is an ordinary failure, and one that does not say it with the
+  // flag is a divergence.
+  Make(2, 2);
+  Running();
+  Report(*sup_, 1, 1, At(100), [](proto::Envelope::Builder e) {
+    auto r = e.initResult();
+    r.setError("block of rows 1..2 grew without bound");
+    r.setDiverged(true);
+    r.setIncarnation(1);
+  });
+  EXPECT_EQ(sup_->failure_status(), RunStatus::kDiverged) << sup_->failure();
+
+  Make(2, 2);
+  Running();
+  Report(*sup_, 0, 1, At(100), [](proto::Envelope::Builder e) {
+    auto r = e.initResult();
+    r.setError("the input file says diverged");
+    r.setIncarnation(1);
+  });
+  EXPECT_EQ(sup_->failure_status(), RunStatus::kFailed) << sup_->failure();
+  // The first failure's kind stays.
+  sup_->Fail("later", RunStatus::kDiverged);
+  EXPECT_EQ(sup_->failure_status(), RunStatus::kFailed);
 }
 
 TEST_F(SupervisorTest, FinishedTasksAreNeitherSilentNorLost) {

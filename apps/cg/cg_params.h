@@ -1,0 +1,53 @@
+// The parameters of a CG job (the [params] of its job file), parsed once into CgParams: the
+// spawner parses them in Prepare and keeps them for Reweigh and Gather; a daemon parses them when
+// it makes its task. docs/user-guide.md, CG parameters, says what each one means.
+#pragma once
+
+#include <string>
+
+#include "app/app.h"
+#include "apps/cg/cg_problem.h"
+
+namespace aiac::cg {
+
+struct CgParams {
+  bool generated = true;
+  GeneratedSpec spec;
+  std::string matrix, rhs, output;  // paths resolved against the job file's directory
+  double tolerance = 1e-8;           // local test: max-norm change over the block's max-norm
+  int stable_iterations = 3;
+  double inner_tolerance = 1e-12;
+  double residual_tolerance = 1e-8;  // "converged" only when ||b - A x|| / ||b|| is at most this
+  // The block solver: "direct" factors each block once (block_direct.h), "cg" solves it
+  // iteratively at every outer iteration (block_cg.h), "auto" factors it when the factor fits
+  // in memory and the block allows it, else iterates.
+  std::string inner = "auto";
+  // Keep a binary copy of the parsed matrix next to its file (matrix_cache.h) and load it on the
+  // next run on the same file.
+  bool matrix_cache = true;
+  // How rows are split into task blocks (partition.h): "metis", "contiguous", or "auto" (for a
+  // matrix from a file: slices of consecutive rows when they cut at most kSlicesGoodEnough of its
+  // entries, else slices of its rows renumbered in reverse Cuthill-McKee order when those do
+  // (renumber.h), else METIS; slices for a generated banded one).
+  std::string partition = "auto";
+  // Layers of the matrix graph each block extends past its own rows; -1 ("auto"): AutoLayers
+  // with kAutoOverlapGrowth and kAutoOverlapLayers for a matrix from a file, 0 for a generated
+  // one.
+  int overlap = -1;
+  // Whether daemons build their own blocks from the matrix file's binary cache (block_outline.h)
+  // instead of receiving them: "true" when the job says the daemons see the spawner's files at
+  // the same paths (one host, or a shared filesystem), "false", or "auto" (true for a --local
+  // run). Needs matrix_cache; a run whose cache could not be written ships the blocks.
+  std::string shared_input = "auto";
+
+  bool metis() const { return partition == "metis" || (partition == "auto" && !generated); }
+  // A generated system split in contiguous slices without overlap: each daemon builds its own
+  // block from the parameters, nothing is shipped.
+  bool daemon_builds_block() const { return generated && !metis() && overlap <= 0; }
+};
+
+// Every parameter checked, with one line naming the first problem ("cg: params.n must be ...");
+// an unknown key is refused. Relative paths are resolved against the job file's folder.
+Result<CgParams> ParseCgParams(const app::JobParams& params);
+
+}  // namespace aiac::cg

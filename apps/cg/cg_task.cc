@@ -1,0 +1,430 @@
+#include "apps/cg/cg_task.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "apps/cg/byte_codec.h"
+#include "apps/cg/cg_messages.h"
+
+namespace aiac::cg {
+namespace {
+
+std::string PackDoubles(const double* v, size_t n) {
+  return std::string(reinterpret_cast<const char*>(v), n * sizeof(double));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<CgTask>> CgTask::Make(Block block, const CgParams& params, std::optional<MovableRows> movable) {
+  std::unique_ptr<CgTask> t(new CgTask(std::move(block), params, std::move(movable)));
+  AIAC_RETURN_IF_ERROR(t->MakeSolvers());
+  return t;
+}
+
+CgTask::CgTask(Block block, const CgParams& params, std::optional<MovableRows> movable) : b_(std::move(block)),
+        p_(params),
+        movable_(std::move(movable)),
+        tolerance_(params.tolerance),
+        inner_tolerance_(params.inner_tolerance),
+        x_(Eigen::VectorXd::Zero(b_.size())),
+        rhs_(b_.size()) {
+  IndexInputs();
+  KeepRowsBeyondSlice();
+}
+
+std::vector<uint32_t> CgTask::Dependencies() const {
+  std::vector<uint32_t> out;
+  for (const auto& c : b_.in) out.push_back(c.task);
+  return out;
+}
+
+Status CgTask::Absorb(uint32_t from, std::string_view bytes) {
+  // Values that do not fit the rows we use from their sender (it or we moved rows since, or
+  // we do not depend on it) are not placed; after a move they may fit, so the newest is kept.
+  if (Place(from, bytes)) {
+    pending_.erase(from);
+  } else if (movable_) {
+    pending_[from] = std::string(bytes);
+  }
+  return Status::Ok();
+}
+
+Result<bool> CgTask::Iterate() {
+  if (!fresh_ && iterations_ > 0) {
+    // No new input: x_l already solves the block for these inputs, so the iteration would
+    // change nothing. Count it as such (change 0) until stable_iterations is reached, then
+    // wait for new values. Waiting at once would stall a block whose own change did not
+    // reach the rows its neighbours use: nothing new would ever come back (the runtime does
+    // not hand over a neighbour's values again unchanged, runtime::Mailbox), and it would
+    // never count the iterations that make it converged.
+    if (stable_ >= p_.stable_iterations) return false;
+    ++stable_;
+    change_ = 0;
+    ++iterations_;
+    return true;
+  }
+  fresh_ = false;
+  // Multisplitting step: A_ll x_l = b_l - sum_{m != l} A_lm x_m.
+  rhs_ = b_.b;
+  for (size_t k = 0; k < b_.in.size(); ++k) rhs_.noalias() -= b_.in[k].a * xin_[k];
+  Eigen::VectorXd old = x_;
+  const std::string breakdown = direct_ ? direct_->Solve(rhs_, x_, false).breakdown
+                                        : solver_->Solve(rhs_, x_, inner_tolerance_, std::max(100, 10 * b_.size())).breakdown;
+  if (!breakdown.empty()) {
+    x_ = old;  // keep the last good iterate: it is what a checkpoint or a snapshot should hold
+    return InvalidArgument("inner solver breakdown in the block of " + b_.Describe() + ": " + breakdown);
+  }
+  const double moved = b_.size() > 0 ? (x_ - old).cwiseAbs().maxCoeff() : 0.0;
+  ++iterations_;
+  work_done_ += static_cast<double>(b_.own.size());
+  if (!std::isfinite(moved) || moved > 1e100) {
+    return Diverged("diverged: block of " + b_.Describe() + " grew without bound");
+  }
+  // The local test is relative to the block's own scale, so a system whose solution is tiny
+  // (or huge) is judged like any other.
+  const double scale = b_.size() > 0 ? x_.cwiseAbs().maxCoeff() : 0.0;
+  change_ = scale > 0 ? moved / scale : moved;
+  history_.push_back(change_);
+  if (history_.size() > kHistory) history_.pop_front();
+  // A block that depends on no other is solved exactly by its first iteration.
+  stable_ = (change_ < tolerance_ || b_.in.empty()) ? stable_ + 1 : 0;
+  if (b_.in.empty()) stable_ = std::max(stable_, p_.stable_iterations);
+  return true;
+}
+
+std::vector<app::Outgoing> CgTask::TakeOutgoing() {
+  std::vector<app::Outgoing> out;
+  std::vector<double> values;
+  for (const auto& s : b_.out) {
+    values.resize(s.rows.size());
+    for (size_t k = 0; k < s.rows.size(); ++k) values[k] = x_[s.rows[k]];
+    const auto first = static_cast<int32_t>(s.rows.empty() ? -1 : b_.rows[s.rows.front()]);
+    std::string bytes(reinterpret_cast<const char*>(&first), sizeof first);
+    bytes += PackDoubles(values.data(), values.size());
+    out.push_back({s.task, std::move(bytes)});
+  }
+  return out;
+}
+
+Status CgTask::Tighten(double factor) {
+  if (!(factor > 1) || !std::isfinite(factor)) return InvalidArgument("cg: a tightening factor must be above 1");
+  if (tolerance_ <= kFinestTolerance) {
+    return InvalidArgument("cg: the residual stagnates: the local test is at its finest already (" +
+                           FormatDouble(kFinestTolerance) + " relative change)");
+  }
+  tolerance_ = std::max(kFinestTolerance, tolerance_ / factor);
+  // The block solves must be at least as accurate as the change the test now looks for.
+  inner_tolerance_ = std::max(kFinestTolerance, std::min(inner_tolerance_, tolerance_));
+  stable_ = 0;
+  history_.clear();
+  fresh_ = true;  // solve again with the tighter inner tolerance, even without new input
+  return Status::Ok();
+}
+
+std::string CgTask::SaveState() const {
+  std::string s;
+  auto put = [&](const void* p, size_t n) { s.append(static_cast<const char*>(p), n); };
+  const int32_t range[2] = {Lo(), Hi()};
+  put(range, sizeof range);
+  s += rows_beyond_slice_;  // (a file's movable task only: KeepRowsBeyondSlice)
+  put(&iterations_, sizeof iterations_);
+  put(&stable_, sizeof stable_);
+  put(&work_done_, sizeof work_done_);
+  put(x_.data(), x_.size() * sizeof(double));
+  for (const auto& v : xin_) put(v.data(), v.size() * sizeof(double));
+  return s;
+}
+
+Status CgTask::RestoreState(std::string_view state) {
+  int32_t range[2];
+  if (state.size() < sizeof range) return Corruption("cg: checkpoint too short for a block");
+  std::memcpy(range, state.data(), sizeof range);
+  state.remove_prefix(sizeof range);
+  // A file's rows outside the task's first block, below and above it (SaveState).
+  std::vector<HeldRows> extra(2);
+  if (movable_ && !movable_->generated) {
+    SliceReader r(state);
+    if (!GetHeldRows(r, extra[0], movable_->n) || !GetHeldRows(r, extra[1], movable_->n)) {
+      return Corruption("cg: checkpoint with damaged rows of the matrix");
+    }
+    state.remove_prefix(r.position());
+  }
+  if (range[0] != Lo() || range[1] != Hi()) {
+    if (!movable_ || range[0] < 0 || range[0] >= range[1] || range[1] > movable_->n) {
+      return Corruption("cg: checkpoint of " + RowsText(range[0], range[1]) + ", not of this block's " +
+                        RowsText(Lo(), Hi()));
+    }
+    AIAC_RETURN_IF_ERROR(Rebuild(range[0], range[1], {}, std::move(extra)));
+  }
+  size_t need = sizeof iterations_ + sizeof stable_ + sizeof work_done_ + x_.size() * sizeof(double);
+  for (const auto& v : xin_) need += v.size() * sizeof(double);
+  if (state.size() != need) return Corruption("cg: checkpoint of the wrong size for this block");
+  const char* p = state.data();
+  auto get = [&](void* dst, size_t n) {
+    std::memcpy(dst, p, n);
+    p += n;
+  };
+  get(&iterations_, sizeof iterations_);
+  get(&stable_, sizeof stable_);
+  get(&work_done_, sizeof work_done_);
+  get(x_.data(), x_.size() * sizeof(double));
+  for (auto& v : xin_) get(v.data(), v.size() * sizeof(double));
+  fresh_ = true;
+  history_.clear();
+  return Status::Ok();
+}
+
+std::string CgTask::ResultSlice() const {
+  const int32_t head[2] = {static_cast<int32_t>(b_.own.size()), OwnRowsFrom()};
+  std::string s(reinterpret_cast<const char*>(head), sizeof head);
+  std::vector<double> values(b_.own.size());
+  for (size_t k = 0; k < b_.own.size(); ++k) values[k] = x_[b_.own[k]];
+  s += PackDoubles(values.data(), values.size());
+  return s;
+}
+
+double CgTask::RemainingWork() const {
+  if (!movable_) return -1;
+  const double horizon = Horizon();
+  std::rotate(reported_horizons_.rbegin(), reported_horizons_.rbegin() + 1, reported_horizons_.rend());
+  reported_horizons_[0] = horizon;
+  return static_cast<double>(b_.own.size()) * horizon;
+}
+
+Result<std::string> CgTask::ExportItems(double work, uint32_t to) {
+  if (!movable_) return NotMovable();
+  const uint32_t l = movable_->task;
+  if (to >= movable_->tasks || !(to + 1 == l || to == l + 1)) {
+    return InvalidArgument("cg: task " + std::to_string(l) + " can give rows only to its neighbours, not to task " +
+                           std::to_string(to));
+  }
+  const int lo = Lo(), hi = Hi(), bw = movable_->bandwidth, d = movable_->overlap;
+  const double reported = *std::max_element(reported_horizons_.begin(), reported_horizons_.end());
+  const double per_row = reported > 0 ? reported : Horizon();
+  const double wanted = work > 0 && std::isfinite(work) ? std::round(work / per_row) : 0;
+  const int k =
+      static_cast<int>(std::clamp(wanted, 0.0, static_cast<double>(std::max(0, hi - lo - MinBlockRows(bw, d)))));
+  RowMove m;
+  m.n = movable_->n;
+  if (k == 0) {  // nothing worth `work` to give: a move of no row
+    m.lo = m.hi = m.halo_lo = lo;
+    return EncodeRowMove(m);
+  }
+  // Our rows next to them that the taker's block will hold (overlap) or use (bandwidth): all in
+  // our block while we keep MinBlockRows, as are the rows whose entries it will need.
+  int keep_lo = lo, keep_hi = hi, entries_lo = 0, entries_hi = 0;
+  if (to == l + 1) {
+    m.lo = hi - k, m.hi = hi, keep_hi = m.lo;
+    m.halo_lo = std::max(0, m.lo - d - bw);
+    entries_lo = std::max(0, m.lo - d), entries_hi = m.hi;
+  } else {
+    m.lo = lo, m.hi = lo + k, keep_lo = m.hi;
+    m.halo_lo = m.hi;
+    entries_lo = m.lo, entries_hi = std::min(m.n, m.hi + d);
+  }
+  const int halo_hi = to == l + 1 ? m.lo : std::min(m.n, m.hi + d + bw);
+  const int first = BlockLo();
+  for (int r = m.lo; r < m.hi; ++r) m.x.push_back(x_[r - first]);
+  for (int r = m.halo_lo; r < halo_hi; ++r) m.halo.push_back(x_[r - first]);
+  if (!movable_->generated) m.entries = HeldRowsOf(b_, entries_lo, entries_hi);
+  AIAC_RETURN_IF_ERROR(Rebuild(keep_lo, keep_hi, {}));
+  return EncodeRowMove(m);
+}
+
+Status CgTask::ImportItems(std::string_view bytes) {
+  if (!movable_) return NotMovable();
+  auto m = DecodeRowMove(bytes, movable_->n);
+  if (!m.ok()) return m.status();
+  if (m->lo == m->hi) return Status::Ok();
+  if (!movable_->generated && m->entries.empty()) {
+    return InvalidArgument("cg: " + RowsText(m->lo, m->hi) + " of a matrix from a file came without their entries");
+  }
+  const int lo = Lo(), hi = Hi();
+  if (m->lo < hi && lo < m->hi) {
+    return InvalidArgument("cg: " + RowsText(m->lo, m->hi) + " are held here already (" + RowsText(lo, hi) + ")");
+  }
+  const bool below = m->hi == lo && movable_->task > 0;
+  const bool above = m->lo == hi && movable_->task + 1 < movable_->tasks;
+  if (!below && !above) {
+    return InvalidArgument("cg: " + RowsText(m->lo, m->hi) + " are not next to this block's " + RowsText(lo, hi));
+  }
+  std::map<int, double> known;
+  for (size_t k = 0; k < m->x.size(); ++k) known[m->lo + static_cast<int>(k)] = m->x[k];
+  for (size_t k = 0; k < m->halo.size(); ++k) known[m->halo_lo + static_cast<int>(k)] = m->halo[k];
+  std::vector<HeldRows> entries;
+  if (!movable_->generated) entries.push_back(std::move(m->entries));
+  return below ? Rebuild(m->lo, hi, known, std::move(entries)) : Rebuild(lo, m->hi, known, std::move(entries));
+}
+
+Status CgTask::DropItems(std::string_view bytes) {
+  if (!movable_) return NotMovable();
+  auto m = DecodeRowMove(bytes, movable_->n);
+  if (!m.ok()) return m.status();
+  if (m->lo == m->hi) return Status::Ok();
+  const int lo = Lo(), hi = Hi();
+  if (m->lo == lo && m->hi < hi) return Rebuild(m->hi, hi, {});
+  if (m->hi == hi && m->lo > lo) return Rebuild(lo, m->lo, {});
+  return InvalidArgument("cg: " + RowsText(m->lo, m->hi) + " are not at an end of this block's " + RowsText(lo, hi));
+}
+
+Status CgTask::NotMovable() {
+  return InvalidArgument(
+      "cg: only the rows of a system split in slices of consecutive rows, wider than its bandwidth and overlap, can "
+      "move");
+}
+
+int32_t CgTask::OwnRowsFrom() const {
+  if (b_.own.empty()) return -1;
+  const int first = b_.rows[b_.own.front()], last = b_.rows[b_.own.back()];
+  return last - first + 1 == static_cast<int>(b_.own.size()) ? first : -1;
+}
+
+double CgTask::Horizon() const {
+  const double least = p_.stable_iterations;
+  if (LocallyConverged()) return least;
+  const size_t n = history_.size();
+  if (n >= 8) {
+    const double first = *std::min_element(history_.begin(), history_.begin() + 4);
+    const double last = *std::min_element(history_.end() - 4, history_.end());
+    if (first > 0 && last > 0 && last < first) {
+      const double per_iteration = std::log(last / first) / static_cast<double>(n - 4);
+      const double to_go = last > tolerance_ ? std::log(tolerance_ / last) / per_iteration : 0;
+      return std::clamp(to_go + least, least, kMostIterations);
+    }
+  }
+  return std::clamp(static_cast<double>(iterations_) + least, least, kMostIterations);
+}
+
+bool CgTask::Place(uint32_t from, std::string_view bytes) {
+  auto it = index_.find(from);
+  int32_t first = 0;
+  if (it == index_.end() || bytes.size() < sizeof first || (bytes.size() - sizeof first) % sizeof(double) != 0) {
+    return false;
+  }
+  const Block::Coupling& c = b_.in[it->second];
+  std::memcpy(&first, bytes.data(), sizeof first);
+  const size_t count = (bytes.size() - sizeof first) / sizeof(double);
+  if (count != c.cols.size() || count == 0 || first != c.cols.front()) return false;
+  std::memcpy(xin_[it->second].data(), bytes.data() + sizeof first, count * sizeof(double));
+  fresh_ = true;
+  return true;
+}
+
+void CgTask::IndexInputs() {
+  index_.clear();
+  xin_.clear();
+  for (size_t k = 0; k < b_.in.size(); ++k) {
+    index_[b_.in[k].task] = k;
+    xin_.push_back(Eigen::VectorXd::Zero(static_cast<Eigen::Index>(b_.in[k].cols.size())));
+  }
+}
+
+Status CgTask::MakeSolvers() {
+  solver_ = std::make_unique<BlockCg>(b_.local);
+  direct_.reset();
+  if (p_.inner != "cg") {
+    auto direct = BlockDirect::Factor(b_.local, solver_->symmetric());
+    if (direct.ok()) {
+      direct_ = std::move(*direct);
+    } else if (p_.inner == "direct") {
+      return InvalidArgument("cg: block of " + b_.Describe() + " cannot be factored (inner = \"direct\"): " +
+                             direct.status().message());
+    }
+  }
+  return Status::Ok();
+}
+
+Result<HeldRows> CgTask::RowsFor(int lo, int hi, std::vector<HeldRows> incoming) const {
+  std::vector<HeldRows> parts;
+  if (const int from = std::max(lo, BlockLo()), to = std::min(hi, BlockHi()); from < to) {
+    parts.push_back(HeldRowsOf(b_, from, to));
+  }
+  for (HeldRows& rows : incoming) {
+    if (HeldRows part = rows.Part(lo, hi); !part.empty()) parts.push_back(std::move(part));
+  }
+  std::sort(parts.begin(), parts.end(), [](const HeldRows& x, const HeldRows& y) { return x.lo < y.lo; });
+  HeldRows all;
+  all.lo = lo;
+  for (HeldRows& part : parts) {
+    // Parts may share rows (with overlap, moved rows come with some the block holds already):
+    // the same matrix rows, taken once.
+    if (part.hi() <= all.hi()) continue;
+    if (part.lo < all.hi()) part = part.Part(all.hi(), part.hi());
+    auto joined = JoinRows(std::move(all), std::move(part));
+    if (!joined.ok()) return InvalidArgument("cg: " + RowsText(lo, hi) + " are not all held here: " + joined.status().message());
+    all = std::move(*joined);
+  }
+  if (all.lo != lo || all.hi() != hi) {
+    return InvalidArgument("cg: " + RowsText(lo, hi) + " are not all held here (" + RowsText(all.lo, all.hi()) + " are)");
+  }
+  return all;
+}
+
+Status CgTask::Rebuild(int lo, int hi, const std::map<int, double>& known, std::vector<HeldRows> incoming) {
+  const MovableRows& m = *movable_;
+  std::optional<HeldRows> rows;
+  if (!m.generated) {
+    const auto [first, last] = SlabRows(m.n, lo, hi, m.overlap);
+    auto held = RowsFor(first, last, std::move(incoming));
+    if (!held.ok()) return held.status();
+    rows = std::move(*held);
+  }
+  Block old = std::move(b_);
+  Eigen::VectorXd old_x = std::move(x_);
+  std::vector<Eigen::VectorXd> old_xin = std::move(xin_);
+  const RowIndex old_rows(old.rows);
+  auto value = [&](int r) {
+    if (auto it = known.find(r); it != known.end()) return it->second;
+    if (int k = old_rows(r); k >= 0) return old_x[k];
+    for (size_t c = 0; c < old.in.size(); ++c) {
+      const auto& cols = old.in[c].cols;
+      auto it = std::lower_bound(cols.begin(), cols.end(), r);
+      if (it != cols.end() && *it == r) return old_xin[c][it - cols.begin()];
+    }
+    return 0.0;  // not known here: the next values from its owner bring it
+  };
+  const std::vector<int> starts = LocalStarts(m.n, m.tasks, m.task, lo, hi);
+  b_ = m.generated ? GeneratedBlock(*m.generated, starts, m.task, m.overlap)
+                   : HeldBlock(*rows, m.n, starts, m.task, m.overlap);
+  x_.resize(b_.size());
+  for (int k = 0; k < b_.size(); ++k) x_[k] = value(b_.rows[k]);
+  IndexInputs();
+  for (size_t c = 0; c < b_.in.size(); ++c) {
+    for (size_t k = 0; k < b_.in[c].cols.size(); ++k) xin_[c][static_cast<Eigen::Index>(k)] = value(b_.in[c].cols[k]);
+  }
+  if (Status made = MakeSolvers(); !made.ok()) {
+    b_ = std::move(old);
+    x_ = std::move(old_x);
+    IndexInputs();
+    xin_ = std::move(old_xin);
+    if (Status again = MakeSolvers(); !again.ok()) return again;
+    return made;
+  }
+  rhs_.resize(b_.size());
+  fresh_ = true;
+  stable_ = 0;  // other rows: its convergence starts again
+  history_.clear();
+  for (auto it = pending_.begin(); it != pending_.end();) it = Place(it->first, it->second) ? pending_.erase(it) : std::next(it);
+  KeepRowsBeyondSlice();
+  return Status::Ok();
+}
+
+void CgTask::KeepRowsBeyondSlice() {
+  if (!movable_ || movable_->generated) return;
+  const MovableRows& m = *movable_;
+  const auto [first_lo, first_hi] = SlabRows(m.n, m.slice_lo, m.slice_hi, m.overlap);
+  const int lo = BlockLo(), hi = BlockHi();
+  SliceWriter w;
+  PutHeldRows(w, lo < first_lo ? HeldRowsOf(b_, lo, std::min(hi, first_lo)) : HeldRows{});
+  PutHeldRows(w, hi > first_hi ? HeldRowsOf(b_, std::max(lo, first_hi), hi) : HeldRows{});
+  rows_beyond_slice_ = w.Take();
+}
+
+Result<std::unique_ptr<app::Task>> NewCgTask(Block block, const CgParams& params, std::optional<MovableRows> movable) {
+  auto t = CgTask::Make(std::move(block), params, std::move(movable));
+  if (!t.ok()) return t.status();
+  return std::unique_ptr<app::Task>(std::move(*t));
+}
+
+}  // namespace aiac::cg

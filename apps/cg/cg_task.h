@@ -1,0 +1,158 @@
+// One task of the multisplitting CG app, on its daemon: its block A_ll (factored once, or solved
+// by an inner CG), the newest values of the columns it uses from its neighbours, and its
+// iterate x_l. Task l solves A_ll x_l = b_l - sum_{m != l} A_lm x_m at each iteration and is
+// locally converged when the max-norm change of x_l, over its max norm, stayed below
+// `tolerance` for `stable_iterations` iterations in a row. When its rows may move (slices of a
+// symmetric pattern, row_moves.h) it gives rows to its neighbours and takes theirs between two
+// iterations, rebuilding its block (its slab), solvers and send lists.
+//
+// Called from the task's thread only (app::Task).
+#pragma once
+
+#include <array>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "app/app.h"
+#include "apps/cg/block_cg.h"
+#include "apps/cg/block_direct.h"
+#include "apps/cg/cg_params.h"
+#include "apps/cg/cg_problem.h"
+#include "apps/cg/held_rows.h"
+#include "apps/cg/row_moves.h"
+
+namespace aiac::cg {
+
+class CgTask final : public app::Task {
+ public:
+  // Builds the block's solver; the factor, when there is one, is computed here, once (and again
+  // after rows move).
+  static Result<std::unique_ptr<CgTask>> Make(Block block, const CgParams& params, std::optional<MovableRows> movable);
+
+  CgTask(Block block, const CgParams& params, std::optional<MovableRows> movable);
+
+  std::vector<uint32_t> Dependencies() const override;
+
+  Status Absorb(uint32_t from, std::string_view bytes) override;
+
+  Result<bool> Iterate() override;
+
+  // Each neighbour's values after the global row of the first of them, so that a receiver whose
+  // rows moved since tells them from the values it now needs.
+  std::vector<app::Outgoing> TakeOutgoing() override;
+
+  double LocalChange() const override { return change_; }
+
+  Status Tighten(double factor) override;
+  bool LocallyConverged() const override { return stable_ >= p_.stable_iterations; }
+
+  // The rows the task owns first ([-1, -1) when they are not consecutive), so that a task
+  // restored after its rows moved rebuilds the block the state belongs to.
+  std::string SaveState() const override;
+
+  Status RestoreState(std::string_view state) override;
+
+  // The values of the rows this task owns (overlap rows are their owners' to give), after
+  // their count and the global row of the first (-1 when they are not consecutive).
+  std::string ResultSlice() const override;
+
+  // ---- Moving rows (row_moves.h). The work unit is an owned row solved once: an iteration of a
+  // block owning r rows does r units (with overlap it solves more, the same number more for
+  // every block whatever its slice: a move changes the owned rows).
+  double WorkDone() const override { return work_done_; }
+  double RemainingWork() const override;
+  int64_t ItemCount() const override { return movable_ ? static_cast<int64_t>(b_.own.size()) : -1; }
+
+  // The rows at the end of the block next to `to`, about `work` / (a horizon recently reported)
+  // of them, keeping MinBlockRows. The spawner turned rows into work with the horizon of one of
+  // the last reports it had (a later one may be on its way): the horizon now may differ by
+  // orders of magnitude (a block that has just converged expects 3 iterations, not thousands),
+  // which made a move of 800 rows one of the whole block. The largest of the last reported
+  // horizons errs on the side of giving fewer rows, which the next checking point can add to.
+  Result<std::string> ExportItems(double work, uint32_t to) override;
+
+  // Rows next to the block (from a neighbour), with their values.
+  Status ImportItems(std::string_view bytes) override;
+
+  // Rows this task gave away before (at one end of its block).
+  Status DropItems(std::string_view bytes) override;
+
+ private:
+  // The finest local test: a few units in the last place of a double, where block solves
+  // stop telling one iterate from the next.
+  static constexpr double kFinestTolerance = 1e-14;
+  static constexpr size_t kHistory = 16;  // changes kept for Horizon()
+
+  static Status NotMovable();
+
+  // The rows the task owns, [Lo(), Hi()), when they are consecutive, else -1, -1.
+  int Lo() const { return OwnRowsFrom(); }
+  int Hi() const { return Lo() < 0 ? -1 : b_.rows[b_.own.back()] + 1; }
+  int32_t OwnRowsFrom() const;
+  // The block's rows, [BlockLo(), BlockHi()): a movable task's are consecutive (its slab).
+  int BlockLo() const { return b_.rows.front(); }
+  int BlockHi() const { return b_.rows.back() + 1; }
+
+  // Outer iterations this task expects to need still, from how fast its change fell over the
+  // last ones (the lowest of the first and of the last four, as asynchronous inputs make it
+  // spiky): log(tolerance / change) / log(rate per iteration), plus the stable iterations. A
+  // change that does not fall yet: as many again as so far.
+  double Horizon() const;
+  static constexpr double kMostIterations = 1e6;
+
+  // Places a neighbour's values (its first row, then the values) when they are the ones we use
+  // from it now.
+  bool Place(uint32_t from, std::string_view bytes);
+
+  void IndexInputs();
+
+  Status MakeSolvers();
+
+  // Rows [lo, hi) of a matrix from a file: those of the block, and the others from `incoming`
+  // (rows moved here, or a checkpoint's); an error naming the rows when some are in neither.
+  Result<HeldRows> RowsFor(int lo, int hi, std::vector<HeldRows> incoming) const;
+
+  // The task owns rows [lo, hi) now: its block (their slab), solvers and send lists are built
+  // for them (a file's rows from the block and `incoming`, RowsFor). The iterate and the inputs
+  // keep every value known, from `known` (moved rows and their neighbours' values) first, else
+  // from the block before; nothing changes if it fails.
+  Status Rebuild(int lo, int hi, const std::map<int, double>& known, std::vector<HeldRows> incoming = {});
+
+  // A file's rows the task's first block (the slab of slice_lo..slice_hi) did not have, below and
+  // above it, encoded for its checkpoints: a replacement, made with that block again, gets them
+  // from there (RestoreState). Kept from one move to the next, since every checkpoint carries
+  // them.
+  void KeepRowsBeyondSlice();
+
+  Block b_;
+  CgParams p_;
+  std::optional<MovableRows> movable_;  // set when rows can move (row_moves.h)
+  double tolerance_, inner_tolerance_;  // p_'s, tightened by Tighten()
+  std::unique_ptr<BlockCg> solver_;
+  std::unique_ptr<BlockDirect> direct_;  // the block's factor; null: solver_ iterates
+  Eigen::VectorXd x_, rhs_;
+  std::vector<Eigen::VectorXd> xin_;
+  std::map<uint32_t, size_t> index_;
+  std::map<uint32_t, std::string> pending_;  // per sender, its newest values that did not fit
+  bool fresh_ = true;
+  uint64_t iterations_ = 0;
+  int stable_ = 0;
+  double change_ = 0;
+  double work_done_ = 0;
+  std::deque<double> history_;  // the last kHistory changes
+  std::string rows_beyond_slice_;  // KeepRowsBeyondSlice
+  // Horizon() as RemainingWork() reported it the last times, newest first (0: not yet).
+  mutable std::array<double, 4> reported_horizons_{};
+};
+
+// One task, for the app and for tests (solve a whole system in-process). Fails when
+// params.inner is "direct" and the block cannot be factored. `movable`: the block is rows
+// [lo, hi) that may move (row_moves.h).
+Result<std::unique_ptr<app::Task>> NewCgTask(Block block, const CgParams& params,
+                                             std::optional<MovableRows> movable = std::nullopt);
+
+}  // namespace aiac::cg

@@ -1,0 +1,53 @@
+// One spawner's connection to a daemon: the spawner protocol, one handler per message kind
+// (a switch over the Envelope's union; a new message kind is a new case and a new handler here).
+//
+// Who may do what: only the spawner that assigned the job starts, queries, halts it, moves its
+// items or tells it its neighbours moved; any spawner may offer a task, which is refused while
+// the daemon is busy. A message a spawner may not send closes the connection with one log line.
+// When the connection of the job's spawner ends, the job ends.
+//
+// Runs on the daemon's io thread; one per spawner connection, for as long as it is open.
+#pragma once
+
+#include <vector>
+
+#include "daemon/task_data_buffer.h"
+#include "daemon/task_host.h"
+#include "net/connection.h"
+
+namespace aiac::daemon {
+
+class SpawnerChannel {
+ public:
+  SpawnerChannel(TaskHost& host, net::ConnectionPtr conn) : host_(host), conn_(std::move(conn)) {}
+
+  // Reads and handles the spawner's messages until the connection ends or breaks the protocol.
+  net::awaitable<void> Serve();
+
+ private:
+  enum class Next { kGoOn, kClose };
+
+  net::awaitable<Next> Dispatch(proto::Envelope::Reader env);
+  Next OnTaskData(proto::TaskData::Reader chunk);
+  net::awaitable<Next> OnAssignTask(proto::AssignTask::Reader in);
+  net::awaitable<Next> OnPluginData(proto::PluginData::Reader pd);
+  void OnExit(proto::Exit::Reader exit);
+  void OnNeighbourMoved(proto::NeighbourMoved::Reader moved);
+  Next OnTighten(proto::Tighten::Reader tighten);
+  Next OnMoveItems(proto::MoveItems::Reader m);
+  void OnHalt();
+  // A message a spawner never sends: the connection closes.
+  Next Refuse(const std::string& what, const std::string& reason);
+  // The bytes of the plugin the waiting assignment asked for, once all of them came; nullopt
+  // meanwhile (or when they were refused, `refused` then set).
+  std::optional<std::string> PluginBytes(proto::PluginData::Reader pd, bool& refused);
+  // This connection is the one of the spawner that assigned the daemon's job.
+  bool FromJobSpawner() const { return host_.job_ && host_.job_spawner_ == conn_; }
+
+  TaskHost& host_;
+  net::ConnectionPtr conn_;
+  TaskDataBuffer incoming_;                // chunks of the next task's data (TaskData), in order
+  std::vector<NeighbourMove> early_moves_;  // moves told while the plugin was on its way
+};
+
+}  // namespace aiac::daemon

@@ -1,0 +1,30 @@
+// What a daemon's task host is configured with (aiac-daemon's options, daemon/main.cc).
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "net/connection.h"
+#include "net/server.h"
+
+namespace aiac::daemon {
+
+struct TaskHostOptions {
+  std::string id;
+  net::NetOptions net;
+  std::chrono::milliseconds progress{250};
+  std::string plugin_dir;  // where received plugins are stored
+  // Raw 32-byte Ed25519 keys; when not empty, only plugins signed by one of them run.
+  std::vector<std::string> trusted_keys;
+  net::ServerLimits limits;
+  // An emulated node's iteration times (emulation/emulated_node.h); unset: real times.
+  std::function<std::chrono::nanoseconds(std::chrono::nanoseconds cpu)> iteration_time;
+  // The jobs competing with this daemon's task that it knows of (an emulated node's background,
+  // --background): its run-queue samples are then 1 + that. Unset: sampled from /proc/stat
+  // (monitor/run_queue.h), once per progress report.
+  std::function<double()> competing_jobs;
+};
+
+}  // namespace aiac::daemon

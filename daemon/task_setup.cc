@@ -1,0 +1,157 @@
+// TaskHost: setting up the task a spawner assigned (task_host.h).
+#include "daemon/task_host.h"
+
+#include "net/capnp_bytes.h"
+
+namespace aiac::daemon {
+
+namespace asio = net::asio;
+using net::AsString;
+using net::awaitable;
+
+void TaskHost::Reply(net::Connection& conn, const std::string& job, uint32_t task, const std::string& error,
+                     bool need_plugin, uint64_t restored_iteration, const runtime::MoveState* moves) {
+  conn.SendEnvelope([&](proto::Envelope::Builder e) {
+    auto r = e.initTaskReady();
+    r.setJob(job);
+    r.setTask(task);
+    r.setError(error);
+    r.setNeedPlugin(need_plugin);
+    r.setRestoredIteration(restored_iteration);
+    if (moves) {
+      r.setRestoredMoves(moves->moves);
+      auto out = r.initOutbox(static_cast<unsigned>(moves->outbox.size()));
+      for (unsigned i = 0; i < out.size(); ++i) {
+        const auto& x = moves->outbox[i];
+        out[i].setMove(x.move);
+        out[i].setMoves(x.moves);
+        out[i].setCount(x.count);
+        out[i].setItems(net::AsBytes(x.items));
+      }
+    }
+  });
+}
+
+awaitable<void> TaskHost::Accept(Assignment assignment, std::shared_ptr<runtime::Plugin> plugin,
+                                 net::ConnectionPtr conn) {
+  auto a = std::make_shared<Assignment>(std::move(assignment));
+  // Busy from here: another spawner's assignment is refused. Neighbours that heard of this
+  // task's move may send values already: they wait for the setup.
+  setting_up_ = {a->job, a->task};
+  auto setup_done = std::make_shared<asio::steady_timer>(io_, std::chrono::steady_clock::time_point::max());
+  setup_done_ = setup_done;
+  std::optional<checkpoint::Checkpoint> restored;
+  if (a->restore) restored = co_await FetchCheckpoint(*a);
+  const auto building = std::chrono::steady_clock::now();
+  auto prepared = co_await PrepareOffIo(a, plugin->NewApp(), std::move(restored));
+  const std::chrono::duration<double> built = std::chrono::steady_clock::now() - building;
+  // From here on no suspension: whatever follows, the setup is over when Accept returns.
+  setting_up_.reset();
+  setup_done->cancel();
+  Result<Session> session = Unavailable("daemon " + options_.id + " is stopping");
+  // Told to the spawner with the TaskReady (the session takes the prepared task's own copy).
+  const runtime::MoveState restored_moves = prepared.ok() ? prepared->moves : runtime::MoveState{};
+  if (!stopping_) {
+    SpawnerPort port{[conn](const auto& fill) { conn->SendEnvelope(fill); },
+                     [this](const std::string& why) { EndJob(why); },
+                     [this](uint64_t move, const std::string& items) { relay_.OnExported(move, items); }};
+    session = prepared.ok() ? TaskSession::Create(io_, *a, std::move(*prepared), plugin, options_.progress,
+                                                  std::move(port), log_, options_.iteration_time)
+                            : Result<Session>(prepared.status());
+  }
+  if (!session.ok()) {
+    log_->warn("job {}: task {} refused: {}", a->job, a->task, session.status().message());
+    Reply(*conn, a->job, a->task, session.status().message());
+    co_return;
+  }
+  const uint64_t restored_iteration = prepared->restored ? prepared->restored->iteration : 0;
+  Run(*session, *a, conn);
+  log_->info("job {}: running task {} of {} (app {}, {} mode, built in {:.2f} s)", a->job, a->task, a->params.tasks,
+             a->app, a->sync ? "sync" : "async", built.count());
+  Reply(*conn, a->job, a->task, "", false, restored_iteration, &restored_moves);
+}
+
+void TaskHost::Run(Session session, const Assignment& a, net::ConnectionPtr spawner) {
+  job_ = std::move(session);
+  job_spawner_ = std::move(spawner);
+  relay_.Reset();
+  monitors_.Clear();
+  checkpoints_.Host(a.job, a.hosted);
+  links_.Start(job_, [this] { return relay_.Connections(); });
+}
+
+awaitable<Result<PreparedTask>> TaskHost::PrepareOffIo(std::shared_ptr<Assignment> a, std::unique_ptr<app::App> app,
+                                                       std::optional<checkpoint::Checkpoint> restored) {
+  // Shared with the worker: this coroutine may be destroyed (the daemon stopping) while it runs.
+  struct Work {
+    std::shared_ptr<Assignment> a;
+    std::unique_ptr<app::App> app;
+    std::optional<checkpoint::Checkpoint> restored;
+    std::optional<Result<PreparedTask>> result;
+    asio::steady_timer done;
+  };
+  auto work = std::make_shared<Work>(Work{std::move(a), std::move(app), std::move(restored), std::nullopt,
+                                          asio::steady_timer(io_, std::chrono::steady_clock::time_point::max())});
+  asio::post(work_, [this, work] {
+    work->result.emplace(PrepareTask(*work->a, std::move(work->app), std::move(work->restored)));
+    // Posted: the timer belongs to the io thread. The wait below started before this can run.
+    asio::post(io_, [work] { work->done.cancel(); });
+  });
+  co_await work->done.async_wait(net::use_nothrow);
+  co_return std::move(*work->result);
+}
+
+awaitable<std::optional<checkpoint::Checkpoint>> TaskHost::FetchCheckpoint(const Assignment& a) {
+  // Ask every backup for its newest checkpoint that verifies, and take the newest of those. A
+  // backup that has not heard of the move yet (the spawner's NeighbourMoved and this AssignTask
+  // travel on different connections) says so; it is asked again, for up to 5 s.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  std::optional<checkpoint::Checkpoint> best;
+  for (;;) {
+    bool retry = false;
+    for (const auto& [address, daemon] : a.backups) {
+      auto c = co_await FetchFrom(a, address, daemon, retry);
+      if (c && (!best || checkpoint::Newer(*c, *best))) best = std::move(c);
+    }
+    if (best || !retry || std::chrono::steady_clock::now() > deadline) break;
+    asio::steady_timer wait(io_, std::chrono::milliseconds(100));
+    co_await wait.async_wait(net::use_nothrow);
+  }
+  if (best) {
+    log_->info("job {}: task {} restored from its {}", a.job, a.task, checkpoint::Describe(*best));
+  } else {
+    log_->warn("job {}: no checkpoint of task {} on its {} backups: starting from the initial state", a.job, a.task,
+               a.backups.size());
+  }
+  co_return best;
+}
+
+awaitable<std::optional<checkpoint::Checkpoint>> TaskHost::FetchFrom(const Assignment& a, const std::string& address,
+                                                                     const std::string& daemon, bool& retry) {
+  auto ep = ParseEndpoint(address);
+  if (!ep.ok()) co_return std::nullopt;
+  auto conn = co_await links_.DialOnce(*ep, daemon, a.job, "a backup of task " + std::to_string(a.task));
+  if (!conn.ok()) co_return std::nullopt;  // dead or replaced: the others may have it
+  (*conn)->SendEnvelope([&](proto::Envelope::Builder e) {
+    auto g = e.initCheckpointGet();
+    g.setJob(a.job);
+    g.setTask(a.task);
+  });
+  auto msg = co_await (*conn)->Receive();
+  (*conn)->Close();
+  if (!msg.ok() || !(*msg)->root().isCheckpointData()) co_return std::nullopt;
+  auto d = (*msg)->root().getCheckpointData();
+  if (!d.getFound()) {
+    retry = retry || d.getError().size() > 0;
+    co_return std::nullopt;
+  }
+  checkpoint::Checkpoint c{a.job, a.task, d.getIncarnation(), d.getIteration(), AsString(d.getState()),
+                           d.getChecksum()};
+  if (d.getJob() != a.job || d.getTask() != a.task || !checkpoint::Verifies(c)) {
+    log_->warn("job {}: backup {} sent a damaged {}", a.job, daemon, checkpoint::Describe(c));
+    co_return std::nullopt;
+  }
+  co_return c;
+}
+
+}  // namespace aiac::daemon
