@@ -1,18 +1,17 @@
 #include "daemon/assignment.h"
 
-#include <cmath>
-
 #include <kj/exception.h>
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
-#include "runtime/code_signing.h"
 #include "core/endpoint.h"
 #include "core/hex.h"
 #include "core/names.h"
 #include "core/printable.h"
 #include "net/capnp_bytes.h"
+#include "runtime/code_signing.h"
 
 namespace aiac::daemon {
 namespace {
@@ -40,11 +39,11 @@ Result<Assignment> Parse(proto::AssignTask::Reader in, const std::vector<std::st
   }
   if (!trusted_keys.empty() &&
       !runtime::SignedByOneOf(trusted_keys, a.plugin_hash, a.plugin_signature)) {
-    return Unauthenticated("plugin " + Printable(a.plugin_name, 64) + " (" +
-                           Hex(a.plugin_hash).substr(0, 12) + ") is " +
-                           (a.plugin_signature.empty() ? "not signed" : "not signed by a trusted key") +
-                           "; daemon " + self_id + " runs only plugins signed by one of its " +
-                           std::to_string(trusted_keys.size()) + " trusted_keys");
+    return Unauthenticated(
+        "plugin " + Printable(a.plugin_name, 64) + " (" + Hex(a.plugin_hash).substr(0, 12) +
+        ") is " + (a.plugin_signature.empty() ? "not signed" : "not signed by a trusted key") +
+        "; daemon " + self_id + " runs only plugins signed by one of its " +
+        std::to_string(trusted_keys.size()) + " trusted_keys");
   }
   for (auto p : in.getParams()) a.params.values[p.getKey().cStr()] = p.getValue().cStr();
   for (auto n : in.getNeighbours()) {
@@ -58,11 +57,13 @@ Result<Assignment> Parse(proto::AssignTask::Reader in, const std::vector<std::st
   }
   for (auto n : in.getBackupDaemons()) {
     AIAC_RETURN_IF_ERROR(CheckName("backup daemon id", n.getDaemonId().cStr()));
-    if (n.getDaemonId() == self_id) return InvalidArgument("a task's backup cannot be its own daemon");
+    if (n.getDaemonId() == self_id)
+      return InvalidArgument("a task's backup cannot be its own daemon");
     a.backups.emplace_back(n.getAddress().cStr(), n.getDaemonId().cStr());
   }
   for (auto n : in.getHosted()) {
-    if (n.getTask() >= a.params.tasks || n.getTask() == a.task) return InvalidArgument("hosted task out of range");
+    if (n.getTask() >= a.params.tasks || n.getTask() == a.task)
+      return InvalidArgument("hosted task out of range");
     AIAC_RETURN_IF_ERROR(CheckName("hosted task's daemon id", n.getDaemonId().cStr()));
     a.hosted[n.getTask()] = n.getDaemonId().cStr();
   }
@@ -72,10 +73,12 @@ Result<Assignment> Parse(proto::AssignTask::Reader in, const std::vector<std::st
       return InvalidArgument("group task out of range or repeated");
     }
     AIAC_RETURN_IF_ERROR(CheckName("group member's daemon id", n.getDaemonId().cStr()));
-    if (!ParseEndpoint(n.getAddress().cStr()).ok()) return InvalidArgument("group member's address does not parse");
+    if (!ParseEndpoint(n.getAddress().cStr()).ok())
+      return InvalidArgument("group member's address does not parse");
     a.group.push_back({n.getTask(), n.getAddress().cStr(), n.getDaemonId().cStr()});
   }
-  if (!a.group.empty() && in_group.count(a.task) == 0) return InvalidArgument("a group without this task");
+  if (!a.group.empty() && in_group.count(a.task) == 0)
+    return InvalidArgument("a group without this task");
   a.checkpoint_every = in.getCheckpointEvery();
   a.checkpoint_ms = std::min<uint64_t>(in.getCheckpointMs(), uint64_t{1} << 40);
   a.incarnation = std::max<uint64_t>(in.getIncarnation(), 1);

@@ -27,7 +27,7 @@ struct Assignment {
   app::JobParams params;
   std::string app, plugin_name, plugin_hash, plugin_signature, slice;
   std::map<uint32_t, std::pair<std::string, std::string>> neighbours;  // task -> address, daemon
-  std::map<uint32_t, std::string> senders;                            // task -> daemon id
+  std::map<uint32_t, std::string> senders;                             // task -> daemon id
   bool sync = false;
   // Checkpoints: where this task's go (address, daemon id), whose this daemon keeps (task ->
   // the daemon that may write them), and how often.

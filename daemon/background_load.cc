@@ -11,8 +11,10 @@
 namespace aiac::daemon {
 
 Result<emulation::BackgroundSpec> ParseBackgroundSpec(const std::string& text) {
-  const auto bad = InvalidArgument("--background must be MEAN,STD,SIZE (competing jobs' mean and standard deviation, "
-                                   "seconds between draws), not '" + text + "'");
+  const auto bad = InvalidArgument(
+      "--background must be MEAN,STD,SIZE (competing jobs' mean and standard deviation, "
+      "seconds between draws), not '" +
+      text + "'");
   std::vector<double> v;
   std::stringstream in(text);
   for (std::string part; std::getline(in, part, ',');) {

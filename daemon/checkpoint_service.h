@@ -1,4 +1,5 @@
-// The part of a daemon that keeps other tasks' checkpoints (docs/architecture.md, the life of a job).
+// The part of a daemon that keeps other tasks' checkpoints (docs/architecture.md, the life of a
+// job).
 //
 // The spawner tells each daemon, with its own task, which tasks' checkpoints it keeps and which
 // daemon runs each of them (AssignTask.hosted): a CheckpointPut is stored only when it comes from
@@ -6,20 +7,19 @@
 // closes the connection). A CheckpointGet is answered with the newest checkpoint whose checksum
 // verifies, when it comes from that daemon too; another daemon gets "not found" with the reason
 // (a replacement may ask before this daemon has heard of the move, and asks again). Puts for a
-// job this daemon does not host (any more) are dropped. A job's checkpoints are deleted when it ends here, and
-// those of older jobs when a new one starts.
+// job this daemon does not host (any more) are dropped. A job's checkpoints are deleted when it
+// ends here, and those of older jobs when a new one starts.
 //
 // Storage runs on a thread of its own, so that writing a large checkpoint never stalls the io
 // thread (heartbeats, dependency values); replies are posted back to the io thread.
 #pragma once
 
 #include <atomic>
+#include <boost/asio/thread_pool.hpp>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
-
-#include <boost/asio/thread_pool.hpp>
 
 #include "checkpoint/checkpoint_store.h"
 #include "core/logging.h"
@@ -29,7 +29,8 @@ namespace aiac::daemon {
 
 class CheckpointService {
  public:
-  CheckpointService(net::asio::io_context& io, std::unique_ptr<checkpoint::CheckpointStore> store, Logger log);
+  CheckpointService(net::asio::io_context& io, std::unique_ptr<checkpoint::CheckpointStore> store,
+                    Logger log);
   ~CheckpointService();
 
   // From now on this daemon keeps the checkpoints of `writers`' tasks of `job` (task -> the
@@ -52,13 +53,15 @@ class CheckpointService {
 
  private:
   // Whether `conn`'s daemon is the one named for `task` of the hosted `job`; logs refusals.
-  bool Allowed(const net::ConnectionPtr& conn, const std::string& job, uint32_t task, const char* what);
+  bool Allowed(const net::ConnectionPtr& conn, const std::string& job, uint32_t task,
+               const char* what);
 
   net::asio::io_context& io_;
   std::shared_ptr<checkpoint::CheckpointStore> store_;
   Logger log_;
   net::asio::thread_pool disk_{1};
-  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // replies posted after destruction are dropped
+  std::shared_ptr<bool> alive_ =
+      std::make_shared<bool>(true);  // replies posted after destruction are dropped
   std::string job_;
   std::map<uint32_t, std::string> writers_;
   std::atomic<uint64_t> stored_{0};

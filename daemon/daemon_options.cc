@@ -1,8 +1,8 @@
 #include "daemon/daemon_options.h"
 
-#include "runtime/code_signing.h"
 #include "core/config.h"
 #include "net/net_config.h"
+#include "runtime/code_signing.h"
 
 namespace aiac::daemon {
 

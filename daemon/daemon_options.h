@@ -24,7 +24,8 @@ struct DaemonOptions {
   double power = 0;
   // Cores offered; 0 = all the machine has. Default: 0.
   int64_t cores = 0;
-  // Directory for this daemon's data (checkpoints of others, stored plugins). Default: ./daemon-data.
+  // Directory for this daemon's data (checkpoints of others, stored plugins). Default:
+  // ./daemon-data.
   std::string data_dir = "daemon-data";
   // Heartbeat period towards the super-node. Default: 1000 ms.
   int64_t heartbeat_ms = 1000;

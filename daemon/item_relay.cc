@@ -36,7 +36,8 @@ std::vector<ItemRelay::Hop> ItemRelay::HopsOf(capnp::List<proto::Neighbour>::Rea
   return hops;
 }
 
-void ItemRelay::Route(uint64_t move, uint32_t to_task, capnp::List<proto::Neighbour>::Reader route) {
+void ItemRelay::Route(uint64_t move, uint32_t to_task,
+                      capnp::List<proto::Neighbour>::Reader route) {
   export_routes_[move] = {to_task, HopsOf(route)};
 }
 
@@ -52,8 +53,8 @@ void ItemRelay::OnExported(uint64_t move, const std::string& items) {
   if (!job || route == export_routes_.end()) return;
   auto [to_task, hops] = std::move(route->second);
   export_routes_.erase(route);
-  net::SpawnLogged(io_.get_executor(), Relay(job->job(), move, to_task, std::move(hops), items), log_,
-                   "item relay");
+  net::SpawnLogged(io_.get_executor(), Relay(job->job(), move, to_task, std::move(hops), items),
+                   log_, "item relay");
 }
 
 awaitable<net::ConnectionPtr> ItemRelay::LinkTo(const Hop& next, const std::string& job) {
@@ -80,15 +81,15 @@ awaitable<net::ConnectionPtr> ItemRelay::LinkTo(const Hop& next, const std::stri
   co_return nullptr;
 }
 
-awaitable<void> ItemRelay::Relay(std::string job, uint64_t move, uint32_t to_task, std::vector<Hop> route,
-                                 std::string items) {
+awaitable<void> ItemRelay::Relay(std::string job, uint64_t move, uint32_t to_task,
+                                 std::vector<Hop> route, std::string items) {
   const Hop next = route.front();
   net::ConnectionPtr conn = co_await LinkTo(next, job);
   const Session current = current_();
   if (!conn || !current || current->job() != job) {
     // The spawner sends the items itself once it hears the route failed, or after a while.
-    log_->warn("job {}: items of move {} not passed on to daemon {} (task {}): {}", job, move, next.daemon, next.task,
-               conn ? "the job ended here" : "unreachable");
+    log_->warn("job {}: items of move {} not passed on to daemon {} (task {}): {}", job, move,
+               next.daemon, next.task, conn ? "the job ended here" : "unreachable");
     co_return;
   }
   conn->SendEnvelope([&](proto::Envelope::Builder e) {
@@ -105,14 +106,16 @@ awaitable<void> ItemRelay::Relay(std::string job, uint64_t move, uint32_t to_tas
     r.setItems(AsBytes(items));
   });
   monitors_.Sent(*conn, items.size() + 64);
-  log_->debug("job {}: move {}: {} bytes of items passed on to daemon {} (task {}), {} daemons to go", job, move,
-              items.size(), next.daemon, next.task, route.size() - 1);
+  log_->debug(
+      "job {}: move {}: {} bytes of items passed on to daemon {} (task {}), {} daemons to go", job,
+      move, items.size(), next.daemon, next.task, route.size() - 1);
 }
 
 bool ItemRelay::OnRelayed(const net::Connection& from, proto::RelayItems::Reader r) {
   auto route = r.getRoute();
   if (route.size() == 0 || route[0].getDaemonId() != options_.id) {
-    log_->warn("closed {}: items of move {} routed through another daemon", from.Describe(), r.getMove());
+    log_->warn("closed {}: items of move {} routed through another daemon", from.Describe(),
+               r.getMove());
     return false;
   }
   const Session job = current_();
@@ -125,19 +128,21 @@ bool ItemRelay::OnRelayed(const net::Connection& from, proto::RelayItems::Reader
   if (route.size() > 1) {
     std::vector<Hop> rest = HopsOf(route);
     rest.erase(rest.begin());
-    net::SpawnLogged(io_.get_executor(),
-                     Relay(job->job(), r.getMove(), r.getToTask(), std::move(rest), AsString(r.getItems())), log_,
-                     "item relay");
+    net::SpawnLogged(
+        io_.get_executor(),
+        Relay(job->job(), r.getMove(), r.getToTask(), std::move(rest), AsString(r.getItems())),
+        log_, "item relay");
     return true;
   }
   if (r.getToTask() != job->task()) {
-    log_->info("job {}: items of move {} for task {} dropped: task {} runs here", job->job(), r.getMove(),
-               r.getToTask(), job->task());
+    log_->info("job {}: items of move {} for task {} dropped: task {} runs here", job->job(),
+               r.getMove(), r.getToTask(), job->task());
     return true;
   }
   auto here = routed_.Arrive(r.getMove(), AsString(r.getItems()));
   if (!here.ok()) {
-    log_->warn("job {}: items from {} dropped: {}", job->job(), from.Describe(), here.status().message());
+    log_->warn("job {}: items from {} dropped: {}", job->job(), from.Describe(),
+               here.status().message());
   } else if (*here) {
     Import(r.getMove(), std::move(**here));
   }

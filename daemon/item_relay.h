@@ -29,8 +29,8 @@ class ItemRelay {
  public:
   using Session = std::shared_ptr<TaskSession>;
 
-  ItemRelay(net::asio::io_context& io, const TaskHostOptions& options, NeighbourLinks& dialer, LinkMonitors& monitors,
-            std::function<Session()> current, Logger log);
+  ItemRelay(net::asio::io_context& io, const TaskHostOptions& options, NeighbourLinks& dialer,
+            LinkMonitors& monitors, std::function<Session()> current, Logger log);
 
   // A new job runs here: no routes, no items waiting.
   void Reset();
@@ -58,8 +58,8 @@ class ItemRelay {
   };
   static std::vector<Hop> HopsOf(capnp::List<proto::Neighbour>::Reader route);
   // Sends move `move`'s items for task `to_task` to route[0], telling it the route from there.
-  net::awaitable<void> Relay(std::string job, uint64_t move, uint32_t to_task, std::vector<Hop> route,
-                             std::string items);
+  net::awaitable<void> Relay(std::string job, uint64_t move, uint32_t to_task,
+                             std::vector<Hop> route, std::string items);
   // The connection to the next daemon of a route, reused or dialed (three attempts).
   net::awaitable<net::ConnectionPtr> LinkTo(const Hop& next, const std::string& job);
   // The task imports move `move`'s items (the routed or the spawner's copy, once).

@@ -34,7 +34,8 @@ net::awaitable<void> LinkMonitors::WatchAcks(net::ConnectionPtr conn) {
 std::vector<LinkReport> LinkMonitors::Reports() const {
   std::vector<LinkReport> out;
   for (const auto& [daemon, m] : measured_) {
-    if (m.measured()) out.push_back({daemon, m.alpha(), m.seconds_per_byte(), static_cast<uint32_t>(m.samples())});
+    if (m.measured())
+      out.push_back({daemon, m.alpha(), m.seconds_per_byte(), static_cast<uint32_t>(m.samples())});
   }
   return out;
 }

@@ -10,7 +10,8 @@ awaitable<void> NeighbourChannel::Serve() {
   for (;;) {
     auto msg = co_await conn_->Receive();
     if (!msg.ok()) {
-      if (net::PeerMisbehaved(msg.status())) host_.log_->warn("closed {}: {}", conn_->Describe(), msg.status().message());
+      if (net::PeerMisbehaved(msg.status()))
+        host_.log_->warn("closed {}: {}", conn_->Describe(), msg.status().message());
       co_return;
     }
     if (co_await Dispatch((*msg)->root()) == Next::kClose) co_return;
@@ -43,8 +44,9 @@ NeighbourChannel::Next NeighbourChannel::Ack() {
 }
 
 NeighbourChannel::Next NeighbourChannel::OnCheckpoint(proto::Envelope::Reader env) {
-  const bool allowed = env.isCheckpointPut() ? host_.checkpoints_.OnPut(conn_, env.getCheckpointPut())
-                                             : host_.checkpoints_.OnGet(conn_, env.getCheckpointGet());
+  const bool allowed = env.isCheckpointPut()
+                           ? host_.checkpoints_.OnPut(conn_, env.getCheckpointPut())
+                           : host_.checkpoints_.OnGet(conn_, env.getCheckpointGet());
   if (allowed) return Next::kGoOn;
   conn_->Refuse("you do not run that task");
   return Next::kClose;
@@ -59,12 +61,14 @@ NeighbourChannel::Next NeighbourChannel::OnRelayItems(proto::RelayItems::Reader 
 NeighbourChannel::Next NeighbourChannel::OnTaskProgress(proto::TaskProgress::Reader report) {
   // A member of the group this daemon's task coordinates (report_group.h).
   if (host_.job_ && host_.job_->GatherReport(conn_->peer().id, report)) return Ack();
-  host_.log_->debug("closed {}: a progress report for a group not coordinated here", conn_->Describe());
+  host_.log_->debug("closed {}: a progress report for a group not coordinated here",
+                    conn_->Describe());
   conn_->Refuse("this daemon does not gather your task's reports");
   return Next::kClose;
 }
 
-awaitable<NeighbourChannel::Next> NeighbourChannel::OnDependencyData(proto::DependencyData::Reader dep) {
+awaitable<NeighbourChannel::Next> NeighbourChannel::OnDependencyData(
+    proto::DependencyData::Reader dep) {
   const auto& setting_up = host_.setting_up_;
   if (!host_.job_ && setting_up && setting_up->first == dep.getJob().cStr() &&
       setting_up->second == dep.getToTask()) {
@@ -76,15 +80,15 @@ awaitable<NeighbourChannel::Next> NeighbourChannel::OnDependencyData(proto::Depe
   // Data for a job (or task) this daemon does not, or no longer, run: the sender has not heard
   // that the task moved or ended. Close, so that it dials again, wherever the task is now.
   if (!job || job->job() != dep.getJob().cStr() || dep.getToTask() != job->task()) {
-    host_.log_->debug("closed {}: values for task {} of job {}, not run here", conn_->Describe(), dep.getToTask(),
-                      Printable(dep.getJob().cStr(), 64));
+    host_.log_->debug("closed {}: values for task {} of job {}, not run here", conn_->Describe(),
+                      dep.getToTask(), Printable(dep.getJob().cStr(), 64));
     conn_->Refuse("that task does not run here");
     co_return Next::kClose;
   }
   // Only the daemon that runs the sending task may speak for it.
   if (!job->Deliver(conn_->peer().id, dep)) {
-    host_.log_->warn("closed {}: sent values of task {} of job {}, which it does not run", conn_->Describe(),
-                     dep.getFromTask(), job->job());
+    host_.log_->warn("closed {}: sent values of task {} of job {}, which it does not run",
+                     conn_->Describe(), dep.getFromTask(), job->job());
     conn_->Refuse("you do not run that task");
     co_return Next::kClose;
   }

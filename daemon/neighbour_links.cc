@@ -12,11 +12,16 @@ namespace asio = net::asio;
 using net::AsBytes;
 using net::awaitable;
 
-NeighbourLinks::NeighbourLinks(asio::io_context& io, const TaskHostOptions& options, LinkMonitors& monitors,
-                               std::function<Session()> current, Logger log)
-    : io_(io), options_(options), monitors_(monitors), current_(std::move(current)), log_(std::move(log)) {}
+NeighbourLinks::NeighbourLinks(asio::io_context& io, const TaskHostOptions& options,
+                               LinkMonitors& monitors, std::function<Session()> current, Logger log)
+    : io_(io),
+      options_(options),
+      monitors_(monitors),
+      current_(std::move(current)),
+      log_(std::move(log)) {}
 
-void NeighbourLinks::Start(const Session& job, std::function<std::vector<net::ConnectionPtr>()> more_to_probe) {
+void NeighbourLinks::Start(const Session& job,
+                           std::function<std::vector<net::ConnectionPtr>()> more_to_probe) {
   for (auto& [t, link] : job->links()) asio::co_spawn(io_, RunLink(job, link), asio::detached);
   for (auto& backup : job->backups()) {
     net::SpawnLogged(io_.get_executor(), RunBackup(job, backup), log_, "backup link");
@@ -25,7 +30,8 @@ void NeighbourLinks::Start(const Session& job, std::function<std::vector<net::Co
   if (job->group().coordinator_of_member()) {
     net::SpawnLogged(io_.get_executor(), RunCoordinatorLink(job), log_, "group coordinator link");
   }
-  net::SpawnLogged(io_.get_executor(), RunProbes(job, std::move(more_to_probe)), log_, "link probes");
+  net::SpawnLogged(io_.get_executor(), RunProbes(job, std::move(more_to_probe)), log_,
+                   "link probes");
 }
 
 void NeighbourLinks::End() {
@@ -42,7 +48,8 @@ awaitable<Result<net::ConnectionPtr>> NeighbourLinks::DialOnce(Endpoint address,
                                                                std::string job, std::string what) {
   net::RetryPolicy once;
   once.attempts = 1;
-  auto conn = co_await net::Dial(address, options_.net, proto::Role::DAEMON, options_.id, proto::Role::DAEMON, once);
+  auto conn = co_await net::Dial(address, options_.net, proto::Role::DAEMON, options_.id,
+                                 proto::Role::DAEMON, once);
   if (conn.ok() && !daemon.empty() && (*conn)->peer().id != daemon) {
     // Not the daemon the spawner named (the address was reused, or a replaced daemon came back
     // there): never send it the job's data, nor take its checkpoints.
@@ -53,8 +60,10 @@ awaitable<Result<net::ConnectionPtr>> NeighbourLinks::DialOnce(Endpoint address,
   co_return conn;
 }
 
-awaitable<net::ConnectionPtr> NeighbourLinks::DialDaemon(Session job, std::function<Target()> target,
-                                                         std::string what, std::chrono::milliseconds& backoff) {
+awaitable<net::ConnectionPtr> NeighbourLinks::DialDaemon(Session job,
+                                                         std::function<Target()> target,
+                                                         std::string what,
+                                                         std::chrono::milliseconds& backoff) {
   while (Current(job)) {
     // Read each time: a NeighbourMoved may have moved the peer meanwhile.
     const Target t = target();
@@ -73,7 +82,8 @@ awaitable<net::ConnectionPtr> NeighbourLinks::DialDaemon(Session job, std::funct
       co_return *conn;
     }
     if (conn.status().code() == StatusCode::kUnauthenticated) {
-      log_->error("job {}: {} refused us: {}", job->job(), address.ToString(), conn.status().message());
+      log_->error("job {}: {} refused us: {}", job->job(), address.ToString(),
+                  conn.status().message());
       break;
     }
     asio::steady_timer wait(io_, backoff);
@@ -127,7 +137,8 @@ awaitable<void> NeighbourLinks::RunLink(Session job, std::shared_ptr<TaskSession
   if (link->conn) link->conn->Close();
 }
 
-awaitable<void> NeighbourLinks::WatchLink(std::shared_ptr<TaskSession::OutLink> link, net::ConnectionPtr conn) {
+awaitable<void> NeighbourLinks::WatchLink(std::shared_ptr<TaskSession::OutLink> link,
+                                          net::ConnectionPtr conn) {
   // A neighbour writes on our link to acknowledge what it read, or to refuse it (the task is
   // not, or no longer, run there): notice a refusal, or its death, at once, so that RunLink
   // dials again and resends.
@@ -135,7 +146,8 @@ awaitable<void> NeighbourLinks::WatchLink(std::shared_ptr<TaskSession::OutLink> 
   if (link->conn == conn) link->wake->cancel();
 }
 
-awaitable<void> NeighbourLinks::RunBackup(Session job, std::shared_ptr<TaskSession::BackupLink> backup) {
+awaitable<void> NeighbourLinks::RunBackup(Session job,
+                                          std::shared_ptr<TaskSession::BackupLink> backup) {
   auto backoff = std::chrono::milliseconds(20);
   while (Current(job)) {
     if (!backup->pending) {
@@ -182,8 +194,8 @@ awaitable<bool> NeighbourLinks::PutCheckpoint(const Session& job, TaskSession::B
   if (ack.getStored()) {
     job->Acknowledged(c.state.size());
   } else if (ack.getError().size() > 0) {
-    log_->warn("job {}: backup {} did not store {}: {}", job->job(), backup.daemon, checkpoint::Describe(c),
-               Printable(ack.getError().cStr(), 200));
+    log_->warn("job {}: backup {} did not store {}: {}", job->job(), backup.daemon,
+               checkpoint::Describe(c), Printable(ack.getError().cStr(), 200));
   }
   co_return true;
 }
@@ -197,14 +209,17 @@ awaitable<void> NeighbourLinks::RunProgress(Session job) {
     co_await timer.async_wait(net::use_nothrow);
     if (!Current(job)) break;
     SampleRunQueue();
-    job->ReportProgress(run_queue_.mean(), run_queue_.stddev(), monitors_.Reports(), [this](const EnvelopeFill& fill) {
-      // Only while the coordinator acknowledged the last one: a stalled coordinator must not
-      // silence its members, whom the spawner would then take for dead.
-      if (!coordinator_conn_ || !coordinator_conn_->is_open() || coordinator_unacked_) return false;
-      coordinator_conn_->SendEnvelope(fill);
-      coordinator_unacked_ = true;
-      return true;
-    });
+    job->ReportProgress(
+        run_queue_.mean(), run_queue_.stddev(), monitors_.Reports(),
+        [this](const EnvelopeFill& fill) {
+          // Only while the coordinator acknowledged the last one: a stalled coordinator must not
+          // silence its members, whom the spawner would then take for dead.
+          if (!coordinator_conn_ || !coordinator_conn_->is_open() || coordinator_unacked_)
+            return false;
+          coordinator_conn_->SendEnvelope(fill);
+          coordinator_unacked_ = true;
+          return true;
+        });
   }
 }
 
@@ -235,7 +250,8 @@ awaitable<void> NeighbourLinks::RunCoordinatorLink(Session job) {
   }
 }
 
-awaitable<void> NeighbourLinks::RunProbes(Session job, std::function<std::vector<net::ConnectionPtr>()> more) {
+awaitable<void> NeighbourLinks::RunProbes(Session job,
+                                          std::function<std::vector<net::ConnectionPtr>()> more) {
   asio::steady_timer timer(io_);
   while (Current(job)) {
     timer.expires_after(std::chrono::seconds(1));

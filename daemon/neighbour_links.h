@@ -47,18 +47,20 @@ class NeighbourLinks {
 
   // One attempt to reach `daemon` at `address` for `job` (logs and refuses another daemon
   // answering there; `what` explains the link in logs).
-  net::awaitable<Result<net::ConnectionPtr>> DialOnce(Endpoint address, std::string daemon, std::string job,
-                                                     std::string what);
+  net::awaitable<Result<net::ConnectionPtr>> DialOnce(Endpoint address, std::string daemon,
+                                                      std::string job, std::string what);
   // Connects to target() for `job`, retrying with `backoff` while the job runs (target() is
   // read before each attempt); nullptr once the job ended or the peer refused our key.
-  net::awaitable<net::ConnectionPtr> DialDaemon(Session job, std::function<Target()> target, std::string what,
+  net::awaitable<net::ConnectionPtr> DialDaemon(Session job, std::function<Target()> target,
+                                                std::string what,
                                                 std::chrono::milliseconds& backoff);
 
  private:
   bool Current(const Session& job) const { return current_() == job; }
   net::awaitable<void> RunLink(Session job, std::shared_ptr<TaskSession::OutLink> link);
   // Closes `conn` once the neighbour refuses it or goes, and wakes RunLink to dial again.
-  net::awaitable<void> WatchLink(std::shared_ptr<TaskSession::OutLink> link, net::ConnectionPtr conn);
+  net::awaitable<void> WatchLink(std::shared_ptr<TaskSession::OutLink> link,
+                                 net::ConnectionPtr conn);
   net::awaitable<void> RunBackup(Session job, std::shared_ptr<TaskSession::BackupLink> backup);
   // Sends the job's checkpoint `c` on the backup's link and waits for its acknowledgement; false
   // when the link failed (it is then dialed again and `c` sent again).
@@ -70,7 +72,8 @@ class NeighbourLinks {
   // A group member's connection to its coordinator's daemon, dialed again whenever it closes.
   net::awaitable<void> RunCoordinatorLink(Session job);
   // A LinkProbe on every monitored connection of `job`, once a second while it runs.
-  net::awaitable<void> RunProbes(Session job, std::function<std::vector<net::ConnectionPtr>()> more);
+  net::awaitable<void> RunProbes(Session job,
+                                 std::function<std::vector<net::ConnectionPtr>()> more);
   // One run-queue sample (TaskHostOptions::competing_jobs, else /proc/stat).
   void SampleRunQueue();
 

@@ -28,9 +28,11 @@ bool ReportGroup::Moved(uint32_t task, const Endpoint& address, const std::strin
   return false;
 }
 
-bool ReportGroup::Gather(const std::string& job, const std::string& sender, proto::TaskProgress::Reader report) {
+bool ReportGroup::Gather(const std::string& job, const std::string& sender,
+                         proto::TaskProgress::Reader report) {
   if (!coordinator() || report.getJob() != job || report.getTask() == self_) return false;
-  auto it = std::find_if(members_.begin(), members_.end(), [&](const Member& m) { return m.task == report.getTask(); });
+  auto it = std::find_if(members_.begin(), members_.end(),
+                         [&](const Member& m) { return m.task == report.getTask(); });
   if (it == members_.end() || it->daemon != sender) return false;
   auto copy = std::make_unique<capnp::MallocMessageBuilder>();
   copy->setRoot(report);

@@ -12,14 +12,14 @@
 // One per task session. Pure: TaskHost carries the messages. Not thread-safe.
 #pragma once
 
+#include <capnp/message.h>
+
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <capnp/message.h>
 
 #include "core/endpoint.h"
 #include "daemon/assignment.h"
@@ -52,7 +52,8 @@ class ReportGroup {
   // The coordinator: `report` came from daemon `sender`. Kept (the task's newest) when this is
   // the group's coordinator, the report is of `job` and of another task of the group, and
   // `sender` runs that task; else false (the caller refuses the connection).
-  bool Gather(const std::string& job, const std::string& sender, proto::TaskProgress::Reader report);
+  bool Gather(const std::string& job, const std::string& sender,
+              proto::TaskProgress::Reader report);
   size_t gathered() const { return gathered_.size(); }
   // Writes the gathered reports into out[first], out[first + 1], ... (out has room for
   // gathered() more) and forgets them.
@@ -61,7 +62,8 @@ class ReportGroup {
  private:
   uint32_t self_ = 0;
   std::vector<Member> members_;  // the coordinator first
-  std::map<uint32_t, std::unique_ptr<capnp::MallocMessageBuilder>> gathered_;  // task -> its newest report
+  std::map<uint32_t, std::unique_ptr<capnp::MallocMessageBuilder>>
+      gathered_;  // task -> its newest report
 };
 
 }  // namespace aiac::daemon

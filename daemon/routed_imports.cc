@@ -28,7 +28,8 @@ Result<std::optional<std::string>> RoutedImports::Arrive(uint64_t move, std::str
     return std::optional<std::string>();
   }
   if (runtime::Sha256(items) != named->second) {
-    return InvalidArgument("the items of move " + std::to_string(move) + " do not hash to what the spawner named");
+    return InvalidArgument("the items of move " + std::to_string(move) +
+                           " do not hash to what the spawner named");
   }
   expected_.erase(named);
   taken_.insert(move);

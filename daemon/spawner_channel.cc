@@ -3,10 +3,10 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "runtime/move_kind_wire.h"
 #include "core/hex.h"
 #include "core/printable.h"
 #include "net/capnp_bytes.h"
+#include "runtime/move_kind_wire.h"
 
 namespace aiac::daemon {
 
@@ -17,7 +17,8 @@ awaitable<void> SpawnerChannel::Serve() {
   for (;;) {
     auto msg = co_await conn_->Receive();
     if (!msg.ok()) {
-      if (net::PeerMisbehaved(msg.status())) host_.log_->warn("closed {}: {}", conn_->Describe(), msg.status().message());
+      if (net::PeerMisbehaved(msg.status()))
+        host_.log_->warn("closed {}: {}", conn_->Describe(), msg.status().message());
       break;
     }
     if (co_await Dispatch((*msg)->root()) == Next::kClose) break;
@@ -68,7 +69,8 @@ SpawnerChannel::Next SpawnerChannel::Refuse(const std::string& what, const std::
 }
 
 SpawnerChannel::Next SpawnerChannel::OnTaskData(proto::TaskData::Reader chunk) {
-  if (Status s = incoming_.Add(chunk); !s.ok()) return Refuse("task data: " + s.message(), "task data: " + s.message());
+  if (Status s = incoming_.Add(chunk); !s.ok())
+    return Refuse("task data: " + s.message(), "task data: " + s.message());
   return Next::kGoOn;
 }
 
@@ -76,7 +78,8 @@ awaitable<SpawnerChannel::Next> SpawnerChannel::OnAssignTask(proto::AssignTask::
   early_moves_.clear();
   auto read = ParseAssignment(in, host_.options_.trusted_keys, host_.options_.id);
   if (read.ok() && in.getDataSize() > 0) {
-    auto data = incoming_.Take(read->job, read->task, in.getDataSize(), AsString(in.getDataSha256()));
+    auto data =
+        incoming_.Take(read->job, read->task, in.getDataSize(), AsString(in.getDataSha256()));
     if (data.ok()) {
       read->slice = std::move(*data);
     } else {
@@ -84,8 +87,10 @@ awaitable<SpawnerChannel::Next> SpawnerChannel::OnAssignTask(proto::AssignTask::
     }
   }
   if (!read.ok()) {
-    host_.log_->warn("task {} from {} refused: {}", in.getTask(), conn_->Describe(), read.status().message());
-    host_.Reply(*conn_, "", in.getTask(), read.status().message());  // the job id may be what is wrong
+    host_.log_->warn("task {} from {} refused: {}", in.getTask(), conn_->Describe(),
+                     read.status().message());
+    host_.Reply(*conn_, "", in.getTask(),
+                read.status().message());  // the job id may be what is wrong
     co_return Next::kGoOn;
   }
   Assignment a = std::move(*read);
@@ -112,7 +117,8 @@ awaitable<SpawnerChannel::Next> SpawnerChannel::OnAssignTask(proto::AssignTask::
   co_return Next::kGoOn;
 }
 
-std::optional<std::string> SpawnerChannel::PluginBytes(proto::PluginData::Reader pd, bool& refused) {
+std::optional<std::string> SpawnerChannel::PluginBytes(proto::PluginData::Reader pd,
+                                                       bool& refused) {
   if (pd.getTotal() == 0) return AsString(pd.getBytes());
   // One chunk of a plugin larger than a frame: wait for the rest.
   if (incoming_.received() < incoming_.total()) return std::nullopt;
@@ -129,8 +135,9 @@ awaitable<SpawnerChannel::Next> SpawnerChannel::OnPluginData(proto::PluginData::
   if (!host_.waiting_for_plugin_) co_return Next::kGoOn;  // not asked for: ignore
   if (pd.getTotal() > 0) {
     auto data = pd.getBytes();
-    if (Status s = incoming_.Add("plugin", pd.getOffset(), pd.getTotal(),
-                                 std::string_view(reinterpret_cast<const char*>(data.begin()), data.size()));
+    if (Status s = incoming_.Add(
+            "plugin", pd.getOffset(), pd.getTotal(),
+            std::string_view(reinterpret_cast<const char*>(data.begin()), data.size()));
         !s.ok()) {
       co_return Refuse("plugin data: " + s.message(), "plugin data: " + s.message());
     }
@@ -142,8 +149,8 @@ awaitable<SpawnerChannel::Next> SpawnerChannel::OnPluginData(proto::PluginData::
   // The bytes must hash to what the (checked, maybe signed) task names, before anything is
   // written or loaded: PluginStore::Add hashes them against a->plugin_hash.
   auto plugin = AsString(pd.getSha256()) != a->plugin_hash
-                    ? Result<std::shared_ptr<runtime::Plugin>>(
-                          InvalidArgument("plugin hash mismatch: the plugin sent is not the one the task names"))
+                    ? Result<std::shared_ptr<runtime::Plugin>>(InvalidArgument(
+                          "plugin hash mismatch: the plugin sent is not the one the task names"))
                     : host_.plugins_.Add(a->plugin_hash, *bytes);
   if (!plugin.ok()) {
     host_.log_->warn("job {}: task {} refused: {}", a->job, a->task, plugin.status().message());
@@ -161,7 +168,8 @@ awaitable<SpawnerChannel::Next> SpawnerChannel::OnPluginData(proto::PluginData::
 void SpawnerChannel::OnExit(proto::Exit::Reader exit) {
   if (!FromJobSpawner() || exit.getJob() != host_.job_->job()) return;
   // Fault injection: die as a SIGKILL would, without a goodbye to anyone.
-  host_.log_->warn("job {}: exiting at once, as the spawner asked (fault injection)", host_.job_->job());
+  host_.log_->warn("job {}: exiting at once, as the spawner asked (fault injection)",
+                   host_.job_->job());
   spdlog::default_logger()->flush();
   host_.log_->flush();
   std::_Exit(137);
@@ -178,7 +186,8 @@ void SpawnerChannel::OnNeighbourMoved(proto::NeighbourMoved::Reader moved) {
 SpawnerChannel::Next SpawnerChannel::OnTighten(proto::Tighten::Reader tighten) {
   const double factor = tighten.getFactor();
   if (!(std::isfinite(factor) && factor > 1)) {
-    return Refuse(fmt::format("tighten by {}", factor), "tighten: the factor must be a finite number above 1");
+    return Refuse(fmt::format("tighten by {}", factor),
+                  "tighten: the factor must be a finite number above 1");
   }
   if (FromJobSpawner()) host_.job_->Tighten(factor);
   return Next::kGoOn;
@@ -207,7 +216,8 @@ SpawnerChannel::Next SpawnerChannel::OnMoveItems(proto::MoveItems::Reader m) {
       return Next::kGoOn;
     }
     if (!host_.relay_.Direct(move.move)) {
-      host_.log_->debug("job {}: move {}: the items came by their route already", host_.job_->job(), move.move);
+      host_.log_->debug("job {}: move {}: the items came by their route already", host_.job_->job(),
+                        move.move);
       return Next::kGoOn;
     }
   }

@@ -46,7 +46,7 @@ class SpawnerChannel {
 
   TaskHost& host_;
   net::ConnectionPtr conn_;
-  TaskDataBuffer incoming_;                // chunks of the next task's data (TaskData), in order
+  TaskDataBuffer incoming_;                 // chunks of the next task's data (TaskData), in order
   std::vector<NeighbourMove> early_moves_;  // moves told while the plugin was on its way
 };
 

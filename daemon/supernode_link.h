@@ -25,8 +25,8 @@ struct SelfDescription {
 class SupernodeLink {
  public:
   SupernodeLink(std::vector<Endpoint> supernodes, SelfDescription self, net::NetOptions net,
-                std::chrono::milliseconds heartbeat, Logger log,
-                std::function<bool()> busy, std::function<void(Status)> on_fatal);
+                std::chrono::milliseconds heartbeat, Logger log, std::function<bool()> busy,
+                std::function<void(Status)> on_fatal);
 
   net::awaitable<void> Run();
   void Stop();

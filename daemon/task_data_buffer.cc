@@ -1,8 +1,8 @@
 #include "daemon/task_data_buffer.h"
 
-#include "runtime/plugin.h"
 #include "core/memory_budget.h"
 #include "core/printable.h"
+#include "runtime/plugin.h"
 
 namespace aiac::daemon {
 
@@ -12,12 +12,15 @@ Status TaskDataBuffer::Add(proto::TaskData::Reader chunk) {
   Status s = Add(KeyOf(job, chunk.getTask()), chunk.getOffset(), chunk.getTotal(),
                  std::string_view(reinterpret_cast<const char*>(bytes.begin()), bytes.size()));
   if (s.ok() || s.code() != StatusCode::kProtocol) return s;
-  return ProtocolError("task " + std::to_string(chunk.getTask()) + " of job " + Printable(job, 64) + ": " + s.message());
+  return ProtocolError("task " + std::to_string(chunk.getTask()) + " of job " + Printable(job, 64) +
+                       ": " + s.message());
 }
 
-Status TaskDataBuffer::Add(const std::string& key, uint64_t offset, uint64_t total, std::string_view bytes) {
+Status TaskDataBuffer::Add(const std::string& key, uint64_t offset, uint64_t total,
+                           std::string_view bytes) {
   if (offset == 0) {
-    AIAC_RETURN_IF_ERROR(CheckFitsInMemory("data of " + std::to_string(total) + " bytes", static_cast<double>(total)));
+    AIAC_RETURN_IF_ERROR(CheckFitsInMemory("data of " + std::to_string(total) + " bytes",
+                                           static_cast<double>(total)));
     key_ = key;
     total_ = total;
     bytes_.clear();
@@ -27,7 +30,8 @@ Status TaskDataBuffer::Add(const std::string& key, uint64_t offset, uint64_t tot
                          std::to_string(bytes_.size()) + " bytes received");
   }
   if (bytes.size() > total_ - bytes_.size()) {
-    return ProtocolError("chunks exceed the declared total of " + std::to_string(total_) + " bytes");
+    return ProtocolError("chunks exceed the declared total of " + std::to_string(total_) +
+                         " bytes");
   }
   bytes_.append(bytes);
   return Status::Ok();
@@ -43,15 +47,16 @@ Result<std::string> TaskDataBuffer::Take(const std::string& job, uint32_t task, 
   return data;
 }
 
-Result<std::string> TaskDataBuffer::Take(const std::string& key, uint64_t size, const std::string& sha256) {
+Result<std::string> TaskDataBuffer::Take(const std::string& key, uint64_t size,
+                                         const std::string& sha256) {
   std::string bytes = std::move(bytes_);
   const bool same = key == key_;
   bytes_.clear();
   key_.clear();
   total_ = 0;
   if (!same || bytes.size() != size) {
-    return InvalidArgument("incomplete: " + std::to_string(same ? bytes.size() : 0) + " of " + std::to_string(size) +
-                           " bytes received");
+    return InvalidArgument("incomplete: " + std::to_string(same ? bytes.size() : 0) + " of " +
+                           std::to_string(size) + " bytes received");
   }
   if (runtime::Sha256(bytes) != sha256) return Corruption("data does not match its SHA-256");
   return bytes;

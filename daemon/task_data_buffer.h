@@ -24,7 +24,8 @@ class TaskDataBuffer {
   Status Add(proto::TaskData::Reader chunk);
   // The whole data of `task` of `job`: exactly `size` bytes hashing to `sha256` (32 raw bytes).
   // Clears the buffer either way.
-  Result<std::string> Take(const std::string& job, uint32_t task, uint64_t size, const std::string& sha256);
+  Result<std::string> Take(const std::string& job, uint32_t task, uint64_t size,
+                           const std::string& sha256);
 
   // The same for other data sent in chunks (a plugin), `key` naming what the chunks belong to.
   Status Add(const std::string& key, uint64_t offset, uint64_t total, std::string_view bytes);
@@ -34,7 +35,9 @@ class TaskDataBuffer {
   uint64_t total() const { return total_; }
 
  private:
-  static std::string KeyOf(const std::string& job, uint32_t task) { return job + '\0' + std::to_string(task); }
+  static std::string KeyOf(const std::string& job, uint32_t task) {
+    return job + '\0' + std::to_string(task);
+  }
 
   std::string key_;
   uint64_t total_ = 0;

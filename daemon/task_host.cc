@@ -17,8 +17,10 @@ TaskHost::TaskHost(asio::io_context& io, TaskHostOptions options,
               [this](net::ConnectionPtr conn) { return Serve(std::move(conn)); }),
       plugins_(options_.plugin_dir),
       checkpoints_(io, std::move(checkpoints), log_),
-      links_(io, options_, monitors_, [this] { return job_; }, log_),
-      relay_(io, options_, links_, monitors_, [this] { return job_; }, log_) {
+      links_(
+          io, options_, monitors_, [this] { return job_; }, log_),
+      relay_(
+          io, options_, links_, monitors_, [this] { return job_; }, log_) {
   server_.set_id(options_.id);
 }
 
@@ -47,8 +49,12 @@ awaitable<void> TaskHost::Serve(net::ConnectionPtr conn) {
 }
 
 NeighbourMove TaskHost::MoveOf(proto::NeighbourMoved::Reader m) {
-  return {m.getJob().cStr(),     m.getTask(), m.getAddress().cStr(), m.getDaemonId().cStr(),
-          m.getPreviousDaemonId().cStr(), m.getIncarnation()};
+  return {m.getJob().cStr(),
+          m.getTask(),
+          m.getAddress().cStr(),
+          m.getDaemonId().cStr(),
+          m.getPreviousDaemonId().cStr(),
+          m.getIncarnation()};
 }
 
 void TaskHost::OnNeighbourMoved(const NeighbourMove& m) {

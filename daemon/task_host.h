@@ -20,14 +20,12 @@
 // join of an ended task's thread, which run on a worker thread of their own.
 #pragma once
 
+#include <boost/asio/thread_pool.hpp>
 #include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 
-#include <boost/asio/thread_pool.hpp>
-
-#include "runtime/plugin.h"
 #include "core/endpoint.h"
 #include "core/logging.h"
 #include "daemon/assignment.h"
@@ -39,14 +37,15 @@
 #include "daemon/task_session.h"
 #include "net/connection.h"
 #include "net/server.h"
+#include "runtime/plugin.h"
 
 namespace aiac::daemon {
 
 class TaskHost {
  public:
   // `checkpoints`: where this daemon keeps other tasks' checkpoints.
-  TaskHost(net::asio::io_context& io, TaskHostOptions options, std::unique_ptr<checkpoint::CheckpointStore> checkpoints,
-           Logger log);
+  TaskHost(net::asio::io_context& io, TaskHostOptions options,
+           std::unique_ptr<checkpoint::CheckpointStore> checkpoints, Logger log);
   ~TaskHost();
 
   Result<Endpoint> Listen(const Endpoint& listen);
@@ -76,15 +75,19 @@ class TaskHost {
   net::awaitable<std::optional<checkpoint::Checkpoint>> FetchCheckpoint(const Assignment& a);
   // One backup's newest checkpoint of the task; `retry` set when the backup has not heard of
   // the task yet.
-  net::awaitable<std::optional<checkpoint::Checkpoint>> FetchFrom(const Assignment& a, const std::string& address,
-                                                                  const std::string& daemon, bool& retry);
+  net::awaitable<std::optional<checkpoint::Checkpoint>> FetchFrom(const Assignment& a,
+                                                                  const std::string& address,
+                                                                  const std::string& daemon,
+                                                                  bool& retry);
   // PrepareTask on the worker thread; resumes on the io thread with its result.
-  net::awaitable<Result<PreparedTask>> PrepareOffIo(std::shared_ptr<Assignment> a, std::unique_ptr<app::App> app,
-                                                   std::optional<checkpoint::Checkpoint> restored);
+  net::awaitable<Result<PreparedTask>> PrepareOffIo(std::shared_ptr<Assignment> a,
+                                                    std::unique_ptr<app::App> app,
+                                                    std::optional<checkpoint::Checkpoint> restored);
   // The prepared task runs here from now on: its session, its links.
   void Run(Session session, const Assignment& a, net::ConnectionPtr spawner);
   void Reply(net::Connection& conn, const std::string& job, uint32_t task, const std::string& error,
-             bool need_plugin = false, uint64_t restored_iteration = 0, const runtime::MoveState* moves = nullptr);
+             bool need_plugin = false, uint64_t restored_iteration = 0,
+             const runtime::MoveState* moves = nullptr);
 
   // ---- The job's life.
   static NeighbourMove MoveOf(proto::NeighbourMoved::Reader m);

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include "runtime/move_kind_wire.h"
 #include "core/names.h"
 #include "net/capnp_bytes.h"
+#include "runtime/move_kind_wire.h"
 
 namespace aiac::daemon {
 
@@ -15,8 +15,8 @@ using net::AsString;
 Result<PreparedTask> PrepareTask(const Assignment& a, std::unique_ptr<app::App> app,
                                  std::optional<checkpoint::Checkpoint> restored) {
   if (app->name() != a.app) {
-    return InvalidArgument("plugin " + a.plugin_name + " holds app '" + std::string(app->name()) + "', not '" + a.app +
-                           "'");
+    return InvalidArgument("plugin " + a.plugin_name + " holds app '" + std::string(app->name()) +
+                           "', not '" + a.app + "'");
   }
   auto task = app->MakeTask(a.params, a.task, a.slice);
   if (!task.ok()) return task.status();
@@ -38,8 +38,8 @@ Result<PreparedTask> PrepareTask(const Assignment& a, std::unique_ptr<app::App> 
   return p;
 }
 
-TaskSession::TaskSession(asio::io_context& io, const Assignment& a, std::shared_ptr<runtime::Plugin> keep_loaded,
-                         SpawnerPort port, Logger log)
+TaskSession::TaskSession(asio::io_context& io, const Assignment& a,
+                         std::shared_ptr<runtime::Plugin> keep_loaded, SpawnerPort port, Logger log)
     : io_(io),
       job_(a.job),
       task_(a.task),
@@ -57,10 +57,12 @@ TaskSession::~TaskSession() {
 }
 
 Result<std::shared_ptr<TaskSession>> TaskSession::Create(
-    asio::io_context& io, const Assignment& a, PreparedTask prepared, std::shared_ptr<runtime::Plugin> keep_loaded,
-    std::chrono::milliseconds progress_period, SpawnerPort port, Logger log,
+    asio::io_context& io, const Assignment& a, PreparedTask prepared,
+    std::shared_ptr<runtime::Plugin> keep_loaded, std::chrono::milliseconds progress_period,
+    SpawnerPort port, Logger log,
     std::function<std::chrono::nanoseconds(std::chrono::nanoseconds)> iteration_time) {
-  std::shared_ptr<TaskSession> s(new TaskSession(io, a, std::move(keep_loaded), std::move(port), std::move(log)));
+  std::shared_ptr<TaskSession> s(
+      new TaskSession(io, a, std::move(keep_loaded), std::move(port), std::move(log)));
   for (const auto& [t, neighbour] : a.neighbours) {
     auto ep = ParseEndpoint(neighbour.first);
     if (!ep.ok()) return ep.status();
@@ -69,7 +71,8 @@ Result<std::shared_ptr<TaskSession>> TaskSession::Create(
     link->address = *ep;
     link->daemon = neighbour.second;
     link->keep_all = a.sync;
-    link->wake = std::make_unique<asio::steady_timer>(io, std::chrono::steady_clock::time_point::max());
+    link->wake =
+        std::make_unique<asio::steady_timer>(io, std::chrono::steady_clock::time_point::max());
     s->links_[t] = link;
   }
   for (const auto& [address, daemon] : a.backups) {
@@ -78,7 +81,8 @@ Result<std::shared_ptr<TaskSession>> TaskSession::Create(
     auto backup = std::make_shared<BackupLink>();
     backup->address = *ep;
     backup->daemon = daemon;
-    backup->wake = std::make_unique<asio::steady_timer>(io, std::chrono::steady_clock::time_point::max());
+    backup->wake =
+        std::make_unique<asio::steady_timer>(io, std::chrono::steady_clock::time_point::max());
     s->backups_.push_back(backup);
   }
   runtime::RunnerOptions options;
@@ -93,8 +97,8 @@ Result<std::shared_ptr<TaskSession>> TaskSession::Create(
     options.checkpoint_period = std::chrono::milliseconds(a.checkpoint_ms);
   }
   s->app_ = std::move(prepared.app);
-  s->runner_ = std::make_unique<runtime::TaskRunner>(std::move(prepared.task), std::move(prepared.dependencies),
-                                                     options, s->Callbacks());
+  s->runner_ = std::make_unique<runtime::TaskRunner>(
+      std::move(prepared.task), std::move(prepared.dependencies), options, s->Callbacks());
   return s;
 }
 
@@ -133,14 +137,16 @@ runtime::RunnerCallbacks TaskSession::Callbacks() {
     });
   };
   runtime::RunnerCallbacks cb;
-  cb.send = [on_io](std::vector<runtime::OutgoingValue> values, uint64_t iteration, bool converged) {
+  cb.send = [on_io](std::vector<runtime::OutgoingValue> values, uint64_t iteration,
+                    bool converged) {
     on_io([values = std::move(values), iteration, converged](TaskSession& s) mutable {
       for (auto& v : values) {
         auto it = s.links_.find(v.to);
         if (it == s.links_.end()) continue;
         OutLink& link = *it->second;
         if (!link.keep_all) link.pending.clear();  // newest wins
-        link.pending.push_back({iteration, std::move(v.bytes), converged, v.seen, v.seen_incarnation});
+        link.pending.push_back(
+            {iteration, std::move(v.bytes), converged, v.seen, v.seen_incarnation});
         link.wake->cancel();
       }
     });
@@ -157,7 +163,8 @@ runtime::RunnerCallbacks TaskSession::Callbacks() {
       });
     });
   };
-  cb.progress = [on_io](uint64_t iteration, double change, bool converged, const runtime::TaskMeasures& m) {
+  cb.progress = [on_io](uint64_t iteration, double change, bool converged,
+                        const runtime::TaskMeasures& m) {
     // Only noted here: the host sends it on its own clock, however long an iteration takes.
     on_io([=](TaskSession& s) {
       s.progress_iteration_ = iteration;
@@ -185,10 +192,13 @@ runtime::RunnerCallbacks TaskSession::Callbacks() {
         s.port_.exported(r.move, r.items);
       }
       if (!r.error.ok()) {
-        s.log_->warn("job {}: move {} of task {} refused: {}", s.job_, r.move, s.task_, r.error.message());
+        s.log_->warn("job {}: move {} of task {} refused: {}", s.job_, r.move, s.task_,
+                     r.error.message());
       } else if (r.kind != runtime::MoveKind::kConfirm) {
         s.log_->debug("job {}: move {}: task {} {} {} items, holds {}", s.job_, r.move, s.task_,
-                      r.kind == runtime::MoveKind::kExport ? "gave" : r.kind == runtime::MoveKind::kImport ? "took" : "dropped",
+                      r.kind == runtime::MoveKind::kExport   ? "gave"
+                      : r.kind == runtime::MoveKind::kImport ? "took"
+                                                             : "dropped",
                       r.count, r.items_after);
       }
     });
@@ -197,7 +207,8 @@ runtime::RunnerCallbacks TaskSession::Callbacks() {
     on_io([state = std::move(state), iteration](TaskSession& s) mutable {
       // The checksum is computed here, where the task ran: a restore then verifies the state
       // against what this daemon saw, whatever happened on the way and on the backup's disk.
-      auto c = checkpoint::MakeCheckpoint(s.job_, s.task_, s.incarnation_, iteration, std::move(state));
+      auto c =
+          checkpoint::MakeCheckpoint(s.job_, s.task_, s.incarnation_, iteration, std::move(state));
       for (auto& backup : s.backups_) {
         backup->pending = c;
         backup->wake->cancel();
@@ -239,11 +250,14 @@ runtime::RunnerCallbacks TaskSession::Callbacks() {
         r.setIncarnation(s.incarnation_);
         r.setCheckpoints(s.checkpoints_);
         r.setCheckpointBytes(s.checkpoint_bytes_);
-        if (slice.ok()) r.setData(AsBytes(*slice));
-        else r.setError(slice.status().message());
+        if (slice.ok())
+          r.setData(AsBytes(*slice));
+        else
+          r.setError(slice.status().message());
         r.setDiverged(!slice.ok() && slice.status().code() == StatusCode::kDiverged);
       });
-      if (!slice.ok()) s.log_->warn("job {}: task {} failed: {}", s.job_, s.task_, slice.status().message());
+      if (!slice.ok())
+        s.log_->warn("job {}: task {} failed: {}", s.job_, s.task_, slice.status().message());
       s.port_.ended(slice.ok() ? "halted" : "failed");
     });
   };
@@ -255,7 +269,8 @@ bool TaskSession::Deliver(const std::string& sender, proto::DependencyData::Read
   auto it = senders_.find(values.getFromTask());
   if (it == senders_.end() || it->second != sender) return false;
   runner_->mailbox().Put(values.getFromTask(), values.getIteration(), AsString(values.getData()),
-                         values.getConverged(), values.getSeen(), std::max<uint64_t>(values.getIncarnation(), 1),
+                         values.getConverged(), values.getSeen(),
+                         std::max<uint64_t>(values.getIncarnation(), 1),
                          std::max<uint64_t>(values.getSeenIncarnation(), 1));
   return true;
 }
@@ -267,8 +282,8 @@ bool TaskSession::Move(const NeighbourMove& m) {
     log_->warn("job {}: ignored a move of task {} to a bad address or id", job_, m.task);
     return false;
   }
-  log_->info("job {}: task {} moved to daemon {} at {} (incarnation {})", job_, m.task, m.daemon, ep->ToString(),
-             m.incarnation);
+  log_->info("job {}: task {} moved to daemon {} at {} (incarnation {})", job_, m.task, m.daemon,
+             ep->ToString(), m.incarnation);
   if (auto link = links_.find(m.task); link != links_.end()) {
     link->second->address = *ep;
     link->second->daemon = m.daemon;
@@ -293,9 +308,12 @@ void TaskSession::Acknowledged(uint64_t bytes) {
   checkpoint_bytes_ += bytes;
 }
 
-void TaskSession::ReportProgress(double run_queue_mean, double run_queue_std, const std::vector<LinkReport>& links,
+void TaskSession::ReportProgress(double run_queue_mean, double run_queue_std,
+                                 const std::vector<LinkReport>& links,
                                  const std::function<bool(const EnvelopeFill&)>& to_coordinator) {
-  auto fill = [&](proto::TaskProgress::Builder p) { FillProgress(p, run_queue_mean, run_queue_std, links); };
+  auto fill = [&](proto::TaskProgress::Builder p) {
+    FillProgress(p, run_queue_mean, run_queue_std, links);
+  };
   if (group_.coordinator() && group_.gathered() > 0) {
     port_.send([&](proto::Envelope::Builder e) {
       auto g = e.initGroupReports();
@@ -315,8 +333,8 @@ bool TaskSession::GatherReport(const std::string& sender, proto::TaskProgress::R
   return !ended_ && group_.Gather(job_, sender, report);
 }
 
-void TaskSession::FillProgress(proto::TaskProgress::Builder p, double run_queue_mean, double run_queue_std,
-                               const std::vector<LinkReport>& links) const {
+void TaskSession::FillProgress(proto::TaskProgress::Builder p, double run_queue_mean,
+                               double run_queue_std, const std::vector<LinkReport>& links) const {
   p.setJob(job_);
   p.setTask(task_);
   p.setIteration(progress_iteration_);

@@ -22,8 +22,6 @@
 #include <vector>
 
 #include "app/app.h"
-#include "runtime/plugin.h"
-#include "runtime/task_runner.h"
 #include "checkpoint/checkpoint.h"
 #include "core/endpoint.h"
 #include "core/logging.h"
@@ -31,6 +29,8 @@
 #include "daemon/report_group.h"
 #include "net/connection.h"
 #include "proto/aiac.capnp.h"
+#include "runtime/plugin.h"
+#include "runtime/task_runner.h"
 
 namespace aiac::daemon {
 
@@ -44,7 +44,8 @@ struct PreparedTask {
 };
 
 // Builds task a.task of `app` from a.slice, restores `restored` when there is one (its runtime
-// header, then the app's state), and applies the job's tightening so far. Touches nothing but its arguments: safe on any thread.
+// header, then the app's state), and applies the job's tightening so far. Touches nothing but its
+// arguments: safe on any thread.
 Result<PreparedTask> PrepareTask(const Assignment& a, std::unique_ptr<app::App> app,
                                  std::optional<checkpoint::Checkpoint> restored);
 
@@ -97,8 +98,9 @@ class TaskSession : public std::enable_shared_from_this<TaskSession> {
     // Asynchronous mode: the newest value handed to a connection, sent again on the next one
     // (it may have been lost with the last).
     std::optional<Value> last;
-    std::unique_ptr<net::asio::steady_timer> wake;  // cancelled when `pending` or the target changes
-    net::ConnectionPtr conn;                        // the host's, closed when the target moves
+    std::unique_ptr<net::asio::steady_timer>
+        wake;                 // cancelled when `pending` or the target changes
+    net::ConnectionPtr conn;  // the host's, closed when the target moves
   };
 
   // Where this task's checkpoints go: the newest one not yet sent waits in `pending` (an older
@@ -117,8 +119,9 @@ class TaskSession : public std::enable_shared_from_this<TaskSession> {
   // an emulated node's iteration times (runtime::RunnerOptions::iteration_time), else unset.
   static Result<std::shared_ptr<TaskSession>> Create(
       net::asio::io_context& io, const Assignment& a, PreparedTask prepared,
-      std::shared_ptr<runtime::Plugin> keep_loaded, std::chrono::milliseconds progress_period, SpawnerPort port,
-      Logger log, std::function<std::chrono::nanoseconds(std::chrono::nanoseconds)> iteration_time = {});
+      std::shared_ptr<runtime::Plugin> keep_loaded, std::chrono::milliseconds progress_period,
+      SpawnerPort port, Logger log,
+      std::function<std::chrono::nanoseconds(std::chrono::nanoseconds)> iteration_time = {});
   ~TaskSession();
   TaskSession(const TaskSession&) = delete;
   TaskSession& operator=(const TaskSession&) = delete;
@@ -153,7 +156,8 @@ class TaskSession : public std::enable_shared_from_this<TaskSession> {
   // hands it to `to_coordinator`, which sends it to the group's coordinator when it can (true);
   // else it goes to the spawner. A coordinator that gathered its members' reports sends them
   // with its own in one GroupReports.
-  void ReportProgress(double run_queue_mean = 1, double run_queue_std = 0, const std::vector<LinkReport>& links = {},
+  void ReportProgress(double run_queue_mean = 1, double run_queue_std = 0,
+                      const std::vector<LinkReport>& links = {},
                       const std::function<bool(const EnvelopeFill&)>& to_coordinator = {});
   // A group member's report, from daemon `sender` (its proven id): kept for the next
   // GroupReports when this task coordinates the group and `sender` runs that member; else false
@@ -177,8 +181,8 @@ class TaskSession : public std::enable_shared_from_this<TaskSession> {
   Retired End();
 
  private:
-  TaskSession(net::asio::io_context& io, const Assignment& a, std::shared_ptr<runtime::Plugin> keep_loaded,
-              SpawnerPort port, Logger log);
+  TaskSession(net::asio::io_context& io, const Assignment& a,
+              std::shared_ptr<runtime::Plugin> keep_loaded, SpawnerPort port, Logger log);
   runtime::RunnerCallbacks Callbacks();
   void FillProgress(proto::TaskProgress::Builder p, double run_queue_mean, double run_queue_std,
                     const std::vector<LinkReport>& links) const;

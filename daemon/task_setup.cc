@@ -1,6 +1,5 @@
 // TaskHost: setting up the task a spawner assigned (task_host.h).
 #include "daemon/task_host.h"
-
 #include "net/capnp_bytes.h"
 
 namespace aiac::daemon {
@@ -9,8 +8,9 @@ namespace asio = net::asio;
 using net::AsString;
 using net::awaitable;
 
-void TaskHost::Reply(net::Connection& conn, const std::string& job, uint32_t task, const std::string& error,
-                     bool need_plugin, uint64_t restored_iteration, const runtime::MoveState* moves) {
+void TaskHost::Reply(net::Connection& conn, const std::string& job, uint32_t task,
+                     const std::string& error, bool need_plugin, uint64_t restored_iteration,
+                     const runtime::MoveState* moves) {
   conn.SendEnvelope([&](proto::Envelope::Builder e) {
     auto r = e.initTaskReady();
     r.setJob(job);
@@ -38,7 +38,8 @@ awaitable<void> TaskHost::Accept(Assignment assignment, std::shared_ptr<runtime:
   // Busy from here: another spawner's assignment is refused. Neighbours that heard of this
   // task's move may send values already: they wait for the setup.
   setting_up_ = {a->job, a->task};
-  auto setup_done = std::make_shared<asio::steady_timer>(io_, std::chrono::steady_clock::time_point::max());
+  auto setup_done =
+      std::make_shared<asio::steady_timer>(io_, std::chrono::steady_clock::time_point::max());
   setup_done_ = setup_done;
   std::optional<checkpoint::Checkpoint> restored;
   if (a->restore) restored = co_await FetchCheckpoint(*a);
@@ -52,12 +53,14 @@ awaitable<void> TaskHost::Accept(Assignment assignment, std::shared_ptr<runtime:
   // Told to the spawner with the TaskReady (the session takes the prepared task's own copy).
   const runtime::MoveState restored_moves = prepared.ok() ? prepared->moves : runtime::MoveState{};
   if (!stopping_) {
-    SpawnerPort port{[conn](const auto& fill) { conn->SendEnvelope(fill); },
-                     [this](const std::string& why) { EndJob(why); },
-                     [this](uint64_t move, const std::string& items) { relay_.OnExported(move, items); }};
-    session = prepared.ok() ? TaskSession::Create(io_, *a, std::move(*prepared), plugin, options_.progress,
-                                                  std::move(port), log_, options_.iteration_time)
-                            : Result<Session>(prepared.status());
+    SpawnerPort port{
+        [conn](const auto& fill) { conn->SendEnvelope(fill); },
+        [this](const std::string& why) { EndJob(why); },
+        [this](uint64_t move, const std::string& items) { relay_.OnExported(move, items); }};
+    session = prepared.ok()
+                  ? TaskSession::Create(io_, *a, std::move(*prepared), plugin, options_.progress,
+                                        std::move(port), log_, options_.iteration_time)
+                  : Result<Session>(prepared.status());
   }
   if (!session.ok()) {
     log_->warn("job {}: task {} refused: {}", a->job, a->task, session.status().message());
@@ -66,8 +69,8 @@ awaitable<void> TaskHost::Accept(Assignment assignment, std::shared_ptr<runtime:
   }
   const uint64_t restored_iteration = prepared->restored ? prepared->restored->iteration : 0;
   Run(*session, *a, conn);
-  log_->info("job {}: running task {} of {} (app {}, {} mode, built in {:.2f} s)", a->job, a->task, a->params.tasks,
-             a->app, a->sync ? "sync" : "async", built.count());
+  log_->info("job {}: running task {} of {} (app {}, {} mode, built in {:.2f} s)", a->job, a->task,
+             a->params.tasks, a->app, a->sync ? "sync" : "async", built.count());
   Reply(*conn, a->job, a->task, "", false, restored_iteration, &restored_moves);
 }
 
@@ -80,8 +83,9 @@ void TaskHost::Run(Session session, const Assignment& a, net::ConnectionPtr spaw
   links_.Start(job_, [this] { return relay_.Connections(); });
 }
 
-awaitable<Result<PreparedTask>> TaskHost::PrepareOffIo(std::shared_ptr<Assignment> a, std::unique_ptr<app::App> app,
-                                                       std::optional<checkpoint::Checkpoint> restored) {
+awaitable<Result<PreparedTask>> TaskHost::PrepareOffIo(
+    std::shared_ptr<Assignment> a, std::unique_ptr<app::App> app,
+    std::optional<checkpoint::Checkpoint> restored) {
   // Shared with the worker: this coroutine may be destroyed (the daemon stopping) while it runs.
   struct Work {
     std::shared_ptr<Assignment> a;
@@ -90,8 +94,9 @@ awaitable<Result<PreparedTask>> TaskHost::PrepareOffIo(std::shared_ptr<Assignmen
     std::optional<Result<PreparedTask>> result;
     asio::steady_timer done;
   };
-  auto work = std::make_shared<Work>(Work{std::move(a), std::move(app), std::move(restored), std::nullopt,
-                                          asio::steady_timer(io_, std::chrono::steady_clock::time_point::max())});
+  auto work = std::make_shared<Work>(
+      Work{std::move(a), std::move(app), std::move(restored), std::nullopt,
+           asio::steady_timer(io_, std::chrono::steady_clock::time_point::max())});
   asio::post(work_, [this, work] {
     work->result.emplace(PrepareTask(*work->a, std::move(work->app), std::move(work->restored)));
     // Posted: the timer belongs to the io thread. The wait below started before this can run.
@@ -120,17 +125,21 @@ awaitable<std::optional<checkpoint::Checkpoint>> TaskHost::FetchCheckpoint(const
   if (best) {
     log_->info("job {}: task {} restored from its {}", a.job, a.task, checkpoint::Describe(*best));
   } else {
-    log_->warn("job {}: no checkpoint of task {} on its {} backups: starting from the initial state", a.job, a.task,
-               a.backups.size());
+    log_->warn(
+        "job {}: no checkpoint of task {} on its {} backups: starting from the initial state",
+        a.job, a.task, a.backups.size());
   }
   co_return best;
 }
 
-awaitable<std::optional<checkpoint::Checkpoint>> TaskHost::FetchFrom(const Assignment& a, const std::string& address,
-                                                                     const std::string& daemon, bool& retry) {
+awaitable<std::optional<checkpoint::Checkpoint>> TaskHost::FetchFrom(const Assignment& a,
+                                                                     const std::string& address,
+                                                                     const std::string& daemon,
+                                                                     bool& retry) {
   auto ep = ParseEndpoint(address);
   if (!ep.ok()) co_return std::nullopt;
-  auto conn = co_await links_.DialOnce(*ep, daemon, a.job, "a backup of task " + std::to_string(a.task));
+  auto conn =
+      co_await links_.DialOnce(*ep, daemon, a.job, "a backup of task " + std::to_string(a.task));
   if (!conn.ok()) co_return std::nullopt;  // dead or replaced: the others may have it
   (*conn)->SendEnvelope([&](proto::Envelope::Builder e) {
     auto g = e.initCheckpointGet();
@@ -145,8 +154,8 @@ awaitable<std::optional<checkpoint::Checkpoint>> TaskHost::FetchFrom(const Assig
     retry = retry || d.getError().size() > 0;
     co_return std::nullopt;
   }
-  checkpoint::Checkpoint c{a.job, a.task, d.getIncarnation(), d.getIteration(), AsString(d.getState()),
-                           d.getChecksum()};
+  checkpoint::Checkpoint c{
+      a.job, a.task, d.getIncarnation(), d.getIteration(), AsString(d.getState()), d.getChecksum()};
   if (d.getJob() != a.job || d.getTask() != a.task || !checkpoint::Verifies(c)) {
     log_->warn("job {}: backup {} sent a damaged {}", a.job, daemon, checkpoint::Describe(c));
     co_return std::nullopt;

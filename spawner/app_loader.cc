@@ -11,7 +11,8 @@ std::string DefaultPluginDir() {
   return (std::filesystem::path(SelfDirectory()).parent_path() / "plugins").string();
 }
 
-Result<LoadedApp> LoadAndPrepare(const JobSpec& job, const std::string& plugin_dir, bool shared_files) {
+Result<LoadedApp> LoadAndPrepare(const JobSpec& job, const std::string& plugin_dir,
+                                 bool shared_files) {
   LoadedApp out;
   out.path = job.plugin.empty() ? plugin_dir + "/libaiac_app_" + job.app + ".so" : job.plugin;
   if (!std::filesystem::exists(out.path)) {
@@ -29,7 +30,8 @@ Result<LoadedApp> LoadAndPrepare(const JobSpec& job, const std::string& plugin_d
   out.plugin = *plugin;
   out.app = out.plugin->NewApp();
   if (out.app->name() != job.app) {
-    return InvalidArgument("plugin " + out.path + " holds app '" + std::string(out.app->name()) + "', not '" + job.app + "'");
+    return InvalidArgument("plugin " + out.path + " holds app '" + std::string(out.app->name()) +
+                           "', not '" + job.app + "'");
   }
   out.params.values = job.params;
   out.params.tasks = job.tasks;
@@ -38,8 +40,8 @@ Result<LoadedApp> LoadAndPrepare(const JobSpec& job, const std::string& plugin_d
   auto plan = out.app->Prepare(out.params);
   if (!plan.ok()) return plan.status();
   if (plan->graph.size() != job.tasks || plan->slices.size() != job.tasks) {
-    return Internal("app " + job.app + " planned " + std::to_string(plan->graph.size()) + " tasks, not " +
-                    std::to_string(job.tasks));
+    return Internal("app " + job.app + " planned " + std::to_string(plan->graph.size()) +
+                    " tasks, not " + std::to_string(job.tasks));
   }
   out.plan = std::move(*plan);
   return out;

@@ -8,8 +8,8 @@
 #include <string>
 
 #include "app/app.h"
-#include "runtime/plugin.h"
 #include "core/status.h"
+#include "runtime/plugin.h"
 #include "spawner/job_spec.h"
 
 namespace aiac::spawner {
@@ -29,6 +29,7 @@ std::string DefaultPluginDir();
 
 // Loads the plugin, checks the app's name, and runs Prepare (parameters, input files, TIG).
 // `shared_files`: the daemons will see this host's files (app::JobParams::shared_files).
-Result<LoadedApp> LoadAndPrepare(const JobSpec& job, const std::string& plugin_dir, bool shared_files = false);
+Result<LoadedApp> LoadAndPrepare(const JobSpec& job, const std::string& plugin_dir,
+                                 bool shared_files = false);
 
 }  // namespace aiac::spawner

@@ -17,7 +17,9 @@ std::optional<std::string> ClusterOf(const Supervisor& supervisor, const std::st
   return std::nullopt;
 }
 
-double MaxOf(const std::vector<double>& v) { return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end()); }
+double MaxOf(const std::vector<double>& v) {
+  return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end());
+}
 
 }  // namespace
 
@@ -57,7 +59,8 @@ std::vector<LinkFigure> MeasuredChannels(const Supervisor& supervisor) {
   }
   std::vector<LinkFigure> out;
   for (const auto& [pair, s] : sums) {
-    out.push_back({pair.first, pair.second, s.alpha / s.links, s.sized ? s.per_byte / s.sized : 0, s.samples});
+    out.push_back({pair.first, pair.second, s.alpha / s.links, s.sized ? s.per_byte / s.sized : 0,
+                   s.samples});
   }
   return out;
 }
@@ -90,7 +93,8 @@ ClusterView Clusters(const Supervisor& supervisor, const RunSettings& settings) 
   // What the daemons' link monitors measured, averaged over the links between two clusters,
   // replaces the rest.
   for (const LinkFigure& f : MeasuredChannels(supervisor)) {
-    const auto a = static_cast<size_t>(std::find(names.begin(), names.end(), f.from) - names.begin());
+    const auto a =
+        static_cast<size_t>(std::find(names.begin(), names.end(), f.from) - names.begin());
     const auto b = static_cast<size_t>(std::find(names.begin(), names.end(), f.to) - names.begin());
     if (a >= n || b >= n) continue;
     view.latency[a][b] = f.alpha;
@@ -100,9 +104,10 @@ ClusterView Clusters(const Supervisor& supervisor, const RunSettings& settings) 
   return view;
 }
 
-BalancingDriver::BalancingDriver(Supervisor& supervisor, const RunSettings& settings, bool items_in_chain,
-                                 size_t tasks, SteadyTime start, double setup_seconds, std::string job_id,
-                                 std::string app, Logger log)
+BalancingDriver::BalancingDriver(Supervisor& supervisor, const RunSettings& settings,
+                                 bool items_in_chain, size_t tasks, SteadyTime start,
+                                 double setup_seconds, std::string job_id, std::string app,
+                                 Logger log)
     : supervisor_(supervisor),
       settings_(settings),
       chain_(items_in_chain),
@@ -153,17 +158,21 @@ SteadyTime BalancingDriver::Tick(SteadyTime now) {
       balancing_ = std::make_unique<LiveBalancing>(balance::BalanceMode::kOff, tasks_);
       return never;
     }
-    log_->info("job {}: live balancing on ({})", job_id_, balance::BalanceModeName(balancing_->mode()));
+    log_->info("job {}: live balancing on ({})", job_id_,
+               balance::BalanceModeName(balancing_->mode()));
   }
   // Each move's end wakes the run (SupervisorPort::changed), and the next ones start.
   if (StartMoves(now)) return never;
   if (redistribution_since_) {
-    balancing_->OnRedistributionDone(std::chrono::duration<double>(now - *redistribution_since_).count());
+    balancing_->OnRedistributionDone(
+        std::chrono::duration<double>(now - *redistribution_since_).count());
     redistribution_since_.reset();
   }
-  if (supervisor_.converged() || !balancing_->movable()) return now + std::chrono::milliseconds(250);
+  if (supervisor_.converged() || !balancing_->movable())
+    return now + std::chrono::milliseconds(250);
   if (now < AtSecond(balancing_->next_check_s())) return AtSecond(balancing_->next_check_s());
-  if (settings_.migration != Migration::kSpawner) balancing_->SetClusters(Clusters(supervisor_, settings_));
+  if (settings_.migration != Migration::kSpawner)
+    balancing_->SetClusters(Clusters(supervisor_, settings_));
   const auto moves = balancing_->Check(SinceStart(now));
   const auto checked_next = AtSecond(balancing_->next_check_s());
   LogCheckingPoint(moves);
@@ -225,21 +234,27 @@ void BalancingDriver::LogCheckingPoint(const std::vector<balance::MoveOrder>& mo
   const uint32_t check = balancing_->stats().checks;
   if (log_->should_log(spdlog::level::debug) && decision.measured) {
     std::string each;
-    for (size_t t = 0; t < tasks_; ++t) each += fmt::format("{}{:.3g}", t ? " " : "", balancing_->rate(t));
+    for (size_t t = 0; t < tasks_; ++t)
+      each += fmt::format("{}{:.3g}", t ? " " : "", balancing_->rate(t));
     log_->debug("job {}: checking point {}: task speeds {}", job_id_, check, each);
   }
   if (moves.empty()) {
     // Every checking point, for whoever wants to see why nothing moved (--log-level debug).
     if (decision.measured) {
-      log_->debug("job {}: checking point {}: speeds {:.3g}..{:.3g} units/s, expected end {:.2f} s -> {:.2f} s, "
-                  "gain {:.2f} s net of {:.2f} s moving: nothing moved",
-                  job_id_, check, slowest, fastest, MaxOf(step.t_rem), step.t_after, step.gain, decision.overhead);
+      log_->debug(
+          "job {}: checking point {}: speeds {:.3g}..{:.3g} units/s, expected end {:.2f} s -> "
+          "{:.2f} s, "
+          "gain {:.2f} s net of {:.2f} s moving: nothing moved",
+          job_id_, check, slowest, fastest, MaxOf(step.t_rem), step.t_after, step.gain,
+          decision.overhead);
     }
     return;
   }
-  log_->info("job {}: checking point {}: speeds {:.3g}..{:.3g} units/s, expected end {:.2f} s -> {:.2f} s; "
-             "moving {:.3g} work units in {} moves ({})",
-             job_id_, check, slowest, fastest, MaxOf(step.t_rem), step.t_after, work, moves.size(), pairs);
+  log_->info(
+      "job {}: checking point {}: speeds {:.3g}..{:.3g} units/s, expected end {:.2f} s -> {:.2f} "
+      "s; "
+      "moving {:.3g} work units in {} moves ({})",
+      job_id_, check, slowest, fastest, MaxOf(step.t_rem), step.t_after, work, moves.size(), pairs);
   LogPlans();
 }
 
@@ -252,11 +267,13 @@ void BalancingDriver::LogPlans() const {
     for (const auto& f : balancing_->channels()) {
       const auto a = static_cast<size_t>(f.from), b = static_cast<size_t>(f.to);
       const double per_byte = view.seconds_per_byte[a][b];
-      channels += fmt::format("{}{} -> {} {} items ({:.1f} ms, {:.0f} Mbit/s, {})", channels.empty() ? "" : ", ",
-                              view.names[a], view.names[b], f.amount, 1e3 * view.latency[a][b],
-                              per_byte > 0 ? 8e-6 / per_byte : 0.0, view.measured[a][b] ? "measured" : "nominal");
+      channels += fmt::format("{}{} -> {} {} items ({:.1f} ms, {:.0f} Mbit/s, {})",
+                              channels.empty() ? "" : ", ", view.names[a], view.names[b], f.amount,
+                              1e3 * view.latency[a][b], per_byte > 0 ? 8e-6 / per_byte : 0.0,
+                              view.measured[a][b] ? "measured" : "nominal");
     }
-    log_->info("job {}: checking point {}: between clusters ({}): {}", job_id_, check, migration, channels);
+    log_->info("job {}: checking point {}: between clusters ({}): {}", job_id_, check, migration,
+               channels);
   }
   if (const auto& ring = balancing_->ring_plan()) {
     std::string links;
@@ -264,16 +281,20 @@ void BalancingDriver::LogPlans() const {
       links += fmt::format("{}{}->{} {} items{}", links.empty() ? "" : ", ", m.from, m.to, m.items,
                            m.wave > 0 ? fmt::format(" (wave {})", m.wave + 1) : "");
     }
-    log_->info("job {}: checking point {}: around the ring ({}, {}): {}; planned {:.3f} s (bound {:.3f} s) for "
-               "items of {:.0f} bytes",
-               job_id_, check, migration, ring->ring_case, links, ring->planned_time, ring->lower_bound,
-               balancing_->bytes_per_item());
+    log_->info(
+        "job {}: checking point {}: around the ring ({}, {}): {}; planned {:.3f} s (bound {:.3f} "
+        "s) for "
+        "items of {:.0f} bytes",
+        job_id_, check, migration, ring->ring_case, links, ring->planned_time, ring->lower_bound,
+        balancing_->bytes_per_item());
   }
   if (const auto& chain = balancing_->chain_plan()) {
-    log_->info("job {}: checking point {}: along the chain ({}): planned {:.3f} s over the links (busiest link "
-               "{:.3f} s) for items of {:.0f} bytes",
-               job_id_, check, chain->ring_case, chain->planned_time, chain->lower_bound,
-               balancing_->bytes_per_item());
+    log_->info(
+        "job {}: checking point {}: along the chain ({}): planned {:.3f} s over the links (busiest "
+        "link "
+        "{:.3f} s) for items of {:.0f} bytes",
+        job_id_, check, chain->ring_case, chain->planned_time, chain->lower_bound,
+        balancing_->bytes_per_item());
   }
 }
 

@@ -37,8 +37,9 @@ class BalancingDriver {
  public:
   // `start`: the run's start, from which the balancer counts its seconds; `setup_seconds`: how
   // long the tasks took to be set up (eq. 11's cost of a move until one is timed).
-  BalancingDriver(Supervisor& supervisor, const RunSettings& settings, bool items_in_chain, size_t tasks,
-                  SteadyTime start, double setup_seconds, std::string job_id, std::string app, Logger log);
+  BalancingDriver(Supervisor& supervisor, const RunSettings& settings, bool items_in_chain,
+                  size_t tasks, SteadyTime start, double setup_seconds, std::string job_id,
+                  std::string app, Logger log);
 
   // Feeds the reports, starts the next moves of a redistribution under way, or runs a checking
   // point when one is due. Returns when it wants to be woken next (SteadyTime::max(): when a
@@ -62,9 +63,12 @@ class BalancingDriver {
   void LogPlans() const;
   // The ring planner `--migration ring|nearest` asks for (nullopt: another migration).
   std::optional<redistribution::RingPlanner> Ring() const;
-  double SinceStart(SteadyTime t) const { return std::chrono::duration<double>(t - start_).count(); }
+  double SinceStart(SteadyTime t) const {
+    return std::chrono::duration<double>(t - start_).count();
+  }
   SteadyTime AtSecond(double s) const {
-    return start_ + std::chrono::duration_cast<SteadyTime::duration>(std::chrono::duration<double>(s));
+    return start_ +
+           std::chrono::duration_cast<SteadyTime::duration>(std::chrono::duration<double>(s));
   }
 
   Supervisor& supervisor_;

@@ -22,7 +22,9 @@ long ConvergenceForecast::WindowStart() const {
   const double from = last - std::max(options_.min_window_s, (last - first) / 2);
   long start = 0;
   while (samples_[static_cast<size_t>(start)].t < from) ++start;
-  if (samples_.back().iteration - samples_[static_cast<size_t>(start)].iteration < options_.min_iterations) return -1;
+  if (samples_.back().iteration - samples_[static_cast<size_t>(start)].iteration <
+      options_.min_iterations)
+    return -1;
   return start;
 }
 
@@ -47,12 +49,15 @@ std::optional<double> ConvergenceForecast::SecondsToGo() const {
   // one a second for the whole run. The trailing samples may precede the window.
   std::vector<double> low(count);
   std::deque<size_t> mins;
-  const auto first = static_cast<size_t>(start) + 1 > span ? static_cast<size_t>(start) + 1 - span : 0;
+  const auto first =
+      static_cast<size_t>(start) + 1 > span ? static_cast<size_t>(start) + 1 - span : 0;
   for (size_t j = first; j < samples_.size(); ++j) {
-    while (!mins.empty() && samples_[mins.back()].log_change >= samples_[j].log_change) mins.pop_back();
+    while (!mins.empty() && samples_[mins.back()].log_change >= samples_[j].log_change)
+      mins.pop_back();
     mins.push_back(j);
     if (mins.front() + span <= j) mins.pop_front();
-    if (j >= static_cast<size_t>(start)) low[j - static_cast<size_t>(start)] = samples_[mins.front()].log_change;
+    if (j >= static_cast<size_t>(start))
+      low[j - static_cast<size_t>(start)] = samples_[mins.front()].log_change;
   }
   double n = 0, st = 0, sy = 0, stt = 0, sty = 0;
   for (size_t k = 0; k < count; ++k) {
@@ -82,15 +87,18 @@ std::string ConvergenceForecast::Verdict() const {
   const double change_then = std::exp(then.log_change);
   char buf[320];
   if (std::isinf(*to_go)) {
-    std::snprintf(buf, sizeof buf,
-                  "the largest local change stopped falling over the last %.0f s (%.2e -> %.2e, the local "
-                  "test wants %.1e)",
-                  last - from, change_then, std::exp(samples_.back().log_change), threshold_);
+    std::snprintf(
+        buf, sizeof buf,
+        "the largest local change stopped falling over the last %.0f s (%.2e -> %.2e, the local "
+        "test wants %.1e)",
+        last - from, change_then, std::exp(samples_.back().log_change), threshold_);
   } else {
     std::snprintf(buf, sizeof buf,
-                  "at the rate of the last %.0f s (largest local change %.2e -> %.2e) the local tests would need "
+                  "at the rate of the last %.0f s (largest local change %.2e -> %.2e) the local "
+                  "tests would need "
                   "about %.2g s more to reach %.1e; timeout_s is %.0f",
-                  last - from, change_then, std::exp(samples_.back().log_change), *to_go, threshold_, timeout_s_);
+                  last - from, change_then, std::exp(samples_.back().log_change), *to_go,
+                  threshold_, timeout_s_);
   }
   return buf;
 }

@@ -26,14 +26,15 @@ namespace aiac::spawner {
 class ConvergenceForecast {
  public:
   struct Options {
-    double min_window_s = 20;   // no verdict before the window spans this much
-    double limit_factor = 2;    // "cannot make it": the forecast ends past this x timeout_s
+    double min_window_s = 20;     // no verdict before the window spans this much
+    double limit_factor = 2;      // "cannot make it": the forecast ends past this x timeout_s
     double min_iterations = 100;  // no verdict before the slowest task iterated this much in it
   };
   // `threshold`: the local test's largest change (app::JobPlan::target_change); `timeout_s`
   // counts from time 0 of the samples.
   ConvergenceForecast(double threshold, double timeout_s, Options options);
-  ConvergenceForecast(double threshold, double timeout_s) : ConvergenceForecast(threshold, timeout_s, Options{}) {}
+  ConvergenceForecast(double threshold, double timeout_s)
+      : ConvergenceForecast(threshold, timeout_s, Options{}) {}
 
   // The largest local change at `seconds`, when the slowest task was at `iteration`
   // (non-finite or non-positive changes are ignored).

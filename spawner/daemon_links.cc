@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include "runtime/plugin.h"
 #include "net/capnp_bytes.h"
 #include "net/describe_exception.h"
+#include "runtime/plugin.h"
 
 namespace aiac::spawner {
 
@@ -44,7 +44,9 @@ SupervisorPort DaemonLinks::Port() {
   port.send_plugin = [this](size_t task) { SendPlugin(task); };
   port.request_daemon = [this](size_t task, uint64_t incarnation, const std::string& what) {
     auto done = [this, task](std::exception_ptr e) {
-      if (e) c_.fail("replacing the daemon of task " + std::to_string(task) + ": " + net::DescribeException(e));
+      if (e)
+        c_.fail("replacing the daemon of task " + std::to_string(task) + ": " +
+                net::DescribeException(e));
     };
     asio::co_spawn(executor_, ReplaceFromSupernode(task, incarnation, what), done);
   };
@@ -58,13 +60,14 @@ awaitable<void> DaemonLinks::WatchDaemon(size_t index, uint64_t incarnation) {
   const std::string address = supervisor_->deployment().task(index).address;
   auto at = ParseEndpoint(address);
   if (!at.ok()) {
-    c_.fail("daemon " + supervisor_->deployment().task(index).daemon + ": " + at.status().message());
+    c_.fail("daemon " + supervisor_->deployment().task(index).daemon + ": " +
+            at.status().message());
     co_return;
   }
   net::RetryPolicy retry;
   retry.attempts = 5;
-  auto conn = co_await net::Dial(*at, c_.options.net, proto::Role::SPAWNER, c_.spawner_id, proto::Role::DAEMON,
-                                 retry);
+  auto conn = co_await net::Dial(*at, c_.options.net, proto::Role::SPAWNER, c_.spawner_id,
+                                 proto::Role::DAEMON, retry);
   if (!supervisor_->Current(index, incarnation)) co_return;
   if (!conn.ok()) {
     supervisor_->OnUnreachable(index, incarnation, conn.status().message(), Clock::now());
@@ -75,9 +78,11 @@ awaitable<void> DaemonLinks::WatchDaemon(size_t index, uint64_t incarnation) {
   supervisor_->OnConnected(index, incarnation, Clock::now());
   // The assignment goes out on its own coroutine while this one reads: a daemon that refuses
   // a frame says why at once, and that must be read before the connection goes.
-  asio::co_spawn(executor_, SendAssignment(index, incarnation, mine), [this, index](std::exception_ptr e) {
-    if (e) c_.fail("assigning task " + std::to_string(index) + ": " + net::DescribeException(e));
-  });
+  asio::co_spawn(
+      executor_, SendAssignment(index, incarnation, mine), [this, index](std::exception_ptr e) {
+        if (e)
+          c_.fail("assigning task " + std::to_string(index) + ": " + net::DescribeException(e));
+      });
   for (;;) {
     auto msg = co_await mine->Receive();
     if (!supervisor_->Current(index, incarnation)) co_return;
@@ -98,9 +103,10 @@ void DaemonLinks::SendPlugin(size_t index) {
   const std::string& bytes = c_.app.bytes;
   const size_t chunk = ChunkBytes();
   const bool chunked = bytes.size() > chunk;
-  c_.log->info("job {}: sending plugin {} ({} bytes{}) to daemon {}", c_.job_id, c_.app.path, bytes.size(),
-               chunked ? " in " + std::to_string((bytes.size() + chunk - 1) / chunk) + " chunks" : "",
-               supervisor_->deployment().task(index).daemon);
+  c_.log->info(
+      "job {}: sending plugin {} ({} bytes{}) to daemon {}", c_.job_id, c_.app.path, bytes.size(),
+      chunked ? " in " + std::to_string((bytes.size() + chunk - 1) / chunk) + " chunks" : "",
+      supervisor_->deployment().task(index).daemon);
   size_t at = 0;
   do {
     const size_t n = std::min(chunk, bytes.size() - at);
@@ -122,15 +128,17 @@ size_t DaemonLinks::ChunkBytes() const {
   return std::max<size_t>(256, std::min(kChunkBytes, c_.options.net.limits.max_frame_bytes / 4));
 }
 
-awaitable<void> DaemonLinks::SendAssignment(size_t index, uint64_t incarnation, net::ConnectionPtr mine) {
+awaitable<void> DaemonLinks::SendAssignment(size_t index, uint64_t incarnation,
+                                            net::ConnectionPtr mine) {
   auto current = [&] { return supervisor_->Current(index, incarnation) && mine->is_open(); };
   // Large data first, in chunks well under the frame limit, one queued at a time.
   const std::string& data = c_.app.plan.slices[index];
   const size_t chunk = ChunkBytes();
   const bool chunked = data.size() > std::min(kInlineDataBytes, chunk);
   if (chunked) {
-    c_.log->info("job {}: sending task {}'s data ({} bytes) to daemon {} in {} chunks", c_.job_id, index,
-                 data.size(), supervisor_->deployment().task(index).daemon, (data.size() + chunk - 1) / chunk);
+    c_.log->info("job {}: sending task {}'s data ({} bytes) to daemon {} in {} chunks", c_.job_id,
+                 index, data.size(), supervisor_->deployment().task(index).daemon,
+                 (data.size() + chunk - 1) / chunk);
     for (size_t offset = 0; offset < data.size() && mine->is_open(); offset += chunk) {
       const std::string_view part = std::string_view(data).substr(offset, chunk);
       mine->SendEnvelope([&](proto::Envelope::Builder e) {
@@ -145,8 +153,9 @@ awaitable<void> DaemonLinks::SendAssignment(size_t index, uint64_t incarnation, 
       if (!current()) co_return;
     }
   }
-  mine->SendEnvelope(
-      [&](proto::Envelope::Builder e) { FillAssignment(e.initAssignTask(), index, incarnation, chunked); });
+  mine->SendEnvelope([&](proto::Envelope::Builder e) {
+    FillAssignment(e.initAssignTask(), index, incarnation, chunked);
+  });
 }
 
 void DaemonLinks::FillAssignment(proto::AssignTask::Builder a, size_t index, uint64_t incarnation,
@@ -190,10 +199,14 @@ void DaemonLinks::FillAssignment(proto::AssignTask::Builder a, size_t index, uin
       list[n].setDaemonId(deployment.task(tasks[n]).daemon);
     }
   };
-  fill(a.initSenders(static_cast<unsigned>(deployment.senders(index).size())), deployment.senders(index));
-  fill(a.initBackupDaemons(static_cast<unsigned>(deployment.backups(index).size())), deployment.backups(index));
-  fill(a.initHosted(static_cast<unsigned>(deployment.hosted(index).size())), deployment.hosted(index));
-  fill(a.initGroup(static_cast<unsigned>(supervisor_->group(index).size())), supervisor_->group(index));
+  fill(a.initSenders(static_cast<unsigned>(deployment.senders(index).size())),
+       deployment.senders(index));
+  fill(a.initBackupDaemons(static_cast<unsigned>(deployment.backups(index).size())),
+       deployment.backups(index));
+  fill(a.initHosted(static_cast<unsigned>(deployment.hosted(index).size())),
+       deployment.hosted(index));
+  fill(a.initGroup(static_cast<unsigned>(supervisor_->group(index).size())),
+       supervisor_->group(index));
   a.setCheckpointEvery(c_.job.checkpoint_every);
   a.setCheckpointMs(static_cast<uint64_t>(c_.job.checkpoint_seconds * 1000));
   a.setIncarnation(incarnation);
@@ -201,9 +214,10 @@ void DaemonLinks::FillAssignment(proto::AssignTask::Builder a, size_t index, uin
   a.setTighten(supervisor_->tighten());
 }
 
-awaitable<void> DaemonLinks::ReplaceFromSupernode(size_t index, uint64_t incarnation, std::string what) {
-  const int64_t wait_ms =
-      c_.settings.replacement_wait_ms < 0 ? c_.options.wait_daemons_ms : c_.settings.replacement_wait_ms;
+awaitable<void> DaemonLinks::ReplaceFromSupernode(size_t index, uint64_t incarnation,
+                                                  std::string what) {
+  const int64_t wait_ms = c_.settings.replacement_wait_ms < 0 ? c_.options.wait_daemons_ms
+                                                              : c_.settings.replacement_wait_ms;
   const auto until = Clock::now() + std::chrono::milliseconds(wait_ms);
   asio::steady_timer pause(co_await asio::this_coro::executor);
   for (;;) {
@@ -214,12 +228,13 @@ awaitable<void> DaemonLinks::ReplaceFromSupernode(size_t index, uint64_t incarna
       co_return;
     }
     if (answer->error.empty() && !answer->daemons.empty()) {
-      c_.log->info("job {}: daemon {} granted by {} for task {}", c_.job_id, answer->daemons.front().id,
-                   c_.supernodes.Describe(), index);
+      c_.log->info("job {}: daemon {} granted by {} for task {}", c_.job_id,
+                   answer->daemons.front().id, c_.supernodes.Describe(), index);
       if (supervisor_->AddDaemons(index, incarnation, answer->daemons, Clock::now())) co_return;
     }
     if (Clock::now() >= until) {
-      c_.fail(what + "; no daemon left to replace it" + (answer->error.empty() ? "" : ": " + answer->error));
+      c_.fail(what + "; no daemon left to replace it" +
+              (answer->error.empty() ? "" : ": " + answer->error));
       co_return;
     }
     pause.expires_after(std::chrono::milliseconds(500));

@@ -60,7 +60,8 @@ class DaemonLinks {
   // Sends task `index`'s assignment for `incarnation` on `conn`: its data in TaskData chunks
   // first when it is large (one chunk queued at a time), then the AssignTask.
   net::awaitable<void> SendAssignment(size_t index, uint64_t incarnation, net::ConnectionPtr conn);
-  void FillAssignment(proto::AssignTask::Builder a, size_t index, uint64_t incarnation, bool chunked) const;
+  void FillAssignment(proto::AssignTask::Builder a, size_t index, uint64_t incarnation,
+                      bool chunked) const;
   // The app plugin to task `index`'s daemon, in chunks when it is large.
   void SendPlugin(size_t index);
   // The size of the chunks large data (task data, plugins) goes in: well under the frame limit.

@@ -9,18 +9,20 @@ namespace aiac::spawner {
 
 namespace {
 
-// Latencies the mapping's model assumes until links are measured (docs/architecture.md, design choices leaves
-// measuring to the monitor): cheap inside a cluster, dearer across.
+// Latencies the mapping's model assumes until links are measured (docs/architecture.md, design
+// choices leaves measuring to the monitor): cheap inside a cluster, dearer across.
 constexpr double kIntraClusterLatency = 0.0001;
 constexpr double kInterClusterLatency = 0.01;
 
 }  // namespace
 
-Result<std::unique_ptr<Deployment>> Deployment::Create(DeploymentSpec spec, std::vector<GrantedDaemon> granted) {
+Result<std::unique_ptr<Deployment>> Deployment::Create(DeploymentSpec spec,
+                                                       std::vector<GrantedDaemon> granted) {
   const size_t tasks = spec.graph.size();
   if (tasks == 0) return InvalidArgument("a job needs at least one task");
   if (granted.size() < tasks) {
-    return InvalidArgument(std::to_string(granted.size()) + " daemons for " + std::to_string(tasks) + " tasks");
+    return InvalidArgument(std::to_string(granted.size()) + " daemons for " +
+                           std::to_string(tasks) + " tasks");
   }
   std::unique_ptr<Deployment> d(new Deployment());
   d->spec_ = std::move(spec);
@@ -36,7 +38,8 @@ Result<std::unique_ptr<Deployment>> Deployment::Create(DeploymentSpec spec, std:
   d->placement_ = std::make_unique<mapping::Placement>(std::move(m.placement));
   d->places_.resize(tasks);
   for (size_t t = 0; t < tasks; ++t) {
-    const auto& daemon = d->granted_[d->granted_of_node_[static_cast<size_t>(d->placement_->node_of(static_cast<int>(t)))]];
+    const auto& daemon = d->granted_[d->granted_of_node_[static_cast<size_t>(
+        d->placement_->node_of(static_cast<int>(t)))]];
     d->places_[t].daemon = daemon.id;
     d->places_[t].address = daemon.address;
   }
@@ -45,17 +48,21 @@ Result<std::unique_ptr<Deployment>> Deployment::Create(DeploymentSpec spec, std:
   d->backups_.assign(tasks, {});
   d->hosted_.assign(tasks, {});
   if (d->spec_.backups > 0) {
-    std::vector<int> daemon_of_task(tasks), cluster_of_daemon(d->granted_.size()), task_of_daemon(d->granted_.size(), -1);
+    std::vector<int> daemon_of_task(tasks), cluster_of_daemon(d->granted_.size()),
+        task_of_daemon(d->granted_.size(), -1);
     std::map<std::string, int> cluster_index;
     for (size_t i = 0; i < d->granted_.size(); ++i) {
       cluster_of_daemon[i] =
-          cluster_index.emplace(d->granted_[i].cluster, static_cast<int>(cluster_index.size())).first->second;
+          cluster_index.emplace(d->granted_[i].cluster, static_cast<int>(cluster_index.size()))
+              .first->second;
     }
     for (size_t t = 0; t < tasks; ++t) {
-      daemon_of_task[t] = static_cast<int>(d->granted_of_node_[static_cast<size_t>(d->placement_->node_of(static_cast<int>(t)))]);
+      daemon_of_task[t] = static_cast<int>(
+          d->granted_of_node_[static_cast<size_t>(d->placement_->node_of(static_cast<int>(t)))]);
       task_of_daemon[static_cast<size_t>(daemon_of_task[t])] = static_cast<int>(t);
     }
-    auto chosen = mapping::ChooseBackups(daemon_of_task, cluster_of_daemon, static_cast<int>(d->spec_.backups));
+    auto chosen = mapping::ChooseBackups(daemon_of_task, cluster_of_daemon,
+                                         static_cast<int>(d->spec_.backups));
     for (uint32_t t = 0; t < tasks; ++t) {
       for (int daemon : chosen[t]) {
         const auto holder = static_cast<uint32_t>(task_of_daemon[static_cast<size_t>(daemon)]);
@@ -125,7 +132,8 @@ Status Deployment::BuildPlatform() {
   std::vector<model::InterLatency> inter;
   for (auto& [name, c] : clusters) specs.push_back(std::move(c));
   for (size_t a = 0; a < specs.size(); ++a)
-    for (size_t b = a + 1; b < specs.size(); ++b) inter.push_back({specs[a].name, specs[b].name, kInterClusterLatency});
+    for (size_t b = a + 1; b < specs.size(); ++b)
+      inter.push_back({specs[a].name, specs[b].name, kInterClusterLatency});
   // The default mapping takes the daemons in the order the super-node granted them.
   std::vector<std::string> given;
   for (const auto& d : granted_) given.push_back(d.id);
@@ -153,7 +161,8 @@ void Deployment::RebuildPlacement() {
   }
   for (size_t t = 0; t < places_.size(); ++t) {
     if (places_[t].waiting || lost_.count(places_[t].daemon)) continue;
-    if (int node = NodeOf(places_[t].daemon); node >= 0) placement_->Assign(static_cast<int>(t), node);
+    if (int node = NodeOf(places_[t].daemon); node >= 0)
+      placement_->Assign(static_cast<int>(t), node);
   }
 }
 
@@ -177,7 +186,8 @@ bool Deployment::Lose(size_t t) {
 
 void Deployment::AddGranted(const std::vector<GrantedDaemon>& daemons) {
   for (const auto& d : daemons) {
-    auto known = std::find_if(granted_.begin(), granted_.end(), [&](const GrantedDaemon& g) { return g.id == d.id; });
+    auto known = std::find_if(granted_.begin(), granted_.end(),
+                              [&](const GrantedDaemon& g) { return g.id == d.id; });
     if (known == granted_.end()) {
       granted_.push_back(d);
     } else {
@@ -195,7 +205,8 @@ bool Deployment::Place(size_t t) {
   if (!place.waiting) return true;
   // The mapping algorithm picks the replacement (MAHEVE: a reserved node of the dead one's
   // cluster first), among the granted daemons no task runs on.
-  const int node = mapper_->Replace(*platform_, *tig_, *placement_, NodeOf(place.daemon), static_cast<int>(t));
+  const int node =
+      mapper_->Replace(*platform_, *tig_, *placement_, NodeOf(place.daemon), static_cast<int>(t));
   if (node < 0) return false;
   Assign(t, node);
   return true;

@@ -41,13 +41,18 @@ struct TaskPlace {
 class Deployment {
  public:
   // Maps the tasks onto `granted` (at least as many daemons as tasks, unique ids).
-  static Result<std::unique_ptr<Deployment>> Create(DeploymentSpec spec, std::vector<GrantedDaemon> granted);
+  static Result<std::unique_ptr<Deployment>> Create(DeploymentSpec spec,
+                                                    std::vector<GrantedDaemon> granted);
 
   size_t tasks() const { return places_.size(); }
   const TaskPlace& task(size_t t) const { return places_[t]; }
   const std::vector<uint32_t>& senders(size_t t) const { return senders_[t]; }  // send values to t
-  const std::vector<uint32_t>& backups(size_t t) const { return backups_[t]; }  // keep t's checkpoints
-  const std::vector<uint32_t>& hosted(size_t t) const { return hosted_[t]; }    // t's daemon keeps theirs
+  const std::vector<uint32_t>& backups(size_t t) const {
+    return backups_[t];
+  }  // keep t's checkpoints
+  const std::vector<uint32_t>& hosted(size_t t) const {
+    return hosted_[t];
+  }  // t's daemon keeps theirs
   const std::vector<GrantedDaemon>& granted() const { return granted_; }
   bool lost(const std::string& daemon) const { return lost_.count(daemon) > 0; }
 

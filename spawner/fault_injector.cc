@@ -8,7 +8,11 @@ namespace asio = net::asio;
 
 FaultInjector::FaultInjector(FaultPlan plan, std::function<std::vector<std::string>()> candidates,
                              std::function<bool(const std::string&)> kill, Logger log)
-    : plan_(plan), candidates_(std::move(candidates)), kill_(std::move(kill)), log_(std::move(log)), rng_(plan.seed) {}
+    : plan_(plan),
+      candidates_(std::move(candidates)),
+      kill_(std::move(kill)),
+      log_(std::move(log)),
+      rng_(plan.seed) {}
 
 net::awaitable<void> FaultInjector::Run() {
   if (plan_.every_seconds <= 0) co_return;
@@ -26,7 +30,8 @@ net::awaitable<void> FaultInjector::Run() {
     if (ec) co_return;
     auto victims = candidates_();
     if (victims.empty()) continue;  // every task is being replaced: try again next period
-    const std::string victim = victims[std::uniform_int_distribution<size_t>(0, victims.size() - 1)(rng_)];
+    const std::string victim =
+        victims[std::uniform_int_distribution<size_t>(0, victims.size() - 1)(rng_)];
     ++injected_;
     log_->warn("fault injection {}/{}: killing daemon {}", injected_, plan_.count, victim);
     if (!kill_(victim)) log_->warn("fault injection: could not kill daemon {}", victim);

@@ -5,19 +5,23 @@
 
 namespace aiac::spawner {
 
-size_t Gateway(const std::vector<std::string>& cluster_of_task, const std::string& from, const std::string& to) {
+size_t Gateway(const std::vector<std::string>& cluster_of_task, const std::string& from,
+               const std::string& to) {
   std::vector<size_t> members;
   std::set<std::string> others;
   for (size_t t = 0; t < cluster_of_task.size(); ++t) {
-    if (cluster_of_task[t] == from) members.push_back(t);
-    else others.insert(cluster_of_task[t]);
+    if (cluster_of_task[t] == from)
+      members.push_back(t);
+    else
+      others.insert(cluster_of_task[t]);
   }
   if (members.empty()) return 0;
   const auto rank = static_cast<size_t>(std::distance(others.begin(), others.lower_bound(to)));
   return members[rank % members.size()];
 }
 
-std::vector<size_t> GatewaysBetween(const std::vector<std::string>& cluster_of_task, size_t a, size_t b) {
+std::vector<size_t> GatewaysBetween(const std::vector<std::string>& cluster_of_task, size_t a,
+                                    size_t b) {
   const std::string &ca = cluster_of_task[a], &cb = cluster_of_task[b];
   if (ca == cb) return {};
   std::vector<size_t> via;
@@ -30,7 +34,8 @@ std::vector<std::vector<uint32_t>> ReportGroups(const std::vector<std::string>& 
   std::vector<std::string> names;
   std::vector<std::vector<uint32_t>> groups;
   for (size_t t = 0; t < cluster_of_task.size(); ++t) {
-    const auto index = static_cast<size_t>(std::find(names.begin(), names.end(), cluster_of_task[t]) - names.begin());
+    const auto index = static_cast<size_t>(
+        std::find(names.begin(), names.end(), cluster_of_task[t]) - names.begin());
     if (index == names.size()) {
       names.push_back(cluster_of_task[t]);
       groups.emplace_back();

@@ -21,11 +21,13 @@ namespace aiac::spawner {
 // The task whose daemon is cluster `from`'s gateway on its channel to cluster `to` (from != to;
 // `from` is the cluster of at least one task): the k-th task of `from`, in task order, k being
 // the rank of `to` among the other clusters (by name), modulo the tasks of `from`.
-size_t Gateway(const std::vector<std::string>& cluster_of_task, const std::string& from, const std::string& to);
+size_t Gateway(const std::vector<std::string>& cluster_of_task, const std::string& from,
+               const std::string& to);
 
 // The daemons items from task `a` to task `b` pass through: none within a cluster; else a's
 // cluster's gateway to b's (unless a is it), then b's cluster's gateway from a's (unless b is it).
-std::vector<size_t> GatewaysBetween(const std::vector<std::string>& cluster_of_task, size_t a, size_t b);
+std::vector<size_t> GatewaysBetween(const std::vector<std::string>& cluster_of_task, size_t a,
+                                    size_t b);
 
 // The group coordinators: the tasks grouped by their daemons' cluster, each group in task order
 // (its first task's daemon coordinates it: it gathers the group's progress reports and sends

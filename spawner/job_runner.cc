@@ -21,7 +21,8 @@ double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).coun
 
 }  // namespace
 
-JobRunner::JobRunner(JobSpec job, LoadedApp& app, SpawnerOptions options, RunSettings settings, Logger log)
+JobRunner::JobRunner(JobSpec job, LoadedApp& app, SpawnerOptions options, RunSettings settings,
+                     Logger log)
     : job_(std::move(job)),
       app_(app),
       options_(std::move(options)),
@@ -65,7 +66,8 @@ awaitable<RunSummary> JobRunner::Run(std::vector<Endpoint> supernodes) {
   wake_ = std::make_unique<asio::steady_timer>(executor);
   times_.start = Clock::now();
   deadline_ = times_.start + std::chrono::milliseconds(static_cast<int64_t>(job_.timeout_s * 1000));
-  supernodes_ = std::make_unique<SupernodeSession>(std::move(supernodes), options_.net, spawner_id_, log_);
+  supernodes_ =
+      std::make_unique<SupernodeSession>(std::move(supernodes), options_.net, spawner_id_, log_);
   supernodes_->Start(executor);
   if (Status acquired = co_await Acquire(); !acquired.ok()) {
     supernodes_->Stop();
@@ -82,13 +84,14 @@ awaitable<RunSummary> JobRunner::Run(std::vector<Endpoint> supernodes) {
     }
   }
   // Short of a result with every task still running: their current iterate is the best there is.
-  if (!outcome.ok() && supervisor_->started() && supervisor_->failure().empty()) co_await GatherPartial();
+  if (!outcome.ok() && supervisor_->started() && supervisor_->failure().empty())
+    co_await GatherPartial();
   co_await Finish(outcome.ok());
   if (!outcome.ok()) co_return Summarize(FailureStatus(), outcome.message());
   // (residual and output were kept when the result was checked)
   for (const auto& [k, v] : verified->numbers) summary_.result[k] = v;
-  const RunStatus status =
-      verified->status == app::GatherStatus::kDiverged ? RunStatus::kDiverged : RunStatus::kConverged;
+  const RunStatus status = verified->status == app::GatherStatus::kDiverged ? RunStatus::kDiverged
+                                                                            : RunStatus::kConverged;
   co_return Summarize(status, verified->error);
 }
 
@@ -98,7 +101,8 @@ RunSummary JobRunner::Summarize(RunStatus status, std::string error) {
   const auto end = Clock::now();
   summary_.wall_seconds = Seconds(end - times_.start);
   summary_.phases.assign = Seconds(times_.started.value_or(end) - times_.start);
-  summary_.phases.iterate = times_.started ? Seconds(times_.checked.value_or(end) - *times_.started) : 0;
+  summary_.phases.iterate =
+      times_.started ? Seconds(times_.checked.value_or(end) - *times_.started) : 0;
   summary_.phases.gather = times_.checked ? Seconds(end - *times_.checked) : 0;
   if (balancing_) summary_.balancing = balancing_->stats();
   if (supervisor_) {
@@ -129,19 +133,22 @@ awaitable<Status> JobRunner::AcquireDaemons() {
   std::string last_error;
   asio::steady_timer pause(co_await asio::this_coro::executor);
   while (!aborted_) {
-    auto answer = co_await supernodes_->Request(summary_.job_id, job_.tasks, static_cast<uint32_t>(options_.spares),
-                                                wait_until);
+    auto answer = co_await supernodes_->Request(summary_.job_id, job_.tasks,
+                                                static_cast<uint32_t>(options_.spares), wait_until);
     if (aborted_) break;
     if (!answer.ok()) co_return answer.status();
     if (answer->error.empty()) {
-      if (answer->daemons.size() < job_.tasks) co_return ProtocolError("super-node granted too few daemons");
+      if (answer->daemons.size() < job_.tasks)
+        co_return ProtocolError("super-node granted too few daemons");
       first_grant_ = std::move(answer->daemons);
       summary_.daemons = static_cast<uint32_t>(first_grant_.size());
-      log_->info("job {}: granted {} daemons by {}", summary_.job_id, first_grant_.size(), supernodes_->Describe());
+      log_->info("job {}: granted {} daemons by {}", summary_.job_id, first_grant_.size(),
+                 supernodes_->Describe());
       co_return Status::Ok();
     }
     if (Clock::now() > wait_until) {
-      co_return ResourceExhausted("not enough daemons after " + std::to_string(options_.wait_daemons_ms) +
+      co_return ResourceExhausted("not enough daemons after " +
+                                  std::to_string(options_.wait_daemons_ms) +
                                   " ms: " + answer->error);
     }
     if (answer->error != last_error) log_->info("waiting for daemons: {}", answer->error);
@@ -160,16 +167,19 @@ void JobRunner::OrderAsStarted() {
     auto it = started.find(d.id);
     return it == started.end() ? started.size() : it->second;  // not started here: last
   };
-  std::stable_sort(first_grant_.begin(), first_grant_.end(),
-                   [&](const GrantedDaemon& a, const GrantedDaemon& b) { return rank(a) < rank(b); });
+  std::stable_sort(
+      first_grant_.begin(), first_grant_.end(),
+      [&](const GrantedDaemon& a, const GrantedDaemon& b) { return rank(a) < rank(b); });
 }
 
 Status JobRunner::MapTasks() {
-  const bool checkpointing = job_.backups > 0 && (job_.checkpoint_seconds > 0 || job_.checkpoint_every > 0);
+  const bool checkpointing =
+      job_.backups > 0 && (job_.checkpoint_seconds > 0 || job_.checkpoint_every > 0);
   DeploymentSpec spec{app_.plan.graph, settings_.mapping, checkpointing ? job_.backups : 0};
   spec.graph.resize(job_.tasks);
   OrderAsStarted();
-  AIAC_ASSIGN_OR_RETURN(auto deployment, Deployment::Create(std::move(spec), std::move(first_grant_)));
+  AIAC_ASSIGN_OR_RETURN(auto deployment,
+                        Deployment::Create(std::move(spec), std::move(first_grant_)));
   AIAC_RETURN_IF_ERROR(ReweighTasks(*deployment));
   SupervisorSettings settings;
   settings.job_id = summary_.job_id;
@@ -178,10 +188,12 @@ Status JobRunner::MapTasks() {
   settings.setup_timeout = std::chrono::milliseconds(options_.setup_timeout_ms);
   links_ = std::make_unique<DaemonLinks>(
       wake_->get_executor(),
-      DaemonLinksContext{job_, app_, options_, settings_, *supernodes_, summary_.job_id, spawner_id_, log_,
-                         [this](const std::string& why) { Fail(why); }, [this] { Wake(); }},
+      DaemonLinksContext{job_, app_, options_, settings_, *supernodes_, summary_.job_id,
+                         spawner_id_, log_, [this](const std::string& why) { Fail(why); },
+                         [this] { Wake(); }},
       job_.tasks);
-  supervisor_ = std::make_unique<Supervisor>(std::move(settings), std::move(deployment), links_->Port(), log_);
+  supervisor_ = std::make_unique<Supervisor>(std::move(settings), std::move(deployment),
+                                             links_->Port(), log_);
   links_->Attach(*supervisor_);
   GroupByCluster();
   if (!failure_.empty()) supervisor_->Fail(failure_);  // aborted meanwhile
@@ -189,14 +201,15 @@ Status JobRunner::MapTasks() {
 }
 
 void JobRunner::GroupByCluster() {
-  const bool distpm = settings_.migration == Migration::kDistPM || settings_.migration == Migration::kGreedy;
+  const bool distpm =
+      settings_.migration == Migration::kDistPM || settings_.migration == Migration::kGreedy;
   if (settings_.balance == balance::BalanceMode::kOff || !distpm) return;
   auto groups = ReportGroups(TaskClusters(*supervisor_));
   if (groups.empty()) return;
   std::string firsts;
   for (const auto& g : groups) firsts += (firsts.empty() ? "" : ", ") + std::to_string(g.front());
-  log_->info("job {}: {} groups report through their coordinators, the daemons of tasks {}", summary_.job_id,
-             groups.size(), firsts);
+  log_->info("job {}: {} groups report through their coordinators, the daemons of tasks {}",
+             summary_.job_id, groups.size(), firsts);
   supervisor_->SetGroups(std::move(groups));
 }
 
@@ -211,7 +224,8 @@ Status JobRunner::ReweighTasks(Deployment& deployment) {
       powers.push_back(d.power > 0 ? d.power : 1.0);
       if (auto it = settings_.nodes.find(d.id); static_split) {
         if (it == settings_.nodes.end()) {
-          return Internal("--split " + SplitName(settings_.split) + ": no figures for daemon " + d.id);
+          return Internal("--split " + SplitName(settings_.split) + ": no figures for daemon " +
+                          d.id);
         }
         nodes.push_back(it->second);
       }
@@ -221,30 +235,33 @@ Status JobRunner::ReweighTasks(Deployment& deployment) {
   if (static_split) {
     // Lee & Cho's static schemes (section 4.1): each task's share of the work in proportion to
     // its node's expected rate, eq. (9) with sigma_n for S_P, without for S_M.
-    powers = settings_.split == Split::kSm ? balance::SplitMeans(nodes, 1) : balance::SplitProposed(nodes, 1);
+    powers = settings_.split == Split::kSm ? balance::SplitMeans(nodes, 1)
+                                           : balance::SplitProposed(nodes, 1);
   }
   const auto [lo, hi] = std::minmax_element(powers.begin(), powers.end());
   if (static_split ? *hi <= *lo * (1 + 1e-9) : *hi <= kReweighSpread * *lo) return Status::Ok();
   const auto t0 = Clock::now();
   auto plan = app_.app->Reweigh(app_.params, powers);
   if (!plan.ok()) {
-    return Status(plan.status().code(), "weighing the tasks by their daemons' powers: " + plan.status().message());
+    return Status(plan.status().code(),
+                  "weighing the tasks by their daemons' powers: " + plan.status().message());
   }
   if (!*plan) return Status::Ok();
   if ((*plan)->graph.size() != deployment.tasks() || (*plan)->slices.size() != deployment.tasks()) {
-    return Internal("the app's reweighed plan has " + std::to_string((*plan)->graph.size()) + " tasks, not " +
-                    std::to_string(deployment.tasks()));
+    return Internal("the app's reweighed plan has " + std::to_string((*plan)->graph.size()) +
+                    " tasks, not " + std::to_string(deployment.tasks()));
   }
   AIAC_RETURN_IF_ERROR(deployment.Regraph((*plan)->graph));
   (*plan)->read_seconds = app_.plan.read_seconds;
   app_.plan = std::move(**plan);
   for (const auto& note : app_.plan.notes) log_->info("{}", note);
   if (static_split) {
-    log_->info("job {}: tasks split by Lee & Cho's {} (shares {:.3g} to {:.3g}) in {:.2f} s", summary_.job_id,
-               settings_.split == Split::kSm ? "S_M" : "S_P", *lo, *hi, Seconds(Clock::now() - t0));
+    log_->info("job {}: tasks split by Lee & Cho's {} (shares {:.3g} to {:.3g}) in {:.2f} s",
+               summary_.job_id, settings_.split == Split::kSm ? "S_M" : "S_P", *lo, *hi,
+               Seconds(Clock::now() - t0));
   } else {
-    log_->info("job {}: tasks reweighed for daemons of powers {:.3g} to {:.3g} in {:.2f} s", summary_.job_id, *lo,
-               *hi, Seconds(Clock::now() - t0));
+    log_->info("job {}: tasks reweighed for daemons of powers {:.3g} to {:.3g} in {:.2f} s",
+               summary_.job_id, *lo, *hi, Seconds(Clock::now() - t0));
   }
   return Status::Ok();
 }
@@ -254,17 +271,19 @@ Status JobRunner::ReweighTasks(Deployment& deployment) {
 awaitable<Status> JobRunner::Deploy() {
   const auto granted_at = Clock::now();
   supervisor_->Deploy(granted_at);
-  Status ready = co_await WaitUntil([&] { return supervisor_->AllReady(); }, "assigning", deadline_);
+  Status ready =
+      co_await WaitUntil([&] { return supervisor_->AllReady(); }, "assigning", deadline_);
   if (!ready.ok()) co_return ready;
   const Deployment& deployment = supervisor_->deployment();
   for (size_t t = 0; t < deployment.tasks(); ++t) {
     std::string keepers;
-    for (uint32_t b : deployment.backups(t)) keepers += (keepers.empty() ? "" : ", ") + deployment.task(b).daemon;
-    log_->info("job {}: task {} on daemon {}, checkpoints kept by {}", summary_.job_id, t, deployment.task(t).daemon,
-               keepers.empty() ? "none" : keepers);
+    for (uint32_t b : deployment.backups(t))
+      keepers += (keepers.empty() ? "" : ", ") + deployment.task(b).daemon;
+    log_->info("job {}: task {} on daemon {}, checkpoints kept by {}", summary_.job_id, t,
+               deployment.task(t).daemon, keepers.empty() ? "none" : keepers);
   }
-  log_->info("job {}: {} tasks assigned ({} mapping, {} mode), starting", summary_.job_id, deployment.tasks(),
-             settings_.mapping, summary_.mode);
+  log_->info("job {}: {} tasks assigned ({} mapping, {} mode), starting", summary_.job_id,
+             deployment.tasks(), settings_.mapping, summary_.mode);
   times_.started = Clock::now();
   summary_.setup_seconds = Seconds(*times_.started - granted_at);
   co_return Status::Ok();
@@ -274,9 +293,9 @@ awaitable<Status> JobRunner::Deploy() {
 
 awaitable<Result<app::GatherReport>> JobRunner::Supervise() {
   supervisor_->Start();
-  balancing_ = std::make_unique<BalancingDriver>(*supervisor_, settings_, app_.plan.items_in_chain, job_.tasks,
-                                                 times_.start, summary_.setup_seconds, summary_.job_id, job_.app,
-                                                 log_);
+  balancing_ = std::make_unique<BalancingDriver>(*supervisor_, settings_, app_.plan.items_in_chain,
+                                                 job_.tasks, times_.start, summary_.setup_seconds,
+                                                 summary_.job_id, job_.app, log_);
   if (app_.plan.target_change > 0) {
     // A window of a tenth of the time allowed (2 to 20 s): a short job is judged sooner.
     forecast_.emplace(app_.plan.target_change, job_.timeout_s,
@@ -296,8 +315,9 @@ awaitable<Result<app::GatherReport>> JobRunner::Supervise() {
 awaitable<Result<app::GatherReport>> JobRunner::RunToVerifiedResult() {
   for (;;) {
     // Items in transit between two tasks are in no task's result: a move under way ends first.
-    Status s = co_await WaitUntil([&] { return supervisor_->converged() && !supervisor_->moving(); }, "running",
-                                  deadline_, /*iterating=*/true);
+    Status s =
+        co_await WaitUntil([&] { return supervisor_->converged() && !supervisor_->moving(); },
+                           "running", deadline_, /*iterating=*/true);
     if (!s.ok()) co_return s;
     auto gathered = co_await GatherSnapshots("checking the result", deadline_);
     if (!gathered.ok()) co_return gathered.status();
@@ -309,26 +329,29 @@ awaitable<Result<app::GatherReport>> JobRunner::RunToVerifiedResult() {
                               ? std::clamp(report.residual / report.residual_target, 10.0, 1e4)
                               : 10.0;
     ++summary_.tightenings;
-    log_->info("job {}: every task converged, but {}; tightening the local tests {:.0f}x and going on",
-               summary_.job_id, report.error, factor);
+    log_->info(
+        "job {}: every task converged, but {}; tightening the local tests {:.0f}x and going on",
+        summary_.job_id, report.error, factor);
     supervisor_->Tighten(factor);
     if (forecast_) forecast_->Tighten(factor);
   }
 }
 
-awaitable<Result<std::optional<app::GatherReport>>> JobRunner::GatherSnapshots(const char* phase,
-                                                                               SteadyTime deadline) {
+awaitable<Result<std::optional<app::GatherReport>>> JobRunner::GatherSnapshots(
+    const char* phase, SteadyTime deadline) {
   // Every task's slice as it is now, between two of its iterations, without stopping it.
   const size_t moves = supervisor_->replacements().size();
   supervisor_->RequestSnapshots();
   auto moved = [&] { return supervisor_->replacements().size() != moves; };
-  Status s = co_await WaitUntil([&] { return moved() || supervisor_->SnapshotsComplete(); }, phase, deadline);
+  Status s = co_await WaitUntil([&] { return moved() || supervisor_->SnapshotsComplete(); }, phase,
+                                deadline);
   if (!s.ok()) co_return s;
   if (moved()) co_return std::optional<app::GatherReport>();
   auto report = app_.app->Gather(app_.params, supervisor_->TakeSnapshots());
   if (!report.ok()) co_return report.status();
   if (report->status != app::GatherStatus::kConverged && report->error.empty()) {
-    // The app must say why (docs/app-api.md): "every task converged, but ; tightening" helps no one.
+    // The app must say why (docs/app-api.md): "every task converged, but ; tightening" helps no
+    // one.
     report->error = "app " + job_.app + "'s Gather gave no reason for a result it did not accept";
   }
   summary_.residual = report->residual;
@@ -337,7 +360,8 @@ awaitable<Result<std::optional<app::GatherReport>>> JobRunner::GatherSnapshots(c
 }
 
 awaitable<void> JobRunner::GatherPartial() {
-  auto gathered = co_await GatherSnapshots("gathering the last iterate", Clock::now() + std::chrono::seconds(10));
+  auto gathered = co_await GatherSnapshots("gathering the last iterate",
+                                           Clock::now() + std::chrono::seconds(10));
   if (!gathered.ok() || !*gathered) {
     log_->warn("job {}: no last iterate to write: {}", summary_.job_id,
                gathered.ok() ? "a task moved meanwhile" : gathered.status().message());
@@ -357,7 +381,8 @@ awaitable<void> JobRunner::Finish(bool converged) {
   if (converged) {
     Status counted = co_await WaitUntil([&] { return supervisor_->AllFinished(); }, "gathering",
                                         Clock::now() + std::chrono::seconds(10));
-    if (!counted.ok()) log_->warn("job {}: final counts incomplete: {}", summary_.job_id, counted.message());
+    if (!counted.ok())
+      log_->warn("job {}: final counts incomplete: {}", summary_.job_id, counted.message());
   }
   std::vector<std::string> ids;
   for (const auto& d : supervisor_->deployment().granted()) ids.push_back(d.id);
@@ -369,8 +394,8 @@ awaitable<void> JobRunner::Finish(bool converged) {
 
 // ---- The wait every phase goes through.
 
-awaitable<Status> JobRunner::WaitUntil(const std::function<bool()>& done, const char* phase, SteadyTime deadline,
-                                       bool iterating) {
+awaitable<Status> JobRunner::WaitUntil(const std::function<bool()>& done, const char* phase,
+                                       SteadyTime deadline, bool iterating) {
   auto next_progress = Clock::now() + std::chrono::milliseconds(options_.progress_ms);
   for (;;) {
     if (!failure().empty()) co_return aborted_ ? Aborted(failure()) : Unavailable(failure());
@@ -409,15 +434,17 @@ std::string JobRunner::Forecast(SteadyTime now, const SupervisorProgress& progre
     forecast_item_moves_ = item_moves;
     forecast_->Restart();
   }
-  forecast_->Add(Seconds(now - *times_.started), progress.max_change, static_cast<double>(progress.min_iteration));
+  forecast_->Add(Seconds(now - *times_.started), progress.max_change,
+                 static_cast<double>(progress.min_iteration));
   return forecast_->Verdict();
 }
 
 void JobRunner::PrintProgress(const SupervisorProgress& p) {
-  log_->info("[{:6.1f}s] job {}: iterations {}..{}, max local change {:.3e}, locally converged {}/{}, "
-             "live daemons {}/{}, failures {}, replacements {}, checkpoints {}",
-             SinceStart(Clock::now()), summary_.job_id, p.min_iteration, p.max_iteration, p.max_change, p.converged,
-             p.tasks, p.live, p.tasks, p.failures, p.replacements, p.checkpoints);
+  log_->info(
+      "[{:6.1f}s] job {}: iterations {}..{}, max local change {:.3e}, locally converged {}/{}, "
+      "live daemons {}/{}, failures {}, replacements {}, checkpoints {}",
+      SinceStart(Clock::now()), summary_.job_id, p.min_iteration, p.max_iteration, p.max_change,
+      p.converged, p.tasks, p.live, p.tasks, p.failures, p.replacements, p.checkpoints);
 }
 
 std::vector<std::string> JobRunner::RunningTaskDaemons() const {

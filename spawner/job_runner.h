@@ -89,7 +89,8 @@ class JobRunner {
   net::awaitable<Result<app::GatherReport>> RunToVerifiedResult();
   // Asks every task for its current result slice and gathers them with the app (the residual and
   // output kept in the summary); nullopt when a task moved meanwhile (its slice is gone).
-  net::awaitable<Result<std::optional<app::GatherReport>>> GatherSnapshots(const char* phase, SteadyTime deadline);
+  net::awaitable<Result<std::optional<app::GatherReport>>> GatherSnapshots(const char* phase,
+                                                                           SteadyTime deadline);
   // The run ended short of a result while every task still runs (a timeout, a forecast that it
   // cannot converge): gathers the tasks' current slices so that the last iterate is written,
   // with its residual, and the summary says it is partial.
@@ -101,8 +102,8 @@ class JobRunner {
   // Waits until `done()` holds, the run fails or aborts, or the deadline passes; prints progress.
   // While the tasks iterate towards a result (`iterating`), it also ends the wait when the
   // forecast says the run cannot converge in time (convergence_forecast.h), and balances.
-  net::awaitable<Status> WaitUntil(const std::function<bool()>& done, const char* phase, SteadyTime deadline,
-                                   bool iterating = false);
+  net::awaitable<Status> WaitUntil(const std::function<bool()>& done, const char* phase,
+                                   SteadyTime deadline, bool iterating = false);
   // At a progress tick while iterating: feeds the forecast; its verdict when the run cannot
   // converge in time, else empty.
   std::string Forecast(SteadyTime now, const SupervisorProgress& progress);
@@ -116,7 +117,9 @@ class JobRunner {
     if (wake_) wake_->cancel();
   }
   void PrintProgress(const SupervisorProgress& progress);
-  double SinceStart(SteadyTime t) const { return std::chrono::duration<double>(t - times_.start).count(); }
+  double SinceStart(SteadyTime t) const {
+    return std::chrono::duration<double>(t - times_.start).count();
+  }
 
   JobSpec job_;
   LoadedApp& app_;

@@ -1,10 +1,10 @@
 #include "spawner/job_spec.h"
 
-#include "core/config.h"
-
 #include <cmath>
 #include <filesystem>
 #include <sstream>
+
+#include "core/config.h"
 
 namespace aiac::spawner {
 namespace {
@@ -40,14 +40,16 @@ Result<JobSpec> LoadJobSpec(const std::string& path) {
       job.app = *s;
     } else if (key == "tasks") {
       auto n = v.as_integer();
-      if (!n || n->get() < 1 || n->get() > 1000000) return bad(key, "must be an integer in 1..1000000");
+      if (!n || n->get() < 1 || n->get() > 1000000)
+        return bad(key, "must be an integer in 1..1000000");
       job.tasks = static_cast<uint32_t>(n->get());
     } else if (key == "timeout_s") {
       auto d = v.value<double>();
       // A deadline past ~30 days overflows nothing but helps no one; inf/nan/1e300 used to
       // overflow the clock and time out at once.
       if (!d || !std::isfinite(*d) || *d <= 0 || *d > kMaxTimeoutSeconds) {
-        return bad(key, "must be a number of seconds in (0, " + std::to_string(static_cast<int64_t>(kMaxTimeoutSeconds)) + "]");
+        return bad(key, "must be a number of seconds in (0, " +
+                            std::to_string(static_cast<int64_t>(kMaxTimeoutSeconds)) + "]");
       }
       job.timeout_s = *d;
     } else if (key == "backups") {
@@ -56,11 +58,13 @@ Result<JobSpec> LoadJobSpec(const std::string& path) {
       job.backups = static_cast<uint32_t>(n->get());
     } else if (key == "checkpoint_seconds") {
       auto d = v.value<double>();
-      if (!d || !std::isfinite(*d) || *d < 0 || *d > 86400) return bad(key, "must be a number of seconds in [0, 86400]");
+      if (!d || !std::isfinite(*d) || *d < 0 || *d > 86400)
+        return bad(key, "must be a number of seconds in [0, 86400]");
       job.checkpoint_seconds = *d;
     } else if (key == "checkpoint_every") {
       auto n = v.as_integer();
-      if (!n || n->get() < 0 || n->get() > 1000000000) return bad(key, "must be an integer in 0..1000000000");
+      if (!n || n->get() < 0 || n->get() > 1000000000)
+        return bad(key, "must be an integer in 0..1000000000");
       job.checkpoint_every = static_cast<uint64_t>(n->get());
     } else if (key == "plugin") {
       auto s = v.value<std::string>();
@@ -71,16 +75,23 @@ Result<JobSpec> LoadJobSpec(const std::string& path) {
       if (!params) return bad(key, "must be a table");
       for (const auto& [pk, pv] : *params) {
         std::ostringstream text;
-        if (auto s = pv.value_exact<std::string>()) text << *s;
-        else if (auto i = pv.value_exact<int64_t>()) text << *i;
-        else if (auto d = pv.value_exact<double>()) text << *d;
-        else if (auto b = pv.value_exact<bool>()) text << (*b ? "true" : "false");
-        else return bad("params." + std::string(pk.str()), "must be a string, number or boolean");
+        if (auto s = pv.value_exact<std::string>())
+          text << *s;
+        else if (auto i = pv.value_exact<int64_t>())
+          text << *i;
+        else if (auto d = pv.value_exact<double>())
+          text << *d;
+        else if (auto b = pv.value_exact<bool>())
+          text << (*b ? "true" : "false");
+        else
+          return bad("params." + std::string(pk.str()), "must be a string, number or boolean");
         job.params[std::string(pk.str())] = text.str();
       }
     } else {
-      return bad(key, "is not a job option (name, app, tasks, timeout_s, plugin, backups, checkpoint_seconds, "
-                      "checkpoint_every, params)");
+      return bad(
+          key,
+          "is not a job option (name, app, tasks, timeout_s, plugin, backups, checkpoint_seconds, "
+          "checkpoint_every, params)");
     }
   }
   if (job.name.empty()) return bad("name", "is missing");

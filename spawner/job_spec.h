@@ -28,7 +28,7 @@ struct JobSpec {
   std::string app;
   uint32_t tasks = 0;  // 0: not given
   double timeout_s = 300;
-  std::string plugin;    // resolved against base_dir
+  std::string plugin;  // resolved against base_dir
   uint32_t backups = 2;
   double checkpoint_seconds = 1;
   uint64_t checkpoint_every = 0;

@@ -3,10 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "core/status.h"
 
@@ -14,10 +13,13 @@ namespace aiac::spawner {
 
 Result<nlohmann::json> ReadJsonFile(const std::string& path);
 // `obj` is an object with only `allowed` keys and every `required` one.
-Status CheckFields(const nlohmann::json& obj, const std::string& where, const std::set<std::string>& allowed,
-                   const std::set<std::string>& required);
-Result<double> NumberField(const nlohmann::json& obj, const std::string& key, const std::string& where);
-Result<std::string> TextField(const nlohmann::json& obj, const std::string& key, const std::string& where);
-Result<int64_t> IntegerField(const nlohmann::json& obj, const std::string& key, const std::string& where);
+Status CheckFields(const nlohmann::json& obj, const std::string& where,
+                   const std::set<std::string>& allowed, const std::set<std::string>& required);
+Result<double> NumberField(const nlohmann::json& obj, const std::string& key,
+                           const std::string& where);
+Result<std::string> TextField(const nlohmann::json& obj, const std::string& key,
+                              const std::string& where);
+Result<int64_t> IntegerField(const nlohmann::json& obj, const std::string& key,
+                             const std::string& where);
 
 }  // namespace aiac::spawner

@@ -7,10 +7,10 @@
 #include <cstdio>
 #include <cstring>
 
-#include "runtime/code_signing.h"
 #include "core/status.h"
 #include "core/write_all.h"
 #include "net/net_config.h"
+#include "runtime/code_signing.h"
 
 namespace aiac::spawner {
 

@@ -7,9 +7,8 @@
 // Never overwrites a file. Errors exit 2 with one line on stderr.
 #pragma once
 
-#include <string>
-
 #include <CLI/CLI.hpp>
+#include <string>
 
 namespace aiac::spawner {
 

@@ -9,7 +9,8 @@ namespace {
 // Per task the items `moves` (work units) amount to: a giver gives the items its work amounts to
 // (at most what it holds less `keep`); the takers share them in proportion to the work each is
 // to take (largest remainders), whatever their own work per item. Empty: nothing to move.
-std::vector<int64_t> SurplusItems(const std::vector<balance::MoveOrder>& moves, const std::vector<double>& remaining,
+std::vector<int64_t> SurplusItems(const std::vector<balance::MoveOrder>& moves,
+                                  const std::vector<double>& remaining,
                                   const std::vector<int64_t>& items, int64_t keep) {
   const size_t n = items.size();
   std::vector<double> net(n, 0);  // work to give (> 0) or to take (< 0)
@@ -22,8 +23,8 @@ std::vector<int64_t> SurplusItems(const std::vector<balance::MoveOrder>& moves, 
   double taken = 0;
   for (size_t t = 0; t < n; ++t) {
     if (net[t] > 0 && remaining[t] > 0 && items[t] > keep) {
-      surplus[t] =
-          std::min<int64_t>(items[t] - keep, std::llround(net[t] * static_cast<double>(items[t]) / remaining[t]));
+      surplus[t] = std::min<int64_t>(
+          items[t] - keep, std::llround(net[t] * static_cast<double>(items[t]) / remaining[t]));
       given += surplus[t];
     } else if (net[t] < 0) {
       taken -= net[t];
@@ -40,27 +41,31 @@ std::vector<int64_t> SurplusItems(const std::vector<balance::MoveOrder>& moves, 
     dealt += whole;
     fractions.emplace_back(share - static_cast<double>(whole), t);
   }
-  std::stable_sort(fractions.begin(), fractions.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-  for (size_t k = 0; dealt < given && k < fractions.size(); ++k, ++dealt) --surplus[fractions[k].second];
+  std::stable_sort(fractions.begin(), fractions.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (size_t k = 0; dealt < given && k < fractions.size(); ++k, ++dealt)
+    --surplus[fractions[k].second];
   return surplus;
 }
 
 }  // namespace
 
-LiveBalancing::LiveBalancing(balance::BalanceMode mode, size_t tasks, balance::BalancerOptions options,
-                             double window_s)
+LiveBalancing::LiveBalancing(balance::BalanceMode mode, size_t tasks,
+                             balance::BalancerOptions options, double window_s)
     : mode_(mode), options_(options), window_s_(window_s), tasks_(tasks) {
   stats_.mode = balance::BalanceModeName(mode);
 }
 
 bool LiveBalancing::known() const {
-  return !tasks_.empty() &&
-         std::all_of(tasks_.begin(), tasks_.end(), [](const Task& t) { return t.reported && t.last.iteration > 0; });
+  return !tasks_.empty() && std::all_of(tasks_.begin(), tasks_.end(), [](const Task& t) {
+    return t.reported && t.last.iteration > 0;
+  });
 }
 
 bool LiveBalancing::movable() const {
-  return !tasks_.empty() &&
-         std::all_of(tasks_.begin(), tasks_.end(), [](const Task& t) { return t.reported && t.last.items >= 0; });
+  return !tasks_.empty() && std::all_of(tasks_.begin(), tasks_.end(), [](const Task& t) {
+    return t.reported && t.last.items >= 0;
+  });
 }
 
 void LiveBalancing::OnReport(size_t task, const TaskReport& r) {
@@ -89,8 +94,10 @@ void LiveBalancing::OnReport(size_t task, const TaskReport& r) {
   const double done = last.work_done - first.work_done;
   // Over the time it computed, when the task says: waiting for its neighbours' values is not
   // its host's slowness.
-  const double computing = first.busy_s >= 0 && last.busy_s >= 0 ? last.busy_s - first.busy_s : span;
-  if (span >= std::min(kLeastSpan, window_s_) && done > 0 && computing > 0) t.rate = done / computing;
+  const double computing =
+      first.busy_s >= 0 && last.busy_s >= 0 ? last.busy_s - first.busy_s : span;
+  if (span >= std::min(kLeastSpan, window_s_) && done > 0 && computing > 0)
+    t.rate = done / computing;
 }
 
 std::vector<double> LiveBalancing::Remaining() const {
@@ -106,7 +113,8 @@ std::vector<double> LiveBalancing::Remaining() const {
       horizon = std::max(0.0, t.last.remaining) / items;
     }
   }
-  for (size_t i = 0; i < tasks_.size(); ++i) remaining[i] = horizon * static_cast<double>(std::max<int64_t>(0, tasks_[i].last.items));
+  for (size_t i = 0; i < tasks_.size(); ++i)
+    remaining[i] = horizon * static_cast<double>(std::max<int64_t>(0, tasks_[i].last.items));
   return remaining;
 }
 
@@ -142,9 +150,10 @@ std::vector<balance::MoveOrder> LiveBalancing::Check(double now_s) {
   channels_.clear();
   ring_plan_.reset();
   chain_plan_.reset();
-  std::vector<balance::MoveOrder> moves = options_.chain                 ? InSourceUnits(d.moves, remaining)
-                                          : clusters_ && clusters_->ring ? ByRing(d.moves, remaining)
-                                                                         : ByCluster(d.moves, remaining);
+  std::vector<balance::MoveOrder> moves = options_.chain ? InSourceUnits(d.moves, remaining)
+                                          : clusters_ && clusters_->ring
+                                              ? ByRing(d.moves, remaining)
+                                              : ByCluster(d.moves, remaining);
   if (moves.empty()) return none;
   if (options_.chain) chain_plan_ = PlanChain(moves);
   if (ring_plan_) planned_per_byte_ += ring_plan_->planned_time / bytes_per_item_;
@@ -157,8 +166,8 @@ std::vector<balance::MoveOrder> LiveBalancing::Check(double now_s) {
   return moves;
 }
 
-std::vector<balance::MoveOrder> LiveBalancing::InSourceUnits(const std::vector<balance::MoveOrder>& moves,
-                                                             const std::vector<double>& remaining) const {
+std::vector<balance::MoveOrder> LiveBalancing::InSourceUnits(
+    const std::vector<balance::MoveOrder>& moves, const std::vector<double>& remaining) const {
   std::vector<balance::MoveOrder> out;
   for (balance::MoveOrder m : moves) {
     const TaskReport& from = tasks_[m.from].last;
@@ -171,11 +180,12 @@ std::vector<balance::MoveOrder> LiveBalancing::InSourceUnits(const std::vector<b
   return out;
 }
 
-std::vector<balance::MoveOrder> LiveBalancing::ByCluster(const std::vector<balance::MoveOrder>& moves,
-                                                          const std::vector<double>& remaining) {
+std::vector<balance::MoveOrder> LiveBalancing::ByCluster(
+    const std::vector<balance::MoveOrder>& moves, const std::vector<double>& remaining) {
   if (!clusters_ || clusters_->cluster.size() != tasks_.size() || moves.empty()) return moves;
   const std::vector<int>& cluster = clusters_->cluster;
-  if (std::all_of(cluster.begin(), cluster.end(), [&](int c) { return c == cluster[0]; })) return moves;
+  if (std::all_of(cluster.begin(), cluster.end(), [&](int c) { return c == cluster[0]; }))
+    return moves;
   redistribution::ClusterMoveInput in;
   in.cluster = cluster;
   in.items = Items();
@@ -196,7 +206,8 @@ std::vector<balance::MoveOrder> LiveBalancing::ByCluster(const std::vector<balan
   return out;
 }
 
-std::optional<redistribution::RingMoves> LiveBalancing::PlanChain(const std::vector<balance::MoveOrder>& moves) const {
+std::optional<redistribution::RingMoves> LiveBalancing::PlanChain(
+    const std::vector<balance::MoveOrder>& moves) const {
   const size_t n = tasks_.size();
   if (!clusters_ || clusters_->cluster.size() != n || n < 2) return std::nullopt;
   std::vector<double> c_next, c_prev;
@@ -214,17 +225,20 @@ std::optional<redistribution::RingMoves> LiveBalancing::PlanChain(const std::vec
   plan.flows.assign(n, 0);
   std::vector<std::vector<redistribution::RingOp>> ops(n);
   std::vector<balance::MoveOrder> in_order = moves;
-  std::stable_sort(in_order.begin(), in_order.end(), [](const auto& x, const auto& y) { return x.wave < y.wave; });
+  std::stable_sort(in_order.begin(), in_order.end(),
+                   [](const auto& x, const auto& y) { return x.wave < y.wave; });
   for (const balance::MoveOrder& m : in_order) {
     const TaskReport& from = tasks_[m.from].last;
     if (!(from.remaining > 0) || from.items <= 0) return std::nullopt;
-    const auto items = static_cast<int64_t>(std::llround(m.work * static_cast<double>(from.items) / from.remaining));
+    const auto items = static_cast<int64_t>(
+        std::llround(m.work * static_cast<double>(from.items) / from.remaining));
     const bool up = m.to == m.from + 1;
     ops[m.from].push_back({up, items, 0});
     plan.flows[up ? m.from : m.to] += up ? items : -items;
     plan.moves.push_back({m.from, m.to, items, m.wave});
     // Each link must carry its flow: no plan beats the busiest link.
-    plan.lower_bound = std::max(plan.lower_bound, static_cast<double>(items) * (up ? c_next[m.from] : c_prev[m.from]));
+    plan.lower_bound = std::max(
+        plan.lower_bound, static_cast<double>(items) * (up ? c_next[m.from] : c_prev[m.from]));
   }
   const redistribution::RingSchedule schedule =
       redistribution::SimulateRing(Items(), c_next, c_prev, /*bidirectional=*/true, ops);
@@ -236,7 +250,8 @@ std::optional<redistribution::RingMoves> LiveBalancing::PlanChain(const std::vec
 void LiveBalancing::RingLinkSeconds(std::vector<double>& next, std::vector<double>& prev) const {
   const size_t n = tasks_.size();
   auto per_item = [&](size_t a, size_t b) {
-    const auto ca = static_cast<size_t>(clusters_->cluster[a]), cb = static_cast<size_t>(clusters_->cluster[b]);
+    const auto ca = static_cast<size_t>(clusters_->cluster[a]),
+               cb = static_cast<size_t>(clusters_->cluster[b]);
     return std::max(1e-12, clusters_->seconds_per_byte[ca][cb] * bytes_per_item_);
   };
   next.clear();
@@ -254,7 +269,7 @@ std::vector<int64_t> LiveBalancing::Items() const {
 }
 
 std::vector<balance::MoveOrder> LiveBalancing::ByRing(const std::vector<balance::MoveOrder>& moves,
-                                                       const std::vector<double>& remaining) {
+                                                      const std::vector<double>& remaining) {
   const size_t n = tasks_.size();
   if (!clusters_ || clusters_->cluster.size() != n || moves.empty()) return {};
   redistribution::RingMovesInput in;
@@ -269,7 +284,8 @@ std::vector<balance::MoveOrder> LiveBalancing::ByRing(const std::vector<balance:
   for (const auto& m : planned->moves) {
     // In the source's own work per item as it weighs them now (items it passes on arrive with
     // their own, and it gives items worth about as much).
-    const double per_unit = remaining[m.from] / static_cast<double>(std::max<int64_t>(1, in.items[m.from]));
+    const double per_unit =
+        remaining[m.from] / static_cast<double>(std::max<int64_t>(1, in.items[m.from]));
     out.push_back({m.from, m.to, static_cast<double>(m.items) * per_unit, m.wave});
   }
   ring_plan_ = std::move(*planned);

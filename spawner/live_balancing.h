@@ -66,8 +66,9 @@ struct BalancingStats {
   uint64_t moves = 0;            // moves completed (items went from one task to another)
   uint64_t abandoned = 0;        // moves given up (the source lost before its export was durable)
   uint64_t items_moved = 0;
-  uint64_t items_between_clusters = 0;  // of items_moved, those whose two tasks ran in different clusters
-  double seconds_moving = 0;     // first export to last import, summed over redistributions
+  uint64_t items_between_clusters =
+      0;                      // of items_moved, those whose two tasks ran in different clusters
+  double seconds_moving = 0;  // first export to last import, summed over redistributions
   // "ring" and "nearest": the one-port time of each redistribution's plan on the links' per-item
   // costs (ring_moves.h planned_time) for items of the size its moves measured, summed.
   double planned_seconds = 0;
@@ -108,7 +109,8 @@ class LiveBalancing {
 
   // `window_s`: the span speeds are measured over (at least the last two reports where the work
   // done moved). Default 3 s.
-  LiveBalancing(balance::BalanceMode mode, size_t tasks, balance::BalancerOptions options = {}, double window_s = 3);
+  LiveBalancing(balance::BalanceMode mode, size_t tasks, balance::BalancerOptions options = {},
+                double window_s = 3);
 
   balance::BalanceMode mode() const { return mode_; }
   // Every task has reported since it iterated, and every one holds movable items
@@ -190,7 +192,8 @@ class LiveBalancing {
                                          const std::vector<double>& remaining);
   // chain_plan() for chain `moves` in the sources' work units (InSourceUnits); nullopt without
   // clusters or when the replay cannot run them.
-  std::optional<redistribution::RingMoves> PlanChain(const std::vector<balance::MoveOrder>& moves) const;
+  std::optional<redistribution::RingMoves> PlanChain(
+      const std::vector<balance::MoveOrder>& moves) const;
   // The ring paper's model (section 2) of the links between the tasks' daemons around the ring
   // 0..n-1: a time per item, the channel's seconds per byte times the items' measured size (its
   // latency left out, each link carrying one move), from task i to i + 1 (`next`) and to i - 1
@@ -208,17 +211,17 @@ class LiveBalancing {
   balance::MoveCost cost_;
   uint64_t timed_moves_ = 0;
   double next_check_ = 0;
-  bool observing_ = false;       // a redistribution whose gain is not observed yet
-  double observed_from_ = 0;     // its time
-  double expected_before_ = 0;   // the expected end then, without it
+  bool observing_ = false;      // a redistribution whose gain is not observed yet
+  double observed_from_ = 0;    // its time
+  double expected_before_ = 0;  // the expected end then, without it
   BalancingStats stats_;
   balance::BalanceDecision last_;
   std::optional<ClusterView> clusters_;
   std::vector<redistribution::Flow> channels_;
   std::optional<redistribution::RingMoves> ring_plan_;
   std::optional<redistribution::RingMoves> chain_plan_;
-  // The ring (or chain) plan under way: its planned time per byte of an item (the time scales with the
-  // size; BalancingStats::planned_seconds takes it at the size its moves measured).
+  // The ring (or chain) plan under way: its planned time per byte of an item (the time scales with
+  // the size; BalancingStats::planned_seconds takes it at the size its moves measured).
   double planned_per_byte_ = 0;
   // The encoded size of an item, measured on the moves done (a guess until the first).
   double bytes_per_item_ = 64;

@@ -9,10 +9,10 @@
 #include <fstream>
 #include <thread>
 
-#include "monitor/power_benchmark.h"
-#include "monitor/power_cache.h"
 #include "core/hex.h"
 #include "core/temp_dir.h"
+#include "monitor/power_benchmark.h"
+#include "monitor/power_cache.h"
 #include "net/random.h"
 
 namespace aiac::spawner {
@@ -20,8 +20,8 @@ namespace aiac::spawner {
 namespace asio = net::asio;
 namespace fs = std::filesystem;
 
-LocalCluster::LocalCluster(size_t daemons, size_t supernodes, std::string bin_dir, std::string log_level,
-                           Logger log)
+LocalCluster::LocalCluster(size_t daemons, size_t supernodes, std::string bin_dir,
+                           std::string log_level, Logger log)
     : daemons_(daemons),
       supernodes_(std::max<size_t>(1, supernodes)),
       bin_dir_(std::move(bin_dir)),
@@ -41,7 +41,8 @@ double LocalPower(const Logger& log) {
   const uint32_t cores = std::max(1u, std::thread::hardware_concurrency());
   if (auto cached = monitor::ReadCachedPower(path, monitor::ThisHostName(), cores)) return *cached;
   const double power = monitor::MeasurePowerMedian();
-  if (Status kept = monitor::WriteCachedPower(path, {power, monitor::ThisHostName(), cores}); !kept.ok()) {
+  if (Status kept = monitor::WriteCachedPower(path, {power, monitor::ThisHostName(), cores});
+      !kept.ok()) {
     log->warn("local cluster: power {:.2f} not cached: {}", power, kept.message());
   }
   return power;
@@ -56,7 +57,8 @@ size_t RemoveStaleLocalDirs(const std::string& root, const Logger& log) {
     const std::string name = entry.path().filename().string();
     if (name.rfind("aiac-local-", 0) != 0) continue;
     struct stat st {};
-    if (::lstat(entry.path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid()) {
+    if (::lstat(entry.path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode) ||
+        st.st_uid != ::geteuid()) {
       continue;
     }
     std::ifstream in(entry.path() / "owner.pid");
@@ -91,7 +93,8 @@ Status LocalCluster::WriteConfigs() {
   return Status::Ok();
 }
 
-net::awaitable<Result<std::vector<Endpoint>>> LocalCluster::Start(std::chrono::milliseconds timeout) {
+net::awaitable<Result<std::vector<Endpoint>>> LocalCluster::Start(
+    std::chrono::milliseconds timeout) {
   if (Status s = WriteConfigs(); !s.ok()) co_return s;
   asio::steady_timer timer(co_await asio::this_coro::executor);
   std::vector<std::string> addresses;
@@ -99,9 +102,19 @@ net::awaitable<Result<std::vector<Endpoint>>> LocalCluster::Start(std::chrono::m
   for (size_t k = 1; k <= supernodes_; ++k) {
     const std::string id = "sn-local-" + std::to_string(k);
     const std::string ready = dir_ + "/" + id + ".addr";
-    std::vector<std::string> argv = {bin_dir_ + "/aiac-supernode", "--config", dir_ + "/cluster.toml",
-                                     "--listen", "127.0.0.1:0", "--id", id, "--data", dir_ + "/" + id,
-                                     "--ready-file", ready, "--log-level", log_level_};
+    std::vector<std::string> argv = {bin_dir_ + "/aiac-supernode",
+                                     "--config",
+                                     dir_ + "/cluster.toml",
+                                     "--listen",
+                                     "127.0.0.1:0",
+                                     "--id",
+                                     id,
+                                     "--data",
+                                     dir_ + "/" + id,
+                                     "--ready-file",
+                                     ready,
+                                     "--log-level",
+                                     log_level_};
     // Linking from the later to the earlier ones links every pair once.
     for (const auto& peer : addresses) {
       argv.push_back("--peer");
@@ -114,9 +127,11 @@ net::awaitable<Result<std::vector<Endpoint>>> LocalCluster::Start(std::chrono::m
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     std::string address;
     while (address.empty()) {
-      if (auto code = child.Poll()) co_return Unavailable("local super-node " + id + " exited with " + std::to_string(*code));
+      if (auto code = child.Poll())
+        co_return Unavailable("local super-node " + id + " exited with " + std::to_string(*code));
       if (std::chrono::steady_clock::now() > deadline) {
-        co_return Timeout("local super-node " + id + " did not start within " + std::to_string(timeout.count()) + " ms");
+        co_return Timeout("local super-node " + id + " did not start within " +
+                          std::to_string(timeout.count()) + " ms");
       }
       std::ifstream in(ready);
       std::getline(in, address);
@@ -141,13 +156,24 @@ net::awaitable<Result<std::vector<Endpoint>>> LocalCluster::Start(std::chrono::m
     std::string id = "d";
     id += std::to_string(i);
     if (emulation_) id = emulation_->node_ids[i - 1];
-    std::vector<std::string> argv = {bin_dir_ + "/aiac-daemon", "--config", dir_ + "/cluster.toml",
-                                     "--listen", "127.0.0.1:0", "--id", id, "--data", dir_ + "/" + id,
-                                     "--log-level", log_level_, "--power", power};
+    std::vector<std::string> argv = {bin_dir_ + "/aiac-daemon",
+                                     "--config",
+                                     dir_ + "/cluster.toml",
+                                     "--listen",
+                                     "127.0.0.1:0",
+                                     "--id",
+                                     id,
+                                     "--data",
+                                     dir_ + "/" + id,
+                                     "--log-level",
+                                     log_level_,
+                                     "--power",
+                                     power};
     if (emulation_) {
-      for (std::string arg : {std::string("--emulate"), emulation_->platform_path, std::string("--emulate-slowdown"),
-                              std::to_string(emulation_->slowdown), std::string("--emulate-seed"),
-                              std::to_string(emulation_->seed)}) {
+      for (std::string arg :
+           {std::string("--emulate"), emulation_->platform_path, std::string("--emulate-slowdown"),
+            std::to_string(emulation_->slowdown), std::string("--emulate-seed"),
+            std::to_string(emulation_->seed)}) {
         argv.push_back(std::move(arg));
       }
     }
@@ -161,8 +187,8 @@ net::awaitable<Result<std::vector<Endpoint>>> LocalCluster::Start(std::chrono::m
   }
   std::string list;
   for (const auto& a : addresses) list += (list.empty() ? "" : ", ") + a;
-  log_->info("local cluster: {} at {}, {} daemons, data in {}", supernodes_ == 1 ? "super-node" : "super-nodes",
-             list, daemons_, dir_);
+  log_->info("local cluster: {} at {}, {} daemons, data in {}",
+             supernodes_ == 1 ? "super-node" : "super-nodes", list, daemons_, dir_);
   co_return endpoints;
 }
 
@@ -200,7 +226,8 @@ void LocalCluster::Stop() {
   // so no daemon sees its super-node vanish and warns about it.
   for (size_t i = supernodes_; i < children_.size(); ++i) children_[i].second.Signal(SIGTERM);
   for (size_t i = supernodes_; i < children_.size(); ++i) children_[i].second.Stop();
-  for (size_t i = 0; i < std::min(supernodes_, children_.size()); ++i) children_[i].second.Signal(SIGTERM);
+  for (size_t i = 0; i < std::min(supernodes_, children_.size()); ++i)
+    children_[i].second.Signal(SIGTERM);
   children_.clear();  // each child's destructor stops and reaps it
   if (!dir_.empty()) {
     std::error_code ec;

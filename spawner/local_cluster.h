@@ -39,7 +39,8 @@ struct LocalEmulation {
 class LocalCluster {
  public:
   // `bin_dir` holds aiac-supernode and aiac-daemon; children log at `log_level`.
-  LocalCluster(size_t daemons, size_t supernodes, std::string bin_dir, std::string log_level, Logger log);
+  LocalCluster(size_t daemons, size_t supernodes, std::string bin_dir, std::string log_level,
+               Logger log);
   ~LocalCluster();
 
   // Starts the super-nodes one by one, each linked with the ones before it and waited for (up

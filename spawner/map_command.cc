@@ -3,10 +3,10 @@
 #include <cstdio>
 #include <set>
 
+#include "emulation/platform_file.h"
 #include "mapping/failure_replay.h"
 #include "model/et_model.h"
 #include "spawner/mapping_io.h"
-#include "emulation/platform_file.h"
 
 namespace aiac::spawner {
 
@@ -20,12 +20,17 @@ int BadInput(const Status& s) {
 }  // namespace
 
 CLI::App* AddMapCommand(CLI::App& app, MapArgs& args) {
-  CLI::App* map = app.add_subcommand("map", "map a task graph onto a platform and print it as JSON");
-  map->add_option("--platform", args.platform, "platform description: JSON, or a platform file (.toml)")->required();
+  CLI::App* map =
+      app.add_subcommand("map", "map a task graph onto a platform and print it as JSON");
+  map->add_option("--platform", args.platform,
+                  "platform description: JSON, or a platform file (.toml)")
+      ->required();
   map->add_option("--tig", args.tig, "task interaction graph (JSON)")->required();
   map->add_option("--algo", args.algo, "maheve (default), default, aiac-qm or f-ec");
-  map->add_option("--reserve", args.reserve, "MAHEVE: share of each cluster's free nodes kept for replacements (default 0.1)");
-  map->add_option("--fail", args.fail, "a node that fails after the mapping (repeatable, in order)");
+  map->add_option("--reserve", args.reserve,
+                  "MAHEVE: share of each cluster's free nodes kept for replacements (default 0.1)");
+  map->add_option("--fail", args.fail,
+                  "a node that fails after the mapping (repeatable, in order)");
   return map;
 }
 
@@ -58,7 +63,8 @@ int MapCommand(const MapArgs& args) {
   for (const auto& id : args.fail) {
     const int node = platform->FindNode(id);
     if (node < 0) return BadInput(InvalidArgument("--fail names unknown node '" + id + "'"));
-    if (!seen.insert(node).second) return BadInput(InvalidArgument("--fail names node '" + id + "' twice"));
+    if (!seen.insert(node).second)
+      return BadInput(InvalidArgument("--fail names node '" + id + "' twice"));
     failing.push_back(node);
   }
 
@@ -66,7 +72,9 @@ int MapCommand(const MapArgs& args) {
   const double et = model::AppTime(*platform, *tig, initial.placement.node_of_task());
   mapping::Placement during = initial.placement;
   auto replacements = mapping::ReplayFailures(*platform, *tig, **mapper, during, failing);
-  std::printf("%s\n", MappingToJson(*platform, *tig, (*mapper)->name(), initial, et, replacements).dump(2).c_str());
+  std::printf(
+      "%s\n",
+      MappingToJson(*platform, *tig, (*mapper)->name(), initial, et, replacements).dump(2).c_str());
   return 0;
 }
 

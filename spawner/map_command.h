@@ -3,10 +3,9 @@
 // as JSON on stdout. Bad input exits 2 with one line on stderr.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 namespace aiac::spawner {
 

@@ -1,8 +1,8 @@
 #include "spawner/mapping_io.h"
 
-#include "spawner/json_input.h"
-
 #include <set>
+
+#include "spawner/json_input.h"
 
 namespace aiac::spawner {
 
@@ -10,7 +10,8 @@ using nlohmann::json;
 
 namespace {
 
-const json& ArrayAt(const json& obj, const std::string& key, Status& error, const std::string& where) {
+const json& ArrayAt(const json& obj, const std::string& key, Status& error,
+                    const std::string& where) {
   static const json kEmpty = json::array();
   if (!obj.contains(key)) return kEmpty;
   if (!obj.at(key).is_array()) error = InvalidArgument(where + ": '" + key + "' must be an array");
@@ -27,7 +28,8 @@ Result<model::Platform> PlatformFromJson(const json& j, const std::string& name)
   AIAC_RETURN_IF_ERROR(error);
   for (size_t i = 0; i < cs.size(); ++i) {
     const std::string where = name + ": clusters[" + std::to_string(i) + "]";
-    AIAC_RETURN_IF_ERROR(CheckFields(cs[i], where, {"name", "latency", "nodes"}, {"name", "nodes"}));
+    AIAC_RETURN_IF_ERROR(
+        CheckFields(cs[i], where, {"name", "latency", "nodes"}, {"name", "nodes"}));
     model::ClusterSpec c;
     auto cname = TextField(cs[i], "name", where);
     if (!cname.ok()) return cname.status();
@@ -50,7 +52,8 @@ Result<model::Platform> PlatformFromJson(const json& j, const std::string& name)
       n.id = *id;
       n.power = *power;
       if (ns[k].contains("free")) {
-        if (!ns[k]["free"].is_boolean()) return InvalidArgument(nwhere + ": 'free' must be true or false");
+        if (!ns[k]["free"].is_boolean())
+          return InvalidArgument(nwhere + ": 'free' must be true or false");
         n.free = ns[k]["free"].get<bool>();
       }
       c.nodes.push_back(std::move(n));
@@ -120,7 +123,8 @@ nlohmann::ordered_json MappingToJson(const model::Platform& platform, const mode
   out["algo"] = algo;
   out["hd"] = initial.hd;
   out["clusters"] = json::array();
-  for (const auto& c : initial.clusters) out["clusters"].push_back({{"name", c.name}, {"mark", c.mark}});
+  for (const auto& c : initial.clusters)
+    out["clusters"].push_back({{"name", c.name}, {"mark", c.mark}});
   out["task_order"] = json::array();
   for (int t : initial.task_order) out["task_order"].push_back(tig.id(t));
   // Assignment by task id, ascending.
@@ -129,7 +133,8 @@ nlohmann::ordered_json MappingToJson(const model::Platform& platform, const mode
   std::sort(by_id.begin(), by_id.end(), [&](int a, int b) { return tig.id(a) < tig.id(b); });
   out["assignment"] = json::array();
   for (int t : by_id) {
-    out["assignment"].push_back({{"task", tig.id(t)}, {"node", nodes[initial.placement.node_of(t)].id}});
+    out["assignment"].push_back(
+        {{"task", tig.id(t)}, {"node", nodes[initial.placement.node_of(t)].id}});
   }
   out["reserved"] = json::array();
   for (int n : initial.reserved) out["reserved"].push_back(nodes[n].id);

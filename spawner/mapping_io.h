@@ -8,9 +8,8 @@
 // Unknown fields, wrong types and missing fields are errors naming the file and the place.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "core/status.h"
 #include "mapping/failure_replay.h"
@@ -24,7 +23,8 @@ Result<model::Platform> PlatformFromJson(const nlohmann::json& j, const std::str
 Result<model::Tig> TigFromJson(const nlohmann::json& j, const std::string& name);
 
 nlohmann::ordered_json MappingToJson(const model::Platform& platform, const model::Tig& tig,
-                             std::string_view algo, const mapping::InitialMapping& initial,
-                             double predicted_et, const std::vector<mapping::Replacement>& replacements);
+                                     std::string_view algo, const mapping::InitialMapping& initial,
+                                     double predicted_et,
+                                     const std::vector<mapping::Replacement>& replacements);
 
 }  // namespace aiac::spawner

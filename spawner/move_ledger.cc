@@ -33,7 +33,9 @@ MoveStep MoveLedger::Begin(size_t from, size_t to, double work) {
   return {from, {move, MoveKind::kExport, work, {}, static_cast<uint32_t>(to)}};
 }
 
-MoveStep MoveLedger::ImportStep(const Pending& p) { return {p.to, {p.move, MoveKind::kImport, 0, p.items}}; }
+MoveStep MoveLedger::ImportStep(const Pending& p) {
+  return {p.to, {p.move, MoveKind::kImport, 0, p.items}};
+}
 
 std::optional<MoveStep> MoveLedger::ImportInFlight(uint64_t move) const {
   auto p = pending_.find(move);
@@ -42,14 +44,21 @@ std::optional<MoveStep> MoveLedger::ImportInFlight(uint64_t move) const {
 }
 
 CompletedMove MoveLedger::Complete(const Pending& p, bool abandoned, std::string why) {
-  CompletedMove c{p.move, p.from, p.to, p.work, abandoned ? 0 : p.count, abandoned ? 0 : p.items.size(),
-                  abandoned, std::move(why)};
+  CompletedMove c{p.move,
+                  p.from,
+                  p.to,
+                  p.work,
+                  abandoned ? 0 : p.count,
+                  abandoned ? 0 : p.items.size(),
+                  abandoned,
+                  std::move(why)};
   const uint64_t move = p.move;  // (p is the entry erased)
   pending_.erase(move);
   return c;
 }
 
-LedgerOutcome MoveLedger::Exported(Pending& p, const std::string& items, uint64_t count, uint64_t moves) {
+LedgerOutcome MoveLedger::Exported(Pending& p, const std::string& items, uint64_t count,
+                                   uint64_t moves) {
   LedgerOutcome out;
   Task& from = tasks_[p.from];
   from.journal.push_back({moves, MoveKind::kExport, p.move, items});
@@ -94,33 +103,40 @@ LedgerOutcome MoveLedger::OnReply(size_t task, const MoveReply& r) {
   }
   // A step replayed on a restored task: it must land where the journal says.
   const Task& t = tasks_[task];
-  auto entry = std::find_if(t.journal.begin(), t.journal.end(), [&](const Entry& e) { return e.move == r.move; });
+  auto entry = std::find_if(t.journal.begin(), t.journal.end(),
+                            [&](const Entry& e) { return e.move == r.move; });
   if (entry == t.journal.end()) return out;  // from an earlier incarnation's pending step: stale
   const MoveKind replayed = entry->kind == MoveKind::kExport ? MoveKind::kDrop : MoveKind::kImport;
   if (r.kind != replayed) return out;
   if (!r.error.empty() || r.moves != entry->moves) {
-    out.error = Name(task) + " could not take move " + std::to_string(r.move) + " again after its restore: " +
-                (r.error.empty() ? "it is at move " + std::to_string(r.moves) + ", not " + std::to_string(entry->moves)
+    out.error = Name(task) + " could not take move " + std::to_string(r.move) +
+                " again after its restore: " +
+                (r.error.empty() ? "it is at move " + std::to_string(r.moves) + ", not " +
+                                       std::to_string(entry->moves)
                                  : r.error);
   }
   return out;
 }
 
-LedgerOutcome MoveLedger::OnRestored(size_t task, uint64_t restored, const std::vector<runtime::ExportedItems>& outbox) {
+LedgerOutcome MoveLedger::OnRestored(size_t task, uint64_t restored,
+                                     const std::vector<runtime::ExportedItems>& outbox) {
   LedgerOutcome out;
   if (task >= tasks_.size()) return out;
   Task& t = tasks_[task];
   // The steps it had applied after its checkpoint, again, in order.
   for (const Entry& e : t.journal) {
     if (e.moves <= restored) continue;
-    out.send.push_back({task, {e.move, e.kind == MoveKind::kExport ? MoveKind::kDrop : MoveKind::kImport, 0, e.items}});
+    out.send.push_back(
+        {task,
+         {e.move, e.kind == MoveKind::kExport ? MoveKind::kDrop : MoveKind::kImport, 0, e.items}});
   }
   // Where the replays leave it: the last step the ledger knows it applied.
   uint64_t now = t.journal.empty() ? 0 : t.journal.back().moves;
   // The move under way it takes part in (one at most).
   Pending* p = PendingOf(task);
   if (p && !p->importing && p->from == task) {
-    auto found = std::find_if(outbox.begin(), outbox.end(), [&](const auto& x) { return x.move == p->move; });
+    auto found = std::find_if(outbox.begin(), outbox.end(),
+                              [&](const auto& x) { return x.move == p->move; });
     if (found != outbox.end()) {
       // The export became durable (its checkpoint holds it) but its reply was lost with the daemon.
       LedgerOutcome exported = Exported(*p, found->items, found->count, found->moves);
@@ -128,7 +144,8 @@ LedgerOutcome MoveLedger::OnRestored(size_t task, uint64_t restored, const std::
       out.completed = exported.completed;
       now = std::max(now, found->moves);
     } else {
-      out.completed = Complete(*p, true, Name(task) + " was lost before its export of the move became durable");
+      out.completed =
+          Complete(*p, true, Name(task) + " was lost before its export of the move became durable");
     }
   } else if (p && p->importing && p->to == task) {
     if (restored >= p->expect) {
@@ -163,8 +180,9 @@ std::string MoveLedger::CheckCounts(const std::vector<std::pair<int64_t, uint64_
     return "";
   }
   if (total == total_items_) return "";
-  return "the tasks hold " + std::to_string(total) + " items, not the job's " + std::to_string(total_items_) +
-         ": items were " + (total < total_items_ ? "lost" : "duplicated") + " in a move";
+  return "the tasks hold " + std::to_string(total) + " items, not the job's " +
+         std::to_string(total_items_) + ": items were " +
+         (total < total_items_ ? "lost" : "duplicated") + " in a move";
 }
 
 }  // namespace aiac::spawner

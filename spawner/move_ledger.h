@@ -4,9 +4,10 @@
 // A move goes in steps: the source exports items worth some work (the reply carries them), the
 // spawner confirms it has them (the source may forget its copy) and the target imports them.
 // Moves run side by side as long as no task takes part in two at once (DistPM's channels run in
-// parallel), so a task's steps stay in the order the ledger gave them. Every export, import and drop a task applies counts one in its move
-// sequence, which its checkpoints carry (aiac/task_state.h). The ledger keeps, per task, the
-// journal of the steps it applied (with the items) and, for the move under way, its stage.
+// parallel), so a task's steps stay in the order the ledger gave them. Every export, import and
+// drop a task applies counts one in its move sequence, which its checkpoints carry
+// (aiac/task_state.h). The ledger keeps, per task, the journal of the steps it applied (with the
+// items) and, for the move under way, its stage.
 //
 // A replaced task tells at which move its checkpoint was (TaskReady.restoredMoves) and which
 // exports it holds unconfirmed (TaskReady.outbox). OnRestored then answers with the steps that
@@ -38,8 +39,8 @@ struct MoveStep {
 struct MoveReply {
   uint64_t move = 0;
   runtime::MoveKind kind = runtime::MoveKind::kExport;
-  std::string error;   // empty: done
-  std::string items;   // export: the items
+  std::string error;  // empty: done
+  std::string items;  // export: the items
   uint64_t count = 0;
   int64_t items_after = -1;
   uint64_t moves = 0;
@@ -49,11 +50,11 @@ struct MoveReply {
 struct CompletedMove {
   uint64_t move = 0;
   size_t from = 0, to = 0;
-  double work = 0;      // work units asked
+  double work = 0;  // work units asked
   uint64_t count = 0;
-  uint64_t bytes = 0;   // the items' encoded size
+  uint64_t bytes = 0;  // the items' encoded size
   bool abandoned = false;
-  std::string why;      // when abandoned
+  std::string why;  // when abandoned
 };
 
 struct LedgerOutcome {
@@ -76,7 +77,8 @@ class MoveLedger {
   // Task `task`'s reply to a step (its current incarnation).
   LedgerOutcome OnReply(size_t task, const MoveReply& reply);
   // Task `task` runs again on a new daemon, restored at move `restored_moves` with `outbox`.
-  LedgerOutcome OnRestored(size_t task, uint64_t restored_moves, const std::vector<runtime::ExportedItems>& outbox);
+  LedgerOutcome OnRestored(size_t task, uint64_t restored_moves,
+                           const std::vector<runtime::ExportedItems>& outbox);
   // The import of move `move`, when it is under way, its items are here and the target has yet
   // to take them.
   std::optional<MoveStep> ImportInFlight(uint64_t move) const;
@@ -107,7 +109,7 @@ class MoveLedger {
     bool importing = false;  // exported: the items are here, the import is out
     std::string items;
     uint64_t count = 0;
-    uint64_t expect = 0;     // importing: the target's sequence number once it applied them
+    uint64_t expect = 0;  // importing: the target's sequence number once it applied them
   };
 
   // The source's export of move `p` is done (a reply, or found in an outbox).

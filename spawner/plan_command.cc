@@ -2,9 +2,8 @@
 
 #include <cmath>
 #include <cstdio>
-#include <set>
-
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "balance/lee_cho.h"
 #include "redistribution/distpm.h"
@@ -48,18 +47,22 @@ int DistPm(const std::string& input) {
   const std::string what = "distpm";
   auto j = ReadJsonFile(input);
   if (!j.ok()) return BadInput(what, j.status());
-  if (Status s = CheckFields(*j, input, {"groups", "alpha", "beta"}, {"groups", "alpha", "beta"}); !s.ok()) {
+  if (Status s = CheckFields(*j, input, {"groups", "alpha", "beta"}, {"groups", "alpha", "beta"});
+      !s.ok()) {
     return BadInput(what, s);
   }
   redistribution::MigrationInput in;
-  if (!(*j)["groups"].is_array()) return BadInput(what, InvalidArgument("'groups' must be an array"));
+  if (!(*j)["groups"].is_array())
+    return BadInput(what, InvalidArgument("'groups' must be an array"));
   for (size_t g = 0; g < (*j)["groups"].size(); ++g) {
     const json& gj = (*j)["groups"][g];
     const std::string where = input + ": groups[" + std::to_string(g) + "]";
-    if (Status s = CheckFields(gj, where, {"name", "load", "target"}, {"name", "load", "target"}); !s.ok()) {
+    if (Status s = CheckFields(gj, where, {"name", "load", "target"}, {"name", "load", "target"});
+        !s.ok()) {
       return BadInput(what, s);
     }
-    if (!gj["name"].is_string()) return BadInput(what, InvalidArgument(where + ": 'name' must be a string"));
+    if (!gj["name"].is_string())
+      return BadInput(what, InvalidArgument(where + ": 'name' must be a string"));
     auto load = NumberField(gj, "load", where);
     if (!load.ok()) return BadInput(what, load.status());
     auto target = NumberField(gj, "target", where);
@@ -84,7 +87,8 @@ int DistPm(const std::string& input) {
   auto flows = [&](const redistribution::MigrationPlan& p) {
     ojson a = ojson::array();
     for (const auto& f : p.flows) {
-      a.push_back({{"from", in.groups[f.from].name}, {"to", in.groups[f.to].name}, {"amount", f.amount}});
+      a.push_back(
+          {{"from", in.groups[f.from].name}, {"to", in.groups[f.to].name}, {"amount", f.amount}});
     }
     return a;
   };
@@ -105,7 +109,8 @@ Result<std::vector<int64_t>> Integers(const json& v, const std::string& what) {
   for (const auto& x : v) {
     if (x.is_number_integer()) {
       out.push_back(x.get<int64_t>());
-    } else if (x.is_number() && x.get<double>() == std::floor(x.get<double>()) && std::abs(x.get<double>()) < 9e15) {
+    } else if (x.is_number() && x.get<double>() == std::floor(x.get<double>()) &&
+               std::abs(x.get<double>()) < 9e15) {
       out.push_back(static_cast<int64_t>(x.get<double>()));
     } else {
       return InvalidArgument("'" + what + "' must be an array of whole numbers");
@@ -119,7 +124,7 @@ int Ring(const std::string& input) {
   auto j = ReadJsonFile(input);
   if (!j.ok()) return BadInput(what, j.status());
   if (Status s = CheckFields(*j, input, {"direction", "loads", "delta", "c_next", "c_prev"},
-                            {"direction", "loads", "delta", "c_next"});
+                             {"direction", "loads", "delta", "c_next"});
       !s.ok()) {
     return BadInput(what, s);
   }
@@ -154,7 +159,8 @@ int Ring(const std::string& input) {
   out["light"] = plan->light ? ojson(*plan->light) : ojson(nullptr);
   out["transfers"] = ojson::array();
   for (const auto& t : plan->transfers) {
-    out["transfers"].push_back({{"from", t.from}, {"to", t.to}, {"items", t.items}, {"start", t.start}, {"end", t.end}});
+    out["transfers"].push_back(
+        {{"from", t.from}, {"to", t.to}, {"items", t.items}, {"start", t.start}, {"end", t.end}});
   }
   std::printf("%s\n", out.dump(2).c_str());
   return 0;
@@ -164,8 +170,9 @@ int Balance(const std::string& input) {
   const std::string what = "balance";
   auto j = ReadJsonFile(input);
   if (!j.ok()) return BadInput(what, j.status());
-  if (Status s = CheckFields(*j, input, {"X", "h", "overhead", "threshold", "workstations", "remaining"},
-                            {"X", "workstations"});
+  if (Status s =
+          CheckFields(*j, input, {"X", "h", "overhead", "threshold", "workstations", "remaining"},
+                      {"X", "workstations"});
       !s.ok()) {
     return BadInput(what, s);
   }
@@ -173,7 +180,8 @@ int Balance(const std::string& input) {
   if (!x.ok()) return BadInput(what, x.status());
   if (*x <= 0) return BadInput(what, InvalidArgument("X must be positive"));
   double h = 1, overhead = 0, threshold = 0;
-  for (auto [key, slot] : {std::pair{"h", &h}, std::pair{"overhead", &overhead}, std::pair{"threshold", &threshold}}) {
+  for (auto [key, slot] :
+       {std::pair{"h", &h}, std::pair{"overhead", &overhead}, std::pair{"threshold", &threshold}}) {
     if (!j->contains(key)) continue;
     auto v = NumberField(*j, key, input);
     if (!v.ok()) return BadInput(what, v.status());
@@ -182,11 +190,13 @@ int Balance(const std::string& input) {
   if (h < 0) return BadInput(what, InvalidArgument("h must not be negative"));
   if (overhead < 0) return BadInput(what, InvalidArgument("overhead must not be negative"));
   std::vector<balance::Workstation> ws;
-  if (!(*j)["workstations"].is_array()) return BadInput(what, InvalidArgument("'workstations' must be an array"));
+  if (!(*j)["workstations"].is_array())
+    return BadInput(what, InvalidArgument("'workstations' must be an array"));
   for (size_t i = 0; i < (*j)["workstations"].size(); ++i) {
     const json& w = (*j)["workstations"][i];
     const std::string where = input + ": workstations[" + std::to_string(i) + "]";
-    if (Status s = CheckFields(w, where, {"mu", "N", "sigma_n"}, {"mu", "N", "sigma_n"}); !s.ok()) return BadInput(what, s);
+    if (Status s = CheckFields(w, where, {"mu", "N", "sigma_n"}, {"mu", "N", "sigma_n"}); !s.ok())
+      return BadInput(what, s);
     auto mu = NumberField(w, "mu", where);
     auto n = NumberField(w, "N", where);
     auto sd = NumberField(w, "sigma_n", where);
@@ -199,25 +209,28 @@ int Balance(const std::string& input) {
   ojson out;
   out["T"] = ojson::array();
   for (const auto& w : ws) out["T"].push_back(balance::ExpectedTime(w, *x));
-  out["split"] = {{"S_E", balance::SplitEven(ws, *x)}, {"S_M", balance::SplitMeans(ws, *x)},
+  out["split"] = {{"S_E", balance::SplitEven(ws, *x)},
+                  {"S_M", balance::SplitMeans(ws, *x)},
                   {"S_P", balance::SplitProposed(ws, *x)}};
   if (j->contains("remaining")) {
     auto rem = Numbers((*j)["remaining"], "remaining");
     if (!rem.ok()) return BadInput(what, rem.status());
     if (rem->size() != ws.size()) {
-      return BadInput(what, InvalidArgument("'remaining' has " + std::to_string(rem->size()) + " entries for " +
-                                            std::to_string(ws.size()) + " workstations"));
+      return BadInput(
+          what, InvalidArgument("'remaining' has " + std::to_string(rem->size()) + " entries for " +
+                                std::to_string(ws.size()) + " workstations"));
     }
     for (double r : *rem) {
-      if (!(r >= 0)) return BadInput(what, InvalidArgument("'remaining' entries must not be negative"));
+      if (!(r >= 0))
+        return BadInput(what, InvalidArgument("'remaining' entries must not be negative"));
     }
     if (std::all_of(rem->begin(), rem->end(), [](double r) { return r == 0; })) {
       return BadInput(what, InvalidArgument("'remaining' is all zero: nothing left to balance"));
     }
     auto step = balance::CheckingPoint(ws, *rem, h, overhead, threshold);
-    out["dynamic"] = {{"T_rem", step.t_rem},         {"new_remaining", step.new_remaining},
-                      {"T_after", step.t_after},     {"gain", step.gain},
-                      {"redistribute", step.redistribute}, {"T_check", step.t_check}};
+    out["dynamic"] = {
+        {"T_rem", step.t_rem}, {"new_remaining", step.new_remaining}, {"T_after", step.t_after},
+        {"gain", step.gain},   {"redistribute", step.redistribute},   {"T_check", step.t_check}};
   }
   std::printf("%s\n", out.dump(2).c_str());
   return 0;
@@ -226,13 +239,19 @@ int Balance(const std::string& input) {
 }  // namespace
 
 CLI::App* AddPlanCommand(CLI::App& app, PlanArgs& args) {
-  CLI::App* plan = app.add_subcommand("plan", "plan a data migration or a load balance (JSON in, JSON out)");
+  CLI::App* plan =
+      app.add_subcommand("plan", "plan a data migration or a load balance (JSON in, JSON out)");
   plan->require_subcommand(1);
-  args.ring = plan->add_subcommand("ring", "ring redistribution plan (Algorithms 1-3, System 2), replayed one-port");
-  args.ring->add_option("--input", args.input, "direction, loads, delta, c_next, c_prev (JSON)")->required();
-  args.distpm = plan->add_subcommand("distpm", "DistPM LP migration plan against the greedy baseline");
-  args.distpm->add_option("--input", args.input, "groups, loads, targets, alpha, beta (JSON)")->required();
-  args.balance = plan->add_subcommand("balance", "Lee & Cho static splits and dynamic checking point");
+  args.ring = plan->add_subcommand(
+      "ring", "ring redistribution plan (Algorithms 1-3, System 2), replayed one-port");
+  args.ring->add_option("--input", args.input, "direction, loads, delta, c_next, c_prev (JSON)")
+      ->required();
+  args.distpm =
+      plan->add_subcommand("distpm", "DistPM LP migration plan against the greedy baseline");
+  args.distpm->add_option("--input", args.input, "groups, loads, targets, alpha, beta (JSON)")
+      ->required();
+  args.balance =
+      plan->add_subcommand("balance", "Lee & Cho static splits and dynamic checking point");
   args.balance->add_option("--input", args.input, "workstations and job size (JSON)")->required();
   return plan;
 }

@@ -2,9 +2,8 @@
 // offline, JSON in, JSON on stdout; bad input exits 2 with one line on stderr.
 #pragma once
 
-#include <string>
-
 #include <CLI/CLI.hpp>
+#include <string>
 
 namespace aiac::spawner {
 

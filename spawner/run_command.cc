@@ -13,12 +13,12 @@
 #include <random>
 #include <thread>
 
-#include "runtime/code_signing.h"
 #include "core/logging.h"
 #include "emulation/platform_file.h"
 #include "mapping/mapper.h"
 #include "net/net_config.h"
 #include "net/server.h"
+#include "runtime/code_signing.h"
 #include "spawner/app_loader.h"
 #include "spawner/fault_injector.h"
 #include "spawner/job_runner.h"
@@ -41,27 +41,35 @@ CLI::App* AddRunCommand(CLI::App& app, RunArgs& args) {
   CLI::App* run = app.add_subcommand("run", "run a job on daemons and print its summary");
   run->add_option("job", args.job_file, "job file (TOML)")->required();
   run->add_option("--config", args.config, "spawner options file (see conf/spawner.toml)");
-  auto* sn = run->add_option("--supernode", args.supernodes,
-                             "super-node HOST:PORT to get daemons from (repeatable: the next one when one is lost)")
-                ->allow_extra_args(false);
-  auto* local = run->add_option("--local", args.local,
-                                "start a super-node and N daemons on loopback for this run (with --platform, N may "
-                                "be left out: one daemon per node)")
-                    ->expected(0, 1)
-                    ->default_str("-1")
-                    ->check(CLI::Range(-1, 4096))
-                    ->excludes(sn);
-  auto* platform = run->add_option("--platform", args.platform,
-                                   "with --local: emulate this platform file (conf/platforms/*.toml), one daemon per "
-                                   "node playing it");
+  auto* sn =
+      run->add_option(
+             "--supernode", args.supernodes,
+             "super-node HOST:PORT to get daemons from (repeatable: the next one when one is lost)")
+          ->allow_extra_args(false);
+  auto* local =
+      run->add_option(
+             "--local", args.local,
+             "start a super-node and N daemons on loopback for this run (with --platform, N may "
+             "be left out: one daemon per node)")
+          ->expected(0, 1)
+          ->default_str("-1")
+          ->check(CLI::Range(-1, 4096))
+          ->excludes(sn);
+  auto* platform = run->add_option(
+      "--platform", args.platform,
+      "with --local: emulate this platform file (conf/platforms/*.toml), one daemon per "
+      "node playing it");
   run->add_option("--slowdown", args.slowdown,
-                  "with --platform: iterations take cpu x this / the node's power (default: nodes / cores x the largest power, at least 1)")
+                  "with --platform: iterations take cpu x this / the node's power (default: nodes "
+                  "/ cores x the largest power, at least 1)")
       ->needs(platform);
   run->add_option("--platform-seed", args.platform_seed,
-                  "with --platform: seed of the emulated nodes' background draws (default: --kill-seed, else 1)")
+                  "with --platform: seed of the emulated nodes' background draws (default: "
+                  "--kill-seed, else 1)")
       ->needs(platform);
   run->add_flag("--shuffle-nodes", args.shuffle_nodes,
-                "with --platform: start the daemons (so they register, and the super-node hands them out) in an "
+                "with --platform: start the daemons (so they register, and the super-node hands "
+                "them out) in an "
                 "order drawn from the platform seed rather than the file's, cluster by cluster")
       ->needs(platform);
   run->add_option("--local-supernodes", args.local_supernodes,
@@ -70,26 +78,37 @@ CLI::App* AddRunCommand(CLI::App& app, RunArgs& args) {
       ->needs(local);
   run->add_option("--json", args.json, "write the run summary as JSON to this file");
   run->add_option("--mapping", args.mapping, "maheve (default), default, aiac-qm or f-ec");
-  run->add_flag("--sync", args.sync, "synchronous iterations (each waits for its neighbours), for comparison");
+  run->add_flag("--sync", args.sync,
+                "synchronous iterations (each waits for its neighbours), for comparison");
   run->add_option("--balance", args.balance,
-                  "live balancing of apps with movable items: dp (Lee & Cho's D_P, default), dm (D_M: means only) or off");
-  run->add_option("--migration", args.migration,
-                  "how moved items travel: distpm (daemon to daemon, between clusters through gateways, the "
-                  "channels' amounts by DistPM's LP; default), greedy (the same, channels filled greedily), ring "
-                  "(between neighbours on the ring of tasks, planned by the ring paper), nearest (the same, each item "
-                  "the fewest hops, whatever the links cost) or spawner (through the spawner)");
+                  "live balancing of apps with movable items: dp (Lee & Cho's D_P, default), dm "
+                  "(D_M: means only) or off");
+  run->add_option(
+      "--migration", args.migration,
+      "how moved items travel: distpm (daemon to daemon, between clusters through gateways, the "
+      "channels' amounts by DistPM's LP; default), greedy (the same, channels filled greedily), "
+      "ring "
+      "(between neighbours on the ring of tasks, planned by the ring paper), nearest (the same, "
+      "each item "
+      "the fewest hops, whatever the links cost) or spawner (through the spawner)");
   run->add_option("--split", args.split,
-                  "the tasks' shares of the work before the run, for apps that can weigh them: power (by the daemons' "
-                  "powers, default), equal, or with --platform Lee & Cho's static sm (S_M: the nodes' mean loads) or sp "
+                  "the tasks' shares of the work before the run, for apps that can weigh them: "
+                  "power (by the daemons' "
+                  "powers, default), equal, or with --platform Lee & Cho's static sm (S_M: the "
+                  "nodes' mean loads) or sp "
                   "(S_P: means and deviations)");
   run->add_option("--log-level", args.log_level, "trace|debug|info|warn|error|off");
-  auto* every = run->add_option("--kill-every", args.kill_every,
-                                "fault injection: kill a random task daemon every S seconds once the tasks run")
-                    ->check(CLI::Range(0.01, 86400.0));
-  run->add_option("--kill-count", args.kill_count, "fault injection: how many daemons to kill (default 1)")
+  auto* every =
+      run->add_option(
+             "--kill-every", args.kill_every,
+             "fault injection: kill a random task daemon every S seconds once the tasks run")
+          ->check(CLI::Range(0.01, 86400.0));
+  run->add_option("--kill-count", args.kill_count,
+                  "fault injection: how many daemons to kill (default 1)")
       ->check(CLI::Range(1u, 100000u))
       ->needs(every);
-  run->add_option("--kill-seed", args.kill_seed, "fault injection: seed of the victims' choice (default: the clock)")
+  run->add_option("--kill-seed", args.kill_seed,
+                  "fault injection: seed of the victims' choice (default: the clock)")
       ->needs(every);
   return run;
 }
@@ -105,25 +124,30 @@ int RunCommand(const RunArgs& given) {
   auto migration = ParseMigration(args.migration);
   if (!migration.ok()) return BadInput(migration.status());
   // An emulated platform's links, for the migration plan's channels.
-  std::function<std::optional<std::pair<double, double>>(const std::string&, const std::string&)> channel;
+  std::function<std::optional<std::pair<double, double>>(const std::string&, const std::string&)>
+      channel;
   if ((*split == Split::kSm || *split == Split::kSp) && args.platform.empty()) {
-    return BadInput(InvalidArgument("--split " + args.split +
-                                    " needs --platform: the nodes' background loads are known only on an emulated platform"));
+    return BadInput(InvalidArgument(
+        "--split " + args.split +
+        " needs --platform: the nodes' background loads are known only on an emulated platform"));
   }
   if (!args.platform.empty()) {
     if (args.local == 0) {
-      return BadInput(InvalidArgument("--platform needs --local: an emulated platform runs on this machine"));
+      return BadInput(
+          InvalidArgument("--platform needs --local: an emulated platform runs on this machine"));
     }
     auto platform = emulation::LoadPlatformFile(args.platform);
     if (!platform.ok()) return BadInput(platform.status());
     const auto nodes = static_cast<int>(platform->node_count());
     if (args.local > 0 && args.local != nodes) {
-      return BadInput(InvalidArgument("--local " + std::to_string(args.local) + " but platform " + args.platform +
-                                      " has " + std::to_string(nodes) + " nodes (leave N out, or give that)"));
+      return BadInput(InvalidArgument("--local " + std::to_string(args.local) + " but platform " +
+                                      args.platform + " has " + std::to_string(nodes) +
+                                      " nodes (leave N out, or give that)"));
     }
     args.local = nodes;
-    channel = [links = *platform](const std::string& a, const std::string& b)
-        -> std::optional<std::pair<double, double>> {
+    channel = [links = *platform](
+                  const std::string& a,
+                  const std::string& b) -> std::optional<std::pair<double, double>> {
       const auto link = links.Between(a, b);
       if (!(link.bandwidth_mbps > 0)) return std::nullopt;
       return std::make_pair(link.latency_ms / 1000, 8 / (link.bandwidth_mbps * 1e6));
@@ -148,9 +172,13 @@ int RunCommand(const RunArgs& given) {
     for (const auto& c : platform->clusters) {
       for (double p : c.powers) fastest = std::max(fastest, p);
     }
-    emulation->slowdown = args.slowdown > 0 ? args.slowdown : std::max(1.0, nodes / cores * fastest);
-    if (!(emulation->slowdown >= 1)) return BadInput(InvalidArgument("--slowdown must be at least 1"));
-    emulation->seed = args.platform_seed != 0 ? args.platform_seed : args.kill_seed != 0 ? args.kill_seed : 1;
+    emulation->slowdown =
+        args.slowdown > 0 ? args.slowdown : std::max(1.0, nodes / cores * fastest);
+    if (!(emulation->slowdown >= 1))
+      return BadInput(InvalidArgument("--slowdown must be at least 1"));
+    emulation->seed = args.platform_seed != 0 ? args.platform_seed
+                      : args.kill_seed != 0   ? args.kill_seed
+                                              : 1;
     // A real grid's nodes register whenever they come up, so the order the super-node hands them
     // out in (the default mapping's, and its replacements') says nothing of their clusters or
     // powers; started in the file's order, they would come cluster by cluster, as the file lists
@@ -176,7 +204,8 @@ int RunCommand(const RunArgs& given) {
   }
   // With --local N, every daemon the job does not run on stays reserved for replacements.
   if (args.local > 0 && job->tasks < static_cast<uint32_t>(args.local)) {
-    options.spares = std::max<int64_t>(options.spares, args.local - static_cast<int64_t>(job->tasks));
+    options.spares =
+        std::max<int64_t>(options.spares, args.local - static_cast<int64_t>(job->tasks));
   }
   if (args.local > 0 && job->tasks + options.spares > static_cast<uint32_t>(args.local)) {
     return BadInput(InvalidArgument("job needs " + std::to_string(job->tasks + options.spares) +
@@ -188,7 +217,8 @@ int RunCommand(const RunArgs& given) {
   if (!balance_mode.ok()) return BadInput(balance_mode.status());
   // Everything the job needs is checked here, before any daemon is used.
   // A local cluster's daemons are children of this process: they see its files.
-  auto app = LoadAndPrepare(*job, options.plugin_dir.empty() ? DefaultPluginDir() : options.plugin_dir, args.local != 0);
+  auto app = LoadAndPrepare(
+      *job, options.plugin_dir.empty() ? DefaultPluginDir() : options.plugin_dir, args.local != 0);
   if (!app.ok()) return BadInput(app.status());
   const auto prepared = std::chrono::steady_clock::now();
   if (!options.signing_key_file.empty()) {
@@ -205,18 +235,19 @@ int RunCommand(const RunArgs& given) {
     if (!ep.ok()) return BadInput(ep.status());
     supernodes.push_back(*ep);
   }
-  if (supernodes.empty()) return BadInput(InvalidArgument("no super-node given (--supernode HOST:PORT)"));
+  if (supernodes.empty())
+    return BadInput(InvalidArgument("no super-node given (--supernode HOST:PORT)"));
 
   Logger log = MakeLogger("spawner", *level);
   for (const auto& note : app->plan.notes) log->info("{}", note);
   asio::io_context io;
   std::unique_ptr<LocalCluster> cluster;
   if (args.local > 0) {
-    cluster = std::make_unique<LocalCluster>(args.local, static_cast<size_t>(args.local_supernodes), SelfDirectory(),
-                                             options.local_log_level, log);
+    cluster = std::make_unique<LocalCluster>(args.local, static_cast<size_t>(args.local_supernodes),
+                                             SelfDirectory(), options.local_log_level, log);
     if (emulation) {
-      log->info("emulating platform {}: {} nodes, slowdown {:g}{}", args.platform, args.local, emulation->slowdown,
-                args.shuffle_nodes ? ", started in a shuffled order" : "");
+      log->info("emulating platform {}: {} nodes, slowdown {:g}{}", args.platform, args.local,
+                emulation->slowdown, args.shuffle_nodes ? ", started in a shuffled order" : "");
       cluster->set_emulation(*emulation);
     }
     options.net.cluster_key = cluster->cluster_key();
@@ -225,19 +256,26 @@ int RunCommand(const RunArgs& given) {
   if (Status s = net::FinishNetOptions(options.net); !s.ok()) return BadInput(s);
 
   // A local cluster has no daemons besides the ones it started: a replacement asks once.
-  RunSettings settings{args.mapping, args.sync,  args.local > 0 ? 0 : -1, *balance_mode,
-                       *split,       split_nodes, *migration,            channel};
+  RunSettings settings{args.mapping,  args.sync, args.local > 0 ? 0 : -1,
+                       *balance_mode, *split,    split_nodes,
+                       *migration,    channel};
   if (emulation) settings.start_order = emulation->node_ids;
   JobRunner runner(*job, *app, options, std::move(settings), log);
   std::unique_ptr<FaultInjector> injector;
   if (args.kill_every > 0) {
-    FaultPlan plan{args.kill_every, args.kill_count,
-                   args.kill_seed != 0 ? args.kill_seed
-                                       : static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count())};
-    log->info("fault injection: {} kills, one every {} s (seed {})", plan.count, plan.every_seconds, plan.seed);
+    FaultPlan plan{
+        args.kill_every, args.kill_count,
+        args.kill_seed != 0
+            ? args.kill_seed
+            : static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count())};
+    log->info("fault injection: {} kills, one every {} s (seed {})", plan.count, plan.every_seconds,
+              plan.seed);
     injector = std::make_unique<FaultInjector>(
         plan, [&runner] { return runner.RunningTaskDaemons(); },
-        [&runner, &cluster](const std::string& id) { return cluster ? cluster->Kill(id) : runner.AskToExit(id); }, log);
+        [&runner, &cluster](const std::string& id) {
+          return cluster ? cluster->Kill(id) : runner.AskToExit(id);
+        },
+        log);
   }
   RunSummary summary;
   summary.job = job->name;
@@ -281,12 +319,15 @@ int RunCommand(const RunArgs& given) {
   // runner's; the time outside the runner after the input was prepared (starting a local
   // cluster, a few milliseconds at the end) counts as assigning.
   {
-    auto seconds = [](std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); };
+    auto seconds = [](std::chrono::steady_clock::duration d) {
+      return std::chrono::duration<double>(d).count();
+    };
     const double runner_wall = summary.wall_seconds;
     summary.wall_seconds = seconds(std::chrono::steady_clock::now() - command_start);
     summary.phases.read = app->plan.read_seconds;
     summary.phases.prepare = std::max(0.0, seconds(prepared - command_start) - summary.phases.read);
-    const double before_runner = summary.wall_seconds - seconds(prepared - command_start) - runner_wall;
+    const double before_runner =
+        summary.wall_seconds - seconds(prepared - command_start) - runner_wall;
     summary.phases.assign += std::max(0.0, before_runner);
   }
   if (cluster) cluster->Stop();

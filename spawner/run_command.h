@@ -2,10 +2,9 @@
 // [--json OUT.json]`.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 namespace aiac::spawner {
 
@@ -13,20 +12,22 @@ struct RunArgs {
   std::string job_file;
   std::string config;
   std::vector<std::string> supernodes;
-  int local = 0;          // --local N; -1: --local without N (as many as --platform has nodes)
-  std::string platform;   // --platform P.toml: an emulated platform, with --local
-  double slowdown = 0;    // --slowdown S (with --platform); 0: nodes / cores x the largest power, at least 1
+  int local = 0;         // --local N; -1: --local without N (as many as --platform has nodes)
+  std::string platform;  // --platform P.toml: an emulated platform, with --local
+  double slowdown =
+      0;  // --slowdown S (with --platform); 0: nodes / cores x the largest power, at least 1
   uint64_t platform_seed = 0;  // --platform-seed X (with --platform); 0: --kill-seed, else 1
-  bool shuffle_nodes = false;  // --shuffle-nodes (with --platform): daemons start in a seeded random order
+  bool shuffle_nodes =
+      false;  // --shuffle-nodes (with --platform): daemons start in a seeded random order
   int local_supernodes = 1;
   std::string json;
   std::string log_level;
   std::string mapping = "maheve";
   bool sync = false;
-  std::string balance = "dp";  // --balance dp|dm|off (live balancing, docs/balancing.md)
-  std::string split = "power";  // --split power|equal|sm|sp (the tasks' shares before the run)
+  std::string balance = "dp";        // --balance dp|dm|off (live balancing, docs/balancing.md)
+  std::string split = "power";       // --split power|equal|sm|sp (the tasks' shares before the run)
   std::string migration = "distpm";  // --migration distpm|greedy|spawner (how moved items travel)
-  double kill_every = 0;  // fault injection: seconds between kills (0: none)
+  double kill_every = 0;             // fault injection: seconds between kills (0: none)
   uint32_t kill_count = 1;
   uint64_t kill_seed = 0;  // 0: from the clock
 };

@@ -27,7 +27,8 @@ std::string Choices(const std::vector<std::pair<std::string, E>>& names) {
 template <typename E>
 Result<E> Parse(const std::vector<std::pair<std::string, E>>& names, const std::string& flag,
                 const std::string& name) {
-  auto it = std::find_if(names.begin(), names.end(), [&](const auto& n) { return n.first == name; });
+  auto it =
+      std::find_if(names.begin(), names.end(), [&](const auto& n) { return n.first == name; });
   if (it != names.end()) return it->second;
   return InvalidArgument(flag + " must be " + Choices(names) + ", not '" + name + "'");
 }

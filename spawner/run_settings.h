@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "balance/live_balancer.h"
 #include "balance/lee_cho.h"
+#include "balance/live_balancer.h"
 #include "core/status.h"
 
 namespace aiac::spawner {
@@ -67,7 +67,8 @@ struct RunSettings {
   // A channel's latency (seconds) and seconds per byte between two clusters (the same cluster
   // twice: inside it), when known (an emulated platform's links); unknown channels count as
   // equal.
-  std::function<std::optional<std::pair<double, double>>(const std::string&, const std::string&)> channel;
+  std::function<std::optional<std::pair<double, double>>(const std::string&, const std::string&)>
+      channel;
   // A local emulated platform's daemon ids in the order they were started: the granted daemons
   // are taken in it (the order they came up, which the default mapping follows), not in the
   // order their registrations happened to reach the super-node when they started together.

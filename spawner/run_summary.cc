@@ -8,10 +8,14 @@ namespace aiac::spawner {
 
 const char* RunStatusName(RunStatus status) {
   switch (status) {
-    case RunStatus::kConverged: return "converged";
-    case RunStatus::kFailed: return "failed";
-    case RunStatus::kDiverged: return "diverged";
-    case RunStatus::kAborted: return "aborted";
+    case RunStatus::kConverged:
+      return "converged";
+    case RunStatus::kFailed:
+      return "failed";
+    case RunStatus::kDiverged:
+      return "diverged";
+    case RunStatus::kAborted:
+      return "aborted";
   }
   return "failed";
 }
@@ -30,8 +34,11 @@ nlohmann::json ToJson(const RunSummary& s) {
   j["wall_seconds"] = s.wall_seconds;
   j["setup_seconds"] = s.setup_seconds;
   j["compute_seconds"] = s.compute_seconds;
-  j["phases"] = {{"read", s.phases.read},     {"prepare", s.phases.prepare}, {"assign", s.phases.assign},
-                 {"iterate", s.phases.iterate}, {"gather", s.phases.gather}};
+  j["phases"] = {{"read", s.phases.read},
+                 {"prepare", s.phases.prepare},
+                 {"assign", s.phases.assign},
+                 {"iterate", s.phases.iterate},
+                 {"gather", s.phases.gather}};
   uint64_t lo = 0, hi = 0;
   if (!s.per_task.empty()) {
     auto [mn, mx] = std::minmax_element(
@@ -46,7 +53,9 @@ nlohmann::json ToJson(const RunSummary& s) {
   j["output"] = s.output.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.output);
   j["per_task"] = nlohmann::json::array();
   for (const auto& t : s.per_task) {
-    j["per_task"].push_back({{"task", t.task}, {"daemon", t.daemon}, {"address", t.address},
+    j["per_task"].push_back({{"task", t.task},
+                             {"daemon", t.daemon},
+                             {"address", t.address},
                              {"iterations", t.iterations}});
   }
   uint64_t written = 0, bytes = 0;
@@ -58,7 +67,9 @@ nlohmann::json ToJson(const RunSummary& s) {
   j["failures"] = s.failures;
   j["replacements"] = nlohmann::json::array();
   for (const auto& r : s.replacements) {
-    j["replacements"].push_back({{"task", r.task}, {"failed", r.failed}, {"daemon", r.daemon},
+    j["replacements"].push_back({{"task", r.task},
+                                 {"failed", r.failed},
+                                 {"daemon", r.daemon},
                                  {"restored_iteration", r.restored_iteration},
                                  {"seconds_to_resume", r.seconds_to_resume}});
   }
@@ -66,11 +77,13 @@ nlohmann::json ToJson(const RunSummary& s) {
   j["tightenings"] = s.tightenings;
   j["links"] = nlohmann::json::array();
   for (const LinkFigure& l : s.links) {
-    j["links"].push_back({{"from", l.from},
-                          {"to", l.to},
-                          {"latency_ms", 1e3 * l.alpha},
-                          {"mbps", l.seconds_per_byte > 0 ? nlohmann::json(8e-6 / l.seconds_per_byte) : nlohmann::json()},
-                          {"samples", l.samples}});
+    j["links"].push_back(
+        {{"from", l.from},
+         {"to", l.to},
+         {"latency_ms", 1e3 * l.alpha},
+         {"mbps",
+          l.seconds_per_byte > 0 ? nlohmann::json(8e-6 / l.seconds_per_byte) : nlohmann::json()},
+         {"samples", l.samples}});
   }
   const BalancingStats& b = s.balancing;
   j["balancing"] = {{"mode", b.mode},
@@ -95,28 +108,34 @@ nlohmann::json ToJson(const RunSummary& s) {
 std::string ToText(const RunSummary& s) {
   std::ostringstream out;
   auto j = ToJson(s);
-  out << "job " << s.job << " (" << s.app << ", " << s.mode << "): " << RunStatusName(s.status) << " in " << s.wall_seconds
-      << " s on " << s.tasks << " tasks / " << s.daemons << " daemons, iterations "
-      << j["iterations"]["min"] << ".." << j["iterations"]["max"];
+  out << "job " << s.job << " (" << s.app << ", " << s.mode << "): " << RunStatusName(s.status)
+      << " in " << s.wall_seconds << " s on " << s.tasks << " tasks / " << s.daemons
+      << " daemons, iterations " << j["iterations"]["min"] << ".." << j["iterations"]["max"];
   if (s.residual >= 0) out << ", residual " << s.residual;
-  if (s.failures > 0) out << ", " << s.failures << " daemons lost, " << s.replacements.size() << " replaced";
+  if (s.failures > 0)
+    out << ", " << s.failures << " daemons lost, " << s.replacements.size() << " replaced";
   if (s.supernode_failovers > 0) out << ", " << s.supernode_failovers << " super-node fail-overs";
   if (j["checkpoints"]["written"].get<uint64_t>() > 0) {
-    out << ", " << j["checkpoints"]["written"] << " checkpoints (" << j["checkpoints"]["bytes"].get<uint64_t>() / 1024 << " KiB)";
+    out << ", " << j["checkpoints"]["written"] << " checkpoints ("
+        << j["checkpoints"]["bytes"].get<uint64_t>() / 1024 << " KiB)";
   }
   if (s.tightenings > 0) out << ", local tests tightened " << s.tightenings << " times";
   if (s.balancing.redistributions > 0) {
-    out << ", balancing (" << s.balancing.mode << ") moved " << s.balancing.items_moved << " items in "
-        << s.balancing.redistributions << " redistributions";
+    out << ", balancing (" << s.balancing.mode << ") moved " << s.balancing.items_moved
+        << " items in " << s.balancing.redistributions << " redistributions";
     if (s.balancing.items_between_clusters > 0) {
-      out << " (" << s.balancing.items_between_clusters << " between clusters, " << s.balancing.migration << ")";
+      out << " (" << s.balancing.items_between_clusters << " between clusters, "
+          << s.balancing.migration << ")";
     }
   }
-  if (!s.output.empty()) out << (s.succeeded() ? ", solution in " : ", last (partial) result in ") << s.output;
+  if (!s.output.empty())
+    out << (s.succeeded() ? ", solution in " : ", last (partial) result in ") << s.output;
   if (!s.result.empty()) out << ", result " << s.result.dump();
   char phases[160];
-  std::snprintf(phases, sizeof phases, ", phases read %.2f / prepare %.2f / assign %.2f / iterate %.2f / gather %.2f s",
-                s.phases.read, s.phases.prepare, s.phases.assign, s.phases.iterate, s.phases.gather);
+  std::snprintf(phases, sizeof phases,
+                ", phases read %.2f / prepare %.2f / assign %.2f / iterate %.2f / gather %.2f s",
+                s.phases.read, s.phases.prepare, s.phases.assign, s.phases.iterate,
+                s.phases.gather);
   out << phases;
   if (!s.error.empty()) out << "\nerror: " << s.error;
   return out.str();

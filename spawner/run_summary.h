@@ -13,16 +13,14 @@
 // gathered result fell short of the app's test, so the local tests were tightened), partial
 // (true when the run did not converge but `output` holds the last result gathered), balancing
 // {mode ("dp", "dm" or "off"), migration, checks, redistributions, moves, abandoned, items_moved,
-// items_between_clusters, seconds_moving, planned_seconds, predicted_gain, observed_gain} (live balancing,
-// spawner/live_balancing.h),
-// result (app-defined numbers).
+// items_between_clusters, seconds_moving, planned_seconds, predicted_gain, observed_gain} (live
+// balancing, spawner/live_balancing.h), result (app-defined numbers).
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "spawner/live_balancing.h"
 
@@ -33,7 +31,7 @@ struct TaskOutcome {
   std::string daemon;
   std::string address;
   uint64_t iterations = 0;
-  uint64_t checkpoints = 0;       // copies acknowledged by its backups
+  uint64_t checkpoints = 0;  // copies acknowledged by its backups
   uint64_t checkpoint_bytes = 0;
   bool finished = false;
   std::string data;  // the result slice, app-defined bytes
@@ -68,7 +66,7 @@ struct RunSummary {
   double residual = -1;  // < 0: none
   std::string output;
   uint32_t tasks = 0;
-  uint32_t daemons = 0;  // daemons granted, spares included
+  uint32_t daemons = 0;     // daemons granted, spares included
   double wall_seconds = 0;  // the whole run command, input read to summary
   double setup_seconds = -1;
   double compute_seconds = -1;

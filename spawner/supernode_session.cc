@@ -81,7 +81,8 @@ awaitable<void> SupernodeSession::KeepLinked() {
       last_error_ = "super-node " + target.ToString() + ": " + conn.status().message();
       if (linked_once_) log_->warn("{}; trying the next one", last_error_);
       // A wrong key does not fix itself: once every super-node refused it, waiters hear at once.
-      if (conn.status().code() == StatusCode::kUnauthenticated && ++refusals_in_a_row_ >= supernodes_.size()) {
+      if (conn.status().code() == StatusCode::kUnauthenticated &&
+          ++refusals_in_a_row_ >= supernodes_.size()) {
         Signal();
       }
       if (next % supernodes_.size() == 0) {
@@ -129,7 +130,8 @@ awaitable<Status> SupernodeSession::Serve(net::ConnectionPtr conn) {
     GrantAnswer answer;
     answer.error = Printable(g.getError().cStr(), 300, false);
     for (auto d : g.getDaemons()) {
-      answer.daemons.push_back({d.getId().cStr(), d.getAddress().cStr(), d.getCluster().cStr(), d.getPower()});
+      answer.daemons.push_back(
+          {d.getId().cStr(), d.getAddress().cStr(), d.getCluster().cStr(), d.getPower()});
     }
     it->second->Fill(std::move(answer));
   }
@@ -145,8 +147,9 @@ awaitable<Status> SupernodeSession::WaitConnected(int rounds) {
   co_return Unavailable("stopped");
 }
 
-awaitable<Result<GrantAnswer>> SupernodeSession::Request(std::string job, uint32_t count, uint32_t spares,
-                                                        Clock::time_point deadline) {
+awaitable<Result<GrantAnswer>> SupernodeSession::Request(std::string job, uint32_t count,
+                                                         uint32_t spares,
+                                                         Clock::time_point deadline) {
   const Clock::time_point wanted = deadline;
   deadline = std::max(deadline, Clock::now() + kMinAnswerTime);
   while (!stopping_ && Clock::now() < deadline) {
@@ -157,9 +160,9 @@ awaitable<Result<GrantAnswer>> SupernodeSession::Request(std::string job, uint32
     // Held until the caller's deadline, kMaxHold at most, and ended a second before the answer
     // is due: a request sent again after a fail-over, late in the wait, is held less.
     const auto now = Clock::now();
-    const auto hold = std::clamp(
-        std::chrono::duration_cast<std::chrono::milliseconds>(std::min(wanted, deadline - std::chrono::seconds(1)) - now),
-        std::chrono::milliseconds(0), kMaxHold);
+    const auto hold = std::clamp(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                     std::min(wanted, deadline - std::chrono::seconds(1)) - now),
+                                 std::chrono::milliseconds(0), kMaxHold);
     const uint64_t id = next_request_++;
     auto slot = std::make_shared<net::ReplySlot<GrantAnswer>>(co_await asio::this_coro::executor);
     pending_[id] = slot;
@@ -176,7 +179,8 @@ awaitable<Result<GrantAnswer>> SupernodeSession::Request(std::string job, uint32
     pending_.erase(id);
     if (reply) co_return std::move(*reply);
   }
-  co_return Unavailable(last_error_.empty() ? std::string("no super-node answered in time") : last_error_);
+  co_return Unavailable(last_error_.empty() ? std::string("no super-node answered in time")
+                                            : last_error_);
 }
 
 void SupernodeSession::Release(const std::string& job, const std::vector<std::string>& ids) {

@@ -90,7 +90,7 @@ class SupernodeSession {
   std::set<net::asio::steady_timer*> waiters_;  // one timer per coroutine in WaitForChange()
   std::map<uint64_t, std::shared_ptr<net::ReplySlot<GrantAnswer>>> pending_;
   uint64_t next_request_ = 1;
-  int passes_failed_ = 0;  // passes over the list with no answer, since the last link
+  int passes_failed_ = 0;         // passes over the list with no answer, since the last link
   size_t refusals_in_a_row_ = 0;  // super-nodes that refused our key, since the last link
   std::string last_error_;
   int failovers_ = 0;

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cmath>
 
-#include "runtime/move_kind_wire.h"
-#include "runtime/plugin.h"
 #include "core/printable.h"
 #include "net/capnp_bytes.h"
+#include "runtime/move_kind_wire.h"
+#include "runtime/plugin.h"
 
 namespace aiac::spawner {
 
@@ -23,12 +23,14 @@ std::optional<uint64_t> IncarnationOf(proto::Envelope::Reader env) {
   return std::nullopt;
 }
 
-double Seconds(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
+double Seconds(std::chrono::steady_clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
 
 }  // namespace
 
-Supervisor::Supervisor(SupervisorSettings settings, std::unique_ptr<Deployment> deployment, SupervisorPort port,
-                       Logger log)
+Supervisor::Supervisor(SupervisorSettings settings, std::unique_ptr<Deployment> deployment,
+                       SupervisorPort port, Logger log)
     : settings_(std::move(settings)),
       deployment_(std::move(deployment)),
       port_(std::move(port)),
@@ -53,7 +55,9 @@ void Supervisor::SetGroups(std::vector<std::vector<uint32_t>> groups) {
 
 const std::vector<uint32_t>& Supervisor::group(size_t task) const {
   static const std::vector<uint32_t> kNone;
-  return task < group_of_.size() && group_of_[task] >= 0 ? groups_[static_cast<size_t>(group_of_[task])] : kNone;
+  return task < group_of_.size() && group_of_[task] >= 0
+             ? groups_[static_cast<size_t>(group_of_[task])]
+             : kNone;
 }
 
 void Supervisor::Deploy(SteadyTime now) {
@@ -74,7 +78,8 @@ void Supervisor::OnConnected(size_t task, uint64_t incarnation, SteadyTime now) 
   s.last_heard = s.reached_at = now;
 }
 
-void Supervisor::OnUnreachable(size_t task, uint64_t incarnation, const std::string& why, SteadyTime now) {
+void Supervisor::OnUnreachable(size_t task, uint64_t incarnation, const std::string& why,
+                               SteadyTime now) {
   // Granted but unreachable (killed since it registered, say): replaced like a lost one.
   if (Current(task, incarnation)) Lose(task, "unreachable: " + why, now);
 }
@@ -85,15 +90,17 @@ void Supervisor::OnLost(size_t task, uint64_t incarnation, const std::string& wh
   if (!tasks_[task].outcome.finished) Lose(task, "lost: " + why, now);
 }
 
-void Supervisor::OnReport(size_t task, uint64_t incarnation, proto::Envelope::Reader env, SteadyTime now) {
+void Supervisor::OnReport(size_t task, uint64_t incarnation, proto::Envelope::Reader env,
+                          SteadyTime now) {
   if (!Current(task, incarnation)) return;
   TaskState& s = tasks_[task];
   s.last_heard = now;
   // Fencing: a report of another incarnation of the task never counts (logged once).
   if (auto from = IncarnationOf(env); from && *from != incarnation) {
     if (s.stale_logged != incarnation) {
-      log_->warn("job {}: dropped a report of task {} from incarnation {} on daemon {} (current {})",
-                 settings_.job_id, task, *from, s.outcome.daemon, incarnation);
+      log_->warn(
+          "job {}: dropped a report of task {} from incarnation {} on daemon {} (current {})",
+          settings_.job_id, task, *from, s.outcome.daemon, incarnation);
       s.stale_logged = incarnation;
     }
     return;
@@ -102,8 +109,8 @@ void Supervisor::OnReport(size_t task, uint64_t incarnation, proto::Envelope::Re
   if (env.isRefuse()) {
     // The daemon closes on us for something we sent (a frame over its max_frame_bytes, say):
     // any daemon would, so the run fails with its reason instead of replacing it.
-    Fail(who + " (task " + std::to_string(task) + ") closed the connection: " +
-         Printable(env.getRefuse().getReason().cStr(), 300, false));
+    Fail(who + " (task " + std::to_string(task) +
+         ") closed the connection: " + Printable(env.getRefuse().getReason().cStr(), 300, false));
   } else if (env.isTaskReady()) {
     OnReady(task, env.getTaskReady(), now);
   } else if (env.isTaskProgress()) {
@@ -134,8 +141,9 @@ void Supervisor::OnReport(size_t task, uint64_t incarnation, proto::Envelope::Re
     s.outcome.checkpoints = std::max(s.outcome.checkpoints, r.getCheckpoints());
     s.outcome.checkpoint_bytes = std::max(s.outcome.checkpoint_bytes, r.getCheckpointBytes());
     if (r.getError().size() > 0) {
-      Fail("task " + std::to_string(task) + " failed: " + Printable(r.getError().cStr(), 300, false),
-           r.getDiverged() ? RunStatus::kDiverged : RunStatus::kFailed);
+      Fail(
+          "task " + std::to_string(task) + " failed: " + Printable(r.getError().cStr(), 300, false),
+          r.getDiverged() ? RunStatus::kDiverged : RunStatus::kFailed);
     } else {
       s.outcome.data = net::AsString(r.getData());
       s.outcome.finished = true;
@@ -151,7 +159,8 @@ void Supervisor::OnProgress(size_t task, proto::TaskProgress::Reader p, SteadyTi
   s.outcome.checkpoints = std::max(s.outcome.checkpoints, p.getCheckpoints());
   s.outcome.checkpoint_bytes = std::max(s.outcome.checkpoint_bytes, p.getCheckpointBytes());
   // A relayed report may come after a newer one sent straight (its coordinator was slow).
-  if (s.report && (p.getIteration() < s.report->iteration || p.getMoves() < s.report->moves)) return;
+  if (s.report && (p.getIteration() < s.report->iteration || p.getMoves() < s.report->moves))
+    return;
   TaskReport r;
   r.iteration = p.getIteration();
   r.work_done = p.getWorkDone();
@@ -162,15 +171,16 @@ void Supervisor::OnProgress(size_t task, proto::TaskProgress::Reader p, SteadyTi
   r.n_std = p.getRunQueueStd();
   r.busy_s = p.getBusySeconds();
   for (auto l : p.getLinks()) {
-    r.links.push_back({Printable(l.getDaemonId().cStr(), 128, false), l.getAlpha(), l.getSecondsPerByte(),
-                       l.getSamples()});
+    r.links.push_back({Printable(l.getDaemonId().cStr(), 128, false), l.getAlpha(),
+                       l.getSecondsPerByte(), l.getSamples()});
   }
   s.report = r;
   s.report_at = now;
   if (r.items >= 0 && !ledger_.busy()) {
     // Every item owned by exactly one task: the counts add up whenever nothing is in transit.
     std::vector<std::pair<int64_t, uint64_t>> counts;
-    for (const auto& t : tasks_) counts.emplace_back(t.report ? t.report->items : -1, t.report ? t.report->moves : 0);
+    for (const auto& t : tasks_)
+      counts.emplace_back(t.report ? t.report->items : -1, t.report ? t.report->moves : 0);
     if (std::string wrong = ledger_.CheckCounts(counts); !wrong.empty()) Fail(wrong);
   }
 }
@@ -179,8 +189,9 @@ void Supervisor::OnGroupReports(size_t task, proto::GroupReports::Reader g, Stea
   const std::vector<uint32_t>& group = this->group(task);
   if (group.empty() || group.front() != task || g.getJob() != settings_.job_id) {
     if (!bad_group_report_logged_) {
-      log_->warn("job {}: ignored group reports from daemon {}, which does not coordinate task {}'s group",
-                 settings_.job_id, tasks_[task].outcome.daemon, task);
+      log_->warn(
+          "job {}: ignored group reports from daemon {}, which does not coordinate task {}'s group",
+          settings_.job_id, tasks_[task].outcome.daemon, task);
       bad_group_report_logged_ = true;
     }
     return;
@@ -189,8 +200,9 @@ void Supervisor::OnGroupReports(size_t task, proto::GroupReports::Reader g, Stea
     const uint32_t t = p.getTask();
     if (std::find(group.begin(), group.end(), t) == group.end()) {
       if (!bad_group_report_logged_) {
-        log_->warn("job {}: ignored a report of task {} from daemon {}, the coordinator of another group",
-                   settings_.job_id, t, tasks_[task].outcome.daemon);
+        log_->warn(
+            "job {}: ignored a report of task {} from daemon {}, the coordinator of another group",
+            settings_.job_id, t, tasks_[task].outcome.daemon);
         bad_group_report_logged_ = true;
       }
       continue;
@@ -222,20 +234,24 @@ void Supervisor::OnReady(size_t task, proto::TaskReady::Reader r, SteadyTime now
     rep.seconds_to_resume = Seconds(now - s.failed_at);
     s.outcome.iterations = rep.restored_iteration;
     s.replacement = -1;
-    log_->info("job {}: task {} resumes on daemon {} from iteration {}, {:.2f} s after the loss", settings_.job_id,
-               task, s.outcome.daemon, rep.restored_iteration, rep.seconds_to_resume);
+    log_->info("job {}: task {} resumes on daemon {} from iteration {}, {:.2f} s after the loss",
+               settings_.job_id, task, s.outcome.daemon, rep.restored_iteration,
+               rep.seconds_to_resume);
     // Its checkpoint may be from before item moves it took part in, or hold an export whose
     // reply was lost: the ledger's steps bring it to what the other tasks assume.
     std::vector<runtime::ExportedItems> outbox;
-    for (auto x : r.getOutbox()) outbox.push_back({x.getMove(), x.getMoves(), x.getCount(), net::AsString(x.getItems())});
+    for (auto x : r.getOutbox())
+      outbox.push_back({x.getMove(), x.getMoves(), x.getCount(), net::AsString(x.getItems())});
     const LedgerOutcome restored = ledger_.OnRestored(task, r.getRestoredMoves(), outbox);
     if (!restored.send.empty() || r.getRestoredMoves() > 0) {
-      log_->info("job {}: task {} restored at item move {}: {} move steps to take again", settings_.job_id, task,
-                 r.getRestoredMoves(), restored.send.size());
+      log_->info("job {}: task {} restored at item move {}: {} move steps to take again",
+                 settings_.job_id, task, r.getRestoredMoves(), restored.send.size());
     }
     Apply(restored, now);
   }
-  if (started_) port_.send(task, [&](proto::Envelope::Builder e) { e.initStartTask().setJob(settings_.job_id); });
+  if (started_)
+    port_.send(task,
+               [&](proto::Envelope::Builder e) { e.initStartTask().setJob(settings_.job_id); });
   Changed();
 }
 
@@ -258,8 +274,10 @@ void Supervisor::Apply(const LedgerOutcome& outcome, SteadyTime now) {
     auto under_way = moves_.find(step.move.move);
     MoveUnderWay* m = under_way == moves_.end() ? nullptr : &under_way->second;
     const bool routed = m && m->routed && !m->direct;
-    const bool routed_export = routed && step.move.kind == runtime::MoveKind::kExport && step.task == m->path.front();
-    const bool routed_import = routed && step.move.kind == runtime::MoveKind::kImport && step.task == m->path.back();
+    const bool routed_export =
+        routed && step.move.kind == runtime::MoveKind::kExport && step.task == m->path.front();
+    const bool routed_import =
+        routed && step.move.kind == runtime::MoveKind::kImport && step.task == m->path.back();
     port_.send(step.task, [&](proto::Envelope::Builder e) {
       auto mi = e.initMoveItems();
       mi.setJob(settings_.job_id);
@@ -302,10 +320,11 @@ void Supervisor::Apply(const LedgerOutcome& outcome, SteadyTime now) {
       moves_.erase(m);
     }
     if (c.abandoned) {
-      log_->warn("job {}: move {} from task {} to task {} abandoned: {}", settings_.job_id, c.move, c.from, c.to, c.why);
+      log_->warn("job {}: move {} from task {} to task {} abandoned: {}", settings_.job_id, c.move,
+                 c.from, c.to, c.why);
     } else {
-      log_->info("job {}: move {}: {} items from task {} to task {} in {:.3f} s, {}", settings_.job_id, c.move, c.count,
-                 c.from, c.to, Seconds(now - started), way);
+      log_->info("job {}: move {}: {} items from task {} to task {} in {:.3f} s, {}",
+                 settings_.job_id, c.move, c.count, c.from, c.to, Seconds(now - started), way);
       // It holds other work now: whatever it said of its convergence before no longer counts.
       // (Only when it imported something: its runner then reports its convergence anew; an
       // export of no item never reaches the target, which would stay withdrawn for good.)
@@ -323,7 +342,8 @@ Supervisor::MoveStart Supervisor::BeginMove(size_t from, size_t to, double work,
     return MoveStart::kRefused;
   }
   for (size_t t : {from, to}) {
-    if (!tasks_[t].connected || !tasks_[t].ready || tasks_[t].outcome.finished) return MoveStart::kRefused;
+    if (!tasks_[t].connected || !tasks_[t].ready || tasks_[t].outcome.finished)
+      return MoveStart::kRefused;
   }
   if (ledger_.busy(from) || ledger_.busy(to)) return MoveStart::kBusy;
   MoveUnderWay m;
@@ -351,7 +371,8 @@ void Supervisor::SendImportDirectly(uint64_t move, const std::string& why, Stead
   m->second.direct = true;
   auto import = ledger_.ImportInFlight(move);
   if (!import) return;  // not exported yet: the import will carry the items
-  log_->warn("job {}: move {}: {}; the spawner sends the items itself", settings_.job_id, move, why);
+  log_->warn("job {}: move {}: {}; the spawner sends the items itself", settings_.job_id, move,
+             why);
   Apply({{*import}, std::nullopt, ""}, now);
 }
 
@@ -370,10 +391,13 @@ std::optional<std::pair<TaskReport, SteadyTime>> Supervisor::report(size_t task)
 void Supervisor::Tick(SteadyTime now) {
   std::vector<uint64_t> late;
   for (const auto& [move, m] : moves_) {
-    if (m.routed && !m.direct && m.import_named && now - *m.import_named >= kRouteTimeout) late.push_back(move);
+    if (m.routed && !m.direct && m.import_named && now - *m.import_named >= kRouteTimeout)
+      late.push_back(move);
   }
   for (uint64_t move : late) {
-    SendImportDirectly(move, "its items did not come by their route within " + std::to_string(kRouteTimeout.count()) + " s",
+    SendImportDirectly(move,
+                       "its items did not come by their route within " +
+                           std::to_string(kRouteTimeout.count()) + " s",
                        now);
   }
   for (size_t t = 0; t < tasks_.size(); ++t) {
@@ -384,7 +408,10 @@ void Supervisor::Tick(SteadyTime now) {
     } else if (!s.ready && now - s.reached_at >= settings_.setup_timeout) {
       // Building a large block may keep a daemon quiet for seconds before its TaskReady, hence a
       // limit of its own for the setup.
-      Lose(t, "not ready " + std::to_string(settings_.setup_timeout.count()) + " ms after its assignment", now);
+      Lose(t,
+           "not ready " + std::to_string(settings_.setup_timeout.count()) +
+               " ms after its assignment",
+           now);
     }
   }
 }
@@ -397,7 +424,8 @@ void Supervisor::Lose(size_t task, const std::string& why, SteadyTime now) {
   if (!failure_.empty() || halting_) return;
   if (settings_.sync) {
     // A task restored at iteration k would wait for values of k + 1 its neighbours sent long ago.
-    Fail("daemon " + dead + " (task " + std::to_string(task) + ") " + why + "; sync mode cannot replace a daemon");
+    Fail("daemon " + dead + " (task " + std::to_string(task) + ") " + why +
+         "; sync mode cannot replace a daemon");
     return;
   }
   // From here on the dead daemon's incarnation is over: the runner stops acting for it, and a
@@ -408,10 +436,13 @@ void Supervisor::Lose(size_t task, const std::string& why, SteadyTime now) {
   for (auto& [move, m] : moves_) {
     if (!m.routed || std::count(m.path.begin(), m.path.end(), task) == 0) continue;
     // A lost target gets the items from its restore (OnRestored), not now.
-    if (task == m.path.back()) m.direct = true;
-    else cut.push_back(move);
+    if (task == m.path.back())
+      m.direct = true;
+    else
+      cut.push_back(move);
   }
-  for (uint64_t move : cut) SendImportDirectly(move, "daemon " + dead + " on the items' route is lost", now);
+  for (uint64_t move : cut)
+    SendImportDirectly(move, "daemon " + dead + " on the items' route is lost", now);
   s.ready = false;
   s.change = 0;
   s.failed_at = now;
@@ -423,15 +454,16 @@ void Supervisor::Lose(size_t task, const std::string& why, SteadyTime now) {
   if (deployment_->Lose(task)) {
     Move(task, dead);
   } else {
-    log_->info("job {}: no granted daemon is free for task {}; asking the super-node for one", settings_.job_id, task);
+    log_->info("job {}: no granted daemon is free for task {}; asking the super-node for one",
+               settings_.job_id, task);
     port_.request_daemon(task, deployment_->task(task).incarnation,
                          "daemon " + dead + " (task " + std::to_string(task) + ") " + why);
   }
   Changed();
 }
 
-bool Supervisor::AddDaemons(size_t task, uint64_t incarnation, const std::vector<GrantedDaemon>& daemons,
-                            SteadyTime now) {
+bool Supervisor::AddDaemons(size_t task, uint64_t incarnation,
+                            const std::vector<GrantedDaemon>& daemons, SteadyTime now) {
   if (!Current(task, incarnation) || !deployment_->task(task).waiting) return false;
   deployment_->AddGranted(daemons);
   const std::string dead = tasks_[task].outcome.daemon;  // Move overwrites it
@@ -448,8 +480,8 @@ void Supervisor::Move(size_t task, const std::string& dead) {
   s.outcome.address = next.address;
   s.replacement = static_cast<int>(replacements_.size());
   replacements_.push_back({static_cast<uint32_t>(task), dead, next.daemon, 0, -1});
-  log_->info("job {}: task {} goes to daemon {} (incarnation {})", settings_.job_id, task, next.daemon,
-             next.incarnation);
+  log_->info("job {}: task {} goes to daemon {} (incarnation {})", settings_.job_id, task,
+             next.daemon, next.incarnation);
   // Every other daemon first learns where the task went (its values, its checkpoints, and the
   // dead daemon's role as a backup); then the replacement gets the task.
   for (size_t t = 0; t < tasks_.size(); ++t) {
@@ -484,7 +516,8 @@ uint64_t Supervisor::RequestSnapshots() {
 }
 
 bool Supervisor::SnapshotsComplete() const {
-  return std::all_of(tasks_.begin(), tasks_.end(), [](const TaskState& s) { return s.snapshot.has_value(); });
+  return std::all_of(tasks_.begin(), tasks_.end(),
+                     [](const TaskState& s) { return s.snapshot.has_value(); });
 }
 
 std::vector<std::string> Supervisor::TakeSnapshots() {
@@ -524,7 +557,8 @@ bool Supervisor::AllReady() const {
 }
 
 bool Supervisor::AllFinished() const {
-  return std::all_of(tasks_.begin(), tasks_.end(), [](const TaskState& s) { return s.outcome.finished; });
+  return std::all_of(tasks_.begin(), tasks_.end(),
+                     [](const TaskState& s) { return s.outcome.finished; });
 }
 
 std::vector<TaskOutcome> Supervisor::outcomes() const {
@@ -568,7 +602,8 @@ std::optional<size_t> Supervisor::TaskOn(const std::string& daemon) const {
 
 void Supervisor::OnConvergenceEvent() {
   if (auto round = detector_.RoundToOpen()) {
-    log_->debug("job {}: every task locally converged, confirmation round {}", settings_.job_id, *round);
+    log_->debug("job {}: every task locally converged, confirmation round {}", settings_.job_id,
+                *round);
     SendAll([&](proto::Envelope::Builder e) {
       auto q = e.initConvergenceQuery();
       q.setJob(settings_.job_id);

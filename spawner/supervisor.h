@@ -20,9 +20,9 @@
 #include <string>
 #include <vector>
 
-#include "runtime/convergence.h"
 #include "core/logging.h"
 #include "proto/aiac.capnp.h"
+#include "runtime/convergence.h"
 #include "spawner/deployment.h"
 #include "spawner/live_balancing.h"
 #include "spawner/move_ledger.h"
@@ -71,7 +71,8 @@ struct SupervisorProgress {
 
 class Supervisor {
  public:
-  Supervisor(SupervisorSettings settings, std::unique_ptr<Deployment> deployment, SupervisorPort port, Logger log);
+  Supervisor(SupervisorSettings settings, std::unique_ptr<Deployment> deployment,
+             SupervisorPort port, Logger log);
 
   // DistPM's groups (distpm-workload-migration.md section 4.1; spawner/gateways.h ReportGroups):
   // the tasks of each, in task order; the first one's daemon coordinates the group and sends its
@@ -96,7 +97,8 @@ class Supervisor {
   void OnReport(size_t task, uint64_t incarnation, proto::Envelope::Reader env, SteadyTime now);
   // Daemons a super-node granted for waiting task `task` (`incarnation`): the mapping places
   // it among them. False when the task is no longer waiting for them or none fits.
-  bool AddDaemons(size_t task, uint64_t incarnation, const std::vector<GrantedDaemon>& daemons, SteadyTime now);
+  bool AddDaemons(size_t task, uint64_t incarnation, const std::vector<GrantedDaemon>& daemons,
+                  SteadyTime now);
   // Time passes: daemons silent past the failure timeout, or not ready past the setup timeout,
   // are lost.
   void Tick(SteadyTime now);
@@ -136,8 +138,8 @@ class Supervisor {
   // The task daemon `daemon` runs and is connected for, if any.
   std::optional<size_t> TaskOn(const std::string& daemon) const;
 
-  // ---- Live balancing (docs/balancing.md): item moves between running tasks, kept in a MoveLedger so
-  // that a lost daemon neither loses nor duplicates items; moves of disjoint pairs of tasks run
+  // ---- Live balancing (docs/balancing.md): item moves between running tasks, kept in a MoveLedger
+  // so that a lost daemon neither loses nor duplicates items; moves of disjoint pairs of tasks run
   // side by side.
   enum class MoveStart {
     kStarted,
@@ -169,8 +171,8 @@ class Supervisor {
     bool ready = false;
     double change = 0;
     SteadyTime last_heard{}, reached_at{};
-    SteadyTime failed_at{};  // when its previous daemon was lost
-    int replacement = -1;    // index in replacements_ while its new daemon restores
+    SteadyTime failed_at{};     // when its previous daemon was lost
+    int replacement = -1;       // index in replacements_ while its new daemon restores
     uint64_t stale_logged = 0;  // the incarnation whose stale reports were logged
     std::optional<std::string> snapshot;
     std::optional<TaskReport> report;  // its latest TaskProgress figures
@@ -195,7 +197,9 @@ class Supervisor {
   // again with the items.
   void SendImportDirectly(uint64_t move, const std::string& why, SteadyTime now);
   void SendAll(const EnvelopeFill& fill);
-  void Changed() { if (port_.changed) port_.changed(); }
+  void Changed() {
+    if (port_.changed) port_.changed();
+  }
 
   SupervisorSettings settings_;
   std::unique_ptr<Deployment> deployment_;

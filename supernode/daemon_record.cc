@@ -1,12 +1,11 @@
 #include "supernode/daemon_record.h"
 
 #include <cmath>
+#include <nlohmann/json.hpp>
 
 #include "core/endpoint.h"
 #include "core/names.h"
 #include "core/printable.h"
-
-#include <nlohmann/json.hpp>
 
 namespace aiac::supernode {
 
@@ -47,9 +46,9 @@ DaemonRecord FromProto(proto::DaemonInfo::Reader in) {
 }
 
 std::string Encode(const DaemonRecord& r) {
-  nlohmann::json j = {{"id", r.id},     {"address", r.address}, {"cluster", r.cluster},
-                      {"power", r.power}, {"cores", r.cores},   {"busy", r.busy},
-                      {"job", r.job},   {"owner", r.owner},     {"seq", r.seq}};
+  nlohmann::json j = {{"id", r.id},       {"address", r.address}, {"cluster", r.cluster},
+                      {"power", r.power}, {"cores", r.cores},     {"busy", r.busy},
+                      {"job", r.job},     {"owner", r.owner},     {"seq", r.seq}};
   return j.dump();
 }
 

@@ -16,9 +16,9 @@ struct DaemonRecord {
   double power = 1.0;
   uint32_t cores = 1;
   bool busy = false;
-  std::string job;      // set while busy
-  std::string owner;    // id of the super-node the daemon registered with
-  uint64_t seq = 0;     // registration order at the owner; grants follow it
+  std::string job;    // set while busy
+  std::string owner;  // id of the super-node the daemon registered with
+  uint64_t seq = 0;   // registration order at the owner; grants follow it
 
   friend bool operator==(const DaemonRecord&, const DaemonRecord&) = default;
 };

@@ -1,16 +1,15 @@
 // aiac-supernode: keeps the registry of free daemons and hands them to spawners.
 #include <CLI/CLI.hpp>
-
 #include <cstdio>
 #include <filesystem>
 
 #include "core/endpoint.h"
-#include "core/names.h"
 #include "core/hex.h"
 #include "core/logging.h"
+#include "core/names.h"
 #include "core/ready_file.h"
-#include "net/random.h"
 #include "net/net_config.h"
+#include "net/random.h"
 #include "supernode/registry.h"
 #include "supernode/registry_store.h"
 #include "supernode/supernode_service.h"
@@ -55,7 +54,8 @@ int main(int argc, char** argv) {
     if (auto e = ParseEndpoint(p); !e.ok()) return Fail(e.status());
   }
   if (options.id.empty()) {
-    options.id = "sn-" + (endpoint->port ? std::to_string(endpoint->port) : Hex(net::RandomBytes(3)));
+    options.id =
+        "sn-" + (endpoint->port ? std::to_string(endpoint->port) : Hex(net::RandomBytes(3)));
   }
   if (Status s = CheckName("super-node id", options.id); !s.ok()) return Fail(s);
   Logger log = MakeLogger("supernode", *log_level);
@@ -63,8 +63,10 @@ int main(int argc, char** argv) {
   auto store = supernode::RocksDbRegistryStore::Open(options.data_dir);
   if (!store.ok()) return Fail(store.status());
   for (const auto& warning : (*store)->recovery_warnings()) {
-    log->warn("registry store {}: write-ahead log recovery dropped data ({}); daemons registered "
-              "after that point were lost and will register again", options.data_dir, warning);
+    log->warn(
+        "registry store {}: write-ahead log recovery dropped data ({}); daemons registered "
+        "after that point were lost and will register again",
+        options.data_dir, warning);
   }
   supernode::Registry registry(options.id, store->get());
   if (Status s = registry.Load(supernode::Registry::Clock::now()); !s.ok()) return Fail(s);
@@ -76,7 +78,8 @@ int main(int argc, char** argv) {
   log->info("super-node {} listening on {} ({} daemons in registry, {} peers)", options.id,
             bound->ToString(), registry.size(), options.peers.size());
   if (!options.ready_file.empty()) {
-    if (Status s = WriteFileAtomically(options.ready_file, bound->ToString()); !s.ok()) return Fail(s);
+    if (Status s = WriteFileAtomically(options.ready_file, bound->ToString()); !s.ok())
+      return Fail(s);
   }
 
   net::asio::signal_set signals(io, SIGINT, SIGTERM);

@@ -100,14 +100,14 @@ std::vector<DaemonRecord> Registry::Expire(Clock::time_point now,
 }
 
 Result<std::vector<DaemonRecord>> Registry::Grant(const std::string& job, size_t count,
-                                                 Clock::time_point now) {
+                                                  Clock::time_point now) {
   std::vector<Entry*> candidates;
   for (auto& [id, entry] : entries_) {
     if (!entry.record.busy) candidates.push_back(&entry);
   }
   if (candidates.size() < count) {
-    return ResourceExhausted("only " + std::to_string(candidates.size()) +
-                             " free daemons, " + std::to_string(count) + " needed");
+    return ResourceExhausted("only " + std::to_string(candidates.size()) + " free daemons, " +
+                             std::to_string(count) + " needed");
   }
   std::sort(candidates.begin(), candidates.end(),
             [](const Entry* a, const Entry* b) { return a->record.seq < b->record.seq; });

@@ -50,14 +50,15 @@ Status RocksDbRegistryStore::Put(const DaemonRecord& record) {
   rocksdb::WriteOptions w;
   w.sync = true;
   return Track(storage::FromRocks(db_->Put(w, std::string(kPrefix) + record.id, Encode(record)),
-                         "store daemon " + record.id));
+                                  "store daemon " + record.id));
 }
 
 Status RocksDbRegistryStore::Delete(const std::string& id) {
   AIAC_RETURN_IF_ERROR(Writable());
   rocksdb::WriteOptions w;
   w.sync = true;
-  return Track(storage::FromRocks(db_->Delete(w, std::string(kPrefix) + id), "delete daemon " + id));
+  return Track(
+      storage::FromRocks(db_->Delete(w, std::string(kPrefix) + id), "delete daemon " + id));
 }
 
 Result<std::vector<DaemonRecord>> RocksDbRegistryStore::LoadAll() {

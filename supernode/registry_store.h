@@ -4,8 +4,9 @@
 // Storage faults are errors, never aborts: RocksDB asserts when it is asked to write again after
 // a failed write, so the RocksDB store checks its filesystem before every write
 // (storage::CheckWritable: read-only, or too little free space: refused without touching
-// RocksDB), and after any failed write it refuses every write until ReplaceAll reopens it. What WAL recovery reported while opening
-// (a corrupt or truncated log drops the records after the damage) is kept for the caller to log.
+// RocksDB), and after any failed write it refuses every write until ReplaceAll reopens it. What WAL
+// recovery reported while opening (a corrupt or truncated log drops the records after the damage)
+// is kept for the caller to log.
 #pragma once
 
 #include <cstdint>

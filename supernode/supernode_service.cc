@@ -68,9 +68,15 @@ void SupernodeService::Stop() {
 
 awaitable<void> SupernodeService::Serve(net::ConnectionPtr conn) {
   switch (conn->peer().role) {
-    case proto::Role::DAEMON: co_await ServeDaemon(conn); break;
-    case proto::Role::SPAWNER: co_await ServeSpawner(conn); break;
-    case proto::Role::SUPERNODE: co_await ServePeer(conn); break;
+    case proto::Role::DAEMON:
+      co_await ServeDaemon(conn);
+      break;
+    case proto::Role::SPAWNER:
+      co_await ServeSpawner(conn);
+      break;
+    case proto::Role::SUPERNODE:
+      co_await ServePeer(conn);
+      break;
   }
 }
 
@@ -108,12 +114,10 @@ awaitable<void> SupernodeService::ServeDaemon(net::ConnectionPtr conn) {
                  known ? "re-registered" : "registered", rec.address, rec.cluster, rec.power,
                  rec.cores);
       WakeHeld();
-      conn->SendEnvelope([&](proto::Envelope::Builder e) {
-        e.initRegisterAck().setSupernodeId(options_.id);
-      });
+      conn->SendEnvelope(
+          [&](proto::Envelope::Builder e) { e.initRegisterAck().setSupernodeId(options_.id); });
     } else if (env.isHeartbeat()) {
-      const bool known =
-          registry_.Heartbeat(conn->peer().id, env.getHeartbeat().getBusy(), now);
+      const bool known = registry_.Heartbeat(conn->peer().id, env.getHeartbeat().getBusy(), now);
       conn->SendEnvelope([&](proto::Envelope::Builder e) { e.initHeartbeatAck().setKnown(known); });
     } else {
       log_->warn("closed {}: unexpected message from a daemon", conn->Describe());
@@ -140,8 +144,10 @@ awaitable<void> SupernodeService::ServeSpawner(net::ConnectionPtr conn) {
       const size_t count = size_t{req.getCount()} + req.getSpares();
       if (req.getHoldMs() > 0) {
         // Held on a coroutine of its own: the connection goes on serving meanwhile.
-        const auto hold = std::chrono::milliseconds(std::min<uint32_t>(req.getHoldMs(), kMaxHoldMs));
-        net::SpawnLogged(io_.get_executor(), GrantWhenMet(conn, request_id, job, count, hold), log_, "held request");
+        const auto hold =
+            std::chrono::milliseconds(std::min<uint32_t>(req.getHoldMs(), kMaxHoldMs));
+        net::SpawnLogged(io_.get_executor(), GrantWhenMet(conn, request_id, job, count, hold), log_,
+                         "held request");
         continue;
       }
       GrantOutcome outcome = co_await GrantFor(job, count, true);
@@ -166,8 +172,9 @@ awaitable<void> SupernodeService::ServeSpawner(net::ConnectionPtr conn) {
   }
 }
 
-awaitable<void> SupernodeService::GrantWhenMet(net::ConnectionPtr conn, uint64_t request_id, std::string job,
-                                               size_t count, std::chrono::milliseconds hold) {
+awaitable<void> SupernodeService::GrantWhenMet(net::ConnectionPtr conn, uint64_t request_id,
+                                               std::string job, size_t count,
+                                               std::chrono::milliseconds hold) {
   const auto deadline = std::chrono::steady_clock::now() + hold;
   asio::steady_timer wake(io_);
   bool held_logged = false;
@@ -179,18 +186,20 @@ awaitable<void> SupernodeService::GrantWhenMet(net::ConnectionPtr conn, uint64_t
       co_return;
     }
     if (outcome.error.empty()) {
-      log_->info("granted {} daemons to job {} ({})", outcome.daemons.size(), job, conn->Describe());
+      log_->info("granted {} daemons to job {} ({})", outcome.daemons.size(), job,
+                 conn->Describe());
       SendGrant(*conn, request_id, outcome);
       co_return;
     }
     if (std::chrono::steady_clock::now() >= deadline) {
-      log_->debug("request of job {} for {} daemons not met after {} ms: {}", job, count, hold.count(), outcome.error);
+      log_->debug("request of job {} for {} daemons not met after {} ms: {}", job, count,
+                  hold.count(), outcome.error);
       SendGrant(*conn, request_id, outcome);
       co_return;
     }
     if (!held_logged) {
-      log_->debug("holding the request of job {} for {} daemons up to {} ms: {}", job, count, hold.count(),
-                  outcome.error);
+      log_->debug("holding the request of job {} for {} daemons up to {} ms: {}", job, count,
+                  hold.count(), outcome.error);
       held_logged = true;
     }
     // Woken by WakeHeld; also every digest interval, for what a peer's digest cannot tell (a
@@ -277,7 +286,8 @@ awaitable<void> SupernodeService::DialPeer(Endpoint peer) {
     try {
       co_await ServePeer(*conn);
     } catch (...) {
-      log_->warn("closed {}: {}", (*conn)->Describe(), net::DescribeException(std::current_exception()));
+      log_->warn("closed {}: {}", (*conn)->Describe(),
+                 net::DescribeException(std::current_exception()));
       peers_.erase(conn->get());
     }
     (*conn)->Close();
@@ -293,9 +303,10 @@ awaitable<void> SupernodeService::Housekeeping() {
     housekeeping_timer_->expires_after(std::chrono::milliseconds(options_.digest_interval_ms));
     co_await housekeeping_timer_->async_wait(net::use_nothrow);
     if (stopping_) break;
-    for (const auto& gone : registry_.Expire(Registry::Clock::now(),
-                                             std::chrono::milliseconds(options_.failure_timeout_ms))) {
-      log_->info("daemon {} expired: no heartbeat for {} ms{}", gone.id, options_.failure_timeout_ms,
+    for (const auto& gone : registry_.Expire(
+             Registry::Clock::now(), std::chrono::milliseconds(options_.failure_timeout_ms))) {
+      log_->info("daemon {} expired: no heartbeat for {} ms{}", gone.id,
+                 options_.failure_timeout_ms,
                  gone.busy ? " (was busy for job " + gone.job + ")" : "");
     }
     for (const auto& rec : registry_.ReclaimIdleGrants(
@@ -312,8 +323,10 @@ void SupernodeService::WatchStore() {
   if (registry_.store_error().ok()) return;
   if (!store_down_) {
     store_down_ = true;
-    log_->error("registry store unavailable: {}; serving from memory, persisting again once it "
-                "takes writes", registry_.store_error().message());
+    log_->error(
+        "registry store unavailable: {}; serving from memory, persisting again once it "
+        "takes writes",
+        registry_.store_error().message());
   }
   if (Status s = registry_.Resync(); s.ok()) {
     store_down_ = false;
@@ -321,7 +334,8 @@ void SupernodeService::WatchStore() {
   }
 }
 
-void SupernodeService::SendGrant(net::Connection& conn, uint64_t request_id, const GrantOutcome& outcome) {
+void SupernodeService::SendGrant(net::Connection& conn, uint64_t request_id,
+                                 const GrantOutcome& outcome) {
   conn.SendEnvelope([&](proto::Envelope::Builder e) {
     auto g = e.initGrantDaemons();
     g.setRequestId(request_id);
@@ -342,13 +356,15 @@ void SupernodeService::SendDigest(PeerLink& link) {
 }
 
 awaitable<SupernodeService::GrantOutcome> SupernodeService::GrantFor(std::string job, size_t count,
-                                                                    bool allow_forward) {
+                                                                     bool allow_forward) {
   GrantOutcome out;
   const size_t local_free = registry_.free_count();
   if (!allow_forward || local_free >= count) {
     auto granted = registry_.Grant(job, count, Registry::Clock::now());
-    if (granted.ok()) out.daemons = std::move(*granted);
-    else out.error = granted.status().message();
+    if (granted.ok())
+      out.daemons = std::move(*granted);
+    else
+      out.error = granted.status().message();
     co_return out;
   }
   // One link per peer id (two super-nodes that both list each other have two links).

@@ -22,8 +22,8 @@
 #include "core/endpoint.h"
 #include "core/logging.h"
 #include "net/connection.h"
-#include "net/server.h"
 #include "net/reply_slot.h"
+#include "net/server.h"
 #include "supernode/registry.h"
 #include "supernode/supernode_options.h"
 
@@ -66,8 +66,8 @@ class SupernodeService {
   void SendGrant(net::Connection& conn, uint64_t request_id, const GrantOutcome& outcome);
   // Answers a spawner's request once it can be met (a daemon registered, was released, or a
   // peer's digest shows free ones), or after `hold` with why it cannot.
-  net::awaitable<void> GrantWhenMet(net::ConnectionPtr conn, uint64_t request_id, std::string job, size_t count,
-                                    std::chrono::milliseconds hold);
+  net::awaitable<void> GrantWhenMet(net::ConnectionPtr conn, uint64_t request_id, std::string job,
+                                    size_t count, std::chrono::milliseconds hold);
   // Wakes the held requests: the daemons they may get changed.
   void WakeHeld();
 

@@ -49,7 +49,8 @@ bool IsSymmetric(const SpMat& a) {
 
 }  // namespace
 
-BlockCg::BlockCg(const SpMat& a) : a_(a), inv_diag_(a.rows()), r_(a.rows()), z_(a.rows()), p_(a.rows()), q_(a.rows()) {
+BlockCg::BlockCg(const SpMat& a)
+    : a_(a), inv_diag_(a.rows()), r_(a.rows()), z_(a.rows()), p_(a.rows()), q_(a.rows()) {
   for (int i = 0; i < a.rows(); ++i) {
     const double d = a.coeff(i, i);
     inv_diag_[i] = d != 0 ? 1.0 / d : 1.0;
@@ -60,7 +61,8 @@ BlockCg::BlockCg(const SpMat& a) : a_(a), inv_diag_(a.rows()), r_(a.rows()), z_(
   }
 }
 
-BlockCg::Outcome BlockCg::Solve(const Eigen::VectorXd& b, Eigen::VectorXd& x, double tolerance, int max_iterations) {
+BlockCg::Outcome BlockCg::Solve(const Eigen::VectorXd& b, Eigen::VectorXd& x, double tolerance,
+                                int max_iterations) {
   const double b_norm = b.norm();
   if (b_norm == 0) {
     x.setZero();
@@ -72,8 +74,10 @@ BlockCg::Outcome BlockCg::Solve(const Eigen::VectorXd& b, Eigen::VectorXd& x, do
     x = bicgstab_->solveWithGuess(b, x);
     const double residual = (b - a_ * x).norm() / b_norm;
     std::string breakdown;
-    if (bicgstab_->info() == Eigen::NumericalIssue) breakdown = "BiCGSTAB broke down (numerical issue)";
-    else if (!std::isfinite(residual)) breakdown = "BiCGSTAB produced non-finite values";
+    if (bicgstab_->info() == Eigen::NumericalIssue)
+      breakdown = "BiCGSTAB broke down (numerical issue)";
+    else if (!std::isfinite(residual))
+      breakdown = "BiCGSTAB produced non-finite values";
     return {static_cast<int>(bicgstab_->iterations()), residual, breakdown};
   }
   const Eigen::Index n = a_.rows();
@@ -118,8 +122,9 @@ BlockCg::Outcome BlockCg::Solve(const Eigen::VectorXd& b, Eigen::VectorXd& x, do
       pq += p[i] * sum;
     }
     if (!(pq > 0)) {
-      return {k, std::sqrt(rr) / b_norm,
-              "CG broke down: p'Ap = " + std::to_string(pq) + ", the block is not positive definite"};
+      return {
+          k, std::sqrt(rr) / b_norm,
+          "CG broke down: p'Ap = " + std::to_string(pq) + ", the block is not positive definite"};
     }
     const double alpha = rz / pq;
     double rr_next = 0, rz_next = 0;

@@ -10,9 +10,10 @@
 // LAPACK (Fortran calling convention: arguments by address, each character argument's length
 // after the others).
 extern "C" {
-void dpbtrf_(const char* uplo, const int* n, const int* kd, double* ab, const int* ldab, int* info, size_t uplo_len);
-void dpbtrs_(const char* uplo, const int* n, const int* kd, const int* nrhs, const double* ab, const int* ldab,
-             double* b, const int* ldb, int* info, size_t uplo_len);
+void dpbtrf_(const char* uplo, const int* n, const int* kd, double* ab, const int* ldab, int* info,
+             size_t uplo_len);
+void dpbtrs_(const char* uplo, const int* n, const int* kd, const int* nrhs, const double* ab,
+             const int* ldab, double* b, const int* ldb, int* info, size_t uplo_len);
 }
 
 namespace aiac::cg {
@@ -36,18 +37,20 @@ int BlockDirect::LowerBandwidth(const SpMat& a) {
 }
 
 template <typename Ordering>
-Result<std::unique_ptr<BlockDirect::Cholesky<Ordering>>> BlockDirect::FactorCholesky(const SpMat& a,
-                                                                                     double& nonzeros) {
+Result<std::unique_ptr<BlockDirect::Cholesky<Ordering>>> BlockDirect::FactorCholesky(
+    const SpMat& a, double& nonzeros) {
   auto llt = std::make_unique<Cholesky<Ordering>>();
   llt->analyzePattern(a);
   const double predicted = llt->predicted_nonzeros() + static_cast<double>(a.rows());
   // Checked before the numbers are computed: 8 bytes of value and 4 of index per nonzero.
-  AIAC_RETURN_IF_ERROR(CheckFitsInMemory("the factor of a " + std::to_string(a.rows()) + "-row block (" +
-                                             std::to_string(static_cast<long long>(predicted)) + " nonzeros)",
-                                         predicted * 12));
+  AIAC_RETURN_IF_ERROR(
+      CheckFitsInMemory("the factor of a " + std::to_string(a.rows()) + "-row block (" +
+                            std::to_string(static_cast<long long>(predicted)) + " nonzeros)",
+                        predicted * 12));
   llt->factorize(a);
   if (llt->info() != Eigen::Success) {
-    return InvalidArgument("the block is not positive definite (its Cholesky factorization failed)");
+    return InvalidArgument(
+        "the block is not positive definite (its Cholesky factorization failed)");
   }
   nonzeros = predicted;
   return llt;
@@ -57,8 +60,9 @@ Status BlockDirect::FactorBand(int bandwidth) {
   const SpMat& a = a_;
   const int n = static_cast<int>(a.rows()), ld = bandwidth + 1;
   const double band = static_cast<double>(n) * ld;
-  AIAC_RETURN_IF_ERROR(CheckFitsInMemory("the band factor of a " + std::to_string(n) + "-row block (bandwidth " +
-                                             std::to_string(bandwidth) + ")",
+  AIAC_RETURN_IF_ERROR(CheckFitsInMemory("the band factor of a " + std::to_string(n) +
+                                             "-row block (bandwidth " + std::to_string(bandwidth) +
+                                             ")",
                                          band * sizeof(double)));
   band_.assign(static_cast<size_t>(band), 0.0);
   for (int i = 0; i < n; ++i) {
@@ -71,7 +75,8 @@ Status BlockDirect::FactorBand(int bandwidth) {
   dpbtrf_("L", &n, &bandwidth, band_.data(), &ld, &info, 1);
   if (info != 0) {
     band_.clear();
-    return InvalidArgument("the block is not positive definite (its Cholesky factorization failed)");
+    return InvalidArgument(
+        "the block is not positive definite (its Cholesky factorization failed)");
   }
   bandwidth_ = bandwidth;
   factor_nonzeros_ = band;
@@ -108,8 +113,10 @@ Result<std::unique_ptr<BlockDirect>> BlockDirect::Factor(const SpMat& a, bool sy
     return InvalidArgument("the block cannot be factored (UMFPACK's analysis failed)");
   }
   // Checked before the numbers are computed: UMFPACK's own estimate of its peak memory.
-  const double peak = d->lu_->statistic(UMFPACK_PEAK_MEMORY_ESTIMATE) * d->lu_->statistic(UMFPACK_SIZE_OF_UNIT);
-  AIAC_RETURN_IF_ERROR(CheckFitsInMemory("the LU factors of a " + std::to_string(a.rows()) + "-row block", peak));
+  const double peak =
+      d->lu_->statistic(UMFPACK_PEAK_MEMORY_ESTIMATE) * d->lu_->statistic(UMFPACK_SIZE_OF_UNIT);
+  AIAC_RETURN_IF_ERROR(
+      CheckFitsInMemory("the LU factors of a " + std::to_string(a.rows()) + "-row block", peak));
   d->lu_->factorize(d->columns_);
   if (d->lu_->info() != Eigen::Success) {
     return InvalidArgument("the block is singular (its LU factorization failed)");
@@ -118,7 +125,8 @@ Result<std::unique_ptr<BlockDirect>> BlockDirect::Factor(const SpMat& a, bool sy
   return d;
 }
 
-BlockDirect::Outcome BlockDirect::Solve(const Eigen::VectorXd& b, Eigen::VectorXd& x, bool measure) const {
+BlockDirect::Outcome BlockDirect::Solve(const Eigen::VectorXd& b, Eigen::VectorXd& x,
+                                        bool measure) const {
   const double b_norm = b.norm();
   if (b_norm == 0) {
     x.setZero();

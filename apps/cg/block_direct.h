@@ -70,7 +70,8 @@ class BlockDirect {
     double predicted_nonzeros() const { return static_cast<double>(this->m_nonZerosPerCol.sum()); }
   };
   template <typename Ordering>
-  static Result<std::unique_ptr<Cholesky<Ordering>>> FactorCholesky(const SpMat& a, double& nonzeros);
+  static Result<std::unique_ptr<Cholesky<Ordering>>> FactorCholesky(const SpMat& a,
+                                                                    double& nonzeros);
 
   // LAPACK's band Cholesky of a_ into band_ (dpbtrf); an error when a_ is not positive definite
   // or its band does not fit in memory.

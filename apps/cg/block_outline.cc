@@ -13,8 +13,9 @@ constexpr uint32_t kOutlineMagic = 0x72676361;  // "acgr" as stored
 
 }  // namespace
 
-BlockOutline OutlineBlock(const SpRef& a, std::vector<double> b_rows, std::vector<int> rows, std::vector<int> own,
-                          const std::vector<uint32_t>& owner, std::vector<Block::Send> out, std::string matrix,
+BlockOutline OutlineBlock(const SpRef& a, std::vector<double> b_rows, std::vector<int> rows,
+                          std::vector<int> own, const std::vector<uint32_t>& owner,
+                          std::vector<Block::Send> out, std::string matrix,
                           const MatrixFileVersion& source) {
   BlockOutline o;
   o.n = static_cast<int>(a.rows());
@@ -25,7 +26,8 @@ BlockOutline OutlineBlock(const SpRef& a, std::vector<double> b_rows, std::vecto
   o.out = std::move(out);
   o.b = std::move(b_rows);
   const RowIndex index(o.rows);
-  std::vector<std::pair<uint32_t, int>> outside;  // (owner, column) of every entry outside the block
+  std::vector<std::pair<uint32_t, int>>
+      outside;  // (owner, column) of every entry outside the block
   for (const int r : o.rows) {
     o.nonzeros += a.outerIndexPtr()[r + 1] - a.outerIndexPtr()[r];
     for (SpRef::InnerIterator it(a, r); it; ++it) {
@@ -75,17 +77,18 @@ Result<BlockOutline> DecodeBlockOutline(std::string_view bytes) {
   BlockOutline o;
   uint32_t magic = 0, nin = 0, nout = 0;
   auto bad = [] { return Corruption("cg: the task's block outline does not decode"); };
-  if (!r.Get(magic) || magic != kOutlineMagic || !r.Get(o.n) || o.n < 1 || !r.Get(o.nonzeros) || o.nonzeros < 0 ||
-      !r.GetString(o.matrix, 4096) || o.matrix.empty() || o.matrix[0] != '/' || !r.Get(o.source) ||
-      !r.GetVector(o.rows, bytes.size()) || o.rows.empty() || !AscendingBelow(o.rows, o.n) ||
-      !r.GetVector(o.own, bytes.size()) || !AscendingBelow(o.own, static_cast<int>(o.rows.size())) ||
-      !r.GetVector(o.b, bytes.size()) || o.b.size() != o.rows.size() || !r.Get(nin)) {
+  if (!r.Get(magic) || magic != kOutlineMagic || !r.Get(o.n) || o.n < 1 || !r.Get(o.nonzeros) ||
+      o.nonzeros < 0 || !r.GetString(o.matrix, 4096) || o.matrix.empty() || o.matrix[0] != '/' ||
+      !r.Get(o.source) || !r.GetVector(o.rows, bytes.size()) || o.rows.empty() ||
+      !AscendingBelow(o.rows, o.n) || !r.GetVector(o.own, bytes.size()) ||
+      !AscendingBelow(o.own, static_cast<int>(o.rows.size())) || !r.GetVector(o.b, bytes.size()) ||
+      o.b.size() != o.rows.size() || !r.Get(nin)) {
     return bad();
   }
   for (uint32_t k = 0; k < nin; ++k) {
     BlockOutline::Input i;
-    if (!r.Get(i.task) || !r.GetVector(i.cols, bytes.size()) || i.cols.empty() || !AscendingBelow(i.cols, o.n) ||
-        (!o.in.empty() && i.task <= o.in.back().task)) {
+    if (!r.Get(i.task) || !r.GetVector(i.cols, bytes.size()) || i.cols.empty() ||
+        !AscendingBelow(i.cols, o.n) || (!o.in.empty() && i.task <= o.in.back().task)) {
       return bad();
     }
     o.in.push_back(std::move(i));
@@ -93,7 +96,8 @@ Result<BlockOutline> DecodeBlockOutline(std::string_view bytes) {
   if (!r.Get(nout)) return bad();
   for (uint32_t k = 0; k < nout; ++k) {
     Block::Send s;
-    if (!r.Get(s.task) || !r.GetVector(s.rows, bytes.size()) || !AscendingBelow(s.rows, static_cast<int>(o.rows.size()))) {
+    if (!r.Get(s.task) || !r.GetVector(s.rows, bytes.size()) ||
+        !AscendingBelow(s.rows, static_cast<int>(o.rows.size()))) {
       return bad();
     }
     o.out.push_back(std::move(s));
@@ -105,11 +109,12 @@ Result<BlockOutline> DecodeBlockOutline(std::string_view bytes) {
 Result<Block> BuildBlockFromCache(BlockOutline o, const MappedMatrixCache& cache) {
   const std::string what = "cg: the matrix cache does not match the spawner's block outline";
   if (cache.rows() != o.n || cache.cols() != o.n) {
-    return Corruption(what + " (" + std::to_string(cache.rows()) + " rows, not " + std::to_string(o.n) + ")");
+    return Corruption(what + " (" + std::to_string(cache.rows()) + " rows, not " +
+                      std::to_string(o.n) + ")");
   }
   if (o.nonzeros > cache.nnz()) {
-    return Corruption(what + " (" + std::to_string(o.nonzeros) + " entries in a block of a matrix of " +
-                      std::to_string(cache.nnz()) + ")");
+    return Corruption(what + " (" + std::to_string(o.nonzeros) +
+                      " entries in a block of a matrix of " + std::to_string(cache.nnz()) + ")");
   }
   // Who owns each column outside the block, as the spawner saw it; an entry the spawner did not
   // see outside the block has no owner, and the block is refused below.
@@ -137,7 +142,8 @@ Result<Block> BuildBlockFromCache(BlockOutline o, const MappedMatrixCache& cache
     }
   };
   const int64_t nonzeros = o.nonzeros;
-  Block blk = BuildBlock(row, o.b, o.n, std::move(o.rows), std::move(o.own), owner, std::move(o.out), nonzeros);
+  Block blk = BuildBlock(row, o.b, o.n, std::move(o.rows), std::move(o.own), owner,
+                         std::move(o.out), nonzeros);
   if (!read.ok()) return read;
   bool same = !unknown_column && blk.nonzeros == nonzeros && blk.in.size() == o.in.size();
   for (size_t k = 0; same && k < o.in.size(); ++k) {
@@ -150,8 +156,9 @@ Result<Block> BuildBlockFromCache(BlockOutline o, const MappedMatrixCache& cache
 Result<Block> BuildBlockFromCache(BlockOutline outline) {
   auto cache = MappedMatrixCache::Open(outline.matrix, outline.source);
   if (!cache.ok()) {
-    return Status(cache.status().code(), "cg: this daemon cannot read its block from the shared matrix " +
-                                             outline.matrix + ": " + cache.status().message());
+    return Status(cache.status().code(),
+                  "cg: this daemon cannot read its block from the shared matrix " + outline.matrix +
+                      ": " + cache.status().message());
   }
   return BuildBlockFromCache(std::move(outline), *cache);
 }

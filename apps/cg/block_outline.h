@@ -24,25 +24,26 @@
 namespace aiac::cg {
 
 struct BlockOutline {
-  int n = 0;                 // rows of the whole system
-  int64_t nonzeros = 0;      // stored entries of the block's rows
+  int n = 0;                   // rows of the whole system
+  int64_t nonzeros = 0;        // stored entries of the block's rows
   std::string matrix;          // the matrix file's path, absolute, as the spawner saw it
   MatrixFileVersion source{};  // the version of it the spawner read
-  std::vector<int> rows;     // the block's rows (global), ascending
-  std::vector<int> own;      // positions in `rows` of the rows the task owns, ascending
-  std::vector<double> b;     // b restricted to rows
+  std::vector<int> rows;       // the block's rows (global), ascending
+  std::vector<int> own;        // positions in `rows` of the rows the task owns, ascending
+  std::vector<double> b;       // b restricted to rows
   struct Input {
-    uint32_t task;           // m
-    std::vector<int> cols;   // the rows of m whose x this block uses (global), ascending
+    uint32_t task;          // m
+    std::vector<int> cols;  // the rows of m whose x this block uses (global), ascending
   };
-  std::vector<Input> in;     // by task
+  std::vector<Input> in;         // by task
   std::vector<Block::Send> out;  // as in Block
 };
 
 // The outline of the block of `rows` (ascending; `own`: positions of the rows it owns; `b_rows`:
 // b on those rows) of the matrix `a` under the row owners `owner`, with its send lists `out`.
-BlockOutline OutlineBlock(const SpRef& a, std::vector<double> b_rows, std::vector<int> rows, std::vector<int> own,
-                          const std::vector<uint32_t>& owner, std::vector<Block::Send> out, std::string matrix,
+BlockOutline OutlineBlock(const SpRef& a, std::vector<double> b_rows, std::vector<int> rows,
+                          std::vector<int> own, const std::vector<uint32_t>& owner,
+                          std::vector<Block::Send> out, std::string matrix,
                           const MatrixFileVersion& source);
 
 // "acgr", then the fields. Decode checks every list (ascending, in range, sizes agree).

@@ -61,7 +61,9 @@ class SliceReader {
     uint64_t n;
     if (!Get(n) || n > limit || n > (in_.size() - pos_) / sizeof(T)) return false;
     v.resize(n);
-    if (n > 0) std::memcpy(v.data(), in_.data() + pos_, n * sizeof(T));  // (an empty vector's data() may be null)
+    if (n > 0)
+      std::memcpy(v.data(), in_.data() + pos_,
+                  n * sizeof(T));  // (an empty vector's data() may be null)
     pos_ += n * sizeof(T);
     return true;
   }
@@ -77,8 +79,11 @@ class SliceReader {
     std::vector<int> ptr, idx;
     std::vector<double> val;
     if (!Get(rows) || !Get(cols) || rows < 0 || cols < 0) return false;
-    if (!GetVector(ptr, static_cast<uint64_t>(rows) + 1) || ptr.size() != static_cast<size_t>(rows) + 1) return false;
-    if (!GetVector(idx, in_.size()) || !GetVector(val, in_.size()) || idx.size() != val.size()) return false;
+    if (!GetVector(ptr, static_cast<uint64_t>(rows) + 1) ||
+        ptr.size() != static_cast<size_t>(rows) + 1)
+      return false;
+    if (!GetVector(idx, in_.size()) || !GetVector(val, in_.size()) || idx.size() != val.size())
+      return false;
     if (ptr[0] != 0 || ptr[rows] != static_cast<int>(idx.size())) return false;
     for (int r = 0; r < rows; ++r) {
       if (ptr[r] > ptr[r + 1]) return false;

@@ -1,4 +1,5 @@
 #include "apps/cg/cg_app.h"
+
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -14,9 +15,10 @@
 #include <optional>
 #include <set>
 #include <thread>
+
 #include "apps/cg/block_cg.h"
-#include "apps/cg/block_outline.h"
 #include "apps/cg/block_direct.h"
+#include "apps/cg/block_outline.h"
 #include "apps/cg/byte_codec.h"
 #include "apps/cg/cg_messages.h"
 #include "apps/cg/held_rows.h"
@@ -45,7 +47,8 @@ app::TaskNode NodeOf(int64_t nonzeros, const Inputs& in, const std::vector<Block
 
 }  // namespace
 
-Result<MatrixRead> ParseMatrix(const std::string& path, bool use_cache, std::vector<std::string>& notes) {
+Result<MatrixRead> ParseMatrix(const std::string& path, bool use_cache,
+                               std::vector<std::string>& notes) {
   // The file's version before it is read: a cache made now is keyed by what was parsed.
   std::optional<MatrixFileVersion> version;
   if (use_cache) {
@@ -72,14 +75,16 @@ Result<MatrixRead> ParseMatrix(const std::string& path, bool use_cache, std::vec
   return read;
 }
 
-Result<std::string> WriteMatrixCache(const std::string& path, const SpMat& a, const MatrixFileVersion& version) {
+Result<std::string> WriteMatrixCache(const std::string& path, const SpMat& a,
+                                     const MatrixFileVersion& version) {
   if (Status saved = SaveMatrixCache(path, a, version); !saved.ok()) {
     return Status(saved.code(), "cg: no cache for the next run: " + saved.message());
   }
   return "cg: wrote the cache " + MatrixCachePath(path) + " for the next run";
 }
 
-Result<MatrixRead> ReadMatrix(const std::string& path, bool use_cache, std::vector<std::string>& notes) {
+Result<MatrixRead> ReadMatrix(const std::string& path, bool use_cache,
+                              std::vector<std::string>& notes) {
   auto read = ParseMatrix(path, use_cache, notes);
   if (!read.ok() || !read->to_cache) return read;
   auto written = WriteMatrixCache(path, read->parsed, *read->to_cache);
@@ -90,7 +95,8 @@ Result<MatrixRead> ReadMatrix(const std::string& path, bool use_cache, std::vect
 }
 
 // Why daemons that see the matrix's file are sent their blocks all the same.
-constexpr const char* kBlocksSentNote = "cg: the blocks are sent: the daemons need the matrix's cache to read it themselves";
+constexpr const char* kBlocksSentNote =
+    "cg: the blocks are sent: the daemons need the matrix's cache to read it themselves";
 
 Status CgApp::ReadSystem(const CgParams& p, bool shared_files, Reading& r) {
   const auto read_start = std::chrono::steady_clock::now();
@@ -102,9 +108,10 @@ Status CgApp::ReadSystem(const CgParams& p, bool shared_files, Reading& r) {
   // read: both may look at it at once); the writer is waited for before the plan is returned.
   // On an 800,000-row system the write took 0.3-0.8 s on our VM, the partition 0.2-0.4 s.
   if (matrix->to_cache) {
-    r.cache_writer = std::async(std::launch::async, [path = p.matrix, &a = problem_.a, version = *matrix->to_cache] {
-      return WriteMatrixCache(path, a, version);
-    });
+    r.cache_writer = std::async(std::launch::async,
+                                [path = p.matrix, &a = problem_.a, version = *matrix->to_cache] {
+                                  return WriteMatrixCache(path, a, version);
+                                });
   }
   shared_source_.reset();
   if (p.shared_input == "true" || (p.shared_input == "auto" && shared_files)) {
@@ -118,15 +125,16 @@ Status CgApp::ReadSystem(const CgParams& p, bool shared_files, Reading& r) {
   r.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - read_start).count();
   const auto rows = A().rows(), cols = A().cols();
   if (rows != cols) {
-    return InvalidArgument(p.matrix + ": the matrix is " + std::to_string(rows) + " x " + std::to_string(cols) +
-                           ", not square");
+    return InvalidArgument(p.matrix + ": the matrix is " + std::to_string(rows) + " x " +
+                           std::to_string(cols) + ", not square");
   }
   if (p.rhs.empty()) {
     problem_.b = A() * Eigen::VectorXd::Ones(cols);
   } else {
     const auto rhs_start = std::chrono::steady_clock::now();
     AIAC_ASSIGN_OR_RETURN(std::vector<double> b, ReadMatrixMarketVector(p.rhs, rows));
-    r.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - rhs_start).count();
+    r.seconds +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - rhs_start).count();
     problem_.b = Eigen::Map<Eigen::VectorXd>(b.data(), static_cast<Eigen::Index>(b.size()));
   }
   return CheckSystem(A(), problem_.b, p.matrix);
@@ -150,8 +158,9 @@ void CgApp::ChoosePartition(const CgParams& p, uint32_t tasks, std::vector<std::
   SpMat renumbered = Renumbered(A(), order);
   const double rcm_cut = CutFraction(renumbered, slices);
   if (rcm_cut > kSlicesGoodEnough) return;
-  notes.push_back("cg: slices of consecutive rows cut " + FormatDouble(100 * cut) + " % of the matrix's entries, " +
-                  FormatDouble(100 * rcm_cut) + " % once renumbered in reverse Cuthill-McKee order (bandwidth " +
+  notes.push_back("cg: slices of consecutive rows cut " + FormatDouble(100 * cut) +
+                  " % of the matrix's entries, " + FormatDouble(100 * rcm_cut) +
+                  " % once renumbered in reverse Cuthill-McKee order (bandwidth " +
                   std::to_string(Bandwidth(renumbered)) + "): no METIS partition needed");
   Eigen::VectorXd b(n);
   for (int i = 0; i < n; ++i) b[i] = problem_.b[order[static_cast<size_t>(i)]];
@@ -174,9 +183,10 @@ Result<app::JobPlan> CgApp::Prepare(const app::JobParams& params) {
   Reading reading;
   if (p.generated) {
     const double n = p.spec.n, entries = n * (2.0 * p.spec.bandwidth + 1);
-    AIAC_RETURN_IF_ERROR(CheckFitsInMemory("cg: a generated system of n = " + std::to_string(p.spec.n) +
-                                               " with bandwidth " + std::to_string(p.spec.bandwidth),
-                                           entries * kBytesPerEntry + n * kBytesPerRow));
+    AIAC_RETURN_IF_ERROR(
+        CheckFitsInMemory("cg: a generated system of n = " + std::to_string(p.spec.n) +
+                              " with bandwidth " + std::to_string(p.spec.bandwidth),
+                          entries * kBytesPerEntry + n * kBytesPerRow));
     problem_ = Generate(p.spec);
     mapped_.reset();
   } else {
@@ -184,8 +194,8 @@ Result<app::JobPlan> CgApp::Prepare(const app::JobParams& params) {
   }
   const int n = static_cast<int>(A().rows());
   if (params.tasks < 1 || params.tasks > static_cast<uint32_t>(n)) {
-    return InvalidArgument("cg: " + std::to_string(params.tasks) + " tasks for " + std::to_string(n) +
-                           " rows (at most one task per row)");
+    return InvalidArgument("cg: " + std::to_string(params.tasks) + " tasks for " +
+                           std::to_string(n) + " rows (at most one task per row)");
   }
   ChoosePartition(p, params.tasks, reading.notes);
   // Rows of a matrix from a file move between slices when its pattern is symmetric
@@ -207,31 +217,35 @@ Result<app::JobPlan> CgApp::Prepare(const app::JobParams& params) {
     plan->notes.push_back(written.ok() ? *written : written.status().message());
   }
   if (shared_source_) {
-    plan->notes.push_back("cg: the daemons build their own blocks from " + MatrixCachePath(shared_matrix_));
+    plan->notes.push_back("cg: the daemons build their own blocks from " +
+                          MatrixCachePath(shared_matrix_));
   }
   plan->read_seconds = reading.seconds;
   return plan;
 }
 
-Result<std::optional<app::JobPlan>> CgApp::Reweigh(const app::JobParams& params, const std::vector<double>& task_powers) {
+Result<std::optional<app::JobPlan>> CgApp::Reweigh(const app::JobParams& params,
+                                                   const std::vector<double>& task_powers) {
   if (!params_) return InvalidArgument("cg: Reweigh before Prepare");
   const CgParams* p = &*params_;
   if (task_powers.size() != params.tasks || A().rows() == 0) {
-    return InvalidArgument("cg: " + std::to_string(task_powers.size()) + " powers for " + std::to_string(params.tasks) +
-                           " tasks (or Reweigh before Prepare)");
+    return InvalidArgument("cg: " + std::to_string(task_powers.size()) + " powers for " +
+                           std::to_string(params.tasks) + " tasks (or Reweigh before Prepare)");
   }
   for (double power : task_powers) {
-    if (!(power > 0) || !std::isfinite(power)) return InvalidArgument("cg: a daemon's power must be positive");
+    if (!(power > 0) || !std::isfinite(power))
+      return InvalidArgument("cg: a daemon's power must be positive");
   }
   const auto [lo, hi] = std::minmax_element(task_powers.begin(), task_powers.end());
   auto plan = Split(*p, params.tasks, task_powers,
-                    {"cg: blocks weighted by the powers of their daemons (" + FormatDouble(*lo) + " to " +
-                     FormatDouble(*hi) + ")"});
+                    {"cg: blocks weighted by the powers of their daemons (" + FormatDouble(*lo) +
+                     " to " + FormatDouble(*hi) + ")"});
   if (!plan.ok()) return plan.status();
   return std::optional<app::JobPlan>(std::move(*plan));
 }
 
-Result<CgApp::Blocks> CgApp::PartitionBlocks(const CgParams& p, uint32_t task_count, const Shares& shares,
+Result<CgApp::Blocks> CgApp::PartitionBlocks(const CgParams& p, uint32_t task_count,
+                                             const Shares& shares,
                                              std::vector<std::string>& notes) {
   const int n = static_cast<int>(A().rows());
   const auto tasks = static_cast<int>(task_count);
@@ -254,8 +268,9 @@ Result<CgApp::Blocks> CgApp::PartitionBlocks(const CgParams& p, uint32_t task_co
   blocks.rows.resize(task_count);
   blocks.auto_layers = p.overlap < 0 && !p.generated;
   blocks.layers = p.overlap >= 0 ? p.overlap
-                  : p.generated  ? 0
-                                 : AutoLayers(A(), blocks.part.rows, kAutoOverlapGrowth, kAutoOverlapLayers);
+                  : p.generated
+                      ? 0
+                      : AutoLayers(A(), blocks.part.rows, kAutoOverlapGrowth, kAutoOverlapLayers);
   for (int l = 0; l < tasks; ++l) blocks.rows[l] = Extend(A(), blocks.part.rows[l], blocks.layers);
   // Rows move live between neighbouring slices while each stays wider than the bandwidth and the
   // overlap (row_moves.h): a generated system's, and a file's with a symmetric pattern. Each
@@ -279,7 +294,8 @@ app::JobPlan CgApp::BuildPlan(const CgParams& p, const Blocks& blocks, const Sha
   const auto task_count = static_cast<uint32_t>(blocks.rows.size());
   const RowPartition& part = blocks.part;
   const auto sends = SendLists(A(), part.owner, blocks.rows);
-  const bool wrap = chain_ && !p.daemon_builds_block();  // the tasks learn the bandwidth from their slices
+  const bool wrap =
+      chain_ && !p.daemon_builds_block();  // the tasks learn the bandwidth from their slices
   const SpRef a = A();
   RowFn row = [&](int i, std::vector<int>& cols, std::vector<double>& vals) {
     cols.clear();
@@ -296,9 +312,10 @@ app::JobPlan CgApp::BuildPlan(const CgParams& p, const Blocks& blocks, const Sha
   plan.slices.resize(task_count);
   // A generated system's daemons build their own blocks from the parameters; only uneven
   // slices need saying, by their starts.
-  const std::string starts_slice = p.daemon_builds_block() && !shares.empty()
-                                       ? EncodeSliceStarts(SliceStarts(n, static_cast<int>(task_count), shares))
-                                       : std::string();
+  const std::string starts_slice =
+      p.daemon_builds_block() && !shares.empty()
+          ? EncodeSliceStarts(SliceStarts(n, static_cast<int>(task_count), shares))
+          : std::string();
   const OwnerFn owner = [&](int r) { return part.owner[static_cast<size_t>(r)]; };
   auto build = [&](uint32_t l) {
     const std::vector<int>& rows = blocks.rows[l];
@@ -309,11 +326,12 @@ app::JobPlan CgApp::BuildPlan(const CgParams& p, const Blocks& blocks, const Sha
       if (part.owner[static_cast<size_t>(rows[k])] == l) own.push_back(static_cast<int>(k));
     }
     if (shared_source_) {
-      BlockOutline outline = OutlineBlock(a, std::move(b_rows), rows, std::move(own), part.owner, sends[l],
-                                          shared_matrix_, *shared_source_);
+      BlockOutline outline = OutlineBlock(a, std::move(b_rows), rows, std::move(own), part.owner,
+                                          sends[l], shared_matrix_, *shared_source_);
       plan.graph[l] = NodeOf(outline.nonzeros, outline.in, outline.out);
-      plan.slices[l] = wrap ? EncodeMovableSlice(*bandwidth_, blocks.slab, EncodeBlockOutline(outline))
-                            : EncodeBlockOutline(outline);
+      plan.slices[l] =
+          wrap ? EncodeMovableSlice(*bandwidth_, blocks.slab, EncodeBlockOutline(outline))
+               : EncodeBlockOutline(outline);
       return;
     }
     Block block = BuildBlock(row, b_rows, n, rows, std::move(own), owner, sends[l]);
@@ -335,7 +353,8 @@ app::JobPlan CgApp::BuildPlan(const CgParams& p, const Blocks& blocks, const Sha
   return plan;
 }
 
-void CgApp::NoteBlocks(const Blocks& blocks, const Shares& shares, std::vector<std::string>& notes) const {
+void CgApp::NoteBlocks(const Blocks& blocks, const Shares& shares,
+                       std::vector<std::string>& notes) const {
   const auto& own = blocks.part.rows;
   if (blocks.metis || blocks.layers > 0 || !shares.empty()) {
     size_t smallest = own[0].size(), largest = 0, extended = 0;
@@ -344,19 +363,24 @@ void CgApp::NoteBlocks(const Blocks& blocks, const Shares& shares, std::vector<s
       largest = std::max(largest, own[l].size());
       extended = std::max(extended, blocks.rows[l].size());
     }
-    notes.push_back("cg: " + std::string(blocks.metis ? "METIS" : "contiguous") + " partition into " +
-                    std::to_string(own.size()) + " blocks of " + std::to_string(smallest) + " to " +
-                    std::to_string(largest) + " rows, at most " + std::to_string(extended) + " with overlap " +
-                    std::to_string(blocks.layers) + (blocks.auto_layers ? " (auto)" : "") +
-                    (chain_ && blocks.slab > 0 ? " (" + std::to_string(blocks.slab) + " rows either side)" : ""));
+    notes.push_back(
+        "cg: " + std::string(blocks.metis ? "METIS" : "contiguous") + " partition into " +
+        std::to_string(own.size()) + " blocks of " + std::to_string(smallest) + " to " +
+        std::to_string(largest) + " rows, at most " + std::to_string(extended) + " with overlap " +
+        std::to_string(blocks.layers) + (blocks.auto_layers ? " (auto)" : "") +
+        (chain_ && blocks.slab > 0 ? " (" + std::to_string(blocks.slab) + " rows either side)"
+                                   : ""));
   }
   if (!chain_ && shares.empty()) {  // (once: Reweigh's split follows Prepare's)
     const std::string why =
-        blocks.metis  ? "METIS blocks"
-        : !bandwidth_ ? "the matrix's pattern is not symmetric"
-                      : "a slice has no more rows than the bandwidth " + std::to_string(*bandwidth_) +
-                            (blocks.slab > 0 ? " plus the overlap of " + std::to_string(blocks.slab) + " rows" : "");
-    notes.push_back("cg: rows stay in their blocks while the job runs (" + why + "): no live balancing");
+        blocks.metis ? "METIS blocks"
+        : !bandwidth_
+            ? "the matrix's pattern is not symmetric"
+            : "a slice has no more rows than the bandwidth " + std::to_string(*bandwidth_) +
+                  (blocks.slab > 0 ? " plus the overlap of " + std::to_string(blocks.slab) + " rows"
+                                   : "");
+    notes.push_back("cg: rows stay in their blocks while the job runs (" + why +
+                    "): no live balancing");
   }
 }
 
@@ -370,12 +394,15 @@ Result<app::JobPlan> CgApp::Split(const CgParams& p, uint32_t task_count, const 
   return plan;
 }
 
-Result<std::unique_ptr<app::Task>> CgApp::MakeTask(const app::JobParams& params, uint32_t task, std::string_view slice) {
+Result<std::unique_ptr<app::Task>> CgApp::MakeTask(const app::JobParams& params, uint32_t task,
+                                                   std::string_view slice) {
   auto p = ParseCgParams(params);
   if (!p.ok()) return p.status();
   if (p->daemon_builds_block()) {
-    if (params.tasks < 1 || params.tasks > static_cast<uint32_t>(p->spec.n) || task >= params.tasks) {
-      return InvalidArgument("cg: task " + std::to_string(task) + " of " + std::to_string(params.tasks) + " does not fit n");
+    if (params.tasks < 1 || params.tasks > static_cast<uint32_t>(p->spec.n) ||
+        task >= params.tasks) {
+      return InvalidArgument("cg: task " + std::to_string(task) + " of " +
+                             std::to_string(params.tasks) + " does not fit n");
     }
     // Equal slices unless the spawner sent their starts (Reweigh: daemons of unequal power).
     std::vector<int> starts;
@@ -387,8 +414,10 @@ Result<std::unique_ptr<app::Task>> CgApp::MakeTask(const app::JobParams& params,
       starts = std::move(*sent);
     }
     const double rows = starts[task + 1] - starts[task];
-    AIAC_RETURN_IF_ERROR(CheckFitsInMemory("cg: block " + std::to_string(task) + " (" + std::to_string(starts[task + 1] - starts[task]) +
-                                               " rows)", rows * (2.0 * p->spec.bandwidth + 1) * kBytesPerEntry + rows * kBytesPerRow));
+    AIAC_RETURN_IF_ERROR(CheckFitsInMemory(
+        "cg: block " + std::to_string(task) + " (" +
+            std::to_string(starts[task + 1] - starts[task]) + " rows)",
+        rows * (2.0 * p->spec.bandwidth + 1) * kBytesPerEntry + rows * kBytesPerRow));
     // Rows can move between neighbours while every block is wider than the bandwidth
     // (row_moves.h); all tasks see the same starts, so they agree.
     std::optional<MovableRows> movable;
@@ -417,28 +446,31 @@ Result<std::unique_ptr<app::Task>> CgApp::MakeTask(const app::JobParams& params,
   if (!bandwidth) return NewCgTask(std::move(*block), *p);
   const std::vector<int>& rows = block->rows;
   const std::vector<int>& own = block->own;
-  const bool neighbours_only = std::all_of(block->in.begin(), block->in.end(), [&](const Block::Coupling& c) {
-    return c.task + 1 == task || c.task == task + 1;
-  });
+  const bool neighbours_only = std::all_of(
+      block->in.begin(), block->in.end(),
+      [&](const Block::Coupling& c) { return c.task + 1 == task || c.task == task + 1; });
   const int lo = own.empty() ? 0 : rows[own.front()], hi = own.empty() ? 0 : rows[own.back()] + 1;
-  if (own.empty() || rows.back() - rows.front() + 1 != block->size() || hi - lo != static_cast<int>(own.size()) ||
-      std::pair(rows.front(), rows.back() + 1) != SlabRows(block->n, lo, hi, overlap) || task >= params.tasks ||
-      !neighbours_only) {
-    return InvalidArgument("cg: the block of task " + std::to_string(task) + " is not the slab of a slice of " +
-                           "consecutive rows that uses only its neighbours' rows: its rows cannot move");
+  if (own.empty() || rows.back() - rows.front() + 1 != block->size() ||
+      hi - lo != static_cast<int>(own.size()) ||
+      std::pair(rows.front(), rows.back() + 1) != SlabRows(block->n, lo, hi, overlap) ||
+      task >= params.tasks || !neighbours_only) {
+    return InvalidArgument(
+        "cg: the block of task " + std::to_string(task) + " is not the slab of a slice of " +
+        "consecutive rows that uses only its neighbours' rows: its rows cannot move");
   }
   MovableRows movable{block->n, *bandwidth, params.tasks, task, std::nullopt, lo, hi, overlap};
   return NewCgTask(std::move(*block), *p, std::move(movable));
 }
 
-Result<app::GatherReport> CgApp::Gather(const app::JobParams& params, const std::vector<std::string>& slices) {
+Result<app::GatherReport> CgApp::Gather(const app::JobParams& params,
+                                        const std::vector<std::string>& slices) {
   if (!params_) return InvalidArgument("cg: Gather before Prepare");
   const CgParams* p = &*params_;
   const int n = static_cast<int>(A().rows());
   Eigen::VectorXd x = Eigen::VectorXd::Constant(n, std::nan(""));
   if (slices.size() != owned_.size()) {
-    return Corruption("cg: " + std::to_string(slices.size()) + " results for " + std::to_string(owned_.size()) +
-                      " tasks");
+    return Corruption("cg: " + std::to_string(slices.size()) + " results for " +
+                      std::to_string(owned_.size()) + " tasks");
   }
   // Slices of consecutive rows may have moved while the job ran (row_moves.h): each result says
   // where its rows start, and together they must cover every row once.
@@ -449,16 +481,19 @@ Result<app::GatherReport> CgApp::Gather(const app::JobParams& params, const std:
     int32_t head[2] = {-1, -1};  // count, first row
     if (s.size() >= sizeof head) std::memcpy(head, s.data(), sizeof head);
     const auto count = static_cast<size_t>(std::max(0, head[0]));
-    const bool fits = s.size() >= sizeof head && head[0] >= 0 && s.size() == sizeof head + count * sizeof(double) &&
+    const bool fits = s.size() >= sizeof head && head[0] >= 0 &&
+                      s.size() == sizeof head + count * sizeof(double) &&
                       (moved_rows ? head[1] >= 0 && head[1] + static_cast<int64_t>(count) <= n
                                   : count == owned_[l].size());
-    if (!fits) return Corruption("cg: result of task " + std::to_string(l) + " does not fit its rows");
+    if (!fits)
+      return Corruption("cg: result of task " + std::to_string(l) + " does not fit its rows");
     const char* values = s.data() + sizeof head;
     for (size_t k = 0; k < count; ++k) {
       const int row = moved_rows ? head[1] + static_cast<int>(k) : owned_[l][k];
       if (moved_rows) {
         if (seen[static_cast<size_t>(row)]) {
-          return Corruption("cg: row " + std::to_string(row + 1) + " is in the results of two tasks");
+          return Corruption("cg: row " + std::to_string(row + 1) +
+                            " is in the results of two tasks");
         }
         seen[static_cast<size_t>(row)] = true;
       }
@@ -466,7 +501,8 @@ Result<app::GatherReport> CgApp::Gather(const app::JobParams& params, const std:
     }
   }
   if (auto gap = std::find(seen.begin(), seen.end(), false); gap != seen.end()) {
-    return Corruption("cg: row " + std::to_string(gap - seen.begin() + 1) + " is in no task's result");
+    return Corruption("cg: row " + std::to_string(gap - seen.begin() + 1) +
+                      " is in no task's result");
   }
   app::GatherReport report;
   const double b_norm = problem_.b.norm();
@@ -481,11 +517,13 @@ Result<app::GatherReport> CgApp::Gather(const app::JobParams& params, const std:
     report.error = "residual " + FormatDouble(report.residual) + " is above residual_tolerance " +
                    FormatDouble(p->residual_tolerance);
   }
-  if (p->generated) report.numbers["error_inf"] = (x - Eigen::VectorXd::Ones(n)).cwiseAbs().maxCoeff();
+  if (p->generated)
+    report.numbers["error_inf"] = (x - Eigen::VectorXd::Ones(n)).cwiseAbs().maxCoeff();
   if (!p->output.empty()) {
     // (In the file's numbering: renumbered rows go back to their places.)
     std::vector<double> out(x.data(), x.data() + n);
-    for (int i = 0; i < n && !order_.empty(); ++i) out[static_cast<size_t>(order_[static_cast<size_t>(i)])] = x[i];
+    for (int i = 0; i < n && !order_.empty(); ++i)
+      out[static_cast<size_t>(order_[static_cast<size_t>(i)])] = x[i];
     AIAC_RETURN_IF_ERROR(WriteMatrixMarketVector(p->output, out));
     report.output = p->output;
   }

@@ -16,10 +16,10 @@
 //   shared_input = "auto"   daemons read their blocks from the matrix's cache (see CgParams)
 #pragma once
 
-#include "app/app.h"
 #include <future>
 #include <optional>
 
+#include "app/app.h"
 #include "apps/cg/cg_params.h"
 #include "apps/cg/cg_problem.h"
 #include "apps/cg/cg_task.h"
@@ -28,8 +28,6 @@
 #include "apps/cg/row_moves.h"
 
 namespace aiac::cg {
-
-
 
 // partition = "auto" keeps slices of consecutive rows when they cut at most this share of the
 // matrix's entries (a banded matrix: about 1e-5): METIS could not do much better, and it costs
@@ -53,13 +51,16 @@ struct MatrixRead {
   std::optional<MatrixFileVersion> to_cache;
   SpRef matrix() const { return mapped ? SpRef(mapped->matrix()) : SpRef(parsed); }
 };
-Result<MatrixRead> ReadMatrix(const std::string& path, bool use_cache, std::vector<std::string>& notes);
+Result<MatrixRead> ReadMatrix(const std::string& path, bool use_cache,
+                              std::vector<std::string>& notes);
 // ReadMatrix in two steps, so that the cache of a parsed matrix can be written while the caller
 // goes on with the matrix (CgApp::Prepare partitions it meanwhile): ParseMatrix leaves the
 // cache to WriteMatrixCache, which writes `a` (the parsed matrix, wherever it was moved) for
 // `version` and returns the note to give.
-Result<MatrixRead> ParseMatrix(const std::string& path, bool use_cache, std::vector<std::string>& notes);
-Result<std::string> WriteMatrixCache(const std::string& path, const SpMat& a, const MatrixFileVersion& version);
+Result<MatrixRead> ParseMatrix(const std::string& path, bool use_cache,
+                               std::vector<std::string>& notes);
+Result<std::string> WriteMatrixCache(const std::string& path, const SpMat& a,
+                                     const MatrixFileVersion& version);
 
 class CgApp final : public app::App {
  public:
@@ -71,7 +72,8 @@ class CgApp final : public app::App {
                                               const std::vector<double>& task_powers) override;
   Result<std::unique_ptr<app::Task>> MakeTask(const app::JobParams& params, uint32_t task,
                                               std::string_view slice) override;
-  Result<app::GatherReport> Gather(const app::JobParams& params, const std::vector<std::string>& slices) override;
+  Result<app::GatherReport> Gather(const app::JobParams& params,
+                                   const std::vector<std::string>& slices) override;
 
  private:
   // What reading a system from files gave besides the matrix: notes, the seconds spent reading,
@@ -102,14 +104,18 @@ class CgApp final : public app::App {
   // Each task's node of the task graph and its slice (a block, an outline, or the slice starts).
   app::JobPlan BuildPlan(const CgParams& p, const Blocks& blocks, const Shares& shares);
   // What the user is told of the partition.
-  void NoteBlocks(const Blocks& blocks, const Shares& shares, std::vector<std::string>& notes) const;
+  void NoteBlocks(const Blocks& blocks, const Shares& shares,
+                  std::vector<std::string>& notes) const;
   // The partition, the blocks with their overlap, and the plan, for these shares of the work.
   // `notes` go first in the plan's notes.
-  Result<app::JobPlan> Split(const CgParams& p, uint32_t tasks, const Shares& shares, std::vector<std::string> notes);
+  Result<app::JobPlan> Split(const CgParams& p, uint32_t tasks, const Shares& shares,
+                             std::vector<std::string> notes);
 
   // The system's matrix: renumbered, else the mapped cache it came from, else problem_.a.
   SpRef A() const {
-    return !order_.empty() ? SpRef(renumbered_) : mapped_ ? SpRef(mapped_->matrix()) : SpRef(problem_.a);
+    return !order_.empty() ? SpRef(renumbered_)
+           : mapped_       ? SpRef(mapped_->matrix())
+                           : SpRef(problem_.a);
   }
 
   std::optional<CgParams> params_;  // parsed once, by Prepare
@@ -131,6 +137,5 @@ class CgApp final : public app::App {
   std::optional<MatrixFileVersion> shared_source_;
   std::vector<std::vector<int>> owned_;  // per task, the rows it owns: where its result goes
 };
-
 
 }  // namespace aiac::cg

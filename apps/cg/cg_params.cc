@@ -34,10 +34,21 @@ Result<int64_t> ParseInt(const std::string& key, const std::string& text) {
 }  // namespace
 
 Result<CgParams> ParseCgParams(const app::JobParams& params) {
-  static const std::set<std::string> kKnown = {"n", "bandwidth", "seed", "matrix", "rhs", "tolerance",
-                                               "stable_iterations", "inner_tolerance", "output",
-                                               "residual_tolerance", "inner", "matrix_cache", "partition",
-                                               "overlap", "shared_input"};
+  static const std::set<std::string> kKnown = {"n",
+                                               "bandwidth",
+                                               "seed",
+                                               "matrix",
+                                               "rhs",
+                                               "tolerance",
+                                               "stable_iterations",
+                                               "inner_tolerance",
+                                               "output",
+                                               "residual_tolerance",
+                                               "inner",
+                                               "matrix_cache",
+                                               "partition",
+                                               "overlap",
+                                               "shared_input"};
   CgParams p;
   for (const auto& [key, value] : params.values) {
     if (!kKnown.count(key)) return InvalidArgument("cg: unknown parameter params." + key);
@@ -45,7 +56,9 @@ Result<CgParams> ParseCgParams(const app::JobParams& params) {
   const bool has_matrix = params.Find("matrix") != nullptr;
   const bool has_n = params.Find("n") != nullptr;
   if (has_matrix == has_n) {
-    return InvalidArgument("cg: give either params.matrix (a Matrix Market file) or params.n (with bandwidth and seed)");
+    return InvalidArgument(
+        "cg: give either params.matrix (a Matrix Market file) or params.n (with bandwidth and "
+        "seed)");
   }
   p.generated = has_n;
   if (has_n) {
@@ -64,13 +77,15 @@ Result<CgParams> ParseCgParams(const app::JobParams& params) {
       if (!v.ok()) return v.status();
       seed = *v;
     }
-    if (bw < 0 || bw >= p.spec.n + (p.spec.n == 1)) return InvalidArgument("cg: params.bandwidth must be in 0..n-1");
+    if (bw < 0 || bw >= p.spec.n + (p.spec.n == 1))
+      return InvalidArgument("cg: params.bandwidth must be in 0..n-1");
     p.spec.bandwidth = static_cast<int>(bw);
     p.spec.seed = static_cast<uint64_t>(seed);
     if (params.Find("rhs")) return InvalidArgument("cg: params.rhs goes with params.matrix");
   } else {
     for (const char* k : {"bandwidth", "seed"}) {
-      if (params.Find(k)) return InvalidArgument(std::string("cg: params.") + k + " goes with params.n");
+      if (params.Find(k))
+        return InvalidArgument(std::string("cg: params.") + k + " goes with params.n");
     }
     p.matrix = Resolve(params.base_dir, *params.Find("matrix"));
     if (auto* s = params.Find("rhs")) p.rhs = Resolve(params.base_dir, *s);
@@ -91,7 +106,8 @@ Result<CgParams> ParseCgParams(const app::JobParams& params) {
   if (auto* s = params.Find("residual_tolerance")) {
     auto v = ParseDouble("residual_tolerance", *s);
     if (!v.ok()) return v.status();
-    if (*v <= 0 || *v >= 1) return InvalidArgument("cg: params.residual_tolerance must be in (0, 1)");
+    if (*v <= 0 || *v >= 1)
+      return InvalidArgument("cg: params.residual_tolerance must be in (0, 1)");
     p.residual_tolerance = *v;
   }
   if (auto* s = params.Find("inner")) {
@@ -114,7 +130,8 @@ Result<CgParams> ParseCgParams(const app::JobParams& params) {
     p.overlap = static_cast<int>(*v);
   }
   if (auto* s = params.Find("matrix_cache")) {
-    if (*s != "true" && *s != "false") return InvalidArgument("cg: params.matrix_cache must be true or false");
+    if (*s != "true" && *s != "false")
+      return InvalidArgument("cg: params.matrix_cache must be true or false");
     p.matrix_cache = *s == "true";
   }
   if (auto* s = params.Find("shared_input")) {
@@ -123,14 +140,16 @@ Result<CgParams> ParseCgParams(const app::JobParams& params) {
     }
     if (p.generated) return InvalidArgument("cg: params.shared_input goes with params.matrix");
     if (*s == "true" && !p.matrix_cache) {
-      return InvalidArgument("cg: params.shared_input = true needs matrix_cache (daemons read the matrix's cache)");
+      return InvalidArgument(
+          "cg: params.shared_input = true needs matrix_cache (daemons read the matrix's cache)");
     }
     p.shared_input = *s;
   }
   if (auto* s = params.Find("stable_iterations")) {
     auto v = ParseInt("stable_iterations", *s);
     if (!v.ok()) return v.status();
-    if (*v < 1 || *v > 1000) return InvalidArgument("cg: params.stable_iterations must be in 1..1000");
+    if (*v < 1 || *v > 1000)
+      return InvalidArgument("cg: params.stable_iterations must be in 1..1000");
     p.stable_iterations = static_cast<int>(*v);
   }
   return p;

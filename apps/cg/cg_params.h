@@ -14,7 +14,7 @@ struct CgParams {
   bool generated = true;
   GeneratedSpec spec;
   std::string matrix, rhs, output;  // paths resolved against the job file's directory
-  double tolerance = 1e-8;           // local test: max-norm change over the block's max-norm
+  double tolerance = 1e-8;          // local test: max-norm change over the block's max-norm
   int stable_iterations = 3;
   double inner_tolerance = 1e-12;
   double residual_tolerance = 1e-8;  // "converged" only when ||b - A x|| / ||b|| is at most this

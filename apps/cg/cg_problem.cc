@@ -16,18 +16,19 @@ namespace {
 constexpr auto Mix = SplitMix64;
 
 double OffDiagonal(const GeneratedSpec& spec, int i, int j) {
-  const uint64_t lo = static_cast<uint64_t>(std::min(i, j)), hi = static_cast<uint64_t>(std::max(i, j));
+  const uint64_t lo = static_cast<uint64_t>(std::min(i, j)),
+                 hi = static_cast<uint64_t>(std::max(i, j));
   const uint64_t h = Mix(spec.seed ^ Mix(lo * 0x100000001b3ull ^ Mix(hi)));
   const double u = static_cast<double>(h >> 11) * 0x1.0p-53;
   return -(0.1 + 0.9 * u);
 }
 
-
 constexpr uint32_t kBlockMagic = 0x61636732;  // "acg2": rows and owned rows listed
 
 }  // namespace
 
-void GeneratedRow(const GeneratedSpec& spec, int i, std::vector<int>& cols, std::vector<double>& vals) {
+void GeneratedRow(const GeneratedSpec& spec, int i, std::vector<int>& cols,
+                  std::vector<double>& vals) {
   cols.clear();
   vals.clear();
   const int lo = std::max(0, i - spec.bandwidth), hi = std::min(spec.n - 1, i + spec.bandwidth);
@@ -104,7 +105,8 @@ Status CheckSystem(const SpRef& a, const Eigen::VectorXd& b, const std::string& 
   // Finite entries can still sum to an infinite b = A * ones.
   for (Eigen::Index i = 0; i < b.size(); ++i) {
     if (!std::isfinite(b[i])) {
-      return InvalidArgument(name + ": the right-hand side is not finite at row " + std::to_string(i + 1));
+      return InvalidArgument(name + ": the right-hand side is not finite at row " +
+                             std::to_string(i + 1));
     }
   }
   return Status::Ok();
@@ -112,7 +114,8 @@ Status CheckSystem(const SpRef& a, const Eigen::VectorXd& b, const std::string& 
 
 std::vector<int> Partition(int n, int tasks) {
   std::vector<int> starts(tasks + 1);
-  for (int l = 0; l <= tasks; ++l) starts[l] = static_cast<int>(static_cast<int64_t>(n) * l / tasks);
+  for (int l = 0; l <= tasks; ++l)
+    starts[l] = static_cast<int>(static_cast<int64_t>(n) * l / tasks);
   return starts;
 }
 
@@ -126,8 +129,8 @@ std::string Block::Describe() const {
          (own.size() < rows.size() ? " (with overlap)" : "");
 }
 
-SpMat CompressedMatrix(int rows, int cols, const std::vector<int>& outer, const std::vector<int>& inner,
-                       const std::vector<double>& values) {
+SpMat CompressedMatrix(int rows, int cols, const std::vector<int>& outer,
+                       const std::vector<int>& inner, const std::vector<double>& values) {
   SpMat m(rows, cols);
   m.resizeNonZeros(static_cast<Eigen::Index>(inner.size()));
   std::copy(outer.begin(), outer.end(), m.outerIndexPtr());
@@ -144,7 +147,8 @@ Block BuildBlock(const RowFn& row, const std::vector<double>& b_rows, int n, std
   blk.rows = std::move(rows);
   blk.own = std::move(own);
   blk.out = std::move(out);
-  blk.b = Eigen::Map<const Eigen::VectorXd>(b_rows.data(), static_cast<Eigen::Index>(b_rows.size()));
+  blk.b =
+      Eigen::Map<const Eigen::VectorXd>(b_rows.data(), static_cast<Eigen::Index>(b_rows.size()));
   const int size = blk.size();
   const RowIndex index(blk.rows);
   // The rows come in order and their columns ascending (RowFn), and both maps to local columns
@@ -157,7 +161,12 @@ Block BuildBlock(const RowFn& row, const std::vector<double>& b_rows, int n, std
   AdviseHugePages(local.valuePtr(), static_cast<size_t>(nonzeros_hint) * sizeof(double));
   int* starts = blk.local.outerIndexPtr();
   starts[0] = 0;
-  struct Entry { uint32_t task; int r; int col; double v; };
+  struct Entry {
+    uint32_t task;
+    int r;
+    int col;
+    double v;
+  };
   std::vector<Entry> coupled;  // entries whose column is outside the block
   std::vector<int> cols;
   std::vector<double> vals;
@@ -177,7 +186,8 @@ Block BuildBlock(const RowFn& row, const std::vector<double>& b_rows, int n, std
   std::vector<int> outer(static_cast<size_t>(size) + 1, 0), inner;
   std::vector<double> values;
   // Per other task, in task order, its entries still in (row, column) order.
-  std::stable_sort(coupled.begin(), coupled.end(), [](const Entry& x, const Entry& y) { return x.task < y.task; });
+  std::stable_sort(coupled.begin(), coupled.end(),
+                   [](const Entry& x, const Entry& y) { return x.task < y.task; });
   for (size_t begin = 0; begin < coupled.size();) {
     size_t end = begin;
     while (end < coupled.size() && coupled[end].task == coupled[begin].task) ++end;
@@ -191,11 +201,13 @@ Block BuildBlock(const RowFn& row, const std::vector<double>& b_rows, int n, std
     values.clear();
     for (size_t k = begin; k < end; ++k) {
       const Entry& e = coupled[k];
-      inner.push_back(static_cast<int>(std::lower_bound(cp.cols.begin(), cp.cols.end(), e.col) - cp.cols.begin()));
+      inner.push_back(static_cast<int>(std::lower_bound(cp.cols.begin(), cp.cols.end(), e.col) -
+                                       cp.cols.begin()));
       values.push_back(e.v);
       ++outer[static_cast<size_t>(e.r) + 1];
     }
-    for (int r = 0; r < size; ++r) outer[static_cast<size_t>(r) + 1] += outer[static_cast<size_t>(r)];
+    for (int r = 0; r < size; ++r)
+      outer[static_cast<size_t>(r) + 1] += outer[static_cast<size_t>(r)];
     cp.a = CompressedMatrix(size, static_cast<int>(cp.cols.size()), outer, inner, values);
     blk.in.push_back(std::move(cp));
     begin = end;
@@ -213,7 +225,8 @@ std::vector<std::vector<Block::Send>> SendLists(const SpRef& a, const std::vecto
     for (int r : block_rows[m]) {
       for (SpRef::InnerIterator it(a, r); it; ++it) {
         const int c = static_cast<int>(it.col());
-        if (in_m(c) < 0) needs[owner[static_cast<size_t>(c)]][static_cast<uint32_t>(m)].push_back(c);
+        if (in_m(c) < 0)
+          needs[owner[static_cast<size_t>(c)]][static_cast<uint32_t>(m)].push_back(c);
       }
     }
   }
@@ -230,8 +243,8 @@ std::vector<std::vector<Block::Send>> SendLists(const SpRef& a, const std::vecto
   return out;
 }
 
-std::vector<Block::Send> SymmetricSendLists(const RowFn& row, int n, const std::vector<int>& starts, uint32_t l,
-                                            int overlap) {
+std::vector<Block::Send> SymmetricSendLists(const RowFn& row, int n, const std::vector<int>& starts,
+                                            uint32_t l, int overlap) {
   // Block m holds rows [starts[m] - overlap, starts[m + 1] + overlap) (within 0..n-1) when it
   // owns any: it holds column c exactly when it owns a row within `overlap` of c.
   const int tasks = static_cast<int>(starts.size()) - 1;
@@ -244,12 +257,13 @@ std::vector<Block::Send> SymmetricSendLists(const RowFn& row, int n, const std::
   for (int r = starts[l]; r < starts[l + 1]; ++r) {
     row(r, cols, vals);
     for (int c : cols) {
-      const int from = OwnerOf(starts, std::max(0, c - overlap)), to = OwnerOf(starts, std::min(n - 1, c + overlap));
+      const int from = OwnerOf(starts, std::max(0, c - overlap)),
+                to = OwnerOf(starts, std::min(n - 1, c + overlap));
       for (int m = std::max(0, from); m <= std::min(tasks - 1, to); ++m) {
         // a_rc != 0 and A symmetric: row c of block m uses x_r, which m gets from us unless it
         // holds row r itself.
-        if (m == static_cast<int>(l) || starts[m] == starts[m + 1] || c < block_lo(m) || c >= block_hi(m) ||
-            (r >= block_lo(m) && r < block_hi(m))) {
+        if (m == static_cast<int>(l) || starts[m] == starts[m + 1] || c < block_lo(m) ||
+            c >= block_hi(m) || (r >= block_lo(m) && r < block_hi(m))) {
           continue;
         }
         auto& rows = needs[static_cast<uint32_t>(m)];
@@ -292,17 +306,20 @@ Result<Block> DecodeBlock(std::string_view bytes) {
   std::vector<double> rhs;
   auto bad = [] { return Corruption("cg: the task's data slice does not decode"); };
   if (!r.Get(magic) || magic != kBlockMagic || !r.Get(b.n) || b.n < 1 || !r.Get(b.nonzeros) ||
-      !r.GetVector(b.rows, bytes.size()) || !AscendingBelow(b.rows, b.n) || !r.GetVector(b.own, bytes.size()) ||
-      !AscendingBelow(b.own, b.size()) || !r.GetMatrix(b.local) || !r.GetVector(rhs, bytes.size()) ||
-      static_cast<int>(rhs.size()) != b.size() || b.local.rows() != b.size() || b.local.cols() != b.size()) {
+      !r.GetVector(b.rows, bytes.size()) || !AscendingBelow(b.rows, b.n) ||
+      !r.GetVector(b.own, bytes.size()) || !AscendingBelow(b.own, b.size()) ||
+      !r.GetMatrix(b.local) || !r.GetVector(rhs, bytes.size()) ||
+      static_cast<int>(rhs.size()) != b.size() || b.local.rows() != b.size() ||
+      b.local.cols() != b.size()) {
     return bad();
   }
   b.b = Eigen::Map<Eigen::VectorXd>(rhs.data(), static_cast<Eigen::Index>(rhs.size()));
   if (!r.Get(nin)) return bad();
   for (uint32_t k = 0; k < nin; ++k) {
     Block::Coupling c;
-    if (!r.Get(c.task) || !r.GetVector(c.cols, bytes.size()) || !AscendingBelow(c.cols, b.n) || !r.GetMatrix(c.a) ||
-        c.a.rows() != b.size() || c.a.cols() != static_cast<Eigen::Index>(c.cols.size())) {
+    if (!r.Get(c.task) || !r.GetVector(c.cols, bytes.size()) || !AscendingBelow(c.cols, b.n) ||
+        !r.GetMatrix(c.a) || c.a.rows() != b.size() ||
+        c.a.cols() != static_cast<Eigen::Index>(c.cols.size())) {
       return bad();
     }
     b.in.push_back(std::move(c));
@@ -310,7 +327,8 @@ Result<Block> DecodeBlock(std::string_view bytes) {
   if (!r.Get(nout)) return bad();
   for (uint32_t k = 0; k < nout; ++k) {
     Block::Send s;
-    if (!r.Get(s.task) || !r.GetVector(s.rows, bytes.size()) || !AscendingBelow(s.rows, b.size())) return bad();
+    if (!r.Get(s.task) || !r.GetVector(s.rows, bytes.size()) || !AscendingBelow(s.rows, b.size()))
+      return bad();
     b.out.push_back(std::move(s));
   }
   if (!r.done()) return bad();

@@ -1,5 +1,6 @@
-// The linear system of the multisplitting CG app (docs/architecture.md, design choices): A x = b with A sparse,
-// square, with a non-zero diagonal, split into one block of rows per task (partition.h).
+// The linear system of the multisplitting CG app (docs/architecture.md, design choices): A x = b
+// with A sparse, square, with a non-zero diagonal, split into one block of rows per task
+// (partition.h).
 //
 // A generated system (n, bandwidth, seed) is symmetric, banded and strictly diagonally
 // dominant, so asynchronous iterations converge; any of its rows can be computed alone, so each
@@ -7,13 +8,12 @@
 // each task its block. Pure: no I/O here beyond what the caller passes in.
 #pragma once
 
+#include <Eigen/Sparse>
 #include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
-
-#include <Eigen/Sparse>
 
 #include "core/status.h"
 
@@ -32,7 +32,8 @@ struct GeneratedSpec {
 // Row i of the generated matrix, columns ascending: off-diagonal entries -(0.1 + 0.9 u) with u
 // a hash of (seed, min(i,j), max(i,j)) in [0, 1) for 0 < |i - j| <= bandwidth, and a diagonal of
 // 1 + the sum of their magnitudes.
-void GeneratedRow(const GeneratedSpec& spec, int i, std::vector<int>& cols, std::vector<double>& vals);
+void GeneratedRow(const GeneratedSpec& spec, int i, std::vector<int>& cols,
+                  std::vector<double>& vals);
 
 struct Problem {
   SpMat a;
@@ -54,23 +55,23 @@ int OwnerOf(const std::vector<int>& starts, int row);
 // Everything task l needs, in its own (local) numbering: its rows (the rows it owns and, with
 // overlap, rows owned by others that it solves too; partition.h), ascending.
 struct Block {
-  int n = 0;                  // size of the whole system
-  std::vector<int> rows;      // this block's rows (global), ascending
-  std::vector<int> own;       // positions in `rows` of the rows this task owns, ascending
-  SpMat local;                // A restricted to rows x rows
+  int n = 0;              // size of the whole system
+  std::vector<int> rows;  // this block's rows (global), ascending
+  std::vector<int> own;   // positions in `rows` of the rows this task owns, ascending
+  SpMat local;            // A restricted to rows x rows
   struct Coupling {
-    uint32_t task;                // m
-    std::vector<int> cols;        // the rows of m whose x this block uses (global), ascending
-    SpMat a;                      // A restricted to rows x cols
+    uint32_t task;          // m
+    std::vector<int> cols;  // the rows of m whose x this block uses (global), ascending
+    SpMat a;                // A restricted to rows x cols
   };
-  std::vector<Coupling> in;       // the tasks this block depends on, by task
+  std::vector<Coupling> in;  // the tasks this block depends on, by task
   struct Send {
-    uint32_t task;                // m
-    std::vector<int> rows;        // positions in `rows` of owned rows whose x m uses, ascending
+    uint32_t task;          // m
+    std::vector<int> rows;  // positions in `rows` of owned rows whose x m uses, ascending
   };
-  std::vector<Send> out;          // who needs values of this block, by task
-  Eigen::VectorXd b;              // b restricted to rows
-  int64_t nonzeros = 0;           // stored entries of its rows: e_l of the TIG
+  std::vector<Send> out;  // who needs values of this block, by task
+  Eigen::VectorXd b;      // b restricted to rows
+  int64_t nonzeros = 0;   // stored entries of its rows: e_l of the TIG
 
   int size() const { return static_cast<int>(rows.size()); }
   // "rows 3..7" (1-based, first and last), for messages; "(with overlap)" when it has rows it
@@ -83,7 +84,9 @@ struct Block {
 class RowIndex {
  public:
   explicit RowIndex(const std::vector<int>& rows)
-      : rows_(rows), contiguous_(!rows.empty() && rows.back() - rows.front() + 1 == static_cast<int>(rows.size())) {}
+      : rows_(rows),
+        contiguous_(!rows.empty() &&
+                    rows.back() - rows.front() + 1 == static_cast<int>(rows.size())) {}
   int operator()(int r) const {
     if (rows_.empty()) return -1;
     if (contiguous_) return r >= rows_.front() && r <= rows_.back() ? r - rows_.front() : -1;
@@ -98,8 +101,8 @@ class RowIndex {
 
 // A compressed matrix from its row starts (rows + 1), columns and values; the columns of each
 // row ascending and in range (the caller checked or built them so).
-SpMat CompressedMatrix(int rows, int cols, const std::vector<int>& outer, const std::vector<int>& inner,
-                       const std::vector<double>& values);
+SpMat CompressedMatrix(int rows, int cols, const std::vector<int>& outer,
+                       const std::vector<int>& inner, const std::vector<double>& values);
 
 // Row `row` of A: its columns, ascending, and values.
 using RowFn = std::function<void(int row, std::vector<int>& cols, std::vector<double>& vals)>;
@@ -148,8 +151,8 @@ std::vector<std::vector<Block::Send>> SendLists(const SpRef& a, const std::vecto
 // Send lists of block l of a symmetric matrix split in slices `starts`, each block holding its
 // slice and `overlap` rows either side (within 0..n-1), from l's own rows (A_ml = A_lm^T): what
 // a daemon computes for itself. Positions are in l's block.
-std::vector<Block::Send> SymmetricSendLists(const RowFn& row, int n, const std::vector<int>& starts, uint32_t l,
-                                            int overlap = 0);
+std::vector<Block::Send> SymmetricSendLists(const RowFn& row, int n, const std::vector<int>& starts,
+                                            uint32_t l, int overlap = 0);
 
 std::string EncodeBlock(const Block& block);
 Result<Block> DecodeBlock(std::string_view bytes);

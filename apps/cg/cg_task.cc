@@ -16,19 +16,21 @@ std::string PackDoubles(const double* v, size_t n) {
 
 }  // namespace
 
-Result<std::unique_ptr<CgTask>> CgTask::Make(Block block, const CgParams& params, std::optional<MovableRows> movable) {
+Result<std::unique_ptr<CgTask>> CgTask::Make(Block block, const CgParams& params,
+                                             std::optional<MovableRows> movable) {
   std::unique_ptr<CgTask> t(new CgTask(std::move(block), params, std::move(movable)));
   AIAC_RETURN_IF_ERROR(t->MakeSolvers());
   return t;
 }
 
-CgTask::CgTask(Block block, const CgParams& params, std::optional<MovableRows> movable) : b_(std::move(block)),
-        p_(params),
-        movable_(std::move(movable)),
-        tolerance_(params.tolerance),
-        inner_tolerance_(params.inner_tolerance),
-        x_(Eigen::VectorXd::Zero(b_.size())),
-        rhs_(b_.size()) {
+CgTask::CgTask(Block block, const CgParams& params, std::optional<MovableRows> movable)
+    : b_(std::move(block)),
+      p_(params),
+      movable_(std::move(movable)),
+      tolerance_(params.tolerance),
+      inner_tolerance_(params.inner_tolerance),
+      x_(Eigen::VectorXd::Zero(b_.size())),
+      rhs_(b_.size()) {
   IndexInputs();
   KeepRowsBeyondSlice();
 }
@@ -69,11 +71,13 @@ Result<bool> CgTask::Iterate() {
   rhs_ = b_.b;
   for (size_t k = 0; k < b_.in.size(); ++k) rhs_.noalias() -= b_.in[k].a * xin_[k];
   Eigen::VectorXd old = x_;
-  const std::string breakdown = direct_ ? direct_->Solve(rhs_, x_, false).breakdown
-                                        : solver_->Solve(rhs_, x_, inner_tolerance_, std::max(100, 10 * b_.size())).breakdown;
+  const std::string breakdown =
+      direct_ ? direct_->Solve(rhs_, x_, false).breakdown
+              : solver_->Solve(rhs_, x_, inner_tolerance_, std::max(100, 10 * b_.size())).breakdown;
   if (!breakdown.empty()) {
     x_ = old;  // keep the last good iterate: it is what a checkpoint or a snapshot should hold
-    return InvalidArgument("inner solver breakdown in the block of " + b_.Describe() + ": " + breakdown);
+    return InvalidArgument("inner solver breakdown in the block of " + b_.Describe() + ": " +
+                           breakdown);
   }
   const double moved = b_.size() > 0 ? (x_ - old).cwiseAbs().maxCoeff() : 0.0;
   ++iterations_;
@@ -108,7 +112,8 @@ std::vector<app::Outgoing> CgTask::TakeOutgoing() {
 }
 
 Status CgTask::Tighten(double factor) {
-  if (!(factor > 1) || !std::isfinite(factor)) return InvalidArgument("cg: a tightening factor must be above 1");
+  if (!(factor > 1) || !std::isfinite(factor))
+    return InvalidArgument("cg: a tightening factor must be above 1");
   if (tolerance_ <= kFinestTolerance) {
     return InvalidArgument("cg: the residual stagnates: the local test is at its finest already (" +
                            FormatDouble(kFinestTolerance) + " relative change)");
@@ -152,12 +157,13 @@ Status CgTask::RestoreState(std::string_view state) {
   }
   if (range[0] != Lo() || range[1] != Hi()) {
     if (!movable_ || range[0] < 0 || range[0] >= range[1] || range[1] > movable_->n) {
-      return Corruption("cg: checkpoint of " + RowsText(range[0], range[1]) + ", not of this block's " +
-                        RowsText(Lo(), Hi()));
+      return Corruption("cg: checkpoint of " + RowsText(range[0], range[1]) +
+                        ", not of this block's " + RowsText(Lo(), Hi()));
     }
     AIAC_RETURN_IF_ERROR(Rebuild(range[0], range[1], {}, std::move(extra)));
   }
-  size_t need = sizeof iterations_ + sizeof stable_ + sizeof work_done_ + x_.size() * sizeof(double);
+  size_t need =
+      sizeof iterations_ + sizeof stable_ + sizeof work_done_ + x_.size() * sizeof(double);
   for (const auto& v : xin_) need += v.size() * sizeof(double);
   if (state.size() != need) return Corruption("cg: checkpoint of the wrong size for this block");
   const char* p = state.data();
@@ -187,7 +193,8 @@ std::string CgTask::ResultSlice() const {
 double CgTask::RemainingWork() const {
   if (!movable_) return -1;
   const double horizon = Horizon();
-  std::rotate(reported_horizons_.rbegin(), reported_horizons_.rbegin() + 1, reported_horizons_.rend());
+  std::rotate(reported_horizons_.rbegin(), reported_horizons_.rbegin() + 1,
+              reported_horizons_.rend());
   reported_horizons_[0] = horizon;
   return static_cast<double>(b_.own.size()) * horizon;
 }
@@ -196,15 +203,16 @@ Result<std::string> CgTask::ExportItems(double work, uint32_t to) {
   if (!movable_) return NotMovable();
   const uint32_t l = movable_->task;
   if (to >= movable_->tasks || !(to + 1 == l || to == l + 1)) {
-    return InvalidArgument("cg: task " + std::to_string(l) + " can give rows only to its neighbours, not to task " +
+    return InvalidArgument("cg: task " + std::to_string(l) +
+                           " can give rows only to its neighbours, not to task " +
                            std::to_string(to));
   }
   const int lo = Lo(), hi = Hi(), bw = movable_->bandwidth, d = movable_->overlap;
   const double reported = *std::max_element(reported_horizons_.begin(), reported_horizons_.end());
   const double per_row = reported > 0 ? reported : Horizon();
   const double wanted = work > 0 && std::isfinite(work) ? std::round(work / per_row) : 0;
-  const int k =
-      static_cast<int>(std::clamp(wanted, 0.0, static_cast<double>(std::max(0, hi - lo - MinBlockRows(bw, d)))));
+  const int k = static_cast<int>(
+      std::clamp(wanted, 0.0, static_cast<double>(std::max(0, hi - lo - MinBlockRows(bw, d)))));
   RowMove m;
   m.n = movable_->n;
   if (k == 0) {  // nothing worth `work` to give: a move of no row
@@ -238,23 +246,27 @@ Status CgTask::ImportItems(std::string_view bytes) {
   if (!m.ok()) return m.status();
   if (m->lo == m->hi) return Status::Ok();
   if (!movable_->generated && m->entries.empty()) {
-    return InvalidArgument("cg: " + RowsText(m->lo, m->hi) + " of a matrix from a file came without their entries");
+    return InvalidArgument("cg: " + RowsText(m->lo, m->hi) +
+                           " of a matrix from a file came without their entries");
   }
   const int lo = Lo(), hi = Hi();
   if (m->lo < hi && lo < m->hi) {
-    return InvalidArgument("cg: " + RowsText(m->lo, m->hi) + " are held here already (" + RowsText(lo, hi) + ")");
+    return InvalidArgument("cg: " + RowsText(m->lo, m->hi) + " are held here already (" +
+                           RowsText(lo, hi) + ")");
   }
   const bool below = m->hi == lo && movable_->task > 0;
   const bool above = m->lo == hi && movable_->task + 1 < movable_->tasks;
   if (!below && !above) {
-    return InvalidArgument("cg: " + RowsText(m->lo, m->hi) + " are not next to this block's " + RowsText(lo, hi));
+    return InvalidArgument("cg: " + RowsText(m->lo, m->hi) + " are not next to this block's " +
+                           RowsText(lo, hi));
   }
   std::map<int, double> known;
   for (size_t k = 0; k < m->x.size(); ++k) known[m->lo + static_cast<int>(k)] = m->x[k];
   for (size_t k = 0; k < m->halo.size(); ++k) known[m->halo_lo + static_cast<int>(k)] = m->halo[k];
   std::vector<HeldRows> entries;
   if (!movable_->generated) entries.push_back(std::move(m->entries));
-  return below ? Rebuild(m->lo, hi, known, std::move(entries)) : Rebuild(lo, m->hi, known, std::move(entries));
+  return below ? Rebuild(m->lo, hi, known, std::move(entries))
+               : Rebuild(lo, m->hi, known, std::move(entries));
 }
 
 Status CgTask::DropItems(std::string_view bytes) {
@@ -265,12 +277,14 @@ Status CgTask::DropItems(std::string_view bytes) {
   const int lo = Lo(), hi = Hi();
   if (m->lo == lo && m->hi < hi) return Rebuild(m->hi, hi, {});
   if (m->hi == hi && m->lo > lo) return Rebuild(lo, m->lo, {});
-  return InvalidArgument("cg: " + RowsText(m->lo, m->hi) + " are not at an end of this block's " + RowsText(lo, hi));
+  return InvalidArgument("cg: " + RowsText(m->lo, m->hi) + " are not at an end of this block's " +
+                         RowsText(lo, hi));
 }
 
 Status CgTask::NotMovable() {
   return InvalidArgument(
-      "cg: only the rows of a system split in slices of consecutive rows, wider than its bandwidth and overlap, can "
+      "cg: only the rows of a system split in slices of consecutive rows, wider than its bandwidth "
+      "and overlap, can "
       "move");
 }
 
@@ -299,7 +313,8 @@ double CgTask::Horizon() const {
 bool CgTask::Place(uint32_t from, std::string_view bytes) {
   auto it = index_.find(from);
   int32_t first = 0;
-  if (it == index_.end() || bytes.size() < sizeof first || (bytes.size() - sizeof first) % sizeof(double) != 0) {
+  if (it == index_.end() || bytes.size() < sizeof first ||
+      (bytes.size() - sizeof first) % sizeof(double) != 0) {
     return false;
   }
   const Block::Coupling& c = b_.in[it->second];
@@ -328,8 +343,9 @@ Status CgTask::MakeSolvers() {
     if (direct.ok()) {
       direct_ = std::move(*direct);
     } else if (p_.inner == "direct") {
-      return InvalidArgument("cg: block of " + b_.Describe() + " cannot be factored (inner = \"direct\"): " +
-                             direct.status().message());
+      return InvalidArgument(
+          "cg: block of " + b_.Describe() +
+          " cannot be factored (inner = \"direct\"): " + direct.status().message());
     }
   }
   return Status::Ok();
@@ -343,7 +359,8 @@ Result<HeldRows> CgTask::RowsFor(int lo, int hi, std::vector<HeldRows> incoming)
   for (HeldRows& rows : incoming) {
     if (HeldRows part = rows.Part(lo, hi); !part.empty()) parts.push_back(std::move(part));
   }
-  std::sort(parts.begin(), parts.end(), [](const HeldRows& x, const HeldRows& y) { return x.lo < y.lo; });
+  std::sort(parts.begin(), parts.end(),
+            [](const HeldRows& x, const HeldRows& y) { return x.lo < y.lo; });
   HeldRows all;
   all.lo = lo;
   for (HeldRows& part : parts) {
@@ -352,16 +369,20 @@ Result<HeldRows> CgTask::RowsFor(int lo, int hi, std::vector<HeldRows> incoming)
     if (part.hi() <= all.hi()) continue;
     if (part.lo < all.hi()) part = part.Part(all.hi(), part.hi());
     auto joined = JoinRows(std::move(all), std::move(part));
-    if (!joined.ok()) return InvalidArgument("cg: " + RowsText(lo, hi) + " are not all held here: " + joined.status().message());
+    if (!joined.ok())
+      return InvalidArgument("cg: " + RowsText(lo, hi) +
+                             " are not all held here: " + joined.status().message());
     all = std::move(*joined);
   }
   if (all.lo != lo || all.hi() != hi) {
-    return InvalidArgument("cg: " + RowsText(lo, hi) + " are not all held here (" + RowsText(all.lo, all.hi()) + " are)");
+    return InvalidArgument("cg: " + RowsText(lo, hi) + " are not all held here (" +
+                           RowsText(all.lo, all.hi()) + " are)");
   }
   return all;
 }
 
-Status CgTask::Rebuild(int lo, int hi, const std::map<int, double>& known, std::vector<HeldRows> incoming) {
+Status CgTask::Rebuild(int lo, int hi, const std::map<int, double>& known,
+                       std::vector<HeldRows> incoming) {
   const MovableRows& m = *movable_;
   std::optional<HeldRows> rows;
   if (!m.generated) {
@@ -391,7 +412,8 @@ Status CgTask::Rebuild(int lo, int hi, const std::map<int, double>& known, std::
   for (int k = 0; k < b_.size(); ++k) x_[k] = value(b_.rows[k]);
   IndexInputs();
   for (size_t c = 0; c < b_.in.size(); ++c) {
-    for (size_t k = 0; k < b_.in[c].cols.size(); ++k) xin_[c][static_cast<Eigen::Index>(k)] = value(b_.in[c].cols[k]);
+    for (size_t k = 0; k < b_.in[c].cols.size(); ++k)
+      xin_[c][static_cast<Eigen::Index>(k)] = value(b_.in[c].cols[k]);
   }
   if (Status made = MakeSolvers(); !made.ok()) {
     b_ = std::move(old);
@@ -405,7 +427,8 @@ Status CgTask::Rebuild(int lo, int hi, const std::map<int, double>& known, std::
   fresh_ = true;
   stable_ = 0;  // other rows: its convergence starts again
   history_.clear();
-  for (auto it = pending_.begin(); it != pending_.end();) it = Place(it->first, it->second) ? pending_.erase(it) : std::next(it);
+  for (auto it = pending_.begin(); it != pending_.end();)
+    it = Place(it->first, it->second) ? pending_.erase(it) : std::next(it);
   KeepRowsBeyondSlice();
   return Status::Ok();
 }
@@ -421,7 +444,8 @@ void CgTask::KeepRowsBeyondSlice() {
   rows_beyond_slice_ = w.Take();
 }
 
-Result<std::unique_ptr<app::Task>> NewCgTask(Block block, const CgParams& params, std::optional<MovableRows> movable) {
+Result<std::unique_ptr<app::Task>> NewCgTask(Block block, const CgParams& params,
+                                             std::optional<MovableRows> movable) {
   auto t = CgTask::Make(std::move(block), params, std::move(movable));
   if (!t.ok()) return t.status();
   return std::unique_ptr<app::Task>(std::move(*t));

@@ -31,7 +31,8 @@ class CgTask final : public app::Task {
  public:
   // Builds the block's solver; the factor, when there is one, is computed here, once (and again
   // after rows move).
-  static Result<std::unique_ptr<CgTask>> Make(Block block, const CgParams& params, std::optional<MovableRows> movable);
+  static Result<std::unique_ptr<CgTask>> Make(Block block, const CgParams& params,
+                                              std::optional<MovableRows> movable);
 
   CgTask(Block block, const CgParams& params, std::optional<MovableRows> movable);
 
@@ -120,7 +121,8 @@ class CgTask final : public app::Task {
   // for them (a file's rows from the block and `incoming`, RowsFor). The iterate and the inputs
   // keep every value known, from `known` (moved rows and their neighbours' values) first, else
   // from the block before; nothing changes if it fails.
-  Status Rebuild(int lo, int hi, const std::map<int, double>& known, std::vector<HeldRows> incoming = {});
+  Status Rebuild(int lo, int hi, const std::map<int, double>& known,
+                 std::vector<HeldRows> incoming = {});
 
   // A file's rows the task's first block (the slab of slice_lo..slice_hi) did not have, below and
   // above it, encoded for its checkpoints: a replacement, made with that block again, gets them
@@ -143,7 +145,7 @@ class CgTask final : public app::Task {
   int stable_ = 0;
   double change_ = 0;
   double work_done_ = 0;
-  std::deque<double> history_;  // the last kHistory changes
+  std::deque<double> history_;     // the last kHistory changes
   std::string rows_beyond_slice_;  // KeepRowsBeyondSlice
   // Horizon() as RemainingWork() reported it the last times, newest first (0: not yet).
   mutable std::array<double, 4> reported_horizons_{};

@@ -10,7 +10,7 @@ Result<std::unique_ptr<CholmodFactor>> CholmodFactor::Factor(const SpMat& a) {
   std::unique_ptr<CholmodFactor> f(new CholmodFactor());
   cholmod_start(&f->common_);
   f->started_ = true;
-  f->common_.print = 0;                 // no messages on stdout: errors come back as statuses
+  f->common_.print = 0;  // no messages on stdout: errors come back as statuses
   f->common_.error_handler = nullptr;
   // CSR of a symmetric matrix viewed as CSC: stype -1 reads what is then the lower triangle.
   cholmod_sparse view{};
@@ -28,25 +28,31 @@ Result<std::unique_ptr<CholmodFactor>> CholmodFactor::Factor(const SpMat& a) {
   view.packed = a.isCompressed() ? 1 : 0;
   f->factor_ = cholmod_analyze(&view, &f->common_);
   if (!f->factor_ || f->common_.status < CHOLMOD_OK) {
-    return Internal("CHOLMOD could not analyze the block (status " + std::to_string(f->common_.status) + ")");
+    return Internal("CHOLMOD could not analyze the block (status " +
+                    std::to_string(f->common_.status) + ")");
   }
   // Supernodal storage keeps some zeros: its size (xsize) can exceed nnz(L).
-  const double predicted = std::max(f->common_.lnz, static_cast<double>(f->factor_->xsize)) + static_cast<double>(a.rows());
-  AIAC_RETURN_IF_ERROR(CheckFitsInMemory("the factor of a " + std::to_string(a.rows()) + "-row block (" +
-                                             std::to_string(static_cast<long long>(predicted)) + " nonzeros)",
-                                         predicted * 12));
+  const double predicted = std::max(f->common_.lnz, static_cast<double>(f->factor_->xsize)) +
+                           static_cast<double>(a.rows());
+  AIAC_RETURN_IF_ERROR(
+      CheckFitsInMemory("the factor of a " + std::to_string(a.rows()) + "-row block (" +
+                            std::to_string(static_cast<long long>(predicted)) + " nonzeros)",
+                        predicted * 12));
   cholmod_factorize(&view, f->factor_, &f->common_);
   if (f->common_.status == CHOLMOD_NOT_POSDEF || f->factor_->minor < f->factor_->n) {
-    return InvalidArgument("the block is not positive definite (its Cholesky factorization failed)");
+    return InvalidArgument(
+        "the block is not positive definite (its Cholesky factorization failed)");
   }
   if (f->common_.status < CHOLMOD_OK) {
-    return Internal("CHOLMOD could not factor the block (status " + std::to_string(f->common_.status) + ")");
+    return Internal("CHOLMOD could not factor the block (status " +
+                    std::to_string(f->common_.status) + ")");
   }
   f->nonzeros_ = f->common_.lnz;
   // Simplicial LL' from here on: faster solves with one right-hand side.
   if (f->factor_->is_super &&
       !cholmod_change_factor(CHOLMOD_REAL, 1, 0, 1, 1, f->factor_, &f->common_)) {
-    return Internal("CHOLMOD could not convert the factor (status " + std::to_string(f->common_.status) + ")");
+    return Internal("CHOLMOD could not convert the factor (status " +
+                    std::to_string(f->common_.status) + ")");
   }
   return f;
 }
@@ -72,14 +78,22 @@ bool CholmodFactor::Solve(const Eigen::VectorXd& b, Eigen::VectorXd& x) const {
 
 const char* CholmodFactor::ordering() const {
   switch (factor_ ? factor_->ordering : -1) {
-    case CHOLMOD_NATURAL: return "natural";
-    case CHOLMOD_GIVEN: return "given";
-    case CHOLMOD_AMD: return "amd";
-    case CHOLMOD_METIS: return "metis";
-    case CHOLMOD_NESDIS: return "nesdis";
-    case CHOLMOD_COLAMD: return "colamd";
-    case CHOLMOD_POSTORDERED: return "postordered";
-    default: return "unknown";
+    case CHOLMOD_NATURAL:
+      return "natural";
+    case CHOLMOD_GIVEN:
+      return "given";
+    case CHOLMOD_AMD:
+      return "amd";
+    case CHOLMOD_METIS:
+      return "metis";
+    case CHOLMOD_NESDIS:
+      return "nesdis";
+    case CHOLMOD_COLAMD:
+      return "colamd";
+    case CHOLMOD_POSTORDERED:
+      return "postordered";
+    default:
+      return "unknown";
   }
 }
 

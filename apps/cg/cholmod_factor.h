@@ -11,10 +11,10 @@
 // The matrix is viewed, not copied: a row-major symmetric matrix's rows are its columns.
 #pragma once
 
+#include <cholmod.h>
+
 #include <memory>
 #include <string>
-
-#include <cholmod.h>
 
 #include "apps/cg/cg_problem.h"
 #include "core/status.h"

@@ -16,7 +16,8 @@ HeldRows HeldRows::Part(int from, int to) const {
   HeldRows part;
   part.lo = from;
   const auto a = static_cast<size_t>(from - lo), z = static_cast<size_t>(to - lo);
-  part.b.assign(b.begin() + static_cast<std::ptrdiff_t>(a), b.begin() + static_cast<std::ptrdiff_t>(z));
+  part.b.assign(b.begin() + static_cast<std::ptrdiff_t>(a),
+                b.begin() + static_cast<std::ptrdiff_t>(z));
   part.cols.assign(cols.begin() + ptr[a], cols.begin() + ptr[z]);
   part.vals.assign(vals.begin() + ptr[a], vals.begin() + ptr[z]);
   part.ptr.resize(z - a + 1);
@@ -25,16 +26,19 @@ HeldRows HeldRows::Part(int from, int to) const {
 }
 
 HeldRows HeldRowsOf(const Block& block, int from, int to) {
-  AIAC_CHECK(!block.rows.empty() && block.rows.front() <= from && from <= to && to <= block.rows.back() + 1);
+  AIAC_CHECK(!block.rows.empty() && block.rows.front() <= from && from <= to &&
+             to <= block.rows.back() + 1);
   HeldRows held;
   held.lo = from;
   std::vector<std::pair<int, double>> row;
   for (int r = from; r < to; ++r) {
     const int k = r - block.rows.front();
     row.clear();
-    for (SpMat::InnerIterator it(block.local, k); it; ++it) row.emplace_back(block.rows[static_cast<size_t>(it.col())], it.value());
+    for (SpMat::InnerIterator it(block.local, k); it; ++it)
+      row.emplace_back(block.rows[static_cast<size_t>(it.col())], it.value());
     for (const auto& c : block.in) {
-      for (SpMat::InnerIterator it(c.a, k); it; ++it) row.emplace_back(c.cols[static_cast<size_t>(it.col())], it.value());
+      for (SpMat::InnerIterator it(c.a, k); it; ++it)
+        row.emplace_back(c.cols[static_cast<size_t>(it.col())], it.value());
     }
     std::sort(row.begin(), row.end());
     for (const auto& [col, v] : row) {
@@ -51,9 +55,9 @@ Result<HeldRows> JoinRows(HeldRows below, HeldRows above) {
   if (below.empty()) return above;
   if (above.empty()) return below;
   if (below.hi() != above.lo) {
-    return InvalidArgument("cg: rows " + std::to_string(below.lo + 1) + ".." + std::to_string(below.hi()) +
-                           " and " + std::to_string(above.lo + 1) + ".." + std::to_string(above.hi()) +
-                           " are not next to each other");
+    return InvalidArgument("cg: rows " + std::to_string(below.lo + 1) + ".." +
+                           std::to_string(below.hi()) + " and " + std::to_string(above.lo + 1) +
+                           ".." + std::to_string(above.hi()) + " are not next to each other");
   }
   const int64_t base = below.ptr.back();
   for (size_t k = 1; k < above.ptr.size(); ++k) below.ptr.push_back(base + above.ptr[k]);
@@ -77,15 +81,17 @@ bool GetHeldRows(SliceReader& r, HeldRows& rows, int n) {
       !r.GetVector(rows.vals, UINT64_MAX) || !r.GetVector(rows.b, most)) {
     return false;
   }
-  if (rows.lo < 0 || rows.hi() > n || rows.ptr.size() != rows.b.size() + 1 || rows.ptr.front() != 0 ||
-      rows.ptr.back() != static_cast<int64_t>(rows.cols.size()) || rows.cols.size() != rows.vals.size()) {
+  if (rows.lo < 0 || rows.hi() > n || rows.ptr.size() != rows.b.size() + 1 ||
+      rows.ptr.front() != 0 || rows.ptr.back() != static_cast<int64_t>(rows.cols.size()) ||
+      rows.cols.size() != rows.vals.size()) {
     return false;
   }
   for (size_t k = 0; k + 1 < rows.ptr.size(); ++k) {
     if (rows.ptr[k] > rows.ptr[k + 1]) return false;
     for (int64_t e = rows.ptr[k]; e < rows.ptr[k + 1]; ++e) {
       const int c = rows.cols[static_cast<size_t>(e)];
-      if (c < 0 || c >= n || (e > rows.ptr[k] && c <= rows.cols[static_cast<size_t>(e - 1)])) return false;
+      if (c < 0 || c >= n || (e > rows.ptr[k] && c <= rows.cols[static_cast<size_t>(e - 1)]))
+        return false;
     }
   }
   return true;

@@ -32,8 +32,8 @@ struct HeldRows {
   HeldRows Part(int from, int to) const;
 };
 
-// Rows [from, to) of `block`, a block of consecutive rows (a slice, or its slab), with their entries
-// from its local matrix and its couplings. Requires block.rows.front() <= from <= to <=
+// Rows [from, to) of `block`, a block of consecutive rows (a slice, or its slab), with their
+// entries from its local matrix and its couplings. Requires block.rows.front() <= from <= to <=
 // block.rows.back() + 1.
 HeldRows HeldRowsOf(const Block& block, int from, int to);
 

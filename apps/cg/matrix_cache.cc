@@ -51,13 +51,17 @@ std::string_view Bytes(const T* data, int64_t count) {
 
 // What every reader checks of a cache's header before it trusts the sizes: the magic, the
 // version of the source it was made from, and sizes that add up to the cache's `length`.
-Status CheckHeader(const Header& h, uint64_t length, const MatrixFileVersion& version, const std::string& path) {
-  auto damaged = [&](const std::string& what) { return Corruption("the cache " + path + " is damaged: " + what); };
+Status CheckHeader(const Header& h, uint64_t length, const MatrixFileVersion& version,
+                   const std::string& path) {
+  auto damaged = [&](const std::string& what) {
+    return Corruption("the cache " + path + " is damaged: " + what);
+  };
   if (std::memcmp(h.magic, kMagicV1, sizeof kMagicV1) == 0) {
     return Unavailable("the cache " + path + " is of an older format");
   }
   if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0) return damaged("not an aiac matrix cache");
-  if (!(h.source == version)) return Unavailable("the cache " + path + " was made from another version of the file");
+  if (!(h.source == version))
+    return Unavailable("the cache " + path + " was made from another version of the file");
   if (h.rows < 1 || h.rows > kMaxMatrixRows || h.cols < 1 || h.cols > kMaxMatrixRows || h.nnz < 0 ||
       length != ValuesOffset(h.rows, h.nnz) + static_cast<uint64_t>(h.nnz) * sizeof(double)) {
     return damaged("its sizes do not match its length");
@@ -71,7 +75,8 @@ std::string MatrixCachePath(const std::string& matrix_path) { return matrix_path
 
 Result<MatrixFileVersion> MatrixFileVersionOf(const std::string& path) {
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return NotFound("cannot read " + path + ": " + std::strerror(errno));
+  if (::stat(path.c_str(), &st) != 0)
+    return NotFound("cannot read " + path + ": " + std::strerror(errno));
   MatrixFileVersion key{};
   key.size = static_cast<uint64_t>(st.st_size);
   key.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
@@ -89,14 +94,16 @@ Result<MatrixFileVersion> MatrixFileVersionOf(const std::string& path) {
   return key;
 }
 
-Result<MappedMatrixCache> LoadMatrixCache(const std::string& matrix_path, const MatrixFileVersion& version) {
+Result<MappedMatrixCache> LoadMatrixCache(const std::string& matrix_path,
+                                          const MatrixFileVersion& version) {
   auto cache = MappedMatrixCache::Map(matrix_path, version, true);
   if (!cache.ok()) return cache.status();
   AIAC_RETURN_IF_ERROR(cache->CheckWhole());
   return cache;
 }
 
-Status SaveMatrixCache(const std::string& matrix_path, const SpMat& a, const MatrixFileVersion& version) {
+Status SaveMatrixCache(const std::string& matrix_path, const SpMat& a,
+                       const MatrixFileVersion& version) {
   if (!a.isCompressed()) return InvalidArgument("the matrix to cache must be compressed");
   Header h{};
   std::memcpy(h.magic, kMagic, sizeof kMagic);
@@ -112,16 +119,19 @@ Status SaveMatrixCache(const std::string& matrix_path, const SpMat& a, const Mat
   const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return IoError("cannot write " + temp + ": " + std::strerror(errno));
   const char padding[alignof(double)] = {};
-  const auto pad = ValuesOffset(h.rows, h.nnz) - sizeof h - static_cast<uint64_t>(h.rows + 1 + h.nnz) * sizeof(int);
+  const auto pad = ValuesOffset(h.rows, h.nnz) - sizeof h -
+                   static_cast<uint64_t>(h.rows + 1 + h.nnz) * sizeof(int);
   Status written = Status::Ok();
-  for (auto bytes : {Bytes(&h, 1), Bytes(a.outerIndexPtr(), h.rows + 1), Bytes(a.innerIndexPtr(), h.nnz),
-                     std::string_view(padding, pad), Bytes(a.valuePtr(), h.nnz)}) {
+  for (auto bytes :
+       {Bytes(&h, 1), Bytes(a.outerIndexPtr(), h.rows + 1), Bytes(a.innerIndexPtr(), h.nnz),
+        std::string_view(padding, pad), Bytes(a.valuePtr(), h.nnz)}) {
     if (const int err = WriteAll(fd, bytes); err != 0) {
       written = IoError("cannot write " + temp + ": " + std::strerror(err));
       break;
     }
   }
-  if (::close(fd) != 0 && written.ok()) written = IoError("cannot write " + temp + ": " + std::strerror(errno));
+  if (::close(fd) != 0 && written.ok())
+    written = IoError("cannot write " + temp + ": " + std::strerror(errno));
   if (!written.ok()) {
     std::remove(temp.c_str());
     return written;
@@ -134,15 +144,18 @@ Status SaveMatrixCache(const std::string& matrix_path, const SpMat& a, const Mat
   return Status::Ok();
 }
 
-Result<MappedMatrixCache> MappedMatrixCache::Open(const std::string& matrix_path, const MatrixFileVersion& version) {
+Result<MappedMatrixCache> MappedMatrixCache::Open(const std::string& matrix_path,
+                                                  const MatrixFileVersion& version) {
   return Map(matrix_path, version, false);
 }
 
-Result<MappedMatrixCache> MappedMatrixCache::Map(const std::string& matrix_path, const MatrixFileVersion& version,
-                                                 bool whole) {
+Result<MappedMatrixCache> MappedMatrixCache::Map(const std::string& matrix_path,
+                                                 const MatrixFileVersion& version, bool whole) {
   MappedMatrixCache m;
   m.path_ = MatrixCachePath(matrix_path);
-  auto damaged = [&](const std::string& what) { return Corruption("the cache " + m.path_ + " is damaged: " + what); };
+  auto damaged = [&](const std::string& what) {
+    return Corruption("the cache " + m.path_ + " is damaged: " + what);
+  };
   const int fd = ::open(m.path_.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT) return NotFound("no cache " + m.path_);
@@ -155,7 +168,8 @@ Result<MappedMatrixCache> MappedMatrixCache::Map(const std::string& matrix_path,
   }
   m.length_ = static_cast<size_t>(st.st_size);
   // All of it read (the spawner): its pages mapped in one go rather than one fault at a time.
-  void* map = ::mmap(nullptr, m.length_, PROT_READ, MAP_PRIVATE | (whole ? MAP_POPULATE : 0), fd, 0);
+  void* map =
+      ::mmap(nullptr, m.length_, PROT_READ, MAP_PRIVATE | (whole ? MAP_POPULATE : 0), fd, 0);
   ::close(fd);  // the mapping keeps the file
   if (map == MAP_FAILED) return IoError("cannot map " + m.path_ + ": " + std::strerror(errno));
   m.map_ = map;
@@ -168,13 +182,16 @@ Result<MappedMatrixCache> MappedMatrixCache::Map(const std::string& matrix_path,
   const char* base = static_cast<const char*>(map) + sizeof h;
   m.outer_ = reinterpret_cast<const int*>(base);  // the header is 72 bytes: ints are aligned
   m.inner_ = m.outer_ + h.rows + 1;
-  m.values_ = reinterpret_cast<const double*>(static_cast<const char*>(map) + ValuesOffset(h.rows, h.nnz));
+  m.values_ =
+      reinterpret_cast<const double*>(static_cast<const char*>(map) + ValuesOffset(h.rows, h.nnz));
   m.header_crcs_ = {h.outer_crc, h.inner_crc, h.values_crc};
   if (m.outer_[0] != 0 || m.outer_[h.rows] != h.nnz) return damaged("bad row starts");
   return m;
 }
 
-MappedMatrixCache::MappedMatrixCache(MappedMatrixCache&& other) noexcept { *this = std::move(other); }
+MappedMatrixCache::MappedMatrixCache(MappedMatrixCache&& other) noexcept {
+  *this = std::move(other);
+}
 
 MappedMatrixCache& MappedMatrixCache::operator=(MappedMatrixCache&& other) noexcept {
   if (this != &other) {
@@ -194,17 +211,24 @@ MappedMatrixCache& MappedMatrixCache::operator=(MappedMatrixCache&& other) noexc
 }
 
 Eigen::Map<const SpMat> MappedMatrixCache::matrix() const {
-  return {static_cast<Eigen::Index>(rows_), static_cast<Eigen::Index>(cols_), static_cast<Eigen::Index>(nnz_), outer_,
-          inner_, values_};
+  return {static_cast<Eigen::Index>(rows_),
+          static_cast<Eigen::Index>(cols_),
+          static_cast<Eigen::Index>(nnz_),
+          outer_,
+          inner_,
+          values_};
 }
 
 Status MappedMatrixCache::CheckWhole() const {
-  auto damaged = [&](const std::string& what) { return Corruption("the cache " + path_ + " is damaged: " + what); };
+  auto damaged = [&](const std::string& what) {
+    return Corruption("the cache " + path_ + " is damaged: " + what);
+  };
   // The values' checksum (half the file) on a second thread, the rest here.
   uint32_t values_crc = 0;
   {
     std::jthread values([&] { values_crc = Crc32c(Bytes(values_, nnz_)); });
-    if (Crc32c(Bytes(outer_, rows_ + 1)) != header_crcs_[0] || Crc32c(Bytes(inner_, nnz_)) != header_crcs_[1]) {
+    if (Crc32c(Bytes(outer_, rows_ + 1)) != header_crcs_[0] ||
+        Crc32c(Bytes(inner_, nnz_)) != header_crcs_[1]) {
       return damaged("a checksum does not match");
     }
   }
@@ -229,12 +253,14 @@ MappedMatrixCache::~MappedMatrixCache() {
 Status MappedMatrixCache::Row(int64_t i, std::vector<int>& cols, std::vector<double>& vals) const {
   const int begin = outer_[i], end = outer_[i + 1];
   if (begin < 0 || end < begin || end > nnz_) {
-    return Corruption("the cache " + path_ + " is damaged: bad row starts at row " + std::to_string(i + 1));
+    return Corruption("the cache " + path_ + " is damaged: bad row starts at row " +
+                      std::to_string(i + 1));
   }
   cols.assign(inner_ + begin, inner_ + end);
   vals.assign(values_ + begin, values_ + end);
   if (!AscendingBelow(cols, static_cast<int>(cols_))) {
-    return Corruption("the cache " + path_ + " is damaged: bad column index in row " + std::to_string(i + 1));
+    return Corruption("the cache " + path_ + " is damaged: bad column index in row " +
+                      std::to_string(i + 1));
   }
   return Status::Ok();
 }

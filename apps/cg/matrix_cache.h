@@ -40,13 +40,15 @@ Result<MatrixFileVersion> MatrixFileVersionOf(const std::string& matrix_path);
 // or in an older format; Corruption naming the damage when it is damaged. (A cache is only ever
 // replaced by a rename, never rewritten in place: a mapping keeps the file it checked.)
 class MappedMatrixCache;
-Result<MappedMatrixCache> LoadMatrixCache(const std::string& matrix_path, const MatrixFileVersion& version);
+Result<MappedMatrixCache> LoadMatrixCache(const std::string& matrix_path,
+                                          const MatrixFileVersion& version);
 
 // Writes the cache of `matrix_path` (its matrix `a`, compressed), made from `version` of the file:
 // the version taken before the file was read, so that a file changed while it was parsed is
 // read again next time. An error names the reason (a read-only folder, say); the caller goes on
 // without a cache.
-Status SaveMatrixCache(const std::string& matrix_path, const SpMat& a, const MatrixFileVersion& version);
+Status SaveMatrixCache(const std::string& matrix_path, const SpMat& a,
+                       const MatrixFileVersion& version);
 
 // A cache file mapped read-only: the spawner's whole matrix (LoadMatrixCache), or a daemon's rows
 // as it builds its own block (block_outline.h): only the pages of those rows are read, and
@@ -58,7 +60,8 @@ class MappedMatrixCache {
  public:
   // NotFound when there is no cache; Unavailable when it was made from another version of the
   // file than `version`; Corruption naming the damage.
-  static Result<MappedMatrixCache> Open(const std::string& matrix_path, const MatrixFileVersion& version);
+  static Result<MappedMatrixCache> Open(const std::string& matrix_path,
+                                        const MatrixFileVersion& version);
   MappedMatrixCache(MappedMatrixCache&& other) noexcept;
   MappedMatrixCache& operator=(MappedMatrixCache&& other) noexcept;
   MappedMatrixCache(const MappedMatrixCache&) = delete;
@@ -81,7 +84,8 @@ class MappedMatrixCache {
   friend Result<MappedMatrixCache> LoadMatrixCache(const std::string&, const MatrixFileVersion&);
   MappedMatrixCache() = default;
   // `whole`: every page will be read, map them at once.
-  static Result<MappedMatrixCache> Map(const std::string& matrix_path, const MatrixFileVersion& version, bool whole);
+  static Result<MappedMatrixCache> Map(const std::string& matrix_path,
+                                       const MatrixFileVersion& version, bool whole);
   std::string path_;
   void* map_ = nullptr;
   size_t length_ = 0;

@@ -1,8 +1,5 @@
 #include "apps/cg/matrix_market.h"
 
-#include "core/huge_pages.h"
-#include "core/memory_budget.h"
-
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -10,16 +7,19 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cstring>
-#include <limits>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <thread>
 #include <tuple>
 #include <utility>
+
+#include "core/huge_pages.h"
+#include "core/memory_budget.h"
 
 namespace aiac::cg {
 namespace {
@@ -49,7 +49,8 @@ Result<Header> ReadHeader(std::istream& in, const std::string& path, int& line_n
   h.format = Lower(h.format);
   h.field = Lower(h.field);
   h.symmetry = Lower(h.symmetry);
-  if (object != "matrix") return InvalidArgument(path + ":1: object '" + object + "' is not supported (matrix)");
+  if (object != "matrix")
+    return InvalidArgument(path + ":1: object '" + object + "' is not supported (matrix)");
   if (h.format != "coordinate" && h.format != "array") {
     return InvalidArgument(path + ":1: format '" + h.format + "' is not coordinate or array");
   }
@@ -57,7 +58,8 @@ Result<Header> ReadHeader(std::istream& in, const std::string& path, int& line_n
     return InvalidArgument(path + ":1: field '" + h.field + "' is not supported (real or integer)");
   }
   if (h.symmetry != "general" && h.symmetry != "symmetric") {
-    return InvalidArgument(path + ":1: symmetry '" + h.symmetry + "' is not supported (general or symmetric)");
+    return InvalidArgument(path + ":1: symmetry '" + h.symmetry +
+                           "' is not supported (general or symmetric)");
   }
   return h;
 }
@@ -79,7 +81,9 @@ long long FileSize(const std::string& path) {
   return ec ? 0 : static_cast<long long>(size);
 }
 
-std::string At(const std::string& path, int line_no) { return path + ":" + std::to_string(line_no) + ": "; }
+std::string At(const std::string& path, int line_no) {
+  return path + ":" + std::to_string(line_no) + ": ";
+}
 
 // The entries of a coordinate file are parsed straight from memory, with std::from_chars and no
 // allocation per line, in line-aligned chunks on up to hardware_concurrency threads: reading an
@@ -118,8 +122,8 @@ bool ParseIndex(const char*& p, const char* end, long long& out) {
 // Parses the line [p, end) (no newline) as 'ROW COL VALUE' ('VALUE' only when `value_only`).
 // Returns false when it is not exactly that; `blank` says the line holds no data (blank or a
 // comment) and is to be skipped.
-bool ParseEntry(const char* p, const char* end, bool value_only, long long& i, long long& j, double& v,
-                bool& blank) {
+bool ParseEntry(const char* p, const char* end, bool value_only, long long& i, long long& j,
+                double& v, bool& blank) {
   while (p < end && IsBlank(*p)) ++p;
   blank = p == end || *p == '%';
   if (blank) return true;
@@ -129,7 +133,9 @@ bool ParseEntry(const char* p, const char* end, bool value_only, long long& i, l
     while (p < end && IsBlank(*p)) ++p;
     return true;
   };
-  if (!value_only && !(ParseIndex(p, end, i) && ends_number() && ParseIndex(p, end, j) && ends_number())) return false;
+  if (!value_only &&
+      !(ParseIndex(p, end, i) && ends_number() && ParseIndex(p, end, j) && ends_number()))
+    return false;
   if (p < end && *p == '+') ++p;  // from_chars takes no '+'; the format allows it
   auto r = std::from_chars(p, end, v);
   if (r.ec != std::errc()) return false;
@@ -139,7 +145,8 @@ bool ParseEntry(const char* p, const char* end, bool value_only, long long& i, l
 
 // The 1-based line number of offset `at` in `text`, whose first line is `first_line`.
 int LineAt(std::string_view text, size_t at, int first_line) {
-  return first_line + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
+  return first_line + static_cast<int>(std::count(
+                          text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
 }
 
 // What one chunk of entry lines holds, or the first problem in it (at byte `error_at`). The
@@ -154,7 +161,8 @@ struct Chunk {
 };
 
 // `expected`: about how many entries the chunk holds (room is made for them at once).
-void ParseChunk(std::string_view text, Chunk& c, int rows, int cols, bool symmetric, size_t expected) {
+void ParseChunk(std::string_view text, Chunk& c, int rows, int cols, bool symmetric,
+                size_t expected) {
   c.entries.reserve(expected);
   AdviseHugePages(c.entries.data(), c.entries.capacity() * sizeof(Triplet));
   size_t at = c.begin;
@@ -170,8 +178,8 @@ void ParseChunk(std::string_view text, Chunk& c, int rows, int cols, bool symmet
       if (!ok) {
         error = "entry must be 'ROW COL VALUE'";
       } else if (i < 1 || i > rows || j < 1 || j > cols) {
-        error = "entry (" + std::to_string(i) + ", " + std::to_string(j) + ") is outside the " + std::to_string(rows) +
-                " x " + std::to_string(cols) + " matrix";
+        error = "entry (" + std::to_string(i) + ", " + std::to_string(j) + ") is outside the " +
+                std::to_string(rows) + " x " + std::to_string(cols) + " matrix";
       } else if (!std::isfinite(v)) {
         error = "value is not a finite number";
       } else if (symmetric && j > i) {
@@ -237,7 +245,8 @@ class MappedText {
   bool ok() const { return ok_; }
   // The bytes from `offset` on (none past the end).
   std::string_view From(size_t offset) const {
-    return offset >= size_ || data_ == nullptr ? std::string_view() : std::string_view(data_ + offset, size_ - offset);
+    return offset >= size_ || data_ == nullptr ? std::string_view()
+                                               : std::string_view(data_ + offset, size_ - offset);
   }
 
  private:
@@ -271,7 +280,8 @@ Result<ParsedEntries> ParseCoordinateFile(const std::string& path) {
   int line_no = 0;
   auto header = ReadHeader(in, path, line_no);
   if (!header.ok()) return header.status();
-  if (header->format != "coordinate") return InvalidArgument(path + ": the matrix must be in coordinate format");
+  if (header->format != "coordinate")
+    return InvalidArgument(path + ": the matrix must be in coordinate format");
   std::string line;
   if (!NextDataLine(in, line, line_no)) return InvalidArgument(path + ": no size line");
   ParsedEntries m;
@@ -280,31 +290,37 @@ Result<ParsedEntries> ParseCoordinateFile(const std::string& path) {
     std::istringstream s(line);
     std::string extra;
     if (!(s >> rows >> cols >> nnz) || (s >> extra) || rows <= 0 || cols <= 0 || nnz < 0) {
-      return InvalidArgument(At(path, line_no) + "size line must be 'ROWS COLS ENTRIES' with positive sizes");
+      return InvalidArgument(At(path, line_no) +
+                             "size line must be 'ROWS COLS ENTRIES' with positive sizes");
     }
   }
   if (rows > kMaxMatrixRows || cols > kMaxMatrixRows) {
-    return InvalidArgument(At(path, line_no) + "matrix of " + std::to_string(rows) + " x " + std::to_string(cols) +
-                           " is larger than the " + std::to_string(kMaxMatrixRows) + " rows aiac handles");
+    return InvalidArgument(At(path, line_no) + "matrix of " + std::to_string(rows) + " x " +
+                           std::to_string(cols) + " is larger than the " +
+                           std::to_string(kMaxMatrixRows) + " rows aiac handles");
   }
   m.rows = static_cast<int>(rows);
   m.cols = static_cast<int>(cols);
   const bool symmetric = m.symmetric = header->symmetry == "symmetric";
-  if (symmetric && m.rows != m.cols) return InvalidArgument(path + ": a symmetric matrix must be square");
+  if (symmetric && m.rows != m.cols)
+    return InvalidArgument(path + ": a symmetric matrix must be square");
   const auto data_at = static_cast<long long>(in.tellg());
   const auto bytes_left = FileSize(path) - data_at;
   if (nnz > bytes_left / 6) {
-    return InvalidArgument(At(path, line_no) + std::to_string(nnz) + " entries announced, but the " +
-                           std::to_string(bytes_left) + " bytes left in the file hold at most " +
+    return InvalidArgument(At(path, line_no) + std::to_string(nnz) +
+                           " entries announced, but the " + std::to_string(bytes_left) +
+                           " bytes left in the file hold at most " +
                            std::to_string(bytes_left / 6));
   }
   if (rows == cols && nnz < rows) {
-    return InvalidArgument(At(path, line_no) + "only " + std::to_string(nnz) + " entries for " + std::to_string(rows) +
+    return InvalidArgument(At(path, line_no) + "only " + std::to_string(nnz) + " entries for " +
+                           std::to_string(rows) +
                            " rows: some diagonal entry is missing, and CG needs every one");
   }
   const double stored = static_cast<double>(symmetric ? 2 * nnz : nnz);
-  AIAC_RETURN_IF_ERROR(CheckFitsInMemory(path + " (" + std::to_string(rows) + " rows, " + std::to_string(nnz) + " entries)",
-                                         stored * kBytesPerEntry + static_cast<double>(rows) * kBytesPerRow));
+  AIAC_RETURN_IF_ERROR(CheckFitsInMemory(
+      path + " (" + std::to_string(rows) + " rows, " + std::to_string(nnz) + " entries)",
+      stored * kBytesPerEntry + static_cast<double>(rows) * kBytesPerRow));
   // The rest of the file, mapped (read into memory where it cannot be); then chunks that end at
   // a newline, parsed in parallel.
   MappedText mapped(path);
@@ -333,8 +349,10 @@ Result<ParsedEntries> ParseCoordinateFile(const std::string& path) {
   }
   InParallel(pieces, [&](size_t k) {
     const Chunk& c = m.chunks[k];
-    const double share = static_cast<double>(c.end - c.begin) / static_cast<double>(std::max<size_t>(text.size(), 1));
-    ParseChunk(text, m.chunks[k], m.rows, m.cols, symmetric, static_cast<size_t>(1.02 * share * static_cast<double>(nnz)) + 64);
+    const double share = static_cast<double>(c.end - c.begin) /
+                         static_cast<double>(std::max<size_t>(text.size(), 1));
+    ParseChunk(text, m.chunks[k], m.rows, m.cols, symmetric,
+               static_cast<size_t>(1.02 * share * static_cast<double>(nnz)) + 64);
   });
   // Problems are reported in file order: the first chunk with one, or the count.
   const int first_line = line_no + 1;
@@ -344,7 +362,8 @@ Result<ParsedEntries> ParseCoordinateFile(const std::string& path) {
       if (found + static_cast<long long>(c.entries.size()) >= nnz && found <= nnz) {
         // The bad line comes after the announced entries: that is the first problem.
         if (size_t extra = DataLine(text, c.begin, nnz - found); extra <= c.error_at) {
-          return InvalidArgument(At(path, LineAt(text, extra, first_line)) + "more entries than announced");
+          return InvalidArgument(At(path, LineAt(text, extra, first_line)) +
+                                 "more entries than announced");
         }
       }
       return InvalidArgument(At(path, LineAt(text, c.error_at, first_line)) + c.error);
@@ -352,10 +371,12 @@ Result<ParsedEntries> ParseCoordinateFile(const std::string& path) {
     found += static_cast<long long>(c.entries.size());
   }
   if (found < nnz) {
-    return InvalidArgument(path + ": " + std::to_string(nnz) + " entries announced, " + std::to_string(found) + " found");
+    return InvalidArgument(path + ": " + std::to_string(nnz) + " entries announced, " +
+                           std::to_string(found) + " found");
   }
   if (found > nnz) {
-    return InvalidArgument(At(path, LineAt(text, DataLine(text, 0, nnz), first_line)) + "more entries than announced");
+    return InvalidArgument(At(path, LineAt(text, DataLine(text, 0, nnz), first_line)) +
+                           "more entries than announced");
   }
   for (const Chunk& c : m.chunks) m.stored += c.entries.size() + (symmetric ? c.off_diagonal : 0);
   return m;
@@ -371,13 +392,16 @@ Result<CoordinateMatrix> ReadMatrixMarket(const std::string& path) {
   m.cols = parsed->cols;
   m.entries.reserve(parsed->stored);
   for (Chunk& c : parsed->chunks) {
-    ForEachStored(c, parsed->symmetric, [&](int row, int col, double value) { m.entries.push_back({row, col, value}); });
+    ForEachStored(c, parsed->symmetric, [&](int row, int col, double value) {
+      m.entries.push_back({row, col, value});
+    });
     std::vector<Triplet>().swap(c.entries);
   }
   return m;
 }
 
-Result<Eigen::SparseMatrix<double, Eigen::RowMajor, int>> ReadMatrixMarketRows(const std::string& path) {
+Result<Eigen::SparseMatrix<double, Eigen::RowMajor, int>> ReadMatrixMarketRows(
+    const std::string& path) {
   auto parsed = ParseCoordinateFile(path);
   if (!parsed.ok()) return parsed.status();
   std::vector<Chunk>& chunks = parsed->chunks;
@@ -387,7 +411,8 @@ Result<Eigen::SparseMatrix<double, Eigen::RowMajor, int>> ReadMatrixMarketRows(c
   // banded system this took 0.48 s of the read, with three more copies of every entry.
   Eigen::SparseMatrix<double, Eigen::RowMajor, int> a(parsed->rows, parsed->cols);
   if (parsed->stored > static_cast<size_t>(std::numeric_limits<int>::max())) {
-    return InvalidArgument(path + ": " + std::to_string(parsed->stored) + " stored entries is more than aiac handles");
+    return InvalidArgument(path + ": " + std::to_string(parsed->stored) +
+                           " stored entries is more than aiac handles");
   }
   a.resizeNonZeros(static_cast<Eigen::Index>(parsed->stored));
   int* starts = a.outerIndexPtr();
@@ -401,7 +426,8 @@ Result<Eigen::SparseMatrix<double, Eigen::RowMajor, int>> ReadMatrixMarketRows(c
     // per group. A group's counts take 4 bytes a row: there are at most as many groups as
     // entries per row, so the counts never outweigh the entries (a wide matrix of few entries
     // gets one group).
-    const size_t groups = std::clamp<size_t>(parsed->stored / std::max<size_t>(rows, 1), 1, chunks.size());
+    const size_t groups =
+        std::clamp<size_t>(parsed->stored / std::max<size_t>(rows, 1), 1, chunks.size());
     auto each_entry_of = [&](size_t g, const auto& f) {
       for (size_t k = chunks.size() * g / groups; k < chunks.size() * (g + 1) / groups; ++k) {
         ForEachStored(chunks[k], parsed->symmetric, f);
@@ -432,7 +458,8 @@ Result<Eigen::SparseMatrix<double, Eigen::RowMajor, int>> ReadMatrixMarketRows(c
   // order either way); `kept` says how many of a row's entries remain.
   constexpr int kShortRow = 64;
   std::vector<int> kept(rows);
-  const size_t parts = std::clamp<size_t>(std::min<size_t>(std::thread::hardware_concurrency(), rows / 4096), 1, 16);
+  const size_t parts =
+      std::clamp<size_t>(std::min<size_t>(std::thread::hardware_concurrency(), rows / 4096), 1, 16);
   InParallel(parts, [&](size_t k) {
     std::vector<std::pair<int, double>> row;
     for (size_t r = rows * k / parts; r < rows * (k + 1) / parts; ++r) {
@@ -440,8 +467,10 @@ Result<Eigen::SparseMatrix<double, Eigen::RowMajor, int>> ReadMatrixMarketRows(c
       if (end - begin > kShortRow) {
         row.clear();
         for (int x = begin; x < end; ++x) row.emplace_back(cols[x], values[x]);
-        std::stable_sort(row.begin(), row.end(), [](const auto& p, const auto& q) { return p.first < q.first; });
-        for (int x = begin; x < end; ++x) std::tie(cols[x], values[x]) = row[static_cast<size_t>(x - begin)];
+        std::stable_sort(row.begin(), row.end(),
+                         [](const auto& p, const auto& q) { return p.first < q.first; });
+        for (int x = begin; x < end; ++x)
+          std::tie(cols[x], values[x]) = row[static_cast<size_t>(x - begin)];
       }
       for (int x = begin + 1; x < end; ++x) {
         const int col = cols[x];
@@ -499,14 +528,15 @@ Result<std::vector<double>> ReadMatrixMarketVector(const std::string& path, int6
     return InvalidArgument(At(path, line_no) + "a vector must be ROWS x 1");
   }
   if (expected_rows >= 0 && rows != expected_rows) {
-    return InvalidArgument(At(path, line_no) + "vector of " + std::to_string(rows) + " rows for a matrix of " +
-                           std::to_string(expected_rows));
+    return InvalidArgument(At(path, line_no) + "vector of " + std::to_string(rows) +
+                           " rows for a matrix of " + std::to_string(expected_rows));
   }
   const long long count_announced = array ? rows : nnz;
   const auto bytes_left = FileSize(path) - static_cast<long long>(in.tellg());
   if (count_announced > bytes_left / (array ? 2 : 6) || rows > kMaxMatrixRows) {
-    return InvalidArgument(At(path, line_no) + std::to_string(count_announced) + " values announced, but the " +
-                           std::to_string(bytes_left) + " bytes left in the file cannot hold them");
+    return InvalidArgument(At(path, line_no) + std::to_string(count_announced) +
+                           " values announced, but the " + std::to_string(bytes_left) +
+                           " bytes left in the file cannot hold them");
   }
   AIAC_RETURN_IF_ERROR(CheckFitsInMemory(path, static_cast<double>(rows) * 8));
   std::vector<double> x(static_cast<size_t>(rows), 0.0);
@@ -526,14 +556,19 @@ Result<std::vector<double>> ReadMatrixMarketVector(const std::string& path, int6
     at = eol + 1;
     if (blank) continue;
     if (k == count) return InvalidArgument(At(path, line_no) + "more values than announced");
-    if (!ok) return InvalidArgument(At(path, line_no) + (array ? "expected one number" : "entry must be 'ROW COL VALUE'"));
-    if (i < 1 || i > rows || j != 1) return InvalidArgument(At(path, line_no) + "entry is outside the vector");
-    if (!std::isfinite(v)) return InvalidArgument(At(path, line_no) + "value is not a finite number");
+    if (!ok)
+      return InvalidArgument(At(path, line_no) +
+                             (array ? "expected one number" : "entry must be 'ROW COL VALUE'"));
+    if (i < 1 || i > rows || j != 1)
+      return InvalidArgument(At(path, line_no) + "entry is outside the vector");
+    if (!std::isfinite(v))
+      return InvalidArgument(At(path, line_no) + "value is not a finite number");
     x[static_cast<size_t>(i - 1)] += array ? v - x[static_cast<size_t>(i - 1)] : v;
     ++k;
   }
   if (k < count) {
-    return InvalidArgument(path + ": " + std::to_string(count) + " values announced, " + std::to_string(k) + " found");
+    return InvalidArgument(path + ": " + std::to_string(count) + " values announced, " +
+                           std::to_string(k) + " found");
   }
   return x;
 }
@@ -558,7 +593,8 @@ Status WriteMatrixMarketVector(const std::string& path, const std::vector<double
   return Status::Ok();
 }
 
-Status WriteMatrixMarketMatrix(const std::string& path, const Eigen::SparseMatrix<double, Eigen::RowMajor, int>& a,
+Status WriteMatrixMarketMatrix(const std::string& path,
+                               const Eigen::SparseMatrix<double, Eigen::RowMajor, int>& a,
                                bool symmetric) {
   using Matrix = Eigen::SparseMatrix<double, Eigen::RowMajor, int>;
   std::ofstream out(path, std::ios::trunc);
@@ -572,7 +608,8 @@ Status WriteMatrixMarketMatrix(const std::string& path, const Eigen::SparseMatri
   char buf[80];
   for (int i = 0; i < a.outerSize(); ++i) {
     for (Matrix::InnerIterator it(a, i); it && (!symmetric || it.col() <= i); ++it) {
-      const int len = std::snprintf(buf, sizeof buf, "%d %d %.17g\n", i + 1, static_cast<int>(it.col()) + 1, it.value());
+      const int len = std::snprintf(buf, sizeof buf, "%d %d %.17g\n", i + 1,
+                                    static_cast<int>(it.col()) + 1, it.value());
       out.write(buf, len);
     }
   }

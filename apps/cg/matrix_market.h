@@ -10,11 +10,10 @@
 // checked against the memory this process may allocate (core/memory_budget.h).
 #pragma once
 
+#include <Eigen/SparseCore>
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include <Eigen/SparseCore>
 
 #include "core/status.h"
 
@@ -37,7 +36,8 @@ Result<CoordinateMatrix> ReadMatrixMarket(const std::string& path);
 // The same matrix in compressed rows, columns ascending in each row, duplicates summed: what the
 // CG app keeps (cg_problem.h's SpMat), built from the parsed entries without a copy through
 // triplets.
-Result<Eigen::SparseMatrix<double, Eigen::RowMajor, int>> ReadMatrixMarketRows(const std::string& path);
+Result<Eigen::SparseMatrix<double, Eigen::RowMajor, int>> ReadMatrixMarketRows(
+    const std::string& path);
 // A vector: array n x 1, or coordinate n x 1 (missing entries are 0). When `expected_rows` is
 // set, a vector of another length is refused before it is allocated.
 Result<std::vector<double>> ReadMatrixMarketVector(const std::string& path,
@@ -51,7 +51,8 @@ Status WriteMatrixMarketVector(const std::string& path, const std::vector<double
 // Writes `a` in coordinate format, full precision: "general", every stored entry, or
 // "symmetric", the lower triangle of an `a` the caller knows to be symmetric. For tests,
 // benchmarks and systems handed to other solvers.
-Status WriteMatrixMarketMatrix(const std::string& path, const Eigen::SparseMatrix<double, Eigen::RowMajor, int>& a,
+Status WriteMatrixMarketMatrix(const std::string& path,
+                               const Eigen::SparseMatrix<double, Eigen::RowMajor, int>& a,
                                bool symmetric = false);
 
 }  // namespace aiac::cg

@@ -9,7 +9,8 @@
 namespace aiac::cg {
 
 std::vector<int> SliceStarts(int n, int tasks, const Shares& shares) {
-  if (shares.empty() || std::all_of(shares.begin(), shares.end(), [&](double s) { return s == shares[0]; })) {
+  if (shares.empty() ||
+      std::all_of(shares.begin(), shares.end(), [&](double s) { return s == shares[0]; })) {
     return Partition(n, tasks);
   }
   double total = 0;
@@ -20,7 +21,8 @@ std::vector<int> SliceStarts(int n, int tasks, const Shares& shares) {
     before += shares[static_cast<size_t>(l - 1)];
     const auto at = static_cast<int>(std::llround(static_cast<double>(n) * before / total));
     // At least one row for every task, this one and those after it.
-    starts[static_cast<size_t>(l)] = std::clamp(at, starts[static_cast<size_t>(l - 1)] + 1, n - (tasks - l));
+    starts[static_cast<size_t>(l)] =
+        std::clamp(at, starts[static_cast<size_t>(l - 1)] + 1, n - (tasks - l));
   }
   starts[static_cast<size_t>(tasks)] = n;
   return starts;
@@ -42,7 +44,8 @@ std::string EncodeSliceStarts(const std::vector<int>& starts) {
 Result<std::vector<int>> DecodeSliceStarts(std::string_view bytes, int n, int tasks) {
   const size_t expected = kStartsMagic.size() + (static_cast<size_t>(tasks) + 1) * sizeof(int32_t);
   if (bytes.size() != expected || bytes.substr(0, kStartsMagic.size()) != kStartsMagic) {
-    return InvalidArgument("cg: the slice starts are not " + std::to_string(tasks + 1) + " row numbers");
+    return InvalidArgument("cg: the slice starts are not " + std::to_string(tasks + 1) +
+                           " row numbers");
   }
   std::vector<int> starts(static_cast<size_t>(tasks) + 1);
   for (size_t l = 0; l < starts.size(); ++l) {
@@ -52,7 +55,9 @@ Result<std::vector<int>> DecodeSliceStarts(std::string_view bytes, int n, int ta
   }
   bool ok = starts.front() == 0 && starts.back() == n;
   for (size_t l = 0; ok && l + 1 < starts.size(); ++l) ok = starts[l] < starts[l + 1];
-  if (!ok) return InvalidArgument("cg: the slice starts do not split rows 0.." + std::to_string(n) + " in order");
+  if (!ok)
+    return InvalidArgument("cg: the slice starts do not split rows 0.." + std::to_string(n) +
+                           " in order");
   return starts;
 }
 
@@ -72,7 +77,9 @@ RowPartition ContiguousPartition(int n, int tasks, const Shares& shares) {
 
 Result<RowPartition> MetisPartition(const SpRef& a, int tasks, const Shares& shares) {
   const int n = static_cast<int>(a.rows());
-  if (tasks < 1 || tasks > n) return InvalidArgument("cg: cannot split " + std::to_string(n) + " rows in " + std::to_string(tasks));
+  if (tasks < 1 || tasks > n)
+    return InvalidArgument("cg: cannot split " + std::to_string(n) + " rows in " +
+                           std::to_string(tasks));
   if (tasks == 1) return ContiguousPartition(n, 1);
   // The graph of A + A^T without the diagonal, as METIS wants it (CSR, both directions).
   SpMat pattern = a;
@@ -85,7 +92,8 @@ Result<RowPartition> MetisPartition(const SpRef& a, int tasks, const Shares& sha
       if (it.col() != r) adjncy.push_back(static_cast<idx_t>(it.col()));
     }
     xadj[static_cast<size_t>(r) + 1] = static_cast<idx_t>(adjncy.size());
-    vwgt[static_cast<size_t>(r)] = static_cast<idx_t>(std::max<Eigen::Index>(1, a.outerIndexPtr()[r + 1] - a.outerIndexPtr()[r]));
+    vwgt[static_cast<size_t>(r)] = static_cast<idx_t>(
+        std::max<Eigen::Index>(1, a.outerIndexPtr()[r + 1] - a.outerIndexPtr()[r]));
   }
   idx_t nvtxs = n, ncon = 1, nparts = tasks, objval = 0;
   idx_t options[METIS_NOPTIONS];
@@ -99,12 +107,15 @@ Result<RowPartition> MetisPartition(const SpRef& a, int tasks, const Shares& sha
     for (double s : shares) targets.push_back(static_cast<real_t>(s / total));
   }
   std::vector<idx_t> part(static_cast<size_t>(n));
-  const int status = METIS_PartGraphKway(&nvtxs, &ncon, xadj.data(), adjncy.empty() ? nullptr : adjncy.data(),
-                                         vwgt.data(), nullptr, nullptr, &nparts, targets.empty() ? nullptr : targets.data(),
-                                         nullptr, options, &objval, part.data());
+  const int status = METIS_PartGraphKway(
+      &nvtxs, &ncon, xadj.data(), adjncy.empty() ? nullptr : adjncy.data(), vwgt.data(), nullptr,
+      nullptr, &nparts, targets.empty() ? nullptr : targets.data(), nullptr, options, &objval,
+      part.data());
   if (status != METIS_OK) {
     return Internal(std::string("cg: METIS could not partition the matrix (") +
-                    (status == METIS_ERROR_MEMORY ? "out of memory" : status == METIS_ERROR_INPUT ? "bad input" : "error") +
+                    (status == METIS_ERROR_MEMORY  ? "out of memory"
+                     : status == METIS_ERROR_INPUT ? "bad input"
+                                                   : "error") +
                     ")");
   }
   RowPartition p;
@@ -112,7 +123,8 @@ Result<RowPartition> MetisPartition(const SpRef& a, int tasks, const Shares& sha
   p.rows.resize(static_cast<size_t>(tasks));
   for (int r = 0; r < n; ++r) {
     const auto l = static_cast<uint32_t>(part[static_cast<size_t>(r)]);
-    if (l >= static_cast<uint32_t>(tasks)) return Internal("cg: METIS returned part " + std::to_string(l));
+    if (l >= static_cast<uint32_t>(tasks))
+      return Internal("cg: METIS returned part " + std::to_string(l));
     p.owner[static_cast<size_t>(r)] = l;
     p.rows[l].push_back(r);
   }
@@ -128,14 +140,17 @@ double CutFraction(const SpRef& a, const RowPartition& p) {
   int64_t cut = 0;
   for (int r = 0; r < a.rows(); ++r) {
     const uint32_t mine = p.owner[static_cast<size_t>(r)];
-    for (SpRef::InnerIterator it(a, r); it; ++it) cut += p.owner[static_cast<size_t>(it.col())] != mine;
+    for (SpRef::InnerIterator it(a, r); it; ++it)
+      cut += p.owner[static_cast<size_t>(it.col())] != mine;
   }
   return a.nonZeros() > 0 ? static_cast<double>(cut) / static_cast<double>(a.nonZeros()) : 0.0;
 }
 
-int AutoLayers(const SpRef& a, const std::vector<std::vector<int>>& own, double max_growth, int max_layers) {
+int AutoLayers(const SpRef& a, const std::vector<std::vector<int>>& own, double max_growth,
+               int max_layers) {
   int layers = max_layers;
-  std::vector<uint32_t> seen(static_cast<size_t>(a.rows()), 0);  // the block that reached a row last, + 1
+  std::vector<uint32_t> seen(static_cast<size_t>(a.rows()),
+                             0);  // the block that reached a row last, + 1
   std::vector<int> frontier, next;
   for (size_t l = 0; l < own.size() && layers > 1; ++l) {
     const auto stamp = static_cast<uint32_t>(l + 1);

@@ -63,7 +63,8 @@ double CutFraction(const SpRef& a, const RowPartition& p);
 // outer iterations, 8 layers 166..223, 16 layers 99..105, 40 layers 44..48; each layer only
 // adds a block's boundary. The growth bound keeps irregular graphs, whose layers grow fast, from
 // turning each block into most of the matrix.
-int AutoLayers(const SpRef& a, const std::vector<std::vector<int>>& own, double max_growth, int max_layers);
+int AutoLayers(const SpRef& a, const std::vector<std::vector<int>>& own, double max_growth,
+               int max_layers);
 
 // Task blocks grow `layers` layers past their own rows: each row used by a row of the block
 // joins it. Ascending.

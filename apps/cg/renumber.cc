@@ -25,10 +25,12 @@ std::vector<int> ReverseCuthillMcKee(const SpRef& a) {
     }
   }
   using Graph = boost::compressed_sparse_row_graph<boost::directedS>;
-  const Graph g(boost::edges_are_unsorted_multi_pass, edges.begin(), edges.end(), static_cast<size_t>(n));
+  const Graph g(boost::edges_are_unsorted_multi_pass, edges.begin(), edges.end(),
+                static_cast<size_t>(n));
   edges = {};
   std::vector<boost::default_color_type> colors(static_cast<size_t>(n));
-  const auto color = boost::make_iterator_property_map(colors.begin(), boost::get(boost::vertex_index, g));
+  const auto color =
+      boost::make_iterator_property_map(colors.begin(), boost::get(boost::vertex_index, g));
   std::vector<Graph::vertex_descriptor> cm(static_cast<size_t>(n));
   boost::cuthill_mckee_ordering(g, cm.rbegin(), color, boost::make_out_degree_map(g));
   return std::vector<int>(cm.begin(), cm.end());
@@ -46,7 +48,8 @@ SpMat Renumbered(const SpRef& a, const std::vector<int>& order) {
     for (SpRef::InnerIterator it(a, order[static_cast<size_t>(i)]); it; ++it) {
       row.emplace_back(position[static_cast<size_t>(it.col())], it.value());
     }
-    std::sort(row.begin(), row.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+    std::sort(row.begin(), row.end(),
+              [](const auto& x, const auto& y) { return x.first < y.first; });
     const int at = outer[static_cast<size_t>(i)];
     for (size_t k = 0; k < row.size(); ++k) {
       inner[static_cast<size_t>(at) + k] = row[k].first;
@@ -60,7 +63,8 @@ SpMat Renumbered(const SpRef& a, const std::vector<int>& order) {
 int Bandwidth(const SpRef& a) {
   int bandwidth = 0;
   for (Eigen::Index i = 0; i < a.rows(); ++i) {
-    for (SpRef::InnerIterator it(a, i); it; ++it) bandwidth = std::max(bandwidth, static_cast<int>(std::abs(it.col() - i)));
+    for (SpRef::InnerIterator it(a, i); it; ++it)
+      bandwidth = std::max(bandwidth, static_cast<int>(std::abs(it.col() - i)));
   }
   return bandwidth;
 }

@@ -68,10 +68,12 @@ std::vector<int> LocalStarts(int n, uint32_t tasks, uint32_t l, int lo, int hi);
 // Task `task`'s block of the generated system: the slab of its slice [starts[task], starts[task
 // + 1]) (SlabRows), b = A * ones, with the send lists of a symmetric matrix (other rows' owners
 // from `starts`: the whole partition, or LocalStarts). Requires a non-empty slice.
-Block GeneratedBlock(const GeneratedSpec& spec, const std::vector<int>& starts, uint32_t task, int overlap = 0);
+Block GeneratedBlock(const GeneratedSpec& spec, const std::vector<int>& starts, uint32_t task,
+                     int overlap = 0);
 // The same for the rows `held` of a system of `n` rows with a symmetric pattern; `held` must be
 // the slab's rows.
-Block HeldBlock(const HeldRows& held, int n, const std::vector<int>& starts, uint32_t task, int overlap = 0);
+Block HeldBlock(const HeldRows& held, int n, const std::vector<int>& starts, uint32_t task,
+                int overlap = 0);
 
 // The data slice of a task whose rows may move, for a matrix from a file: "acgv", the matrix's
 // bandwidth, the blocks' overlap in rows, then the slice it would get otherwise (a block, or its

@@ -39,7 +39,8 @@ bool Unpack(std::string_view s, uint64_t& a, uint64_t& b) {
 
 class RingPluginTask final : public app::Task {
  public:
-  RingPluginTask(uint32_t task, uint32_t count, uint64_t rounds) : ring_(task, count, rounds), task_(task), count_(count) {}
+  RingPluginTask(uint32_t task, uint32_t count, uint64_t rounds)
+      : ring_(task, count, rounds), task_(task), count_(count) {}
 
   std::vector<uint32_t> Dependencies() const override { return {(task_ + count_ - 1) % count_}; }
 
@@ -102,24 +103,30 @@ Result<app::JobPlan> RingApp::Prepare(const app::JobParams& params) {
   return plan;
 }
 
-Result<std::unique_ptr<app::Task>> RingApp::MakeTask(const app::JobParams& params, uint32_t task, std::string_view) {
+Result<std::unique_ptr<app::Task>> RingApp::MakeTask(const app::JobParams& params, uint32_t task,
+                                                     std::string_view) {
   auto rounds = Rounds(params);
   if (!rounds.ok()) return rounds.status();
-  if (params.tasks < 2 || task >= params.tasks) return InvalidArgument("ring: needs at least 2 tasks");
+  if (params.tasks < 2 || task >= params.tasks)
+    return InvalidArgument("ring: needs at least 2 tasks");
   return std::unique_ptr<app::Task>(new RingPluginTask(task, params.tasks, *rounds));
 }
 
-Result<app::GatherReport> RingApp::Gather(const app::JobParams& params, const std::vector<std::string>& slices) {
+Result<app::GatherReport> RingApp::Gather(const app::JobParams& params,
+                                          const std::vector<std::string>& slices) {
   auto rounds = Rounds(params);
   if (!rounds.ok()) return rounds.status();
   const uint64_t expected = RingTask::Expected(params.tasks, *rounds);
   app::GatherReport report;
   uint64_t value = 0, iterations = 0;
-  if (slices.empty() || !Unpack(slices[0], value, iterations)) return Corruption("ring: task 0 sent no result");
-  report.numbers = {{"value", static_cast<double>(value)}, {"expected", static_cast<double>(expected)},
+  if (slices.empty() || !Unpack(slices[0], value, iterations))
+    return Corruption("ring: task 0 sent no result");
+  report.numbers = {{"value", static_cast<double>(value)},
+                    {"expected", static_cast<double>(expected)},
                     {"rounds", static_cast<double>(*rounds)}};
   if (value != expected) {
-    return Internal("ring: task 0 ended with " + std::to_string(value) + ", expected " + std::to_string(expected));
+    return Internal("ring: task 0 ended with " + std::to_string(value) + ", expected " +
+                    std::to_string(expected));
   }
   for (size_t t = 0; t < slices.size(); ++t) {
     if (!Unpack(slices[t], value, iterations) || iterations != *rounds) {

@@ -12,7 +12,8 @@ class RingApp final : public app::App {
   Result<app::JobPlan> Prepare(const app::JobParams& params) override;
   Result<std::unique_ptr<app::Task>> MakeTask(const app::JobParams& params, uint32_t task,
                                               std::string_view slice) override;
-  Result<app::GatherReport> Gather(const app::JobParams& params, const std::vector<std::string>& slices) override;
+  Result<app::GatherReport> Gather(const app::JobParams& params,
+                                   const std::vector<std::string>& slices) override;
 };
 
 }  // namespace aiac::ring

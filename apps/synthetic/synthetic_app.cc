@@ -8,12 +8,13 @@
 namespace aiac::synthetic {
 namespace {
 
-Result<uint64_t> ParseCount(const std::string& key, const std::string& text, uint64_t lo, uint64_t hi) {
+Result<uint64_t> ParseCount(const std::string& key, const std::string& text, uint64_t lo,
+                            uint64_t hi) {
   uint64_t v = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (ec != std::errc() || end != text.data() + text.size() || v < lo || v > hi) {
-    return InvalidArgument("synthetic: params." + key + " must be an integer in " + std::to_string(lo) + ".." +
-                           std::to_string(hi) + ", not '" + text + "'");
+    return InvalidArgument("synthetic: params." + key + " must be an integer in " +
+                           std::to_string(lo) + ".." + std::to_string(hi) + ", not '" + text + "'");
   }
   return v;
 }
@@ -27,7 +28,8 @@ double MeanStepCost(const WorkloadSpec& spec) {
 
 class SyntheticTask final : public app::Task {
  public:
-  SyntheticTask(const WorkloadSpec& spec, std::vector<Item> items) : spec_(spec), items_(std::move(items)) {}
+  SyntheticTask(const WorkloadSpec& spec, std::vector<Item> items)
+      : spec_(spec), items_(std::move(items)) {}
 
   std::vector<uint32_t> Dependencies() const override { return {}; }
   Status Absorb(uint32_t, std::string_view) override { return Status::Ok(); }
@@ -50,7 +52,9 @@ class SyntheticTask final : public app::Task {
   double LocalChange() const override {
     uint64_t left = 0;
     for (const Item& it : items_) left += spec_.iterations - it.done;
-    return items_.empty() ? 0 : static_cast<double>(left) / (static_cast<double>(items_.size()) * spec_.iterations);
+    return items_.empty() ? 0
+                          : static_cast<double>(left) /
+                                (static_cast<double>(items_.size()) * spec_.iterations);
   }
   bool LocallyConverged() const override {
     for (const Item& it : items_) {
@@ -75,7 +79,8 @@ class SyntheticTask final : public app::Task {
   Result<std::string> ExportItems(double work, uint32_t /*to*/) override {
     size_t keep = items_.size();
     double taken = 0;
-    while (keep > 0 && taken + RemainingOf(items_[keep - 1]) <= work) taken += RemainingOf(items_[--keep]);
+    while (keep > 0 && taken + RemainingOf(items_[keep - 1]) <= work)
+      taken += RemainingOf(items_[--keep]);
     std::vector<Item> out(items_.begin() + static_cast<std::ptrdiff_t>(keep), items_.end());
     items_.resize(keep);
     return EncodeItems(out, spec_.item_bytes);
@@ -87,7 +92,8 @@ class SyntheticTask final : public app::Task {
     for (const Item& it : items_) held.insert(it.id);
     for (const Item& it : *items) {
       if (!held.insert(it.id).second) {
-        return InvalidArgument("synthetic: item " + std::to_string(it.id) + " is already held here");
+        return InvalidArgument("synthetic: item " + std::to_string(it.id) +
+                               " is already held here");
       }
     }
     items_.insert(items_.end(), items->begin(), items->end());
@@ -99,12 +105,15 @@ class SyntheticTask final : public app::Task {
     if (!items.ok()) return items.status();
     std::set<uint32_t> drop;
     for (const Item& it : *items) {
-      if (!drop.insert(it.id).second) return InvalidArgument("synthetic: item " + std::to_string(it.id) + " is twice in the items to drop");
+      if (!drop.insert(it.id).second)
+        return InvalidArgument("synthetic: item " + std::to_string(it.id) +
+                               " is twice in the items to drop");
     }
     size_t held = 0;
     for (const Item& it : items_) held += drop.count(it.id);
     if (held != drop.size()) {
-      return InvalidArgument("synthetic: " + std::to_string(drop.size() - held) + " of the items to drop are not held here");
+      return InvalidArgument("synthetic: " + std::to_string(drop.size() - held) +
+                             " of the items to drop are not held here");
     }
     std::erase_if(items_, [&](const Item& it) { return drop.count(it.id) > 0; });
     return Status::Ok();
@@ -122,7 +131,8 @@ class SyntheticTask final : public app::Task {
  private:
   double RemainingOf(const Item& it) const {
     if (it.done >= spec_.iterations) return 0.0;
-    const uint32_t phase_end = std::min(spec_.iterations, (it.done / spec_.phase_iterations + 1) * spec_.phase_iterations);
+    const uint32_t phase_end =
+        std::min(spec_.iterations, (it.done / spec_.phase_iterations + 1) * spec_.phase_iterations);
     return static_cast<double>(phase_end - it.done) * StepCost(spec_, it.id, it.done) +
            static_cast<double>(spec_.iterations - phase_end) * MeanStepCost(spec_);
   }
@@ -135,9 +145,9 @@ class SyntheticTask final : public app::Task {
 }  // namespace
 
 Result<WorkloadSpec> ParseWorkloadSpec(const app::JobParams& params) {
-  static const std::set<std::string> kKnown = {"items",      "iterations", "base_cost", "phase_iterations",
-                                               "hot_fraction", "hot_factor", "seed",     "verify",
-                                               "item_bytes"};
+  static const std::set<std::string> kKnown = {
+      "items",      "iterations", "base_cost", "phase_iterations", "hot_fraction",
+      "hot_factor", "seed",       "verify",    "item_bytes"};
   for (const auto& [key, value] : params.values) {
     if (!kKnown.count(key)) return InvalidArgument("synthetic: unknown parameter params." + key);
   }
@@ -147,7 +157,8 @@ Result<WorkloadSpec> ParseWorkloadSpec(const app::JobParams& params) {
     uint32_t* value;
     uint64_t lo, hi;
   };
-  for (const Field& f : {Field{"items", &spec.items, 1, 100000000}, Field{"iterations", &spec.iterations, 1, 1000000},
+  for (const Field& f : {Field{"items", &spec.items, 1, 100000000},
+                         Field{"iterations", &spec.iterations, 1, 1000000},
                          Field{"base_cost", &spec.base_cost, 1, 1000000},
                          Field{"phase_iterations", &spec.phase_iterations, 1, 1000000},
                          Field{"hot_factor", &spec.hot_factor, 1, 1000},
@@ -167,12 +178,14 @@ Result<WorkloadSpec> ParseWorkloadSpec(const app::JobParams& params) {
     char* end = nullptr;
     const double v = std::strtod(s->c_str(), &end);
     if (s->empty() || end != s->c_str() + s->size() || !(v >= 0 && v <= 1)) {
-      return InvalidArgument("synthetic: params.hot_fraction must be a number in [0, 1], not '" + *s + "'");
+      return InvalidArgument("synthetic: params.hot_fraction must be a number in [0, 1], not '" +
+                             *s + "'");
     }
     spec.hot_fraction = v;
   }
   if (const std::string* s = params.Find("verify")) {
-    if (*s != "true" && *s != "false") return InvalidArgument("synthetic: params.verify must be true or false");
+    if (*s != "true" && *s != "false")
+      return InvalidArgument("synthetic: params.verify must be true or false");
     spec.verify = *s == "true";
   }
   if (static_cast<uint64_t>(spec.base_cost) * spec.hot_factor > 100000000) {
@@ -184,7 +197,8 @@ Result<WorkloadSpec> ParseWorkloadSpec(const app::JobParams& params) {
   return spec;
 }
 
-app::JobPlan SyntheticApp::Plan(const WorkloadSpec& spec, const std::vector<ItemRanges>& split) const {
+app::JobPlan SyntheticApp::Plan(const WorkloadSpec& spec,
+                                const std::vector<ItemRanges>& split) const {
   app::JobPlan plan;
   plan.graph.resize(split.size());
   for (size_t t = 0; t < split.size(); ++t) {
@@ -202,14 +216,14 @@ Result<app::JobPlan> SyntheticApp::Prepare(const app::JobParams& params) {
   auto spec = ParseWorkloadSpec(params);
   if (!spec.ok()) return spec.status();
   if (params.tasks < 1 || params.tasks > spec->items) {
-    return InvalidArgument("synthetic: " + std::to_string(params.tasks) + " tasks for " + std::to_string(spec->items) +
-                           " items (at least one item per task)");
+    return InvalidArgument("synthetic: " + std::to_string(params.tasks) + " tasks for " +
+                           std::to_string(spec->items) + " items (at least one item per task)");
   }
   return Plan(*spec, SplitItems(spec->items, params.tasks));
 }
 
 Result<std::optional<app::JobPlan>> SyntheticApp::Reweigh(const app::JobParams& params,
-                                                           const std::vector<double>& task_powers) {
+                                                          const std::vector<double>& task_powers) {
   auto spec = ParseWorkloadSpec(params);
   if (!spec.ok()) return spec.status();
   if (task_powers.size() != params.tasks || params.tasks > spec->items) {
@@ -217,13 +231,15 @@ Result<std::optional<app::JobPlan>> SyntheticApp::Reweigh(const app::JobParams& 
                            std::to_string(params.tasks) + " tasks");
   }
   for (double p : task_powers) {
-    if (!(p > 0) || !std::isfinite(p)) return InvalidArgument("synthetic: a daemon's power must be positive");
+    if (!(p > 0) || !std::isfinite(p))
+      return InvalidArgument("synthetic: a daemon's power must be positive");
   }
-  return std::optional<app::JobPlan>(Plan(*spec, SplitItems(spec->items, params.tasks, task_powers)));
+  return std::optional<app::JobPlan>(
+      Plan(*spec, SplitItems(spec->items, params.tasks, task_powers)));
 }
 
-Result<std::unique_ptr<app::Task>> SyntheticApp::MakeTask(const app::JobParams& params, uint32_t task,
-                                                           std::string_view slice) {
+Result<std::unique_ptr<app::Task>> SyntheticApp::MakeTask(const app::JobParams& params,
+                                                          uint32_t task, std::string_view slice) {
   (void)task;
   auto spec = ParseWorkloadSpec(params);
   if (!spec.ok()) return spec.status();
@@ -232,7 +248,8 @@ Result<std::unique_ptr<app::Task>> SyntheticApp::MakeTask(const app::JobParams& 
   return NewSyntheticTask(*spec, *ranges);
 }
 
-Result<app::GatherReport> SyntheticApp::Gather(const app::JobParams& params, const std::vector<std::string>& slices) {
+Result<app::GatherReport> SyntheticApp::Gather(const app::JobParams& params,
+                                               const std::vector<std::string>& slices) {
   auto spec = ParseWorkloadSpec(params);
   if (!spec.ok()) return spec.status();
   std::vector<Item> all;
@@ -240,7 +257,9 @@ Result<app::GatherReport> SyntheticApp::Gather(const app::JobParams& params, con
   uint64_t duplicated = 0, unfinished = 0;
   for (size_t t = 0; t < slices.size(); ++t) {
     auto items = DecodeItems(slices[t], *spec);
-    if (!items.ok()) return Corruption("synthetic: result of task " + std::to_string(t) + ": " + items.status().message());
+    if (!items.ok())
+      return Corruption("synthetic: result of task " + std::to_string(t) + ": " +
+                        items.status().message());
     for (const Item& it : *items) {
       if (seen[it.id]++) ++duplicated;
       if (it.done < spec->iterations) ++unfinished;
@@ -262,11 +281,12 @@ Result<app::GatherReport> SyntheticApp::Gather(const app::JobParams& params, con
                    " held twice in the gathered result";
   } else if (unfinished > 0) {
     report.status = app::GatherStatus::kUnconverged;
-    report.error = std::to_string(unfinished) + " items have not taken their " + std::to_string(spec->iterations) +
-                   " steps";
+    report.error = std::to_string(unfinished) + " items have not taken their " +
+                   std::to_string(spec->iterations) + " steps";
   } else if (checksum != expected) {
     report.status = app::GatherStatus::kDiverged;
-    report.error = "checksum " + std::to_string(checksum) + " is not the workload's " + std::to_string(expected);
+    report.error = "checksum " + std::to_string(checksum) + " is not the workload's " +
+                   std::to_string(expected);
   }
   return report;
 }

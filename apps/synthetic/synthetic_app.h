@@ -26,7 +26,8 @@ class SyntheticApp final : public app::App {
                                               const std::vector<double>& task_powers) override;
   Result<std::unique_ptr<app::Task>> MakeTask(const app::JobParams& params, uint32_t task,
                                               std::string_view slice) override;
-  Result<app::GatherReport> Gather(const app::JobParams& params, const std::vector<std::string>& slices) override;
+  Result<app::GatherReport> Gather(const app::JobParams& params,
+                                   const std::vector<std::string>& slices) override;
 
  private:
   app::JobPlan Plan(const WorkloadSpec& spec, const std::vector<ItemRanges>& split) const;

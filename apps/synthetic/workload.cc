@@ -51,7 +51,9 @@ uint32_t StepCost(const WorkloadSpec& spec, uint32_t item, uint32_t k) {
   return offset < width ? spec.base_cost * spec.hot_factor : spec.base_cost;
 }
 
-Item InitialItem(const WorkloadSpec& spec, uint32_t id) { return {id, 0, Mix(spec.seed * 0x100000001b3ull ^ id)}; }
+Item InitialItem(const WorkloadSpec& spec, uint32_t id) {
+  return {id, 0, Mix(spec.seed * 0x100000001b3ull ^ id)};
+}
 
 void Step(const WorkloadSpec& spec, Item& item) {
   uint64_t x = item.state ^ (uint64_t{item.id} << 32 | item.done);
@@ -92,20 +94,25 @@ std::string EncodeItems(const std::vector<Item>& items, uint32_t item_bytes) {
 }
 
 Result<std::vector<Item>> DecodeItems(std::string_view bytes, const WorkloadSpec& spec) {
-  auto bad = [](const std::string& why) { return Corruption("synthetic: items do not decode: " + why); };
+  auto bad = [](const std::string& why) {
+    return Corruption("synthetic: items do not decode: " + why);
+  };
   uint32_t magic = 0, count = 0;
   if (!Get(bytes, magic) || magic != kItemsMagic || !Get(bytes, count)) return bad("no header");
-  if (bytes.size() != static_cast<uint64_t>(count) * (16 + spec.item_bytes)) return bad("size does not match the count");
+  if (bytes.size() != static_cast<uint64_t>(count) * (16 + spec.item_bytes))
+    return bad("size does not match the count");
   std::vector<Item> items(count);
   std::string data;
   for (Item& it : items) {
     Get(bytes, it.id);
     Get(bytes, it.done);
     Get(bytes, it.state);
-    if (it.id >= spec.items || it.done > spec.iterations) return bad("item " + std::to_string(it.id) + " out of range");
+    if (it.id >= spec.items || it.done > spec.iterations)
+      return bad("item " + std::to_string(it.id) + " out of range");
     data.clear();
     PutData(data, it.id, spec.item_bytes);
-    if (bytes.substr(0, data.size()) != data) return bad("item " + std::to_string(it.id) + "'s data is damaged");
+    if (bytes.substr(0, data.size()) != data)
+      return bad("item " + std::to_string(it.id) + "'s data is damaged");
     bytes.remove_prefix(data.size());
   }
   return items;
@@ -140,7 +147,8 @@ Result<ItemRanges> DecodeRanges(std::string_view bytes, uint32_t items) {
   return ranges;
 }
 
-std::vector<ItemRanges> SplitItems(uint32_t items, uint32_t tasks, const std::vector<double>& shares) {
+std::vector<ItemRanges> SplitItems(uint32_t items, uint32_t tasks,
+                                   const std::vector<double>& shares) {
   std::vector<double> w = shares.empty() ? std::vector<double>(tasks, 1.0) : shares;
   double total = 0;
   for (double x : w) total += x;
@@ -151,7 +159,8 @@ std::vector<ItemRanges> SplitItems(uint32_t items, uint32_t tasks, const std::ve
     acc += w[t];
     // The cut after task t, keeping at least one item for each task still to come.
     auto end = static_cast<uint32_t>(std::llround(items * (acc / total)));
-    end = std::clamp<uint32_t>(end, std::min(items, begin + 1), items - std::min(items, tasks - 1 - t));
+    end = std::clamp<uint32_t>(end, std::min(items, begin + 1),
+                               items - std::min(items, tasks - 1 - t));
     if (t + 1 == tasks) end = items;
     if (end > begin) out[t].push_back({begin, end});
     begin = std::max(begin, end);

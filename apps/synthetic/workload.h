@@ -24,10 +24,10 @@ namespace aiac::synthetic {
 struct WorkloadSpec {
   uint32_t items = 20000;
   uint32_t iterations = 60;
-  uint32_t base_cost = 400;       // units of work of a step outside the hot window (>= 1)
+  uint32_t base_cost = 400;        // units of work of a step outside the hot window (>= 1)
   uint32_t phase_iterations = 10;  // steps per phase of the schedule (>= 1)
-  double hot_fraction = 0.25;     // share of the items in the hot window, in [0, 1]
-  uint32_t hot_factor = 4;        // cost multiplier inside it (>= 1)
+  double hot_fraction = 0.25;      // share of the items in the hot window, in [0, 1]
+  uint32_t hot_factor = 4;         // cost multiplier inside it (>= 1)
   uint64_t seed = 1;
   // Bytes of data each item carries besides its state (the cells of a refined region, in the
   // DistPM paper's terms): they travel with it when it moves and in checkpoints, so moving items
@@ -45,7 +45,7 @@ uint32_t HotStart(const WorkloadSpec& spec, uint32_t phase);
 
 struct Item {
   uint32_t id = 0;
-  uint32_t done = 0;   // steps taken, 0..iterations
+  uint32_t done = 0;  // steps taken, 0..iterations
   uint64_t state = 0;
 };
 
@@ -73,6 +73,7 @@ std::string EncodeRanges(const ItemRanges& ranges);
 Result<ItemRanges> DecodeRanges(std::string_view bytes, uint32_t items);
 // `items` split into `tasks` consecutive ranges in proportion to `shares` (empty: equal; else
 // `tasks` positive shares), each of at least one item. Requires 1 <= tasks <= items.
-std::vector<ItemRanges> SplitItems(uint32_t items, uint32_t tasks, const std::vector<double>& shares = {});
+std::vector<ItemRanges> SplitItems(uint32_t items, uint32_t tasks,
+                                   const std::vector<double>& shares = {});
 
 }  // namespace aiac::synthetic

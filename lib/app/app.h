@@ -44,17 +44,17 @@ struct JobParams {
 
 // One task of the task interaction graph (TIG).
 struct TaskNode {
-  double cost = 1;                                  // e_i
-  std::vector<std::pair<uint32_t, double>> edges;   // (neighbour, c_ij): tasks it exchanges with
+  double cost = 1;                                 // e_i
+  std::vector<std::pair<uint32_t, double>> edges;  // (neighbour, c_ij): tasks it exchanges with
 };
 
 // What the spawner needs before any daemon is used.
 struct JobPlan {
-  std::vector<TaskNode> graph;       // one per task
-  std::vector<std::string> slices;   // per task: data shipped in AssignTask (may be empty)
-  bool supports_sync = true;         // whether --sync makes sense for this app
-  double read_seconds = 0;           // of Prepare's time, the part spent reading input files
-  std::vector<std::string> notes;    // what the user should know of the preparing, a line each
+  std::vector<TaskNode> graph;      // one per task
+  std::vector<std::string> slices;  // per task: data shipped in AssignTask (may be empty)
+  bool supports_sync = true;        // whether --sync makes sense for this app
+  double read_seconds = 0;          // of Prepare's time, the part spent reading input files
+  std::vector<std::string> notes;   // what the user should know of the preparing, a line each
   // The largest local change (Task::LocalChange) the tasks' local test accepts, for the
   // spawner's forecast of whether the run can converge in time (convergence_forecast.h); 0:
   // the app has no such threshold, no forecast.
@@ -113,11 +113,11 @@ class Task {
     return InvalidArgument("this app cannot tighten its local convergence test");
   }
 
-  // ---- Live balancing (docs/balancing.md), API 4. A task whose work is a set of independent items can
-  // have some of them moved to another task of the job while both run; the defaults say the
-  // app cannot. All are called between two iterations, on the task's thread.
-  // Work units done so far, in the app's own unit (the same in every task): the task's speed is
-  // measured in them. Monotonic. Default 0: not measured.
+  // ---- Live balancing (docs/balancing.md), API 4. A task whose work is a set of independent items
+  // can have some of them moved to another task of the job while both run; the defaults say the app
+  // cannot. All are called between two iterations, on the task's thread. Work units done so far, in
+  // the app's own unit (the same in every task): the task's speed is measured in them. Monotonic.
+  // Default 0: not measured.
   virtual double WorkDone() const { return 0; }
   // Work units still to do, as far as the task can tell from what it holds now; < 0: it cannot
   // (it iterates until convergence). Default -1.
@@ -158,10 +158,10 @@ enum class GatherStatus {
 // What Gather reports back to the spawner's summary.
 struct GatherReport {
   GatherStatus status = GatherStatus::kConverged;
-  double residual = -1;              // ||b - A x|| / ||b|| when the app has one, else -1
-  double residual_target = -1;       // the residual the app accepts (its residual_tolerance), else -1
-  std::string output;                // file written, if any
-  std::string error;                 // why, when not converged: required, one line
+  double residual = -1;         // ||b - A x|| / ||b|| when the app has one, else -1
+  double residual_target = -1;  // the residual the app accepts (its residual_tolerance), else -1
+  std::string output;           // file written, if any
+  std::string error;            // why, when not converged: required, one line
   std::map<std::string, double> numbers;  // app-defined extra result fields
 };
 
@@ -178,7 +178,8 @@ class App {
   // the work can follow them returns a new plan for the same tasks in which task t's share of
   // the work is about proportional to task_powers[t] (Gather then expects the slices of that
   // plan); nullopt keeps the plan. Default: the split is the app's own, kept.
-  virtual Result<std::optional<JobPlan>> Reweigh(const JobParams& params, const std::vector<double>& task_powers) {
+  virtual Result<std::optional<JobPlan>> Reweigh(const JobParams& params,
+                                                 const std::vector<double>& task_powers) {
     (void)params;
     (void)task_powers;
     return std::optional<JobPlan>();
@@ -188,12 +189,15 @@ class App {
                                                  std::string_view slice) = 0;
   // Spawner side, after Prepare: combines the result slices (one per task, in task order),
   // checks them, writes outputs.
-  virtual Result<GatherReport> Gather(const JobParams& params, const std::vector<std::string>& slices) = 0;
+  virtual Result<GatherReport> Gather(const JobParams& params,
+                                      const std::vector<std::string>& slices) = 0;
 };
 
 using Factory = App* (*)();
 
 }  // namespace aiac::app
 
-#define AIAC_DEFINE_APP(AppClass) \
-  extern "C" __attribute__((visibility("default"))) ::aiac::app::App* aiac_app_create() { return new AppClass(); }
+#define AIAC_DEFINE_APP(AppClass)                                                         \
+  extern "C" __attribute__((visibility("default"))) ::aiac::app::App* aiac_app_create() { \
+    return new AppClass();                                                                \
+  }

@@ -28,7 +28,8 @@ Status CheckWorkstations(const std::vector<Workstation>& ws) {
     const std::string at = "workstation " + std::to_string(i) + ": ";
     if (!std::isfinite(w.mu) || w.mu <= 0) return InvalidArgument(at + "mu must be positive");
     if (!std::isfinite(w.n) || w.n <= 0) return InvalidArgument(at + "N must be positive");
-    if (!std::isfinite(w.sigma_n) || w.sigma_n < 0) return InvalidArgument(at + "sigma_n must not be negative");
+    if (!std::isfinite(w.sigma_n) || w.sigma_n < 0)
+      return InvalidArgument(at + "sigma_n must not be negative");
   }
   return Status::Ok();
 }
@@ -58,12 +59,13 @@ std::vector<double> SplitMeans(const std::vector<Workstation>& ws, double x) {
   return SplitProposed(means, x);
 }
 
-DynamicStep CheckingPoint(const std::vector<Workstation>& ws, const std::vector<double>& remaining, double h,
-                          double overhead, double threshold) {
+DynamicStep CheckingPoint(const std::vector<Workstation>& ws, const std::vector<double>& remaining,
+                          double h, double overhead, double threshold) {
   AIAC_CHECK(remaining.size() == ws.size());
   DynamicStep step;
   const double x_rem = std::accumulate(remaining.begin(), remaining.end(), 0.0);
-  for (size_t i = 0; i < ws.size(); ++i) step.t_rem.push_back(ExpectedTime(ws[i], remaining[i]));  // eq. (10)
+  for (size_t i = 0; i < ws.size(); ++i)
+    step.t_rem.push_back(ExpectedTime(ws[i], remaining[i]));  // eq. (10)
   // Redistribution per eq. (9) on X_rem: X'_i proportional to 1 / T_i(X_rem).
   const std::vector<double> balanced = SplitProposed(ws, x_rem);
   step.t_after = ws.empty() ? 0 : ExpectedTime(ws[0], balanced[0]);  // T'_i.rem, equal for all i

@@ -39,7 +39,7 @@ struct DynamicStep {
 };
 
 // One checking point of the dynamic scheme (D_P). Requires remaining.size() == ws.size().
-DynamicStep CheckingPoint(const std::vector<Workstation>& ws, const std::vector<double>& remaining, double h,
-                          double overhead, double threshold);
+DynamicStep CheckingPoint(const std::vector<Workstation>& ws, const std::vector<double>& remaining,
+                          double h, double overhead, double threshold);
 
 }  // namespace aiac::balance

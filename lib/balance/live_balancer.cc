@@ -16,23 +16,28 @@ Result<BalanceMode> ParseBalanceMode(const std::string& text) {
 
 const char* BalanceModeName(BalanceMode mode) {
   switch (mode) {
-    case BalanceMode::kOff: return "off";
-    case BalanceMode::kProposed: return "dp";
-    case BalanceMode::kMeans: return "dm";
+    case BalanceMode::kOff:
+      return "off";
+    case BalanceMode::kProposed:
+      return "dp";
+    case BalanceMode::kMeans:
+      return "dm";
   }
   return "?";
 }
 
-std::vector<MoveOrder> PlanMoves(const std::vector<double>& remaining, const std::vector<double>& target,
-                                 double min_work) {
+std::vector<MoveOrder> PlanMoves(const std::vector<double>& remaining,
+                                 const std::vector<double>& target, double min_work) {
   AIAC_CHECK(remaining.size() == target.size());
   std::vector<double> surplus(remaining.size());
   for (size_t i = 0; i < remaining.size(); ++i) surplus[i] = remaining[i] - target[i];
   std::vector<MoveOrder> moves;
   // Each move settles the largest surplus or the largest deficit, so there are at most n - 1.
   for (size_t round = 0; round + 1 < remaining.size(); ++round) {
-    const auto from = static_cast<size_t>(std::max_element(surplus.begin(), surplus.end()) - surplus.begin());
-    const auto to = static_cast<size_t>(std::min_element(surplus.begin(), surplus.end()) - surplus.begin());
+    const auto from =
+        static_cast<size_t>(std::max_element(surplus.begin(), surplus.end()) - surplus.begin());
+    const auto to =
+        static_cast<size_t>(std::min_element(surplus.begin(), surplus.end()) - surplus.begin());
     const double work = std::min(surplus[from], -surplus[to]);
     if (!(work > 0) || work < min_work) break;
     moves.push_back({from, to, work});
@@ -42,8 +47,8 @@ std::vector<MoveOrder> PlanMoves(const std::vector<double>& remaining, const std
   return moves;
 }
 
-std::vector<MoveOrder> ChainMoves(const std::vector<double>& remaining, const std::vector<double>& target,
-                                  double min_work) {
+std::vector<MoveOrder> ChainMoves(const std::vector<double>& remaining,
+                                  const std::vector<double>& target, double min_work) {
   AIAC_CHECK(remaining.size() == target.size());
   std::vector<MoveOrder> pending;
   double flow = 0;  // f_i: the surplus of tasks 0..i crosses link i -> i+1
@@ -75,7 +80,8 @@ std::vector<MoveOrder> ChainMoves(const std::vector<double>& remaining, const st
     }
     if (moves.size() == first) {
       auto ready = std::find_if(pending.begin(), pending.end(), [&](const MoveOrder& m) {
-        return std::none_of(pending.begin(), pending.end(), [&](const MoveOrder& in) { return in.to == m.from; });
+        return std::none_of(pending.begin(), pending.end(),
+                            [&](const MoveOrder& in) { return in.to == m.from; });
       });
       AIAC_CHECK(ready != pending.end());
       moves.push_back(*ready);
@@ -90,8 +96,8 @@ std::vector<MoveOrder> ChainMoves(const std::vector<double>& remaining, const st
   return moves;
 }
 
-BalanceDecision Decide(BalanceMode mode, const std::vector<TaskFigures>& tasks, const MoveCost& cost,
-                       const BalancerOptions& options) {
+BalanceDecision Decide(BalanceMode mode, const std::vector<TaskFigures>& tasks,
+                       const MoveCost& cost, const BalancerOptions& options) {
   AIAC_CHECK(mode != BalanceMode::kOff && tasks.size() >= 2);
   BalanceDecision d;
   d.next_check_s = options.min_check_s;
@@ -127,8 +133,11 @@ BalanceDecision Decide(BalanceMode mode, const std::vector<TaskFigures>& tasks, 
       serial = std::max({serial, ++per_task[m.from], ++per_task[m.to]});
     }
   }
-  d.overhead = moves.empty() ? 0 : cost.seconds_per_move * static_cast<double>(serial) + cost.seconds_per_unit * moved;
-  d.step = CheckingPoint(ws, remaining, options.h, d.overhead, options.threshold_s);  // eqs. (10)-(12)
+  d.overhead = moves.empty() ? 0
+                             : cost.seconds_per_move * static_cast<double>(serial) +
+                                   cost.seconds_per_unit * moved;
+  d.step =
+      CheckingPoint(ws, remaining, options.h, d.overhead, options.threshold_s);  // eqs. (10)-(12)
   if (d.step.redistribute && !moves.empty()) d.moves = moves;
   d.step.redistribute = !d.moves.empty();
   const double t = std::isfinite(d.step.t_check) ? d.step.t_check : options.max_check_s;

@@ -30,17 +30,18 @@ const char* BalanceModeName(BalanceMode mode);
 
 // What the monitors measured for one task over the last window.
 struct TaskFigures {
-  double work_rate = 0;   // work units per second (app::Task::WorkDone over time); 0: not measured yet
-  double remaining = 0;   // work units left (app::Task::RemainingWork)
-  double n_mean = 1;      // N: mean run-queue length of its host, the task counted (>= 1)
-  double n_std = 0;       // sigma_n
+  double work_rate =
+      0;  // work units per second (app::Task::WorkDone over time); 0: not measured yet
+  double remaining = 0;  // work units left (app::Task::RemainingWork)
+  double n_mean = 1;     // N: mean run-queue length of its host, the task counted (>= 1)
+  double n_std = 0;      // sigma_n
 };
 
 struct BalancerOptions {
-  double h = 1;                  // eq. (12): checking margin, in standard deviations of T*. Default 1.
-  double threshold_s = 0.2;      // eq. (11): least net gain worth a redistribution. Default 0.2 s.
-  double min_check_s = 0.5;      // the next checking point, clamped to [min, max]. Default 0.5 s.
-  double max_check_s = 5;        // Default 5 s.
+  double h = 1;              // eq. (12): checking margin, in standard deviations of T*. Default 1.
+  double threshold_s = 0.2;  // eq. (11): least net gain worth a redistribution. Default 0.2 s.
+  double min_check_s = 0.5;  // the next checking point, clamped to [min, max]. Default 0.5 s.
+  double max_check_s = 5;    // Default 5 s.
   // Moves smaller than this share of all the remaining work are not worth a message. Default 1 %.
   double min_move_share = 0.01;
   // The work lies along the task order (app::JobPlan::items_in_chain): moves go only between
@@ -64,22 +65,22 @@ struct MoveOrder {
 };
 
 struct BalanceDecision {
-  bool measured = false;        // every task had a speed: the figures below mean something
-  DynamicStep step;             // eqs. (10)-(12) as computed, with the overhead below
-  double overhead = 0;          // expected seconds the moves cost
-  std::vector<MoveOrder> moves; // empty unless step.redistribute
-  double next_check_s = 0;      // eq. (12), clamped
+  bool measured = false;         // every task had a speed: the figures below mean something
+  DynamicStep step;              // eqs. (10)-(12) as computed, with the overhead below
+  double overhead = 0;           // expected seconds the moves cost
+  std::vector<MoveOrder> moves;  // empty unless step.redistribute
+  double next_check_s = 0;       // eq. (12), clamped
 };
 
 // One checking point. Requires figures for every task (at least 2) and mode != kOff.
-BalanceDecision Decide(BalanceMode mode, const std::vector<TaskFigures>& tasks, const MoveCost& cost,
-                       const BalancerOptions& options = {});
+BalanceDecision Decide(BalanceMode mode, const std::vector<TaskFigures>& tasks,
+                       const MoveCost& cost, const BalancerOptions& options = {});
 
 // Moves that take `remaining` to `target` (same totals): the largest surplus to the largest
 // deficit, repeatedly, so each move settles one task and there are at most tasks - 1 (the fewest
 // in general is a subset-sum problem). Stops at the first move under `min_work`.
-std::vector<MoveOrder> PlanMoves(const std::vector<double>& remaining, const std::vector<double>& target,
-                                 double min_work);
+std::vector<MoveOrder> PlanMoves(const std::vector<double>& remaining,
+                                 const std::vector<double>& target, double min_work);
 
 // Moves that take `remaining` to `target` (same totals) along the chain 0 - 1 - ... - n-1: the
 // ring of ring-redistribution.md whose closing link is unusable. That fixes System 2's
@@ -91,7 +92,7 @@ std::vector<MoveOrder> PlanMoves(const std::vector<double>& remaining, const std
 // moves run one at a time in this order): a task gives first when it can (a slowed task sheds
 // work before it passes any on), else only after everything it is to receive has come (on a
 // chain the flows form no cycle).
-std::vector<MoveOrder> ChainMoves(const std::vector<double>& remaining, const std::vector<double>& target,
-                                  double min_work);
+std::vector<MoveOrder> ChainMoves(const std::vector<double>& remaining,
+                                  const std::vector<double>& target, double min_work);
 
 }  // namespace aiac::balance

@@ -16,10 +16,13 @@ class Machine {
     const double n = static_cast<double>(jobs_.size()) + extra;
     const double share = n > 0 ? load_.mu / n : 0;
     for (auto& j : jobs_) j -= share;
-    jobs_.erase(std::remove_if(jobs_.begin(), jobs_.end(), [](double j) { return j <= 0; }), jobs_.end());
+    jobs_.erase(std::remove_if(jobs_.begin(), jobs_.end(), [](double j) { return j <= 0; }),
+                jobs_.end());
     // Arrivals of this interval start in the next one.
-    const int arrivals = static_cast<int>(std::lround(std::max(0.0, Draw(load_.arrival_mean, load_.arrival_std))));
-    for (int a = 0; a < arrivals; ++a) jobs_.push_back(std::max(1e-3, Draw(load_.size_mean, load_.size_std)));
+    const int arrivals =
+        static_cast<int>(std::lround(std::max(0.0, Draw(load_.arrival_mean, load_.arrival_std))));
+    for (int a = 0; a < arrivals; ++a)
+      jobs_.push_back(std::max(1e-3, Draw(load_.size_mean, load_.size_std)));
     return share;
   }
   size_t jobs() const { return jobs_.size(); }
@@ -52,8 +55,8 @@ Workstation MeasureRunQueue(const BackgroundLoad& load, uint64_t seed, int warmu
   return {load.mu, mean, std::sqrt(std::max(0.0, sum_sq / intervals - mean * mean))};
 }
 
-double SimulateTargetJob(const std::vector<BackgroundLoad>& loads, const std::vector<double>& split, uint64_t seed,
-                         int warmup) {
+double SimulateTargetJob(const std::vector<BackgroundLoad>& loads, const std::vector<double>& split,
+                         uint64_t seed, int warmup) {
   double finish = 0;
   for (size_t i = 0; i < loads.size(); ++i) {
     Machine m(loads[i], seed * 1000003 + i);

@@ -21,11 +21,12 @@ struct BackgroundLoad {
 
 // Mean and standard deviation of the run-queue length n (the target job counted) over
 // `intervals` intervals after `warmup`: what a daemon's monitor would measure.
-Workstation MeasureRunQueue(const BackgroundLoad& load, uint64_t seed, int warmup = 200, int intervals = 5000);
+Workstation MeasureRunQueue(const BackgroundLoad& load, uint64_t seed, int warmup = 200,
+                            int intervals = 5000);
 
 // Intervals until every workstation has processed its part of the target job (split[i] on
 // workstation i), each starting after `warmup` intervals of background load.
-double SimulateTargetJob(const std::vector<BackgroundLoad>& loads, const std::vector<double>& split, uint64_t seed,
-                         int warmup = 200);
+double SimulateTargetJob(const std::vector<BackgroundLoad>& loads, const std::vector<double>& split,
+                         uint64_t seed, int warmup = 200);
 
 }  // namespace aiac::balance

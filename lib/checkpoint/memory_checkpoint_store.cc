@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <set>
 
-
 namespace aiac::checkpoint {
 
 Result<bool> MemoryCheckpointStore::Put(const Checkpoint& c) {
@@ -11,13 +10,15 @@ Result<bool> MemoryCheckpointStore::Put(const Checkpoint& c) {
   std::lock_guard lock(mu_);
   auto& kept = kept_[{c.job, c.task}];
   if (kept.size() >= kKeep && !Newer(c, kept.front())) return false;
-  auto same = std::find_if(kept.begin(), kept.end(), [&](const Checkpoint& k) { return !Newer(k, c) && !Newer(c, k); });
+  auto same = std::find_if(kept.begin(), kept.end(),
+                           [&](const Checkpoint& k) { return !Newer(k, c) && !Newer(c, k); });
   if (same != kept.end()) {
     *same = c;  // the same (incarnation, iteration) again: the newer copy wins
     return true;
   }
   kept.push_back(c);
-  std::sort(kept.begin(), kept.end(), [](const Checkpoint& a, const Checkpoint& b) { return Newer(b, a); });
+  std::sort(kept.begin(), kept.end(),
+            [](const Checkpoint& a, const Checkpoint& b) { return Newer(b, a); });
   if (kept.size() > kKeep) kept.erase(kept.begin(), kept.end() - kKeep);
   return true;
 }

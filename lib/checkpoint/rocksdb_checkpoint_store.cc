@@ -98,7 +98,8 @@ int SlotOf(std::string_view value) {
 Status Decode(std::string_view value, Checkpoint& c) {
   const int slot = SlotOf(value);
   if (slot == -2) return Corruption(Describe(c) + " is not a checkpoint record");
-  if (GetLittleEndian(value.substr(8), 8) != c.incarnation || GetLittleEndian(value.substr(16), 8) != c.iteration) {
+  if (GetLittleEndian(value.substr(8), 8) != c.incarnation ||
+      GetLittleEndian(value.substr(16), 8) != c.iteration) {
     return Corruption(Describe(c) + " holds the record of another iteration");
   }
   c.checksum = static_cast<uint32_t>(GetLittleEndian(value.substr(4), 4));
@@ -133,17 +134,19 @@ Status WriteSynced(const std::string& path, std::string_view bytes, bool& create
 
 }  // namespace
 
-Result<std::unique_ptr<rocksdb::DB>> RocksDbCheckpointStore::OpenDb(const std::string& dir,
-                                                                   std::vector<std::string>* warnings) {
+Result<std::unique_ptr<rocksdb::DB>> RocksDbCheckpointStore::OpenDb(
+    const std::string& dir, std::vector<std::string>* warnings) {
   // Records are small: large states are in slot files.
   return storage::OpenRocksDb(dir, kWhat, 4u << 20, warnings);
 }
 
-Result<std::unique_ptr<RocksDbCheckpointStore>> RocksDbCheckpointStore::Open(const std::string& dir) {
+Result<std::unique_ptr<RocksDbCheckpointStore>> RocksDbCheckpointStore::Open(
+    const std::string& dir) {
   std::vector<std::string> warnings;
   auto db = OpenDb(dir, &warnings);
   if (!db.ok()) return db.status();
-  auto store = std::unique_ptr<RocksDbCheckpointStore>(new RocksDbCheckpointStore(dir, std::move(*db)));
+  auto store =
+      std::unique_ptr<RocksDbCheckpointStore>(new RocksDbCheckpointStore(dir, std::move(*db)));
   store->recovery_warnings_ = std::move(warnings);
   AIAC_RETURN_IF_ERROR(store->BuildIndex());
   return store;
@@ -153,9 +156,11 @@ RocksDbCheckpointStore::RocksDbCheckpointStore(std::string dir, std::unique_ptr<
     : dir_(std::move(dir)), states_dir_(dir_ + "/states"), db_(std::move(db)) {}
 RocksDbCheckpointStore::~RocksDbCheckpointStore() = default;
 
-std::string RocksDbCheckpointStore::SlotPath(const std::string& job, uint32_t task, int slot) const {
+std::string RocksDbCheckpointStore::SlotPath(const std::string& job, uint32_t task,
+                                             int slot) const {
   // Job names are safe in file names (core/names.h).
-  return states_dir_ + "/" + job + "-" + std::to_string(task) + "-" + std::to_string(slot) + ".state";
+  return states_dir_ + "/" + job + "-" + std::to_string(task) + "-" + std::to_string(slot) +
+         ".state";
 }
 
 Status RocksDbCheckpointStore::BuildIndex() {
@@ -165,7 +170,8 @@ Status RocksDbCheckpointStore::BuildIndex() {
   for (it->Seek(std::string(kPrefix)); it->Valid() && it->key().starts_with(kPrefix); it->Next()) {
     Checkpoint c;
     if (!ParseKey(it->key().ToStringView(), c)) continue;
-    const int slot = std::max(SlotOf(it->value().ToStringView()), -1);  // a bad record fails at Load
+    const int slot =
+        std::max(SlotOf(it->value().ToStringView()), -1);  // a bad record fails at Load
     index_[{c.job, c.task}].push_back({it->key().ToString(), slot});
     if (slot >= 0) used.insert(SlotPath(c.job, c.task, slot));
   }
@@ -208,14 +214,16 @@ Result<bool> RocksDbCheckpointStore::Put(const Checkpoint& c) {
   for (const auto& k : kept) {
     if (k.key != key) after.push_back(k);
   }
-  auto at = std::lower_bound(after.begin(), after.end(), key, [](const Kept& k, const std::string& x) { return k.key < x; });
+  auto at = std::lower_bound(after.begin(), after.end(), key,
+                             [](const Kept& k, const std::string& x) { return k.key < x; });
   at = after.insert(at, {key, -1});
   const size_t drop = after.size() > kKeep ? after.size() - kKeep : 0;
   std::set<int> busy;  // slots of checkpoints that stay
   for (size_t i = drop; i < after.size(); ++i) {
     if (after[i].key != key && after[i].slot >= 0) busy.insert(after[i].slot);
   }
-  Kept& mine = *std::find_if(after.begin(), after.end(), [&](const Kept& k) { return k.key == key; });
+  Kept& mine =
+      *std::find_if(after.begin(), after.end(), [&](const Kept& k) { return k.key == key; });
   if (c.state.size() >= kInFileBytes) {
     mine.slot = busy.count(0) ? 1 : 0;
     bool created = false;
@@ -225,8 +233,9 @@ Result<bool> RocksDbCheckpointStore::Put(const Checkpoint& c) {
   rocksdb::WriteBatch batch;
   const std::string header = Header(c, mine.slot);
   const rocksdb::Slice key_part(key);
-  const rocksdb::Slice value_parts[2] = {rocksdb::Slice(header),
-                                         rocksdb::Slice(mine.slot >= 0 ? std::string_view() : std::string_view(c.state))};
+  const rocksdb::Slice value_parts[2] = {
+      rocksdb::Slice(header),
+      rocksdb::Slice(mine.slot >= 0 ? std::string_view() : std::string_view(c.state))};
   // The inline state is written from the caller's buffer, without a copy.
   batch.Put(rocksdb::SliceParts(&key_part, 1), rocksdb::SliceParts(value_parts, 2));
   for (size_t i = 0; i < drop; ++i) {

@@ -57,7 +57,8 @@ class RocksDbCheckpointStore final : public CheckpointStore {
     int slot;  // -1: the state is in the record
   };
   RocksDbCheckpointStore(std::string dir, std::unique_ptr<rocksdb::DB> db);
-  static Result<std::unique_ptr<rocksdb::DB>> OpenDb(const std::string& dir, std::vector<std::string>* warnings);
+  static Result<std::unique_ptr<rocksdb::DB>> OpenDb(const std::string& dir,
+                                                     std::vector<std::string>* warnings);
   Status BuildIndex();
   // The filesystem check, and a reopen after a failed write. Caller holds mu_.
   Status Writable();

@@ -58,8 +58,10 @@ void ConfigFile::Fail(const std::string& key, const std::string& what) {
 
 void ConfigFile::Get(const std::string& key, std::string& out) {
   if (const toml::node* n = Find(key)) {
-    if (auto v = n->value<std::string>()) out = *v;
-    else Fail(key, "must be a string");
+    if (auto v = n->value<std::string>())
+      out = *v;
+    else
+      Fail(key, "must be a string");
   }
 }
 
@@ -74,8 +76,10 @@ void ConfigFile::GetPath(const std::string& key, std::string& out) {
 
 void ConfigFile::Get(const std::string& key, int64_t& out) {
   if (const toml::node* n = Find(key)) {
-    if (auto v = n->as_integer()) out = v->get();
-    else Fail(key, "must be an integer");
+    if (auto v = n->as_integer())
+      out = v->get();
+    else
+      Fail(key, "must be an integer");
   }
 }
 
@@ -90,15 +94,19 @@ void ConfigFile::GetPositive(const std::string& key, int64_t& out) {
 
 void ConfigFile::Get(const std::string& key, double& out) {
   if (const toml::node* n = Find(key)) {
-    if (auto v = n->value<double>(); v && std::isfinite(*v)) out = *v;  // integers convert too
-    else Fail(key, "must be a finite number");
+    if (auto v = n->value<double>(); v && std::isfinite(*v))
+      out = *v;  // integers convert too
+    else
+      Fail(key, "must be a finite number");
   }
 }
 
 void ConfigFile::Get(const std::string& key, bool& out) {
   if (const toml::node* n = Find(key)) {
-    if (auto v = n->as_boolean()) out = v->get();
-    else Fail(key, "must be true or false");
+    if (auto v = n->as_boolean())
+      out = v->get();
+    else
+      Fail(key, "must be true or false");
   }
 }
 

@@ -6,12 +6,12 @@
 // the key. Command-line flags are applied after the file, so they override it.
 #pragma once
 
+#include <toml++/toml.h>
+
 #include <cstdint>
 #include <set>
 #include <string>
 #include <vector>
-
-#include <toml++/toml.h>
 
 #include "core/status.h"
 
@@ -46,7 +46,8 @@ class ConfigFile {
   Status Finish() const;
 
  private:
-  ConfigFile(toml::table table, std::string name) : table_(std::move(table)), name_(std::move(name)) {}
+  ConfigFile(toml::table table, std::string name)
+      : table_(std::move(table)), name_(std::move(name)) {}
   const toml::node* Find(const std::string& key);
   void Fail(const std::string& key, const std::string& what);
 

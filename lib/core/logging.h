@@ -1,11 +1,11 @@
 // Logger construction. No global logger: each main() makes one and passes it down.
 #pragma once
 
+#include <spdlog/spdlog.h>
+
 #include <memory>
 #include <string>
 #include <string_view>
-
-#include <spdlog/spdlog.h>
 
 #include "core/status.h"
 

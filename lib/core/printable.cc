@@ -10,11 +10,21 @@ std::string Printable(std::string_view text, size_t max, bool quote) {
   for (size_t i = 0; i < shown; ++i) {
     const unsigned char c = static_cast<unsigned char>(text[i]);
     switch (c) {
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '"': out += quote ? "\\\"" : "\""; break;
-      case '\\': out += quote ? "\\\\" : "\\"; break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '"':
+        out += quote ? "\\\"" : "\"";
+        break;
+      case '\\':
+        out += quote ? "\\\\" : "\\";
+        break;
       default:
         if (c >= 0x20 && c < 0x7f) {
           out += static_cast<char>(c);

@@ -4,19 +4,32 @@ namespace aiac {
 
 const char* StatusCodeName(StatusCode code) {
   switch (code) {
-    case StatusCode::kOk: return "ok";
-    case StatusCode::kInvalidArgument: return "invalid argument";
-    case StatusCode::kNotFound: return "not found";
-    case StatusCode::kIoError: return "I/O error";
-    case StatusCode::kCorruption: return "corruption";
-    case StatusCode::kUnauthenticated: return "unauthenticated";
-    case StatusCode::kUnavailable: return "unavailable";
-    case StatusCode::kTimeout: return "timeout";
-    case StatusCode::kProtocol: return "protocol error";
-    case StatusCode::kResourceExhausted: return "resource exhausted";
-    case StatusCode::kAborted: return "aborted";
-    case StatusCode::kInternal: return "internal";
-    case StatusCode::kDiverged: return "diverged";
+    case StatusCode::kOk:
+      return "ok";
+    case StatusCode::kInvalidArgument:
+      return "invalid argument";
+    case StatusCode::kNotFound:
+      return "not found";
+    case StatusCode::kIoError:
+      return "I/O error";
+    case StatusCode::kCorruption:
+      return "corruption";
+    case StatusCode::kUnauthenticated:
+      return "unauthenticated";
+    case StatusCode::kUnavailable:
+      return "unavailable";
+    case StatusCode::kTimeout:
+      return "timeout";
+    case StatusCode::kProtocol:
+      return "protocol error";
+    case StatusCode::kResourceExhausted:
+      return "resource exhausted";
+    case StatusCode::kAborted:
+      return "aborted";
+    case StatusCode::kInternal:
+      return "internal";
+    case StatusCode::kDiverged:
+      return "diverged";
   }
   return "unknown";
 }

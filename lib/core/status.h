@@ -19,18 +19,18 @@ namespace aiac {
 
 enum class StatusCode {
   kOk = 0,
-  kInvalidArgument,   // the input is wrong; retrying the same input never helps
-  kNotFound,          // the thing asked for does not exist
-  kIoError,           // a file or device failed
-  kCorruption,        // stored or received data does not decode
-  kUnauthenticated,   // the peer failed the handshake (wrong key, wrong version)
-  kUnavailable,       // a peer is down or not reachable yet: retry may succeed
-  kTimeout,           // an operation took longer than allowed: retry may succeed
-  kProtocol,          // a peer broke the protocol (unexpected or malformed message)
-  kResourceExhausted, // not enough daemons, frame too big, queue full
-  kAborted,           // cancelled (shutdown, Ctrl-C)
-  kInternal,          // an invariant failed in a dependency
-  kDiverged,          // a computation diverged (non-finite or unbounded values): no retry helps
+  kInvalidArgument,    // the input is wrong; retrying the same input never helps
+  kNotFound,           // the thing asked for does not exist
+  kIoError,            // a file or device failed
+  kCorruption,         // stored or received data does not decode
+  kUnauthenticated,    // the peer failed the handshake (wrong key, wrong version)
+  kUnavailable,        // a peer is down or not reachable yet: retry may succeed
+  kTimeout,            // an operation took longer than allowed: retry may succeed
+  kProtocol,           // a peer broke the protocol (unexpected or malformed message)
+  kResourceExhausted,  // not enough daemons, frame too big, queue full
+  kAborted,            // cancelled (shutdown, Ctrl-C)
+  kInternal,           // an invariant failed in a dependency
+  kDiverged,           // a computation diverged (non-finite or unbounded values): no retry helps
 };
 
 const char* StatusCodeName(StatusCode code);
@@ -58,11 +58,15 @@ class [[nodiscard]] Status {
   std::string message_;
 };
 
-inline Status InvalidArgument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
+inline Status InvalidArgument(std::string m) {
+  return {StatusCode::kInvalidArgument, std::move(m)};
+}
 inline Status NotFound(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
 inline Status IoError(std::string m) { return {StatusCode::kIoError, std::move(m)}; }
 inline Status Corruption(std::string m) { return {StatusCode::kCorruption, std::move(m)}; }
-inline Status Unauthenticated(std::string m) { return {StatusCode::kUnauthenticated, std::move(m)}; }
+inline Status Unauthenticated(std::string m) {
+  return {StatusCode::kUnauthenticated, std::move(m)};
+}
 inline Status Unavailable(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
 inline Status Timeout(std::string m) { return {StatusCode::kTimeout, std::move(m)}; }
 inline Status ProtocolError(std::string m) { return {StatusCode::kProtocol, std::move(m)}; }
@@ -77,7 +81,7 @@ inline Status Diverged(std::string m) { return {StatusCode::kDiverged, std::move
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : v_(std::move(value)) {}        // NOLINT: implicit by design
   Result(Status status) : v_(std::move(status)) {  // NOLINT
     if (std::get<Status>(v_).ok()) {
       std::fprintf(stderr, "aiac: Result built from an ok Status\n");
@@ -107,11 +111,12 @@ class [[nodiscard]] Result {
 namespace aiac::detail {
 
 // What a failed check prints: "FILE:LINE: check failed: TEXT", then the compared values.
-[[noreturn]] void CheckFailed(const char* file, int line, const char* text, const std::string& values);
+[[noreturn]] void CheckFailed(const char* file, int line, const char* text,
+                              const std::string& values);
 
 template <typename T>
 std::string CheckValue(const T& v) {
-  if constexpr (requires(std::ostream& o) { o << v; }) {
+  if constexpr (requires(std::ostream & o) { o << v; }) {
     std::ostringstream out;
     out << v;
     return out.str();
@@ -142,29 +147,29 @@ std::string CheckValues(const A& a, const B& b) {
 //   AIAC_ASSIGN_OR_RETURN(options.key, ReadKeyFile(path));
 // (In a coroutine, AIAC_CO_ASSIGN_OR_RETURN.)
 #define AIAC_ASSIGN_OR_RETURN(lhs, rexpr) \
-  AIAC_ASSIGN_OR_RETURN_IMPL_(AIAC_CONCAT_(aiac_result_, __LINE__), lhs, rexpr, return)
+  AIAC_ASSIGN_OR_RETURN_IMPL_(AIAC_CONCAT_(aiac_result_, __LINE__), lhs, rexpr, return )
 #define AIAC_CO_ASSIGN_OR_RETURN(lhs, rexpr) \
-  AIAC_ASSIGN_OR_RETURN_IMPL_(AIAC_CONCAT_(aiac_result_, __LINE__), lhs, rexpr, co_return)
+  AIAC_ASSIGN_OR_RETURN_IMPL_(AIAC_CONCAT_(aiac_result_, __LINE__), lhs, rexpr, co_return )
 #define AIAC_ASSIGN_OR_RETURN_IMPL_(result, lhs, rexpr, ret) \
   auto result = (rexpr);                                     \
   if (!result.ok()) ret result.status();                     \
   lhs = std::move(result).value()
 
 // Invariant check: prints the condition and its location, then aborts. For bugs only.
-#define AIAC_CHECK(cond)                                                  \
-  do {                                                                    \
+#define AIAC_CHECK(cond)                                                     \
+  do {                                                                       \
     if (!(cond)) ::aiac::detail::CheckFailed(__FILE__, __LINE__, #cond, ""); \
   } while (0)
 
 // Comparisons that print both values when they fail: AIAC_CHECK_EQ(a.size(), b.size()).
-#define AIAC_CHECK_OP_(a, op, b)                                                         \
-  do {                                                                                   \
-    const auto& aiac_a_ = (a);                                                           \
-    const auto& aiac_b_ = (b);                                                           \
-    if (!(aiac_a_ op aiac_b_)) {                                                         \
-      ::aiac::detail::CheckFailed(__FILE__, __LINE__, #a " " #op " " #b,                 \
-                                  ::aiac::detail::CheckValues(aiac_a_, aiac_b_));        \
-    }                                                                                    \
+#define AIAC_CHECK_OP_(a, op, b)                                                  \
+  do {                                                                            \
+    const auto& aiac_a_ = (a);                                                    \
+    const auto& aiac_b_ = (b);                                                    \
+    if (!(aiac_a_ op aiac_b_)) {                                                  \
+      ::aiac::detail::CheckFailed(__FILE__, __LINE__, #a " " #op " " #b,          \
+                                  ::aiac::detail::CheckValues(aiac_a_, aiac_b_)); \
+    }                                                                             \
   } while (0)
 #define AIAC_CHECK_EQ(a, b) AIAC_CHECK_OP_(a, ==, b)
 #define AIAC_CHECK_NE(a, b) AIAC_CHECK_OP_(a, !=, b)

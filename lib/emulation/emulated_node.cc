@@ -15,11 +15,12 @@ std::optional<std::string> ClusterOfNode(const PlatformFile& platform, const std
   return std::nullopt;
 }
 
-Result<EmulatedNode> EmulatedNode::Make(const PlatformFile& platform, const std::string& node_id, double slowdown,
-                                        uint64_t seed) {
+Result<EmulatedNode> EmulatedNode::Make(const PlatformFile& platform, const std::string& node_id,
+                                        double slowdown, uint64_t seed) {
   if (!(slowdown >= 1)) return InvalidArgument("the emulation slowdown must be at least 1");
   auto cluster = ClusterOfNode(platform, node_id);
-  if (!cluster) return InvalidArgument("platform " + platform.name + " has no node '" + node_id + "'");
+  if (!cluster)
+    return InvalidArgument("platform " + platform.name + " has no node '" + node_id + "'");
   EmulatedNode node;
   node.platform_ = platform;
   node.id_ = node_id;

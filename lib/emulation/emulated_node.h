@@ -34,8 +34,8 @@ struct LinkFigures {
 class EmulatedNode {
  public:
   // The node `node_id` of `platform`; refused when it has no such node or slowdown < 1.
-  static Result<EmulatedNode> Make(const PlatformFile& platform, const std::string& node_id, double slowdown,
-                                   uint64_t seed);
+  static Result<EmulatedNode> Make(const PlatformFile& platform, const std::string& node_id,
+                                   double slowdown, uint64_t seed);
 
   const std::string& id() const { return id_; }
   const std::string& cluster() const { return cluster_; }

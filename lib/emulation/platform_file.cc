@@ -23,19 +23,21 @@ class Fields {
     const toml::node* n = t_.get(key);
     if (!n) return required ? Missing(key) : Status::Ok();
     auto v = n->value<std::string>();
-    if (!v || v->empty()) return InvalidArgument(where_ + ": '" + key + "' must be a non-empty string");
+    if (!v || v->empty())
+      return InvalidArgument(where_ + ": '" + key + "' must be a non-empty string");
     out = *v;
     return Status::Ok();
   }
   // A finite number in [lo, hi] (lo excluded when `open`).
-  Status Number(const char* key, double& out, double lo, double hi, bool open, bool required = true) {
+  Status Number(const char* key, double& out, double lo, double hi, bool open,
+                bool required = true) {
     seen_.insert(key);
     const toml::node* n = t_.get(key);
     if (!n) return required ? Missing(key) : Status::Ok();
     auto v = n->value<double>();
     if (!v || !std::isfinite(*v) || *v < lo || (open && *v == lo) || *v > hi) {
-      return InvalidArgument(where_ + ": '" + key + "' must be a number " + (open ? "above " : "from ") +
-                             Format(lo) + " to " + Format(hi));
+      return InvalidArgument(where_ + ": '" + key + "' must be a number " +
+                             (open ? "above " : "from ") + Format(lo) + " to " + Format(hi));
     }
     out = *v;
     return Status::Ok();
@@ -46,7 +48,8 @@ class Fields {
   }
   Status NoOthers() {
     for (const auto& [k, v] : t_) {
-      if (!seen_.count(std::string(k.str()))) return InvalidArgument(where_ + ": unknown key '" + std::string(k.str()) + "'");
+      if (!seen_.count(std::string(k.str())))
+        return InvalidArgument(where_ + ": unknown key '" + std::string(k.str()) + "'");
     }
     return Status::Ok();
   }
@@ -71,11 +74,13 @@ Status ReadCluster(const toml::table& t, const std::string& where, PlatformFile:
   AIAC_RETURN_IF_ERROR(f.Text("name", c.name));
   const toml::node* powers = f.Get("powers");
   const toml::array* list = powers ? powers->as_array() : nullptr;
-  if (!list || list->empty()) return InvalidArgument(where + ": 'powers' must be a non-empty array of numbers");
+  if (!list || list->empty())
+    return InvalidArgument(where + ": 'powers' must be a non-empty array of numbers");
   for (size_t k = 0; k < list->size(); ++k) {
     auto v = (*list)[k].value<double>();
     if (!v || !std::isfinite(*v) || *v <= 0 || *v > kMaxPower) {
-      return InvalidArgument(where + ": powers[" + std::to_string(k) + "] must be a positive number");
+      return InvalidArgument(where + ": powers[" + std::to_string(k) +
+                             "] must be a positive number");
     }
     c.powers.push_back(*v);
   }
@@ -83,7 +88,9 @@ Status ReadCluster(const toml::table& t, const std::string& where, PlatformFile:
   AIAC_RETURN_IF_ERROR(f.Number("bandwidth_mbps", c.bandwidth_mbps, 0, kMaxBandwidthMbps, true));
   if (const toml::node* b = f.Get("background")) {
     const toml::table* bt = b->as_table();
-    if (!bt) return InvalidArgument(where + ": 'background' must be a table {mean_jobs, std_jobs, mean_size}");
+    if (!bt)
+      return InvalidArgument(where +
+                             ": 'background' must be a table {mean_jobs, std_jobs, mean_size}");
     Fields bf(*bt, where + ": background");
     BackgroundSpec spec;
     AIAC_RETURN_IF_ERROR(bf.Number("mean_jobs", spec.mean_jobs, 0, kMaxJobs, false));
@@ -99,7 +106,8 @@ Result<model::Platform> ModelOf(const PlatformFile& p) {
   std::vector<model::ClusterSpec> specs;
   for (const auto& c : p.clusters) {
     model::ClusterSpec s{c.name, c.latency_ms / 1000, {}};
-    for (size_t k = 0; k < c.powers.size(); ++k) s.nodes.push_back({PlatformFile::NodeId(c.name, k + 1), c.powers[k], true});
+    for (size_t k = 0; k < c.powers.size(); ++k)
+      s.nodes.push_back({PlatformFile::NodeId(c.name, k + 1), c.powers[k], true});
     specs.push_back(std::move(s));
   }
   std::vector<model::InterLatency> inter;
@@ -165,8 +173,10 @@ Result<PlatformFile> ParsePlatformFile(std::string_view text, const std::string&
     PlatformFile::Cluster c;
     AIAC_RETURN_IF_ERROR(ReadCluster(*t, where, c));
     // Cluster names go to daemons (--cluster) and, in node ids, everywhere a name goes.
-    if (Status ok = CheckName("cluster name", c.name); !ok.ok()) return InvalidArgument(where + ": " + ok.message());
-    if (!names.insert(c.name).second) return InvalidArgument(where + ": duplicate cluster name '" + c.name + "'");
+    if (Status ok = CheckName("cluster name", c.name); !ok.ok())
+      return InvalidArgument(where + ": " + ok.message());
+    if (!names.insert(c.name).second)
+      return InvalidArgument(where + ": duplicate cluster name '" + c.name + "'");
     p.clusters.push_back(std::move(c));
   }
   std::set<std::pair<std::string, std::string>> pairs;
@@ -182,7 +192,8 @@ Result<PlatformFile> ParsePlatformFile(std::string_view text, const std::string&
       AIAC_RETURN_IF_ERROR(f.Text("a", l.a));
       AIAC_RETURN_IF_ERROR(f.Text("b", l.b));
       AIAC_RETURN_IF_ERROR(f.Number("latency_ms", l.latency_ms, 0, kMaxLatencyMs, false));
-      AIAC_RETURN_IF_ERROR(f.Number("bandwidth_mbps", l.bandwidth_mbps, 0, kMaxBandwidthMbps, true));
+      AIAC_RETURN_IF_ERROR(
+          f.Number("bandwidth_mbps", l.bandwidth_mbps, 0, kMaxBandwidthMbps, true));
       AIAC_RETURN_IF_ERROR(f.NoOthers());
       for (const auto& end : {l.a, l.b}) {
         if (!names.count(end)) return InvalidArgument(where + ": unknown cluster '" + end + "'");
@@ -197,10 +208,12 @@ Result<PlatformFile> ParsePlatformFile(std::string_view text, const std::string&
   AIAC_RETURN_IF_ERROR(top.NoOthers());
   for (auto a = names.begin(); a != names.end(); ++a) {
     for (auto b = std::next(a); b != names.end(); ++b) {
-      if (!pairs.count({*a, *b})) return InvalidArgument(name + ": no [[links]] between '" + *a + "' and '" + *b + "'");
+      if (!pairs.count({*a, *b}))
+        return InvalidArgument(name + ": no [[links]] between '" + *a + "' and '" + *b + "'");
     }
   }
-  if (auto built = ModelOf(p); !built.ok()) return InvalidArgument(name + ": " + built.status().message());
+  if (auto built = ModelOf(p); !built.ok())
+    return InvalidArgument(name + ": " + built.status().message());
   return p;
 }
 

@@ -30,7 +30,8 @@
 namespace aiac::emulation {
 
 struct BackgroundSpec {
-  double mean_jobs = 0;  // competing jobs on the node, mean and standard deviation (Lee & Cho's model)
+  double mean_jobs =
+      0;  // competing jobs on the node, mean and standard deviation (Lee & Cho's model)
   double std_jobs = 0;
   double mean_size = 1;  // seconds of work per competing job
 };

@@ -21,13 +21,14 @@ InitialMapping DefaultMapper::Map(const model::Platform& platform, const model::
   return out;
 }
 
-int DefaultMapper::Replace(const model::Platform& platform, const model::Tig&, const Placement& placement,
-                           int, int) const {
+int DefaultMapper::Replace(const model::Platform& platform, const model::Tig&,
+                           const Placement& placement, int, int) const {
   const auto free = FreeInGivenOrder(platform, placement);
   return free.empty() ? -1 : free.front();
 }
 
-std::vector<int> DefaultMapper::FreeInGivenOrder(const model::Platform& platform, const Placement& placement) {
+std::vector<int> DefaultMapper::FreeInGivenOrder(const model::Platform& platform,
+                                                 const Placement& placement) {
   std::vector<int> free;
   for (int n : platform.given_order()) {
     if (placement.IsFree(n)) free.push_back(n);
@@ -37,7 +38,8 @@ std::vector<int> DefaultMapper::FreeInGivenOrder(const model::Platform& platform
 
 // ---------------------------------------------------------------- AIAC-QM
 
-int BestEtNode(const model::Platform& platform, const model::Tig& tig, const Placement& placement, int task) {
+int BestEtNode(const model::Platform& platform, const model::Tig& tig, const Placement& placement,
+               int task) {
   // wl depends only on the clusters, so per cluster the communication term is the same for all
   // its nodes and the best node is its most powerful free one: O(|C| d) per task, not O(|N| d).
   int best = -1;
@@ -99,8 +101,8 @@ InitialMapping AiacQm::Map(const model::Platform& platform, const model::Tig& ti
   return out;
 }
 
-int AiacQm::Replace(const model::Platform& platform, const model::Tig& tig, const Placement& placement,
-                    int, int task) const {
+int AiacQm::Replace(const model::Platform& platform, const model::Tig& tig,
+                    const Placement& placement, int, int task) const {
   return BestEtNode(platform, tig, placement, task);  // FT-AIAC-QM
 }
 
@@ -176,8 +178,8 @@ InitialMapping FarhatEdgeCut::Map(const model::Platform& platform, const model::
   return out;
 }
 
-int FarhatEdgeCut::Replace(const model::Platform& platform, const model::Tig& tig, const Placement& placement,
-                           int, int task) const {
+int FarhatEdgeCut::Replace(const model::Platform& platform, const model::Tig& tig,
+                           const Placement& placement, int, int task) const {
   // FT-FEC: the cluster holding most of the task's placed neighbours (ties: the initial cluster
   // order), its most powerful free node; clusters without a free node are skipped.
   const int nc = static_cast<int>(platform.clusters().size());

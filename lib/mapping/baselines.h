@@ -21,7 +21,8 @@ class DefaultMapper final : public Mapper {
               int failed, int task) const override;
 
  private:
-  static std::vector<int> FreeInGivenOrder(const model::Platform& platform, const Placement& placement);
+  static std::vector<int> FreeInGivenOrder(const model::Platform& platform,
+                                           const Placement& placement);
 };
 
 class AiacQm final : public Mapper {
@@ -42,6 +43,7 @@ class FarhatEdgeCut final : public Mapper {
 
 // The free node minimising ET(V_task) given the placed neighbours (ties: most powerful, then
 // id), or -1. Exposed for tests.
-int BestEtNode(const model::Platform& platform, const model::Tig& tig, const Placement& placement, int task);
+int BestEtNode(const model::Platform& platform, const model::Tig& tig, const Placement& placement,
+               int task);
 
 }  // namespace aiac::mapping

@@ -32,7 +32,8 @@ double HeterogeneityDegree(const model::Platform& platform, const Placement& pla
   return std::clamp(hd, 0.0, 1.0);
 }
 
-std::vector<ClusterMark> SortClusters(const model::Platform& platform, const Placement& placement, double hd) {
+std::vector<ClusterMark> SortClusters(const model::Platform& platform, const Placement& placement,
+                                      double hd) {
   const auto& clusters = platform.clusters();
   std::vector<double> free_count(clusters.size(), 0), mean_power(clusters.size(), 0);
   double total_free = 0, total_mean = 0;
@@ -53,7 +54,8 @@ std::vector<ClusterMark> SortClusters(const model::Platform& platform, const Pla
     const double norm_n = total_free > 0 ? 100.0 * free_count[c] / total_free : 0;
     const double norm_p = total_mean > 0 ? 100.0 * mean_power[c] / total_mean : 0;
     // MAHEVE eq. (1): M_i = NC_Pf_i^hd + NC_F_i^(1-hd).
-    marks.push_back({static_cast<int>(c), clusters[c].name, std::pow(norm_p, hd) + std::pow(norm_n, 1 - hd)});
+    marks.push_back(
+        {static_cast<int>(c), clusters[c].name, std::pow(norm_p, hd) + std::pow(norm_n, 1 - hd)});
   }
   std::stable_sort(marks.begin(), marks.end(), [](const ClusterMark& a, const ClusterMark& b) {
     if (a.mark != b.mark) return a.mark > b.mark;
@@ -149,8 +151,8 @@ InitialMapping Maheve::Map(const model::Platform& platform, const model::Tig& ti
   return out;
 }
 
-int Maheve::Replace(const model::Platform& platform, const model::Tig& tig, const Placement& placement,
-                    int failed, int task) const {
+int Maheve::Replace(const model::Platform& platform, const model::Tig& tig,
+                    const Placement& placement, int failed, int task) const {
   // Section 4.2: a free node of the same cluster keeps the task's locality...
   const auto same = placement.FreeNodes(platform.nodes()[failed].cluster);
   if (!same.empty()) return same.front();

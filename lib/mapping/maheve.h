@@ -1,7 +1,7 @@
-// MAHEVE (maheve-mapping.md section 4, choices in docs/architecture.md, design choices): clusters sorted by the
-// mark of eq. (1), tasks by the score of eq. (2) with Nb_i dependencies pulled in after each,
-// tasks mapped in list order onto the most powerful free nodes of the clusters in mark order,
-// keeping a reserve of each cluster's least powerful free nodes for replacements. A failed
+// MAHEVE (maheve-mapping.md section 4, choices in docs/architecture.md, design choices): clusters
+// sorted by the mark of eq. (1), tasks by the score of eq. (2) with Nb_i dependencies pulled in
+// after each, tasks mapped in list order onto the most powerful free nodes of the clusters in mark
+// order, keeping a reserve of each cluster's least powerful free nodes for replacements. A failed
 // node's task goes to the best free node of its cluster, else of the re-sorted clusters.
 //
 // The phases are public so that tests can check each against the equations. Pure.
@@ -13,7 +13,8 @@ namespace aiac::mapping {
 
 // Clusters sorted by M_i = normP_i^hd + normN_i^(1-hd) (eq. 1), descending, ties by name,
 // computed on the currently free nodes. Clusters without a free node have C_F = 0, C_Pf = 0.
-std::vector<ClusterMark> SortClusters(const model::Platform& platform, const Placement& placement, double hd);
+std::vector<ClusterMark> SortClusters(const model::Platform& platform, const Placement& placement,
+                                      double hd);
 // Q_i = e_i^hd * d_i^(1-hd) (eq. 2).
 double TaskScore(const model::Tig& tig, int task, double hd);
 // The final task list: tasks by Q descending (ties: id); after each, up to

@@ -22,10 +22,10 @@ struct ClusterMark {
 };
 
 struct InitialMapping {
-  double hd = 0;                       // heterogeneity degree of the free nodes
-  std::vector<ClusterMark> clusters;   // sorted cluster list (MAHEVE only)
-  std::vector<int> task_order;         // task indices in the order they were placed
-  std::vector<int> reserved;           // free nodes kept for replacements
+  double hd = 0;                      // heterogeneity degree of the free nodes
+  std::vector<ClusterMark> clusters;  // sorted cluster list (MAHEVE only)
+  std::vector<int> task_order;        // task indices in the order they were placed
+  std::vector<int> reserved;          // free nodes kept for replacements
   Placement placement;
 };
 
@@ -45,8 +45,8 @@ class Mapper {
 // nodes kept for replacements, in [0, 1).
 Result<std::unique_ptr<Mapper>> MakeMapper(std::string_view algo, double reserve = 0.1);
 
-// hd (MAHEVE section 3.1, docs/architecture.md, design choices): population standard deviation of the free
-// nodes' powers over their mean, clamped to [0, 1]; 0 when there is no free node.
+// hd (MAHEVE section 3.1, docs/architecture.md, design choices): population standard deviation of
+// the free nodes' powers over their mean, clamped to [0, 1]; 0 when there is no free node.
 double HeterogeneityDegree(const model::Platform& platform, const Placement& placement);
 
 }  // namespace aiac::mapping

@@ -12,8 +12,10 @@ namespace aiac::mapping {
 class Placement {
  public:
   Placement(const model::Platform& platform, const model::Tig& tig)
-      : node_of_task_(tig.size(), -1), task_of_node_(platform.nodes().size(), -1),
-        failed_(platform.nodes().size(), false), platform_(&platform) {}
+      : node_of_task_(tig.size(), -1),
+        task_of_node_(platform.nodes().size(), -1),
+        failed_(platform.nodes().size(), false),
+        platform_(&platform) {}
 
   // Free = offered by the platform as free, alive, and running none of our tasks.
   bool IsFree(int node) const {

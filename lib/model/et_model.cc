@@ -4,7 +4,8 @@
 
 namespace aiac::model {
 
-double TaskTime(const Platform& platform, const Tig& tig, const std::vector<int>& node_of_task, int task) {
+double TaskTime(const Platform& platform, const Tig& tig, const std::vector<int>& node_of_task,
+                int task) {
   const int node = node_of_task[task];
   // MAHEVE section 3.1: ET(V_i) = e_i / wn_i + sum_j c_ij * wl_ij.
   double t = tig.cost(task) / platform.nodes()[node].power;

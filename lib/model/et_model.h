@@ -13,7 +13,8 @@ namespace aiac::model {
 
 // node_of_task[i] = node index of task i, or -1 when unplaced. ET(V_i) of a placed task counts
 // only its placed neighbours (so greedy algorithms can score partial mappings).
-double TaskTime(const Platform& platform, const Tig& tig, const std::vector<int>& node_of_task, int task);
+double TaskTime(const Platform& platform, const Tig& tig, const std::vector<int>& node_of_task,
+                int task);
 // ET(App) over the placed tasks; 0 when none is placed.
 double AppTime(const Platform& platform, const Tig& tig, const std::vector<int>& node_of_task);
 

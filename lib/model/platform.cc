@@ -20,12 +20,14 @@ Result<Platform> Platform::Build(std::vector<ClusterSpec> clusters, std::vector<
     }
     Cluster c{spec.name, spec.latency, {}};
     for (auto& n : spec.nodes) {
-      if (n.id.empty()) return InvalidArgument("cluster '" + spec.name + "' has a node with an empty id");
+      if (n.id.empty())
+        return InvalidArgument("cluster '" + spec.name + "' has a node with an empty id");
       if (!std::isfinite(n.power) || n.power <= 0) {
         return InvalidArgument("node '" + n.id + "': power must be positive");
       }
       const int index = static_cast<int>(p.nodes_.size());
-      if (!p.by_id_.emplace(n.id, index).second) return InvalidArgument("duplicate node id '" + n.id + "'");
+      if (!p.by_id_.emplace(n.id, index).second)
+        return InvalidArgument("duplicate node id '" + n.id + "'");
       p.nodes_.push_back(Node{n.id, n.power, n.free, static_cast<int>(p.clusters_.size())});
       c.nodes.push_back(index);
     }
@@ -36,8 +38,10 @@ Result<Platform> Platform::Build(std::vector<ClusterSpec> clusters, std::vector<
   for (size_t i = 0; i < nc; ++i) p.latency_[i * nc + i] = p.clusters_[i].latency;
   for (const auto& l : inter) {
     auto a = cluster_index.find(l.a), b = cluster_index.find(l.b);
-    if (a == cluster_index.end()) return InvalidArgument("inter_latency names unknown cluster '" + l.a + "'");
-    if (b == cluster_index.end()) return InvalidArgument("inter_latency names unknown cluster '" + l.b + "'");
+    if (a == cluster_index.end())
+      return InvalidArgument("inter_latency names unknown cluster '" + l.a + "'");
+    if (b == cluster_index.end())
+      return InvalidArgument("inter_latency names unknown cluster '" + l.b + "'");
     if (a->second == b->second) {
       return InvalidArgument("inter_latency pairs cluster '" + l.a + "' with itself");
     }
@@ -65,7 +69,8 @@ Result<Platform> Platform::Build(std::vector<ClusterSpec> clusters, std::vector<
   for (const std::string& id : given) {
     const int n = p.FindNode(id);
     if (n < 0) return InvalidArgument("the order given names unknown node '" + id + "'");
-    if (seen[static_cast<size_t>(n)]) return InvalidArgument("the order given names node '" + id + "' twice");
+    if (seen[static_cast<size_t>(n)])
+      return InvalidArgument("the order given names node '" + id + "' twice");
     seen[static_cast<size_t>(n)] = true;
     p.given_order_.push_back(n);
   }
@@ -82,7 +87,8 @@ int Platform::FindNode(const std::string& id) const {
 }
 
 size_t Platform::free_count() const {
-  return static_cast<size_t>(std::count_if(nodes_.begin(), nodes_.end(), [](const Node& n) { return n.free; }));
+  return static_cast<size_t>(
+      std::count_if(nodes_.begin(), nodes_.end(), [](const Node& n) { return n.free; }));
 }
 
 }  // namespace aiac::model

@@ -59,7 +59,9 @@ class Platform {
   const std::vector<int>& given_order() const { return given_order_; }
   const std::vector<Cluster>& clusters() const { return clusters_; }
   // wl between the clusters of two nodes (intra-cluster latency when they share a cluster).
-  double Latency(int node_a, int node_b) const { return ClusterLatency(nodes_[node_a].cluster, nodes_[node_b].cluster); }
+  double Latency(int node_a, int node_b) const {
+    return ClusterLatency(nodes_[node_a].cluster, nodes_[node_b].cluster);
+  }
   double ClusterLatency(int cluster_a, int cluster_b) const {
     return latency_[static_cast<size_t>(cluster_a) * clusters_.size() + cluster_b];
   }

@@ -22,8 +22,10 @@ Result<Tig> Tig::Build(std::vector<TaskSpec> tasks, std::vector<EdgeSpec> edges)
   for (const auto& e : edges) {
     const std::string name = std::to_string(e.a) + "-" + std::to_string(e.b);
     auto a = g.by_id_.find(e.a), b = g.by_id_.find(e.b);
-    if (a == g.by_id_.end()) return InvalidArgument("edge " + name + " names unknown task " + std::to_string(e.a));
-    if (b == g.by_id_.end()) return InvalidArgument("edge " + name + " names unknown task " + std::to_string(e.b));
+    if (a == g.by_id_.end())
+      return InvalidArgument("edge " + name + " names unknown task " + std::to_string(e.a));
+    if (b == g.by_id_.end())
+      return InvalidArgument("edge " + name + " names unknown task " + std::to_string(e.b));
     if (a->second == b->second) return InvalidArgument("edge " + name + " joins a task to itself");
     if (!std::isfinite(e.volume) || e.volume < 0) {
       return InvalidArgument("edge " + name + ": volume must be a non-negative number");

@@ -35,7 +35,8 @@ double MeasurePower(std::chrono::milliseconds budget) {
 double MeasurePowerMedian(int repeats, std::chrono::milliseconds each) {
   std::vector<double> runs;
   for (int i = 0; i < std::max(1, repeats); ++i) runs.push_back(MeasurePower(each));
-  std::nth_element(runs.begin(), runs.begin() + static_cast<std::ptrdiff_t>(runs.size() / 2), runs.end());
+  std::nth_element(runs.begin(), runs.begin() + static_cast<std::ptrdiff_t>(runs.size() / 2),
+                   runs.end());
   return runs[runs.size() / 2];
 }
 

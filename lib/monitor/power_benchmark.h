@@ -13,6 +13,7 @@ namespace aiac::monitor {
 double MeasurePower(std::chrono::milliseconds budget = std::chrono::milliseconds(200));
 // The median of `repeats` runs of `each`: one run caught by a burst of other work (the OS,
 // another daemon starting) does not decide the result.
-double MeasurePowerMedian(int repeats = 5, std::chrono::milliseconds each = std::chrono::milliseconds(40));
+double MeasurePowerMedian(int repeats = 5,
+                          std::chrono::milliseconds each = std::chrono::milliseconds(40));
 
 }  // namespace aiac::monitor

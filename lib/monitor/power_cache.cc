@@ -26,10 +26,12 @@ std::optional<PowerRecord> ParsePowerRecord(const std::string& text) {
 std::string FormatPowerRecord(const PowerRecord& r) {
   char power[64];
   std::snprintf(power, sizeof power, "%.17g", r.power);
-  return std::string("power ") + power + "\nhost " + r.host + "\ncores " + std::to_string(r.cores) + "\n";
+  return std::string("power ") + power + "\nhost " + r.host + "\ncores " + std::to_string(r.cores) +
+         "\n";
 }
 
-std::optional<double> ReadCachedPower(const std::string& path, const std::string& host, uint32_t cores) {
+std::optional<double> ReadCachedPower(const std::string& path, const std::string& host,
+                                      uint32_t cores) {
   std::ifstream in(path);
   if (!in) return std::nullopt;
   std::stringstream text;
@@ -47,7 +49,8 @@ Status WriteCachedPower(const std::string& path, const PowerRecord& r) {
     out.flush();
     if (!out) return IoError("cannot write " + tmp);
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) return IoError("cannot rename " + tmp + " to " + path);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    return IoError("cannot rename " + tmp + " to " + path);
   return Status::Ok();
 }
 

@@ -26,7 +26,8 @@ std::optional<PowerRecord> ParsePowerRecord(const std::string& text);
 std::string FormatPowerRecord(const PowerRecord& r);
 
 // The power cached at `path` for `host` and `cores`, if any.
-std::optional<double> ReadCachedPower(const std::string& path, const std::string& host, uint32_t cores);
+std::optional<double> ReadCachedPower(const std::string& path, const std::string& host,
+                                      uint32_t cores);
 // Writes the record atomically (a temporary file renamed over `path`).
 Status WriteCachedPower(const std::string& path, const PowerRecord& r);
 

@@ -15,7 +15,8 @@ Result<int> ReadRunnable(const std::string& proc_stat) {
     std::string key;
     int value = 0;
     if (fields >> key && key == "procs_running") {
-      if (!(fields >> value) || value < 0) return Corruption(proc_stat + ": procs_running is not a count");
+      if (!(fields >> value) || value < 0)
+        return Corruption(proc_stat + ": procs_running is not a count");
       return value;
     }
   }

@@ -33,7 +33,7 @@ class RunQueueMonitor {
   // From a host-wide count: `runnable` threads (ReadRunnable, the reader excluded) over `cores`.
   void AddHostSample(int runnable, unsigned cores);
   double mean() const { return samples_.size() == 0 ? 1 : samples_.Mean(); }  // N, at least 1
-  double stddev() const { return samples_.StdDev(); }                          // sigma_n
+  double stddev() const { return samples_.StdDev(); }                         // sigma_n
   size_t samples() const { return samples_.size(); }
 
  private:

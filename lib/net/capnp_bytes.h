@@ -1,11 +1,11 @@
 // Between Cap'n Proto Data fields and std::string bytes, for message builders and readers.
 #pragma once
 
-#include <string>
-#include <string_view>
-
 #include <capnp/blob.h>
 #include <kj/array.h>
+
+#include <string>
+#include <string_view>
 
 namespace aiac::net {
 

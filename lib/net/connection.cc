@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <vector>
 
-
 #include "core/hex.h"
 #include "net/describe_exception.h"
 #include "net/message_parts.h"
@@ -32,8 +31,8 @@ std::shared_ptr<Connection> Connection::Create(tcp::socket socket, const NetOpti
   if (!tls) {
     // Binaries refuse an empty key before any connection (CheckClusterKey); here an empty key
     // gets a random one, so it authenticates nobody.
-    auto made = TlsContext::Make(options.cluster_key.empty() ? Hex(RandomBytes(32))
-                                                             : options.cluster_key);
+    auto made =
+        TlsContext::Make(options.cluster_key.empty() ? Hex(RandomBytes(32)) : options.cluster_key);
     AIAC_CHECK(made.ok());
     tls = *made;
   }
@@ -80,7 +79,8 @@ void Connection::Send(capnp::MessageBuilder& message) {
   };
   if (frame.size() * sizeof(capnp::word) > options_.limits.max_frame_bytes) {
     // Too large for one frame: in parts, queued together so nothing comes between them.
-    for (auto& part : SplitIntoParts(frame, PartBytes(options_.limits.max_frame_bytes))) queue(std::move(part));
+    for (auto& part : SplitIntoParts(frame, PartBytes(options_.limits.max_frame_bytes)))
+      queue(std::move(part));
   } else {
     queue(std::move(frame));
   }
@@ -125,7 +125,8 @@ awaitable<void> Connection::Drained() {
     // travels (the latency) does not hold the next one back.
     const bool link_busy = link_ && std::chrono::steady_clock::now() < link_free_;
     if (!writing_ && queue_.empty() && !link_busy) break;
-    drained_.expires_at(!writing_ && queue_.empty() ? link_free_ : std::chrono::steady_clock::time_point::max());
+    drained_.expires_at(!writing_ && queue_.empty() ? link_free_
+                                                    : std::chrono::steady_clock::time_point::max());
     co_await drained_.async_wait(use_nothrow);
   }
 }
@@ -153,7 +154,8 @@ awaitable<void> Connection::WriterLoop() {
     if (!secured_ || queue_.empty()) {
       if (secured_) drained_.cancel();
       if (secured_ && close_when_flushed_ && in_flight_.empty()) break;
-      wake_.expires_at(in_flight_.empty() ? std::chrono::steady_clock::time_point::max() : in_flight_.front().at);
+      wake_.expires_at(in_flight_.empty() ? std::chrono::steady_clock::time_point::max()
+                                          : in_flight_.front().at);
       co_await wake_.async_wait(use_nothrow);
       continue;
     }
@@ -165,10 +167,11 @@ awaitable<void> Connection::WriterLoop() {
       // the latency after that.
       const auto bytes = static_cast<double>(frame.size() * sizeof(capnp::word));
       const auto start = std::max(queued_at, link_free_);
-      link_free_ = start + (link_->bytes_per_second > 0
-                                ? std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                      std::chrono::duration<double>(bytes / link_->bytes_per_second))
-                                : std::chrono::steady_clock::duration::zero());
+      link_free_ =
+          start + (link_->bytes_per_second > 0
+                       ? std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                             std::chrono::duration<double>(bytes / link_->bytes_per_second))
+                       : std::chrono::steady_clock::duration::zero());
       in_flight_.push_back({std::move(frame), link_free_ + link_->latency});
       continue;
     }
@@ -293,8 +296,8 @@ awaitable<Status> Connection::Handshake(proto::Role role, std::string id,
 awaitable<Status> Connection::HandshakeSteps(proto::Role role, const std::string& id,
                                              std::optional<proto::Role> expect) {
   if (encrypted()) {
-    const auto kind = side_ == Side::kClient ? asio::ssl::stream_base::client
-                                             : asio::ssl::stream_base::server;
+    const auto kind =
+        side_ == Side::kClient ? asio::ssl::stream_base::client : asio::ssl::stream_base::server;
     auto [ec] = co_await stream_.async_handshake(kind, use_nothrow);
     if (!open_) co_return Aborted("handshake with " + remote_ + " was cut short");
     if (ec) {
@@ -321,7 +324,8 @@ awaitable<Status> Connection::CheckHello(proto::Role own_role, const std::string
   if (!peer.ok()) {
     // A peer that refused us gets no Refuse back; everyone else learns why.
     if (!envelope.isRefuse()) Refuse("handshake: " + peer.status().message());
-    co_return Status(peer.status().code(), "handshake with " + remote_ + ": " + peer.status().message());
+    co_return Status(peer.status().code(),
+                     "handshake with " + remote_ + ": " + peer.status().message());
   }
   peer_ = std::move(*peer);
   parser_.set_limits(options_.limits);

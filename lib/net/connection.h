@@ -14,14 +14,13 @@
 // coroutine holds a reference until Close().
 #pragma once
 
+#include <boost/asio/ssl.hpp>
 #include <chrono>
 #include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
-
-#include <boost/asio/ssl.hpp>
 
 #include "core/endpoint.h"
 #include "core/logging.h"

@@ -1,9 +1,9 @@
 #include "net/frame.h"
 
+#include <kj/exception.h>
+
 #include <cstring>
 #include <string>
-
-#include <kj/exception.h>
 
 namespace aiac::net {
 namespace {
@@ -84,7 +84,8 @@ Result<std::unique_ptr<IncomingMessage>> FrameParser::Next() {
   }
 }
 
-Result<std::unique_ptr<IncomingMessage>> ParseFrame(kj::Array<capnp::word> words, const FrameLimits& limits) {
+Result<std::unique_ptr<IncomingMessage>> ParseFrame(kj::Array<capnp::word> words,
+                                                    const FrameLimits& limits) {
   const auto* p = reinterpret_cast<const std::byte*>(words.begin());
   const size_t size = words.size() * sizeof(capnp::word);
   if (size < 8) return ProtocolError("a frame of " + std::to_string(size) + " bytes");
@@ -98,8 +99,8 @@ Result<std::unique_ptr<IncomingMessage>> ParseFrame(kj::Array<capnp::word> words
   uint64_t body_words = 0;
   for (uint64_t i = 0; i < segments; ++i) body_words += ReadU32(p + 4 + 4 * i);
   if (header + body_words * 8 != size) {
-    return ProtocolError("frame declares " + std::to_string(header + body_words * 8) + " bytes but has " +
-                         std::to_string(size));
+    return ProtocolError("frame declares " + std::to_string(header + body_words * 8) +
+                         " bytes but has " + std::to_string(size));
   }
   try {
     return std::make_unique<IncomingMessage>(std::move(words), limits);

@@ -7,16 +7,16 @@
 // at most a few bytes. Not thread-safe; one parser per connection.
 #pragma once
 
+#include <capnp/message.h>
+#include <capnp/serialize.h>
+#include <kj/array.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <span>
 #include <vector>
-
-#include <capnp/message.h>
-#include <capnp/serialize.h>
-#include <kj/array.h>
 
 #include "core/status.h"
 #include "proto/aiac.capnp.h"
@@ -77,7 +77,8 @@ class FrameParser {
 
 // A whole frame already in memory (reassembled from parts): its segment table checked against
 // its size and `limits` (max_frame_bytes is not applied: the caller bounded the size).
-Result<std::unique_ptr<IncomingMessage>> ParseFrame(kj::Array<capnp::word> words, const FrameLimits& limits);
+Result<std::unique_ptr<IncomingMessage>> ParseFrame(kj::Array<capnp::word> words,
+                                                    const FrameLimits& limits);
 
 // Encodes a built message as one frame.
 kj::Array<capnp::word> EncodeFrame(capnp::MessageBuilder& message);

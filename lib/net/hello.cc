@@ -25,8 +25,8 @@ Result<PeerIdentity> Validate(proto::Envelope::Reader env, proto::Role own_role,
   auto hello = env.getHello();
   if (hello.getVersion() != kProtocolVersion) {
     return Unauthenticated("protocol version " + std::to_string(hello.getVersion()) +
-                           " not supported (this node speaks " +
-                           std::to_string(kProtocolVersion) + ")");
+                           " not supported (this node speaks " + std::to_string(kProtocolVersion) +
+                           ")");
   }
   const proto::Role role = hello.getRole();
   if (!KnownRole(role)) {
@@ -52,9 +52,12 @@ Result<PeerIdentity> Validate(proto::Envelope::Reader env, proto::Role own_role,
 
 const char* RoleName(proto::Role role) {
   switch (role) {
-    case proto::Role::SUPERNODE: return "super-node";
-    case proto::Role::DAEMON: return "daemon";
-    case proto::Role::SPAWNER: return "spawner";
+    case proto::Role::SUPERNODE:
+      return "super-node";
+    case proto::Role::DAEMON:
+      return "daemon";
+    case proto::Role::SPAWNER:
+      return "spawner";
   }
   return "unknown";
 }

@@ -28,9 +28,12 @@ struct PartAssembler::Digest {
   EVP_MD_CTX* ctx;
 };
 
-size_t PartBytes(size_t max_frame_bytes) { return std::min<size_t>(size_t{1} << 20, max_frame_bytes / 2); }
+size_t PartBytes(size_t max_frame_bytes) {
+  return std::min<size_t>(size_t{1} << 20, max_frame_bytes / 2);
+}
 
-std::vector<kj::Array<capnp::word>> SplitIntoParts(kj::ArrayPtr<const capnp::word> frame, size_t part_bytes) {
+std::vector<kj::Array<capnp::word>> SplitIntoParts(kj::ArrayPtr<const capnp::word> frame,
+                                                   size_t part_bytes) {
   const auto* bytes = reinterpret_cast<const capnp::byte*>(frame.begin());
   const size_t total = frame.size() * sizeof(capnp::word);
   const std::string sha256 = Sha256Of(frame);
@@ -42,7 +45,9 @@ std::vector<kj::Array<capnp::word>> SplitIntoParts(kj::ArrayPtr<const capnp::wor
     part.setOffset(offset);
     part.setTotal(total);
     part.setBytes(kj::arrayPtr(bytes + offset, n));
-    if (offset + n == total) part.setSha256(kj::arrayPtr(reinterpret_cast<const capnp::byte*>(sha256.data()), sha256.size()));
+    if (offset + n == total)
+      part.setSha256(
+          kj::arrayPtr(reinterpret_cast<const capnp::byte*>(sha256.data()), sha256.size()));
     parts.push_back(EncodeFrame(message));
   }
   return parts;
@@ -56,26 +61,34 @@ Result<std::unique_ptr<IncomingMessage>> PartAssembler::Add(proto::Part::Reader 
   const auto bytes = part.getBytes();
   if (total_ == 0) {
     // The first part: the size is checked before anything is allocated for it.
-    if (offset != 0) return ProtocolError("message part at offset " + std::to_string(offset) + " without its start");
+    if (offset != 0)
+      return ProtocolError("message part at offset " + std::to_string(offset) +
+                           " without its start");
     if (total == 0 || total % sizeof(capnp::word) != 0) {
-      return ProtocolError("message parts of " + std::to_string(total) + " bytes in all (not a frame's size)");
+      return ProtocolError("message parts of " + std::to_string(total) +
+                           " bytes in all (not a frame's size)");
     }
     if (total > limits_.max_message_bytes) {
-      return ResourceExhausted("message of " + std::to_string(total) + " bytes exceeds max_message_bytes " +
+      return ResourceExhausted("message of " + std::to_string(total) +
+                               " bytes exceeds max_message_bytes " +
                                std::to_string(limits_.max_message_bytes));
     }
-    AIAC_RETURN_IF_ERROR(CheckFitsInMemory("a message of " + std::to_string(total) + " bytes", static_cast<double>(total)));
+    AIAC_RETURN_IF_ERROR(CheckFitsInMemory("a message of " + std::to_string(total) + " bytes",
+                                           static_cast<double>(total)));
     words_ = kj::heapArray<capnp::word>(total / sizeof(capnp::word));
     total_ = total;
     received_ = 0;
     digest_ = std::make_unique<Digest>();
   }
-  if (total != total_ || offset != received_ || bytes.size() == 0 || bytes.size() > total_ - received_) {
-    return ProtocolError("message part " + std::to_string(offset) + "+" + std::to_string(bytes.size()) + " of " +
-                         std::to_string(total) + " does not continue the message (" + std::to_string(received_) +
-                         " of " + std::to_string(total_) + " bytes received)");
+  if (total != total_ || offset != received_ || bytes.size() == 0 ||
+      bytes.size() > total_ - received_) {
+    return ProtocolError("message part " + std::to_string(offset) + "+" +
+                         std::to_string(bytes.size()) + " of " + std::to_string(total) +
+                         " does not continue the message (" + std::to_string(received_) + " of " +
+                         std::to_string(total_) + " bytes received)");
   }
-  std::memcpy(reinterpret_cast<capnp::byte*>(words_.begin()) + received_, bytes.begin(), bytes.size());
+  std::memcpy(reinterpret_cast<capnp::byte*>(words_.begin()) + received_, bytes.begin(),
+              bytes.size());
   EVP_DigestUpdate(digest_->ctx, bytes.begin(), bytes.size());
   received_ += bytes.size();
   if (received_ < total_) {

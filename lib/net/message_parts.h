@@ -10,11 +10,11 @@
 // last ended; the last carries the SHA-256 of the whole frame, checked before it is read.
 #pragma once
 
+#include <capnp/message.h>
+
 #include <cstddef>
 #include <memory>
 #include <vector>
-
-#include <capnp/message.h>
 
 #include "core/status.h"
 #include "net/frame.h"
@@ -26,7 +26,8 @@ namespace aiac::net {
 size_t PartBytes(size_t max_frame_bytes);
 
 // The frame of a message split into the frames of its parts.
-std::vector<kj::Array<capnp::word>> SplitIntoParts(kj::ArrayPtr<const capnp::word> frame, size_t part_bytes);
+std::vector<kj::Array<capnp::word>> SplitIntoParts(kj::ArrayPtr<const capnp::word> frame,
+                                                   size_t part_bytes);
 
 class PartAssembler {
  public:

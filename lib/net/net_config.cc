@@ -12,7 +12,8 @@ namespace aiac::net {
 namespace {
 
 constexpr const char* kHowToMakeOne =
-    "make one with `aiac-spawner keygen --out cluster.key` and set cluster_key_file = \"cluster.key\"";
+    "make one with `aiac-spawner keygen --out cluster.key` and set cluster_key_file = "
+    "\"cluster.key\"";
 
 }  // namespace
 
@@ -31,10 +32,10 @@ void ReadNetOptions(ConfigFile& file, NetOptions& options) {
 }
 
 void ReadServerLimits(ConfigFile& file, ServerLimits& limits) {
-  for (auto [key, field] : {std::pair{"max_connections", &limits.max_connections},
-                            std::pair{"max_handshakes", &limits.max_handshakes},
-                            std::pair{"max_handshakes_per_address",
-                                      &limits.max_handshakes_per_address}}) {
+  for (auto [key, field] :
+       {std::pair{"max_connections", &limits.max_connections},
+        std::pair{"max_handshakes", &limits.max_handshakes},
+        std::pair{"max_handshakes_per_address", &limits.max_handshakes_per_address}}) {
     int64_t value = static_cast<int64_t>(*field);
     file.GetPositive(key, value);
     *field = static_cast<size_t>(value);
@@ -46,8 +47,7 @@ Status CheckClusterKey(std::string_view key) {
     return InvalidArgument(std::string("cluster_key is not set: ") + kHowToMakeOne);
   }
   if (key == kPlaceholderKey) {
-    return InvalidArgument(std::string("cluster_key is the shipped placeholder: ") +
-                           kHowToMakeOne);
+    return InvalidArgument(std::string("cluster_key is the shipped placeholder: ") + kHowToMakeOne);
   }
   if (key.size() < kMinKeyBytes) {
     return InvalidArgument("cluster_key is " + std::to_string(key.size()) +

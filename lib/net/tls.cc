@@ -138,7 +138,8 @@ Status TlsHandshakeError(const boost::system::error_code& ec, bool client) {
     }
     if (client && (reason == SSL_R_TLSV1_ALERT_DECRYPT_ERROR ||
                    reason == SSL_R_SSLV3_ALERT_ILLEGAL_PARAMETER)) {
-      return Unauthenticated("authentication failed: cluster_key mismatch (the peer rejected our key)");
+      return Unauthenticated(
+          "authentication failed: cluster_key mismatch (the peer rejected our key)");
     }
     const char* text = ERR_reason_error_string(static_cast<unsigned long>(ec.value()));
     return ProtocolError(std::string("TLS handshake failed: ") + (text ? text : ec.message()));

@@ -23,10 +23,9 @@
 #pragma once
 
 #include <array>
+#include <boost/asio/ssl.hpp>
 #include <memory>
 #include <string_view>
-
-#include <boost/asio/ssl.hpp>
 
 #include "core/status.h"
 

@@ -16,15 +16,17 @@ Status Check(const ClusterMoveInput& in) {
     return InvalidArgument("cluster, items and surplus must have one entry per task");
   }
   const size_t clusters = in.alpha.size();
-  if (in.beta.size() != clusters) return InvalidArgument("alpha and beta must be clusters x clusters");
+  if (in.beta.size() != clusters)
+    return InvalidArgument("alpha and beta must be clusters x clusters");
   for (size_t t = 0; t < n; ++t) {
     if (in.cluster[t] < 0 || static_cast<size_t>(in.cluster[t]) >= clusters) {
-      return InvalidArgument("task " + std::to_string(t) + ": cluster " + std::to_string(in.cluster[t]) +
-                             " out of range");
+      return InvalidArgument("task " + std::to_string(t) + ": cluster " +
+                             std::to_string(in.cluster[t]) + " out of range");
     }
     if (in.items[t] < 0 || in.surplus[t] > in.items[t]) {
-      return InvalidArgument("task " + std::to_string(t) + " cannot give " + std::to_string(in.surplus[t]) +
-                             " of its " + std::to_string(in.items[t]) + " items");
+      return InvalidArgument("task " + std::to_string(t) + " cannot give " +
+                             std::to_string(in.surplus[t]) + " of its " +
+                             std::to_string(in.items[t]) + " items");
     }
   }
   if (std::accumulate(in.surplus.begin(), in.surplus.end(), int64_t{0}) != 0) {
@@ -39,10 +41,12 @@ struct Share {
 };
 
 // Moves `amount` from the front of `givers` to the front of `takers`, appending the transfers.
-void Pour(int64_t amount, std::deque<Share>& givers, std::deque<Share>& takers, std::vector<TaskTransfer>& out) {
+void Pour(int64_t amount, std::deque<Share>& givers, std::deque<Share>& takers,
+          std::vector<TaskTransfer>& out) {
   while (amount > 0 && !givers.empty() && !takers.empty()) {
     const int64_t k = std::min({amount, givers.front().left, takers.front().left});
-    if (!out.empty() && out.back().from == givers.front().task && out.back().to == takers.front().task) {
+    if (!out.empty() && out.back().from == givers.front().task &&
+        out.back().to == takers.front().task) {
       out.back().items += k;
     } else {
       out.push_back({givers.front().task, takers.front().task, k});
@@ -69,7 +73,8 @@ Result<ClusterMoves> PlanClusterMoves(const ClusterMoveInput& in, ChannelPlanner
     g.load += static_cast<double>(in.items[t]);
     g.target += static_cast<double>(in.items[t] - in.surplus[t]);
     if (in.surplus[t] > 0) givers[static_cast<size_t>(in.cluster[t])].push_back({t, in.surplus[t]});
-    if (in.surplus[t] < 0) takers[static_cast<size_t>(in.cluster[t])].push_back({t, -in.surplus[t]});
+    if (in.surplus[t] < 0)
+      takers[static_cast<size_t>(in.cluster[t])].push_back({t, -in.surplus[t]});
   }
   AIAC_RETURN_IF_ERROR(CheckMigrationInput(groups));
   MigrationPlan plan;
@@ -86,7 +91,8 @@ Result<ClusterMoves> PlanClusterMoves(const ClusterMoveInput& in, ChannelPlanner
   // An overloaded cluster's givers hold its excess plus what its own takers need (and the other
   // way round), so each channel's amount is there to take; the rest stays inside.
   for (const Flow& f : plan.flows) {
-    Pour(f.amount, givers[static_cast<size_t>(f.from)], takers[static_cast<size_t>(f.to)], out.transfers);
+    Pour(f.amount, givers[static_cast<size_t>(f.from)], takers[static_cast<size_t>(f.to)],
+         out.transfers);
   }
   for (size_t c = 0; c < clusters; ++c) {
     Pour(std::numeric_limits<int64_t>::max(), givers[c], takers[c], out.transfers);

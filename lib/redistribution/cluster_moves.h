@@ -20,9 +20,9 @@ namespace aiac::redistribution {
 enum class ChannelPlanner { kDistPM, kGreedy };
 
 struct ClusterMoveInput {
-  std::vector<int> cluster;       // per task: its cluster, an index into alpha / beta
-  std::vector<int64_t> items;     // per task: the items it holds
-  std::vector<int64_t> surplus;   // per task: items to give (> 0) or to take (< 0); they sum to 0
+  std::vector<int> cluster;      // per task: its cluster, an index into alpha / beta
+  std::vector<int64_t> items;    // per task: the items it holds
+  std::vector<int64_t> surplus;  // per task: items to give (> 0) or to take (< 0); they sum to 0
   std::vector<std::vector<double>> alpha;  // clusters x clusters: a channel's latency, seconds
   std::vector<std::vector<double>> beta;   // clusters x clusters: seconds per item
 };
@@ -34,9 +34,9 @@ struct TaskTransfer {
 };
 
 struct ClusterMoves {
-  std::vector<Flow> channels;          // items between clusters, as planned
-  double makespan = 0;                 // the plan's: max over channels of alpha + beta amount
-  std::vector<TaskTransfer> transfers; // inter-cluster ones first (by channel), then the rest
+  std::vector<Flow> channels;           // items between clusters, as planned
+  double makespan = 0;                  // the plan's: max over channels of alpha + beta amount
+  std::vector<TaskTransfer> transfers;  // inter-cluster ones first (by channel), then the rest
 };
 
 // Errors name the problem (sizes, a surplus above the items held, sums not zero, a cluster

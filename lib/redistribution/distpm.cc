@@ -34,7 +34,8 @@ Sides Classify(const MigrationInput& in) {
 // amount, then hand out the missing units as a 0/1 flow over the cells that had a fractional
 // part (such a flow exists: the fractional parts themselves are a fractional one).
 std::vector<std::vector<int64_t>> RoundKeepingSums(const std::vector<std::vector<double>>& x,
-                                                   const std::vector<int64_t>& rows, const std::vector<int64_t>& cols) {
+                                                   const std::vector<int64_t>& rows,
+                                                   const std::vector<int64_t>& cols) {
   const size_t no = rows.size(), nu = cols.size();
   std::vector<std::vector<int64_t>> out(no, std::vector<int64_t>(nu));
   std::vector<std::vector<bool>> fractional(no, std::vector<bool>(nu));
@@ -54,7 +55,9 @@ std::vector<std::vector<int64_t>> RoundKeepingSums(const std::vector<std::vector
   // (capacity 1), then, if rounding noise left units over, through any cell.
   for (int phase = 0; phase < 2; ++phase) {
     std::vector<std::vector<int64_t>> added(no, std::vector<int64_t>(nu, 0));
-    auto usable = [&](size_t i, size_t j) { return phase == 1 || (fractional[i][j] && added[i][j] == 0); };
+    auto usable = [&](size_t i, size_t j) {
+      return phase == 1 || (fractional[i][j] && added[i][j] == 0);
+    };
     bool progress = true;
     while (progress) {
       progress = false;
@@ -115,25 +118,32 @@ Status CheckMigrationInput(const MigrationInput& in) {
   double load = 0, target = 0;
   for (const auto& g : in.groups) {
     if (!std::isfinite(g.load) || !std::isfinite(g.target) || g.load < 0 || g.target < 0) {
-      return InvalidArgument("group '" + g.name + "': load and target must be non-negative numbers");
+      return InvalidArgument("group '" + g.name +
+                             "': load and target must be non-negative numbers");
     }
     if (g.load != std::floor(g.load) || g.target != std::floor(g.target)) {
-      return InvalidArgument("group '" + g.name + "': load and target must be whole numbers of items");
+      return InvalidArgument("group '" + g.name +
+                             "': load and target must be whole numbers of items");
     }
     load += g.load;
     target += g.target;
   }
   if (load != target) {
-    return InvalidArgument("total load " + std::to_string(static_cast<int64_t>(load)) + " != total target " +
-                           std::to_string(static_cast<int64_t>(target)));
+    return InvalidArgument("total load " + std::to_string(static_cast<int64_t>(load)) +
+                           " != total target " + std::to_string(static_cast<int64_t>(target)));
   }
   for (const auto* m : {&in.alpha, &in.beta}) {
     const char* name = m == &in.alpha ? "alpha" : "beta";
-    if (m->size() != n) return InvalidArgument(std::string(name) + " must be " + std::to_string(n) + " x " + std::to_string(n));
+    if (m->size() != n)
+      return InvalidArgument(std::string(name) + " must be " + std::to_string(n) + " x " +
+                             std::to_string(n));
     for (const auto& row : *m) {
-      if (row.size() != n) return InvalidArgument(std::string(name) + " must be " + std::to_string(n) + " x " + std::to_string(n));
+      if (row.size() != n)
+        return InvalidArgument(std::string(name) + " must be " + std::to_string(n) + " x " +
+                               std::to_string(n));
       for (double v : row) {
-        if (!std::isfinite(v) || v < 0) return InvalidArgument(std::string(name) + " has a negative or non-finite entry");
+        if (!std::isfinite(v) || v < 0)
+          return InvalidArgument(std::string(name) + " has a negative or non-finite entry");
       }
     }
   }
@@ -143,14 +153,18 @@ Status CheckMigrationInput(const MigrationInput& in) {
 double Makespan(const MigrationInput& in, const std::vector<Flow>& flows) {
   double worst = 0;
   for (const auto& f : flows) {
-    if (f.amount > 0) worst = std::max(worst, in.alpha[f.from][f.to] + in.beta[f.from][f.to] * static_cast<double>(f.amount));
+    if (f.amount > 0)
+      worst = std::max(
+          worst, in.alpha[f.from][f.to] + in.beta[f.from][f.to] * static_cast<double>(f.amount));
   }
   return worst;
 }
 
 MigrationPlan GreedyMigration(const MigrationInput& in) {
   Sides s = Classify(in);
-  struct Channel { size_t i, j; };
+  struct Channel {
+    size_t i, j;
+  };
   std::vector<Channel> channels;
   for (size_t i = 0; i < s.over.size(); ++i)
     for (size_t j = 0; j < s.under.size(); ++j) channels.push_back({i, j});
@@ -169,8 +183,9 @@ MigrationPlan GreedyMigration(const MigrationInput& in) {
     s.deficit[c.j] -= amount;
     plan.flows.push_back({s.over[c.i], s.under[c.j], amount});
   }
-  std::sort(plan.flows.begin(), plan.flows.end(),
-            [](const Flow& a, const Flow& b) { return std::tie(a.from, a.to) < std::tie(b.from, b.to); });
+  std::sort(plan.flows.begin(), plan.flows.end(), [](const Flow& a, const Flow& b) {
+    return std::tie(a.from, a.to) < std::tie(b.from, b.to);
+  });
   plan.makespan = Makespan(in, plan.flows);
   return plan;
 }

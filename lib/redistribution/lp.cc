@@ -28,14 +28,16 @@ Result<LpSolution> Minimize(const LinearProgram& lp) {
   if (m > 0) glp_add_rows(prob.get(), m);
   for (int j = 0; j < n; ++j) {
     const double lo = lp.lower[j], hi = lp.upper[j];
-    glp_set_col_bnds(prob.get(), j + 1, BoundType(lo, hi), std::isfinite(lo) ? lo : 0, std::isfinite(hi) ? hi : 0);
+    glp_set_col_bnds(prob.get(), j + 1, BoundType(lo, hi), std::isfinite(lo) ? lo : 0,
+                     std::isfinite(hi) ? hi : 0);
     glp_set_obj_coef(prob.get(), j + 1, lp.objective[j]);
   }
   std::vector<int> ia{0}, ja{0};
   std::vector<double> ar{0};
   for (int i = 0; i < m; ++i) {
     const auto& row = lp.rows[i];
-    glp_set_row_bnds(prob.get(), i + 1, BoundType(row.lower, row.upper), std::isfinite(row.lower) ? row.lower : 0,
+    glp_set_row_bnds(prob.get(), i + 1, BoundType(row.lower, row.upper),
+                     std::isfinite(row.lower) ? row.lower : 0,
                      std::isfinite(row.upper) ? row.upper : 0);
     for (const auto& [var, coef] : row.terms) {
       ia.push_back(i + 1);
@@ -54,9 +56,11 @@ Result<LpSolution> Minimize(const LinearProgram& lp) {
   if (rc == GLP_ENODFS) return InvalidArgument("linear program is unbounded");
   if (rc != 0) return Internal("GLPK simplex failed with code " + std::to_string(rc));
   const int status = glp_get_status(prob.get());
-  if (status == GLP_NOFEAS || status == GLP_INFEAS) return InvalidArgument("linear program is infeasible");
+  if (status == GLP_NOFEAS || status == GLP_INFEAS)
+    return InvalidArgument("linear program is infeasible");
   if (status == GLP_UNBND) return InvalidArgument("linear program is unbounded");
-  if (status != GLP_OPT) return Internal("GLPK found no optimum (status " + std::to_string(status) + ")");
+  if (status != GLP_OPT)
+    return Internal("GLPK found no optimum (status " + std::to_string(status) + ")");
   LpSolution out;
   out.objective = glp_get_obj_val(prob.get());
   out.x.resize(n);

@@ -1,7 +1,7 @@
-// A small linear-programming interface, solved by GLPK's simplex (docs/architecture.md, chosen dependencies): what
-// ring System 2 and DistPM's LP (3) need, and nothing of GLPK in the callers' headers.
-// Pure: no I/O (GLPK's terminal output is switched off), not thread-safe (GLPK keeps global
-// state): call from one thread.
+// A small linear-programming interface, solved by GLPK's simplex (docs/architecture.md, chosen
+// dependencies): what ring System 2 and DistPM's LP (3) need, and nothing of GLPK in the callers'
+// headers. Pure: no I/O (GLPK's terminal output is switched off), not thread-safe (GLPK keeps
+// global state): call from one thread.
 #pragma once
 
 #include <limits>
@@ -19,7 +19,7 @@ struct LinearProgram {
   std::vector<double> objective;  // c: minimise c . x
   std::vector<double> lower, upper;
   struct Row {
-    std::vector<std::pair<int, double>> terms;  // (variable, coefficient)
+    std::vector<std::pair<int, double>> terms;     // (variable, coefficient)
     double lower = -kInfinity, upper = kInfinity;  // lower <= a . x <= upper
   };
   std::vector<Row> rows;

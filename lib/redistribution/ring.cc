@@ -17,7 +17,9 @@ bool AllEqual(const std::vector<double>& a, double v) {
   return std::all_of(a.begin(), a.end(), [&](double x) { return x == v; });
 }
 
-bool Near(double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(1.0, std::max(std::abs(a), std::abs(b))); }
+bool Near(double a, double b) {
+  return std::abs(a - b) <= 1e-9 * std::max(1.0, std::max(std::abs(a), std::abs(b)));
+}
 
 RingPlan FromSchedule(std::string ring_case, const RingSchedule& s, double bound) {
   RingPlan p;
@@ -35,7 +37,7 @@ std::vector<std::vector<RingOp>> OpsForFlows(const std::vector<int64_t>& net, bo
   const int n = static_cast<int>(net.size());
   std::vector<std::vector<RingOp>> ops(n);
   for (int i = 0; i < n; ++i) {
-    const int64_t to_next = std::max<int64_t>(0, net[i]);             // P_i -> P_{i+1}
+    const int64_t to_next = std::max<int64_t>(0, net[i]);               // P_i -> P_{i+1}
     const int64_t to_prev = std::max<int64_t>(0, -net[Mod(i - 1, n)]);  // P_i -> P_{i-1}
     RingOp a{true, to_next, 0}, b{false, to_prev, 0};
     if (next_first) {
@@ -51,18 +53,22 @@ Status CheckRingInput(const RingInput& in) {
   const size_t n = in.loads.size();
   if (n < 2) return InvalidArgument("a ring needs at least 2 processors");
   if (in.delta.size() != n || in.c_next.size() != n) {
-    return InvalidArgument("loads, delta and c_next must have the same length (" + std::to_string(n) + ")");
+    return InvalidArgument("loads, delta and c_next must have the same length (" +
+                           std::to_string(n) + ")");
   }
-  if (in.bidirectional && in.c_prev.empty()) return InvalidArgument("c_prev is required for a bidirectional ring");
+  if (in.bidirectional && in.c_prev.empty())
+    return InvalidArgument("c_prev is required for a bidirectional ring");
   if (in.bidirectional && in.c_prev.size() != n) {
     return InvalidArgument("c_prev must have the same length as loads (" + std::to_string(n) + ")");
   }
   int64_t sum = 0;
   for (size_t i = 0; i < n; ++i) {
     sum += in.delta[i];
-    if (in.loads[i] < 1) return InvalidArgument("processor " + std::to_string(i) + " holds less than 1 item before");
+    if (in.loads[i] < 1)
+      return InvalidArgument("processor " + std::to_string(i) + " holds less than 1 item before");
     if (in.loads[i] - in.delta[i] < 1) {
-      return InvalidArgument("processor " + std::to_string(i) + " would hold less than 1 item after");
+      return InvalidArgument("processor " + std::to_string(i) +
+                             " would hold less than 1 item after");
     }
   }
   if (sum != 0) return InvalidArgument("the sum of delta is " + std::to_string(sum) + ", not 0");
@@ -70,7 +76,8 @@ Status CheckRingInput(const RingInput& in) {
     if (c == &in.c_prev && !in.bidirectional) continue;
     for (double v : *c) {
       if (!std::isfinite(v) || v <= 0) {
-        return InvalidArgument(std::string(c == &in.c_next ? "c_next" : "c_prev") + " must be positive");
+        return InvalidArgument(std::string(c == &in.c_next ? "c_next" : "c_prev") +
+                               " must be positive");
       }
     }
   }
@@ -135,7 +142,7 @@ std::vector<std::vector<std::pair<int, int>>> Algorithm3Steps(std::vector<int64_
   std::vector<uint8_t> sends(n);
   for (;;) {
     const int64_t dmax = BidirectionalHomogeneousBound(delta);  // line 1
-    if (dmax < 1) break;                                           // line 2
+    if (dmax < 1) break;                                        // line 2
     std::fill(sends.begin(), sends.end(), 0);
     auto send = [&](int from, int to) { sends[from] |= (to == Mod(from + 1, n)) ? 1 : 2; };
     // Slices C_{k,l} of 1..n-1 processors: sum = Q[k + len] - Q[k] over the doubled prefix sums.
@@ -146,7 +153,9 @@ std::vector<std::vector<std::pair<int, int>>> Algorithm3Steps(std::vector<int64_
     for (int j = 0; j < 2 * n; ++j) q[j + 1] = q[j] + delta[j % n];
     const int64_t base = *std::min_element(q.begin(), q.end());
     const int64_t span = *std::max_element(q.begin(), q.end()) - base + 1;
-    auto has = [&](int64_t v) { return v >= base && v < base + span && counts[static_cast<size_t>(v - base)] > 0; };
+    auto has = [&](int64_t v) {
+      return v >= base && v < base + span && counts[static_cast<size_t>(v - base)] > 0;
+    };
     auto slide = [&](bool at_start, const std::vector<int64_t>& targets, std::vector<bool>& found) {
       counts.assign(static_cast<size_t>(span), 0);
       found.assign(n, false);
@@ -174,8 +183,10 @@ std::vector<std::vector<std::pair<int, int>>> Algorithm3Steps(std::vector<int64_
       for (int i = 0; i < n; ++i) {
         if (!found[i]) continue;
         const int outside = at_start ? Mod(i - 1, n) : Mod(i + 1, n);
-        if (outward) send(i, outside);  // the slice sends through this end
-        else send(outside, i);          // the slice receives through this end
+        if (outward)
+          send(i, outside);  // the slice sends through this end
+        else
+          send(outside, i);  // the slice receives through this end
       }
     };
     if (dmax != 2) {  // lines 3-9: sums d with ceil(|d| / 2) = dmax and |d| > 1
@@ -186,17 +197,19 @@ std::vector<std::vector<std::pair<int, int>>> Algorithm3Steps(std::vector<int64_
           neg.push_back(-d);
         }
       }
-      rule(pos, true, true);    // P_k sends to P_{k-1}
-      rule(pos, false, true);   // P_l sends to P_{l+1}
-      rule(neg, true, false);   // P_{k-1} sends to P_k
-      rule(neg, false, false);  // P_{l+1} sends to P_l
-    } else {  // lines 10-18 (|d| <= 4 here)
+      rule(pos, true, true);        // P_k sends to P_{k-1}
+      rule(pos, false, true);       // P_l sends to P_{l+1}
+      rule(neg, true, false);       // P_{k-1} sends to P_k
+      rule(neg, false, false);      // P_{l+1} sends to P_l
+    } else {                        // lines 10-18 (|d| <= 4 here)
       rule({3, 4}, false, true);    // delta_{k,l} >= 3: P_l sends to P_{l+1}
       rule({4}, true, true);        // delta_{k,l} = 4: P_k sends to P_{k-1}
       rule({-3, -4}, true, false);  // delta_{k,l} <= -3: P_{k-1} sends to P_k
       rule({-4}, false, false);     // delta_{k,l} = -4: P_{l+1} sends to P_l
     }
-    auto sends_to = [&](int from, int to) { return (sends[from] & ((to == Mod(from + 1, n)) ? 1 : 2)) != 0; };
+    auto sends_to = [&](int from, int to) {
+      return (sends[from] & ((to == Mod(from + 1, n)) ? 1 : 2)) != 0;
+    };
     std::vector<bool> sending(n, false), receiving(n, false);
     for (int i = 0; i < n; ++i) {
       if (sends[i] & 1) sending[i] = receiving[Mod(i + 1, n)] = true;
@@ -267,7 +280,8 @@ double PortTime(const RingInput& in, const std::vector<int64_t>& net) {
     const double from_next = static_cast<double>(std::max<int64_t>(0, -net[i]));
     // System 2, fourth and fifth lines.
     worst = std::max(worst, to_next * in.c_next[i] + to_prev * in.c_prev[i]);
-    worst = std::max(worst, from_prev * in.c_next[Mod(i - 1, n)] + from_next * in.c_prev[Mod(i + 1, n)]);
+    worst = std::max(worst,
+                     from_prev * in.c_next[Mod(i - 1, n)] + from_next * in.c_prev[Mod(i + 1, n)]);
   }
   return worst;
 }
@@ -288,11 +302,14 @@ static Result<RingPlan> CirculationPlan(const RingInput& in, const std::string& 
     const int ip = Mod(i + 1, n), im = Mod(i - 1, n);
     // S_{i,i+1} + S_{i,i-1} - S_{i+1,i} - S_{i-1,i} = delta_i
     lp.rows.push_back({{{next(i), 1}, {prev(i), 1}, {prev(ip), -1}, {next(im), -1}},
-                       static_cast<double>(in.delta[i]), static_cast<double>(in.delta[i])});
+                       static_cast<double>(in.delta[i]),
+                       static_cast<double>(in.delta[i])});
     // sending: S_{i,i+1} c_{i,i+1} + S_{i,i-1} c_{i,i-1} <= tau
-    lp.rows.push_back({{{next(i), in.c_next[i]}, {prev(i), in.c_prev[i]}, {tau, -1}}, -kInfinity, 0});
+    lp.rows.push_back(
+        {{{next(i), in.c_next[i]}, {prev(i), in.c_prev[i]}, {tau, -1}}, -kInfinity, 0});
     // receiving: S_{i+1,i} c_{i+1,i} + S_{i-1,i} c_{i-1,i} <= tau
-    lp.rows.push_back({{{prev(ip), in.c_prev[ip]}, {next(im), in.c_next[im]}, {tau, -1}}, -kInfinity, 0});
+    lp.rows.push_back(
+        {{{prev(ip), in.c_prev[ip]}, {next(im), in.c_next[im]}, {tau, -1}}, -kInfinity, 0});
   }
   auto solution = Minimize(lp);
   if (!solution.ok()) return solution.status();
@@ -300,10 +317,12 @@ static Result<RingPlan> CirculationPlan(const RingInput& in, const std::string& 
   // The rational circulation on link 0 -> 1; "one of the two natural ways of rounding" (round
   // it down or up, every other link following by conservation) keeps the optimum.
   const double x = solution->x[next(0)] - solution->x[prev(1)];
-  const int64_t lo = static_cast<int64_t>(std::floor(x + 1e-9)), hi = static_cast<int64_t>(std::ceil(x - 1e-9));
+  const int64_t lo = static_cast<int64_t>(std::floor(x + 1e-9)),
+                hi = static_cast<int64_t>(std::ceil(x - 1e-9));
   int64_t best_x = lo;
   for (int64_t cand : {lo, hi}) {
-    if (PortTime(in, NetFlows(in.delta, cand)) < PortTime(in, NetFlows(in.delta, best_x))) best_x = cand;
+    if (PortTime(in, NetFlows(in.delta, cand)) < PortTime(in, NetFlows(in.delta, best_x)))
+      best_x = cand;
   }
   auto is_light = [&](const std::vector<int64_t>& net) {
     for (int i = 0; i < n; ++i) {
@@ -324,7 +343,8 @@ static Result<RingPlan> CirculationPlan(const RingInput& in, const std::string& 
         if (sched.complete && Near(sched.makespan, integer_bound)) break;
         if (d == 0 && next_first) continue;  // replayed above
         const auto cand_net = NetFlows(in.delta, best_x + d);
-        RingSchedule s = SimulateRing(in.loads, in.c_next, in.c_prev, true, OpsForFlows(cand_net, next_first));
+        RingSchedule s =
+            SimulateRing(in.loads, in.c_next, in.c_prev, true, OpsForFlows(cand_net, next_first));
         if (s.complete && (!sched.complete || s.makespan < sched.makespan)) sched = std::move(s);
       }
     }
@@ -352,7 +372,8 @@ Result<RingPlan> PlanRing(const RingInput& in) {
       for (int i = 0; i < n; ++i) ops[i].push_back({true, flows[i], 0});
       const RingSchedule sched = SimulateRing(in.loads, in.c_next, in.c_next, false, ops);
       if (!sched.complete) return Internal("Algorithm 1 plan stalled in the simulator");
-      return FromSchedule("uni-hom", sched, static_cast<double>(MaxSliceImbalance(in.delta)) * c);  // Lemma 1
+      return FromSchedule("uni-hom", sched,
+                          static_cast<double>(MaxSliceImbalance(in.delta)) * c);  // Lemma 1
     }
     // Algorithm 2: the same amounts, each sent one by one as soon as possible.
     double lemma2 = 0;
@@ -384,7 +405,8 @@ Result<RingPlan> PlanRing(const RingInput& in) {
         last_step[from] = s;
       }
     }
-    const double lemma3 = static_cast<double>(BidirectionalHomogeneousBound(in.delta)) * c;  // Lemma 3
+    const double lemma3 =
+        static_cast<double>(BidirectionalHomogeneousBound(in.delta)) * c;  // Lemma 3
     const RingSchedule sched = SimulateRing(in.loads, in.c_next, in.c_prev, true, ops);
     RingPlan plan = FromSchedule("bi-hom", sched, lemma3);
     if (sched.complete && plan.optimal) return plan;

@@ -13,15 +13,19 @@ Status Check(const RingMovesInput& in) {
   const size_t n = in.items.size();
   if (n < 2) return InvalidArgument("a ring needs at least 2 tasks");
   if (in.surplus.size() != n || in.c_next.size() != n || in.c_prev.size() != n) {
-    return InvalidArgument("items, surplus, c_next and c_prev must have one entry per task (" + std::to_string(n) + ")");
+    return InvalidArgument("items, surplus, c_next and c_prev must have one entry per task (" +
+                           std::to_string(n) + ")");
   }
   for (size_t t = 0; t < n; ++t) {
     if (in.items[t] < 1 || in.items[t] - in.surplus[t] < 1) {
-      return InvalidArgument("task " + std::to_string(t) + " would hold no item (" + std::to_string(in.items[t]) +
-                             " held, surplus " + std::to_string(in.surplus[t]) + ")");
+      return InvalidArgument("task " + std::to_string(t) + " would hold no item (" +
+                             std::to_string(in.items[t]) + " held, surplus " +
+                             std::to_string(in.surplus[t]) + ")");
     }
-    if (!(in.c_next[t] > 0) || !(in.c_prev[t] > 0) || !std::isfinite(in.c_next[t]) || !std::isfinite(in.c_prev[t])) {
-      return InvalidArgument("task " + std::to_string(t) + ": a link's seconds per item must be positive and finite");
+    if (!(in.c_next[t] > 0) || !(in.c_prev[t] > 0) || !std::isfinite(in.c_next[t]) ||
+        !std::isfinite(in.c_prev[t])) {
+      return InvalidArgument("task " + std::to_string(t) +
+                             ": a link's seconds per item must be positive and finite");
     }
   }
   if (std::accumulate(in.surplus.begin(), in.surplus.end(), int64_t{0}) != 0) {
@@ -44,7 +48,9 @@ void TakeOutCirculation(std::vector<int64_t>& f) {
 
 }  // namespace
 
-const char* RingPlannerName(RingPlanner planner) { return planner == RingPlanner::kOptimal ? "ring" : "nearest"; }
+const char* RingPlannerName(RingPlanner planner) {
+  return planner == RingPlanner::kOptimal ? "ring" : "nearest";
+}
 
 std::vector<int64_t> NearestFlows(const std::vector<int64_t>& delta) {
   if (delta.empty()) return {};
@@ -52,7 +58,9 @@ std::vector<int64_t> NearestFlows(const std::vector<int64_t>& delta) {
   // x = -median(p).
   std::vector<int64_t> p = NetFlows(delta, 0);
   std::vector<int64_t> sorted = p;
-  std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>((sorted.size() - 1) / 2), sorted.end());
+  std::nth_element(sorted.begin(),
+                   sorted.begin() + static_cast<std::ptrdiff_t>((sorted.size() - 1) / 2),
+                   sorted.end());
   const int64_t x = -sorted[(sorted.size() - 1) / 2];
   return NetFlows(delta, x);
 }
@@ -64,14 +72,15 @@ std::vector<int64_t> FlowsOfTransfers(size_t n, const std::vector<Transfer>& tra
     if (to == (from + 1) % n) {
       f[from] += t.items;  // over link `from` -> `from` + 1
     } else {
-      f[to] -= t.items;    // over link `to` -> `to` + 1, backwards
+      f[to] -= t.items;  // over link `to` -> `to` + 1, backwards
     }
   }
   TakeOutCirculation(f);
   return f;
 }
 
-std::vector<RingMove> RingWaves(const std::vector<int64_t>& items, const std::vector<int64_t>& flows) {
+std::vector<RingMove> RingWaves(const std::vector<int64_t>& items,
+                                const std::vector<int64_t>& flows) {
   const size_t n = flows.size();
   std::vector<RingMove> pending;
   for (size_t i = 0; i < n; ++i) {
@@ -126,7 +135,8 @@ Result<RingMoves> PlanRingMoves(const RingMovesInput& in, RingPlanner planner) {
   RingMoves out;
   out.flows.assign(n, 0);
   out.ring_case = planner == RingPlanner::kOptimal ? "none" : "nearest";
-  if (std::all_of(in.surplus.begin(), in.surplus.end(), [](int64_t s) { return s == 0; })) return out;
+  if (std::all_of(in.surplus.begin(), in.surplus.end(), [](int64_t s) { return s == 0; }))
+    return out;
   RingInput ring{true, in.items, in.surplus, in.c_next, in.c_prev};
   if (Status s = CheckRingInput(ring); !s.ok()) return s;
   auto plan = PlanRing(ring);
@@ -141,8 +151,10 @@ Result<RingMoves> PlanRingMoves(const RingMovesInput& in, RingPlanner planner) {
   // The plan's time as the one-port simulator replays its net flows, the better send order.
   out.planned_time = -1;
   for (bool next_first : {true, false}) {
-    const RingSchedule s = SimulateRing(in.items, in.c_next, in.c_prev, true, OpsForFlows(out.flows, next_first));
-    if (s.complete && (out.planned_time < 0 || s.makespan < out.planned_time)) out.planned_time = s.makespan;
+    const RingSchedule s =
+        SimulateRing(in.items, in.c_next, in.c_prev, true, OpsForFlows(out.flows, next_first));
+    if (s.complete && (out.planned_time < 0 || s.makespan < out.planned_time))
+      out.planned_time = s.makespan;
   }
   if (out.planned_time < 0) return Internal("the ring's flows could not be replayed");
   out.moves = RingWaves(in.items, out.flows);

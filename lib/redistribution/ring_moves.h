@@ -31,10 +31,11 @@ enum class RingPlanner { kOptimal, kNearest };
 const char* RingPlannerName(RingPlanner planner);
 
 struct RingMovesInput {
-  std::vector<int64_t> items;    // per task: the items it holds (>= 1)
-  std::vector<int64_t> surplus;  // per task: items to give (> 0) or take (< 0); sums to 0, leaves >= 1
-  std::vector<double> c_next;    // per task: seconds per item over its link to task i + 1 (> 0)
-  std::vector<double> c_prev;    // per task: seconds per item over its link to task i - 1 (> 0)
+  std::vector<int64_t> items;  // per task: the items it holds (>= 1)
+  std::vector<int64_t>
+      surplus;  // per task: items to give (> 0) or take (< 0); sums to 0, leaves >= 1
+  std::vector<double> c_next;  // per task: seconds per item over its link to task i + 1 (> 0)
+  std::vector<double> c_prev;  // per task: seconds per item over its link to task i - 1 (> 0)
 };
 
 struct RingMove {
@@ -45,11 +46,11 @@ struct RingMove {
 };
 
 struct RingMoves {
-  std::string ring_case;       // ring.h's case of the optimal plan ("bi-hom", "bi-het"), else "nearest"
+  std::string ring_case;  // ring.h's case of the optimal plan ("bi-hom", "bi-het"), else "nearest"
   std::vector<int64_t> flows;  // net items over link i -> i + 1 (negative: i + 1 -> i)
-  double planned_time = 0;     // the one-port simulator's makespan of these flows (ring_simulator.h)
-  double lower_bound = 0;      // System 2's bound for the ring (the best any plan can do)
-  std::vector<RingMove> moves; // by wave, then by link
+  double planned_time = 0;  // the one-port simulator's makespan of these flows (ring_simulator.h)
+  double lower_bound = 0;   // System 2's bound for the ring (the best any plan can do)
+  std::vector<RingMove> moves;  // by wave, then by link
 };
 
 // Errors name the problem (sizes, a task left without items, sums not zero, a cost not > 0).
@@ -66,6 +67,7 @@ std::vector<int64_t> FlowsOfTransfers(size_t n, const std::vector<Transfer>& tra
 // One move per link with a non-zero flow, in waves: wave w holds every move whose source can
 // give it from what it holds once waves < w ended (keeping >= 1 item). Requires flows that
 // conserve (`items` - outflow + inflow >= 1 for every task) and carry no pure circulation.
-std::vector<RingMove> RingWaves(const std::vector<int64_t>& items, const std::vector<int64_t>& flows);
+std::vector<RingMove> RingWaves(const std::vector<int64_t>& items,
+                                const std::vector<int64_t>& flows);
 
 }  // namespace aiac::redistribution

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <deque>
+#include <limits>
 #include <queue>
 
 namespace aiac::redistribution {
@@ -48,7 +48,8 @@ struct Arrivals {
 
 }  // namespace
 
-RingSchedule SimulateRingEvents(const std::vector<int64_t>& loads, const std::vector<double>& c_next,
+RingSchedule SimulateRingEvents(const std::vector<int64_t>& loads,
+                                const std::vector<double>& c_next,
                                 const std::vector<double>& c_prev, bool bidirectional,
                                 const std::vector<std::vector<RingOp>>& ops, bool batch) {
   const int n = static_cast<int>(loads.size());
@@ -73,12 +74,15 @@ RingSchedule SimulateRingEvents(const std::vector<int64_t>& loads, const std::ve
     }
     while (!q.empty() && q.front().first <= t) {
       Arrivals& a = q.front();
-      const int64_t k = std::min<int64_t>(a.count, static_cast<int64_t>(std::floor((t - a.first) / a.step + 1e-9)) + 1);
+      const int64_t k = std::min<int64_t>(
+          a.count, static_cast<int64_t>(std::floor((t - a.first) / a.step + 1e-9)) + 1);
       holding[i] += k;
       a.count -= k;
       a.first += static_cast<double>(k) * a.step;
-      if (a.count == 0) q.pop_front();
-      else break;
+      if (a.count == 0)
+        q.pop_front();
+      else
+        break;
     }
   };
   // At `time`, processor `who` is worth another look.
@@ -126,8 +130,10 @@ RingSchedule SimulateRingEvents(const std::vector<int64_t>& loads, const std::ve
           realize(i, now);
           if (holding[i] < 1) {
             // Wait for the next item on its way here (or for one to be sent).
-            if (!incoming[i].empty()) events.push({incoming[i].front().first, i});
-            else starving[i] = true;
+            if (!incoming[i].empty())
+              events.push({incoming[i].front().first, i});
+            else
+              starving[i] = true;
             continue;
           }
           const int to = o.to_next ? (i + 1) % n : (i + n - 1) % n;
@@ -186,7 +192,8 @@ RingSchedule SimulateRingEvents(const std::vector<int64_t>& loads, const std::ve
           }
           left[i] -= k;
           skip_empty(i);
-          if (op[i] < ops[i].size() && ops[i][op[i]].release > now) events.push({ops[i][op[i]].release, i});
+          if (op[i] < ops[i].size() && ops[i][op[i]].release > now)
+            events.push({ops[i][op[i]].release, i});
           started = true;
         }
       }
@@ -209,7 +216,8 @@ namespace {
 // The unidirectional replay when some processor receives nothing: then every processor's items
 // depend only on its predecessor's, so walking the ring once from that processor computes the
 // same ASAP schedule as the event simulation, item by item, with no event queue.
-bool SimulateUnidirectionalChain(const std::vector<int64_t>& loads, const std::vector<double>& c_next,
+bool SimulateUnidirectionalChain(const std::vector<int64_t>& loads,
+                                 const std::vector<double>& c_next,
                                  const std::vector<std::vector<RingOp>>& ops, RingSchedule& out) {
   const int n = static_cast<int>(loads.size());
   std::vector<int64_t> sent(n, 0);

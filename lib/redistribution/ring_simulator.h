@@ -18,7 +18,7 @@ namespace aiac::redistribution {
 struct RingOp {
   bool to_next = true;  // to P_{i+1}, else to P_{i-1}
   int64_t items = 0;
-  double release = 0;   // earliest start of the first item
+  double release = 0;  // earliest start of the first item
 };
 
 // A run of items over one link without pause: end - start = items x cost.
@@ -42,7 +42,8 @@ RingSchedule SimulateRing(const std::vector<int64_t>& loads, const std::vector<d
 // plans in which some processor receives nothing). With `batch`, items that are sure to go
 // back to back are handled as one run; without, strictly one item per event. Exposed so tests
 // can check that all of these give the same schedule.
-RingSchedule SimulateRingEvents(const std::vector<int64_t>& loads, const std::vector<double>& c_next,
+RingSchedule SimulateRingEvents(const std::vector<int64_t>& loads,
+                                const std::vector<double>& c_next,
                                 const std::vector<double>& c_prev, bool bidirectional,
                                 const std::vector<std::vector<RingOp>>& ops, bool batch);
 

@@ -38,7 +38,9 @@ class SigningKey {
   std::string PrivatePem() const;
 
  private:
-  struct Free { void operator()(void* p) const; };
+  struct Free {
+    void operator()(void* p) const;
+  };
   explicit SigningKey(void* pkey) : pkey_(pkey) {}
   std::unique_ptr<void, Free> pkey_;
 };

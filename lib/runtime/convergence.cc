@@ -30,7 +30,8 @@ void ConvergenceDetector::OnAnswer(uint32_t task, uint64_t round, bool converged
 
 std::optional<uint64_t> ConvergenceDetector::RoundToOpen() {
   if (declared_ || open_) return std::nullopt;
-  if (!std::all_of(converged_.begin(), converged_.end(), [](bool c) { return c; })) return std::nullopt;
+  if (!std::all_of(converged_.begin(), converged_.end(), [](bool c) { return c; }))
+    return std::nullopt;
   open_ = true;
   std::fill(answered_.begin(), answered_.end(), false);
   return ++round_;

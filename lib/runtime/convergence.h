@@ -1,4 +1,5 @@
-// Global convergence detection, centralised at the spawner (docs/architecture.md, the life of a job).
+// Global convergence detection, centralised at the spawner (docs/architecture.md, the life of a
+// job).
 //
 // Tasks report changes of their local convergence. When every task is locally converged the
 // detector opens a confirmation round: each task answers after one more iteration of its own,
@@ -18,7 +19,8 @@ namespace aiac::runtime {
 
 class ConvergenceDetector {
  public:
-  explicit ConvergenceDetector(uint32_t tasks) : converged_(tasks, false), answered_(tasks, false) {}
+  explicit ConvergenceDetector(uint32_t tasks)
+      : converged_(tasks, false), answered_(tasks, false) {}
 
   // A task's local convergence changed (or was repeated).
   void OnLocal(uint32_t task, bool converged);
@@ -43,7 +45,7 @@ class ConvergenceDetector {
 
   std::vector<bool> converged_;
   std::vector<bool> answered_;
-  uint64_t round_ = 0;    // last round opened
+  uint64_t round_ = 0;  // last round opened
   bool open_ = false;
   bool declared_ = false;
   uint64_t cancelled_ = 0;

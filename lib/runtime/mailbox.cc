@@ -2,8 +2,8 @@
 
 namespace aiac::runtime {
 
-bool Mailbox::Put(uint32_t from, uint64_t iteration, std::string bytes, bool sender_converged, uint64_t seen,
-                  uint64_t incarnation, uint64_t seen_incarnation) {
+bool Mailbox::Put(uint32_t from, uint64_t iteration, std::string bytes, bool sender_converged,
+                  uint64_t seen, uint64_t incarnation, uint64_t seen_incarnation) {
   std::lock_guard lock(mu_);
   Slot& slot = slots_[from];
   if (incarnation < slot.incarnation) {
@@ -78,9 +78,8 @@ std::vector<Mailbox::Value> Mailbox::TakeNew() {
   return out;
 }
 
-std::optional<std::vector<Mailbox::Value>> Mailbox::TakeIteration(const std::vector<uint32_t>& from,
-                                                                  uint64_t iteration,
-                                                                  std::chrono::milliseconds timeout) {
+std::optional<std::vector<Mailbox::Value>> Mailbox::TakeIteration(
+    const std::vector<uint32_t>& from, uint64_t iteration, std::chrono::milliseconds timeout) {
   std::unique_lock lock(mu_);
   auto ready = [&] {
     if (closed_) return true;
@@ -116,7 +115,8 @@ bool Mailbox::SeenLocked(const std::map<uint32_t, uint64_t>& need_seen) const {
   return true;
 }
 
-bool Mailbox::AllConverged(const std::vector<uint32_t>& from, const std::map<uint32_t, uint64_t>& need_seen) const {
+bool Mailbox::AllConverged(const std::vector<uint32_t>& from,
+                           const std::map<uint32_t, uint64_t>& need_seen) const {
   std::lock_guard lock(mu_);
   for (uint32_t f : from) {
     auto it = slots_.find(f);

@@ -44,7 +44,8 @@ class Mailbox {
   std::vector<Value> TakeNew();
   // Sync: waits up to `timeout` until every one of `from` has sent iteration `iteration`, then
   // takes those values. Returns nullopt on timeout or Close().
-  std::optional<std::vector<Value>> TakeIteration(const std::vector<uint32_t>& from, uint64_t iteration,
+  std::optional<std::vector<Value>> TakeIteration(const std::vector<uint32_t>& from,
+                                                  uint64_t iteration,
                                                   std::chrono::milliseconds timeout);
   // Waits up to `timeout` for any new value; true if one is there.
   bool WaitForNew(std::chrono::milliseconds timeout);
@@ -73,13 +74,13 @@ class Mailbox {
 
  private:
   struct Slot {
-    uint64_t incarnation = 0;   // of the newest value accepted; the fields below count within it
-    uint64_t newest = 0;        // highest iteration accepted
-    uint64_t taken = 0;         // highest iteration handed to the task
-    bool converged = false;     // the newest value's sender was locally converged
-    uint64_t seen = 0;          // the newest value's sender had absorbed our values up to this
-    std::string bytes;          // async: the newest value
-    std::string taken_bytes;    // async: the value last handed to the task
+    uint64_t incarnation = 0;  // of the newest value accepted; the fields below count within it
+    uint64_t newest = 0;       // highest iteration accepted
+    uint64_t taken = 0;        // highest iteration handed to the task
+    bool converged = false;    // the newest value's sender was locally converged
+    uint64_t seen = 0;         // the newest value's sender had absorbed our values up to this
+    std::string bytes;         // async: the newest value
+    std::string taken_bytes;   // async: the value last handed to the task
     std::map<uint64_t, std::string> by_iteration;  // sync: not yet taken
   };
   bool HasNewLocked() const;

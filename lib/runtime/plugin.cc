@@ -58,7 +58,8 @@ Result<std::shared_ptr<Plugin>> PluginStore::Find(std::string_view sha256) {
 
 Result<std::shared_ptr<Plugin>> PluginStore::Add(std::string_view sha256, std::string_view bytes) {
   if (Sha256(bytes) != sha256) {
-    return InvalidArgument("plugin hash mismatch: the bytes received do not hash to " + Hex(sha256));
+    return InvalidArgument("plugin hash mismatch: the bytes received do not hash to " +
+                           Hex(sha256));
   }
   std::error_code ec;
   std::filesystem::create_directories(dir_, ec);

@@ -16,7 +16,7 @@ namespace aiac::runtime {
 
 using aiac::Hex;
 
-std::string Sha256(std::string_view bytes);          // 32 raw bytes
+std::string Sha256(std::string_view bytes);  // 32 raw bytes
 
 // A loaded plugin: makes new App objects.
 class Plugin {

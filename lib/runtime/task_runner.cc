@@ -8,8 +8,8 @@ namespace aiac::runtime {
 
 using Clock = std::chrono::steady_clock;
 
-TaskRunner::TaskRunner(std::unique_ptr<app::Task> task, std::vector<uint32_t> neighbours, RunnerOptions options,
-                       RunnerCallbacks callbacks)
+TaskRunner::TaskRunner(std::unique_ptr<app::Task> task, std::vector<uint32_t> neighbours,
+                       RunnerOptions options, RunnerCallbacks callbacks)
     : task_(std::move(task)),
       neighbours_(std::move(neighbours)),
       options_(options),
@@ -24,7 +24,9 @@ TaskRunner::~TaskRunner() {
   Join();
 }
 
-void TaskRunner::Start() { thread_ = std::thread([this] { Loop(); }); }
+void TaskRunner::Start() {
+  thread_ = std::thread([this] { Loop(); });
+}
 
 void TaskRunner::Query(uint64_t round) {
   query_.store(round);  // an idle loop sees it within its 5 ms wait
@@ -119,7 +121,8 @@ void TaskRunner::Join() {
 
 Status TaskRunner::Step(uint64_t next_iteration, bool& did_work) {
   if (options_.sync) {
-    // Iteration k uses every neighbour's iteration k-1 (iteration 1 starts from the initial values).
+    // Iteration k uses every neighbour's iteration k-1 (iteration 1 starts from the initial
+    // values).
     if (next_iteration > 1 && !neighbours_.empty()) {
       std::optional<std::vector<Mailbox::Value>> values;
       while (!halt_.load() && !(values = mailbox_.TakeIteration(neighbours_, next_iteration - 1,
@@ -137,7 +140,8 @@ Status TaskRunner::Step(uint64_t next_iteration, bool& did_work) {
   auto did = task_->Iterate();
   iterate_time_ = Clock::now() - iterate_start;
   if (!did.ok()) return did.status();
-  did_work = *did || options_.sync;  // a synchronous iteration always counts: neighbours wait for it
+  did_work =
+      *did || options_.sync;  // a synchronous iteration always counts: neighbours wait for it
   return Status::Ok();
 }
 
@@ -153,7 +157,8 @@ std::vector<OutgoingValue> TaskRunner::Track(std::vector<app::Outgoing> out, uin
         need_seen_[o.to] = iteration;
       }
     }
-    values.push_back({o.to, std::move(o.bytes), mailbox_.Taken(o.to), mailbox_.IncarnationOf(o.to)});
+    values.push_back(
+        {o.to, std::move(o.bytes), mailbox_.Taken(o.to), mailbox_.IncarnationOf(o.to)});
     told_seen_[o.to] = {values.back().seen, values.back().seen_incarnation};
   }
   return values;
@@ -174,7 +179,8 @@ void TaskRunner::Acknowledge(uint64_t iteration, bool converged) {
 
 void TaskRunner::MaybeCheckpoint(uint64_t iteration, bool now) {
   if (!cb_.checkpoint) return;
-  const bool by_count = options_.checkpoint_every > 0 && iteration - last_checkpoint_ >= options_.checkpoint_every;
+  const bool by_count =
+      options_.checkpoint_every > 0 && iteration - last_checkpoint_ >= options_.checkpoint_every;
   const bool by_time = options_.checkpoint_period.count() > 0 && Clock::now() >= next_checkpoint_;
   if (!by_count && !by_time && !now) return;
   // Serialising is the only cost on this thread: storing happens on the backups, and sending
@@ -227,7 +233,8 @@ void TaskRunner::Loop() {
       iterate_time_ = options_.iteration_time(ThreadCpuTime() - cpu_start);
       const auto until = wall_start + iterate_time_;
       while (!halt_.load() && Clock::now() < until) {
-        std::this_thread::sleep_for(std::min<Clock::duration>(until - Clock::now(), std::chrono::milliseconds(20)));
+        std::this_thread::sleep_for(
+            std::min<Clock::duration>(until - Clock::now(), std::chrono::milliseconds(20)));
       }
       if (halt_.load()) break;
     }
@@ -237,7 +244,8 @@ void TaskRunner::Loop() {
       auto out = Track(task_->TakeOutgoing(), iteration);
       const bool now = task_->LocallyConverged();
       if (!out.empty() || options_.sync) cb_.send(std::move(out), iteration, now);
-      if (now != converged || iteration == options_.start_iteration + 1) cb_.local_convergence(now, iteration);
+      if (now != converged || iteration == options_.start_iteration + 1)
+        cb_.local_convergence(now, iteration);
       converged = now;
       MaybeCheckpoint(iteration);
     } else {
@@ -253,7 +261,8 @@ void TaskRunner::Loop() {
     // Until then the answer waits; a task no longer converged answers at once (the round is
     // lost anyway). Synchronous steps wait for their inputs, so nothing they depend on is in
     // flight.
-    if (round != answered && (!converged || options_.sync || mailbox_.AbsorbedByConverged(round_need))) {
+    if (round != answered &&
+        (!converged || options_.sync || mailbox_.AbsorbedByConverged(round_need))) {
       answered = round;
       cb_.answer(round, converged);
     }

@@ -58,9 +58,9 @@ struct TaskMeasures {
   int64_t items = -1;
   uint64_t moves = 0;
   // Seconds spent in iterations that computed (Task::Iterate, or an emulated node's stretch of
-  // it), not waiting for input (a synchronous step's wait included): a task's speed is its work done over them, what its host gives it when it has
-  // something to do. A task of an asynchronous job that waits for its neighbours' values would
-  // otherwise look as slow as they are.
+  // it), not waiting for input (a synchronous step's wait included): a task's speed is its work
+  // done over them, what its host gives it when it has something to do. A task of an asynchronous
+  // job that waits for its neighbours' values would otherwise look as slow as they are.
   double busy_s = 0;
 };
 
@@ -69,7 +69,9 @@ struct RunnerCallbacks {
   // OutgoingValue::seen, to know their inputs are final, see app::Task::InputsFinal).
   std::function<void(std::vector<OutgoingValue> values, uint64_t iteration, bool converged)> send;
   std::function<void(bool converged, uint64_t iteration)> local_convergence;
-  std::function<void(uint64_t iteration, double change, bool converged, const TaskMeasures& measures)> progress;
+  std::function<void(uint64_t iteration, double change, bool converged,
+                     const TaskMeasures& measures)>
+      progress;
   std::function<void(uint64_t round, bool converged)> answer;
   // The task's current result slice after `iteration`, asked by Snapshot(round). Optional.
   std::function<void(uint64_t round, std::string slice, uint64_t iteration)> snapshot;
@@ -86,7 +88,7 @@ struct RunnerCallbacks {
 struct RunnerOptions {
   bool sync = false;
   std::chrono::milliseconds progress_period{250};
-  uint64_t checkpoint_every = 0;              // iterations; 0: not by iterations
+  uint64_t checkpoint_every = 0;  // iterations; 0: not by iterations
   // Emulated platforms (emulation/emulated_node.h): given the CPU time an iteration used, the
   // wall time it should take; the runner sleeps the difference before sending its values.
   // Unset: iterations take what they take.
@@ -102,8 +104,8 @@ struct RunnerOptions {
 
 class TaskRunner {
  public:
-  TaskRunner(std::unique_ptr<app::Task> task, std::vector<uint32_t> neighbours, RunnerOptions options,
-             RunnerCallbacks callbacks);
+  TaskRunner(std::unique_ptr<app::Task> task, std::vector<uint32_t> neighbours,
+             RunnerOptions options, RunnerCallbacks callbacks);
   ~TaskRunner();
 
   Mailbox& mailbox() { return mailbox_; }
@@ -157,7 +159,8 @@ class TaskRunner {
   // nothing about our inputs until it has absorbed our newest values: in between it may still
   // move. (Apps that never answer a value, like the ring's token, simply never see final inputs.)
   std::map<uint32_t, std::string> last_sent_;  // per receiver, the bytes sent last
-  std::map<uint32_t, uint64_t> need_seen_;     // per two-way neighbour, our iteration it must have absorbed
+  std::map<uint32_t, uint64_t>
+      need_seen_;  // per two-way neighbour, our iteration it must have absorbed
   // Per receiver, the `seen` (and its incarnation) our last value to it carried.
   std::map<uint32_t, std::pair<uint64_t, uint64_t>> told_seen_;
   RunnerOptions options_;
@@ -168,11 +171,11 @@ class TaskRunner {
   std::mutex commands_mu_;
   std::vector<Command> commands_;  // guarded by commands_mu_
   std::thread thread_;
-  uint64_t last_checkpoint_ = 0;  // iteration; runner thread only
+  uint64_t last_checkpoint_ = 0;                // iteration; runner thread only
   std::chrono::steady_clock::duration busy_{};  // TaskMeasures::busy_s; runner thread only
   // The last step's computing: Iterate()'s wall time, or the emulated node's stretch of it.
   std::chrono::steady_clock::duration iterate_time_{};
-  MoveState moves_;               // runner thread only
+  MoveState moves_;  // runner thread only
   std::chrono::steady_clock::time_point next_checkpoint_;
 };
 

@@ -1,5 +1,5 @@
-// What a task's checkpoint holds besides the app's own state (docs/balancing.md): the number of item
-// moves the task had applied when it was taken, and the items it had exported that the spawner
+// What a task's checkpoint holds besides the app's own state (docs/balancing.md): the number of
+// item moves the task had applied when it was taken, and the items it had exported that the spawner
 // has not confirmed yet. A task restored from it tells the spawner both (TaskReady), so the
 // spawner can bring it to the moves done since (replaying them) and still collect exported
 // items whose reply was lost with the daemon: every item stays owned by exactly one task.
@@ -26,7 +26,7 @@ struct ExportedItems {
 };
 
 struct MoveState {
-  uint64_t moves = 0;                // item moves applied (exports, imports, drops)
+  uint64_t moves = 0;                 // item moves applied (exports, imports, drops)
   std::vector<ExportedItems> outbox;  // exports not yet confirmed by the spawner
 };
 

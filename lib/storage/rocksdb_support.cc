@@ -1,14 +1,13 @@
 #include "storage/rocksdb_support.h"
 
+#include <rocksdb/db.h>
+#include <rocksdb/env.h>
+#include <rocksdb/options.h>
 #include <sys/statvfs.h>
 
 #include <cstdarg>
 #include <cstdio>
 #include <filesystem>
-
-#include <rocksdb/db.h>
-#include <rocksdb/env.h>
-#include <rocksdb/options.h>
 
 namespace aiac::storage {
 namespace {
@@ -18,7 +17,8 @@ std::string KiB(uint64_t bytes) { return std::to_string(bytes / 1024) + " KiB"; 
 // Keeps what RocksDB says at WARN level or above while a capture is on (WAL recovery at Open).
 class CaptureLogger : public rocksdb::Logger {
  public:
-  explicit CaptureLogger(std::vector<std::string>* into) : rocksdb::Logger(rocksdb::WARN_LEVEL), into_(into) {}
+  explicit CaptureLogger(std::vector<std::string>* into)
+      : rocksdb::Logger(rocksdb::WARN_LEVEL), into_(into) {}
   using rocksdb::Logger::Logv;
   void Logv(const rocksdb::InfoLogLevel level, const char* format, va_list ap) override {
     if (into_ == nullptr || level < rocksdb::WARN_LEVEL || into_->size() >= 16) return;
@@ -52,14 +52,15 @@ Status CheckWritable(const std::string& dir, const std::string& what, uint64_t m
   if (fs.f_flag & ST_RDONLY) return IoError(what + " " + dir + " is on a read-only filesystem");
   const uint64_t free_bytes = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
   if (free_bytes < min_free) {
-    return ResourceExhausted(what + " " + dir + ": only " + KiB(free_bytes) + " free on its filesystem, " +
-                             KiB(min_free) + " needed");
+    return ResourceExhausted(what + " " + dir + ": only " + KiB(free_bytes) +
+                             " free on its filesystem, " + KiB(min_free) + " needed");
   }
   return Status::Ok();
 }
 
 Result<std::unique_ptr<rocksdb::DB>> OpenRocksDb(const std::string& dir, const std::string& what,
-                                                 size_t write_buffer_bytes, std::vector<std::string>* warnings) {
+                                                 size_t write_buffer_bytes,
+                                                 std::vector<std::string>* warnings) {
   AIAC_RETURN_IF_ERROR(CheckWritable(dir, what));
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);

@@ -31,7 +31,8 @@ Status FromRocks(const rocksdb::Status& s, const std::string& what);
 // Whether `dir` (or, if it does not exist yet, its nearest existing parent) can take writes:
 // IoError when the filesystem is read-only, ResourceExhausted when less than `min_free` bytes
 // are free. `what` names the store in messages ("registry store", "checkpoint store").
-Status CheckWritable(const std::string& dir, const std::string& what, uint64_t min_free = kMinFreeBytes);
+Status CheckWritable(const std::string& dir, const std::string& what,
+                     uint64_t min_free = kMinFreeBytes);
 
 // Creates `dir` if needed and opens the database the way every store here wants it: created
 // if missing, paranoid checks, memtables of `write_buffer_bytes` (each flush writes at most that
@@ -40,6 +41,7 @@ Status CheckWritable(const std::string& dir, const std::string& what, uint64_t m
 // while opening (WAL recovery dropping records, for example) are appended to `warnings` when it
 // is not null.
 Result<std::unique_ptr<rocksdb::DB>> OpenRocksDb(const std::string& dir, const std::string& what,
-                                                 size_t write_buffer_bytes, std::vector<std::string>* warnings);
+                                                 size_t write_buffer_bytes,
+                                                 std::vector<std::string>* warnings);
 
 }  // namespace aiac::storage

@@ -1,5 +1,5 @@
-// What live balancing gains (docs/balancing.md), measured in one run on local clusters: 4 tasks on 4
-// daemons, one of which is slowed from outside from its start (stopped 120 ms in every 160 ms
+// What live balancing gains (docs/balancing.md), measured in one run on local clusters: 4 tasks on
+// 4 daemons, one of which is slowed from outside from its start (stopped 120 ms in every 160 ms
 // with SIGSTOP / SIGCONT, as a host overloaded by other users would starve it; the program is
 // not told). Two jobs: the synthetic one (items move between any tasks) and a CG solve of a
 // generated system (rows move between neighbouring blocks). Wall time with --balance dp and dm
@@ -7,8 +7,8 @@
 // ratios within a turn. Also checks that every synthetic run ends with the same checksum and
 // every CG run with a converged answer. Prints times and ratios; never fails on a time. Goal
 // (docs/balancing.md): dp at most 0.85x off.
-// Run: build/bin/balance_bench [reps [items iterations base_cost [cg_rows]]] (items or cg_rows 0: that job
-// is left out)
+// Run: build/bin/balance_bench [reps [items iterations base_cost [cg_rows]]] (items or cg_rows 0:
+// that job is left out)
 #include <signal.h>
 #include <unistd.h>
 
@@ -18,14 +18,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <functional>
 #include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "bench_support.h"
 #include "spawner/child_process.h"
@@ -41,7 +40,8 @@ pid_t FindDaemon(pid_t spawner, const std::string& id) {
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
     std::ifstream cmd(entry.path() / "cmdline");
     std::string all((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
-    if (all.find("aiac-daemon") == std::string::npos || all.find(std::string("--id\0", 5) + id + '\0') == std::string::npos) {
+    if (all.find("aiac-daemon") == std::string::npos ||
+        all.find(std::string("--id\0", 5) + id + '\0') == std::string::npos) {
       continue;
     }
     std::ifstream stat(entry.path() / "stat");
@@ -57,10 +57,20 @@ pid_t FindDaemon(pid_t spawner, const std::string& id) {
 }
 
 // Runs the spawner with `mode`, daemon d2 slowed as soon as it exists; the summary, or null.
-nlohmann::json Run(const std::string& dir, const std::string& name, const std::string& job, const std::string& mode) {
+nlohmann::json Run(const std::string& dir, const std::string& name, const std::string& job,
+                   const std::string& mode) {
   const std::string json = dir + "/" + name + ".json";
-  std::vector<std::string> argv{spawner::SelfDirectory() + "/aiac-spawner", "run", "--local", "4", job, "--json", json,
-                                "--log-level", "info", "--balance", mode};
+  std::vector<std::string> argv{spawner::SelfDirectory() + "/aiac-spawner",
+                                "run",
+                                "--local",
+                                "4",
+                                job,
+                                "--json",
+                                json,
+                                "--log-level",
+                                "info",
+                                "--balance",
+                                mode};
   auto child = spawner::ChildProcess::Spawn(argv, dir + "/" + name + ".log");
   if (!child.ok()) {
     std::printf("run %s: %s\n", name.c_str(), child.status().message().c_str());
@@ -103,7 +113,10 @@ bool Compare(const std::string& dir, const std::string& title, const std::string
     std::vector<double> t(modes.size(), -1);
     for (size_t i = 0; i < modes.size(); ++i) {
       const size_t m = (i + static_cast<size_t>(r)) % modes.size();
-      auto j = Run(dir, std::filesystem::path(job).stem().string() + "-" + modes[m] + "-" + std::to_string(r), job, modes[m]);
+      auto j =
+          Run(dir,
+              std::filesystem::path(job).stem().string() + "-" + modes[m] + "-" + std::to_string(r),
+              job, modes[m]);
       if (j.is_null()) {
         ++failed;
         continue;
@@ -111,8 +124,9 @@ bool Compare(const std::string& dir, const std::string& title, const std::string
       if (std::string why = check(j); !why.empty()) wrong = why;
       t[m] = j["wall_seconds"].get<double>();
       moved[m] += j["balancing"]["items_moved"].get<double>();
-      std::printf("turn %d: --balance %s: %.2f s, %d redistributions, %.0f items moved\n", r + 1, modes[m].c_str(), t[m],
-                  j["balancing"]["redistributions"].get<int>(), j["balancing"]["items_moved"].get<double>());
+      std::printf("turn %d: --balance %s: %.2f s, %d redistributions, %.0f items moved\n", r + 1,
+                  modes[m].c_str(), t[m], j["balancing"]["redistributions"].get<int>(),
+                  j["balancing"]["items_moved"].get<double>());
       std::fflush(stdout);
     }
     for (size_t m = 0; m < modes.size(); ++m) {
@@ -123,8 +137,8 @@ bool Compare(const std::string& dir, const std::string& title, const std::string
   std::printf("\n%s; %d turns\n", title.c_str(), reps);
   std::printf("%-14s %10s %14s %14s\n", "--balance", "wall (s)", "vs off", "items moved");
   for (size_t m = 0; m < modes.size(); ++m) {
-    std::printf("%-14s %10.2f %13.2fx %14.0f\n", modes[m].c_str(), bench::Median(times[m]), bench::Median(ratios[m]),
-                moved[m] / reps);
+    std::printf("%-14s %10.2f %13.2fx %14.0f\n", modes[m].c_str(), bench::Median(times[m]),
+                bench::Median(ratios[m]), moved[m] / reps);
   }
   if (!wrong.empty()) std::printf("WRONG: %s\n", wrong.c_str());
   if (failed > 0) std::printf("%d runs failed: their logs are in %s\n", failed, dir.c_str());
@@ -140,34 +154,42 @@ int main(int argc, char** argv) {
   const int iterations = argc > 3 ? std::atoi(argv[3]) : 80;
   const int base_cost = argc > 4 ? std::atoi(argv[4]) : 800;
   const int cg_rows = argc > 5 ? std::atoi(argv[5]) : 200000;
-  const std::string dir =
-      std::filesystem::temp_directory_path().string() + "/aiac-balance-bench-" + std::to_string(getpid());
+  const std::string dir = std::filesystem::temp_directory_path().string() + "/aiac-balance-bench-" +
+                          std::to_string(getpid());
   std::filesystem::create_directories(dir);
   const std::string syn = dir + "/syn.toml";
-  std::ofstream(syn) << "name = \"balance-bench\"\napp = \"synthetic\"\ntasks = 4\ntimeout_s = 180\n[params]\nitems = "
-                     << items << "\niterations = " << iterations << "\nbase_cost = " << base_cost << "\nseed = 3\n";
+  std::ofstream(syn) << "name = \"balance-bench\"\napp = \"synthetic\"\ntasks = 4\ntimeout_s = "
+                        "180\n[params]\nitems = "
+                     << items << "\niterations = " << iterations << "\nbase_cost = " << base_cost
+                     << "\nseed = 3\n";
   // The block solves iterate (inner = "cg"): outer iterations cost enough for the run to last.
   const std::string cg = dir + "/cg.toml";
-  std::ofstream(cg) << "name = \"balance-bench-cg\"\napp = \"cg\"\ntasks = 4\ntimeout_s = 180\n[params]\nn = " << cg_rows
-                    << "\nbandwidth = 12\nseed = 7\ntolerance = 1e-10\ninner = \"cg\"\n";
+  std::ofstream(cg)
+      << "name = \"balance-bench-cg\"\napp = \"cg\"\ntasks = 4\ntimeout_s = 180\n[params]\nn = "
+      << cg_rows << "\nbandwidth = 12\nseed = 7\ntolerance = 1e-10\ninner = \"cg\"\n";
   double checksum = -1;
-  const bool syn_ok = items <= 0 || Compare(dir,
-                              "synthetic, " + std::to_string(items) + " items x " + std::to_string(iterations) +
-                                  " steps, 4 tasks, daemon d2 stopped 120 of every 160 ms",
-                              syn, reps, [&](const nlohmann::json& j) -> std::string {
-                                const double c = j["result"]["checksum"].get<double>();
-                                const bool same = checksum < 0 || c == checksum;
-                                checksum = c;
-                                return same ? "" : "the checksum differs between runs";
+  const bool syn_ok =
+      items <= 0 ||
+      Compare(dir,
+              "synthetic, " + std::to_string(items) + " items x " + std::to_string(iterations) +
+                  " steps, 4 tasks, daemon d2 stopped 120 of every 160 ms",
+              syn, reps, [&](const nlohmann::json& j) -> std::string {
+                const double c = j["result"]["checksum"].get<double>();
+                const bool same = checksum < 0 || c == checksum;
+                checksum = c;
+                return same ? "" : "the checksum differs between runs";
+              });
+  const bool cg_ok =
+      cg_rows <= 0 || Compare(dir,
+                              "cg, generated n = " + std::to_string(cg_rows) +
+                                  ", inner cg, 4 tasks, daemon d2 stopped 120 of every 160 ms",
+                              cg, reps, [](const nlohmann::json& j) -> std::string {
+                                if (j["status"] != "converged")
+                                  return "a cg run ended " + j["status"].get<std::string>();
+                                if (j["result"]["error_inf"].get<double>() > 1e-8)
+                                  return "a cg solution is off";
+                                return "";
                               });
-  const bool cg_ok = cg_rows <= 0 || Compare(dir,
-                             "cg, generated n = " + std::to_string(cg_rows) +
-                                 ", inner cg, 4 tasks, daemon d2 stopped 120 of every 160 ms",
-                             cg, reps, [](const nlohmann::json& j) -> std::string {
-                               if (j["status"] != "converged") return "a cg run ended " + j["status"].get<std::string>();
-                               if (j["result"]["error_inf"].get<double>() > 1e-8) return "a cg solution is off";
-                               return "";
-                             });
   if (!syn_ok || !cg_ok) return 1;
   std::filesystem::remove_all(dir);
   return 0;

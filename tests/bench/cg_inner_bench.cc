@@ -24,7 +24,9 @@ int main(int argc, char** argv) {
   // Setup (ours: preconditioner and symmetry check; Eigen: preconditioner) happens once per
   // task in a run, the solve once per outer iteration: time the solves.
   BlockCg solver(p.a);
-  Eigen::ConjugateGradient<SpMat, Eigen::Lower | Eigen::Upper, Eigen::DiagonalPreconditioner<double>> cg;
+  Eigen::ConjugateGradient<SpMat, Eigen::Lower | Eigen::Upper,
+                           Eigen::DiagonalPreconditioner<double>>
+      cg;
   cg.setTolerance(tol);
   cg.setMaxIterations(10 * n);
   cg.compute(p.a);

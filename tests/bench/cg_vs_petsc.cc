@@ -5,14 +5,16 @@
 // PETSc's KSPCG + block Jacobi with ICC(0) sub-blocks (petsc_cg_driver under `mpiexec -n P`),
 // both stopping at a relative residual of 1e-8. Whole-process wall times, printed as ratios to
 // PETSc's; every solution's residual ||b - A x|| / ||b|| is computed here again, from the files.
-// Also the input side against PETSc's read of the file (the input-side goal, docs/results.md): aiac's read + prepare +
-// assign phases over the driver's "read" time. Each configuration runs twice (PETSc last, then
-// first) and the faster run is shown. Never fails on a time; fails when a run fails or a
-// residual is not met.
+// Also the input side against PETSc's read of the file (the input-side goal, docs/results.md):
+// aiac's read + prepare + assign phases over the driver's "read" time. Each configuration runs
+// twice (PETSc last, then first) and the faster run is shown. Never fails on a time; fails when a
+// run fails or a residual is not met.
 //
 //   cg_vs_petsc [--tasks P] [--systems banded50k,banded200k,banded800k,poisson300,poisson700]
 //
 // Built only when PETSc is installed (`conf/bootstrap.sh --with-petsc`).
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -20,14 +22,12 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
-#include <unistd.h>
-
-#include <nlohmann/json.hpp>
 
 #include "apps/cg/cg_app.h"
 #include "apps/cg/cg_problem.h"
@@ -56,7 +56,9 @@ void Keep(std::optional<Run>& best, Run run) {
   if (!best || (best->ok && (!run.ok || run.wall < best->wall))) best = std::move(run);
 }
 
-double Seconds(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+double Seconds(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
 
 double ResidualOf(const cg::SpMat& a, const Eigen::VectorXd& b, const std::string& solution) {
   auto x = cg::ReadMatrixMarketVector(solution, a.rows());
@@ -71,16 +73,25 @@ std::string Fixed(double v, int digits = 2) {
   return s;
 }
 
-Run RunAiac(const std::string& dir, const std::string& name, const std::string& matrix, int tasks, bool sync, bool cache,
-            const cg::SpMat& a, const Eigen::VectorXd& b) {
+Run RunAiac(const std::string& dir, const std::string& name, const std::string& matrix, int tasks,
+            bool sync, bool cache, const cg::SpMat& a, const Eigen::VectorXd& b) {
   const std::string tag = name + (sync ? "-sync" : cache ? "-cached" : "-async");
-  const std::string job = dir + "/" + tag + ".toml", json = dir + "/" + tag + ".json", x = dir + "/" + tag + ".x.mtx";
-  std::ofstream(job) << "name = \"" << tag << "\"\napp = \"cg\"\ntimeout_s = 900\n[params]\nmatrix = \"" << matrix
+  const std::string job = dir + "/" + tag + ".toml", json = dir + "/" + tag + ".json",
+                    x = dir + "/" + tag + ".x.mtx";
+  std::ofstream(job) << "name = \"" << tag
+                     << "\"\napp = \"cg\"\ntimeout_s = 900\n[params]\nmatrix = \"" << matrix
                      << "\"\nresidual_tolerance = " << kResidual << "\noutput = \"" << x << "\"\n";
   // A first run parses the text (and writes the cache); a second one finds the cache.
   if (!cache) std::filesystem::remove(cg::MatrixCachePath(matrix));
-  std::vector<std::string> argv{spawner::SelfDirectory() + "/aiac-spawner", "run", "--local", std::to_string(tasks),
-                                job, "--json", json, "--log-level", "warn"};
+  std::vector<std::string> argv{spawner::SelfDirectory() + "/aiac-spawner",
+                                "run",
+                                "--local",
+                                std::to_string(tasks),
+                                job,
+                                "--json",
+                                json,
+                                "--log-level",
+                                "warn"};
   if (sync) argv.push_back("--sync");
   Run r;
   const auto t0 = Clock::now();
@@ -94,20 +105,27 @@ Run RunAiac(const std::string& dir, const std::string& name, const std::string& 
   const auto j = nlohmann::json::parse(in);
   const auto& p = j["phases"];
   r.detail = "iterations " + std::to_string(j["iterations"]["min"].get<int>()) + ".." +
-             std::to_string(j["iterations"]["max"].get<int>()) + ", phases read " + Fixed(p["read"]) + " / prepare " +
-             Fixed(p["prepare"]) + " / assign " + Fixed(p["assign"]) + " / iterate " + Fixed(p["iterate"]) +
-             " / gather " + Fixed(p["gather"]) + " s";
+             std::to_string(j["iterations"]["max"].get<int>()) + ", phases read " +
+             Fixed(p["read"]) + " / prepare " + Fixed(p["prepare"]) + " / assign " +
+             Fixed(p["assign"]) + " / iterate " + Fixed(p["iterate"]) + " / gather " +
+             Fixed(p["gather"]) + " s";
   r.input = p["read"].get<double>() + p["prepare"].get<double>() + p["assign"].get<double>();
   r.residual = ResidualOf(a, b, x);
   r.ok = j["status"] == "converged";
   return r;
 }
 
-Run RunPetsc(const std::string& dir, const std::string& name, const std::string& matrix, int tasks, const cg::SpMat& a,
-             const Eigen::VectorXd& b) {
+Run RunPetsc(const std::string& dir, const std::string& name, const std::string& matrix, int tasks,
+             const cg::SpMat& a, const Eigen::VectorXd& b) {
   const std::string x = dir + "/" + name + ".petsc.x.mtx", log = dir + "/" + name + ".petsc.log";
-  std::vector<std::string> argv{MPIEXEC, "-n", std::to_string(tasks), "--oversubscribe",
-                                spawner::SelfDirectory() + "/petsc_cg_driver", matrix, "1e-8", x};
+  std::vector<std::string> argv{MPIEXEC,
+                                "-n",
+                                std::to_string(tasks),
+                                "--oversubscribe",
+                                spawner::SelfDirectory() + "/petsc_cg_driver",
+                                matrix,
+                                "1e-8",
+                                x};
   Run r;
   const auto t0 = Clock::now();
   auto child = spawner::ChildProcess::Spawn(argv, log);
@@ -121,8 +139,9 @@ Run RunPetsc(const std::string& dir, const std::string& name, const std::string&
   while (std::getline(in, line)) {
     if (line.rfind("{", 0) != 0) continue;
     const auto j = nlohmann::json::parse(line);
-    r.detail = "iterations " + std::to_string(j["iterations"].get<int>()) + ", read " + Fixed(j["read"]) +
-               " / assemble " + Fixed(j["assemble"]) + " / solve " + Fixed(j["solve"]) + " s";
+    r.detail = "iterations " + std::to_string(j["iterations"].get<int>()) + ", read " +
+               Fixed(j["read"]) + " / assemble " + Fixed(j["assemble"]) + " / solve " +
+               Fixed(j["solve"]) + " s";
     r.ok = j["reason"].get<int>() > 0;
     r.input = j["read"].get<double>();
   }
@@ -142,12 +161,15 @@ int main(int argc, char** argv) {
   // mpiexec as root (the bench machine) must be allowed; 4 processes on 2 cores oversubscribe.
   setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
   setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
-  const std::string dir = std::filesystem::temp_directory_path().string() + "/aiac-petsc-bench-" + std::to_string(getpid());
+  const std::string dir = std::filesystem::temp_directory_path().string() + "/aiac-petsc-bench-" +
+                          std::to_string(getpid());
   std::filesystem::create_directories(dir);
-  std::printf("aiac CG vs PETSc KSPCG + bjacobi/ICC(0), %d processes each, %u cores, relative residual %.0e\n", tasks,
-              std::thread::hardware_concurrency(), kResidual);
-  std::printf("%-12s %9s | %8s %8s %8s %8s | %11s %10s %12s\n", "system", "rows", "async", "sync", "cached", "PETSc",
-              "async/PETSc", "sync/PETSc", "cached/PETSc");
+  std::printf(
+      "aiac CG vs PETSc KSPCG + bjacobi/ICC(0), %d processes each, %u cores, relative residual "
+      "%.0e\n",
+      tasks, std::thread::hardware_concurrency(), kResidual);
+  std::printf("%-12s %9s | %8s %8s %8s %8s | %11s %10s %12s\n", "system", "rows", "async", "sync",
+              "cached", "PETSc", "async/PETSc", "sync/PETSc", "cached/PETSc");
   bool all_ok = true;
   std::stringstream details;
   std::stringstream list(systems);
@@ -166,7 +188,8 @@ int main(int argc, char** argv) {
     a.makeCompressed();
     const Eigen::VectorXd b = a * Eigen::VectorXd::Ones(a.cols());
     const std::string matrix = dir + "/" + name + ".mtx";
-    if (Status written = cg::WriteMatrixMarketMatrix(matrix, a, /*symmetric=*/true); !written.ok()) {
+    if (Status written = cg::WriteMatrixMarketMatrix(matrix, a, /*symmetric=*/true);
+        !written.ok()) {
       std::fprintf(stderr, "%s\n", written.message().c_str());
       return 1;
     }
@@ -183,18 +206,23 @@ int main(int argc, char** argv) {
       Keep(best_cached, (::sync(), RunAiac(dir, name, matrix, tasks, false, true, a, b)));
       if (round == 0) Keep(best_petsc, (::sync(), RunPetsc(dir, name, matrix, tasks, a, b)));
     }
-    const Run &petsc = *best_petsc, &async = *best_async, &sync = *best_sync, &cached = *best_cached;
-    auto ratio = [&](const Run& r) { return r.ok && petsc.ok ? Fixed(r.wall / petsc.wall) + "x" : std::string("-"); };
-    std::printf("%-12s %9ld | %7.2fs %7.2fs %7.2fs %7.2fs | %11s %10s %12s\n", name.c_str(), static_cast<long>(a.rows()),
-                async.wall, sync.wall, cached.wall, petsc.wall, ratio(async).c_str(), ratio(sync).c_str(),
-                ratio(cached).c_str());
+    const Run &petsc = *best_petsc, &async = *best_async, &sync = *best_sync,
+              &cached = *best_cached;
+    auto ratio = [&](const Run& r) {
+      return r.ok && petsc.ok ? Fixed(r.wall / petsc.wall) + "x" : std::string("-");
+    };
+    std::printf("%-12s %9ld | %7.2fs %7.2fs %7.2fs %7.2fs | %11s %10s %12s\n", name.c_str(),
+                static_cast<long>(a.rows()), async.wall, sync.wall, cached.wall, petsc.wall,
+                ratio(async).c_str(), ratio(sync).c_str(), ratio(cached).c_str());
     std::fflush(stdout);
-    for (const auto& [what, r] : {std::pair<const char*, const Run&>{"aiac async", async}, {"aiac sync", sync},
-                                  {"aiac cached", cached}, {"PETSc", petsc}}) {
+    for (const auto& [what, r] : {std::pair<const char*, const Run&>{"aiac async", async},
+                                  {"aiac sync", sync},
+                                  {"aiac cached", cached},
+                                  {"PETSc", petsc}}) {
       details << "  " << name << ", " << what << ": residual " << r.residual << ", " << r.detail;
       if (&r != &petsc && r.ok && petsc.ok) {
-        details << "; read+prepare+assign " << Fixed(r.input) << " s = " << Fixed(r.input / petsc.input)
-                << "x PETSc's read";
+        details << "; read+prepare+assign " << Fixed(r.input)
+                << " s = " << Fixed(r.input / petsc.input) << "x PETSc's read";
       }
       details << "\n";
       if (!r.ok || !(r.residual >= 0 && r.residual <= 1.01 * kResidual)) {

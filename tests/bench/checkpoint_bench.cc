@@ -22,7 +22,8 @@ using bench::StoreSeconds;
 
 int main(int argc, char** argv) {
   const int count = argc > 1 ? std::atoi(argv[1]) : 200;
-  const std::string root = argc > 2 ? argv[2] : TempRoot() + "/aiac-checkpoint-bench-" + std::to_string(::getpid());
+  const std::string root =
+      argc > 2 ? argv[2] : TempRoot() + "/aiac-checkpoint-bench-" + std::to_string(::getpid());
   std::filesystem::create_directories(root);
   std::printf("checkpoint_bench: %d synced writes per size, in %s\n", count, root.c_str());
   for (size_t bytes : {size_t{100} << 10, size_t{1} << 20}) {
@@ -34,8 +35,9 @@ int main(int argc, char** argv) {
       store = std::min(store, StoreSeconds(root + "/store", state, count));
     }
     const double mb = static_cast<double>(bytes) * count / 1e6;
-    std::printf("  %5zu KB states: raw file %8.1f MB/s, checkpoint store %8.1f MB/s, store/raw %.2fx\n",
-                bytes >> 10, mb / raw, mb / store, raw / store);
+    std::printf(
+        "  %5zu KB states: raw file %8.1f MB/s, checkpoint store %8.1f MB/s, store/raw %.2fx\n",
+        bytes >> 10, mb / raw, mb / store, raw / store);
   }
   std::filesystem::remove_all(root);
   return 0;

@@ -35,7 +35,8 @@ double RawSeconds(const std::string& path, const std::string& state, int count) 
   }
   auto start = Clock::now();
   for (int i = 0; i < count; ++i) {
-    if (::write(fd, state.data(), state.size()) != static_cast<ssize_t>(state.size()) || ::fdatasync(fd) != 0) {
+    if (::write(fd, state.data(), state.size()) != static_cast<ssize_t>(state.size()) ||
+        ::fdatasync(fd) != 0) {
       std::perror("write");
       std::exit(1);
     }

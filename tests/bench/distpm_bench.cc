@@ -19,7 +19,9 @@ int main(int argc, char** argv) {
   int total = 0;
   for (int g = 0; g < n; ++g) total += loads[g] = 500 + static_cast<int>(rng() % 1000);
   const int per = total / n;
-  for (int g = 0; g < n; ++g) in.groups.push_back({"g" + std::to_string(g), double(loads[g]), double(g + 1 == n ? total - per * (n - 1) : per)});
+  for (int g = 0; g < n; ++g)
+    in.groups.push_back({"g" + std::to_string(g), double(loads[g]),
+                         double(g + 1 == n ? total - per * (n - 1) : per)});
   in.alpha.assign(n, std::vector<double>(n));
   in.beta.assign(n, std::vector<double>(n));
   for (int a = 0; a < n; ++a)
@@ -39,12 +41,15 @@ int main(int argc, char** argv) {
     greedy = GreedyMigration(in);
     greedy_time = std::min(greedy_time, std::chrono::duration<double>(Clock::now() - t0).count());
   }
-  std::printf("%d groups (%zu overloaded x %zu underloaded channels), best of %d\n", n, plans.overloaded.size(),
-              plans.underloaded.size(), reps);
-  std::printf("distpm  %8.2f ms  makespan %.4f s (LP objective %.4f s)\n", lp_time * 1e3, plans.distpm.makespan,
-              plans.distpm.lp_objective);
+  std::printf("%d groups (%zu overloaded x %zu underloaded channels), best of %d\n", n,
+              plans.overloaded.size(), plans.underloaded.size(), reps);
+  std::printf("distpm  %8.2f ms  makespan %.4f s (LP objective %.4f s)\n", lp_time * 1e3,
+              plans.distpm.makespan, plans.distpm.lp_objective);
   std::printf("greedy  %8.2f ms  makespan %.4f s\n", greedy_time * 1e3, greedy.makespan);
-  std::printf("makespan greedy / distpm: %.2fx; planning time distpm / greedy: %.0fx; target: distpm under 50 ms (%s)\n",
-              greedy.makespan / plans.distpm.makespan, lp_time / greedy_time, lp_time < 0.05 ? "met" : "missed");
+  std::printf(
+      "makespan greedy / distpm: %.2fx; planning time distpm / greedy: %.0fx; target: distpm under "
+      "50 ms (%s)\n",
+      greedy.makespan / plans.distpm.makespan, lp_time / greedy_time,
+      lp_time < 0.05 ? "met" : "missed");
   return 0;
 }

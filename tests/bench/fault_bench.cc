@@ -14,18 +14,18 @@
 //    daemon, against the time the same run took to set up all its tasks at the start.
 // Prints times and ratios; never fails on a time.
 // Run: build/bin/fault_bench [n reps k]
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
-#include <unistd.h>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "bench_support.h"
 #include "spawner/child_process.h"
@@ -38,8 +38,13 @@ namespace {
 nlohmann::json Run(const std::string& dir, const std::string& name, const std::string& job,
                    std::vector<std::string> extra) {
   const std::string json = dir + "/" + name + ".json";
-  std::vector<std::string> argv{spawner::SelfDirectory() + "/aiac-spawner", "run", job, "--json", json,
-                                "--log-level", "warn"};
+  std::vector<std::string> argv{spawner::SelfDirectory() + "/aiac-spawner",
+                                "run",
+                                job,
+                                "--json",
+                                json,
+                                "--log-level",
+                                "warn"};
   argv.insert(argv.end(), extra.begin(), extra.end());
   auto child = spawner::ChildProcess::Spawn(argv, dir + "/" + name + ".log");
   if (!child.ok() || child->WaitFor(std::chrono::minutes(10)).value_or(-1) != 0) {
@@ -55,7 +60,8 @@ double Rate(const nlohmann::json& j) {
   if (j.is_null() || j["compute_seconds"].get<double>() <= 0) return -1;
   double sum = 0;
   for (const auto& it : j["iterations"]["per_task"]) sum += it.get<double>();
-  return sum / static_cast<double>(j["iterations"]["per_task"].size()) / j["compute_seconds"].get<double>();
+  return sum / static_cast<double>(j["iterations"]["per_task"].size()) /
+         j["compute_seconds"].get<double>();
 }
 
 }  // namespace
@@ -64,13 +70,14 @@ int main(int argc, char** argv) {
   const int n = argc > 1 ? std::atoi(argv[1]) : 200000;
   const int reps = argc > 2 ? std::max(1, std::atoi(argv[2])) : 3;
   const int k = argc > 3 ? std::max(1, std::atoi(argv[3])) : 10;
-  const std::string dir =
-      std::filesystem::temp_directory_path().string() + "/aiac-fault-bench-" + std::to_string(getpid());
+  const std::string dir = std::filesystem::temp_directory_path().string() + "/aiac-fault-bench-" +
+                          std::to_string(getpid());
   std::filesystem::create_directories(dir);
   auto write_job = [&](const std::string& name, const std::string& options) {
     const std::string path = dir + "/" + name + ".toml";
-    std::ofstream(path) << "name = \"fault-bench\"\napp = \"cg\"\ntimeout_s = 600\n" << options
-                        << "[params]\ninner = \"cg\"\nn = " << n << "\nbandwidth = 12\nseed = 7\ntolerance = 1e-9\n";
+    std::ofstream(path) << "name = \"fault-bench\"\napp = \"cg\"\ntimeout_s = 600\n"
+                        << options << "[params]\ninner = \"cg\"\nn = " << n
+                        << "\nbandwidth = 12\nseed = 7\ntolerance = 1e-9\n";
     return path;
   };
   struct Config {
@@ -82,9 +89,16 @@ int main(int argc, char** argv) {
   std::vector<Config> configs = {
       {"no checkpoints", write_job("none", "backups = 0\n"), {}, {}, 0},
       {"no checkpoints, again", write_job("none", "backups = 0\n"), {}, {}, 0},
-      {"every iteration", write_job("every1", "checkpoint_seconds = 0\ncheckpoint_every = 1\n"), {}, {}, 0},
+      {"every iteration",
+       write_job("every1", "checkpoint_seconds = 0\ncheckpoint_every = 1\n"),
+       {},
+       {},
+       0},
       {"every " + std::to_string(k) + " iterations",
-       write_job("every", "checkpoint_seconds = 0\ncheckpoint_every = " + std::to_string(k) + "\n"), {}, {}, 0},
+       write_job("every", "checkpoint_seconds = 0\ncheckpoint_every = " + std::to_string(k) + "\n"),
+       {},
+       {},
+       0},
       {"every second (default)", write_job("timed", ""), {}, {}, 0},
   };
   for (int r = 0; r < reps; ++r) {
@@ -114,8 +128,10 @@ int main(int argc, char** argv) {
     const double rate = bench::Median(configs[c].rates);
     const double ratio = bench::Median(configs[c].ratios);
     std::printf("%-26s %8.1f iterations/s per task", configs[c].label.c_str(), rate);
-    if (c > 0 && ratio > 0) std::printf(", %.3fx of no checkpoints (overhead %+.1f %%)", ratio, (1 - ratio) * 100);
-    if (configs[c].copies > 0) std::printf(", %llu checkpoint copies", static_cast<unsigned long long>(configs[c].copies));
+    if (c > 0 && ratio > 0)
+      std::printf(", %.3fx of no checkpoints (overhead %+.1f %%)", ratio, (1 - ratio) * 100);
+    if (configs[c].copies > 0)
+      std::printf(", %llu checkpoint copies", static_cast<unsigned long long>(configs[c].copies));
     std::printf("\n");
   }
   if (!killed.is_null() && !killed["replacements"].empty()) {
@@ -126,10 +142,12 @@ int main(int argc, char** argv) {
     }
     const double mean = sum / static_cast<double>(killed["replacements"].size());
     const double setup = killed["setup_seconds"].get<double>();
-    std::printf("kill to resumed iteration: mean %.3f s, max %.3f s over %zu kills (goal < 2 s: %.2fx of it); "
-                "setting up all tasks at the start took %.3f s (resume / setup: %.2fx); %s\n",
-                mean, worst, killed["replacements"].size(), worst / 2.0, setup, setup > 0 ? mean / setup : -1.0,
-                killed["status"].get<std::string>().c_str());
+    std::printf(
+        "kill to resumed iteration: mean %.3f s, max %.3f s over %zu kills (goal < 2 s: %.2fx of "
+        "it); "
+        "setting up all tasks at the start took %.3f s (resume / setup: %.2fx); %s\n",
+        mean, worst, killed["replacements"].size(), worst / 2.0, setup,
+        setup > 0 ? mean / setup : -1.0, killed["status"].get<std::string>().c_str());
   } else {
     std::printf("kill to resumed iteration: the run with kills did not complete\n");
   }

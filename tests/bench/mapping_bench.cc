@@ -31,17 +31,20 @@ Instance Make(int tasks, int nodes, int clusters) {
   const double base_power[] = {1, 1.5, 2, 3};
   for (int n = 0; n < nodes; ++n) {
     const int c = static_cast<int>(rng() % clusters);
-    cs[c].nodes.push_back({"n" + std::to_string(n), base_power[c % 4] * (0.9 + 0.2 * unit(rng)), unit(rng) > 0.05});
+    cs[c].nodes.push_back(
+        {"n" + std::to_string(n), base_power[c % 4] * (0.9 + 0.2 * unit(rng)), unit(rng) > 0.05});
   }
   std::vector<model::InterLatency> inter;
   for (int a = 0; a < clusters; ++a)
-    for (int b = a + 1; b < clusters; ++b) inter.push_back({cs[a].name, cs[b].name, 0.01 + 0.04 * unit(rng)});
+    for (int b = a + 1; b < clusters; ++b)
+      inter.push_back({cs[a].name, cs[b].name, 0.01 + 0.04 * unit(rng)});
   std::vector<model::TaskSpec> ts;
   for (int t = 0; t < tasks; ++t) ts.push_back({t, 100 + 50 * unit(rng)});
   std::vector<model::EdgeSpec> es;
   for (int t = 0; t < tasks; ++t) {
     const int reach = 4 + static_cast<int>(rng() % 7);
-    for (int k = 1; k <= reach && t + k < tasks; ++k) es.push_back({t, t + k, 10.0 * (reach - k + 1)});
+    for (int k = 1; k <= reach && t + k < tasks; ++k)
+      es.push_back({t, t + k, 10.0 * (reach - k + 1)});
   }
   return {std::move(*model::Platform::Build(std::move(cs), std::move(inter))),
           std::move(*model::Tig::Build(std::move(ts), std::move(es)))};
@@ -73,8 +76,10 @@ int main(int argc, char** argv) {
   std::printf("%-8s %8.4f s  ET(App) %10.3f\n", "default", dflt, et_default);
   std::printf("%-8s %8.4f s  ET(App) %10.3f\n", "aiac-qm", qm, et_qm);
   std::printf("%-8s %8.4f s  ET(App) %10.3f\n", "f-ec", fec, et_fec);
-  std::printf("maheve time / default time: %.1fx; maheve time / aiac-qm time: %.2fx; target: maheve under 1 s (%s)\n",
-              maheve / dflt, maheve / qm, maheve < 1.0 ? "met" : "missed");
+  std::printf(
+      "maheve time / default time: %.1fx; maheve time / aiac-qm time: %.2fx; target: maheve under "
+      "1 s (%s)\n",
+      maheve / dflt, maheve / qm, maheve < 1.0 ? "met" : "missed");
   std::printf("predicted ET(App) default / maheve: %.2fx\n", et_default / et_maheve);
   return 0;
 }

@@ -15,10 +15,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "bench_support.h"
 #include "spawner/child_process.h"
@@ -27,22 +26,24 @@ using namespace aiac;
 
 namespace {
 
-nlohmann::json Run(const std::string& dir, const std::string& name, const std::string& job, const std::string& planner) {
+nlohmann::json Run(const std::string& dir, const std::string& name, const std::string& job,
+                   const std::string& planner) {
   const std::string json = dir + "/" + name + ".json";
-  std::vector<std::string> argv{spawner::SelfDirectory() + "/aiac-spawner",
-                                "run",
-                                job,
-                                "--platform",
-                                std::string(AIAC_SOURCE_DIR) + "/conf/platforms/teragrid-small.toml",
-                                "--local",
-                                "--split",
-                                "equal",
-                                "--balance",
-                                "dp",
-                                "--migration",
-                                planner,
-                                "--json",
-                                json};
+  std::vector<std::string> argv{
+      spawner::SelfDirectory() + "/aiac-spawner",
+      "run",
+      job,
+      "--platform",
+      std::string(AIAC_SOURCE_DIR) + "/conf/platforms/teragrid-small.toml",
+      "--local",
+      "--split",
+      "equal",
+      "--balance",
+      "dp",
+      "--migration",
+      planner,
+      "--json",
+      json};
   auto child = spawner::ChildProcess::Spawn(argv, dir + "/" + name + ".log");
   if (!child.ok()) {
     std::printf("run %s: %s\n", name.c_str(), child.status().message().c_str());
@@ -63,13 +64,14 @@ int main(int argc, char** argv) {
   const int items = argc > 2 ? std::atoi(argv[2]) : 4000;
   const int item_bytes = argc > 3 ? std::atoi(argv[3]) : 16384;
   const int iterations = argc > 4 ? std::atoi(argv[4]) : 100;
-  const std::string dir =
-      std::filesystem::temp_directory_path().string() + "/aiac-migration-bench-" + std::to_string(getpid());
+  const std::string dir = std::filesystem::temp_directory_path().string() +
+                          "/aiac-migration-bench-" + std::to_string(getpid());
   std::filesystem::create_directories(dir);
   const std::string job = dir + "/syn.toml";
-  std::ofstream(job) << "name = \"migration-bench\"\napp = \"synthetic\"\ntasks = 8\ntimeout_s = 300\n"
-                     << "checkpoint_seconds = 5\n[params]\nitems = " << items << "\niterations = " << iterations
-                     << "\nbase_cost = 2000\nseed = 5\nitem_bytes = " << item_bytes << "\n";
+  std::ofstream(job)
+      << "name = \"migration-bench\"\napp = \"synthetic\"\ntasks = 8\ntimeout_s = 300\n"
+      << "checkpoint_seconds = 5\n[params]\nitems = " << items << "\niterations = " << iterations
+      << "\nbase_cost = 2000\nseed = 5\nitem_bytes = " << item_bytes << "\n";
   const std::vector<std::string> planners = {"distpm", "greedy"};
   std::vector<std::vector<double>> moving(2), wall(2), across(2), moving_ratio(1), wall_ratio(1);
   double checksum = -1;
@@ -96,20 +98,24 @@ int main(int argc, char** argv) {
       moving[p].push_back(m[p]);
       wall[p].push_back(w[p]);
       across[p].push_back(b["items_between_clusters"].get<double>());
-      std::printf("turn %d: --migration %s: %.2f s, %.3f s moving, %.0f items between sites in %d redistributions\n",
-                  t + 1, planners[p].c_str(), w[p], m[p], b["items_between_clusters"].get<double>(),
-                  b["redistributions"].get<int>());
+      std::printf(
+          "turn %d: --migration %s: %.2f s, %.3f s moving, %.0f items between sites in %d "
+          "redistributions\n",
+          t + 1, planners[p].c_str(), w[p], m[p], b["items_between_clusters"].get<double>(),
+          b["redistributions"].get<int>());
       std::fflush(stdout);
     }
     moving_ratio[0].push_back(m[0] > 0 && m[1] > 0 ? m[0] / m[1] : -1);
     wall_ratio[0].push_back(w[0] > 0 && w[1] > 0 ? w[0] / w[1] : -1);
   }
-  std::printf("\nsynthetic, %d items of %d bytes x %d steps, 8 tasks on teragrid-small (emulated); %d turns\n", items,
-              item_bytes, iterations, turns);
+  std::printf(
+      "\nsynthetic, %d items of %d bytes x %d steps, 8 tasks on teragrid-small (emulated); %d "
+      "turns\n",
+      items, item_bytes, iterations, turns);
   std::printf("%-12s %10s %12s %16s\n", "--migration", "wall (s)", "moving (s)", "items across");
   for (int p = 0; p < 2; ++p) {
-    std::printf("%-12s %10.2f %12.3f %16.0f\n", planners[p].c_str(), bench::Median(wall[p]), bench::Median(moving[p]),
-                bench::Median(across[p]));
+    std::printf("%-12s %10.2f %12.3f %16.0f\n", planners[p].c_str(), bench::Median(wall[p]),
+                bench::Median(moving[p]), bench::Median(across[p]));
   }
   std::printf("distpm vs greedy: moving %.2fx, wall %.2fx\n", bench::Median(moving_ratio[0]),
               bench::Median(wall_ratio[0]));

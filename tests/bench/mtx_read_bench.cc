@@ -6,18 +6,18 @@
 // whole of what the CG app does to get its matrix (ReadMatrix: parse, compressed rows) from the
 // text against mapping and checking its binary cache (matrix_cache.h): text/cache.
 // Run: build/bin/mtx_read_bench [rows] [bandwidth]
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 
-#include "bench_support.h"
 #include "apps/cg/cg_app.h"
 #include "apps/cg/matrix_market.h"
+#include "bench_support.h"
 #include "core/temp_dir.h"
 
 using namespace aiac;
@@ -25,19 +25,20 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-
 void WriteBanded(const std::string& path, long rows, int bandwidth) {
   std::FILE* f = std::fopen(path.c_str(), "w");
   long nnz = 0;
   for (long i = 0; i < rows; ++i) nnz += std::min<long>(i, bandwidth) + 1;
-  std::fprintf(f, "%%%%MatrixMarket matrix coordinate real symmetric\n%ld %ld %ld\n", rows, rows, nnz);
+  std::fprintf(f, "%%%%MatrixMarket matrix coordinate real symmetric\n%ld %ld %ld\n", rows, rows,
+               nnz);
   uint64_t x = 88172645463325252ull;
   for (long i = 0; i < rows; ++i) {
     for (long j = std::max<long>(0, i - bandwidth); j < i; ++j) {
       x ^= x << 13;
       x ^= x >> 7;
       x ^= x << 17;
-      std::fprintf(f, "%ld %ld %.17g\n", i + 1, j + 1, -1.0 + 0.5 * static_cast<double>(x % 1000000) / 1e6);
+      std::fprintf(f, "%ld %ld %.17g\n", i + 1, j + 1,
+                   -1.0 + 0.5 * static_cast<double>(x % 1000000) / 1e6);
     }
     std::fprintf(f, "%ld %ld %.17g\n", i + 1, i + 1, 2.0 * bandwidth + 1);
   }
@@ -96,7 +97,8 @@ int main(int argc, char** argv) {
     const size_t by_lines = ReadByLines(path);
     best_lines = std::min(best_lines, bench::SecondsSince(t));
     if (by_lines != entries) {
-      std::fprintf(stderr, "mtx_read_bench: %zu entries by lines, %zu by ReadMatrixMarket\n", by_lines, entries);
+      std::fprintf(stderr, "mtx_read_bench: %zu entries by lines, %zu by ReadMatrixMarket\n",
+                   by_lines, entries);
       return 1;
     }
   }
@@ -112,19 +114,22 @@ int main(int argc, char** argv) {
     t = Clock::now();
     auto cached = cg::ReadMatrix(path, true, notes);
     best_cache = std::min(best_cache, bench::SecondsSince(t));
-    if (!text.ok() || !cached.ok() || notes.size() != 1 || notes[0].find("from its cache") == std::string::npos ||
+    if (!text.ok() || !cached.ok() || notes.size() != 1 ||
+        notes[0].find("from its cache") == std::string::npos ||
         text->matrix().nonZeros() != cached->matrix().nonZeros()) {
       std::fprintf(stderr, "mtx_read_bench: the cache was not used or differs\n");
       return 1;
     }
   }
   std::filesystem::remove_all(*dir);
-  std::printf("%ld rows, bandwidth %d: %.1f MB, %zu stored entries (best of 3)\n", rows, bandwidth, bytes / 1e6,
-              entries);
-  std::printf("  ReadMatrixMarket  %.3f s\n  stream per line   %.3f s   stream/aiac %.1fx\n"
-              "  bytes only        %.3f s   aiac/bytes  %.1fx\n",
-              best_aiac, best_lines, best_lines / best_aiac, best_bytes, best_aiac / best_bytes);
-  std::printf("  CG matrix from the text   %.3f s\n  CG matrix from its cache  %.3f s   text/cache %.1fx\n",
-              best_text, best_cache, best_text / best_cache);
+  std::printf("%ld rows, bandwidth %d: %.1f MB, %zu stored entries (best of 3)\n", rows, bandwidth,
+              bytes / 1e6, entries);
+  std::printf(
+      "  ReadMatrixMarket  %.3f s\n  stream per line   %.3f s   stream/aiac %.1fx\n"
+      "  bytes only        %.3f s   aiac/bytes  %.1fx\n",
+      best_aiac, best_lines, best_lines / best_aiac, best_bytes, best_aiac / best_bytes);
+  std::printf(
+      "  CG matrix from the text   %.3f s\n  CG matrix from its cache  %.3f s   text/cache %.1fx\n",
+      best_text, best_cache, best_text / best_cache);
   return 0;
 }

@@ -47,7 +47,9 @@ PetscErrorCode Run(const char* matrix_path, double rtol, const char* solution_pa
     if (e.row >= first && e.row < end) mine.push_back(e);
   }
   m->entries = {};
-  std::sort(mine.begin(), mine.end(), [](const auto& x, const auto& y) { return x.row != y.row ? x.row < y.row : x.col < y.col; });
+  std::sort(mine.begin(), mine.end(), [](const auto& x, const auto& y) {
+    return x.row != y.row ? x.row < y.row : x.col < y.col;
+  });
   std::vector<PetscInt> ia(static_cast<size_t>(local) + 1, 0), ja;
   std::vector<PetscScalar> va;
   for (size_t k = 0; k < mine.size(); ++k) {
@@ -115,10 +117,12 @@ PetscErrorCode Run(const char* matrix_path, double rtol, const char* solution_pa
       std::fprintf(stderr, "petsc_cg_driver: %s\n", written.message().c_str());
       return PETSC_ERR_FILE_WRITE;
     }
-    std::printf("{\"read\": %.4f, \"assemble\": %.4f, \"solve\": %.4f, \"iterations\": %d, \"residual\": %.6e, "
-                "\"reason\": %d}\n",
-                read, assemble, solve, static_cast<int>(iterations), static_cast<double>(r_norm / b_norm),
-                static_cast<int>(reason));
+    std::printf(
+        "{\"read\": %.4f, \"assemble\": %.4f, \"solve\": %.4f, \"iterations\": %d, \"residual\": "
+        "%.6e, "
+        "\"reason\": %d}\n",
+        read, assemble, solve, static_cast<int>(iterations), static_cast<double>(r_norm / b_norm),
+        static_cast<int>(reason));
   }
   PetscCall(VecScatterDestroy(&to_zero));
   PetscCall(VecDestroy(&all));

@@ -15,8 +15,8 @@ namespace {
 
 void Report(const char* what, std::vector<double> v) {
   std::sort(v.begin(), v.end());
-  std::printf("  %-26s min %6.2f  median %6.2f  max %6.2f GFlop/s   spread max/min %.2fx\n", what, v.front(),
-              v[v.size() / 2], v.back(), v.back() / v.front());
+  std::printf("  %-26s min %6.2f  median %6.2f  max %6.2f GFlop/s   spread max/min %.2fx\n", what,
+              v.front(), v[v.size() / 2], v.back(), v.back() / v.front());
 }
 
 }  // namespace

@@ -23,7 +23,9 @@ int main(int argc, char** argv) {
     sum += base.delta.back();
   }
   base.delta[0] -= sum;
-  for (int i = 0; i < n; ++i) base.loads.push_back(std::max<int64_t>(1, base.delta[i] + 1) + static_cast<int64_t>(rng() % 100));
+  for (int i = 0; i < n; ++i)
+    base.loads.push_back(std::max<int64_t>(1, base.delta[i] + 1) +
+                         static_cast<int64_t>(rng() % 100));
   std::printf("ring of %d processors, |delta| <= %d (+ balancing), times best of 3\n", n, spread);
   for (const char* name : {"uni-hom", "uni-het", "bi-hom", "bi-het"}) {
     RingInput in = base;
@@ -47,14 +49,19 @@ int main(int argc, char** argv) {
     }
     // Replaying the plan's transfers alone, as a baseline of the same run.
     std::vector<std::vector<RingOp>> ops(n);
-    for (const auto& t : plan.transfers) ops[t.from].push_back({t.to == (t.from + 1) % n, t.items, t.start});
+    for (const auto& t : plan.transfers)
+      ops[t.from].push_back({t.to == (t.from + 1) % n, t.items, t.start});
     const auto t0 = Clock::now();
-    auto replay = SimulateRing(in.loads, in.c_next, in.bidirectional ? in.c_prev : in.c_next, in.bidirectional, ops);
+    auto replay = SimulateRing(in.loads, in.c_next, in.bidirectional ? in.c_prev : in.c_next,
+                               in.bidirectional, ops);
     const double replay_s = std::chrono::duration<double>(Clock::now() - t0).count();
-    std::printf("%-8s plan %8.2f ms (replay alone %6.2f ms, ratio %.1fx)  time %.2f  bound %.2f  optimal %s%s  [%s]\n",
-                plan.ring_case.c_str(), plan_s * 1e3, replay_s * 1e3, plan_s / replay_s, plan.time, plan.lower_bound,
-                plan.optimal ? "yes" : "no",
-                plan.light ? (*plan.light ? "  light" : "  not light") : "", plan_s < 0.05 ? "under 50 ms" : "over 50 ms");
+    std::printf(
+        "%-8s plan %8.2f ms (replay alone %6.2f ms, ratio %.1fx)  time %.2f  bound %.2f  optimal "
+        "%s%s  [%s]\n",
+        plan.ring_case.c_str(), plan_s * 1e3, replay_s * 1e3, plan_s / replay_s, plan.time,
+        plan.lower_bound, plan.optimal ? "yes" : "no",
+        plan.light ? (*plan.light ? "  light" : "  not light") : "",
+        plan_s < 0.05 ? "under 50 ms" : "over 50 ms");
     (void)replay;
   }
   return 0;

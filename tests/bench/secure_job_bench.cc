@@ -14,8 +14,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "daemon/supernode_link.h"
 #include "checkpoint/memory_checkpoint_store.h"
+#include "daemon/supernode_link.h"
 #include "daemon/task_host.h"
 #include "net/tls.h"
 #include "spawner/app_loader.h"
@@ -54,9 +54,11 @@ Outcome RunJob(net::Transport transport, const std::string& dir, const std::stri
   std::vector<std::unique_ptr<daemon::SupernodeLink>> links;
   for (int i = 0; i < daemons; ++i) {
     const std::string id = "d" + std::to_string(i + 1);
-    daemon::TaskHostOptions options{id, net, std::chrono::milliseconds(250),
-                                    dir + "/" + tag + "-" + id + "/plugins", {}, {}, {}, {}};
-    auto host = std::make_unique<daemon::TaskHost>(io, options, std::make_unique<checkpoint::MemoryCheckpointStore>(), log);
+    daemon::TaskHostOptions options{
+        id, net, std::chrono::milliseconds(250), dir + "/" + tag + "-" + id + "/plugins", {}, {},
+        {}, {}};
+    auto host = std::make_unique<daemon::TaskHost>(
+        io, options, std::make_unique<checkpoint::MemoryCheckpointStore>(), log);
     auto bound = host->Listen(Endpoint{"127.0.0.1", 0});
     if (!bound.ok()) return {-1, "failed", bound.status().message()};
     host->set_id(id);
@@ -79,17 +81,21 @@ Outcome RunJob(net::Transport transport, const std::string& dir, const std::stri
   sp.progress_ms = 60000;
   spawner::JobRunner runner(*job, *app, sp, spawner::RunSettings{}, log);
   spawner::RunSummary summary;
-  asio::co_spawn(io, [&]() -> net::awaitable<void> {
-    std::vector<Endpoint> at = {*sn};
-    summary = co_await runner.Run(std::move(at));
-    for (auto& l : links) l->Stop();
-    for (auto& h : hosts) h->Stop();
-    service.Stop();
-    io.stop();
-  }, asio::detached);
+  asio::co_spawn(
+      io,
+      [&]() -> net::awaitable<void> {
+        std::vector<Endpoint> at = {*sn};
+        summary = co_await runner.Run(std::move(at));
+        for (auto& l : links) l->Stop();
+        for (auto& h : hosts) h->Stop();
+        service.Stop();
+        io.stop();
+      },
+      asio::detached);
   io.run();
   char detail[160];
-  std::snprintf(detail, sizeof detail, "residual %.2e, %s", summary.residual, summary.error.c_str());
+  std::snprintf(detail, sizeof detail, "residual %.2e, %s", summary.residual,
+                summary.error.c_str());
   return {summary.wall_seconds, spawner::RunStatusName(summary.status), detail};
 }
 
@@ -99,8 +105,8 @@ int main(int argc, char** argv) {
   const int n = argc > 1 ? std::atoi(argv[1]) : 200000;
   const int bw = argc > 2 ? std::atoi(argv[2]) : 12;
   const int daemons = argc > 3 ? std::atoi(argv[3]) : 4;
-  const std::string dir =
-      std::filesystem::temp_directory_path().string() + "/aiac-secure-bench-" + std::to_string(getpid());
+  const std::string dir = std::filesystem::temp_directory_path().string() + "/aiac-secure-bench-" +
+                          std::to_string(getpid());
   std::filesystem::create_directories(dir);
   const std::string job = dir + "/cg.toml";
   std::ofstream(job) << "name = \"cg-bench\"\napp = \"cg\"\ntasks = " << daemons
@@ -110,17 +116,21 @@ int main(int argc, char** argv) {
   int failures = 0;
   for (int round = 0; round < 2; ++round) {
     for (int k = 0; k < 2; ++k) {
-      const auto transport = k == 0 ? net::Transport::kTls : net::Transport::kPlaintextBenchmarkOnly;
+      const auto transport =
+          k == 0 ? net::Transport::kTls : net::Transport::kPlaintextBenchmarkOnly;
       Outcome o = RunJob(transport, dir, job, daemons);
       std::printf("  %-22s job %.2f s (%s, %s)\n", k == 0 ? "TLS 1.3" : "framed, no encryption",
                   o.job_seconds, o.status.c_str(), o.detail.c_str());
-      if (o.status != "converged") ++failures;
-      else best[k] = std::min(best[k], o.job_seconds);
+      if (o.status != "converged")
+        ++failures;
+      else
+        best[k] = std::min(best[k], o.job_seconds);
     }
   }
   std::filesystem::remove_all(dir);
-  std::printf("secure_job_bench: CG n = %d, bandwidth %d, %d daemons in one process: TLS %.2f s, "
-              "unencrypted %.2f s (best of 2): ratio tls/plain %.2fx\n",
-              n, bw, daemons, best[0], best[1], best[0] / best[1]);
+  std::printf(
+      "secure_job_bench: CG n = %d, bandwidth %d, %d daemons in one process: TLS %.2f s, "
+      "unencrypted %.2f s (best of 2): ratio tls/plain %.2fx\n",
+      n, bw, daemons, best[0], best[1], best[0] / best[1]);
   return failures == 0 ? 0 : 1;
 }

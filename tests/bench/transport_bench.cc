@@ -23,15 +23,18 @@ int main(int argc, char** argv) {
   const Timings raw = bench::RawTcp(round_trips, megabytes);
   const Timings plain = Framed(Transport::kPlaintextBenchmarkOnly, round_trips, megabytes);
   const Timings tls = Framed(Transport::kTls, round_trips, megabytes);
-  std::printf("transport_bench: %d round trips, %d x 1 MB, loopback, one thread\n", round_trips, megabytes);
+  std::printf("transport_bench: %d round trips, %d x 1 MB, loopback, one thread\n", round_trips,
+              megabytes);
   std::printf("  %-28s %12s %12s\n", "", "round trip", "1 MB");
   std::printf("  %-28s %9.1f us %9.2f ms\n", "raw Asio TCP", raw.round_trip_us, raw.megabyte_ms);
-  std::printf("  %-28s %9.1f us %9.2f ms\n", "framed, no encryption", plain.round_trip_us, plain.megabyte_ms);
-  std::printf("  %-28s %9.1f us %9.2f ms\n", "framed, TLS 1.3 (aiac)", tls.round_trip_us, tls.megabyte_ms);
-  std::printf("  ratio tls/raw:    round trip %.2fx, 1 MB %.2fx\n", tls.round_trip_us / raw.round_trip_us,
-              tls.megabyte_ms / raw.megabyte_ms);
-  std::printf("  ratio plain/raw:  round trip %.2fx, 1 MB %.2fx\n", plain.round_trip_us / raw.round_trip_us,
-              plain.megabyte_ms / raw.megabyte_ms);
+  std::printf("  %-28s %9.1f us %9.2f ms\n", "framed, no encryption", plain.round_trip_us,
+              plain.megabyte_ms);
+  std::printf("  %-28s %9.1f us %9.2f ms\n", "framed, TLS 1.3 (aiac)", tls.round_trip_us,
+              tls.megabyte_ms);
+  std::printf("  ratio tls/raw:    round trip %.2fx, 1 MB %.2fx\n",
+              tls.round_trip_us / raw.round_trip_us, tls.megabyte_ms / raw.megabyte_ms);
+  std::printf("  ratio plain/raw:  round trip %.2fx, 1 MB %.2fx\n",
+              plain.round_trip_us / raw.round_trip_us, plain.megabyte_ms / raw.megabyte_ms);
   std::printf("  ratio tls/plain:  round trip %.2fx, 1 MB %.2fx  (what encryption costs)\n",
               tls.round_trip_us / plain.round_trip_us, tls.megabyte_ms / plain.megabyte_ms);
   return 0;

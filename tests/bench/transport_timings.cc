@@ -71,30 +71,41 @@ Timings Framed(Transport transport, int round_trips, int megabytes) {
   auto a = Connection::Create(std::move(sa), options, Side::kClient);
   auto b = Connection::Create(std::move(sb), options, Side::kServer);
   std::optional<Status> ha, hb;
-  asio::co_spawn(io, [&]() -> awaitable<void> { ha = co_await a->Handshake(proto::Role::SPAWNER, "s1"); }, asio::detached);
-  asio::co_spawn(io, [&]() -> awaitable<void> { hb = co_await b->Handshake(proto::Role::DAEMON, "d1"); }, asio::detached);
+  asio::co_spawn(
+      io, [&]() -> awaitable<void> { ha = co_await a->Handshake(proto::Role::SPAWNER, "s1"); },
+      asio::detached);
+  asio::co_spawn(
+      io, [&]() -> awaitable<void> { hb = co_await b->Handshake(proto::Role::DAEMON, "d1"); },
+      asio::detached);
   RunUntil(io, [&] { return ha && hb; });
   if (!ha->ok() || !hb->ok()) {
-    std::fprintf(stderr, "handshake failed: %s / %s\n", ha->ToString().c_str(), hb->ToString().c_str());
+    std::fprintf(stderr, "handshake failed: %s / %s\n", ha->ToString().c_str(),
+                 hb->ToString().c_str());
     std::exit(1);
   }
   Timings t;
   // The daemon end echoes every small message and acknowledges every big one.
-  asio::co_spawn(io, [&]() -> awaitable<void> {
-    for (;;) {
-      auto m = co_await b->Receive();
-      if (!m.ok()) co_return;
-      b->SendEnvelope([](proto::Envelope::Builder e) { e.initHeartbeatAck().setKnown(true); });
-    }
-  }, asio::detached);
+  asio::co_spawn(
+      io,
+      [&]() -> awaitable<void> {
+        for (;;) {
+          auto m = co_await b->Receive();
+          if (!m.ok()) co_return;
+          b->SendEnvelope([](proto::Envelope::Builder e) { e.initHeartbeatAck().setKnown(true); });
+        }
+      },
+      asio::detached);
   int answers = 0;
-  asio::co_spawn(io, [&]() -> awaitable<void> {
-    for (;;) {
-      auto m = co_await a->Receive();
-      if (!m.ok()) co_return;
-      ++answers;
-    }
-  }, asio::detached);
+  asio::co_spawn(
+      io,
+      [&]() -> awaitable<void> {
+        for (;;) {
+          auto m = co_await a->Receive();
+          if (!m.ok()) co_return;
+          ++answers;
+        }
+      },
+      asio::detached);
   auto start = Clock::now();
   for (int i = 0; i < round_trips; ++i) {
     a->SendEnvelope([](proto::Envelope::Builder e) { e.initHeartbeat().setDaemonId("d1"); });

@@ -30,8 +30,10 @@ int main(int argc, char** argv) {
   std::filesystem::create_directories(work);
   const std::string job = work + "/cg.toml";
   std::ofstream(job) << "name = \"async-sync-eval\"\napp = \"cg\"\ntasks = " << tasks
-                     << "\ntimeout_s = 1200\n[params]\nn = " << n << "\nbandwidth = 8\ntolerance = 1e-9\n";
-  std::printf("async vs sync: CG n = %d on %d tasks of the hd 0.50 platform, %d seed(s)\n", n, tasks, seeds);
+                     << "\ntimeout_s = 1200\n[params]\nn = " << n
+                     << "\nbandwidth = 8\ntolerance = 1e-9\n";
+  std::printf("async vs sync: CG n = %d on %d tasks of the hd 0.50 platform, %d seed(s)\n", n,
+              tasks, seeds);
   nlohmann::json rows = nlohmann::json::array();
   std::ostringstream dat;
   double async_seconds = NAN;
@@ -41,11 +43,14 @@ int main(int argc, char** argv) {
     uint64_t lo = UINT64_MAX, hi = 0;
     for (int s = 0; s < seeds; ++s) {
       const std::string seed = std::to_string(args.seed + static_cast<uint64_t>(s));
-      std::vector<std::string> run{job, "--platform", platform, "--local", "--split", "equal", "--balance", "off",
-                                   "--shuffle-nodes", "--platform-seed", seed, "--slowdown", "500"};
+      std::vector<std::string> run{
+          job,     "--platform", platform, "--local",         "--split",
+          "equal", "--balance",  "off",    "--shuffle-nodes", "--platform-seed",
+          seed,    "--slowdown", "500"};
       const std::string tag = std::string(mode) + "-" + seed;
       if (std::string(mode) == "sync") run.push_back("--sync");
-      auto summary = aiac::eval::RunSpawner(run, work + "/" + tag + ".json", work + "/" + tag + ".log");
+      auto summary =
+          aiac::eval::RunSpawner(run, work + "/" + tag + ".json", work + "/" + tag + ".log");
       if (summary.value("status", "") != "converged") {
         std::printf("  %s: %s (%s)\n", tag.c_str(), summary.value("status", "?").c_str(),
                     summary.value("error", "").c_str());
@@ -71,12 +76,13 @@ int main(int argc, char** argv) {
                 static_cast<unsigned long long>(hi), ok);
   }
   aiac::eval::WriteTable(args.out, "async_sync", rows);
-  aiac::eval::Plot(args.out, "async_sync", dat.str(),
-                   "set title 'CG on the emulated hd 0.50 platform (emulated seconds, lower is better)'\n"
-                   "set style data histograms\nset style fill solid 0.8 border -1\nset boxwidth 0.6\n"
-                   "set ylabel 'seconds'\nset yrange [0:*]\nunset key\n"
-                   "plot datafile using 2:xtic(1)\n");
-  std::printf("table: %s/async_sync.json, plot: %s/async_sync.png, runs: %s\n", args.out.c_str(), args.out.c_str(),
-              work.c_str());
+  aiac::eval::Plot(
+      args.out, "async_sync", dat.str(),
+      "set title 'CG on the emulated hd 0.50 platform (emulated seconds, lower is better)'\n"
+      "set style data histograms\nset style fill solid 0.8 border -1\nset boxwidth 0.6\n"
+      "set ylabel 'seconds'\nset yrange [0:*]\nunset key\n"
+      "plot datafile using 2:xtic(1)\n");
+  std::printf("table: %s/async_sync.json, plot: %s/async_sync.png, runs: %s\n", args.out.c_str(),
+              args.out.c_str(), work.c_str());
   return 0;
 }

@@ -49,7 +49,8 @@ MigrationInput Draw(const PlatformFile& p, int nodes, double mean_items, std::mt
   double assigned = 0;
   for (size_t s = 0; s < sites; ++s) {
     // Whole targets in proportion to power; the last site takes what rounding left.
-    const double target = s + 1 < sites ? std::round(total * power[s] / total_power) : total - assigned;
+    const double target =
+        s + 1 < sites ? std::round(total * power[s] / total_power) : total - assigned;
     assigned += target;
     in.groups.push_back({p.clusters[s].name, load[s], target});
   }
@@ -69,29 +70,34 @@ MigrationInput Draw(const PlatformFile& p, int nodes, double mean_items, std::mt
 
 int main(int argc, char** argv) {
   const auto args = aiac::eval::ParseEvalArgs(argc, argv, "distpm_eval");
-  auto platform = aiac::emulation::LoadPlatformFile(std::string(AIAC_SOURCE_DIR) + "/conf/platforms/teragrid.toml");
+  auto platform = aiac::emulation::LoadPlatformFile(std::string(AIAC_SOURCE_DIR) +
+                                                    "/conf/platforms/teragrid.toml");
   if (!platform.ok()) {
     std::printf("distpm_eval: %s\n", platform.status().message().c_str());
     return 1;
   }
   const int seeds = args.quick ? 5 : 30;
-  const std::vector<int> node_counts = args.quick ? std::vector<int>{16, 64} : std::vector<int>{4, 16, 64};
+  const std::vector<int> node_counts =
+      args.quick ? std::vector<int>{16, 64} : std::vector<int>{4, 16, 64};
   // Mean items per node: 1 KB each, from 10 KB to 100 MB per node.
   const std::vector<double> sizes = {10, 100, 1000, 10000, 100000};
-  std::printf("DistPM vs greedy on %s: %zu sites, nodes %s, %d draws per cell\n", platform->name.c_str(),
-              platform->clusters.size(), args.quick ? "16, 64" : "4, 16, 64", seeds);
+  std::printf("DistPM vs greedy on %s: %zu sites, nodes %s, %d draws per cell\n",
+              platform->name.c_str(), platform->clusters.size(),
+              args.quick ? "16, 64" : "4, 16, 64", seeds);
   nlohmann::json rows = nlohmann::json::array();
   std::ostringstream dat;
   for (int nodes : node_counts) {
     for (double mean_items : sizes) {
-      std::mt19937_64 rng(args.seed * 1000003 + static_cast<uint64_t>(nodes) * 101 + static_cast<uint64_t>(mean_items));
+      std::mt19937_64 rng(args.seed * 1000003 + static_cast<uint64_t>(nodes) * 101 +
+                          static_cast<uint64_t>(mean_items));
       double distpm = 0, greedy = 0, migrated = 0;
       int ok = 0;
       for (int s = 0; s < seeds; ++s) {
         const MigrationInput in = Draw(*platform, nodes, mean_items, rng);
         auto plans = aiac::redistribution::PlanMigration(in);
         if (!plans.ok()) {
-          std::printf("  %d nodes, %g items: %s\n", nodes, mean_items, plans.status().message().c_str());
+          std::printf("  %d nodes, %g items: %s\n", nodes, mean_items,
+                      plans.status().message().c_str());
           continue;
         }
         double moved = 0;
@@ -102,7 +108,8 @@ int main(int argc, char** argv) {
         migrated += moved * kItemBytes / 1e6;
         ++ok;
       }
-      const double d = ok ? distpm / ok : NAN, g = ok ? greedy / ok : NAN, mb = ok ? migrated / ok : NAN;
+      const double d = ok ? distpm / ok : NAN, g = ok ? greedy / ok : NAN,
+                   mb = ok ? migrated / ok : NAN;
       const double improvement = (g - d) / g;
       rows.push_back({{"nodes", nodes},
                       {"migrated_mb", aiac::eval::NumberOrNull(mb)},
@@ -110,8 +117,9 @@ int main(int argc, char** argv) {
                       {"distpm_seconds", aiac::eval::NumberOrNull(d)},
                       {"greedy_seconds", aiac::eval::NumberOrNull(g)},
                       {"improvement", aiac::eval::NumberOrNull(improvement)}});
-      std::printf("%3d nodes, %9.3f MB migrated: DistPM %9.4f s, greedy %9.4f s, improvement %5.1f %%\n", nodes, mb, d,
-                  g, 100 * improvement);
+      std::printf(
+          "%3d nodes, %9.3f MB migrated: DistPM %9.4f s, greedy %9.4f s, improvement %5.1f %%\n",
+          nodes, mb, d, g, 100 * improvement);
       std::fflush(stdout);
       dat << nodes << ' ' << mb << ' ' << 100 * improvement << "\n";
     }
@@ -120,11 +128,12 @@ int main(int argc, char** argv) {
   aiac::eval::WriteTable(args.out, "distpm", rows);
   std::string plot =
       "set title 'DistPM against greedy on the TeraGrid-like platform (planned migration time)'\n"
-      "set logscale x\nset xlabel 'data migrated (MB)'\nset ylabel 'improvement over greedy (%)'\nset yrange [0:*]\n"
+      "set logscale x\nset xlabel 'data migrated (MB)'\nset ylabel 'improvement over greedy "
+      "(%)'\nset yrange [0:*]\n"
       "set key top right\nplot ";
   for (size_t k = 0; k < node_counts.size(); ++k) {
-    plot += (k ? ", " : "") + std::string("datafile index ") + std::to_string(k) + " using 2:3 with linespoints title '" +
-            std::to_string(node_counts[k]) + " nodes'";
+    plot += (k ? ", " : "") + std::string("datafile index ") + std::to_string(k) +
+            " using 2:3 with linespoints title '" + std::to_string(node_counts[k]) + " nodes'";
   }
   aiac::eval::Plot(args.out, "distpm", dat.str(), plot + "\n");
   std::printf("table: %s/distpm.json, plot: %s/distpm.png\n", args.out.c_str(), args.out.c_str());

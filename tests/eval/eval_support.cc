@@ -36,7 +36,8 @@ EvalArgs ParseEvalArgs(int argc, char** argv, const char* name) {
   return a;
 }
 
-nlohmann::json RunSpawner(const std::vector<std::string>& args, const std::string& json, const std::string& log) {
+nlohmann::json RunSpawner(const std::vector<std::string>& args, const std::string& json,
+                          const std::string& log) {
   std::vector<std::string> argv{spawner::SelfDirectory() + "/aiac-spawner", "run"};
   argv.insert(argv.end(), args.begin(), args.end());
   argv.insert(argv.end(), {"--json", json, "--log-level", "warn"});
@@ -46,22 +47,26 @@ nlohmann::json RunSpawner(const std::vector<std::string>& args, const std::strin
   auto code = child->WaitFor(std::chrono::minutes(30));
   std::ifstream in(json);
   if (!in) {
-    return {{"status", "error"}, {"error", "no summary (exit " + std::to_string(code.value_or(-1)) + "), see " + log}};
+    return {{"status", "error"},
+            {"error", "no summary (exit " + std::to_string(code.value_or(-1)) + "), see " + log}};
   }
   return nlohmann::json::parse(in, nullptr, false);
 }
 
-nlohmann::json NumberOrNull(double value) { return std::isnan(value) ? nlohmann::json(nullptr) : nlohmann::json(value); }
+nlohmann::json NumberOrNull(double value) {
+  return std::isnan(value) ? nlohmann::json(nullptr) : nlohmann::json(value);
+}
 
 void WriteTable(const std::string& dir, const std::string& name, const nlohmann::json& rows) {
   std::ofstream(dir + "/" + name + ".json") << nlohmann::json{{"rows", rows}}.dump(2) << "\n";
 }
 
-bool Plot(const std::string& dir, const std::string& name, const std::string& data, const std::string& script) {
+bool Plot(const std::string& dir, const std::string& name, const std::string& data,
+          const std::string& script) {
   const std::string base = dir + "/" + name;
   std::ofstream(base + ".dat") << data;
-  std::ofstream(base + ".gp") << "set terminal pngcairo size 1000,600 noenhanced\nset output '" << base
-                              << ".png'\ndatafile = '" << base << ".dat'\n"
+  std::ofstream(base + ".gp") << "set terminal pngcairo size 1000,600 noenhanced\nset output '"
+                              << base << ".png'\ndatafile = '" << base << ".dat'\n"
                               << script;
   const std::string command = "gnuplot '" + base + ".gp' 2>'" + base + ".gp.log'";
   if (std::system(command.c_str()) != 0) {
@@ -70,8 +75,9 @@ bool Plot(const std::string& dir, const std::string& name, const std::string& da
                                 << ".png'\ndatafile = '" << base << ".dat'\n"
                                 << script;
     if (std::system(command.c_str()) != 0) {
-      std::printf("no plot: gnuplot failed or is missing (see %s.gp.log); the table is in %s.json\n", base.c_str(),
-                  base.c_str());
+      std::printf(
+          "no plot: gnuplot failed or is missing (see %s.gp.log); the table is in %s.json\n",
+          base.c_str(), base.c_str());
       return false;
     }
   }

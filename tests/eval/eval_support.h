@@ -3,10 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace aiac::eval {
 
@@ -21,7 +20,8 @@ EvalArgs ParseEvalArgs(int argc, char** argv, const char* name);
 
 // One `aiac-spawner run` with these arguments (the spawner next to this executable), its output
 // in `log`; the summary (--json) it wrote, or a summary with "status": "error" and "error".
-nlohmann::json RunSpawner(const std::vector<std::string>& args, const std::string& json, const std::string& log);
+nlohmann::json RunSpawner(const std::vector<std::string>& args, const std::string& json,
+                          const std::string& log);
 
 // A table cell for a measured number: null where there is none (NaN: no run succeeded).
 nlohmann::json NumberOrNull(double value);
@@ -32,6 +32,7 @@ void WriteTable(const std::string& dir, const std::string& name, const nlohmann:
 // Plots with gnuplot into DIR/NAME.png: `script` is gnuplot commands after the terminal and
 // output are set, reading DIR/NAME.dat (written from `data`). Prints a line and returns false
 // when gnuplot is missing or fails (the table is still written).
-bool Plot(const std::string& dir, const std::string& name, const std::string& data, const std::string& script);
+bool Plot(const std::string& dir, const std::string& name, const std::string& data,
+          const std::string& script);
 
 }  // namespace aiac::eval

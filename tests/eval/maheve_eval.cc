@@ -43,9 +43,12 @@ struct PaperRow {
 };
 // Table 1 of the paper, seconds: default, FT-AIAC-QM, FT-FEC, MAHEVE.
 const std::map<std::string, std::map<std::string, PaperRow>> kPaper = {
-    {"hd008", {{"default", {80, 229}}, {"aiac-qm", {63, 178}}, {"f-ec", {61, 154}}, {"maheve", {60, 113}}}},
-    {"hd050", {{"default", {67, 242}}, {"aiac-qm", {61, 118}}, {"f-ec", {63, 133}}, {"maheve", {54, 85}}}},
-    {"hd072", {{"default", {67, 192}}, {"aiac-qm", {59, 99}}, {"f-ec", {65, 121}}, {"maheve", {52, 86}}}},
+    {"hd008",
+     {{"default", {80, 229}}, {"aiac-qm", {63, 178}}, {"f-ec", {61, 154}}, {"maheve", {60, 113}}}},
+    {"hd050",
+     {{"default", {67, 242}}, {"aiac-qm", {61, 118}}, {"f-ec", {63, 133}}, {"maheve", {54, 85}}}},
+    {"hd072",
+     {{"default", {67, 192}}, {"aiac-qm", {59, 99}}, {"f-ec", {65, 121}}, {"maheve", {52, 86}}}},
 };
 const char* kMappings[] = {"default", "aiac-qm", "f-ec", "maheve"};
 
@@ -69,13 +72,14 @@ int main(int argc, char** argv) {
   std::ofstream(job) << "name = \"maheve-eval\"\napp = \"cg\"\ntasks = " << tasks
                      << "\ntimeout_s = 1200\ncheckpoint_seconds = 0.5\n[params]\nn = " << n
                      << "\nbandwidth = 8\ntolerance = 1e-9\n";
-  std::printf("MAHEVE experiment: CG n = %d on %d tasks, %d seed(s) from %llu, %s\n", n, tasks, seeds,
-              static_cast<unsigned long long>(args.seed), args.quick ? "quick" : "full");
+  std::printf("MAHEVE experiment: CG n = %d on %d tasks, %d seed(s) from %llu, %s\n", n, tasks,
+              seeds, static_cast<unsigned long long>(args.seed), args.quick ? "quick" : "full");
   nlohmann::json rows = nlohmann::json::array();
   std::ostringstream dat;
   dat << "# group default aiac-qm f-ec maheve\n";
   for (const char* platform : {"hd008", "hd050", "hd072"}) {
-    const std::string platform_file = std::string(AIAC_SOURCE_DIR) + "/conf/platforms/maheve-" + platform + ".toml";
+    const std::string platform_file =
+        std::string(AIAC_SOURCE_DIR) + "/conf/platforms/maheve-" + platform + ".toml";
     double kill_every = 0;
     for (const char* faults : {"ff", "wf"}) {
       std::map<std::string, double> mean;
@@ -84,14 +88,28 @@ int main(int argc, char** argv) {
         int ok = 0, failed = 0;
         for (int s = 0; s < seeds; ++s) {
           const uint64_t seed = args.seed + static_cast<uint64_t>(s);
-          const std::string tag = std::string(platform) + "-" + mapping + "-" + faults + "-" + std::to_string(seed);
-          std::vector<std::string> run{job, "--platform", platform_file, "--local", "--mapping", mapping,
-                                       "--split", "equal", "--balance", "off", "--shuffle-nodes",
-                                       "--platform-seed", std::to_string(seed), "--slowdown", slowdown};
+          const std::string tag =
+              std::string(platform) + "-" + mapping + "-" + faults + "-" + std::to_string(seed);
+          std::vector<std::string> run{job,
+                                       "--platform",
+                                       platform_file,
+                                       "--local",
+                                       "--mapping",
+                                       mapping,
+                                       "--split",
+                                       "equal",
+                                       "--balance",
+                                       "off",
+                                       "--shuffle-nodes",
+                                       "--platform-seed",
+                                       std::to_string(seed),
+                                       "--slowdown",
+                                       slowdown};
           if (std::string(faults) == "wf") {
             char every[32];
             std::snprintf(every, sizeof every, "%.3f", kill_every);
-            run.insert(run.end(), {"--kill-every", every, "--kill-count", "12", "--kill-seed", std::to_string(seed)});
+            run.insert(run.end(), {"--kill-every", every, "--kill-count", "12", "--kill-seed",
+                                   std::to_string(seed)});
           }
           auto summary = RunSpawner(run, work + "/" + tag + ".json", work + "/" + tag + ".log");
           if (summary.value("status", "") == "converged") {
@@ -130,29 +148,35 @@ int main(int argc, char** argv) {
         }
       }
       dat << platform << "-" << faults;
-      for (const char* mapping : kMappings) dat << " " << (std::isnan(mean[mapping]) ? 0 : mean[mapping]);
+      for (const char* mapping : kMappings)
+        dat << " " << (std::isnan(mean[mapping]) ? 0 : mean[mapping]);
       dat << "\n";
       if (std::string(faults) == "wf") {
-        std::printf("  %s: failures one every %.2f s (paper: two every 20 s)\n", platform, kill_every);
+        std::printf("  %s: failures one every %.2f s (paper: two every 20 s)\n", platform,
+                    kill_every);
       }
     }
   }
   aiac::eval::WriteTable(args.out, "maheve", rows);
-  aiac::eval::Plot(args.out, "maheve", dat.str(),
-                   "set title 'CG on the emulated MAHEVE platforms (emulated seconds, lower is better)'\n"
-                   "set style data histograms\nset style histogram clustered gap 1\nset style fill solid 0.8 border -1\n"
-                   "set ylabel 'seconds'\nset yrange [0:*]\nset key top left\nset xtics rotate by -30\n"
-                   "plot datafile using 2:xtic(1) title 'default', '' using 3 title 'aiac-qm', '' using 4 title 'f-ec', "
-                   "'' using 5 title 'maheve'\n");
-  std::printf("\n%-6s %-3s %-8s %10s %8s | %8s %8s\n", "hd", "", "mapping", "seconds", "gain", "paper s", "gain");
+  aiac::eval::Plot(
+      args.out, "maheve", dat.str(),
+      "set title 'CG on the emulated MAHEVE platforms (emulated seconds, lower is better)'\n"
+      "set style data histograms\nset style histogram clustered gap 1\nset style fill solid 0.8 "
+      "border -1\n"
+      "set ylabel 'seconds'\nset yrange [0:*]\nset key top left\nset xtics rotate by -30\n"
+      "plot datafile using 2:xtic(1) title 'default', '' using 3 title 'aiac-qm', '' using 4 title "
+      "'f-ec', "
+      "'' using 5 title 'maheve'\n");
+  std::printf("\n%-6s %-3s %-8s %10s %8s | %8s %8s\n", "hd", "", "mapping", "seconds", "gain",
+              "paper s", "gain");
   for (const auto& r : rows) {
     const double s = r["seconds"].is_null() ? NAN : r["seconds"].get<double>();
     const double g = r["gain_vs_default"].is_null() ? NAN : r["gain_vs_default"].get<double>();
     std::printf("%-6.2f %-3s %-8s %10.2f %7.0f%% | %8.0f %7.0f%%\n", r["hd"].get<double>(),
-                r["faults"].get<std::string>().c_str(), r["mapping"].get<std::string>().c_str(), s, 100 * g,
-                r["paper_seconds"].get<double>(), 100 * r["paper_gain"].get<double>());
+                r["faults"].get<std::string>().c_str(), r["mapping"].get<std::string>().c_str(), s,
+                100 * g, r["paper_seconds"].get<double>(), 100 * r["paper_gain"].get<double>());
   }
-  std::printf("\ntable: %s/maheve.json, plot: %s/maheve.png, runs: %s\n", args.out.c_str(), args.out.c_str(),
-              work.c_str());
+  std::printf("\ntable: %s/maheve.json, plot: %s/maheve.png, runs: %s\n", args.out.c_str(),
+              args.out.c_str(), work.c_str());
   return 0;
 }

@@ -28,8 +28,9 @@ int main(int argc, char** argv) {
   const int round_trips = args.quick ? 1000 : 5000;
   const int megabytes = args.quick ? 10 : 50;
   const int checkpoints = args.quick ? 50 : 200;
-  std::printf("transport: %d x (%d round trips, %d x 1 MB, %d checkpoints per size), best of each\n", reps,
-              round_trips, megabytes, checkpoints);
+  std::printf(
+      "transport: %d x (%d round trips, %d x 1 MB, %d checkpoints per size), best of each\n", reps,
+      round_trips, megabytes, checkpoints);
   aiac::bench::Framed(Transport::kTls, round_trips / 10 + 1, 2);  // warm-up
   Timings raw{1e30, 1e30}, plain{1e30, 1e30}, tls{1e30, 1e30};
   auto best = [](Timings& b, const Timings& t) {
@@ -43,19 +44,26 @@ int main(int argc, char** argv) {
   }
   nlohmann::json rows = nlohmann::json::array();
   std::ostringstream dat;
-  auto row = [&](const std::string& measure, const std::string& variant, double value, const char* unit, double raw_value) {
-    rows.push_back({{"measure", measure}, {"variant", variant}, {"value", value}, {"unit", unit}, {"vs_raw", value / raw_value}});
-    std::printf("%-24s %-22s %10.2f %-3s %6.2fx raw\n", measure.c_str(), variant.c_str(), value, unit, value / raw_value);
+  auto row = [&](const std::string& measure, const std::string& variant, double value,
+                 const char* unit, double raw_value) {
+    rows.push_back({{"measure", measure},
+                    {"variant", variant},
+                    {"value", value},
+                    {"unit", unit},
+                    {"vs_raw", value / raw_value}});
+    std::printf("%-24s %-22s %10.2f %-3s %6.2fx raw\n", measure.c_str(), variant.c_str(), value,
+                unit, value / raw_value);
   };
-  for (const auto& [name, t] : {std::pair<const char*, Timings>{"raw Asio TCP", raw}, {"framed, no encryption", plain},
+  for (const auto& [name, t] : {std::pair<const char*, Timings>{"raw Asio TCP", raw},
+                                {"framed, no encryption", plain},
                                 {"framed, TLS 1.3 (aiac)", tls}}) {
     row("small round trip", name, t.round_trip_us, "us", raw.round_trip_us);
     row("1 MB transfer", name, t.megabyte_ms, "ms", raw.megabyte_ms);
   }
   dat << "\"round trip\" " << 1.0 << ' ' << plain.round_trip_us / raw.round_trip_us << ' '
       << tls.round_trip_us / raw.round_trip_us << "\n";
-  dat << "\"1 MB\" " << 1.0 << ' ' << plain.megabyte_ms / raw.megabyte_ms << ' ' << tls.megabyte_ms / raw.megabyte_ms
-      << "\n";
+  dat << "\"1 MB\" " << 1.0 << ' ' << plain.megabyte_ms / raw.megabyte_ms << ' '
+      << tls.megabyte_ms / raw.megabyte_ms << "\n";
   const std::string root = aiac::TempRoot() + "/aiac-transport-eval-" + std::to_string(::getpid());
   std::filesystem::create_directories(root);
   for (size_t bytes : {size_t{100} << 10, size_t{1} << 20}) {
@@ -72,12 +80,15 @@ int main(int argc, char** argv) {
   }
   std::filesystem::remove_all(root);
   aiac::eval::WriteTable(args.out, "transport", rows);
-  aiac::eval::Plot(args.out, "transport", dat.str(),
-                   "set title 'Time against the raw means (1 = as fast, lower is better)'\n"
-                   "set style data histograms\nset style histogram clustered\nset style fill solid 0.8 border -1\n"
-                   "set ylabel 'time / raw'\nset yrange [0:*]\nset key below\n"
-                   "plot datafile using 2:xtic(1) title 'raw', '' using 3 title 'framed, no encryption', "
-                   "'' using 4 title 'aiac (TLS 1.3; store for checkpoints)'\n");
-  std::printf("table: %s/transport.json, plot: %s/transport.png\n", args.out.c_str(), args.out.c_str());
+  aiac::eval::Plot(
+      args.out, "transport", dat.str(),
+      "set title 'Time against the raw means (1 = as fast, lower is better)'\n"
+      "set style data histograms\nset style histogram clustered\nset style fill solid 0.8 border "
+      "-1\n"
+      "set ylabel 'time / raw'\nset yrange [0:*]\nset key below\n"
+      "plot datafile using 2:xtic(1) title 'raw', '' using 3 title 'framed, no encryption', "
+      "'' using 4 title 'aiac (TLS 1.3; store for checkpoints)'\n");
+  std::printf("table: %s/transport.json, plot: %s/transport.png\n", args.out.c_str(),
+              args.out.c_str());
   return 0;
 }

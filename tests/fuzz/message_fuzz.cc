@@ -17,7 +17,8 @@ void Validate(aiac::proto::Envelope::Reader env) {
   using E = aiac::proto::Envelope;
   switch (env.which()) {
     case E::REGISTER:
-      (void)aiac::supernode::CheckDaemonRecord(aiac::supernode::FromProto(env.getRegister().getDaemon()));
+      (void)aiac::supernode::CheckDaemonRecord(
+          aiac::supernode::FromProto(env.getRegister().getDaemon()));
       break;
     case E::REGISTRY_DIGEST:
       for (auto d : env.getRegistryDigest().getDaemons()) (void)aiac::supernode::FromProto(d);
@@ -26,7 +27,8 @@ void Validate(aiac::proto::Envelope::Reader env) {
       (void)aiac::CheckName("job id", env.getRequestDaemons().getJob().cStr());
       break;
     case E::RELEASE_DAEMONS:
-      for (auto id : env.getReleaseDaemons().getDaemonIds()) (void)aiac::CheckName("daemon id", id.cStr());
+      for (auto id : env.getReleaseDaemons().getDaemonIds())
+        (void)aiac::CheckName("daemon id", id.cStr());
       break;
     case E::ASSIGN_TASK:
       (void)aiac::daemon::ParseAssignment(env.getAssignTask(), {}, "d1");

@@ -98,7 +98,9 @@ int main(int argc, char** argv) {
          auto p = e.initPluginData();
          p.setSha256(Bytes(hash));
          p.setName("libaiac_app_cg.so");
-         p.setBytes(Bytes("\x7f" "ELF"));
+         p.setBytes(
+             Bytes("\x7f"
+                   "ELF"));
        })},
   };
   for (const char* target : {"frame", "hello", "message"}) {

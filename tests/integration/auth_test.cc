@@ -1,6 +1,6 @@
 // Wrong keys and hostile bytes: refused with a reason, and the super-node keeps serving.
-#include "integration/cluster_fixture.h"
 #include "core/endpoint.h"
+#include "integration/cluster_fixture.h"
 #include "net/asio.h"
 
 namespace aiac::testing {
@@ -26,8 +26,10 @@ TEST_F(AuthTest, DaemonWithWrongKeyIsRefusedAndSaysSo) {
 TEST_F(AuthTest, SpawnerWithWrongKeyFailsWithTheReason) {
   const std::string sn = StartSupernode("sn1");
   ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "wrong.toml", "--supernode", sn, RingJob(2, 1),
-                        "--json", dir_ / "w.json"}), 1);
-  EXPECT_NE(Json("w.json")["error"].get<std::string>().find("cluster_key mismatch"), std::string::npos);
+                        "--json", dir_ / "w.json"}),
+            1);
+  EXPECT_NE(Json("w.json")["error"].get<std::string>().find("cluster_key mismatch"),
+            std::string::npos);
 }
 
 TEST_F(AuthTest, GarbageAndOversizedFramesDoNotDisturbOthers) {
@@ -56,7 +58,8 @@ TEST_F(AuthTest, GarbageAndOversizedFramesDoNotDisturbOthers) {
   // Both are refused by the TLS layer before any frame is read.
   EXPECT_TRUE(WaitUntil([&] { return LogHas("sn1", "TLS handshake failed"); })) << Log("sn1");
   ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "key.toml", "--supernode", sn, RingJob(2, 20),
-                        "--json", dir_ / "ok.json"}), 0)
+                        "--json", dir_ / "ok.json"}),
+            0)
       << Log("spawner");
   EXPECT_EQ(Json("ok.json")["status"], "converged");
 }

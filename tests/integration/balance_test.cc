@@ -1,6 +1,6 @@
-// Live balancing with real processes (docs/balancing.md): a daemon slowed from outside while the job runs
-// (SIGSTOP / SIGCONT in turns, as an overloaded host would starve it), with no warning to the
-// program. Its items move to the others, the synthetic checksum is the workload's, and a daemon
+// Live balancing with real processes (docs/balancing.md): a daemon slowed from outside while the
+// job runs (SIGSTOP / SIGCONT in turns, as an overloaded host would starve it), with no warning to
+// the program. Its items move to the others, the synthetic checksum is the workload's, and a daemon
 // killed while items move loses none of them. The same for the CG app, whose rows move between
 // neighbouring blocks: the solution stays right.
 #include <signal.h>
@@ -47,7 +47,8 @@ class BalanceTest : public ClusterFixture {
   // Steps long enough that the unslowed tasks are still busy when the first checking point comes
   // on a loaded machine (each needs a measured speed first).
   static constexpr const char* kParams =
-      "[params]\nitems = 8000\niterations = 80\nbase_cost = 1500\nphase_iterations = 10\nhot_fraction = 0.25\n"
+      "[params]\nitems = 8000\niterations = 80\nbase_cost = 1500\nphase_iterations = "
+      "10\nhot_fraction = 0.25\n"
       "hot_factor = 4\nseed = 11\nverify = true\n";
 
   static synthetic::WorkloadSpec Spec() {
@@ -64,7 +65,8 @@ class BalanceTest : public ClusterFixture {
     const std::string sn = StartSupernode("sn1");
     for (int d = 1; d <= daemons; ++d) {
       std::string name = "d";
-      name += std::to_string(d);  // (not "d" + ...: g++ 12 warns of a restrict overlap that is not there)
+      name += std::to_string(
+          d);  // (not "d" + ...: g++ 12 warns of a restrict overlap that is not there)
       StartDaemon(name, {sn});
     }
     return sn;
@@ -90,8 +92,10 @@ class BalanceTest : public ClusterFixture {
   // A CG job on a generated system whose block solves iterate (inner = "cg"), so that its outer
   // iterations cost enough for balancing to act before it converges.
   void WriteCgJob(const std::string& extra = "") {
-    WriteJob("cg.toml", "name = \"cg\"\napp = \"cg\"\ntasks = 4\ntimeout_s = 240\n" + extra +
-                            "[params]\nn = 200000\nbandwidth = 12\nseed = 7\ntolerance = 1e-10\ninner = \"cg\"\n");
+    WriteJob(
+        "cg.toml",
+        "name = \"cg\"\napp = \"cg\"\ntasks = 4\ntimeout_s = 240\n" + extra +
+            "[params]\nn = 200000\nbandwidth = 12\nseed = 7\ntolerance = 1e-10\ninner = \"cg\"\n");
   }
 
   // The 2-D Poisson problem on a 300 x 300 grid, its rows scrambled, read from a Matrix Market
@@ -103,10 +107,13 @@ class BalanceTest : public ClusterFixture {
     std::vector<int> scrambled(300 * 300);
     std::iota(scrambled.begin(), scrambled.end(), 0);
     std::shuffle(scrambled.begin(), scrambled.end(), std::mt19937(7));
-    ASSERT_OK(cg::WriteMatrixMarketMatrix(dir_ / "a.mtx", cg::Renumbered(cg::GridLaplacian(300, 300), scrambled),
+    ASSERT_OK(cg::WriteMatrixMarketMatrix(dir_ / "a.mtx",
+                                          cg::Renumbered(cg::GridLaplacian(300, 300), scrambled),
                                           /*symmetric=*/true));
-    WriteJob("cgf.toml", "name = \"cgf\"\napp = \"cg\"\ntasks = 4\ntimeout_s = 240\n" + extra +
-                             "[params]\nmatrix = \"a.mtx\"\noverlap = 2\ntolerance = 1e-12\noutput = \"x.mtx\"\n");
+    WriteJob(
+        "cgf.toml",
+        "name = \"cgf\"\napp = \"cg\"\ntasks = 4\ntimeout_s = 240\n" + extra +
+            "[params]\nmatrix = \"a.mtx\"\noverlap = 2\ntolerance = 1e-12\noutput = \"x.mtx\"\n");
   }
 
   // The CG run ended with the system's solution (all ones): reported by the app for a generated
@@ -136,10 +143,11 @@ class BalanceTest : public ClusterFixture {
   // Runs job file `job` (summary into `json`) on 4 daemons with --balance dp (and `extra`); once
   // balancing is on, without a word to anyone, task 1's daemon gets a quarter of its time until
   // the end.
-  void RunWithTask1Slowed(const std::string& job, const std::string& json, const std::vector<std::string>& extra = {}) {
+  void RunWithTask1Slowed(const std::string& job, const std::string& json,
+                          const std::vector<std::string>& extra = {}) {
     const std::string sn = StartCluster(4);
-    std::vector<std::string> args{"run", "--config", dir_ / "key.toml", "--supernode", sn, dir_ / job,
-                                  "--json", dir_ / json, "--balance", "dp"};
+    std::vector<std::string> args{"run",      "--config", dir_ / "key.toml", "--supernode", sn,
+                                  dir_ / job, "--json",   dir_ / json,       "--balance",   "dp"};
     args.insert(args.end(), extra.begin(), extra.end());
     auto spawner = Start("aiac-spawner", args, dir_ / "spawner.log");
     ASSERT_FALSE(WaitForLog(spawner, std::regex("live balancing on")).empty()) << Log("spawner");
@@ -147,7 +155,8 @@ class BalanceTest : public ClusterFixture {
     ASSERT_FALSE(slowed.empty()) << Log("spawner");
     std::optional<int> code;
     {
-      Throttle throttle(procs_.at(slowed).pid(), std::chrono::milliseconds(40), std::chrono::milliseconds(120));
+      Throttle throttle(procs_.at(slowed).pid(), std::chrono::milliseconds(40),
+                        std::chrono::milliseconds(120));
       code = spawner.WaitFor(std::chrono::seconds(240));
     }
     ASSERT_EQ(code, 0) << Log("spawner");
@@ -158,15 +167,18 @@ class BalanceTest : public ClusterFixture {
   // `victim_task`: by default the first move's source as soon as the spawner decided (its export
   // is on the way). The run must end well, one daemon lost and replaced: the victim's id.
   // `spawner_config`: the spawner's --config (the cluster key by default).
-  std::string RunKillingAMovesTask(const std::string& job, const std::string& json,
-                                   const std::regex& victim_task = std::regex(R"(moves \(([0-9]+)->)"),
-                                   const std::string& spawner_config = "key.toml") {
+  std::string RunKillingAMovesTask(
+      const std::string& job, const std::string& json,
+      const std::regex& victim_task = std::regex(R"(moves \(([0-9]+)->)"),
+      const std::string& spawner_config = "key.toml") {
     const std::string sn = StartCluster(5);
-    auto spawner = Start("aiac-spawner", {"run", "--config", dir_ / spawner_config, "--supernode", sn, dir_ / job,
-                                          "--json", dir_ / json},
+    auto spawner = Start("aiac-spawner",
+                         {"run", "--config", dir_ / spawner_config, "--supernode", sn, dir_ / job,
+                          "--json", dir_ / json},
                          dir_ / "spawner.log");
-    const std::string slowed =
-        WaitForLog(spawner, std::regex("live balancing on")).empty() ? std::string() : DaemonOf("2");
+    const std::string slowed = WaitForLog(spawner, std::regex("live balancing on")).empty()
+                                   ? std::string()
+                                   : DaemonOf("2");
     if (slowed.empty()) {
       ADD_FAILURE() << "no live balancing: " << Log("spawner");
       return "";
@@ -174,7 +186,8 @@ class BalanceTest : public ClusterFixture {
     std::optional<int> code;
     std::string victim;
     {
-      Throttle throttle(procs_.at(slowed).pid(), std::chrono::milliseconds(40), std::chrono::milliseconds(120));
+      Throttle throttle(procs_.at(slowed).pid(), std::chrono::milliseconds(40),
+                        std::chrono::milliseconds(120));
       const std::string task = WaitForLog(spawner, victim_task);
       victim = task.empty() ? "" : DaemonOf(task);
       if (victim.empty()) {
@@ -200,7 +213,8 @@ class BalanceTest : public ClusterFixture {
 };
 
 TEST_F(BalanceTest, ASlowedDaemonGivesItsItemsAwayAndTheChecksumStays) {
-  WriteJob("syn.toml", "name = \"syn\"\napp = \"synthetic\"\ntasks = 4\ntimeout_s = 240\n" + std::string(kParams));
+  WriteJob("syn.toml", "name = \"syn\"\napp = \"synthetic\"\ntasks = 4\ntimeout_s = 240\n" +
+                           std::string(kParams));
   RunWithTask1Slowed("syn.toml", "syn.json");
   if (HasFatalFailure()) return;
   auto j = Json("syn.json");
@@ -217,19 +231,22 @@ TEST_F(BalanceTest, ASlowedDaemonGivesItsItemsAwayAndTheChecksumStays) {
   EXPECT_GT(b["seconds_moving"].get<double>(), 0);
   EXPECT_EQ(b["abandoned"], 0);
   // Items left the slowed task.
-  EXPECT_TRUE(std::regex_search(Log("spawner"), std::regex("items from task 1 to task [023]"))) << Log("spawner");
+  EXPECT_TRUE(std::regex_search(Log("spawner"), std::regex("items from task 1 to task [023]")))
+      << Log("spawner");
 }
 
 // Moves on the ring of tasks (--migration ring): every move joins two neighbours (0-1, 1-2, 2-3,
 // 3-0), the items go daemon to daemon, the plan's line names its case, and the checksum stays.
 TEST_F(BalanceTest, RingMovesJoinOnlyNeighboursAndTheChecksumStays) {
-  WriteJob("syn.toml", "name = \"syn\"\napp = \"synthetic\"\ntasks = 4\ntimeout_s = 240\n" + std::string(kParams));
+  WriteJob("syn.toml", "name = \"syn\"\napp = \"synthetic\"\ntasks = 4\ntimeout_s = 240\n" +
+                           std::string(kParams));
   RunWithTask1Slowed("syn.toml", "syn.json", {"--migration", "ring"});
   if (HasFatalFailure()) return;
   auto j = Json("syn.json");
   EXPECT_EQ(j["status"], "converged") << j.dump();
   EXPECT_EQ(j["result"]["items"], 8000);
-  EXPECT_EQ(j["result"]["checksum"].get<double>(), static_cast<double>(synthetic::ExpectedChecksum(Spec())));
+  EXPECT_EQ(j["result"]["checksum"].get<double>(),
+            static_cast<double>(synthetic::ExpectedChecksum(Spec())));
   const auto& b = j["balancing"];
   EXPECT_EQ(b["migration"], "ring");
   EXPECT_EQ(b["abandoned"], 0);
@@ -237,10 +254,14 @@ TEST_F(BalanceTest, RingMovesJoinOnlyNeighboursAndTheChecksumStays) {
   EXPECT_GT(b["planned_seconds"].get<double>(), 0);
   const std::string log = Log("spawner");
   // One cluster, every link alike: Algorithm 3's homogeneous case.
-  EXPECT_TRUE(std::regex_search(log, std::regex(R"(around the ring \(ring, bi-hom\): [0-9]->[0-9] [0-9]+ items)"))) << log;
-  const std::regex move(R"(move [0-9]+: [0-9]+ items from task ([0-9]) to task ([0-9]) in [0-9.]+ s, (.*))");
+  EXPECT_TRUE(std::regex_search(
+      log, std::regex(R"(around the ring \(ring, bi-hom\): [0-9]->[0-9] [0-9]+ items)")))
+      << log;
+  const std::regex move(
+      R"(move [0-9]+: [0-9]+ items from task ([0-9]) to task ([0-9]) in [0-9.]+ s, (.*))");
   int moves = 0;
-  for (auto it = std::sregex_iterator(log.begin(), log.end(), move); it != std::sregex_iterator(); ++it, ++moves) {
+  for (auto it = std::sregex_iterator(log.begin(), log.end(), move); it != std::sregex_iterator();
+       ++it, ++moves) {
     const int from = std::stoi((*it)[1].str()), to = std::stoi((*it)[2].str());
     EXPECT_TRUE((from + 1) % 4 == to || (to + 1) % 4 == from) << (*it)[0].str();
     EXPECT_EQ((*it)[3].str(), "daemon to daemon") << (*it)[0].str();
@@ -258,22 +279,27 @@ TEST_F(BalanceTest, AnOverloadedClustersItemsCrossThroughGatewaysAndTheChecksumS
     name += std::to_string(d);
     StartDaemon(name, {sn}, "key.toml", "1", {"--cluster", d <= 2 ? "east" : "west"});
   }
-  WriteJob("syn.toml", "name = \"syn\"\napp = \"synthetic\"\ntasks = 4\ntimeout_s = 240\n" + std::string(kParams));
-  auto spawner = Start("aiac-spawner", {"run", "--config", dir_ / "key.toml", "--supernode", sn, dir_ / "syn.toml",
-                                        "--json", dir_ / "syn.json", "--balance", "dp", "--migration", "distpm"},
+  WriteJob("syn.toml", "name = \"syn\"\napp = \"synthetic\"\ntasks = 4\ntimeout_s = 240\n" +
+                           std::string(kParams));
+  auto spawner = Start("aiac-spawner",
+                       {"run", "--config", dir_ / "key.toml", "--supernode", sn, dir_ / "syn.toml",
+                        "--json", dir_ / "syn.json", "--balance", "dp", "--migration", "distpm"},
                        dir_ / "spawner.log");
   ASSERT_FALSE(WaitForLog(spawner, std::regex("live balancing on")).empty()) << Log("spawner");
   std::optional<int> code;
   {
-    Throttle east1(procs_.at("d1").pid(), std::chrono::milliseconds(40), std::chrono::milliseconds(120));
-    Throttle east2(procs_.at("d2").pid(), std::chrono::milliseconds(40), std::chrono::milliseconds(120));
+    Throttle east1(procs_.at("d1").pid(), std::chrono::milliseconds(40),
+                   std::chrono::milliseconds(120));
+    Throttle east2(procs_.at("d2").pid(), std::chrono::milliseconds(40),
+                   std::chrono::milliseconds(120));
     code = spawner.WaitFor(std::chrono::seconds(240));
   }
   ASSERT_EQ(code, 0) << Log("spawner");
   auto j = Json("syn.json");
   EXPECT_EQ(j["status"], "converged") << j.dump();
   EXPECT_EQ(j["result"]["items"], 8000);
-  EXPECT_EQ(j["result"]["checksum"].get<double>(), static_cast<double>(synthetic::ExpectedChecksum(Spec())));
+  EXPECT_EQ(j["result"]["checksum"].get<double>(),
+            static_cast<double>(synthetic::ExpectedChecksum(Spec())));
   const auto& b = j["balancing"];
   EXPECT_EQ(b["migration"], "distpm");
   EXPECT_EQ(b["abandoned"], 0);
@@ -284,13 +310,17 @@ TEST_F(BalanceTest, AnOverloadedClustersItemsCrossThroughGatewaysAndTheChecksumS
   EXPECT_GT(b["relayed_reports"].get<int>(), 0);
   EXPECT_EQ(j["failures"], 0) << Log("spawner");
   const std::string log = Log("spawner");
-  // Items went daemon to daemon, and some through a gateway: a daemon that neither gave nor took them.
-  EXPECT_TRUE(std::regex_search(log, std::regex("items from task [0-9] to task [0-9] in [0-9.]+ s, daemon to daemon")))
+  // Items went daemon to daemon, and some through a gateway: a daemon that neither gave nor took
+  // them.
+  EXPECT_TRUE(std::regex_search(
+      log, std::regex("items from task [0-9] to task [0-9] in [0-9.]+ s, daemon to daemon")))
       << log;
   std::string relays;
   for (int d = 1; d <= 4; ++d) relays += Log("d" + std::to_string(d));
-  EXPECT_TRUE(std::regex_search(relays, std::regex("passed on to daemon d[0-9] \\(task [0-9]\\), [12] daemons to go")) ||
-              std::regex_search(log, std::regex("through gateways d[0-9]")))
+  EXPECT_TRUE(
+      std::regex_search(
+          relays, std::regex("passed on to daemon d[0-9] \\(task [0-9]\\), [12] daemons to go")) ||
+      std::regex_search(log, std::regex("through gateways d[0-9]")))
       << log;
   EXPECT_FALSE(LogHas("spawner", "the spawner sends the items itself")) << log;
 }
@@ -307,13 +337,18 @@ TEST_F(BalanceTest, AStalledGroupCoordinatorIsReplacedAndItsMembersAreNotTakenFo
     StartDaemon(name, {sn}, "key.toml", "1", {"--cluster", d == 3 || d == 4 ? "west" : "east"});
   }
   // Half kParams's steps: long enough to stop a coordinator once balancing is on.
-  WriteJob("syn.toml", "name = \"syn\"\napp = \"synthetic\"\ntasks = 4\ntimeout_s = 240\ncheckpoint_seconds = 0.3\n"
-                       "[params]\nitems = 8000\niterations = 40\nbase_cost = 1500\nphase_iterations = 10\n"
-                       "hot_fraction = 0.25\nhot_factor = 4\nseed = 11\n");
-  auto spawner = Start("aiac-spawner", {"run", "--config", dir_ / "spawner.toml", "--supernode", sn, dir_ / "syn.toml",
-                                        "--json", dir_ / "syn.json", "--balance", "dp"},
+  WriteJob(
+      "syn.toml",
+      "name = \"syn\"\napp = \"synthetic\"\ntasks = 4\ntimeout_s = 240\ncheckpoint_seconds = 0.3\n"
+      "[params]\nitems = 8000\niterations = 40\nbase_cost = 1500\nphase_iterations = 10\n"
+      "hot_fraction = 0.25\nhot_factor = 4\nseed = 11\n");
+  auto spawner = Start("aiac-spawner",
+                       {"run", "--config", dir_ / "spawner.toml", "--supernode", sn,
+                        dir_ / "syn.toml", "--json", dir_ / "syn.json", "--balance", "dp"},
                        dir_ / "spawner.log");
-  const std::string first = WaitForLog(spawner, std::regex(R"(groups report through their coordinators, the daemons of tasks (\d+))"));
+  const std::string first = WaitForLog(
+      spawner,
+      std::regex(R"(groups report through their coordinators, the daemons of tasks (\d+))"));
   ASSERT_FALSE(first.empty()) << Log("spawner");
   // Every task reported its speed by then: the members' reports go through the coordinator.
   ASSERT_FALSE(WaitForLog(spawner, std::regex("live balancing on")).empty()) << Log("spawner");
@@ -321,8 +356,8 @@ TEST_F(BalanceTest, AStalledGroupCoordinatorIsReplacedAndItsMembersAreNotTakenFo
   ASSERT_FALSE(coordinator.empty()) << Log("spawner");
   const pid_t pid = procs_.at(coordinator).pid();
   kill(pid, SIGSTOP);
-  const std::string lost =
-      WaitForLog(spawner, std::regex("daemon " + coordinator + " \\(task " + first + "\\) (silent)"));
+  const std::string lost = WaitForLog(
+      spawner, std::regex("daemon " + coordinator + " \\(task " + first + "\\) (silent)"));
   kill(pid, SIGKILL);
   kill(pid, SIGCONT);
   ASSERT_FALSE(lost.empty()) << Log("spawner");
@@ -332,7 +367,8 @@ TEST_F(BalanceTest, AStalledGroupCoordinatorIsReplacedAndItsMembersAreNotTakenFo
   EXPECT_EQ(j["result"]["items"], 8000);
   synthetic::WorkloadSpec spec = Spec();
   spec.iterations = 40;
-  EXPECT_EQ(j["result"]["checksum"].get<double>(), static_cast<double>(synthetic::ExpectedChecksum(spec)));
+  EXPECT_EQ(j["result"]["checksum"].get<double>(),
+            static_cast<double>(synthetic::ExpectedChecksum(spec)));
   EXPECT_EQ(j["failures"], 1) << Log("spawner");
   ASSERT_EQ(j["replacements"].size(), 1u) << Log("spawner");
   EXPECT_EQ(j["replacements"][0]["failed"], coordinator);
@@ -341,14 +377,18 @@ TEST_F(BalanceTest, AStalledGroupCoordinatorIsReplacedAndItsMembersAreNotTakenFo
 }
 
 TEST_F(BalanceTest, ADaemonKilledWhileItsItemsMoveLosesNone) {
-  WriteJob("syn.toml", "name = \"syn\"\napp = \"synthetic\"\ntasks = 4\ntimeout_s = 240\ncheckpoint_seconds = 0.3\n" +
-                           std::string(kParams));
+  WriteJob("syn.toml",
+           "name = \"syn\"\napp = \"synthetic\"\ntasks = 4\ntimeout_s = 240\ncheckpoint_seconds = "
+           "0.3\n" +
+               std::string(kParams));
   if (RunKillingAMovesTask("syn.toml", "syn.json").empty()) return;
   auto j = Json("syn.json");
   EXPECT_EQ(j["status"], "converged") << j.dump() << Log("spawner");
   EXPECT_EQ(j["result"]["items"], 8000);
-  EXPECT_EQ(j["result"]["checksum"].get<double>(), static_cast<double>(synthetic::ExpectedChecksum(Spec())));
-  EXPECT_TRUE(LogHas("spawner", "restored at item move") || LogHas("spawner", "abandoned")) << Log("spawner");
+  EXPECT_EQ(j["result"]["checksum"].get<double>(),
+            static_cast<double>(synthetic::ExpectedChecksum(Spec())));
+  EXPECT_TRUE(LogHas("spawner", "restored at item move") || LogHas("spawner", "abandoned"))
+      << Log("spawner");
 }
 
 TEST_F(BalanceTest, ASlowedCgDaemonGivesRowsAwayAndTheSolutionStaysRight) {
@@ -381,13 +421,15 @@ TEST_F(BalanceTest, ASlowedCgDaemonGivesRowsAwayAndTheSolutionStaysRight) {
 TEST_F(BalanceTest, CgRowsOfDifferentNeighboursMoveSideBySide) {
   WriteCgJob();
   WriteFile(dir_ / "ends.toml",
-            "name = \"ends\"\n[[clusters]]\nname = \"row\"\npowers = [0.25, 1.0, 1.0, 0.25]\nlatency_ms = 0.05\n"
+            "name = \"ends\"\n[[clusters]]\nname = \"row\"\npowers = [0.25, 1.0, 1.0, "
+            "0.25]\nlatency_ms = 0.05\n"
             "bandwidth_mbps = 1000\n");
   // The default mapping places task i on the i-th node started, in the file's order.
-  ASSERT_EQ(RunSpawner({"run", dir_ / "cg.toml", "--platform", dir_ / "ends.toml", "--local", "--mapping", "default",
-                        "--split", "equal", "--balance", "dp", "--json", dir_ / "cg.json"},
-                       "spawner", std::chrono::seconds(240)),
-            0)
+  ASSERT_EQ(
+      RunSpawner({"run", dir_ / "cg.toml", "--platform", dir_ / "ends.toml", "--local", "--mapping",
+                  "default", "--split", "equal", "--balance", "dp", "--json", dir_ / "cg.json"},
+                 "spawner", std::chrono::seconds(240)),
+      0)
       << Log("spawner");
   ExpectSolved(Json("cg.json"));
   struct Move {
@@ -396,7 +438,8 @@ TEST_F(BalanceTest, CgRowsOfDifferentNeighboursMoveSideBySide) {
   };
   std::vector<Move> moves;
   const std::string log = Log("spawner");
-  const std::regex line(R"((\d\d):(\d\d):(\d\d\.\d+) .*move \d+: \d+ items from task (\d) to task (\d) in ([0-9.]+) s)");
+  const std::regex line(
+      R"((\d\d):(\d\d):(\d\d\.\d+) .*move \d+: \d+ items from task (\d) to task (\d) in ([0-9.]+) s)");
   for (std::sregex_iterator it(log.begin(), log.end(), line), end; it != end; ++it) {
     const auto& m = *it;
     const double at = 3600 * std::stod(m[1]) + 60 * std::stod(m[2]) + std::stod(m[3]);
@@ -431,7 +474,8 @@ TEST_F(BalanceTest, AFilesCgRowsMoveWithTheirEntriesAndSurviveTheirTakersLoss) {
   // the spare gone to it the victim found no replacement. The victim's loss shows at once (its
   // connection closes).
   WriteFile(dir_ / "spawner.toml", ReadFile(dir_ / "key.toml") + "failure_timeout_ms = 60000\n");
-  if (RunKillingAMovesTask("cgf.toml", "cgf.json", std::regex(R"(move \d+: [1-9]\d* items from task \d to task (\d))"),
+  if (RunKillingAMovesTask("cgf.toml", "cgf.json",
+                           std::regex(R"(move \d+: [1-9]\d* items from task \d to task (\d))"),
                            "spawner.toml")
           .empty()) {
     return;
@@ -441,7 +485,8 @@ TEST_F(BalanceTest, AFilesCgRowsMoveWithTheirEntriesAndSurviveTheirTakersLoss) {
   EXPECT_GT(j["balancing"]["items_moved"].get<int>(), 0) << j.dump();
   const std::string log = Log("spawner");
   EXPECT_NE(log.find("once renumbered in reverse Cuthill-McKee order"), std::string::npos) << log;
-  EXPECT_TRUE(std::regex_search(log, std::regex("with overlap 2 \\([0-9]+ rows either side\\)"))) << log;
+  EXPECT_TRUE(std::regex_search(log, std::regex("with overlap 2 \\([0-9]+ rows either side\\)")))
+      << log;
 }
 
 TEST_F(BalanceTest, BadModesAreRefusedAndAnAppWithoutItemsRunsUnbalanced) {
@@ -449,8 +494,11 @@ TEST_F(BalanceTest, BadModesAreRefusedAndAnAppWithoutItemsRunsUnbalanced) {
   ASSERT_EQ(RunSpawner({"run", "--local", "3", ring, "--balance", "x"}, "bad"), 2);
   EXPECT_TRUE(LogHas("bad", "--balance must be dp, dm or off, not 'x'")) << Log("bad");
   ASSERT_EQ(RunSpawner({"run", "--local", "3", ring, "--migration", "lp"}, "bad-migration"), 2);
-  EXPECT_TRUE(LogHas("bad-migration", "--migration must be distpm, greedy, ring, nearest or spawner, not 'lp'")) << Log("bad-migration");
-  ASSERT_EQ(RunSpawner({"run", "--local", "3", ring, "--json", dir_ / "ring.json"}, "ring"), 0) << Log("ring");
+  EXPECT_TRUE(LogHas("bad-migration",
+                     "--migration must be distpm, greedy, ring, nearest or spawner, not 'lp'"))
+      << Log("bad-migration");
+  ASSERT_EQ(RunSpawner({"run", "--local", "3", ring, "--json", dir_ / "ring.json"}, "ring"), 0)
+      << Log("ring");
   auto j = Json("ring.json");
   EXPECT_EQ(j["status"], "converged");
   EXPECT_EQ(j["balancing"]["mode"], "off");

@@ -1,7 +1,6 @@
 // The CG app through the real spawner, super-node and daemons, checked against Eigen.
 #include <Eigen/SparseCholesky>
 #include <Eigen/SparseLU>
-
 #include <regex>
 
 #include "apps/cg/cg_problem.h"
@@ -13,7 +12,8 @@ namespace {
 
 double MaxDiff(const std::vector<double>& x, const Eigen::VectorXd& y) {
   double d = 0;
-  for (size_t i = 0; i < x.size(); ++i) d = std::max(d, std::abs(x[i] - y[static_cast<Eigen::Index>(i)]));
+  for (size_t i = 0; i < x.size(); ++i)
+    d = std::max(d, std::abs(x[i] - y[static_cast<Eigen::Index>(i)]));
   return d;
 }
 
@@ -55,9 +55,10 @@ class CgRunTest : public ClusterFixture {
 
 void CgRunTest::CheckGenerated(const std::string& mode_flag, int daemons) {
   WriteJob("cg.toml", "name = \"cg-it\"\napp = \"cg\"\ntasks = " + std::to_string(daemons) +
-                            "\ntimeout_s = 120\n[params]\nn = 20000\nbandwidth = 8\nseed = 3\n"
-                            "tolerance = 1e-10\noutput = \"x.mtx\"\n");
-  std::vector<std::string> args{"run", "--local", std::to_string(daemons), dir_ / "cg.toml", "--json", dir_ / "cg.json"};
+                          "\ntimeout_s = 120\n[params]\nn = 20000\nbandwidth = 8\nseed = 3\n"
+                          "tolerance = 1e-10\noutput = \"x.mtx\"\n");
+  std::vector<std::string> args{
+      "run", "--local", std::to_string(daemons), dir_ / "cg.toml", "--json", dir_ / "cg.json"};
   if (!mode_flag.empty()) args.push_back(mode_flag);
   ASSERT_EQ(RunSpawner(args), 0) << Log("spawner");
   auto j = Json("cg.json");
@@ -100,16 +101,21 @@ TEST_F(CgRunTest, MatrixMarketFilesMatchEigen) {
       }
     }
   }
-  WriteFile(dir_ / "A.mtx", a + std::to_string(n) + " " + std::to_string(n) + " " + std::to_string(nnz) + "\n" + entries);
-  std::string b = "%%MatrixMarket matrix coordinate real general\n" + std::to_string(n) + " 1 " + std::to_string(n / 2) + "\n";
+  WriteFile(dir_ / "A.mtx", a + std::to_string(n) + " " + std::to_string(n) + " " +
+                                std::to_string(nnz) + "\n" + entries);
+  std::string b = "%%MatrixMarket matrix coordinate real general\n" + std::to_string(n) + " 1 " +
+                  std::to_string(n / 2) + "\n";
   Eigen::VectorXd rhs = Eigen::VectorXd::Zero(n);
   for (int i = 0; i < n; i += 2) {
     b += std::to_string(i + 1) + " 1 " + std::to_string(1.0 + i % 5) + "\n";
     rhs[i] = 1.0 + i % 5;
   }
   WriteFile(dir_ / "b.mtx", b);
-  WriteJob("mm.toml", "name = \"mm\"\napp = \"cg\"\n[params]\nmatrix = \"A.mtx\"\nrhs = \"b.mtx\"\ntolerance = 1e-11\noutput = \"x.mtx\"\n");
-  ASSERT_EQ(RunSpawner({"run", "--local", "5", dir_ / "mm.toml", "--json", dir_ / "mm.json"}), 0) << Log("spawner");
+  WriteJob("mm.toml",
+           "name = \"mm\"\napp = \"cg\"\n[params]\nmatrix = \"A.mtx\"\nrhs = \"b.mtx\"\ntolerance "
+           "= 1e-11\noutput = \"x.mtx\"\n");
+  ASSERT_EQ(RunSpawner({"run", "--local", "5", dir_ / "mm.toml", "--json", dir_ / "mm.json"}), 0)
+      << Log("spawner");
   auto j = Json("mm.json");
   EXPECT_EQ(j["status"], "converged");
   EXPECT_EQ(j["tasks"], 5);  // tasks left out: one per --local daemon
@@ -123,7 +129,8 @@ TEST_F(CgRunTest, MatrixMarketFilesMatchEigen) {
   }
   EXPECT_GT(phases["read"].get<double>(), 0);
   EXPECT_GT(phases["iterate"].get<double>(), 0);
-  EXPECT_NEAR(sum, j["wall_seconds"].get<double>(), 0.02 * j["wall_seconds"].get<double>() + 0.01) << j.dump();
+  EXPECT_NEAR(sum, j["wall_seconds"].get<double>(), 0.02 * j["wall_seconds"].get<double>() + 0.01)
+      << j.dump();
   EXPECT_NE(Log("spawner").find(", phases read "), std::string::npos);
   auto x = cg::ReadMatrixMarketVector(dir_ / "x.mtx");
   ASSERT_TRUE(x.ok());
@@ -147,9 +154,11 @@ TEST_F(CgRunTest, ScaledRightHandSideReachesTheSameRelativeResidual) {
     b += v;
   }
   WriteFile(dir_ / "b.mtx", b);
-  WriteJob("small.toml", "name = \"small\"\napp = \"cg\"\ntimeout_s = 120\n[params]\nmatrix = \"A.mtx\"\n"
-                         "rhs = \"b.mtx\"\noutput = \"x.mtx\"\n");
-  ASSERT_EQ(RunSpawner({"run", "--local", "4", dir_ / "small.toml", "--json", dir_ / "s.json"}), 0) << Log("spawner");
+  WriteJob("small.toml",
+           "name = \"small\"\napp = \"cg\"\ntimeout_s = 120\n[params]\nmatrix = \"A.mtx\"\n"
+           "rhs = \"b.mtx\"\noutput = \"x.mtx\"\n");
+  ASSERT_EQ(RunSpawner({"run", "--local", "4", dir_ / "small.toml", "--json", dir_ / "s.json"}), 0)
+      << Log("spawner");
   auto j = Json("s.json");
   EXPECT_EQ(j["status"], "converged");
   EXPECT_LT(j["residual"].get<double>(), 1e-8);
@@ -163,9 +172,11 @@ TEST_F(CgRunTest, ScaledRightHandSideReachesTheSameRelativeResidual) {
 // A local test far looser than the residual asked for: every task converges early, the gathered
 // residual falls short, and the run goes on with tightened local tests until it is met.
 TEST_F(CgRunTest, LooseLocalTestIsTightenedUntilTheResidualIsMet) {
-  WriteJob("loose.toml", "name = \"loose\"\napp = \"cg\"\ntimeout_s = 120\n[params]\nn = 20000\nbandwidth = 8\n"
-                         "seed = 3\ntolerance = 1e-2\nresidual_tolerance = 1e-10\n");
-  ASSERT_EQ(RunSpawner({"run", "--local", "4", dir_ / "loose.toml", "--json", dir_ / "l.json"}), 0) << Log("spawner");
+  WriteJob("loose.toml",
+           "name = \"loose\"\napp = \"cg\"\ntimeout_s = 120\n[params]\nn = 20000\nbandwidth = 8\n"
+           "seed = 3\ntolerance = 1e-2\nresidual_tolerance = 1e-10\n");
+  ASSERT_EQ(RunSpawner({"run", "--local", "4", dir_ / "loose.toml", "--json", dir_ / "l.json"}), 0)
+      << Log("spawner");
   auto j = Json("l.json");
   EXPECT_EQ(j["status"], "converged");
   EXPECT_LE(j["residual"].get<double>(), 1e-10);
@@ -177,9 +188,11 @@ TEST_F(CgRunTest, LooseLocalTestIsTightenedUntilTheResidualIsMet) {
 // A residual no double-precision solve can reach: the run ends failed, early, saying why, with
 // the last result it gathered written and marked partial.
 TEST_F(CgRunTest, UnreachableResidualFailsEarlyWithThePartialResult) {
-  WriteJob("tight.toml", "name = \"tight\"\napp = \"cg\"\ntimeout_s = 300\n[params]\nn = 20000\nbandwidth = 8\n"
-                         "seed = 3\nresidual_tolerance = 1e-19\noutput = \"x.mtx\"\n");
-  ASSERT_EQ(RunSpawner({"run", "--local", "4", dir_ / "tight.toml", "--json", dir_ / "t.json"}), 1) << Log("spawner");
+  WriteJob("tight.toml",
+           "name = \"tight\"\napp = \"cg\"\ntimeout_s = 300\n[params]\nn = 20000\nbandwidth = 8\n"
+           "seed = 3\nresidual_tolerance = 1e-19\noutput = \"x.mtx\"\n");
+  ASSERT_EQ(RunSpawner({"run", "--local", "4", dir_ / "tight.toml", "--json", dir_ / "t.json"}), 1)
+      << Log("spawner");
   auto j = Json("t.json");
   EXPECT_EQ(j["status"], "failed");
   EXPECT_NE(j["error"].get<std::string>().find("stagnates"), std::string::npos) << j["error"];
@@ -196,12 +209,16 @@ TEST_F(CgRunTest, UnreachableResidualFailsEarlyWithThePartialResult) {
 // task, kDiverged, carried in its Result), not "failed", within seconds.
 TEST_F(CgRunTest, ASystemThatDivergesEndsTheRunDiverged) {
   WriteFile(dir_ / "A.mtx", TridiagonalFile(2, 1, 2));
-  WriteJob("div.toml", "name = \"div\"\napp = \"cg\"\ntasks = 2\ntimeout_s = 120\n[params]\nmatrix = \"A.mtx\"\n"
-                       "partition = \"contiguous\"\noverlap = 0\n");
-  ASSERT_EQ(RunSpawner({"run", "--local", "2", dir_ / "div.toml", "--json", dir_ / "div.json"}), 1) << Log("spawner");
+  WriteJob(
+      "div.toml",
+      "name = \"div\"\napp = \"cg\"\ntasks = 2\ntimeout_s = 120\n[params]\nmatrix = \"A.mtx\"\n"
+      "partition = \"contiguous\"\noverlap = 0\n");
+  ASSERT_EQ(RunSpawner({"run", "--local", "2", dir_ / "div.toml", "--json", dir_ / "div.json"}), 1)
+      << Log("spawner");
   auto j = Json("div.json");
   EXPECT_EQ(j["status"], "diverged") << j.dump();
-  EXPECT_NE(j["error"].get<std::string>().find("grew without bound"), std::string::npos) << j["error"];
+  EXPECT_NE(j["error"].get<std::string>().find("grew without bound"), std::string::npos)
+      << j["error"];
 }
 
 // A system block Jacobi converges on far too slowly for the time allowed (the 1-D Poisson problem
@@ -211,17 +228,23 @@ TEST_F(CgRunTest, ASystemThatDivergesEndsTheRunDiverged) {
 // ctest -j4 beside two busy loops on 2 cores: anything short of the 60 s is an early end.)
 TEST_F(CgRunTest, AHopelessSystemEndsEarlyWithItsLastIterate) {
   WriteFile(dir_ / "A.mtx", TridiagonalFile(50000, 2, -1));
-  WriteJob("hope.toml", "name = \"hope\"\napp = \"cg\"\ntimeout_s = 60\ntasks = 2\n[params]\nmatrix = \"A.mtx\"\n"
-                        "overlap = 0\ntolerance = 1e-12\noutput = \"x.mtx\"\n");
+  WriteJob(
+      "hope.toml",
+      "name = \"hope\"\napp = \"cg\"\ntimeout_s = 60\ntasks = 2\n[params]\nmatrix = \"A.mtx\"\n"
+      "overlap = 0\ntolerance = 1e-12\noutput = \"x.mtx\"\n");
   // Unbalanced: rows moving between the two blocks shift their boundary, which puts the rows
   // where block Jacobi's error lingers inside a block, and this system then converges after all.
-  ASSERT_EQ(RunSpawner({"run", "--local", "2", dir_ / "hope.toml", "--balance", "off", "--json", dir_ / "h.json"}), 1)
+  ASSERT_EQ(RunSpawner({"run", "--local", "2", dir_ / "hope.toml", "--balance", "off", "--json",
+                        dir_ / "h.json"}),
+            1)
       << Log("spawner");
   auto j = Json("h.json");
   EXPECT_EQ(j["status"], "failed");
   // ("at the rate of the last ..." or, on a slow sanitizer build, "the largest local change
   // stopped falling ...")
-  EXPECT_NE(j["error"].get<std::string>().find("the run cannot converge in time: "), std::string::npos) << j["error"];
+  EXPECT_NE(j["error"].get<std::string>().find("the run cannot converge in time: "),
+            std::string::npos)
+      << j["error"];
   EXPECT_LT(j["wall_seconds"].get<double>(), 57) << "it did not wait for timeout_s";
   EXPECT_TRUE(j["partial"].get<bool>());
   EXPECT_GT(j["residual"].get<double>(), 1e-8);
@@ -248,8 +271,8 @@ std::string GridFile(int side) {
       ++nnz;
     }
   }
-  return "%%MatrixMarket matrix coordinate real symmetric\n" + std::to_string(n) + " " + std::to_string(n) + " " +
-         std::to_string(nnz) + "\n" + entries;
+  return "%%MatrixMarket matrix coordinate real symmetric\n" + std::to_string(n) + " " +
+         std::to_string(n) + " " + std::to_string(nnz) + "\n" + entries;
 }
 
 // Daemons of powers 1, 1 and 3: the blocks follow the powers (about 3x the rows on the fast
@@ -260,13 +283,18 @@ TEST_F(CgRunTest, BlocksFollowThePowersOfTheirDaemons) {
   StartDaemon("d1", {sn}, "key.toml", "1");
   StartDaemon("d2", {sn}, "key.toml", "1");
   StartDaemon("d3", {sn}, "key.toml", "3");
-  ASSERT_TRUE(WaitUntil([&] { return LogHas("d1", "registered") && LogHas("d2", "registered") && LogHas("d3", "registered"); }))
-      << Log("d3");
+  ASSERT_TRUE(WaitUntil([&] {
+    return LogHas("d1", "registered") && LogHas("d2", "registered") && LogHas("d3", "registered");
+  })) << Log("d3");
   WriteFile(dir_ / "grid.mtx", GridFile(60));
-  WriteJob("grid.toml", "name = \"grid\"\napp = \"cg\"\ntasks = 3\ntimeout_s = 120\n[params]\nmatrix = \"grid.mtx\"\n"
-                        "partition = \"metis\"\n");
-  WriteJob("gen.toml", "name = \"gen\"\napp = \"cg\"\ntasks = 3\ntimeout_s = 120\n[params]\nn = 30000\nbandwidth = 6\n"
-                       "seed = 5\ntolerance = 1e-10\n");
+  WriteJob(
+      "grid.toml",
+      "name = \"grid\"\napp = \"cg\"\ntasks = 3\ntimeout_s = 120\n[params]\nmatrix = \"grid.mtx\"\n"
+      "partition = \"metis\"\n");
+  WriteJob("gen.toml",
+           "name = \"gen\"\napp = \"cg\"\ntasks = 3\ntimeout_s = 120\n[params]\nn = "
+           "30000\nbandwidth = 6\n"
+           "seed = 5\ntolerance = 1e-10\n");
   // The last "... partition into 3 blocks of A to B rows" (the reweighed one): B / A is about 3.
   auto spread = [&](const std::string& log, const std::string& kind) {
     const std::string text = Log(log);
@@ -279,8 +307,8 @@ TEST_F(CgRunTest, BlocksFollowThePowersOfTheirDaemons) {
   };
   for (const std::string job : {"grid", "gen"}) {
     SCOPED_TRACE(job);
-    ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "key.toml", "--supernode", sn, dir_ / (job + ".toml"), "--json",
-                          dir_ / (job + ".json")},
+    ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "key.toml", "--supernode", sn,
+                          dir_ / (job + ".toml"), "--json", dir_ / (job + ".json")},
                          job),
               0)
         << Log(job);
@@ -301,22 +329,28 @@ TEST_F(CgRunTest, BlocksFollowThePowersOfTheirDaemons) {
 uint64_t TaskDataBytes(const std::string& log) {
   const std::regex sent("sending task [0-9]+'s data \\(([0-9]+) bytes\\)");
   uint64_t bytes = 0;
-  for (std::sregex_iterator m(log.begin(), log.end(), sent), end; m != end; ++m) bytes += std::stoull((*m)[1]);
+  for (std::sregex_iterator m(log.begin(), log.end(), sent), end; m != end; ++m)
+    bytes += std::stoull((*m)[1]);
   return bytes;
 }
 
-// Daemons that see the spawner's files build their own blocks from the matrix's cache (docs/user-guide.md,
-// daemons that read the matrix themselves): by default on --local, when the job says so elsewhere. The METIS blocks with overlap
-// they build give the answer the shipped blocks give, and what travels is a fraction of them.
+// Daemons that see the spawner's files build their own blocks from the matrix's cache
+// (docs/user-guide.md, daemons that read the matrix themselves): by default on --local, when the
+// job says so elsewhere. The METIS blocks with overlap they build give the answer the shipped
+// blocks give, and what travels is a fraction of them.
 TEST_F(CgRunTest, DaemonsThatSeeTheFileBuildTheirOwnBlocksFromItsCache) {
   WriteFile(dir_ / "grid.mtx", GridFile(300));
-  const std::string params = "[params]\nmatrix = \"grid.mtx\"\npartition = \"metis\"\ntolerance = 1e-10\n";
+  const std::string params =
+      "[params]\nmatrix = \"grid.mtx\"\npartition = \"metis\"\ntolerance = 1e-10\n";
   WriteJob("shared.toml", "name = \"shared\"\napp = \"cg\"\ntasks = 3\ntimeout_s = 120\n" + params +
                               "output = \"x1.mtx\"\n");
   WriteJob("sent.toml", "name = \"sent\"\napp = \"cg\"\ntasks = 3\ntimeout_s = 120\n" + params +
                             "output = \"x2.mtx\"\nshared_input = false\n");
   for (const std::string job : {"shared", "sent"}) {
-    ASSERT_EQ(RunSpawner({"run", "--local", "3", dir_ / (job + ".toml"), "--json", dir_ / (job + ".json")}, job), 0)
+    ASSERT_EQ(
+        RunSpawner(
+            {"run", "--local", "3", dir_ / (job + ".toml"), "--json", dir_ / (job + ".json")}, job),
+        0)
         << Log(job);
     EXPECT_EQ(Json(job + ".json")["status"], "converged") << Log(job);
     EXPECT_LT(Json(job + ".json")["residual"].get<double>(), 1e-8);
@@ -330,41 +364,53 @@ TEST_F(CgRunTest, DaemonsThatSeeTheFileBuildTheirOwnBlocksFromItsCache) {
   auto x1 = cg::ReadMatrixMarketVector(dir_ / "x1.mtx");
   auto x2 = cg::ReadMatrixMarketVector(dir_ / "x2.mtx");
   ASSERT_TRUE(x1.ok() && x2.ok());
-  EXPECT_LT(MaxDiff(*x1, Eigen::Map<const Eigen::VectorXd>(x2->data(), static_cast<Eigen::Index>(x2->size()))), 1e-7);
+  EXPECT_LT(MaxDiff(*x1, Eigen::Map<const Eigen::VectorXd>(x2->data(),
+                                                           static_cast<Eigen::Index>(x2->size()))),
+            1e-7);
 
   // Daemons started by hand on this host: the job says they see the file.
   const std::string sn = StartSupernode("sn1");
   for (const char* d : {"d1", "d2", "d3"}) StartDaemon(d, {sn});
-  ASSERT_TRUE(WaitUntil([&] { return LogHas("d1", "registered") && LogHas("d2", "registered") &&
-                                     LogHas("d3", "registered"); }));
+  ASSERT_TRUE(WaitUntil([&] {
+    return LogHas("d1", "registered") && LogHas("d2", "registered") && LogHas("d3", "registered");
+  }));
   WriteJob("told.toml", "name = \"told\"\napp = \"cg\"\ntasks = 3\ntimeout_s = 120\n" + params +
                             "shared_input = true\n");
-  ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "key.toml", "--supernode", sn, dir_ / "told.toml", "--json",
-                        dir_ / "told.json"},
+  ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "key.toml", "--supernode", sn, dir_ / "told.toml",
+                        "--json", dir_ / "told.json"},
                        "told"),
             0)
       << Log("told");
   EXPECT_EQ(Json("told.json")["status"], "converged");
   EXPECT_TRUE(LogHas("told", "the daemons build their own blocks from")) << Log("told");
-  // Without the cache the daemons could not read the matrix: the blocks are sent, and the run says so.
-  WriteJob("nocache.toml", "name = \"nocache\"\napp = \"cg\"\ntasks = 3\ntimeout_s = 120\n" + params +
-                               "matrix_cache = false\n");
-  ASSERT_EQ(RunSpawner({"run", "--local", "3", dir_ / "nocache.toml", "--json", dir_ / "nocache.json"}, "nocache"), 0)
+  // Without the cache the daemons could not read the matrix: the blocks are sent, and the run says
+  // so.
+  WriteJob("nocache.toml", "name = \"nocache\"\napp = \"cg\"\ntasks = 3\ntimeout_s = 120\n" +
+                               params + "matrix_cache = false\n");
+  ASSERT_EQ(
+      RunSpawner({"run", "--local", "3", dir_ / "nocache.toml", "--json", dir_ / "nocache.json"},
+                 "nocache"),
+      0)
       << Log("nocache");
-  EXPECT_TRUE(LogHas("nocache", "the blocks are sent: the daemons need the matrix's cache")) << Log("nocache");
+  EXPECT_TRUE(LogHas("nocache", "the blocks are sent: the daemons need the matrix's cache"))
+      << Log("nocache");
 }
 
 // Blocks of about 10 MB against daemons that accept 4 MiB frames: the data goes in chunks.
 // (The plugin still travels in one frame: 2 MB under ASan.)
 TEST_F(CgRunTest, BlocksLargerThanTheFrameLimitAreSentInChunks) {
-  WriteFile(dir_ / "small-frames.toml", ReadFile(dir_ / "key.toml") + "max_frame_bytes = 4194304\n");
+  WriteFile(dir_ / "small-frames.toml",
+            ReadFile(dir_ / "key.toml") + "max_frame_bytes = 4194304\n");
   const std::string sn = StartSupernode("sn1");
   for (const char* d : {"d1", "d2"}) StartDaemon(d, {sn}, "small-frames.toml");
-  ASSERT_TRUE(WaitUntil([&] { return LogHas("d1", "registered") && LogHas("d2", "registered"); })) << Log("d1");
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("d1", "registered") && LogHas("d2", "registered"); }))
+      << Log("d1");
   WriteFile(dir_ / "T.mtx", TridiagonalFile(400000));
-  WriteJob("big.toml", "name = \"big\"\napp = \"cg\"\ntasks = 2\ntimeout_s = 120\n[params]\nmatrix = \"T.mtx\"\n");
-  ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "small-frames.toml", "--supernode", sn, dir_ / "big.toml", "--json",
-                        dir_ / "big.json"}),
+  WriteJob(
+      "big.toml",
+      "name = \"big\"\napp = \"cg\"\ntasks = 2\ntimeout_s = 120\n[params]\nmatrix = \"T.mtx\"\n");
+  ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "small-frames.toml", "--supernode", sn,
+                        dir_ / "big.toml", "--json", dir_ / "big.json"}),
             0)
       << Log("spawner") << Log("d1");
   EXPECT_EQ(Json("big.json")["status"], "converged");
@@ -379,12 +425,14 @@ TEST_F(CgRunTest, ResultsAndCheckpointsLargerThanAFrameGoInParts) {
   WriteFile(dir_ / "mib-frames.toml", ReadFile(dir_ / "key.toml") + "max_frame_bytes = 1048576\n");
   const std::string sn = StartSupernode("sn1", {}, "127.0.0.1:0", "mib-frames.toml");
   for (const char* d : {"d1", "d2"}) StartDaemon(d, {sn}, "mib-frames.toml");
-  ASSERT_TRUE(WaitUntil([&] { return LogHas("d1", "registered") && LogHas("d2", "registered"); })) << Log("d1");
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("d1", "registered") && LogHas("d2", "registered"); }))
+      << Log("d1");
   WriteFile(dir_ / "T.mtx", TridiagonalFile(400000));
-  WriteJob("parts.toml", "name = \"parts\"\napp = \"cg\"\ntasks = 2\ntimeout_s = 120\ncheckpoint_every = 2\n"
-                         "[params]\nmatrix = \"T.mtx\"\noutput = \"x.mtx\"\n");
-  ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "mib-frames.toml", "--supernode", sn, dir_ / "parts.toml", "--json",
-                        dir_ / "parts.json"}),
+  WriteJob("parts.toml",
+           "name = \"parts\"\napp = \"cg\"\ntasks = 2\ntimeout_s = 120\ncheckpoint_every = 2\n"
+           "[params]\nmatrix = \"T.mtx\"\noutput = \"x.mtx\"\n");
+  ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "mib-frames.toml", "--supernode", sn,
+                        dir_ / "parts.toml", "--json", dir_ / "parts.json"}),
             0)
       << Log("spawner") << Log("d1");
   auto j = Json("parts.json");
@@ -393,7 +441,8 @@ TEST_F(CgRunTest, ResultsAndCheckpointsLargerThanAFrameGoInParts) {
   const auto written = j["checkpoints"]["written"].get<uint64_t>();
   ASSERT_GT(written, 0u) << j.dump();
   EXPECT_GT(j["checkpoints"]["bytes"].get<uint64_t>() / written, 1u << 20) << j.dump();
-  for (const char* log : {"spawner", "d1", "d2", "sn1"}) EXPECT_FALSE(LogHas(log, "exceeds")) << Log(log);
+  for (const char* log : {"spawner", "d1", "d2", "sn1"})
+    EXPECT_FALSE(LogHas(log, "exceeds")) << Log(log);
   auto x = cg::ReadMatrixMarketVector(dir_ / "x.mtx");
   ASSERT_TRUE(x.ok()) << x.status().message();
   EXPECT_EQ(x->size(), 400000u);
@@ -405,29 +454,36 @@ TEST_F(CgRunTest, APluginLargerThanTheFrameLimitIsSentInChunks) {
   WriteFile(dir_ / "tiny-frames.toml", ReadFile(dir_ / "key.toml") + "max_frame_bytes = 262144\n");
   const std::string sn = StartSupernode("sn1");
   for (const char* d : {"d1", "d2"}) StartDaemon(d, {sn}, "tiny-frames.toml");
-  ASSERT_TRUE(WaitUntil([&] { return LogHas("d1", "registered") && LogHas("d2", "registered"); })) << Log("d1");
-  WriteJob("p.toml", "name = \"p\"\napp = \"cg\"\ntasks = 2\ntimeout_s = 120\n[params]\nn = 20000\n");
-  ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "tiny-frames.toml", "--supernode", sn, dir_ / "p.toml", "--json",
-                        dir_ / "p.json"}),
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("d1", "registered") && LogHas("d2", "registered"); }))
+      << Log("d1");
+  WriteJob("p.toml",
+           "name = \"p\"\napp = \"cg\"\ntasks = 2\ntimeout_s = 120\n[params]\nn = 20000\n");
+  ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "tiny-frames.toml", "--supernode", sn,
+                        dir_ / "p.toml", "--json", dir_ / "p.json"}),
             0)
       << Log("spawner") << Log("d1");
   EXPECT_EQ(Json("p.json")["status"], "converged");
-  EXPECT_TRUE(std::regex_search(Log("spawner"), std::regex("sending plugin .* bytes in [0-9]+ chunks\\) to daemon d1")))
+  EXPECT_TRUE(std::regex_search(
+      Log("spawner"), std::regex("sending plugin .* bytes in [0-9]+ chunks\\) to daemon d1")))
       << Log("spawner");
 }
 
 // A spawner whose frames are larger than the daemons accept: the daemon says why it closes,
 // and the run fails naming the limit instead of replacing daemon after daemon.
 TEST_F(CgRunTest, AFrameOverTheDaemonsLimitFailsTheRunSayingWhy) {
-  WriteFile(dir_ / "small-frames.toml", ReadFile(dir_ / "key.toml") + "max_frame_bytes = 1048576\n");
+  WriteFile(dir_ / "small-frames.toml",
+            ReadFile(dir_ / "key.toml") + "max_frame_bytes = 1048576\n");
   const std::string sn = StartSupernode("sn1");
   for (const char* d : {"d1", "d2", "d3"}) StartDaemon(d, {sn}, "small-frames.toml");
-  ASSERT_TRUE(WaitUntil([&] { return LogHas("d1", "registered") && LogHas("d2", "registered") &&
-                                     LogHas("d3", "registered"); }));
+  ASSERT_TRUE(WaitUntil([&] {
+    return LogHas("d1", "registered") && LogHas("d2", "registered") && LogHas("d3", "registered");
+  }));
   WriteFile(dir_ / "T.mtx", TridiagonalFile(400000));
-  WriteJob("big.toml", "name = \"big\"\napp = \"cg\"\ntasks = 2\ntimeout_s = 120\n[params]\nmatrix = \"T.mtx\"\n");
-  ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "key.toml", "--supernode", sn, dir_ / "big.toml", "--json",
-                        dir_ / "f.json"}),
+  WriteJob(
+      "big.toml",
+      "name = \"big\"\napp = \"cg\"\ntasks = 2\ntimeout_s = 120\n[params]\nmatrix = \"T.mtx\"\n");
+  ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "key.toml", "--supernode", sn, dir_ / "big.toml",
+                        "--json", dir_ / "f.json"}),
             1)
       << Log("spawner");
   const std::string error = Json("f.json")["error"];
@@ -439,9 +495,11 @@ TEST_F(CgRunTest, AFrameOverTheDaemonsLimitFailsTheRunSayingWhy) {
 
 TEST_F(CgRunTest, BadInputFailsBeforeAnyDaemonStarts) {
   WriteFile(dir_ / "rect.mtx", "%%MatrixMarket matrix coordinate real general\n2 3 1\n1 1 1\n");
-  WriteFile(dir_ / "zero.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n1 2 1\n");
+  WriteFile(dir_ / "zero.mtx",
+            "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n1 2 1\n");
   WriteFile(dir_ / "sparse.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1\n");
-  WriteFile(dir_ / "garbage.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 one\n2 2 1\n");
+  WriteFile(dir_ / "garbage.mtx",
+            "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 one\n2 2 1\n");
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"matrix = \"rect.mtx\"", "not square"},
       {"matrix = \"zero.mtx\"", "zero on the diagonal at row 2"},
@@ -460,7 +518,8 @@ TEST_F(CgRunTest, BadInputFailsBeforeAnyDaemonStarts) {
   }
   WriteJob("ring.toml", "name = \"r\"\napp = \"ring\"\n[params]\nrounds = 3\n");
   ASSERT_EQ(RunSpawner({"run", "--local", "2", dir_ / "ring.toml", "--sync"}, "bad"), 2);
-  EXPECT_NE(Log("bad").find("--sync: app ring has no synchronous mode"), std::string::npos) << Log("bad");
+  EXPECT_NE(Log("bad").find("--sync: app ring has no synchronous mode"), std::string::npos)
+      << Log("bad");
 }
 
 }  // namespace

@@ -15,11 +15,12 @@ TEST_F(CheckpointTest, BackupsKeepCheckpointsDuringARunAndDropThemAfter) {
   const std::string sn = StartSupernode("sn1");
   for (const char* d : {"d1", "d2", "d3"}) StartDaemon(d, {sn});
   // n = 30000 on 3 tasks: states of about 80 KB, kept in the stores' slot files.
-  WriteJob("cg.toml", "name = \"ck\"\napp = \"cg\"\ntasks = 3\ntimeout_s = 120\nbackups = 2\n"
-                      "checkpoint_every = 3\ncheckpoint_seconds = 0\n"
-                      "[params]\nn = 30000\nbandwidth = 8\nseed = 3\ntolerance = 1e-10\n");
-  ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "key.toml", "--supernode", sn, dir_ / "cg.toml", "--json",
-                        dir_ / "ck.json"}),
+  WriteJob("cg.toml",
+           "name = \"ck\"\napp = \"cg\"\ntasks = 3\ntimeout_s = 120\nbackups = 2\n"
+           "checkpoint_every = 3\ncheckpoint_seconds = 0\n"
+           "[params]\nn = 30000\nbandwidth = 8\nseed = 3\ntolerance = 1e-10\n");
+  ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "key.toml", "--supernode", sn, dir_ / "cg.toml",
+                        "--json", dir_ / "ck.json"}),
             0)
       << Log("spawner");
   auto j = Json("ck.json");
@@ -30,7 +31,8 @@ TEST_F(CheckpointTest, BackupsKeepCheckpointsDuringARunAndDropThemAfter) {
   ASSERT_GE(min_iterations, 3u);
   EXPECT_GE(j["checkpoints"]["written"].get<uint64_t>(), 3u * 2u);
   EXPECT_GT(j["checkpoints"]["bytes"].get<uint64_t>(),
-            j["checkpoints"]["written"].get<uint64_t>() * checkpoint::RocksDbCheckpointStore::kInFileBytes);
+            j["checkpoints"]["written"].get<uint64_t>() *
+                checkpoint::RocksDbCheckpointStore::kInFileBytes);
 
   // The daemons keep running between jobs; once stopped, their stores are free to open: no
   // checkpoint of the finished job is left.
@@ -47,9 +49,11 @@ TEST_F(CheckpointTest, BackupsKeepCheckpointsDuringARunAndDropThemAfter) {
 }
 
 TEST_F(CheckpointTest, NoBackupsMeansNoCheckpoints) {
-  WriteJob("cg.toml", "name = \"nock\"\napp = \"cg\"\ntimeout_s = 120\nbackups = 0\n"
-                      "[params]\nn = 20000\nbandwidth = 8\nseed = 3\ntolerance = 1e-10\n");
-  ASSERT_EQ(RunSpawner({"run", "--local", "3", dir_ / "cg.toml", "--json", dir_ / "n.json"}), 0) << Log("spawner");
+  WriteJob("cg.toml",
+           "name = \"nock\"\napp = \"cg\"\ntimeout_s = 120\nbackups = 0\n"
+           "[params]\nn = 20000\nbandwidth = 8\nseed = 3\ntolerance = 1e-10\n");
+  ASSERT_EQ(RunSpawner({"run", "--local", "3", dir_ / "cg.toml", "--json", dir_ / "n.json"}), 0)
+      << Log("spawner");
   auto j = Json("n.json");
   EXPECT_EQ(j["status"], "converged");
   EXPECT_EQ(j["checkpoints"]["written"], 0);

@@ -6,11 +6,10 @@
 #include <stdlib.h>
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "support/test_support.h"
 
@@ -31,10 +30,13 @@ class ClusterFixture : public ::testing::Test {
 
   // Starts a super-node; returns its HOST:PORT.
   std::string StartSupernode(const std::string& name, std::vector<std::string> extra = {},
-                             const std::string& listen = "127.0.0.1:0", const std::string& config = "key.toml") {
-    std::vector<std::string> args{"--config", dir_ / config, "--listen", listen,
-                                  "--id", name, "--data", dir_ / (name + ".db"), "--ready-file",
-                                  dir_ / (name + ".addr")};
+                             const std::string& listen = "127.0.0.1:0",
+                             const std::string& config = "key.toml") {
+    std::vector<std::string> args{"--config",     dir_ / config,
+                                  "--listen",     listen,
+                                  "--id",         name,
+                                  "--data",       dir_ / (name + ".db"),
+                                  "--ready-file", dir_ / (name + ".addr")};
     args.insert(args.end(), extra.begin(), extra.end());
     std::remove((dir_ / (name + ".addr")).c_str());
     procs_.insert_or_assign(name, Start("aiac-supernode", args, dir_ / (name + ".log")));
@@ -46,8 +48,8 @@ class ClusterFixture : public ::testing::Test {
   void StartDaemon(const std::string& name, const std::vector<std::string>& supernodes,
                    const std::string& config = "key.toml", const std::string& power = "1",
                    const std::vector<std::string>& extra = {}) {
-    std::vector<std::string> args{"--config", dir_ / config, "--id", name, "--data",
-                                  dir_ / name, "--power", power, "--log-level", "debug"};
+    std::vector<std::string> args{"--config",  dir_ / config, "--id", name,          "--data",
+                                  dir_ / name, "--power",     power,  "--log-level", "debug"};
     args.insert(args.end(), extra.begin(), extra.end());
     for (const auto& s : supernodes) {
       args.push_back("--supernode");
@@ -67,7 +69,8 @@ class ClusterFixture : public ::testing::Test {
   // A ring job file with `tasks` tasks and `rounds` rounds.
   std::string RingJob(int tasks, int rounds, const std::string& name = "ring.toml") {
     WriteFile(dir_ / name, "name = \"ring-it\"\napp = \"ring\"\ntasks = " + std::to_string(tasks) +
-                               "\ntimeout_s = 60\n[params]\nrounds = " + std::to_string(rounds) + "\n");
+                               "\ntimeout_s = 60\n[params]\nrounds = " + std::to_string(rounds) +
+                               "\n");
     return dir_ / name;
   }
 
@@ -80,12 +83,16 @@ class ClusterFixture : public ::testing::Test {
   bool LogHas(const std::string& name, const std::string& text) {
     return Log(name).find(text) != std::string::npos;
   }
-  nlohmann::json Json(const std::string& file) { return nlohmann::json::parse(ReadFile(dir_ / file)); }
+  nlohmann::json Json(const std::string& file) {
+    return nlohmann::json::parse(ReadFile(dir_ / file));
+  }
 
   ~ClusterFixture() override {
     procs_.clear();  // stop the children before their directory goes
-    if (saved_tmpdir_) setenv("TMPDIR", saved_tmpdir_->c_str(), 1);
-    else unsetenv("TMPDIR");
+    if (saved_tmpdir_)
+      setenv("TMPDIR", saved_tmpdir_->c_str(), 1);
+    else
+      unsetenv("TMPDIR");
   }
 
   TempDir dir_;

@@ -34,13 +34,15 @@ bandwidth_mbps = 100
 TEST_F(EmulatedRunTest, EachNodeOfThePlatformIsADaemonPlayingIt) {
   WriteFile(dir_ / "two.toml", kTwoClusters);
   // Long enough (about a second) for the daemons' progress reports to carry their link figures.
-  WriteJob("cg.toml", "name = \"emu\"\napp = \"cg\"\ntasks = 3\ntimeout_s = 120\n[params]\nn = 200000\nbandwidth = 4\n"
-                      "tolerance = 1e-10\n");
+  WriteJob("cg.toml",
+           "name = \"emu\"\napp = \"cg\"\ntasks = 3\ntimeout_s = 120\n[params]\nn = "
+           "200000\nbandwidth = 4\n"
+           "tolerance = 1e-10\n");
   // Started in a shuffled order (--shuffle-nodes), each daemon still plays its own node, and the
   // default mapping takes them in the order they were started.
-  ASSERT_EQ(RunSpawner({"run", dir_ / "cg.toml", "--platform", dir_ / "two.toml", "--local", "--slowdown", "4",
-                        "--shuffle-nodes", "--platform-seed", "3", "--mapping", "default", "--json", dir_ / "emu.json",
-                        "--log-level", "info"}),
+  ASSERT_EQ(RunSpawner({"run", dir_ / "cg.toml", "--platform", dir_ / "two.toml", "--local",
+                        "--slowdown", "4", "--shuffle-nodes", "--platform-seed", "3", "--mapping",
+                        "default", "--json", dir_ / "emu.json", "--log-level", "info"}),
             0)
       << Log("spawner");
   auto j = Json("emu.json");
@@ -58,7 +60,7 @@ TEST_F(EmulatedRunTest, EachNodeOfThePlatformIsADaemonPlayingIt) {
   std::shuffle(started.begin(), started.end(), rng);
   EXPECT_EQ(daemons, started);
   EXPECT_TRUE(LogHas("spawner", "emulating platform " + (dir_ / "two.toml") +
-                                     ": 3 nodes, slowdown 4, started in a shuffled order"))
+                                    ": 3 nodes, slowdown 4, started in a shuffled order"))
       << Log("spawner");
   // The daemons' link monitors timed the values they exchanged: between the clusters, no less
   // than the emulated 30 ms (a round trip is 60 ms at least).
@@ -79,11 +81,13 @@ TEST_F(EmulatedRunTest, EachNodeOfThePlatformIsADaemonPlayingIt) {
 // average) gets a share of the items in proportion to its expected rate; the result is whole.
 TEST_F(EmulatedRunTest, StaticSplitsWeighEachNodeByItsPowerAndLoad) {
   WriteFile(dir_ / "two.toml", kTwoClusters);
-  WriteJob("syn.toml", "name = \"syn\"\napp = \"synthetic\"\ntasks = 3\ntimeout_s = 120\n[params]\nitems = 3000\n"
-                       "iterations = 10\nbase_cost = 100\nseed = 2\n");
+  WriteJob(
+      "syn.toml",
+      "name = \"syn\"\napp = \"synthetic\"\ntasks = 3\ntimeout_s = 120\n[params]\nitems = 3000\n"
+      "iterations = 10\nbase_cost = 100\nseed = 2\n");
   for (const char* split : {"sm", "sp"}) {
-    ASSERT_EQ(RunSpawner({"run", dir_ / "syn.toml", "--platform", dir_ / "two.toml", "--local", "--split", split,
-                          "--balance", "off", "--json", dir_ / "syn.json"},
+    ASSERT_EQ(RunSpawner({"run", dir_ / "syn.toml", "--platform", dir_ / "two.toml", "--local",
+                          "--split", split, "--balance", "off", "--json", dir_ / "syn.json"},
                          split),
               0)
         << Log(split);
@@ -92,7 +96,9 @@ TEST_F(EmulatedRunTest, StaticSplitsWeighEachNodeByItsPowerAndLoad) {
     EXPECT_EQ(j["result"]["items"], 3000);
     std::smatch m;
     const std::string log = Log(split);
-    ASSERT_TRUE(std::regex_search(log, m, std::regex(R"(split by Lee & Cho's (S_[MP]) \(shares ([0-9.e+-]+) to ([0-9.e+-]+)\))")))
+    ASSERT_TRUE(std::regex_search(
+        log, m,
+        std::regex(R"(split by Lee & Cho's (S_[MP]) \(shares ([0-9.e+-]+) to ([0-9.e+-]+)\))")))
         << log;
     EXPECT_EQ(m[1].str(), std::string(split) == "sm" ? "S_M" : "S_P");
     // Rates 1, 1 and 0.25 / 1.5: the slow node's share is about a sixth of a fast one's.
@@ -109,14 +115,19 @@ TEST_F(EmulatedRunTest, APlatformWithoutLocalOrOfAnotherSizeIsRefused) {
     std::string error;
   };
   for (const auto& c : std::vector<Case>{
-           {{"--platform", dir_ / "two.toml"}, "--platform needs --local: an emulated platform runs on this machine"},
+           {{"--platform", dir_ / "two.toml"},
+            "--platform needs --local: an emulated platform runs on this machine"},
            {{"--platform", dir_ / "two.toml", "--local", "5"},
-            "--local 5 but platform " + (dir_ / "two.toml") + " has 3 nodes (leave N out, or give that)"},
-           {{"--platform", dir_ / "bad.toml", "--local"}, (dir_ / "bad.toml") + ": at least one [[clusters]] is needed"},
+            "--local 5 but platform " + (dir_ / "two.toml") +
+                " has 3 nodes (leave N out, or give that)"},
+           {{"--platform", dir_ / "bad.toml", "--local"},
+            (dir_ / "bad.toml") + ": at least one [[clusters]] is needed"},
            {{"--local"}, "--local needs the number of daemons (or --platform)"},
-           {{"--platform", dir_ / "two.toml", "--local", "--slowdown", "0.5"}, "--slowdown must be at least 1"},
+           {{"--platform", dir_ / "two.toml", "--local", "--slowdown", "0.5"},
+            "--slowdown must be at least 1"},
            {{"--local", "2", "--split", "sp"},
-            "--split sp needs --platform: the nodes' background loads are known only on an emulated platform"},
+            "--split sp needs --platform: the nodes' background loads are known only on an "
+            "emulated platform"},
            {{"--local", "2", "--split", "x"}, "--split must be power, equal, sm or sp, not 'x'"}}) {
     std::vector<std::string> args{"run", dir_ / "cg.toml"};
     args.insert(args.end(), c.args.begin(), c.args.end());

@@ -2,7 +2,6 @@
 // run goes on and gives the fault-free answer; with no daemon left it fails cleanly, naming the
 // lost daemon; and no process is ever left behind.
 #include <Eigen/SparseCholesky>
-
 #include <algorithm>
 #include <csignal>
 #include <regex>
@@ -25,7 +24,8 @@ using FaultTest = ClusterFixture;
 std::vector<std::string> TaskDaemons(const std::string& log) {
   std::vector<std::string> out;
   std::regex re("sending plugin .* to daemon (d[0-9]+)");
-  for (std::sregex_iterator it(log.begin(), log.end(), re), end; it != end; ++it) out.push_back((*it)[1]);
+  for (std::sregex_iterator it(log.begin(), log.end(), re), end; it != end; ++it)
+    out.push_back((*it)[1]);
   return out;
 }
 
@@ -33,7 +33,8 @@ std::vector<std::string> TaskDaemons(const std::string& log) {
 int MaxCheckpoints(const std::string& log) {
   int most = 0;
   std::regex re("replacements [0-9]+, checkpoints ([0-9]+)");
-  for (std::sregex_iterator it(log.begin(), log.end(), re), end; it != end; ++it) most = std::max(most, std::stoi((*it)[1]));
+  for (std::sregex_iterator it(log.begin(), log.end(), re), end; it != end; ++it)
+    most = std::max(most, std::stoi((*it)[1]));
   return most;
 }
 
@@ -52,18 +53,24 @@ size_t Count(const std::string& text, const std::string& what) {
 
 TEST_F(FaultTest, ThreeKilledDaemonsSameAnswer) {
   const int n = 300000;
-  WriteJob("cg.toml", "name = \"ft\"\napp = \"cg\"\ntasks = 6\ntimeout_s = 300\ncheckpoint_seconds = 0.2\n"
-                      "[params]\ninner = \"cg\"\nn = " + std::to_string(n) + "\nbandwidth = 12\nseed = 5\ntolerance = 1e-10\n"
-                      "output = \"x.mtx\"\n");
-  auto spawner = Start("aiac-spawner", {"run", "--local", "10", dir_ / "cg.toml", "--json", dir_ / "f.json"},
-                       dir_ / "spawner.log");
-  ASSERT_TRUE(WaitUntil([&] { return LogHas("spawner", "starting"); }, std::chrono::seconds(120))) << Log("spawner");
+  WriteJob("cg.toml",
+           "name = \"ft\"\napp = \"cg\"\ntasks = 6\ntimeout_s = 300\ncheckpoint_seconds = 0.2\n"
+           "[params]\ninner = \"cg\"\nn = " +
+               std::to_string(n) +
+               "\nbandwidth = 12\nseed = 5\ntolerance = 1e-10\n"
+               "output = \"x.mtx\"\n");
+  auto spawner =
+      Start("aiac-spawner", {"run", "--local", "10", dir_ / "cg.toml", "--json", dir_ / "f.json"},
+            dir_ / "spawner.log");
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("spawner", "starting"); }, std::chrono::seconds(120)))
+      << Log("spawner");
   std::set<std::string> killed;
   for (int k = 0; k < 3; ++k) {
     // Wait for a checkpoint round after the start (or after the previous resume), then kill a
     // task daemon that is still alive.
     const std::string before = Log("spawner");
-    ASSERT_TRUE(WaitUntil([&] { return Log("spawner").size() > before.size() + 200; }, std::chrono::seconds(120)));
+    ASSERT_TRUE(WaitUntil([&] { return Log("spawner").size() > before.size() + 200; },
+                          std::chrono::seconds(120)));
     std::string victim;
     for (const auto& d : TaskDaemons(Log("spawner"))) {
       if (!killed.count(d)) victim = d;
@@ -73,9 +80,12 @@ TEST_F(FaultTest, ThreeKilledDaemonsSameAnswer) {
     ASSERT_GT(pid, 0) << victim;
     kill(pid, SIGKILL);
     killed.insert(victim);
-    ASSERT_TRUE(WaitUntil([&] { return Count(Log("spawner"), "resumes on daemon") >= static_cast<size_t>(k + 1) ||
-                                       LogHas("spawner", "error:"); },
-                          std::chrono::seconds(120)))
+    ASSERT_TRUE(WaitUntil(
+        [&] {
+          return Count(Log("spawner"), "resumes on daemon") >= static_cast<size_t>(k + 1) ||
+                 LogHas("spawner", "error:");
+        },
+        std::chrono::seconds(120)))
         << Log("spawner");
   }
   auto code = spawner.WaitFor(std::chrono::seconds(240));
@@ -91,7 +101,8 @@ TEST_F(FaultTest, ThreeKilledDaemonsSameAnswer) {
   }
   // (A replacement may itself be killed later and replaced again.) At the end no task is on a
   // dead daemon.
-  for (const auto& t : j["per_task"]) EXPECT_FALSE(killed.count(t["daemon"].get<std::string>())) << t;
+  for (const auto& t : j["per_task"])
+    EXPECT_FALSE(killed.count(t["daemon"].get<std::string>())) << t;
   EXPECT_LT(j["residual"].get<double>(), 1e-8);
   // The fault-free answer: the system's direct solution.
   auto x = cg::ReadMatrixMarketVector(j["output"].get<std::string>());
@@ -106,12 +117,15 @@ TEST_F(FaultTest, ThreeKilledDaemonsSameAnswer) {
 }
 
 TEST_F(FaultTest, KilledDaemonWithNoSpareFailsCleanly) {
-  WriteJob("long.toml", "name = \"long\"\napp = \"cg\"\ntimeout_s = 300\n[params]\nn = 100000\nbandwidth = 12\n"
-                        "tolerance = 1e-300\n");  // never converges: runs until the kill
-  auto spawner = Start("aiac-spawner", {"run", "--local", "4", dir_ / "long.toml", "--json", dir_ / "f.json"},
-                       dir_ / "spawner.log");
+  WriteJob("long.toml",
+           "name = \"long\"\napp = \"cg\"\ntimeout_s = 300\n[params]\nn = 100000\nbandwidth = 12\n"
+           "tolerance = 1e-300\n");  // never converges: runs until the kill
+  auto spawner =
+      Start("aiac-spawner", {"run", "--local", "4", dir_ / "long.toml", "--json", dir_ / "f.json"},
+            dir_ / "spawner.log");
   // Setup under ASan on a loaded 2-core machine took over 30 s in CI: the bound is generous.
-  ASSERT_TRUE(WaitUntil([&] { return LogHas("spawner", "starting"); }, std::chrono::seconds(120))) << Log("spawner");
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("spawner", "starting"); }, std::chrono::seconds(120)))
+      << Log("spawner");
   // Only this test's cluster: ctest runs other tests with daemons named d2 at the same time.
   const int victim = PidOf(dir_.path(), "d2");
   ASSERT_GT(victim, 0);
@@ -132,15 +146,18 @@ TEST_F(FaultTest, KilledDaemonWithNoSpareFailsCleanly) {
 // daemon keeps heartbeating meanwhile and a super-node with a short failure timeout never takes
 // the busy daemon for dead (it did when the block was built on the io thread).
 TEST_F(FaultTest, ADaemonBuildingALargeBlockKeepsHeartbeating) {
-  WriteFile(dir_ / "sn.toml", ReadFile(dir_ / "key.toml") + "failure_timeout_ms = 1000\ndigest_interval_ms = 100\n");
+  WriteFile(dir_ / "sn.toml",
+            ReadFile(dir_ / "key.toml") + "failure_timeout_ms = 1000\ndigest_interval_ms = 100\n");
   WriteFile(dir_ / "d.toml", ReadFile(dir_ / "key.toml") + "heartbeat_ms = 150\n");
   const std::string sn = StartSupernode("sn1", {}, "127.0.0.1:0", "sn.toml");
   for (const char* d : {"d1", "d2"}) StartDaemon(d, {sn}, "d.toml");
-  ASSERT_TRUE(WaitUntil([&] { return LogHas("d1", "registered") && LogHas("d2", "registered"); })) << Log("d1");
-  WriteJob("cg.toml", "name = \"big\"\napp = \"cg\"\ntasks = 2\ntimeout_s = 300\n"
-                      "[params]\nn = 600000\nbandwidth = 12\ntolerance = 1e-6\nresidual_tolerance = 1e-6\n");
-  ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "key.toml", "--supernode", sn, dir_ / "cg.toml", "--json",
-                        dir_ / "big.json"},
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("d1", "registered") && LogHas("d2", "registered"); }))
+      << Log("d1");
+  WriteJob("cg.toml",
+           "name = \"big\"\napp = \"cg\"\ntasks = 2\ntimeout_s = 300\n"
+           "[params]\nn = 600000\nbandwidth = 12\ntolerance = 1e-6\nresidual_tolerance = 1e-6\n");
+  ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "key.toml", "--supernode", sn, dir_ / "cg.toml",
+                        "--json", dir_ / "big.json"},
                        "spawner", std::chrono::seconds(240)),
             0)
       << Log("spawner");
@@ -163,11 +180,12 @@ TEST_F(FaultTest, AGrantedDaemonThatIsDeadIsReplaced) {
   })) << Log("d1");
   procs_.at("d2").Signal(SIGKILL);
   procs_.at("d2").Stop();
-  WriteJob("cg.toml", "name = \"dead\"\napp = \"cg\"\ntasks = 3\ntimeout_s = 120\n"
-                      "[params]\nn = 20000\nbandwidth = 8\ntolerance = 1e-10\n");
+  WriteJob("cg.toml",
+           "name = \"dead\"\napp = \"cg\"\ntasks = 3\ntimeout_s = 120\n"
+           "[params]\nn = 20000\nbandwidth = 8\ntolerance = 1e-10\n");
   WriteFile(dir_ / "spare.toml", ReadFile(dir_ / "key.toml") + "spares = 1\n");
-  ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "spare.toml", "--supernode", sn, dir_ / "cg.toml", "--json",
-                        dir_ / "d.json"}),
+  ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "spare.toml", "--supernode", sn, dir_ / "cg.toml",
+                        "--json", dir_ / "d.json"}),
             0)
       << Log("spawner");
   auto j = Json("d.json");
@@ -184,17 +202,21 @@ TEST_F(FaultTest, AGrantedDaemonThatIsDeadIsReplaced) {
 // dropped: it ends its task, and nothing it still sends changes the answer.
 TEST_F(FaultTest, APausedDaemonIsReplacedAndDropsItsTaskWhenItComesBack) {
   WriteFile(dir_ / "fast.toml", "failure_timeout_ms = 3000\nlocal_log_level = \"info\"\n");
-  WriteJob("cg.toml", "name = \"stop\"\napp = \"cg\"\ntasks = 4\ntimeout_s = 300\ncheckpoint_seconds = 0.2\n"
-                      "[params]\ninner = \"cg\"\nn = 300000\nbandwidth = 12\ntolerance = 1e-10\n");
-  auto spawner = Start("aiac-spawner", {"run", "--config", dir_ / "fast.toml", "--local", "6", dir_ / "cg.toml",
-                                        "--json", dir_ / "s.json"},
+  WriteJob("cg.toml",
+           "name = \"stop\"\napp = \"cg\"\ntasks = 4\ntimeout_s = 300\ncheckpoint_seconds = 0.2\n"
+           "[params]\ninner = \"cg\"\nn = 300000\nbandwidth = 12\ntolerance = 1e-10\n");
+  auto spawner = Start("aiac-spawner",
+                       {"run", "--config", dir_ / "fast.toml", "--local", "6", dir_ / "cg.toml",
+                        "--json", dir_ / "s.json"},
                        dir_ / "spawner.log");
-  ASSERT_TRUE(WaitUntil([&] { return LogHas("spawner", "starting"); }, std::chrono::seconds(120))) << Log("spawner");
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("spawner", "starting"); }, std::chrono::seconds(120)))
+      << Log("spawner");
   const std::string victim = TaskDaemons(Log("spawner")).at(0);
   const int pid = PidOf(dir_.path(), victim);
   ASSERT_GT(pid, 0);
   kill(pid, SIGSTOP);
-  ASSERT_TRUE(WaitUntil([&] { return LogHas("spawner", "resumes on daemon"); }, std::chrono::seconds(120)))
+  ASSERT_TRUE(
+      WaitUntil([&] { return LogHas("spawner", "resumes on daemon"); }, std::chrono::seconds(120)))
       << Log("spawner");
   kill(pid, SIGCONT);
   auto code = spawner.WaitFor(std::chrono::seconds(240));
@@ -208,7 +230,8 @@ TEST_F(FaultTest, APausedDaemonIsReplacedAndDropsItsTaskWhenItComesBack) {
   EXPECT_TRUE(LogHas("spawner", "silent for 3000 ms")) << Log("spawner");
   // Back from the pause, the old daemon found its spawner connection closed and dropped the task.
   const std::string task = std::to_string(j["replacements"][0]["task"].get<int>());
-  EXPECT_TRUE(LogHas("spawner", "task " + task + " ends: spawner connection lost")) << Log("spawner");
+  EXPECT_TRUE(LogHas("spawner", "task " + task + " ends: spawner connection lost"))
+      << Log("spawner");
   EXPECT_LT(j["result"]["error_inf"].get<double>(), 1e-7) << j.dump();
   for (const auto& t : j["per_task"]) EXPECT_NE(t["daemon"], victim);
   EXPECT_TRUE(ProcessesMatching(dir_.path()).empty()) << "processes left behind";
@@ -218,18 +241,25 @@ TEST_F(FaultTest, APausedDaemonIsReplacedAndDropsItsTaskWhenItComesBack) {
 // backup holds no checkpoint of it yet (or one just sent), so the task resumes from what is
 // there, down to the initial state, and the run still converges to the right answer.
 TEST_F(FaultTest, LosingTheOnlyBackupThenTheTaskStillConverges) {
-  WriteJob("cg.toml", "name = \"nb\"\napp = \"cg\"\ntasks = 4\ntimeout_s = 300\nbackups = 1\n"
-                      "checkpoint_seconds = 0.2\n[params]\ninner = \"cg\"\nn = 300000\nbandwidth = 12\ntolerance = 1e-10\n");
-  auto spawner = Start("aiac-spawner", {"run", "--local", "7", dir_ / "cg.toml", "--json", dir_ / "nb.json"},
-                       dir_ / "spawner.log");
-  ASSERT_TRUE(WaitUntil([&] { return LogHas("spawner", "starting"); }, std::chrono::seconds(120))) << Log("spawner");
+  WriteJob("cg.toml",
+           "name = \"nb\"\napp = \"cg\"\ntasks = 4\ntimeout_s = 300\nbackups = 1\n"
+           "checkpoint_seconds = 0.2\n[params]\ninner = \"cg\"\nn = 300000\nbandwidth = "
+           "12\ntolerance = 1e-10\n");
+  auto spawner =
+      Start("aiac-spawner", {"run", "--local", "7", dir_ / "cg.toml", "--json", dir_ / "nb.json"},
+            dir_ / "spawner.log");
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("spawner", "starting"); }, std::chrono::seconds(120)))
+      << Log("spawner");
   // "task 1 on daemon d3, checkpoints kept by d5"
   std::smatch m;
   const std::string log = Log("spawner");
-  ASSERT_TRUE(std::regex_search(log, m, std::regex("task 1 on daemon (d[0-9]+), checkpoints kept by (d[0-9]+)"))) << log;
+  ASSERT_TRUE(std::regex_search(
+      log, m, std::regex("task 1 on daemon (d[0-9]+), checkpoints kept by (d[0-9]+)")))
+      << log;
   const std::string task_daemon = m[1], backup = m[2];
   // Some checkpoint rounds first (the progress lines count the copies acknowledged).
-  ASSERT_TRUE(WaitUntil([&] { return MaxCheckpoints(Log("spawner")) >= 8; }, std::chrono::seconds(120)))
+  ASSERT_TRUE(
+      WaitUntil([&] { return MaxCheckpoints(Log("spawner")) >= 8; }, std::chrono::seconds(120)))
       << Log("spawner");
   for (const std::string& victim : {backup, task_daemon}) {
     const int pid = PidOf(dir_.path(), victim);
@@ -248,10 +278,11 @@ TEST_F(FaultTest, LosingTheOnlyBackupThenTheTaskStillConverges) {
 }
 
 TEST_F(FaultTest, KillEveryKillsTaskDaemonsAndTheRunStillConverges) {
-  WriteJob("cg.toml", "name = \"fi\"\napp = \"cg\"\ntasks = 4\ntimeout_s = 300\ncheckpoint_seconds = 0.2\n"
-                      "[params]\ninner = \"cg\"\nn = 300000\nbandwidth = 12\ntolerance = 1e-10\n");
-  ASSERT_EQ(RunSpawner({"run", "--local", "7", dir_ / "cg.toml", "--json", dir_ / "fi.json", "--kill-every", "1",
-                        "--kill-count", "2", "--kill-seed", "7"},
+  WriteJob("cg.toml",
+           "name = \"fi\"\napp = \"cg\"\ntasks = 4\ntimeout_s = 300\ncheckpoint_seconds = 0.2\n"
+           "[params]\ninner = \"cg\"\nn = 300000\nbandwidth = 12\ntolerance = 1e-10\n");
+  ASSERT_EQ(RunSpawner({"run", "--local", "7", dir_ / "cg.toml", "--json", dir_ / "fi.json",
+                        "--kill-every", "1", "--kill-count", "2", "--kill-seed", "7"},
                        "spawner", std::chrono::seconds(240)),
             0)
       << Log("spawner");
@@ -273,10 +304,12 @@ TEST_F(FaultTest, AKilledDaemonDoesNotChangeTheSyntheticChecksum) {
   spec.iterations = 60;
   spec.base_cost = 2000;  // a run of seconds: the kill, 0.5 s in, lands well before its end
   spec.seed = 5;
-  WriteJob("syn.toml", "name = \"syn\"\napp = \"synthetic\"\ntasks = 3\ntimeout_s = 300\ncheckpoint_seconds = 0.2\n"
-                       "[params]\nitems = 8000\niterations = 60\nbase_cost = 2000\nseed = 5\n");
-  ASSERT_EQ(RunSpawner({"run", "--local", "5", dir_ / "syn.toml", "--json", dir_ / "syn.json", "--kill-every", "0.5",
-                        "--kill-count", "1", "--kill-seed", "3"},
+  WriteJob(
+      "syn.toml",
+      "name = \"syn\"\napp = \"synthetic\"\ntasks = 3\ntimeout_s = 300\ncheckpoint_seconds = 0.2\n"
+      "[params]\nitems = 8000\niterations = 60\nbase_cost = 2000\nseed = 5\n");
+  ASSERT_EQ(RunSpawner({"run", "--local", "5", dir_ / "syn.toml", "--json", dir_ / "syn.json",
+                        "--kill-every", "0.5", "--kill-count", "1", "--kill-seed", "3"},
                        "spawner", std::chrono::seconds(240)),
             0)
       << Log("spawner");
@@ -285,7 +318,8 @@ TEST_F(FaultTest, AKilledDaemonDoesNotChangeTheSyntheticChecksum) {
   EXPECT_EQ(j["failures"], 1) << Log("spawner");
   EXPECT_EQ(j["replacements"].size(), 1u);
   EXPECT_EQ(j["result"]["items"], 8000);
-  EXPECT_EQ(j["result"]["checksum"].get<double>(), static_cast<double>(synthetic::ExpectedChecksum(spec)));
+  EXPECT_EQ(j["result"]["checksum"].get<double>(),
+            static_cast<double>(synthetic::ExpectedChecksum(spec)));
   EXPECT_TRUE(ProcessesMatching(dir_.path()).empty()) << "processes left behind";
 }
 
@@ -294,10 +328,11 @@ TEST_F(FaultTest, KillEveryAsksHandStartedDaemonsToExit) {
   const std::string sn = StartSupernode("sn1");
   for (const char* d : {"d1", "d2", "d3", "d4", "d5"}) StartDaemon(d, {sn});
   WriteFile(dir_ / "spare.toml", ReadFile(dir_ / "key.toml") + "spares = 2\n");
-  WriteJob("cg.toml", "name = \"fh\"\napp = \"cg\"\ntasks = 3\ntimeout_s = 300\ncheckpoint_seconds = 0.2\n"
-                      "[params]\ninner = \"cg\"\nn = 300000\nbandwidth = 12\ntolerance = 1e-10\n");
-  ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "spare.toml", "--supernode", sn, dir_ / "cg.toml", "--json",
-                        dir_ / "fh.json", "--kill-every", "1", "--kill-count", "1"},
+  WriteJob("cg.toml",
+           "name = \"fh\"\napp = \"cg\"\ntasks = 3\ntimeout_s = 300\ncheckpoint_seconds = 0.2\n"
+           "[params]\ninner = \"cg\"\nn = 300000\nbandwidth = 12\ntolerance = 1e-10\n");
+  ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "spare.toml", "--supernode", sn, dir_ / "cg.toml",
+                        "--json", dir_ / "fh.json", "--kill-every", "1", "--kill-count", "1"},
                        "spawner", std::chrono::seconds(240)),
             0)
       << Log("spawner");
@@ -315,12 +350,15 @@ TEST_F(FaultTest, KillEveryAsksHandStartedDaemonsToExit) {
 // daemons register with the other, the spawner fails over to it, and a task daemon lost after
 // that is still replaced.
 TEST_F(FaultTest, ASupernodeKilledMidRunTheRunGoesOn) {
-  WriteJob("cg.toml", "name = \"sk\"\napp = \"cg\"\ntasks = 4\ntimeout_s = 300\ncheckpoint_seconds = 0.2\n"
-                      "[params]\ninner = \"cg\"\nn = 300000\nbandwidth = 12\ntolerance = 1e-10\n");
-  auto spawner = Start("aiac-spawner", {"run", "--local", "6", "--local-supernodes", "2", dir_ / "cg.toml", "--json",
-                                        dir_ / "sk.json"},
+  WriteJob("cg.toml",
+           "name = \"sk\"\napp = \"cg\"\ntasks = 4\ntimeout_s = 300\ncheckpoint_seconds = 0.2\n"
+           "[params]\ninner = \"cg\"\nn = 300000\nbandwidth = 12\ntolerance = 1e-10\n");
+  auto spawner = Start("aiac-spawner",
+                       {"run", "--local", "6", "--local-supernodes", "2", dir_ / "cg.toml",
+                        "--json", dir_ / "sk.json"},
                        dir_ / "spawner.log");
-  ASSERT_TRUE(WaitUntil([&] { return LogHas("spawner", "starting"); }, std::chrono::seconds(120))) << Log("spawner");
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("spawner", "starting"); }, std::chrono::seconds(120)))
+      << Log("spawner");
   const int supernode = PidOf(dir_.path(), "sn-local-1");
   ASSERT_GT(supernode, 0);
   kill(supernode, SIGKILL);
@@ -351,16 +389,22 @@ TEST_F(FaultTest, ASupernodeKilledMidRunTheRunGoesOn) {
 TEST_F(FaultTest, ADaemonSuspendedDuringSetupIsReplaced) {
   const std::string sn = StartSupernode("sn1");
   for (const char* d : {"d1", "d2", "d3"}) StartDaemon(d, {sn});
-  ASSERT_TRUE(WaitUntil([&] { return LogHas("d1", "registered") && LogHas("d2", "registered") &&
-                                     LogHas("d3", "registered"); }));
-  WriteFile(dir_ / "setup.toml", ReadFile(dir_ / "key.toml") + "spares = 1\nsetup_timeout_ms = 15000\n"
-                                                                 "failure_timeout_ms = 120000\n");
-  WriteJob("cg.toml", "name = \"su\"\napp = \"cg\"\ntasks = 2\ntimeout_s = 300\n"
-                      "[params]\ninner = \"cg\"\nn = 300000\nbandwidth = 12\ntolerance = 1e-6\nresidual_tolerance = 1e-6\n");
-  auto spawner = Start("aiac-spawner", {"run", "--config", dir_ / "setup.toml", "--supernode", sn, dir_ / "cg.toml",
-                                        "--json", dir_ / "su.json"},
+  ASSERT_TRUE(WaitUntil([&] {
+    return LogHas("d1", "registered") && LogHas("d2", "registered") && LogHas("d3", "registered");
+  }));
+  WriteFile(dir_ / "setup.toml", ReadFile(dir_ / "key.toml") +
+                                     "spares = 1\nsetup_timeout_ms = 15000\n"
+                                     "failure_timeout_ms = 120000\n");
+  WriteJob("cg.toml",
+           "name = \"su\"\napp = \"cg\"\ntasks = 2\ntimeout_s = 300\n"
+           "[params]\ninner = \"cg\"\nn = 300000\nbandwidth = 12\ntolerance = "
+           "1e-6\nresidual_tolerance = 1e-6\n");
+  auto spawner = Start("aiac-spawner",
+                       {"run", "--config", dir_ / "setup.toml", "--supernode", sn, dir_ / "cg.toml",
+                        "--json", dir_ / "su.json"},
                        dir_ / "spawner.log");
-  ASSERT_TRUE(WaitUntil([&] { return !TaskDaemons(Log("spawner")).empty(); }, std::chrono::seconds(120)))
+  ASSERT_TRUE(
+      WaitUntil([&] { return !TaskDaemons(Log("spawner")).empty(); }, std::chrono::seconds(120)))
       << Log("spawner");
   const std::string victim = TaskDaemons(Log("spawner")).front();
   procs_.at(victim).Signal(SIGSTOP);
@@ -384,12 +428,15 @@ TEST_F(FaultTest, WithNoSpareTheSupernodeSuppliesTheReplacement) {
     return LogHas("d1", "registered") && LogHas("d2", "registered") && LogHas("d3", "registered") &&
            LogHas("d4", "registered");
   })) << Log("d1");
-  WriteJob("cg.toml", "name = \"sup\"\napp = \"cg\"\ntasks = 3\ntimeout_s = 300\ncheckpoint_seconds = 0.2\n"
-                      "[params]\ninner = \"cg\"\nn = 300000\nbandwidth = 12\ntolerance = 1e-10\n");
-  auto spawner = Start("aiac-spawner", {"run", "--config", dir_ / "key.toml", "--supernode", sn, dir_ / "cg.toml",
-                                        "--json", dir_ / "sup.json"},
+  WriteJob("cg.toml",
+           "name = \"sup\"\napp = \"cg\"\ntasks = 3\ntimeout_s = 300\ncheckpoint_seconds = 0.2\n"
+           "[params]\ninner = \"cg\"\nn = 300000\nbandwidth = 12\ntolerance = 1e-10\n");
+  auto spawner = Start("aiac-spawner",
+                       {"run", "--config", dir_ / "key.toml", "--supernode", sn, dir_ / "cg.toml",
+                        "--json", dir_ / "sup.json"},
                        dir_ / "spawner.log");
-  ASSERT_TRUE(WaitUntil([&] { return LogHas("spawner", "starting"); }, std::chrono::seconds(120))) << Log("spawner");
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("spawner", "starting"); }, std::chrono::seconds(120)))
+      << Log("spawner");
   const auto first = TaskDaemons(Log("spawner"));
   ASSERT_EQ(first.size(), 3u) << Log("spawner");
   const std::string victim = first[0];

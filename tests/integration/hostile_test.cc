@@ -7,7 +7,6 @@
 
 #include <cstring>
 #include <filesystem>
-
 #include <fstream>
 
 #include "core/endpoint.h"
@@ -98,7 +97,8 @@ TEST_F(HostileTest, KeylessReflectionGetsNothingFromASupernode) {
   EXPECT_TRUE(WaitUntil([&] { return LogHas("sn1", "refused connection"); })) << Log("sn1");
   EXPECT_FALSE(LogHas("sn1", "linked with super-node"));
   ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "key.toml", "--supernode", sn, RingJob(2, 20),
-                        "--json", dir_ / "ok.json"}), 0)
+                        "--json", dir_ / "ok.json"}),
+            0)
       << Log("spawner");
   EXPECT_EQ(Json("ok.json")["status"], "converged");
 }
@@ -115,13 +115,16 @@ TEST_F(HostileTest, KeylessPeerCannotShipAPluginToADaemon) {
   net::NetOptions keyless;
   keyless.cluster_key = "a-guess-at-the-cluster-key";
   std::optional<Status> dialled;
-  asio::co_spawn(io, [&]() -> net::awaitable<void> {
-    net::RetryPolicy once;
-    once.attempts = 1;
-    auto conn = co_await net::Dial(*ep, keyless, proto::Role::SPAWNER, "spawner-evil",
-                                   proto::Role::DAEMON, once);
-    dialled = conn.status();
-  }, asio::detached);
+  asio::co_spawn(
+      io,
+      [&]() -> net::awaitable<void> {
+        net::RetryPolicy once;
+        once.attempts = 1;
+        auto conn = co_await net::Dial(*ep, keyless, proto::Role::SPAWNER, "spawner-evil",
+                                       proto::Role::DAEMON, once);
+        dialled = conn.status();
+      },
+      asio::detached);
   io.run_for(std::chrono::seconds(20));
   ASSERT_TRUE(dialled.has_value());
   EXPECT_EQ(dialled->code(), StatusCode::kUnauthenticated) << dialled->ToString();
@@ -182,11 +185,12 @@ TEST_F(HostileTest, HugeFrameBeforeAuthenticationCostsNoMemory) {
 }
 
 TEST_F(HostileTest, ConnectionFloodFromOneAddressLeavesRoomForOthers) {
-  WriteFile(dir_ / "flood.toml", std::string("cluster_key = \"") + kClusterKey +
-                                     "\"\nmax_handshakes_per_address = 8\nhandshake_timeout_ms = 120000\n");
-  std::vector<std::string> args{"--config", dir_ / "flood.toml", "--listen", "127.0.0.1:0",
-                                "--id", "sn1", "--data", dir_ / "sn1.db", "--ready-file",
-                                dir_ / "sn1.addr"};
+  WriteFile(dir_ / "flood.toml",
+            std::string("cluster_key = \"") + kClusterKey +
+                "\"\nmax_handshakes_per_address = 8\nhandshake_timeout_ms = 120000\n");
+  std::vector<std::string> args{
+      "--config", dir_ / "flood.toml", "--listen",     "127.0.0.1:0",    "--id", "sn1",
+      "--data",   dir_ / "sn1.db",     "--ready-file", dir_ / "sn1.addr"};
   procs_.insert_or_assign("sn1", Start("aiac-supernode", args, dir_ / "sn1.log"));
   const std::string sn = WaitForFile(dir_ / "sn1.addr");
   ASSERT_FALSE(sn.empty()) << Log("sn1");
@@ -204,7 +208,8 @@ TEST_F(HostileTest, ConnectionFloodFromOneAddressLeavesRoomForOthers) {
   EXPECT_TRUE(WaitUntil([&] { return LogHas("sn1", "max_handshakes_per_address"); })) << Log("sn1");
   for (auto d : {"d1", "d2"}) StartDaemon(d, {sn});
   ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "key.toml", "--supernode", sn, RingJob(2, 20),
-                        "--json", dir_ / "ok.json"}), 0)
+                        "--json", dir_ / "ok.json"}),
+            0)
       << Log("spawner") << Log("sn1");
   EXPECT_EQ(Json("ok.json")["status"], "converged");
   size_t closed_lines = 0;
@@ -219,11 +224,15 @@ TEST_F(HostileTest, MembersMayOnlyDoWhatTheirRoleAllows) {
   const std::string sn = StartSupernode("sn1");
   for (auto d : {"d1", "d2"}) StartDaemon(d, {sn});
   ASSERT_TRUE(WaitUntil([&] { return LogHas("sn1", "daemon d2 registered"); })) << Log("sn1");
-  const std::string job = WriteJob("cg.toml", "name = \"cg-roles\"\napp = \"cg\"\ntasks = 2\ntimeout_s = 100\n"
-                                              "[params]\nn = 120000\nbandwidth = 12\ntolerance = 1e-10\n");
-  auto spawner = Start("aiac-spawner", {"run", "--config", dir_ / "key.toml", "--supernode", sn, job,
-                                        "--json", dir_ / "roles.json"}, dir_ / "spawner.log");
-  ASSERT_TRUE(WaitUntil([&] { return LogHas("spawner", "tasks assigned"); }, std::chrono::seconds(60)))
+  const std::string job = WriteJob("cg.toml",
+                                   "name = \"cg-roles\"\napp = \"cg\"\ntasks = 2\ntimeout_s = 100\n"
+                                   "[params]\nn = 120000\nbandwidth = 12\ntolerance = 1e-10\n");
+  auto spawner = Start(
+      "aiac-spawner",
+      {"run", "--config", dir_ / "key.toml", "--supernode", sn, job, "--json", dir_ / "roles.json"},
+      dir_ / "spawner.log");
+  ASSERT_TRUE(
+      WaitUntil([&] { return LogHas("spawner", "tasks assigned"); }, std::chrono::seconds(60)))
       << Log("spawner");
   const std::string log = Log("spawner");
   const size_t at = log.find("job cg-roles-");
@@ -237,7 +246,8 @@ TEST_F(HostileTest, MembersMayOnlyDoWhatTheirRoleAllows) {
   member.cluster_key = kClusterKey;
   asio::io_context io;
   std::vector<Status> outcomes;
-  auto probe = [&](Endpoint to, proto::Role as, std::string id, proto::Role expect, auto fill) -> net::awaitable<void> {
+  auto probe = [&](Endpoint to, proto::Role as, std::string id, proto::Role expect,
+                   auto fill) -> net::awaitable<void> {
     net::RetryPolicy once;
     once.attempts = 1;
     auto conn = co_await net::Dial(to, member, as, id, expect, once);
@@ -251,19 +261,23 @@ TEST_F(HostileTest, MembersMayOnlyDoWhatTheirRoleAllows) {
     outcomes.push_back(reply.status());
   };
   // A daemon that runs no task of the job sends values as task 1 to task 0's daemon.
-  ASSERT_TRUE(WaitUntil([&] { return LogHas("d1", "running task") && LogHas("d2", "running task"); }));
+  ASSERT_TRUE(
+      WaitUntil([&] { return LogHas("d1", "running task") && LogHas("d2", "running task"); }));
   const std::string task0 = LogHas("d1", "running task 0 ") ? "d1" : "d2";
   {
-    asio::co_spawn(io, probe(address(task0), proto::Role::DAEMON, "d-evil", proto::Role::DAEMON,
-                             [&](proto::Envelope::Builder e) {
-                               auto v = e.initDependencyData();
-                               v.setJob(job_id);
-                               v.setFromTask(1);
-                               v.setToTask(0);
-                               v.setIteration(1u << 30);
-                               const std::string junk(8 * 100000, '\x7f');
-                               v.setData(kj::arrayPtr(reinterpret_cast<const kj::byte*>(junk.data()), junk.size()));
-                             }), asio::detached);
+    asio::co_spawn(io,
+                   probe(address(task0), proto::Role::DAEMON, "d-evil", proto::Role::DAEMON,
+                         [&](proto::Envelope::Builder e) {
+                           auto v = e.initDependencyData();
+                           v.setJob(job_id);
+                           v.setFromTask(1);
+                           v.setToTask(0);
+                           v.setIteration(1u << 30);
+                           const std::string junk(8 * 100000, '\x7f');
+                           v.setData(kj::arrayPtr(reinterpret_cast<const kj::byte*>(junk.data()),
+                                                  junk.size()));
+                         }),
+                   asio::detached);
   }
   // Items "passed on" along a route that does not start at the daemon that gets them: refused.
   auto relay = [&](const std::string& first_hop) {
@@ -279,7 +293,9 @@ TEST_F(HostileTest, MembersMayOnlyDoWhatTheirRoleAllows) {
       r.setItems(kj::arrayPtr(reinterpret_cast<const kj::byte*>("forged"), 6));
     };
   };
-  asio::co_spawn(io, probe(address(task0), proto::Role::DAEMON, "d-evil3", proto::Role::DAEMON, relay("d-elsewhere")),
+  asio::co_spawn(io,
+                 probe(address(task0), proto::Role::DAEMON, "d-evil3", proto::Role::DAEMON,
+                       relay("d-elsewhere")),
                  asio::detached);
   // Items for task 0 that no move of the spawner names: taken in (acknowledged) but never imported.
   bool acked = false;
@@ -287,7 +303,8 @@ TEST_F(HostileTest, MembersMayOnlyDoWhatTheirRoleAllows) {
   auto forged = [&]() -> net::awaitable<void> {
     net::RetryPolicy once;
     once.attempts = 1;
-    auto conn = co_await net::Dial(address(task0), member, proto::Role::DAEMON, "d-evil4", proto::Role::DAEMON, once);
+    auto conn = co_await net::Dial(address(task0), member, proto::Role::DAEMON, "d-evil4",
+                                   proto::Role::DAEMON, once);
     if (!conn.ok()) co_return;
     (*conn)->SendEnvelope(relay(task0));
     auto reply = co_await (*conn)->Receive();
@@ -296,17 +313,25 @@ TEST_F(HostileTest, MembersMayOnlyDoWhatTheirRoleAllows) {
   };
   asio::co_spawn(io, forged(), asio::detached);
   // A daemon tries to assign a task to another daemon; a spawner sends a super-node a digest.
-  asio::co_spawn(io, probe(address("d1"), proto::Role::DAEMON, "d-evil2", proto::Role::DAEMON,
-                           [](proto::Envelope::Builder e) { e.initAssignTask().setJob("x"); }), asio::detached);
-  auto sn_ep = *ParseEndpoint(sn);
-  asio::co_spawn(io, probe(sn_ep, proto::Role::SPAWNER, "spawner-evil", proto::Role::SUPERNODE,
-                           [](proto::Envelope::Builder e) { e.initRegistryDigest().setSupernodeId("sn-evil"); }),
+  asio::co_spawn(io,
+                 probe(address("d1"), proto::Role::DAEMON, "d-evil2", proto::Role::DAEMON,
+                       [](proto::Envelope::Builder e) { e.initAssignTask().setJob("x"); }),
                  asio::detached);
-  EXPECT_TRUE(RunIoUntil(io, [&] { return outcomes.size() == 4 && acked; }, std::chrono::seconds(30)));
-  EXPECT_TRUE(WaitUntil([&] { return LogHas(task0, "items of move 7 routed through another daemon"); })) << Log(task0);
+  auto sn_ep = *ParseEndpoint(sn);
+  asio::co_spawn(
+      io,
+      probe(sn_ep, proto::Role::SPAWNER, "spawner-evil", proto::Role::SUPERNODE,
+            [](proto::Envelope::Builder e) { e.initRegistryDigest().setSupernodeId("sn-evil"); }),
+      asio::detached);
+  EXPECT_TRUE(RunIoUntil(
+      io, [&] { return outcomes.size() == 4 && acked; }, std::chrono::seconds(30)));
+  EXPECT_TRUE(WaitUntil([&] {
+    return LogHas(task0, "items of move 7 routed through another daemon");
+  })) << Log(task0);
   EXPECT_TRUE(WaitUntil([&] { return LogHas(task0, "which it does not run"); })) << Log(task0);
   EXPECT_TRUE(LogHas("d1", "unexpected message from a daemon")) << Log("d1");
-  EXPECT_TRUE(WaitUntil([&] { return LogHas("sn1", "unexpected message from a spawner"); })) << Log("sn1");
+  EXPECT_TRUE(WaitUntil([&] { return LogHas("sn1", "unexpected message from a spawner"); }))
+      << Log("sn1");
   // The job was not disturbed: it converges to the right answer.
   auto code = spawner.WaitFor(std::chrono::seconds(110));
   ASSERT_TRUE(code.has_value()) << Log("spawner");

@@ -41,7 +41,8 @@ TEST_F(InputTest, MatrixHeaderBombsAreRefusedBeforeAllocation) {
       {"matrix = \"huge.mtx\"", "larger than the 100000000 rows"},
       {"matrix = \"many.mtx\"", "1000000000000 entries announced, but the"},
       {"matrix = \"sparse.mtx\"", "some diagonal entry is missing"},
-      {"matrix = \"small.mtx\"\nrhs = \"long-b.mtx\"", "vector of 1000000000 rows for a matrix of 2"},
+      {"matrix = \"small.mtx\"\nrhs = \"long-b.mtx\"",
+       "vector of 1000000000 rows for a matrix of 2"},
       {"matrix = \"small.mtx\"\nrhs = \"array-b.mtx\"", "values announced, but the"},
       {"matrix = \"overflow.mtx\"", "right-hand side is not finite at row 1"},
       {"n = 100000000", "needs about"},
@@ -49,8 +50,11 @@ TEST_F(InputTest, MatrixHeaderBombsAreRefusedBeforeAllocation) {
   for (const auto& [param, message] : cases) {
     WriteJob("bomb.toml", "name = \"bomb\"\napp = \"cg\"\ntasks = 2\n[params]\n" + param + "\n");
     const auto start = std::chrono::steady_clock::now();
-    ASSERT_EQ(RunLimited(*this, dir_, {"run", "--supernode", "127.0.0.1:9", dir_ / "bomb.toml"}, "bomb"), 2)
-        << param << "\n" << Log("bomb");
+    ASSERT_EQ(
+        RunLimited(*this, dir_, {"run", "--supernode", "127.0.0.1:9", dir_ / "bomb.toml"}, "bomb"),
+        2)
+        << param << "\n"
+        << Log("bomb");
     const std::string out = Log("bomb");
     EXPECT_NE(out.find(message), std::string::npos) << out;
     EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
@@ -62,9 +66,11 @@ TEST_F(InputTest, MatrixHeaderBombsAreRefusedBeforeAllocation) {
 
 TEST_F(InputTest, AbsurdTimeoutsAreRefused) {
   for (const std::string t : {"inf", "nan", "-inf", "1e300", "1e16", "0", "-5"}) {
-    WriteJob("t.toml", "name = \"t\"\napp = \"ring\"\ntasks = 2\ntimeout_s = " + t + "\n[params]\nrounds = 3\n");
+    WriteJob("t.toml", "name = \"t\"\napp = \"ring\"\ntasks = 2\ntimeout_s = " + t +
+                           "\n[params]\nrounds = 3\n");
     ASSERT_EQ(RunSpawner({"run", "--local", "2", dir_ / "t.toml"}, "t"), 2) << t << Log("t");
-    EXPECT_NE(Log("t").find("'timeout_s' must be a number of seconds in (0, 2592000]"), std::string::npos)
+    EXPECT_NE(Log("t").find("'timeout_s' must be a number of seconds in (0, 2592000]"),
+              std::string::npos)
         << t << Log("t");
   }
 }
@@ -78,12 +84,15 @@ TEST_F(InputTest, OneWayDependenciesConverge) {
     if (i < 100) bidiagonal += std::to_string(i) + " " + std::to_string(i + 1) + " 1\n";
   }
   WriteFile(dir_ / "bidiagonal.mtx", bidiagonal);
-  WriteFile(dir_ / "two.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 3\n1 1 2\n1 2 1\n2 2 2\n");
+  WriteFile(dir_ / "two.mtx",
+            "%%MatrixMarket matrix coordinate real general\n2 2 3\n1 1 2\n1 2 1\n2 2 2\n");
   for (const auto& [file, tasks] : {std::pair{"bidiagonal.mtx", 4}, std::pair{"two.mtx", 2}}) {
-    WriteJob("oneway.toml", std::string("name = \"oneway\"\napp = \"cg\"\ntimeout_s = 100\ntasks = ") +
-                                std::to_string(tasks) + "\n[params]\nmatrix = \"" + file + "\"\n");
+    WriteJob("oneway.toml",
+             std::string("name = \"oneway\"\napp = \"cg\"\ntimeout_s = 100\ntasks = ") +
+                 std::to_string(tasks) + "\n[params]\nmatrix = \"" + file + "\"\n");
     ASSERT_EQ(RunSpawner({"run", "--local", std::to_string(tasks), dir_ / "oneway.toml", "--json",
-                          dir_ / "oneway.json"}, "oneway", std::chrono::seconds(110)),
+                          dir_ / "oneway.json"},
+                         "oneway", std::chrono::seconds(110)),
               0)
         << file << Log("oneway");
     EXPECT_EQ(Json("oneway.json")["status"], "converged") << file;
@@ -105,17 +114,20 @@ TEST_F(InputTest, TheSecondRunReadsTheMatrixFromItsCacheUntilTheFileChanges) {
     return text;
   };
   WriteFile(dir_ / "t.mtx", tridiagonal(3000, "3"));
-  WriteJob("cached.toml", "name = \"cached\"\napp = \"cg\"\ntimeout_s = 100\ntasks = 2\n"
-                          "[params]\nmatrix = \"t.mtx\"\noutput = \"x.mtx\"\n");
+  WriteJob("cached.toml",
+           "name = \"cached\"\napp = \"cg\"\ntimeout_s = 100\ntasks = 2\n"
+           "[params]\nmatrix = \"t.mtx\"\noutput = \"x.mtx\"\n");
   auto run = [&](const std::string& name) {
-    EXPECT_EQ(RunSpawner({"run", "--local", "2", dir_ / "cached.toml", "--json", dir_ / (name + ".json")}, name,
-                         std::chrono::seconds(110)),
-              0)
+    EXPECT_EQ(
+        RunSpawner({"run", "--local", "2", dir_ / "cached.toml", "--json", dir_ / (name + ".json")},
+                   name, std::chrono::seconds(110)),
+        0)
         << Log(name);
     EXPECT_EQ(Json(name + ".json")["status"], "converged") << Log(name);
     return Log(name);
   };
-  EXPECT_NE(run("first").find("wrote the cache " + dir_ / "t.mtx.aiac-csr"), std::string::npos) << Log("first");
+  EXPECT_NE(run("first").find("wrote the cache " + dir_ / "t.mtx.aiac-csr"), std::string::npos)
+      << Log("first");
   const std::string second = run("second");
   EXPECT_NE(second.find("read " + dir_ / "t.mtx" + " from its cache"), std::string::npos) << second;
   WriteFile(dir_ / "t.mtx", tridiagonal(2000, "4"));

@@ -48,8 +48,8 @@ TEST_F(KeyTest, KeyFileReadableByOthersIsRefusedAndAPrivateOneWorks) {
 
   chmod((dir_ / "cluster.key").c_str(), 0600);
   procs_.insert_or_assign("sn", Start("aiac-supernode",
-                                      {"--config", dir_ / "f.toml", "--listen", "127.0.0.1:0", "--data",
-                                       dir_ / "sn.db", "--ready-file", dir_ / "sn.addr"},
+                                      {"--config", dir_ / "f.toml", "--listen", "127.0.0.1:0",
+                                       "--data", dir_ / "sn.db", "--ready-file", dir_ / "sn.addr"},
                                       dir_ / "sn.log"));
   const std::string sn = WaitForFile(dir_ / "sn.addr");
   ASSERT_FALSE(sn.empty()) << Log("sn");

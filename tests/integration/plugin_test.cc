@@ -1,6 +1,7 @@
 // App plugins as daemons receive them: stored by hash, reused, and refused when the bytes do
 // not match the hash.
 #include "runtime/plugin.h"
+
 #include "core/endpoint.h"
 #include "core/read_file.h"
 #include "integration/cluster_fixture.h"
@@ -15,14 +16,17 @@ TEST_F(PluginTest, SecondJobReusesTheStoredPlugin) {
   const std::string sn = StartSupernode("sn1");
   for (auto d : {"d1", "d2"}) StartDaemon(d, {sn});
   const std::string job = RingJob(2, 10);
-  ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "key.toml", "--supernode", sn, job}, "first"), 0) << Log("first");
+  ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "key.toml", "--supernode", sn, job}, "first"), 0)
+      << Log("first");
   EXPECT_NE(Log("first").find("sending plugin"), std::string::npos) << Log("first");
-  ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "key.toml", "--supernode", sn, job}, "second"), 0) << Log("second");
+  ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "key.toml", "--supernode", sn, job}, "second"), 0)
+      << Log("second");
   EXPECT_EQ(Log("second").find("sending plugin"), std::string::npos) << Log("second");
   // Stored under the daemon's data directory, named by hash.
   auto bytes = ReadWholeFile(BinPath("../plugins/libaiac_app_ring.so"));
   ASSERT_TRUE(bytes.ok());
-  EXPECT_TRUE(std::filesystem::exists(dir_ / ("d1/plugins/" + runtime::Hex(runtime::Sha256(*bytes)) + ".so")));
+  EXPECT_TRUE(std::filesystem::exists(
+      dir_ / ("d1/plugins/" + runtime::Hex(runtime::Sha256(*bytes)) + ".so")));
 }
 
 TEST_F(PluginTest, PluginWhoseHashDoesNotMatchIsRefused) {
@@ -30,8 +34,9 @@ TEST_F(PluginTest, PluginWhoseHashDoesNotMatchIsRefused) {
   StartDaemon("d1", {sn});
   ASSERT_TRUE(WaitUntil([&] { return LogHas("d1", "listening on"); })) << Log("d1");
   const std::string log = Log("d1");
-  const std::string addr = log.substr(log.find("listening on ") + 13, log.find(' ', log.find("listening on ") + 13) -
-                                                                         (log.find("listening on ") + 13));
+  const std::string addr =
+      log.substr(log.find("listening on ") + 13,
+                 log.find(' ', log.find("listening on ") + 13) - (log.find("listening on ") + 13));
   auto ep = ParseEndpoint(addr);
   ASSERT_TRUE(ep.ok()) << addr;
 
@@ -40,35 +45,42 @@ TEST_F(PluginTest, PluginWhoseHashDoesNotMatchIsRefused) {
   opts.cluster_key = kClusterKey;
   const std::string claimed = runtime::Sha256("the real plugin");
   std::vector<std::string> replies;
-  net::asio::co_spawn(io, [&]() -> net::awaitable<void> {
-    auto conn = co_await net::Dial(*ep, opts, proto::Role::SPAWNER, "test-spawner", proto::Role::DAEMON);
-    if (!conn.ok()) co_return;
-    (*conn)->SendEnvelope([&](proto::Envelope::Builder e) {
-      auto a = e.initAssignTask();
-      a.setJob("j");
-      a.setTask(0);
-      a.setTaskCount(2);
-      a.setApp("ring");
-      a.setPluginHash(kj::arrayPtr(reinterpret_cast<const kj::byte*>(claimed.data()), claimed.size()));
-    });
-    for (int i = 0; i < 2; ++i) {
-      auto msg = co_await (*conn)->Receive();
-      if (!msg.ok()) co_return;
-      auto r = (*msg)->root().getTaskReady();
-      replies.push_back(r.getNeedPlugin() ? "need-plugin" : r.getError().cStr());
-      if (r.getNeedPlugin()) {
-        // Another plugin, labelled with its own (correct) hash: not the one the task names.
-        const std::string other = "not the real plugin";
-        const std::string other_hash = runtime::Sha256(other);
+  net::asio::co_spawn(
+      io,
+      [&]() -> net::awaitable<void> {
+        auto conn = co_await net::Dial(*ep, opts, proto::Role::SPAWNER, "test-spawner",
+                                       proto::Role::DAEMON);
+        if (!conn.ok()) co_return;
         (*conn)->SendEnvelope([&](proto::Envelope::Builder e) {
-          auto pd = e.initPluginData();
-          pd.setSha256(kj::arrayPtr(reinterpret_cast<const kj::byte*>(other_hash.data()), other_hash.size()));
-          pd.setBytes(kj::arrayPtr(reinterpret_cast<const kj::byte*>(other.data()), other.size()));
+          auto a = e.initAssignTask();
+          a.setJob("j");
+          a.setTask(0);
+          a.setTaskCount(2);
+          a.setApp("ring");
+          a.setPluginHash(
+              kj::arrayPtr(reinterpret_cast<const kj::byte*>(claimed.data()), claimed.size()));
         });
-      }
-    }
-    (*conn)->Close();
-  }, net::asio::detached);
+        for (int i = 0; i < 2; ++i) {
+          auto msg = co_await (*conn)->Receive();
+          if (!msg.ok()) co_return;
+          auto r = (*msg)->root().getTaskReady();
+          replies.push_back(r.getNeedPlugin() ? "need-plugin" : r.getError().cStr());
+          if (r.getNeedPlugin()) {
+            // Another plugin, labelled with its own (correct) hash: not the one the task names.
+            const std::string other = "not the real plugin";
+            const std::string other_hash = runtime::Sha256(other);
+            (*conn)->SendEnvelope([&](proto::Envelope::Builder e) {
+              auto pd = e.initPluginData();
+              pd.setSha256(kj::arrayPtr(reinterpret_cast<const kj::byte*>(other_hash.data()),
+                                        other_hash.size()));
+              pd.setBytes(
+                  kj::arrayPtr(reinterpret_cast<const kj::byte*>(other.data()), other.size()));
+            });
+          }
+        }
+        (*conn)->Close();
+      },
+      net::asio::detached);
   io.run_for(std::chrono::seconds(10));
   ASSERT_EQ(replies.size(), 2u);
   EXPECT_EQ(replies[0], "need-plugin");
@@ -86,29 +98,41 @@ TEST_F(PluginTest, DaemonWithTrustedKeysRunsOnlyPluginsSignedByThem) {
   pub.pop_back();
   WriteFile(dir_ / "trust.toml", std::string("cluster_key = \"") + kClusterKey +
                                      "\"\ntrusted_keys = [\"" + pub + "\"]\n");
-  for (auto [name, key] : {std::pair{"signed-other", "other.key"}, std::pair{"signed-trusted", "trusted.key"}}) {
+  for (auto [name, key] :
+       {std::pair{"signed-other", "other.key"}, std::pair{"signed-trusted", "trusted.key"}}) {
     WriteFile(dir_ / (std::string(name) + ".toml"), std::string("cluster_key = \"") + kClusterKey +
-                                                      "\"\nsigning_key_file = \"" + key + "\"\n");
+                                                        "\"\nsigning_key_file = \"" + key + "\"\n");
   }
   const std::string sn = StartSupernode("sn1");
   for (auto d : {"d1", "d2"}) StartDaemon(d, {sn}, "trust.toml");
   const std::string job = RingJob(2, 10);
 
   ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "key.toml", "--supernode", sn, job, "--json",
-                        dir_ / "unsigned.json"}, "unsigned"), 1) << Log("unsigned");
-  EXPECT_NE(Json("unsigned.json")["error"].get<std::string>().find("is not signed;"), std::string::npos)
+                        dir_ / "unsigned.json"},
+                       "unsigned"),
+            1)
+      << Log("unsigned");
+  EXPECT_NE(Json("unsigned.json")["error"].get<std::string>().find("is not signed;"),
+            std::string::npos)
       << Json("unsigned.json")["error"];
-  ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "signed-other.toml", "--supernode", sn, job, "--json",
-                        dir_ / "other.json"}, "other"), 1) << Log("other");
-  EXPECT_NE(Json("other.json")["error"].get<std::string>().find("not signed by a trusted key"), std::string::npos)
+  ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "signed-other.toml", "--supernode", sn, job,
+                        "--json", dir_ / "other.json"},
+                       "other"),
+            1)
+      << Log("other");
+  EXPECT_NE(Json("other.json")["error"].get<std::string>().find("not signed by a trusted key"),
+            std::string::npos)
       << Json("other.json")["error"];
   for (auto d : {"d1", "d2"}) {
     const auto plugins = std::filesystem::path(dir_ / (std::string(d) + "/plugins"));
     EXPECT_TRUE(!std::filesystem::exists(plugins) || std::filesystem::is_empty(plugins)) << d;
   }
   // The refused runs gave their daemons back; a run signed by the trusted key converges.
-  ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "signed-trusted.toml", "--supernode", sn, job, "--json",
-                        dir_ / "trusted.json"}, "trusted"), 0) << Log("trusted");
+  ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "signed-trusted.toml", "--supernode", sn, job,
+                        "--json", dir_ / "trusted.json"},
+                       "trusted"),
+            0)
+      << Log("trusted");
   EXPECT_EQ(Json("trusted.json")["status"], "converged");
 }
 

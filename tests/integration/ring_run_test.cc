@@ -10,7 +10,8 @@ using RingRunTest = ClusterFixture;
 
 TEST_F(RingRunTest, LocalClusterRunsRingAndWritesSummary) {
   const std::string job = RingJob(4, 300);
-  ASSERT_EQ(RunSpawner({"run", "--local", "4", job, "--json", dir_ / "out.json"}), 0) << Log("spawner");
+  ASSERT_EQ(RunSpawner({"run", "--local", "4", job, "--json", dir_ / "out.json"}), 0)
+      << Log("spawner");
   auto j = Json("out.json");
   EXPECT_EQ(j["status"], "converged");
   EXPECT_EQ(j["job"], "ring-it");
@@ -39,12 +40,16 @@ TEST_F(RingRunTest, HandStartedDaemonsServeTwoJobsInARow) {
   for (auto d : {"d1", "d2", "d3"}) StartDaemon(d, {sn});
   const std::string job = RingJob(3, 50);
   ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "key.toml", "--supernode", sn, job, "--json",
-                        dir_ / "a.json"}, "spawner-a"), 0)
+                        dir_ / "a.json"},
+                       "spawner-a"),
+            0)
       << Log("spawner-a");
   EXPECT_EQ(Json("a.json")["status"], "converged");
   // The first job released its daemons: a second one gets them again.
   ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "key.toml", "--supernode", sn, job, "--json",
-                        dir_ / "b.json"}, "spawner-b"), 0)
+                        dir_ / "b.json"},
+                       "spawner-b"),
+            0)
       << Log("spawner-b") << Log("sn1");
   EXPECT_EQ(Json("b.json")["result"]["value"], 150);
   EXPECT_TRUE(LogHas("sn1", "released 3 daemons"));
@@ -86,9 +91,11 @@ TEST_F(RingRunTest, BadJobsExitTwoWithOneLine) {
 TEST_F(RingRunTest, NotEnoughDaemonsFailsAfterTheWait) {
   const std::string sn = StartSupernode("sn1");
   StartDaemon("d1", {sn});
-  WriteFile(dir_ / "short.toml", std::string("cluster_key = \"") + kClusterKey + "\"\nwait_daemons_ms = 1000\n");
+  WriteFile(dir_ / "short.toml",
+            std::string("cluster_key = \"") + kClusterKey + "\"\nwait_daemons_ms = 1000\n");
   ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "short.toml", "--supernode", sn, RingJob(3, 5),
-                        "--json", dir_ / "f.json"}), 1);
+                        "--json", dir_ / "f.json"}),
+            1);
   auto j = Json("f.json");
   EXPECT_EQ(j["status"], "failed");
   EXPECT_NE(j["error"].get<std::string>().find("not enough daemons"), std::string::npos);

@@ -53,9 +53,11 @@ using StorageTest = ClusterFixture;
 
 TEST_F(StorageTest, FullDiskIsAnErrorNotAnAbortAndPersistenceComesBack) {
   SmallDisk disk(dir_ / "disk", "32m");
-  if (!disk.mounted()) GTEST_SKIP() << "cannot mount a tmpfs here (" << disk.why() << "): this test needs root";
-  const std::vector<std::string> args{"--config", dir_ / "key.toml", "--listen", "127.0.0.1:0", "--id", "sn1",
-                                      "--data", dir_ / "disk/db", "--ready-file", dir_ / "sn1.addr"};
+  if (!disk.mounted())
+    GTEST_SKIP() << "cannot mount a tmpfs here (" << disk.why() << "): this test needs root";
+  const std::vector<std::string> args{
+      "--config", dir_ / "key.toml", "--listen",       "127.0.0.1:0",  "--id",
+      "sn1",      "--data",          dir_ / "disk/db", "--ready-file", dir_ / "sn1.addr"};
   // Full at start: one line, exit 2.
   disk.Fill(512 * 1024);
   procs_.insert_or_assign("sn1", Start("aiac-supernode", args, dir_ / "sn1.log"));
@@ -78,10 +80,12 @@ TEST_F(StorageTest, FullDiskIsAnErrorNotAnAbortAndPersistenceComesBack) {
   ASSERT_TRUE(WaitUntil([&] { return LogHas("sn1", "daemon d2 registered"); })) << Log("sn1");
   ASSERT_TRUE(WaitUntil([&] { return LogHas("sn1", "registry store unavailable"); })) << Log("sn1");
   disk.Unfill();
-  ASSERT_TRUE(WaitUntil([&] { return LogHas("sn1", "registry store available again: 2 records"); })) << Log("sn1");
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("sn1", "registry store available again: 2 records"); }))
+      << Log("sn1");
   const std::string log = Log("sn1");
   size_t unavailable = 0;
-  for (size_t p = 0; (p = log.find("registry store unavailable", p)) != std::string::npos; ++p) ++unavailable;
+  for (size_t p = 0; (p = log.find("registry store unavailable", p)) != std::string::npos; ++p)
+    ++unavailable;
   EXPECT_EQ(unavailable, 1u) << log;
 
   // What was registered while the disk was full survives a restart.

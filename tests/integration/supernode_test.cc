@@ -21,11 +21,12 @@ TEST_F(SupernodeTest, RestartKeepsTheRegistry) {
 TEST_F(SupernodeTest, ADaemonMeasuresItsPowerOnceAndKeepsIt) {
   const std::string sn = StartSupernode("sn1");
   auto start = [&](const std::string& log, std::vector<std::string> extra) {
-    std::vector<std::string> args{"--config", dir_ / "key.toml", "--id", "d1", "--data", dir_ / "d1",
-                                  "--supernode", sn};
+    std::vector<std::string> args{"--config", dir_ / "key.toml", "--id",        "d1",
+                                  "--data",   dir_ / "d1",       "--supernode", sn};
     args.insert(args.end(), extra.begin(), extra.end());
     procs_.insert_or_assign("d1", Start("aiac-daemon", args, dir_ / (log + ".log")));
-    return WaitUntil([&] { return LogHas("sn1", "daemon d1 registered") && LogHas(log, "listening"); });
+    return WaitUntil(
+        [&] { return LogHas("sn1", "daemon d1 registered") && LogHas(log, "listening"); });
   };
   ASSERT_TRUE(start("first", {})) << Log("first");
   procs_.erase("d1");
@@ -45,10 +46,13 @@ TEST_F(SupernodeTest, ADaemonMeasuresItsPowerOnceAndKeepsIt) {
 // daemons register, instead of being refused and asked again every 200 ms.
 TEST_F(SupernodeTest, ARequestIsHeldUntilTheDaemonsRegister) {
   const std::string sn = StartSupernode("sn1", {"--log-level", "debug"});
-  WriteJob("cg.toml", "name = \"held\"\napp = \"cg\"\ntasks = 2\ntimeout_s = 120\n[params]\nn = 2000\n");
-  auto spawner = Start("aiac-spawner", {"run", "--config", dir_ / "key.toml", "--supernode", sn, dir_ / "cg.toml"},
+  WriteJob("cg.toml",
+           "name = \"held\"\napp = \"cg\"\ntasks = 2\ntimeout_s = 120\n[params]\nn = 2000\n");
+  auto spawner = Start("aiac-spawner",
+                       {"run", "--config", dir_ / "key.toml", "--supernode", sn, dir_ / "cg.toml"},
                        dir_ / "spawner.log");
-  ASSERT_TRUE(WaitUntil([&] { return LogHas("sn1", "holding the request of job held-"); })) << Log("sn1");
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("sn1", "holding the request of job held-"); }))
+      << Log("sn1");
   StartDaemon("d1", {sn});
   StartDaemon("d2", {sn});
   auto code = spawner.WaitFor(std::chrono::seconds(120));
@@ -83,7 +87,8 @@ TEST_F(SupernodeTest, PeersLendTheirDaemonsToASpawner) {
   }));
   // b knows only two daemons of its own: the other two come from a's digest, granted by a.
   ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "key.toml", "--supernode", b, RingJob(4, 40),
-                        "--json", dir_ / "p.json"}), 0)
+                        "--json", dir_ / "p.json"}),
+            0)
       << Log("spawner") << Log("snb") << Log("sna");
   auto j = Json("p.json");
   std::set<std::string> daemons;
@@ -100,8 +105,8 @@ TEST_F(SupernodeTest, SpawnerSkipsASupernodeThatIsDown) {
   const std::string b = StartSupernode("snb");
   for (auto d : {"b1", "b2"}) StartDaemon(d, {b});
   ASSERT_TRUE(WaitUntil([&] { return LogHas("snb", "daemon b2 registered"); })) << Log("snb");
-  ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "key.toml", "--supernode", gone, "--supernode", b, RingJob(2, 20),
-                        "--json", dir_ / "s.json"}),
+  ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "key.toml", "--supernode", gone, "--supernode", b,
+                        RingJob(2, 20), "--json", dir_ / "s.json"}),
             0)
       << Log("spawner");
   EXPECT_EQ(Json("s.json")["status"], "converged");

@@ -8,8 +8,9 @@ namespace {
 
 class SyntheticRunTest : public ClusterFixture {};
 
-constexpr const char* kParams = "[params]\nitems = 3000\niterations = 40\nbase_cost = 60\nphase_iterations = 8\n"
-                                "hot_fraction = 0.3\nhot_factor = 6\nseed = 9\nverify = true\n";
+constexpr const char* kParams =
+    "[params]\nitems = 3000\niterations = 40\nbase_cost = 60\nphase_iterations = 8\n"
+    "hot_fraction = 0.3\nhot_factor = 6\nseed = 9\nverify = true\n";
 
 synthetic::WorkloadSpec Spec() {
   synthetic::WorkloadSpec s;
@@ -27,11 +28,18 @@ TEST_F(SyntheticRunTest, EveryItemComesBackOnceWithTheWorkloadsChecksum) {
   const double expected = static_cast<double>(synthetic::ExpectedChecksum(Spec()));
   for (const std::string mode : {"async", "sync"}) {
     SCOPED_TRACE(mode);
-    WriteJob(mode + ".toml", "name = \"syn\"\napp = \"synthetic\"\ntimeout_s = 120\n" + std::string(kParams));
+    WriteJob(mode + ".toml",
+             "name = \"syn\"\napp = \"synthetic\"\ntimeout_s = 120\n" + std::string(kParams));
     // Unbalanced: a slow moment of the machine would otherwise move items, and a task that took
     // items part-way counts more iterations than their steps (BalanceTest covers the moves).
-    std::vector<std::string> args{"run", "--local", mode == "sync" ? "5" : "3", dir_ / (mode + ".toml"), "--json",
-                                  dir_ / (mode + ".json"), "--balance", "off"};
+    std::vector<std::string> args{"run",
+                                  "--local",
+                                  mode == "sync" ? "5" : "3",
+                                  dir_ / (mode + ".toml"),
+                                  "--json",
+                                  dir_ / (mode + ".json"),
+                                  "--balance",
+                                  "off"};
     if (mode == "sync") args.push_back("--sync");
     ASSERT_EQ(RunSpawner(args, mode), 0) << Log(mode);
     auto j = Json(mode + ".json");

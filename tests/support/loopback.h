@@ -46,13 +46,25 @@ struct HandshakeEnd {
 };
 
 // Runs both ends' handshakes to completion; returns (client status, server status).
-inline std::pair<Status, Status> HandshakeBoth(net::asio::io_context& io, const HandshakeEnd& client,
+inline std::pair<Status, Status> HandshakeBoth(net::asio::io_context& io,
+                                               const HandshakeEnd& client,
                                                const HandshakeEnd& server) {
   std::optional<Status> a, b;
-  net::asio::co_spawn(io, [&]() -> net::awaitable<void> { a = co_await client.conn->Handshake(client.role, client.id, client.expect); }, net::asio::detached);
-  net::asio::co_spawn(io, [&]() -> net::awaitable<void> { b = co_await server.conn->Handshake(server.role, server.id, server.expect); }, net::asio::detached);
+  net::asio::co_spawn(
+      io,
+      [&]() -> net::awaitable<void> {
+        a = co_await client.conn->Handshake(client.role, client.id, client.expect);
+      },
+      net::asio::detached);
+  net::asio::co_spawn(
+      io,
+      [&]() -> net::awaitable<void> {
+        b = co_await server.conn->Handshake(server.role, server.id, server.expect);
+      },
+      net::asio::detached);
   RunIoUntil(io, [&] { return a && b; });
-  return {a.value_or(Timeout("client did not finish")), b.value_or(Timeout("server did not finish"))};
+  return {a.value_or(Timeout("client did not finish")),
+          b.value_or(Timeout("server did not finish"))};
 }
 
 }  // namespace aiac::testing

@@ -1,7 +1,5 @@
 #include "support/test_support.h"
 
-#include "core/temp_dir.h"
-
 #include <dirent.h>
 #include <stdlib.h>
 
@@ -9,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
+
+#include "core/temp_dir.h"
 
 namespace aiac::testing {
 
@@ -71,7 +71,8 @@ std::vector<int> ProcessesMatching(const std::string& needle, const std::string&
     auto close = stat.rfind(')');
     if (close == std::string::npos || close + 2 >= stat.size() || stat[close + 2] == 'Z') continue;
     std::string cmdline = ReadFile(entry.path().string() + "/cmdline");
-    for (char& c : cmdline) if (c == '\0') c = ' ';
+    for (char& c : cmdline)
+      if (c == '\0') c = ' ';
     if (cmdline.find(needle) != std::string::npos && cmdline.find(also) != std::string::npos) {
       pids.push_back(std::stoi(name));
     }

@@ -10,15 +10,15 @@
 #include "core/status.h"
 #include "spawner/child_process.h"
 
-#define ASSERT_OK(expr)                                    \
-  do {                                                     \
-    const ::aiac::Status aiac_s_ = (expr);                 \
-    ASSERT_TRUE(aiac_s_.ok()) << aiac_s_.ToString();       \
+#define ASSERT_OK(expr)                              \
+  do {                                               \
+    const ::aiac::Status aiac_s_ = (expr);           \
+    ASSERT_TRUE(aiac_s_.ok()) << aiac_s_.ToString(); \
   } while (0)
-#define EXPECT_OK(expr)                                    \
-  do {                                                     \
-    const ::aiac::Status aiac_s_ = (expr);                 \
-    EXPECT_TRUE(aiac_s_.ok()) << aiac_s_.ToString();       \
+#define EXPECT_OK(expr)                              \
+  do {                                               \
+    const ::aiac::Status aiac_s_ = (expr);           \
+    EXPECT_TRUE(aiac_s_.ok()) << aiac_s_.ToString(); \
   } while (0)
 
 namespace aiac::testing {

@@ -1,12 +1,11 @@
 // The synthetic workload: its costs move with the phases, its checksum does not depend on how
 // the items are split, stepped or restored, and its wire formats refuse what is not theirs.
-#include "apps/synthetic/synthetic_app.h"
-
 #include <gtest/gtest.h>
 
 #include <numeric>
 #include <set>
 
+#include "apps/synthetic/synthetic_app.h"
 #include "apps/synthetic/workload.h"
 
 namespace aiac::synthetic {
@@ -39,8 +38,8 @@ app::JobParams Params(const WorkloadSpec& s, uint32_t tasks) {
 
 // Runs every task of `plan` to its end, in turns of `turn` iterations, saving and restoring each
 // task's state between turns when `restore`; returns the gathered report.
-app::GatherReport RunAll(SyntheticApp& app, const app::JobParams& params, const app::JobPlan& plan, int turn,
-                         bool restore) {
+app::GatherReport RunAll(SyntheticApp& app, const app::JobParams& params, const app::JobPlan& plan,
+                         int turn, bool restore) {
   std::vector<std::unique_ptr<app::Task>> tasks;
   for (uint32_t t = 0; t < plan.slices.size(); ++t) {
     auto task = app.MakeTask(params, t, plan.slices[t]);
@@ -90,8 +89,10 @@ TEST(SyntheticWorkloadTest, TheHotWindowMovesWithThePhasesAndCostsHotFactorTimes
     }
     EXPECT_EQ(hot, width) << "phase " << phase;
     // The window starts where HotStart says, and wraps round.
-    EXPECT_EQ(StepCost(s, HotStart(s, phase), phase * s.phase_iterations), s.base_cost * s.hot_factor);
-    EXPECT_EQ(StepCost(s, (HotStart(s, phase) + width) % s.items, phase * s.phase_iterations), s.base_cost);
+    EXPECT_EQ(StepCost(s, HotStart(s, phase), phase * s.phase_iterations),
+              s.base_cost * s.hot_factor);
+    EXPECT_EQ(StepCost(s, (HotStart(s, phase) + width) % s.items, phase * s.phase_iterations),
+              s.base_cost);
   }
   EXPECT_GT(starts.size(), 15u);  // it moves
 }
@@ -115,7 +116,8 @@ TEST(SyntheticWorkloadTest, TheChecksumIsTheSameWhateverTheSplitTheTurnsOrTheRes
     std::iota(powers.begin(), powers.end(), 1.0);
     auto reweighed = app.Reweigh(params, powers);
     ASSERT_TRUE(reweighed.ok() && reweighed->has_value());
-    EXPECT_EQ(RunAll(app, params, **reweighed, 2, false).numbers.at("checksum"), static_cast<double>(expected));
+    EXPECT_EQ(RunAll(app, params, **reweighed, 2, false).numbers.at("checksum"),
+              static_cast<double>(expected));
   }
 }
 
@@ -131,7 +133,8 @@ TEST(SyntheticWorkloadTest, SplitsCoverEveryItemOnceInProportionToTheShares) {
         ASSERT_EQ(split.size(), tasks);
         uint32_t next = 0;
         for (uint32_t t = 0; t < tasks; ++t) {
-          ASSERT_EQ(split[t].size(), 1u) << items << " items, " << tasks << " tasks: task " << t << " has none";
+          ASSERT_EQ(split[t].size(), 1u)
+              << items << " items, " << tasks << " tasks: task " << t << " has none";
           EXPECT_EQ(split[t][0].first, next);
           next = split[t][0].second;
           auto ranges = DecodeRanges(EncodeRanges(split[t]), items);
@@ -163,15 +166,19 @@ TEST(SyntheticWorkloadTest, GatherRefusesMissingDuplicatedOrUnfinishedItems) {
   EXPECT_EQ(twice->status, app::GatherStatus::kDiverged);
   EXPECT_NE(twice->error.find("missing"), std::string::npos) << twice->error;
   auto fresh = app.MakeTask(params, 1, plan->slices[1]);
-  EXPECT_EQ(app.Gather(params, {a, (*fresh)->ResultSlice()})->status, app::GatherStatus::kUnconverged);
+  EXPECT_EQ(app.Gather(params, {a, (*fresh)->ResultSlice()})->status,
+            app::GatherStatus::kUnconverged);
   EXPECT_FALSE(app.Gather(params, {a, b.substr(0, b.size() - 1)}).ok());
 }
 
 TEST(SyntheticWorkloadTest, BadParametersAndSlicesAreRefusedWithTheirName) {
   const WorkloadSpec s = Small();
   SyntheticApp app;
-  for (auto [key, value] : std::vector<std::pair<std::string, std::string>>{
-           {"items", "0"}, {"iterations", "x"}, {"hot_fraction", "1.5"}, {"verify", "yes"}, {"colour", "red"}}) {
+  for (auto [key, value] : std::vector<std::pair<std::string, std::string>>{{"items", "0"},
+                                                                            {"iterations", "x"},
+                                                                            {"hot_fraction", "1.5"},
+                                                                            {"verify", "yes"},
+                                                                            {"colour", "red"}}) {
     auto params = Params(s, 2);
     params.values[key] = value;
     auto plan = app.Prepare(params);
@@ -204,7 +211,8 @@ TEST(SyntheticWorkloadTest, ItemsCarryTheirDataAndDamageIsFound) {
   EXPECT_EQ((*back)[1].id, 9u);
   EXPECT_EQ((*back)[1].state, 5u);
   bytes[8 + 16 + 20] ^= 1;  // the last byte of item 3's data
-  EXPECT_NE(DecodeItems(bytes, s).status().message().find("item 3's data is damaged"), std::string::npos);
+  EXPECT_NE(DecodeItems(bytes, s).status().message().find("item 3's data is damaged"),
+            std::string::npos);
   s.item_bytes = 0;
   EXPECT_FALSE(DecodeItems(EncodeItems(items, 21), s).ok()) << "another size";
 }

@@ -28,7 +28,8 @@ TEST(LeeChoTest, StaticSplits) {
   // T_1 ∝ 2 / 1, T_2 ∝ 2 / 2: X_2 = 2 X_1.
   EXPECT_NEAR(p[0], 1000.0 / 3, 1e-9);
   EXPECT_NEAR(p[1], 2000.0 / 3, 1e-9);
-  EXPECT_NEAR(ExpectedTime(ws[0], p[0]), ExpectedTime(ws[1], p[1]), 1e-9) << "S_P equalises the times";
+  EXPECT_NEAR(ExpectedTime(ws[0], p[0]), ExpectedTime(ws[1], p[1]), 1e-9)
+      << "S_P equalises the times";
   EXPECT_EQ(SplitEven(ws, 1000), (std::vector<double>{500, 500}));
 }
 
@@ -57,7 +58,8 @@ TEST(LeeChoTest, RejectsBadWorkstations) {
   EXPECT_FALSE(CheckWorkstations({}).ok());
   EXPECT_EQ(CheckWorkstations({{0, 1, 0}}).message(), "workstation 0: mu must be positive");
   EXPECT_EQ(CheckWorkstations({{1, 0, 0}}).message(), "workstation 0: N must be positive");
-  EXPECT_EQ(CheckWorkstations({{1, 1, -1}}).message(), "workstation 0: sigma_n must not be negative");
+  EXPECT_EQ(CheckWorkstations({{1, 1, -1}}).message(),
+            "workstation 0: sigma_n must not be negative");
 }
 
 TEST(WorkstationSimTest, ProposedSplitBeatsMeansOnlyWhenVariationsDiffer) {
@@ -74,8 +76,9 @@ TEST(WorkstationSimTest, ProposedSplitBeatsMeansOnlyWhenVariationsDiffer) {
     t_sp += SimulateTargetJob(loads, sp, seed);
     t_sm += SimulateTargetJob(loads, sm, seed);
   }
-  std::printf("mean target-job time over %d seeds: S_P %.1f, S_M %.1f intervals (S_M / S_P = %.3f)\n", seeds,
-              t_sp / seeds, t_sm / seeds, t_sm / t_sp);
+  std::printf(
+      "mean target-job time over %d seeds: S_P %.1f, S_M %.1f intervals (S_M / S_P = %.3f)\n",
+      seeds, t_sp / seeds, t_sm / seeds, t_sm / t_sp);
   EXPECT_LT(t_sp, t_sm);
 }
 

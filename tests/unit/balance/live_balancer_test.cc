@@ -44,14 +44,15 @@ TEST(LiveBalancerTest, WorkLeavesASlowedTaskUntilAllExpectToFinishTogether) {
   const auto left = After({300, 300, 300}, d.moves);
   EXPECT_NEAR(left[0], 400, 1e-6);
   EXPECT_NEAR(left[2], 100, 1e-6);
-  EXPECT_NEAR(d.step.t_after, 40, 1e-6);                    // 900 units at 22.5 a second
-  EXPECT_NEAR(d.step.gain, 120 - 40 - d.overhead, 1e-6);     // eq. (11)
-  EXPECT_NEAR(d.overhead, 0.1, 1e-12);                      // two moves at 0.05 s
+  EXPECT_NEAR(d.step.t_after, 40, 1e-6);                  // 900 units at 22.5 a second
+  EXPECT_NEAR(d.step.gain, 120 - 40 - d.overhead, 1e-6);  // eq. (11)
+  EXPECT_NEAR(d.overhead, 0.1, 1e-12);                    // two moves at 0.05 s
 }
 
 // Moves between different tasks run side by side: they cost one move's time, not two.
 TEST(LiveBalancerTest, MovesOfDisjointTasksCostOneMovesTime) {
-  const std::vector<TaskFigures> f = {{10, 300, 1, 0}, {10, 300, 1, 0}, {2.5, 300, 1, 0}, {2.5, 300, 1, 0}};
+  const std::vector<TaskFigures> f = {
+      {10, 300, 1, 0}, {10, 300, 1, 0}, {2.5, 300, 1, 0}, {2.5, 300, 1, 0}};
   const auto d = Decide(BalanceMode::kProposed, f, {0.05, 0});
   ASSERT_EQ(d.moves.size(), 2u);
   EXPECT_NE(d.moves[0].from, d.moves[1].from);
@@ -59,12 +60,14 @@ TEST(LiveBalancerTest, MovesOfDisjointTasksCostOneMovesTime) {
   EXPECT_NEAR(d.overhead, 0.05, 1e-12);
   BalancerOptions chain;
   chain.chain = true;
-  // Along the chain 3 -> 2 -> 1 -> 0, each move shares a task with the one before: one after the other.
+  // Along the chain 3 -> 2 -> 1 -> 0, each move shares a task with the one before: one after the
+  // other.
   const auto c = Decide(BalanceMode::kProposed, f, {0.05, 0}, chain);
   ASSERT_EQ(c.moves.size(), 3u);
   EXPECT_NEAR(c.overhead, 0.15, 1e-12) << "chain moves of one task: one after the other";
   // Slow, fast, slow, fast: 0 -> 1 and 2 -> 3, side by side.
-  const std::vector<TaskFigures> g = {{2.5, 300, 1, 0}, {10, 300, 1, 0}, {2.5, 300, 1, 0}, {10, 300, 1, 0}};
+  const std::vector<TaskFigures> g = {
+      {2.5, 300, 1, 0}, {10, 300, 1, 0}, {2.5, 300, 1, 0}, {10, 300, 1, 0}};
   const auto e = Decide(BalanceMode::kProposed, g, {0.05, 0}, chain);
   ASSERT_EQ(e.moves.size(), 2u);
   EXPECT_EQ(e.moves[0].from + e.moves[1].from, 2u);  // tasks 0 and 2 give
@@ -137,7 +140,8 @@ TEST(LiveBalancerTest, OnRandomFiguresTheMovesEqualiseTheExpectedTimes) {
     EXPECT_NEAR(std::accumulate(left.begin(), left.end(), 0.0), total, 1e-6 * total);
     double lo = INFINITY, hi = 0;
     for (size_t i = 0; i < tasks; ++i) {
-      const Workstation w{f[i].n_mean * f[i].work_rate, f[i].n_mean, mode == BalanceMode::kMeans ? 0 : f[i].n_std};
+      const Workstation w{f[i].n_mean * f[i].work_rate, f[i].n_mean,
+                          mode == BalanceMode::kMeans ? 0 : f[i].n_std};
       const double t = ExpectedTime(w, left[i]);
       lo = std::min(lo, t);
       hi = std::max(hi, t);
@@ -187,11 +191,12 @@ TEST(LiveBalancerTest, ChainMovesReachTheTargetBetweenNeighboursInAnOrderThatNev
     EXPECT_FALSE(starves(moves)) << "round " << round;
     // Waves 0, 1, ... in order, the moves of a wave on different tasks.
     for (size_t k = 0; k < moves.size(); ++k) {
-      ASSERT_EQ(moves[k].wave, k == 0 ? 0 : moves[k - 1].wave + (moves[k].wave != moves[k - 1].wave));
+      ASSERT_EQ(moves[k].wave,
+                k == 0 ? 0 : moves[k - 1].wave + (moves[k].wave != moves[k - 1].wave));
       for (size_t j = 0; j < k; ++j) {
         if (moves[j].wave != moves[k].wave) continue;
-        ASSERT_TRUE(moves[j].from != moves[k].from && moves[j].from != moves[k].to && moves[j].to != moves[k].from &&
-                    moves[j].to != moves[k].to);
+        ASSERT_TRUE(moves[j].from != moves[k].from && moves[j].from != moves[k].to &&
+                    moves[j].to != moves[k].from && moves[j].to != moves[k].to);
       }
     }
     std::vector<size_t> perm(moves.size());
@@ -215,7 +220,8 @@ TEST(LiveBalancerTest, ChainMovesReachTheTargetBetweenNeighboursInAnOrderThatNev
 
 // A slowed task in the middle of a chain gives work to both its neighbours.
 TEST(LiveBalancerTest, ChainDecisionsMoveWorkOnlyBetweenNeighbours) {
-  const std::vector<TaskFigures> f = {{10, 1000, 1, 0}, {10, 1000, 1, 0}, {2, 1000, 1, 0}, {10, 1000, 1, 0}};
+  const std::vector<TaskFigures> f = {
+      {10, 1000, 1, 0}, {10, 1000, 1, 0}, {2, 1000, 1, 0}, {10, 1000, 1, 0}};
   BalancerOptions options;
   options.chain = true;
   const auto d = Decide(BalanceMode::kMeans, f, {}, options);
@@ -233,7 +239,8 @@ TEST(LiveBalancerTest, ChainDecisionsMoveWorkOnlyBetweenNeighbours) {
 }
 
 TEST(LiveBalancerTest, ModesParseAndNameThemselves) {
-  for (const char* name : {"off", "dp", "dm"}) EXPECT_STREQ(BalanceModeName(*ParseBalanceMode(name)), name);
+  for (const char* name : {"off", "dp", "dm"})
+    EXPECT_STREQ(BalanceModeName(*ParseBalanceMode(name)), name);
   auto bad = ParseBalanceMode("fast");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("dp, dm or off"), std::string::npos);

@@ -18,7 +18,8 @@ using aiac::testing::TempDir;
 using aiac::testing::WriteFile;
 
 bool Same(const SpMat& a, const SpMat& b) {
-  return a.rows() == b.rows() && a.cols() == b.cols() && a.nonZeros() == b.nonZeros() && SpMat(a - b).norm() == 0;
+  return a.rows() == b.rows() && a.cols() == b.cols() && a.nonZeros() == b.nonZeros() &&
+         SpMat(a - b).norm() == 0;
 }
 
 void ExpectSameBlock(const Block& want, const Block& got) {
@@ -43,11 +44,12 @@ void ExpectSameBlock(const Block& want, const Block& got) {
 
 // A grid Laplacian written to `path` and cached, as the spawner's read leaves it.
 MatrixFileVersion WriteAndCache(const std::string& path, const SpMat& a) {
-  std::string text = "%%MatrixMarket matrix coordinate real general\n" + std::to_string(a.rows()) + " " +
-                     std::to_string(a.cols()) + " " + std::to_string(a.nonZeros()) + "\n";
+  std::string text = "%%MatrixMarket matrix coordinate real general\n" + std::to_string(a.rows()) +
+                     " " + std::to_string(a.cols()) + " " + std::to_string(a.nonZeros()) + "\n";
   for (int i = 0; i < a.rows(); ++i) {
     for (SpMat::InnerIterator it(a, i); it; ++it) {
-      text += std::to_string(i + 1) + " " + std::to_string(it.col() + 1) + " " + std::to_string(it.value()) + "\n";
+      text += std::to_string(i + 1) + " " + std::to_string(it.col() + 1) + " " +
+              std::to_string(it.value()) + "\n";
     }
   }
   WriteFile(path, text);
@@ -58,7 +60,8 @@ MatrixFileVersion WriteAndCache(const std::string& path, const SpMat& a) {
 }
 
 // Every block of partition `part` with `layers` of overlap, both ways.
-void CheckEveryBlock(const std::string& path, const SpMat& a, const RowPartition& part, int layers) {
+void CheckEveryBlock(const std::string& path, const SpMat& a, const RowPartition& part,
+                     int layers) {
   const int n = static_cast<int>(a.rows());
   const MatrixFileVersion version = WriteAndCache(path, a);
   const Eigen::VectorXd b = a * Eigen::VectorXd::LinSpaced(n, 1, 2);
@@ -70,7 +73,8 @@ void CheckEveryBlock(const std::string& path, const SpMat& a, const RowPartition
     std::vector<double> b_rows;
     for (size_t k = 0; k < block_rows[l].size(); ++k) {
       b_rows.push_back(b[block_rows[l][k]]);
-      if (part.owner[static_cast<size_t>(block_rows[l][k])] == l) own.push_back(static_cast<int>(k));
+      if (part.owner[static_cast<size_t>(block_rows[l][k])] == l)
+        own.push_back(static_cast<int>(k));
     }
     const RowFn row = [&](int i, std::vector<int>& cols, std::vector<double>& vals) {
       cols.clear();
@@ -82,7 +86,8 @@ void CheckEveryBlock(const std::string& path, const SpMat& a, const RowPartition
     };
     const OwnerFn owner = [&](int r) { return part.owner[static_cast<size_t>(r)]; };
     const Block want = BuildBlock(row, b_rows, n, block_rows[l], own, owner, sends[l]);
-    const BlockOutline outline = OutlineBlock(a, b_rows, block_rows[l], own, part.owner, sends[l], path, version);
+    const BlockOutline outline =
+        OutlineBlock(a, b_rows, block_rows[l], own, part.owner, sends[l], path, version);
     EXPECT_EQ(outline.nonzeros, want.nonzeros);
     const std::string bytes = EncodeBlockOutline(outline);
     ASSERT_TRUE(IsBlockOutline(bytes));
@@ -119,8 +124,8 @@ TEST(BlockOutlineTest, ACacheOfAnotherVersionOrAnotherMatrixIsRefused) {
   const auto sends = SendLists(a, part.owner, part.rows);
   std::vector<int> own(part.rows[1].size());
   for (size_t k = 0; k < own.size(); ++k) own[k] = static_cast<int>(k);
-  BlockOutline outline = OutlineBlock(a, std::vector<double>(own.size(), 1.0), part.rows[1], own, part.owner, sends[1],
-                                      path, version);
+  BlockOutline outline = OutlineBlock(a, std::vector<double>(own.size(), 1.0), part.rows[1], own,
+                                      part.owner, sends[1], path, version);
 
   MatrixFileVersion other = version;
   other.mtime_ns += 1;
@@ -129,7 +134,8 @@ TEST(BlockOutlineTest, ACacheOfAnotherVersionOrAnotherMatrixIsRefused) {
   auto refused = BuildBlockFromCache(stale);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), StatusCode::kUnavailable);
-  EXPECT_NE(refused.status().message().find("another version"), std::string::npos) << refused.status().message();
+  EXPECT_NE(refused.status().message().find("another version"), std::string::npos)
+      << refused.status().message();
 
   // The same shape, another pattern: the cache's rows do not give the outline's couplings.
   const std::string path2 = dir.path() + "/other.mtx";
@@ -155,8 +161,9 @@ TEST(BlockOutlineTest, EveryTruncationOrFlippedByteOfAnOutlineIsRefusedOrHarmles
   const auto sends = SendLists(a, part.owner, part.rows);
   std::vector<int> own(part.rows[0].size());
   for (size_t k = 0; k < own.size(); ++k) own[k] = static_cast<int>(k);
-  const std::string bytes = EncodeBlockOutline(
-      OutlineBlock(a, std::vector<double>(own.size(), 1.0), part.rows[0], own, part.owner, sends[0], path, version));
+  const std::string bytes =
+      EncodeBlockOutline(OutlineBlock(a, std::vector<double>(own.size(), 1.0), part.rows[0], own,
+                                      part.owner, sends[0], path, version));
   for (size_t cut = 0; cut < bytes.size(); ++cut) {
     EXPECT_FALSE(DecodeBlockOutline(bytes.substr(0, cut)).ok()) << "cut at " << cut;
   }

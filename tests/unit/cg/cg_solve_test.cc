@@ -11,15 +11,15 @@
 #include <set>
 #include <thread>
 
-#include "runtime/convergence.h"
-#include "runtime/task_runner.h"
 #include "apps/cg/block_cg.h"
 #include "apps/cg/block_direct.h"
 #include "apps/cg/cg_app.h"
-#include "unit/cg/job_params.h"
 #include "apps/cg/matrix_market.h"
 #include "apps/cg/partition.h"
+#include "runtime/convergence.h"
+#include "runtime/task_runner.h"
 #include "support/test_support.h"
+#include "unit/cg/job_params.h"
 
 namespace aiac::cg {
 namespace {
@@ -95,15 +95,16 @@ TEST(CgProblemTest, GeneratedMatrixIsSymmetricAndDiagonallyDominant) {
   EXPECT_EQ((a - at).norm(), 0);
   for (int i = 0; i < 300; ++i) {
     double off = 0;
-    for (SpMat::InnerIterator it(p.a, i); it; ++it) if (it.col() != i) off += std::abs(it.value());
+    for (SpMat::InnerIterator it(p.a, i); it; ++it)
+      if (it.col() != i) off += std::abs(it.value());
     EXPECT_GT(p.a.coeff(i, i), off);
   }
 }
 
 // Block l of a contiguous partition without overlap, from the whole matrix's rows and send
 // lists, as the spawner builds it.
-Block SpawnerBlock(const Problem& p, const RowPartition& part, const std::vector<std::vector<Block::Send>>& sends,
-                   uint32_t l) {
+Block SpawnerBlock(const Problem& p, const RowPartition& part,
+                   const std::vector<std::vector<Block::Send>>& sends, uint32_t l) {
   RowFn full = [&](int i, std::vector<int>& c, std::vector<double>& v) {
     c.clear();
     v.clear();
@@ -118,8 +119,9 @@ Block SpawnerBlock(const Problem& p, const RowPartition& part, const std::vector
     b.push_back(p.b[part.rows[l][k]]);
     own.push_back(static_cast<int>(k));
   }
-  return BuildBlock(full, b, static_cast<int>(p.a.rows()), part.rows[l], own,
-                    [&](int r) { return part.owner[static_cast<size_t>(r)]; }, sends[l]);
+  return BuildBlock(
+      full, b, static_cast<int>(p.a.rows()), part.rows[l], own,
+      [&](int r) { return part.owner[static_cast<size_t>(r)]; }, sends[l]);
 }
 
 TEST(CgProblemTest, DaemonRebuildsTheSameBlockAsTheSpawner) {
@@ -128,13 +130,17 @@ TEST(CgProblemTest, DaemonRebuildsTheSameBlockAsTheSpawner) {
   const auto starts = Partition(500, 4);
   const RowPartition part = ContiguousPartition(500, 4);
   const auto sends = SendLists(p.a, part.owner, part.rows);
-  RowFn gen = [&](int i, std::vector<int>& c, std::vector<double>& v) { GeneratedRow(spec, i, c, v); };
+  RowFn gen = [&](int i, std::vector<int>& c, std::vector<double>& v) {
+    GeneratedRow(spec, i, c, v);
+  };
   for (uint32_t l = 0; l < 4; ++l) {
     std::vector<double> b(p.b.data() + starts[l], p.b.data() + starts[l + 1]);
     std::vector<int> own(b.size());
     for (size_t k = 0; k < own.size(); ++k) own[k] = static_cast<int>(k);
-    Block d = BuildBlock(gen, b, 500, part.rows[l], own, [&](int r) { return static_cast<uint32_t>(OwnerOf(starts, r)); },
-                         SymmetricSendLists(gen, 500, starts, l));
+    Block d = BuildBlock(
+        gen, b, 500, part.rows[l], own,
+        [&](int r) { return static_cast<uint32_t>(OwnerOf(starts, r)); },
+        SymmetricSendLists(gen, 500, starts, l));
     EXPECT_EQ(EncodeBlock(SpawnerBlock(p, part, sends, l)), EncodeBlock(d)) << "block " << l;
   }
 }
@@ -162,7 +168,8 @@ TEST(CgProblemTest, BlockEncodingRoundTripsAndRejectsCorruption) {
 // `powers`, when given: the plan reweighed for daemons of those powers (App::Reweigh), and
 // `owned` gets each task's row count.
 app::GatherReport SolveInProcess(CgApp& app, const app::JobParams& params, int* sweeps,
-                                 const std::vector<double>& powers = {}, std::vector<int>* owned = nullptr) {
+                                 const std::vector<double>& powers = {},
+                                 std::vector<int>* owned = nullptr) {
   auto plan = app.Prepare(params);
   EXPECT_TRUE(plan.ok()) << plan.status().message();
   if (!powers.empty()) {
@@ -189,7 +196,9 @@ app::GatherReport SolveInProcess(CgApp& app, const app::JobParams& params, int* 
   for (auto& t : tasks) slices.push_back(t->ResultSlice());
   if (owned) {
     owned->clear();
-    for (const auto& slice : slices) owned->push_back(static_cast<int>((slice.size() - 8) / sizeof(double)));  // after count, first row
+    for (const auto& slice : slices)
+      owned->push_back(
+          static_cast<int>((slice.size() - 8) / sizeof(double)));  // after count, first row
   }
   auto report = app.Gather(params, slices);
   EXPECT_TRUE(report.ok());
@@ -201,7 +210,11 @@ TEST(CgAppTest, GeneratedSystemMatchesEigenDirectSolve) {
   CgApp app;
   int sweeps = 0;
   aiac::testing::TempDir dir;
-  auto params = Params({{"n", "3000"}, {"bandwidth", "9"}, {"seed", "4"}, {"tolerance", "1e-11"}, {"output", "x.mtx"}},
+  auto params = Params({{"n", "3000"},
+                        {"bandwidth", "9"},
+                        {"seed", "4"},
+                        {"tolerance", "1e-11"},
+                        {"output", "x.mtx"}},
                        5, dir.path());
   auto report = SolveInProcess(app, params, &sweeps);
   EXPECT_LT(sweeps, 10000);
@@ -226,7 +239,8 @@ std::string GridFile(int k, bool scrambled) {
     for (int j = 0; j < k; ++j) {
       const int r = at[static_cast<size_t>(i * k + j)] + 1;
       auto add = [&](int c, const char* v) {
-        text += std::to_string(r) + " " + std::to_string(at[static_cast<size_t>(c)] + 1) + " " + v + "\n";
+        text += std::to_string(r) + " " + std::to_string(at[static_cast<size_t>(c)] + 1) + " " + v +
+                "\n";
         ++entries;
       };
       add(i * k + j, "4");
@@ -236,8 +250,8 @@ std::string GridFile(int k, bool scrambled) {
       if (j + 1 < k) add(i * k + j + 1, "-1");
     }
   }
-  return "%%MatrixMarket matrix coordinate real general\n" + std::to_string(k * k) + " " + std::to_string(k * k) +
-         " " + std::to_string(entries) + "\n" + text;
+  return "%%MatrixMarket matrix coordinate real general\n" + std::to_string(k * k) + " " +
+         std::to_string(k * k) + " " + std::to_string(entries) + "\n" + text;
 }
 
 // Overlap (partition.h): on an M-matrix, blocks extended by a layer of the matrix graph need
@@ -249,8 +263,11 @@ TEST(CgAppTest, OverlapTakesFewerOuterIterationsOnAnMMatrix) {
   std::map<int, double> residual;
   for (int overlap : {0, 1, 2}) {
     CgApp app;
-    auto params = Params({{"matrix", "grid.mtx"}, {"tolerance", "1e-10"}, {"partition", "contiguous"},
-                          {"overlap", std::to_string(overlap)}, {"matrix_cache", "false"}},
+    auto params = Params({{"matrix", "grid.mtx"},
+                          {"tolerance", "1e-10"},
+                          {"partition", "contiguous"},
+                          {"overlap", std::to_string(overlap)},
+                          {"matrix_cache", "false"}},
                          4, dir.path());
     residual[overlap] = SolveInProcess(app, params, &sweeps[overlap]).residual;
   }
@@ -267,12 +284,16 @@ TEST(CgAppTest, MetisBlocksOfAScrambledGridConvergeInFewerIterations) {
   std::map<std::string, int> sweeps;
   for (const char* partition : {"contiguous", "metis"}) {
     CgApp app;
-    auto params = Params({{"matrix", "grid.mtx"}, {"tolerance", "1e-10"}, {"partition", partition}, {"overlap", "0"},
+    auto params = Params({{"matrix", "grid.mtx"},
+                          {"tolerance", "1e-10"},
+                          {"partition", partition},
+                          {"overlap", "0"},
                           {"matrix_cache", "false"}},
                          4, dir.path());
     EXPECT_LT(SolveInProcess(app, params, &sweeps[partition]).residual, 1e-9) << partition;
   }
-  EXPECT_LT(sweeps["metis"] * 2, sweeps["contiguous"]) << sweeps["metis"] << " against " << sweeps["contiguous"];
+  EXPECT_LT(sweeps["metis"] * 2, sweeps["contiguous"])
+      << sweeps["metis"] << " against " << sweeps["contiguous"];
 }
 
 // A random graph of n rows, each joined to 3 others at random (no numbering makes it banded), as
@@ -288,9 +309,10 @@ std::string RandomGraphFile(int n) {
   }
   std::string text;
   for (int i = 0; i < n; ++i) text += std::to_string(i + 1) + " " + std::to_string(i + 1) + " 8\n";
-  for (const auto& [i, j] : edges) text += std::to_string(i + 1) + " " + std::to_string(j + 1) + " -1\n";
-  return "%%MatrixMarket matrix coordinate real symmetric\n" + std::to_string(n) + " " + std::to_string(n) + " " +
-         std::to_string(n + static_cast<int>(edges.size())) + "\n" + text;
+  for (const auto& [i, j] : edges)
+    text += std::to_string(i + 1) + " " + std::to_string(j + 1) + " -1\n";
+  return "%%MatrixMarket matrix coordinate real symmetric\n" + std::to_string(n) + " " +
+         std::to_string(n) + " " + std::to_string(n + static_cast<int>(edges.size())) + "\n" + text;
 }
 
 // partition = "auto": slices when they already cut few couplings (a grid in its own numbering),
@@ -316,7 +338,9 @@ TEST(CgAppTest, AutoPartitionRunsMetisOnlyWhereNoSlicesCutLittle) {
   EXPECT_NE(grid.find("no METIS partition needed"), std::string::npos) << grid;
   EXPECT_NE(grid.find("contiguous partition into 3 blocks"), std::string::npos) << grid;
   EXPECT_EQ(grid.find("Cuthill-McKee"), std::string::npos) << grid;
-  EXPECT_NE(scrambled.find("once renumbered in reverse Cuthill-McKee order (bandwidth"), std::string::npos) << scrambled;
+  EXPECT_NE(scrambled.find("once renumbered in reverse Cuthill-McKee order (bandwidth"),
+            std::string::npos)
+      << scrambled;
   EXPECT_NE(scrambled.find("contiguous partition into 3 blocks"), std::string::npos) << scrambled;
   EXPECT_NE(random.find("METIS partition into 3 blocks"), std::string::npos) << random;
 }
@@ -339,8 +363,12 @@ TEST(CgAppTest, RenumberedRowsSolveAndComeBackInTheFilesOrder) {
   const Eigen::VectorXd b = m * x_true;
   ASSERT_OK(WriteMatrixMarketVector(dir / "b.mtx", std::vector<double>(b.data(), b.data() + n)));
   CgApp app;
-  auto params = Params({{"matrix", "grid.mtx"}, {"rhs", "b.mtx"}, {"tolerance", "1e-12"}, {"output", "x.mtx"},
-                        {"overlap", "2"}, {"matrix_cache", "false"}},
+  auto params = Params({{"matrix", "grid.mtx"},
+                        {"rhs", "b.mtx"},
+                        {"tolerance", "1e-12"},
+                        {"output", "x.mtx"},
+                        {"overlap", "2"},
+                        {"matrix_cache", "false"}},
                        3, dir.path());
   auto plan = app.Prepare(params);
   ASSERT_TRUE(plan.ok()) << plan.status().message();
@@ -377,21 +405,27 @@ TEST(CgAppTest, RenumberedRowsSolveAndComeBackInTheFilesOrder) {
   auto x = ReadMatrixMarketVector(dir / "x.mtx");
   ASSERT_TRUE(x.ok());
   ASSERT_EQ(x->size(), static_cast<size_t>(n));
-  for (int i = 0; i < n; ++i) EXPECT_NEAR((*x)[static_cast<size_t>(i)], x_true[i], 1e-6 * x_true[i]) << "row " << i + 1;
+  for (int i = 0; i < n; ++i)
+    EXPECT_NEAR((*x)[static_cast<size_t>(i)], x_true[i], 1e-6 * x_true[i]) << "row " << i + 1;
 }
 
 // A generated system split by METIS or with overlap is built by the spawner and shipped, and
 // reaches the same answer as the blocks the daemons build for themselves.
 TEST(CgAppTest, GeneratedSystemsSplitOtherwiseAreShippedAndAgree) {
-  for (const auto& [partition, overlap] : {std::pair{"contiguous", "0"}, {"metis", "0"}, {"contiguous", "2"}}) {
+  for (const auto& [partition, overlap] :
+       {std::pair{"contiguous", "0"}, {"metis", "0"}, {"contiguous", "2"}}) {
     CgApp app;
-    auto params = Params({{"n", "2000"}, {"bandwidth", "5"}, {"tolerance", "1e-11"}, {"partition", partition},
+    auto params = Params({{"n", "2000"},
+                          {"bandwidth", "5"},
+                          {"tolerance", "1e-11"},
+                          {"partition", partition},
                           {"overlap", overlap}},
                          3);
     auto plan = app.Prepare(params);
     ASSERT_TRUE(plan.ok()) << plan.status().message();
     const bool shipped = !plan->slices[0].empty();
-    EXPECT_EQ(shipped, std::string(partition) != "contiguous" || std::string(overlap) != "0") << partition << overlap;
+    EXPECT_EQ(shipped, std::string(partition) != "contiguous" || std::string(overlap) != "0")
+        << partition << overlap;
     int sweeps = 0;
     auto report = SolveInProcess(app, params, &sweeps);
     EXPECT_LT(report.numbers["error_inf"], 1e-9) << partition << " overlap " << overlap;
@@ -407,7 +441,10 @@ TEST(CgAppTest, ReweighedBlocksFollowThePowersAndStillSolve) {
   const std::vector<double> powers{1, 2, 1, 4};
   const std::vector<std::map<std::string, std::string>> jobs{
       {{"matrix", "grid.mtx"}, {"partition", "metis"}, {"matrix_cache", "false"}},
-      {{"matrix", "grid.mtx"}, {"partition", "contiguous"}, {"overlap", "1"}, {"matrix_cache", "false"}},
+      {{"matrix", "grid.mtx"},
+       {"partition", "contiguous"},
+       {"overlap", "1"},
+       {"matrix_cache", "false"}},
       {{"n", "4000"}, {"bandwidth", "5"}},  // daemons build their blocks
   };
   for (auto values : jobs) {
@@ -421,7 +458,8 @@ TEST(CgAppTest, ReweighedBlocksFollowThePowersAndStillSolve) {
     EXPECT_LT(report.residual, 1e-9);
     ASSERT_EQ(owned.size(), 4u);
     const double total = std::accumulate(owned.begin(), owned.end(), 0.0);
-    for (size_t l = 0; l < 4; ++l) EXPECT_NEAR(owned[l] / total, powers[l] / 8, 0.1 * powers[l] / 8) << "task " << l;
+    for (size_t l = 0; l < 4; ++l)
+      EXPECT_NEAR(owned[l] / total, powers[l] / 8, 0.1 * powers[l] / 8) << "task " << l;
   }
   // The generated system's daemons were sent their starts, not a block.
   CgApp app;
@@ -441,8 +479,8 @@ TEST(CgAppTest, MatrixMarketGeneralSystemMatchesEigen) {
   aiac::testing::TempDir dir;
   // An unsymmetric, diagonally dominant system with a given right-hand side.
   const int n = 400;
-  std::string a = "%%MatrixMarket matrix coordinate real general\n" + std::to_string(n) + " " + std::to_string(n) + " " +
-                  std::to_string(3 * n - 2) + "\n";
+  std::string a = "%%MatrixMarket matrix coordinate real general\n" + std::to_string(n) + " " +
+                  std::to_string(n) + " " + std::to_string(3 * n - 2) + "\n";
   Eigen::SparseMatrix<double> dense_a(n, n);
   std::vector<Eigen::Triplet<double>> t;
   for (int i = 0; i < n; ++i) {
@@ -461,7 +499,9 @@ TEST(CgAppTest, MatrixMarketGeneralSystemMatchesEigen) {
   for (int i = 0; i < n; ++i) b[i] = std::sin(i);
   ASSERT_OK(WriteMatrixMarketVector(dir / "b.mtx", b));
   CgApp app;
-  auto params = Params({{"matrix", "a.mtx"}, {"rhs", "b.mtx"}, {"tolerance", "1e-12"}, {"output", "x.mtx"}}, 3, dir.path());
+  auto params =
+      Params({{"matrix", "a.mtx"}, {"rhs", "b.mtx"}, {"tolerance", "1e-12"}, {"output", "x.mtx"}},
+             3, dir.path());
   int sweeps = 0;
   SolveInProcess(app, params, &sweeps);
   auto x = ReadMatrixMarketVector(dir / "x.mtx");
@@ -473,15 +513,20 @@ TEST(CgAppTest, MatrixMarketGeneralSystemMatchesEigen) {
 
 TEST(CgAppTest, BadInputIsOneLineBeforeAnyDaemon) {
   aiac::testing::TempDir dir;
-  aiac::testing::WriteFile(dir / "rect.mtx", "%%MatrixMarket matrix coordinate real general\n2 3 1\n1 1 1\n");
-  aiac::testing::WriteFile(dir / "zero.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n2 1 1\n");
-  aiac::testing::WriteFile(dir / "ok.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n2 2 1\n");
-  aiac::testing::WriteFile(dir / "b3.mtx", "%%MatrixMarket matrix array real general\n3 1\n1\n1\n1\n");
+  aiac::testing::WriteFile(dir / "rect.mtx",
+                           "%%MatrixMarket matrix coordinate real general\n2 3 1\n1 1 1\n");
+  aiac::testing::WriteFile(dir / "zero.mtx",
+                           "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n2 1 1\n");
+  aiac::testing::WriteFile(dir / "ok.mtx",
+                           "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n2 2 1\n");
+  aiac::testing::WriteFile(dir / "b3.mtx",
+                           "%%MatrixMarket matrix array real general\n3 1\n1\n1\n1\n");
   const std::vector<std::pair<app::JobParams, std::string>> cases = {
       {Params({{"matrix", "rect.mtx"}}, 1, dir.path()), "is 2 x 3, not square"},
       {Params({{"matrix", "zero.mtx"}}, 1, dir.path()), "zero on the diagonal at row 2"},
       {Params({{"matrix", "ok.mtx"}}, 3, dir.path()), "3 tasks for 2 rows"},
-      {Params({{"matrix", "ok.mtx"}, {"rhs", "b3.mtx"}}, 1, dir.path()), "vector of 3 rows for a matrix of 2"},
+      {Params({{"matrix", "ok.mtx"}, {"rhs", "b3.mtx"}}, 1, dir.path()),
+       "vector of 3 rows for a matrix of 2"},
       {Params({{"matrix", "missing.mtx"}}, 1, dir.path()), "cannot read matrix file"},
       {Params({{"n", "10"}, {"matrix", "ok.mtx"}}, 1), "either params.matrix"},
       {Params({}, 1), "either params.matrix"},
@@ -517,9 +562,11 @@ TEST(BlockCgTest, AnIndefiniteBlockIsABreakdownNotAnAnswer) {
 TEST(CgAppTest, AnInnerBreakdownEndsTheTaskSayingSoNotDiverged) {
   testing::TempDir dir;
   // Two uncoupled indefinite blocks: [[1, 2], [2, 1]] twice, b = (1, -1, 1, -1).
-  testing::WriteFile(dir.path() + "/A.mtx", "%%MatrixMarket matrix coordinate real general\n4 4 8\n"
-                                   "1 1 1\n1 2 2\n2 1 2\n2 2 1\n3 3 1\n3 4 2\n4 3 2\n4 4 1\n");
-  testing::WriteFile(dir.path() + "/b.mtx", "%%MatrixMarket matrix array real general\n4 1\n1\n-1\n1\n-1\n");
+  testing::WriteFile(dir.path() + "/A.mtx",
+                     "%%MatrixMarket matrix coordinate real general\n4 4 8\n"
+                     "1 1 1\n1 2 2\n2 1 2\n2 2 1\n3 3 1\n3 4 2\n4 3 2\n4 4 1\n");
+  testing::WriteFile(dir.path() + "/b.mtx",
+                     "%%MatrixMarket matrix array real general\n4 1\n1\n-1\n1\n-1\n");
   CgApp app;
   auto params = Params({{"matrix", "A.mtx"}, {"rhs", "b.mtx"}}, 2, dir.path());
   auto plan = app.Prepare(params);
@@ -528,7 +575,8 @@ TEST(CgAppTest, AnInnerBreakdownEndsTheTaskSayingSoNotDiverged) {
   ASSERT_TRUE(task.ok()) << task.status().message();
   auto step = (*task)->Iterate();
   ASSERT_FALSE(step.ok());
-  EXPECT_NE(step.status().message().find("inner solver breakdown in the block of rows 1..2"), std::string::npos)
+  EXPECT_NE(step.status().message().find("inner solver breakdown in the block of rows 1..2"),
+            std::string::npos)
       << step.status().message();
   EXPECT_NE(step.status().code(), StatusCode::kDiverged);
 }
@@ -583,7 +631,8 @@ TEST(BlockDirectTest, BandedBlocksKeepTheirOrderOthersAreReorderedByAmd) {
     std::string ordering;
     bool banded;
   };
-  for (const Case& c : {Case{&banded.a, "natural", true}, Case{&profile, "natural", false}, Case{&grid, "amd", false}}) {
+  for (const Case& c : {Case{&banded.a, "natural", true}, Case{&profile, "natural", false},
+                        Case{&grid, "amd", false}}) {
     auto d = BlockDirect::Factor(*c.a, true);
     ASSERT_TRUE(d.ok()) << d.status().message();
     EXPECT_EQ((*d)->ordering(), c.ordering);
@@ -631,13 +680,15 @@ TEST(BlockDirectTest, UnsymmetricBlocksAreFactoredByLuAndBadOnesRefused) {
   indefinite.setFromTriplets(u.begin(), u.end());
   auto no = BlockDirect::Factor(indefinite, true);
   ASSERT_FALSE(no.ok());
-  EXPECT_NE(no.status().message().find("not positive definite"), std::string::npos) << no.status().message();
+  EXPECT_NE(no.status().message().find("not positive definite"), std::string::npos)
+      << no.status().message();
   // A banded block made indefinite far from its first rows: LAPACK's band factor refuses it too.
   Problem banded = Generate({2000, 4, 5});
   banded.a.coeffRef(1500, 1500) = -1;
   auto refused = BlockDirect::Factor(banded.a, true);
   ASSERT_FALSE(refused.ok());
-  EXPECT_NE(refused.status().message().find("not positive definite"), std::string::npos) << refused.status().message();
+  EXPECT_NE(refused.status().message().find("not positive definite"), std::string::npos)
+      << refused.status().message();
   // Singular: no LU factor.
   SpMat singular(2, 2);
   std::vector<Eigen::Triplet<double>> v = {{0, 0, 1}, {0, 1, 2}, {1, 0, 2}, {1, 1, 4}};
@@ -653,23 +704,31 @@ TEST(CgAppTest, DirectAndIterativeInnerSolvesAgree) {
   CgApp app;
   std::map<std::string, double> error;
   for (const char* inner : {"direct", "cg", "auto"}) {
-    auto params = Params({{"n", "3000"}, {"bandwidth", "9"}, {"seed", "4"}, {"tolerance", "1e-11"}, {"inner", inner}}, 4);
+    auto params = Params({{"n", "3000"},
+                          {"bandwidth", "9"},
+                          {"seed", "4"},
+                          {"tolerance", "1e-11"},
+                          {"inner", inner}},
+                         4);
     int sweeps = 0;
     auto report = SolveInProcess(app, params, &sweeps);
     error[inner] = report.numbers["error_inf"];
     EXPECT_LT(error[inner], 1e-9) << inner;
   }
   testing::TempDir dir;
-  testing::WriteFile(dir.path() + "/A.mtx", "%%MatrixMarket matrix coordinate real general\n4 4 8\n"
-                                   "1 1 1\n1 2 2\n2 1 2\n2 2 1\n3 3 1\n3 4 2\n4 3 2\n4 4 1\n");
-  testing::WriteFile(dir.path() + "/b.mtx", "%%MatrixMarket matrix array real general\n4 1\n1\n-1\n1\n-1\n");
+  testing::WriteFile(dir.path() + "/A.mtx",
+                     "%%MatrixMarket matrix coordinate real general\n4 4 8\n"
+                     "1 1 1\n1 2 2\n2 1 2\n2 2 1\n3 3 1\n3 4 2\n4 3 2\n4 4 1\n");
+  testing::WriteFile(dir.path() + "/b.mtx",
+                     "%%MatrixMarket matrix array real general\n4 1\n1\n-1\n1\n-1\n");
   auto direct = Params({{"matrix", "A.mtx"}, {"rhs", "b.mtx"}, {"inner", "direct"}}, 2, dir.path());
   auto plan = app.Prepare(direct);
   ASSERT_TRUE(plan.ok()) << plan.status().message();
   auto refused = app.MakeTask(direct, 0, plan->slices[0]);
   ASSERT_FALSE(refused.ok());
-  EXPECT_NE(refused.status().message().find("block of rows 1..2 cannot be factored (inner = \"direct\")"),
-            std::string::npos)
+  EXPECT_NE(
+      refused.status().message().find("block of rows 1..2 cannot be factored (inner = \"direct\")"),
+      std::string::npos)
       << refused.status().message();
   auto bad = Params({{"n", "100"}, {"inner", "lu"}}, 2);
   EXPECT_NE(app.Prepare(bad).status().message().find("params.inner must be"), std::string::npos);
@@ -712,7 +771,8 @@ void RunWithRunners(bool sync) {
     runtime::RunnerCallbacks cb;
     cb.send = [&, l](std::vector<runtime::OutgoingValue> out, uint64_t it, bool converged) {
       iterations_sent += it > last_sent[l].exchange(it) ? 1 : 0;  // not an acknowledgement
-      for (auto& o : out) runners[o.to]->mailbox().Put(l, it, o.bytes, converged, o.seen, 1, o.seen_incarnation);
+      for (auto& o : out)
+        runners[o.to]->mailbox().Put(l, it, o.bytes, converged, o.seen, 1, o.seen_incarnation);
     };
     cb.local_convergence = [&, l](bool c, uint64_t) {
       std::lock_guard lock(mu);
@@ -734,18 +794,21 @@ void RunWithRunners(bool sync) {
     runners[l] = std::make_unique<runtime::TaskRunner>(std::move(*task), deps, options, cb);
   }
   for (auto& r : runners) r->Start();
-  ASSERT_TRUE(aiac::testing::WaitUntil([&] {
-    std::lock_guard lock(mu);
-    if (auto round = detector.RoundToOpen()) {
-      for (auto& r : runners) r->Query(*round);
-    }
-    return detector.converged();
-  }, std::chrono::seconds(60)));
+  ASSERT_TRUE(aiac::testing::WaitUntil(
+      [&] {
+        std::lock_guard lock(mu);
+        if (auto round = detector.RoundToOpen()) {
+          for (auto& r : runners) r->Query(*round);
+        }
+        return detector.converged();
+      },
+      std::chrono::seconds(60)));
   if (!sync) {
     // (A bound, not a duration: looping, they would send hundreds in this time.)
     const uint64_t before = iterations_sent.load();
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    EXPECT_LE(iterations_sent.load() - before, 2 * n) << "converged blocks kept sending each other values";
+    EXPECT_LE(iterations_sent.load() - before, 2 * n)
+        << "converged blocks kept sending each other values";
   }
   for (auto& r : runners) r->Halt();
   for (auto& r : runners) r->Join();

@@ -34,9 +34,11 @@ TEST(CholmodFactorTest, SolvesLikeEigenFromCompressedAndUncompressedMatrices) {
 }
 
 TEST(CholmodFactorTest, AnIndefiniteBlockIsRefusedSayingSo) {
-  auto f = CholmodFactor::Factor(GridLaplacian(30, 30, 1.0));  // the Laplacian shifted by -3: indefinite
+  auto f =
+      CholmodFactor::Factor(GridLaplacian(30, 30, 1.0));  // the Laplacian shifted by -3: indefinite
   ASSERT_FALSE(f.ok());
-  EXPECT_EQ(f.status().message(), "the block is not positive definite (its Cholesky factorization failed)");
+  EXPECT_EQ(f.status().message(),
+            "the block is not positive definite (its Cholesky factorization failed)");
 }
 
 }  // namespace

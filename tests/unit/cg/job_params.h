@@ -8,7 +8,8 @@
 
 namespace aiac::cg {
 
-inline app::JobParams Params(std::map<std::string, std::string> values, uint32_t tasks, std::string base = "") {
+inline app::JobParams Params(std::map<std::string, std::string> values, uint32_t tasks,
+                             std::string base = "") {
   app::JobParams p;
   p.values = std::move(values);
   p.tasks = tasks;

@@ -136,7 +136,8 @@ TEST(MatrixCacheTest, ADamagedCacheIsNeverTrusted) {
   auto flipped = Load(path);
   ASSERT_FALSE(flipped.ok());
   EXPECT_EQ(flipped.status().code(), StatusCode::kCorruption);
-  EXPECT_NE(flipped.status().message().find("checksum"), std::string::npos) << flipped.status().message();
+  EXPECT_NE(flipped.status().message().find("checksum"), std::string::npos)
+      << flipped.status().message();
   Read r = ReadIt(path);
   EXPECT_TRUE(Says(r, "damaged"));
   EXPECT_TRUE(Same(r.a, right));
@@ -145,9 +146,11 @@ TEST(MatrixCacheTest, ADamagedCacheIsNeverTrusted) {
   WriteFile(cache, good.substr(0, good.size() - 8));
   auto cut = Load(path);
   ASSERT_FALSE(cut.ok());
-  EXPECT_NE(cut.status().message().find("do not match its length"), std::string::npos) << cut.status().message();
+  EXPECT_NE(cut.status().message().find("do not match its length"), std::string::npos)
+      << cut.status().message();
 
-  WriteFile(cache, "%%MatrixMarket and other text that is no cache at all, long enough for a header.....");
+  WriteFile(cache,
+            "%%MatrixMarket and other text that is no cache at all, long enough for a header.....");
   auto other = Load(path);
   ASSERT_FALSE(other.ok());
   EXPECT_NE(other.status().message().find("not an aiac matrix cache"), std::string::npos);
@@ -164,7 +167,8 @@ TEST(MatrixCacheTest, BothLayoutsMapAlignedAndAnOlderFormatIsRewritten) {
   TempDir dir;
   const std::string path = dir / "t.mtx";
   const std::string cache = MatrixCachePath(path);
-  const std::string even = "%%MatrixMarket matrix coordinate real general\n3 3 4\n1 1 2\n2 2 3\n3 3 4\n1 3 -1\n";
+  const std::string even =
+      "%%MatrixMarket matrix coordinate real general\n3 3 4\n1 1 2\n2 2 3\n3 3 4\n1 3 -1\n";
   for (const std::string& text : {even, Tridiagonal(50, "4")}) {
     WriteFile(path, text);
     const SpMat parsed = ReadIt(path).a;
@@ -172,7 +176,8 @@ TEST(MatrixCacheTest, BothLayoutsMapAlignedAndAnOlderFormatIsRewritten) {
     EXPECT_TRUE(Says(again, "from its cache"));
     EXPECT_TRUE(Same(again.a, parsed));
     const auto ints = 72 + 4 * (parsed.rows() + 1 + parsed.nonZeros());
-    EXPECT_EQ(static_cast<int64_t>(ReadFile(cache).size()), ints + ints % 8 + 8 * parsed.nonZeros());
+    EXPECT_EQ(static_cast<int64_t>(ReadFile(cache).size()),
+              ints + ints % 8 + 8 * parsed.nonZeros());
     auto version = MatrixFileVersionOf(path);
     ASSERT_TRUE(version.ok());
     auto mapped = LoadMatrixCache(path, *version);
@@ -207,7 +212,8 @@ TEST(MatrixCacheTest, ACacheWithABadStructureIsRefusedEvenWithRightChecksums) {
     auto loaded = LoadMatrixCache(path, *version);
     ASSERT_FALSE(loaded.ok());
     EXPECT_EQ(loaded.status().code(), StatusCode::kCorruption);
-    EXPECT_NE(loaded.status().message().find(bad == 0 ? "bad column index in row 2" : "bad column index in row 5"),
+    EXPECT_NE(loaded.status().message().find(bad == 0 ? "bad column index in row 2"
+                                                      : "bad column index in row 5"),
               std::string::npos)
         << loaded.status().message();
   }
@@ -251,9 +257,11 @@ TEST(MatrixCacheTest, DaemonsAreSentTheirBlocksWhenPrepareCannotWriteTheCache) {
     ASSERT_TRUE(plan.ok()) << plan.status().ToString();
     const Read notes{SpMat(), plan->notes};
     EXPECT_EQ(Says(notes, "wrote the cache"), !blocked) << ::testing::PrintToString(notes.notes);
-    EXPECT_EQ(Says(notes, "no cache for the next run"), blocked) << ::testing::PrintToString(notes.notes);
+    EXPECT_EQ(Says(notes, "no cache for the next run"), blocked)
+        << ::testing::PrintToString(notes.notes);
     EXPECT_EQ(Says(notes, "the blocks are sent"), blocked) << ::testing::PrintToString(notes.notes);
-    EXPECT_EQ(Says(notes, "the daemons build their own blocks"), !blocked) << ::testing::PrintToString(notes.notes);
+    EXPECT_EQ(Says(notes, "the daemons build their own blocks"), !blocked)
+        << ::testing::PrintToString(notes.notes);
     ASSERT_EQ(plan->slices.size(), 3u);
     for (std::string_view slice : plan->slices) {
       // (A tridiagonal system's rows can move: each slice comes wrapped with the bandwidth.)

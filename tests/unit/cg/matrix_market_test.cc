@@ -2,10 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <Eigen/SparseCore>
 #include <random>
 #include <sstream>
-
-#include <Eigen/SparseCore>
 
 #include "support/test_support.h"
 
@@ -33,7 +32,8 @@ void ExpectSameRows(const Rows& got, const Rows& want) {
   ASSERT_EQ(got.cols(), want.cols());
   ASSERT_EQ(got.nonZeros(), want.nonZeros());
   ASSERT_TRUE(got.isCompressed());
-  for (Eigen::Index r = 0; r <= want.rows(); ++r) ASSERT_EQ(got.outerIndexPtr()[r], want.outerIndexPtr()[r]) << r;
+  for (Eigen::Index r = 0; r <= want.rows(); ++r)
+    ASSERT_EQ(got.outerIndexPtr()[r], want.outerIndexPtr()[r]) << r;
   for (Eigen::Index k = 0; k < want.nonZeros(); ++k) {
     ASSERT_EQ(got.innerIndexPtr()[k], want.innerIndexPtr()[k]) << k;
     ASSERT_EQ(got.valuePtr()[k], want.valuePtr()[k]) << k;
@@ -43,7 +43,8 @@ void ExpectSameRows(const Rows& got, const Rows& want) {
 TEST(MatrixMarketTest, GeneralCoordinateMatrix) {
   TempDir dir;
   WriteFile(dir / "a.mtx",
-            "%%MatrixMarket matrix coordinate real general\n% a comment\n\n3 3 4\n1 1 4.0\n2 2 5\n3 3 6e0\n1 3 -1.5\n");
+            "%%MatrixMarket matrix coordinate real general\n% a comment\n\n3 3 4\n1 1 4.0\n2 2 "
+            "5\n3 3 6e0\n1 3 -1.5\n");
   auto m = ReadMatrixMarket(dir / "a.mtx");
   ASSERT_TRUE(m.ok()) << m.status().message();
   EXPECT_EQ(m->rows, 3);
@@ -55,7 +56,8 @@ TEST(MatrixMarketTest, GeneralCoordinateMatrix) {
 
 TEST(MatrixMarketTest, SymmetricFilesAreExpanded) {
   TempDir dir;
-  WriteFile(dir / "s.mtx", "%%MatrixMarket matrix coordinate real symmetric\n2 2 3\n1 1 2\n2 1 -1\n2 2 2\n");
+  WriteFile(dir / "s.mtx",
+            "%%MatrixMarket matrix coordinate real symmetric\n2 2 3\n1 1 2\n2 1 -1\n2 2 2\n");
   auto m = ReadMatrixMarket(dir / "s.mtx");
   ASSERT_TRUE(m.ok()) << m.status().message();
   ASSERT_EQ(m->entries.size(), 4u);  // (2,1) also stored as (1,2)
@@ -67,13 +69,15 @@ TEST(MatrixMarketTest, SymmetricFilesAreExpanded) {
 TEST(MatrixMarketTest, CompressedRowsSortColumnsSumDuplicatesAndKeepEmptyRows) {
   TempDir dir;
   WriteFile(dir / "a.mtx",
-            "%%MatrixMarket matrix coordinate real general\n4 4 7\n3 3 1\n1 4 2\n1 1 3\n3 1 4\n1 4 0.5\n4 4 6\n1 2 7\n");
+            "%%MatrixMarket matrix coordinate real general\n4 4 7\n3 3 1\n1 4 2\n1 1 3\n3 1 4\n1 4 "
+            "0.5\n4 4 6\n1 2 7\n");
   auto a = ReadMatrixMarketRows(dir / "a.mtx");
   ASSERT_TRUE(a.ok()) << a.status().message();
   EXPECT_EQ(a->nonZeros(), 6);  // (1,4) twice: one entry of 2.5
   EXPECT_EQ(a->coeff(0, 3), 2.5);
   EXPECT_EQ(a->outerIndexPtr()[2], a->outerIndexPtr()[1]);  // row 2 is empty
-  EXPECT_EQ(std::vector<int>(a->innerIndexPtr(), a->innerIndexPtr() + 3), (std::vector<int>{0, 1, 3}));
+  EXPECT_EQ(std::vector<int>(a->innerIndexPtr(), a->innerIndexPtr() + 3),
+            (std::vector<int>{0, 1, 3}));
   ExpectSameRows(*a, FromTriplets(*ReadMatrixMarket(dir / "a.mtx")));
 }
 
@@ -94,9 +98,11 @@ TEST(MatrixMarketTest, CompressedRowsEqualEigensAssemblyOnRandomFiles) {
       body << i << " " << j << " " << static_cast<int>(rng() % 17) - 8 << ".25\n";
       ++lines;
     }
-    for (int i = 1; i <= n; ++i, ++lines) body << i << " " << i << " 100\n";  // every diagonal: CG's rule
-    WriteFile(dir / "r.mtx", std::string("%%MatrixMarket matrix coordinate real ") + (symmetric ? "symmetric" : "general") +
-                                 "\n" + std::to_string(n) + " " + std::to_string(n) + " " + std::to_string(lines) + "\n" +
+    for (int i = 1; i <= n; ++i, ++lines)
+      body << i << " " << i << " 100\n";  // every diagonal: CG's rule
+    WriteFile(dir / "r.mtx", std::string("%%MatrixMarket matrix coordinate real ") +
+                                 (symmetric ? "symmetric" : "general") + "\n" + std::to_string(n) +
+                                 " " + std::to_string(n) + " " + std::to_string(lines) + "\n" +
                                  body.str());
     auto a = ReadMatrixMarketRows(dir / "r.mtx");
     ASSERT_TRUE(a.ok()) << a.status().message();
@@ -116,8 +122,9 @@ TEST(MatrixMarketTest, ALongRowIsSortedToo) {
   body << n << " 1 0.25\n";
   ++lines;
   for (int i = 1; i <= n; ++i, ++lines) body << i << " " << i << " " << n << "\n";
-  WriteFile(dir / "arrow.mtx", "%%MatrixMarket matrix coordinate real symmetric\n" + std::to_string(n) + " " +
-                                   std::to_string(n) + " " + std::to_string(lines) + "\n" + body.str());
+  WriteFile(dir / "arrow.mtx", "%%MatrixMarket matrix coordinate real symmetric\n" +
+                                   std::to_string(n) + " " + std::to_string(n) + " " +
+                                   std::to_string(lines) + "\n" + body.str());
   auto a = ReadMatrixMarketRows(dir / "arrow.mtx");
   ASSERT_TRUE(a.ok()) << a.status().message();
   EXPECT_EQ(a->outerIndexPtr()[1], n);  // row 1: every column once
@@ -170,29 +177,40 @@ TEST(MatrixMarketTest, MalformedFilesNameFileLineAndProblem) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"", "empty file"},
       {"hello\n", ":1: missing %%MatrixMarket banner"},
-      {"%%MatrixMarket matrix coordinate complex general\n1 1 1\n1 1 1\n", "field 'complex' is not supported"},
+      {"%%MatrixMarket matrix coordinate complex general\n1 1 1\n1 1 1\n",
+       "field 'complex' is not supported"},
       {"%%MatrixMarket matrix coordinate real hermitian\n1 1 1\n1 1 1\n", "symmetry 'hermitian'"},
       {"%%MatrixMarket matrix coordinate real general\n2 2\n", ":2: size line"},
-      {"%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1.0000000\n", "2 entries announced, 1 found"},
-      {"%%MatrixMarket matrix coordinate real general\n2 2 2\n3 1 1\n2 2 1\n", ":3: entry (3, 1) is outside the 2 x 2 matrix"},
-      {"%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 x\n2 2 1\n", ":3: entry must be 'ROW COL VALUE'"},
+      {"%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1.0000000\n",
+       "2 entries announced, 1 found"},
+      {"%%MatrixMarket matrix coordinate real general\n2 2 2\n3 1 1\n2 2 1\n",
+       ":3: entry (3, 1) is outside the 2 x 2 matrix"},
+      {"%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 x\n2 2 1\n",
+       ":3: entry must be 'ROW COL VALUE'"},
       // Indices read digit by digit: signs, 19 digits that fit, more than fit, and no digits.
-      {"%%MatrixMarket matrix coordinate real general\n2 2 2\n-1 1 1\n2 2 1\n", ":3: entry (-1, 1) is outside"},
+      {"%%MatrixMarket matrix coordinate real general\n2 2 2\n-1 1 1\n2 2 1\n",
+       ":3: entry (-1, 1) is outside"},
       {"%%MatrixMarket matrix coordinate real general\n2 2 2\n+1 1 1\n2 +9223372036854775807 1\n",
        ":4: entry (2, 9223372036854775807) is outside"},
       {"%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n2 99999999999999999999999 1\n",
        ":4: entry must be 'ROW COL VALUE'"},
-      {"%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n2 - 1\n", ":4: entry must be 'ROW COL VALUE'"},
-      {"%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n2 2x 1\n", ":4: entry must be 'ROW COL VALUE'"},
-      {"%%MatrixMarket matrix coordinate real symmetric\n2 2 2\n1 2 1\n2 2 1\n", "above the diagonal"},
-      {"%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n2 2 2\n1 2 1\n", "more entries than announced"},
+      {"%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n2 - 1\n",
+       ":4: entry must be 'ROW COL VALUE'"},
+      {"%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n2 2x 1\n",
+       ":4: entry must be 'ROW COL VALUE'"},
+      {"%%MatrixMarket matrix coordinate real symmetric\n2 2 2\n1 2 1\n2 2 1\n",
+       "above the diagonal"},
+      {"%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n2 2 2\n1 2 1\n",
+       "more entries than announced"},
       // Headers that announce more than the file or the machine can hold (nothing allocated).
       {"%%MatrixMarket matrix coordinate real general\n1000 1000 1000000000000\n1 1 1\n",
        "1000000000000 entries announced, but the 6 bytes left in the file hold at most 1"},
       {"%%MatrixMarket matrix coordinate real general\n1000000000 1000000000 1\n1 1 1\n",
        "larger than the 100000000 rows"},
-      {"%%MatrixMarket matrix coordinate real general\n3 3 1\n1 1 1\n", "only 1 entries for 3 rows"},
-      {"%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n4\n", "must be in coordinate format"},
+      {"%%MatrixMarket matrix coordinate real general\n3 3 1\n1 1 1\n",
+       "only 1 entries for 3 rows"},
+      {"%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n4\n",
+       "must be in coordinate format"},
   };
   for (const auto& [content, message] : cases) {
     WriteFile(dir / "bad.mtx", content);
@@ -206,14 +224,20 @@ TEST(MatrixMarketTest, MalformedFilesNameFileLineAndProblem) {
   WriteFile(dir / "v.mtx", "%%MatrixMarket matrix array real general\n3 1\n1\n2\n");
   EXPECT_FALSE(ReadMatrixMarketVector(dir / "v.mtx").ok());
   WriteFile(dir / "v.mtx", "%%MatrixMarket matrix array real general\n3 2\n1\n2\n3\n4\n5\n6\n");
-  EXPECT_NE(ReadMatrixMarketVector(dir / "v.mtx").status().message().find("ROWS x 1"), std::string::npos);
+  EXPECT_NE(ReadMatrixMarketVector(dir / "v.mtx").status().message().find("ROWS x 1"),
+            std::string::npos);
   // A vector longer than the matrix, or than its file can hold, is refused before allocation.
-  WriteFile(dir / "v.mtx", "%%MatrixMarket matrix coordinate real general\n1000000000 1 1\n1 1 1\n");
-  EXPECT_NE(ReadMatrixMarketVector(dir / "v.mtx", 4).status().message().find("vector of 1000000000 rows for a matrix of 4"),
+  WriteFile(dir / "v.mtx",
+            "%%MatrixMarket matrix coordinate real general\n1000000000 1 1\n1 1 1\n");
+  EXPECT_NE(ReadMatrixMarketVector(dir / "v.mtx", 4)
+                .status()
+                .message()
+                .find("vector of 1000000000 rows for a matrix of 4"),
             std::string::npos);
   WriteFile(dir / "v.mtx", "%%MatrixMarket matrix array real general\n1000000000 1\n1\n");
-  EXPECT_NE(ReadMatrixMarketVector(dir / "v.mtx").status().message().find("1000000000 values announced"),
-            std::string::npos);
+  EXPECT_NE(
+      ReadMatrixMarketVector(dir / "v.mtx").status().message().find("1000000000 values announced"),
+      std::string::npos);
 }
 
 // A file large enough to be parsed in several chunks (8 MiB each, one per core): the same
@@ -233,8 +257,9 @@ TEST(MatrixMarketTest, LargeFilesAreParsedInChunksWithTheRightLineNumbers) {
     }
     if (i % 50000 == 0) body += "% a comment between entries\n\n";
   }
-  const std::string header = "%%MatrixMarket matrix coordinate real symmetric\n" + std::to_string(n) + " " +
-                             std::to_string(n) + " " + std::to_string(nnz) + "\n";
+  const std::string header = "%%MatrixMarket matrix coordinate real symmetric\n" +
+                             std::to_string(n) + " " + std::to_string(n) + " " +
+                             std::to_string(nnz) + "\n";
   WriteFile(dir / "big.mtx", header + body);
   auto m = ReadMatrixMarket(dir / "big.mtx");
   ASSERT_TRUE(m.ok()) << m.status().message();
@@ -264,13 +289,14 @@ TEST(MatrixMarketTest, LargeFilesAreParsedInChunksWithTheRightLineNumbers) {
   WriteFile(dir / "bad.mtx", header + bad);
   auto b = ReadMatrixMarket(dir / "bad.mtx");
   ASSERT_FALSE(b.ok());
-  EXPECT_EQ(b.status().message(),
-            dir / "bad.mtx" + ":" + std::to_string(line_of(n - 10)) + ": entry must be 'ROW COL VALUE'");
+  EXPECT_EQ(b.status().message(), dir / "bad.mtx" + ":" + std::to_string(line_of(n - 10)) +
+                                      ": entry must be 'ROW COL VALUE'");
   // One entry too many, in the last chunk.
   WriteFile(dir / "more.mtx", header + body + "1 1 1\n");
   auto more = ReadMatrixMarket(dir / "more.mtx");
   ASSERT_FALSE(more.ok());
-  EXPECT_EQ(more.status().message(), dir / "more.mtx" + ":" + std::to_string(2 + nnz + 2 * (n / 50000) + 1) +
+  EXPECT_EQ(more.status().message(), dir / "more.mtx" + ":" +
+                                         std::to_string(2 + nnz + 2 * (n / 50000) + 1) +
                                          ": more entries than announced");
 }
 

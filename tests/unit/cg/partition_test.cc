@@ -66,12 +66,16 @@ TEST(PartitionTest, MetisBalancesTheWorkAndCutsLessThanSlicesOfAScrambledGrid) {
     ExpectConsistent(*metis, n, tasks);
     // Balanced by the rows' stored entries (METIS's default tolerance is 3 %).
     std::vector<int64_t> work(static_cast<size_t>(tasks), 0);
-    for (int r = 0; r < n; ++r) work[metis->owner[static_cast<size_t>(r)]] += a.outerIndexPtr()[r + 1] - a.outerIndexPtr()[r];
+    for (int r = 0; r < n; ++r)
+      work[metis->owner[static_cast<size_t>(r)]] += a.outerIndexPtr()[r + 1] - a.outerIndexPtr()[r];
     const double mean = static_cast<double>(a.nonZeros()) / tasks;
-    EXPECT_LE(static_cast<double>(*std::max_element(work.begin(), work.end())), 1.05 * mean) << tasks << " tasks";
+    EXPECT_LE(static_cast<double>(*std::max_element(work.begin(), work.end())), 1.05 * mean)
+        << tasks << " tasks";
     // Slices of a scrambled numbering cut nearly every coupling; METIS about k per boundary.
-    const double metis_cut = CutFraction(a, *metis), slices_cut = CutFraction(a, ContiguousPartition(n, tasks));
-    EXPECT_LT(metis_cut * 5, slices_cut) << tasks << " tasks: " << metis_cut << " against " << slices_cut;
+    const double metis_cut = CutFraction(a, *metis),
+                 slices_cut = CutFraction(a, ContiguousPartition(n, tasks));
+    EXPECT_LT(metis_cut * 5, slices_cut)
+        << tasks << " tasks: " << metis_cut << " against " << slices_cut;
   }
   // The same input, the same partition (a run can be repeated).
   EXPECT_EQ(MetisPartition(a, 4)->owner, MetisPartition(a, 4)->owner);
@@ -83,7 +87,8 @@ TEST(PartitionTest, MetisBalancesTheWorkAndCutsLessThanSlicesOfAScrambledGrid) {
 std::vector<double> PartWork(const SpMat& a, const RowPartition& p) {
   std::vector<double> work(p.rows.size(), 0);
   for (size_t l = 0; l < p.rows.size(); ++l) {
-    for (int r : p.rows[l]) work[l] += static_cast<double>(a.outerIndexPtr()[r + 1] - a.outerIndexPtr()[r]);
+    for (int r : p.rows[l])
+      work[l] += static_cast<double>(a.outerIndexPtr()[r + 1] - a.outerIndexPtr()[r]);
   }
   return work;
 }
@@ -123,8 +128,8 @@ TEST(PartitionTest, SliceStartsTravelAndAreChecked) {
   auto back = DecodeSliceStarts(EncodeSliceStarts(starts), 20, 3);
   ASSERT_TRUE(back.ok()) << back.status().message();
   EXPECT_EQ(*back, starts);
-  EXPECT_FALSE(DecodeSliceStarts(EncodeSliceStarts(starts), 21, 3).ok());      // another n
-  EXPECT_FALSE(DecodeSliceStarts(EncodeSliceStarts(starts), 20, 4).ok());      // another task count
+  EXPECT_FALSE(DecodeSliceStarts(EncodeSliceStarts(starts), 21, 3).ok());  // another n
+  EXPECT_FALSE(DecodeSliceStarts(EncodeSliceStarts(starts), 20, 4).ok());  // another task count
   EXPECT_FALSE(DecodeSliceStarts(EncodeSliceStarts({0, 9, 5, 20}), 20, 3).ok());  // out of order
   EXPECT_FALSE(DecodeSliceStarts(EncodeSliceStarts({0, 5, 5, 20}), 20, 3).ok());  // an empty slice
   EXPECT_FALSE(DecodeSliceStarts("acgs", 20, 3).ok());

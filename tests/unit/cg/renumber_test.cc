@@ -46,14 +46,17 @@ TEST(RenumberTest, TheRenumberedMatrixIsPAPTransposed) {
     const int n = 2 + static_cast<int>(rng() % 20);
     Eigen::MatrixXd dense = Eigen::MatrixXd::Zero(n, n);
     for (int i = 0; i < n; ++i) dense(i, i) = 5;
-    for (int k = 0; k < 2 * n; ++k) dense(static_cast<int>(rng() % n), static_cast<int>(rng() % n)) = -1.0 - k;
+    for (int k = 0; k < 2 * n; ++k)
+      dense(static_cast<int>(rng() % n), static_cast<int>(rng() % n)) = -1.0 - k;
     const SpMat a = dense.sparseView();
     const std::vector<int> order = ReverseCuthillMcKee(a);
-    ASSERT_TRUE(IsPermutation(order, n)) << "seed " << seed;  // (the graph may fall apart in pieces)
+    ASSERT_TRUE(IsPermutation(order, n))
+        << "seed " << seed;  // (the graph may fall apart in pieces)
     const Eigen::MatrixXd r = Eigen::MatrixXd(Renumbered(a, order));
     for (int i = 0; i < n; ++i) {
       for (int j = 0; j < n; ++j) {
-        EXPECT_EQ(r(i, j), dense(order[static_cast<size_t>(i)], order[static_cast<size_t>(j)])) << "seed " << seed;
+        EXPECT_EQ(r(i, j), dense(order[static_cast<size_t>(i)], order[static_cast<size_t>(j)]))
+            << "seed " << seed;
       }
     }
   }

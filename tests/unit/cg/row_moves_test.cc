@@ -14,24 +14,34 @@
 
 #include "apps/cg/cg_app.h"
 #include "apps/cg/matrix_market.h"
-#include "unit/cg/job_params.h"
 #include "support/test_support.h"
+#include "unit/cg/job_params.h"
 
 namespace aiac::cg {
 namespace {
 
 // Where the system comes from; the ...Overlap ones have blocks with 2 layers of overlap (with a
 // generated system the spawner builds them, and their rows travel with their entries).
-enum class Source { kGenerated, kFileSent, kFileShared, kGeneratedOverlap, kFileSentOverlap, kFileSharedOverlap };
+enum class Source {
+  kGenerated,
+  kFileSent,
+  kFileShared,
+  kGeneratedOverlap,
+  kFileSentOverlap,
+  kFileSharedOverlap
+};
 
 bool WithOverlap(Source source) { return source >= Source::kGeneratedOverlap; }
 // The fewest rows a block keeps in the systems below: bandwidth + 1, and 2 layers of a full band.
-int FewestRows(Source source, int bandwidth) { return bandwidth + 1 + (WithOverlap(source) ? 2 * bandwidth : 0); }
+int FewestRows(Source source, int bandwidth) {
+  return bandwidth + 1 + (WithOverlap(source) ? 2 * bandwidth : 0);
+}
 
 // The job parameters of a generated system (n, bandwidth, seed) as `source` gives it, with
 // `extra`; a file is written into `dir`.
-app::JobParams SystemParams(Source source, int n, int bandwidth, int seed, std::map<std::string, std::string> extra,
-                            uint32_t tasks, const aiac::testing::TempDir& dir) {
+app::JobParams SystemParams(Source source, int n, int bandwidth, int seed,
+                            std::map<std::string, std::string> extra, uint32_t tasks,
+                            const aiac::testing::TempDir& dir) {
   if (WithOverlap(source)) extra["overlap"] = "2";
   if (source == Source::kGenerated || source == Source::kGeneratedOverlap) {
     extra["n"] = std::to_string(n);
@@ -39,7 +49,8 @@ app::JobParams SystemParams(Source source, int n, int bandwidth, int seed, std::
     extra["seed"] = std::to_string(seed);
     return Params(std::move(extra), tasks, dir.path());
   }
-  EXPECT_OK(WriteMatrixMarketMatrix(dir / "a.mtx", Generate({n, bandwidth, static_cast<uint64_t>(seed)}).a));
+  EXPECT_OK(WriteMatrixMarketMatrix(dir / "a.mtx",
+                                    Generate({n, bandwidth, static_cast<uint64_t>(seed)}).a));
   extra["matrix"] = "a.mtx";
   extra.emplace("partition", "contiguous");
   extra.emplace("overlap", "0");
@@ -50,12 +61,18 @@ app::JobParams SystemParams(Source source, int n, int bandwidth, int seed, std::
 
 const char* Name(Source source) {
   switch (source) {
-    case Source::kGenerated: return "Generated";
-    case Source::kFileSent: return "FileBlocksSent";
-    case Source::kFileShared: return "FileBlocksFromCache";
-    case Source::kGeneratedOverlap: return "GeneratedWithOverlap";
-    case Source::kFileSentOverlap: return "FileBlocksSentWithOverlap";
-    case Source::kFileSharedOverlap: return "FileBlocksFromCacheWithOverlap";
+    case Source::kGenerated:
+      return "Generated";
+    case Source::kFileSent:
+      return "FileBlocksSent";
+    case Source::kFileShared:
+      return "FileBlocksFromCache";
+    case Source::kGeneratedOverlap:
+      return "GeneratedWithOverlap";
+    case Source::kFileSentOverlap:
+      return "FileBlocksSentWithOverlap";
+    case Source::kFileSharedOverlap:
+      return "FileBlocksFromCacheWithOverlap";
   }
   return "?";
 }
@@ -98,7 +115,8 @@ int64_t Rows(const Tasks& tasks) {
 // remaining work per row). `sweeps_between`: iterations while the rows are in transit, whose
 // values do not fit the blocks yet.
 void MoveRows(Tasks& tasks, uint32_t from, uint32_t to, double rows, int sweeps_between = 0) {
-  const double per_row = tasks[from]->RemainingWork() / static_cast<double>(tasks[from]->ItemCount());
+  const double per_row =
+      tasks[from]->RemainingWork() / static_cast<double>(tasks[from]->ItemCount());
   ASSERT_GT(per_row, 0);
   auto bytes = tasks[from]->ExportItems(rows * per_row, to);
   ASSERT_TRUE(bytes.ok()) << bytes.status().message();
@@ -109,7 +127,8 @@ void MoveRows(Tasks& tasks, uint32_t from, uint32_t to, double rows, int sweeps_
 TEST_P(CgRowMoveTest, RowsMovingMidSolveLeaveTheAnswerRight) {
   CgApp app;
   aiac::testing::TempDir dir;
-  auto params = SystemParams(GetParam(), 3000, 9, 4, {{"tolerance", "1e-11"}, {"output", "x.mtx"}}, 4, dir);
+  auto params =
+      SystemParams(GetParam(), 3000, 9, 4, {{"tolerance", "1e-11"}, {"output", "x.mtx"}}, 4, dir);
   auto plan = app.Prepare(params);
   ASSERT_TRUE(plan.ok()) << plan.status().message();
   EXPECT_TRUE(plan->items_in_chain);
@@ -201,7 +220,8 @@ TEST_P(CgRowMoveTest, ARestoredTaskRebuildsItsCheckpointsBlockAndDropsWhatItGave
   EXPECT_EQ((*replaced)->ResultSlice(), tasks[2]->ResultSlice());
   EXPECT_NE(tasks[2]->ImportItems(*gone).message().find("held here already"), std::string::npos);
   EXPECT_NE(tasks[0]->ImportItems(*gone).message().find("not next to"), std::string::npos);
-  EXPECT_NE(tasks[2]->ExportItems(10, 0).status().message().find("only to its neighbours"), std::string::npos);
+  EXPECT_NE(tasks[2]->ExportItems(10, 0).status().message().find("only to its neighbours"),
+            std::string::npos);
   EXPECT_FALSE(tasks[2]->ImportItems("garbage").ok());
   EXPECT_EQ(tasks[0]->ItemCount() + tasks[1]->ItemCount() + tasks[2]->ItemCount(), 600);
   // A checkpoint of other rows than a task can hold is refused.
@@ -212,9 +232,9 @@ TEST_P(CgRowMoveTest, ARestoredTaskRebuildsItsCheckpointsBlockAndDropsWhatItGave
 }
 
 INSTANTIATE_TEST_SUITE_P(Sources, CgRowMoveTest,
-                         ::testing::Values(Source::kGenerated, Source::kFileSent, Source::kFileShared,
-                                           Source::kGeneratedOverlap, Source::kFileSentOverlap,
-                                           Source::kFileSharedOverlap),
+                         ::testing::Values(Source::kGenerated, Source::kFileSent,
+                                           Source::kFileShared, Source::kGeneratedOverlap,
+                                           Source::kFileSentOverlap, Source::kFileSharedOverlap),
                          SourceName);
 
 TEST(CgRowMoveSourceTest, OnlySlicesWiderThanTheBandwidthAndTheOverlapMove) {
@@ -224,11 +244,13 @@ TEST(CgRowMoveSourceTest, OnlySlicesWiderThanTheBandwidthAndTheOverlapMove) {
     bool movable;
   };
   const std::vector<Case> cases = {
-      {{{"n", "20"}, {"bandwidth", "9"}}, 2, true},                         // 10 rows each: bandwidth + 1
-      {{{"n", "20"}, {"bandwidth", "9"}}, 4, false},                        // 5 rows each
+      {{{"n", "20"}, {"bandwidth", "9"}}, 2, true},   // 10 rows each: bandwidth + 1
+      {{{"n", "20"}, {"bandwidth", "9"}}, 4, false},  // 5 rows each
       {{{"n", "400"}, {"bandwidth", "3"}, {"partition", "metis"}}, 2, false},  // shipped blocks
       {{{"n", "400"}, {"bandwidth", "3"}, {"overlap", "2"}}, 2, true},
-      {{{"n", "40"}, {"bandwidth", "3"}, {"overlap", "5"}}, 2, true},   // 20 rows each: 3 + 15 + 1 kept
+      {{{"n", "40"}, {"bandwidth", "3"}, {"overlap", "5"}},
+       2,
+       true},  // 20 rows each: 3 + 15 + 1 kept
       {{{"n", "40"}, {"bandwidth", "3"}, {"overlap", "5"}}, 3, false},  // 13 rows each
   };
   for (const Case& c : cases) {
@@ -236,7 +258,8 @@ TEST(CgRowMoveSourceTest, OnlySlicesWiderThanTheBandwidthAndTheOverlapMove) {
     auto params = Params(c.values, c.tasks);
     auto plan = app.Prepare(params);
     ASSERT_TRUE(plan.ok()) << plan.status().message();
-    EXPECT_EQ(plan->items_in_chain, c.movable) << c.values.at("n") << " rows, " << c.tasks << " tasks";
+    EXPECT_EQ(plan->items_in_chain, c.movable)
+        << c.values.at("n") << " rows, " << c.tasks << " tasks";
     auto t = app.MakeTask(params, 0, plan->slices[0]);
     ASSERT_TRUE(t.ok());
     EXPECT_EQ((*t)->ItemCount() >= 0, c.movable);
@@ -259,11 +282,15 @@ TEST(CgRowMoveSourceTest, AFilesRowsMoveOnlyInSlicesOfASymmetricPattern) {
   };
   const std::vector<Case> cases = {
       {{{"matrix", "a.mtx"}, {"partition", "contiguous"}, {"overlap", "0"}}, 4, true},
-      {{{"matrix", "a.mtx"}, {"overlap", "0"}}, 4, true},                              // auto: slices cut little
-      {{{"matrix", "a.mtx"}, {"partition", "contiguous"}, {"overlap", "0"}}, 300, true},  // 4 rows: bandwidth + 1
+      {{{"matrix", "a.mtx"}, {"overlap", "0"}}, 4, true},  // auto: slices cut little
+      {{{"matrix", "a.mtx"}, {"partition", "contiguous"}, {"overlap", "0"}},
+       300,
+       true},  // 4 rows: bandwidth + 1
       {{{"matrix", "a.mtx"}, {"partition", "contiguous"}, {"overlap", "0"}}, 301, false},
-      {{{"matrix", "a.mtx"}, {"partition", "contiguous"}}, 4, true},                   // auto overlap: slabs
-      {{{"matrix", "a.mtx"}, {"partition", "contiguous"}, {"overlap", "50"}}, 8, false},  // 150 rows, 150 overlap
+      {{{"matrix", "a.mtx"}, {"partition", "contiguous"}}, 4, true},  // auto overlap: slabs
+      {{{"matrix", "a.mtx"}, {"partition", "contiguous"}, {"overlap", "50"}},
+       8,
+       false},  // 150 rows, 150 overlap
       {{{"matrix", "a.mtx"}, {"partition", "metis"}, {"overlap", "0"}}, 4, false},
       {{{"matrix", "skew.mtx"}, {"partition", "contiguous"}, {"overlap", "0"}}, 4, false},
   };
@@ -272,10 +299,12 @@ TEST(CgRowMoveSourceTest, AFilesRowsMoveOnlyInSlicesOfASymmetricPattern) {
     auto params = Params(c.values, c.tasks, dir.path());
     auto plan = app.Prepare(params);
     ASSERT_TRUE(plan.ok()) << plan.status().message();
-    EXPECT_EQ(plan->items_in_chain, c.movable) << c.values.at("matrix") << ", " << c.tasks << " tasks";
-    const bool says = std::any_of(plan->notes.begin(), plan->notes.end(), [](const std::string& note) {
-      return note.find("rows stay in their blocks while the job runs") != std::string::npos;
-    });
+    EXPECT_EQ(plan->items_in_chain, c.movable)
+        << c.values.at("matrix") << ", " << c.tasks << " tasks";
+    const bool says =
+        std::any_of(plan->notes.begin(), plan->notes.end(), [](const std::string& note) {
+          return note.find("rows stay in their blocks while the job runs") != std::string::npos;
+        });
     EXPECT_EQ(says, !c.movable) << ::testing::PrintToString(plan->notes);
     auto t = app.MakeTask(params, 0, plan->slices[0]);
     ASSERT_TRUE(t.ok()) << t.status().message();
@@ -312,7 +341,8 @@ TEST(CgRowMoveSourceTest, HeldRowsAreTheMatrixRowsAndSurviveTheirEncoding) {
   EXPECT_EQ(back->entries.vals, m.entries.vals);
   EXPECT_EQ(back->entries.b, m.entries.b);
   const std::string bytes = EncodeRowMove(m);
-  for (size_t cut = 0; cut < bytes.size(); ++cut) EXPECT_FALSE(DecodeRowMove(bytes.substr(0, cut), 60).ok());
+  for (size_t cut = 0; cut < bytes.size(); ++cut)
+    EXPECT_FALSE(DecodeRowMove(bytes.substr(0, cut), 60).ok());
   m.entries = held.Part(21, 25);  // entries without a row that moves
   EXPECT_FALSE(DecodeRowMove(EncodeRowMove(m), 60).ok());
   m.entries = held.Part(20, 27);  // and of rows next to them, which a block with overlap holds
@@ -332,7 +362,8 @@ TEST(CgRowMoveSourceTest, SlabBlocksATaskBuildsAloneAreThoseOfTheWholePartition)
     const int bandwidth = 1 + static_cast<int>(next(5)), overlap = static_cast<int>(next(8));
     const int tasks = 2 + static_cast<int>(next(4)), fewest = MinBlockRows(bandwidth, overlap);
     std::vector<int> starts{0};
-    for (int l = 0; l < tasks; ++l) starts.push_back(starts.back() + fewest + static_cast<int>(next(3 * fewest)));
+    for (int l = 0; l < tasks; ++l)
+      starts.push_back(starts.back() + fewest + static_cast<int>(next(3 * fewest)));
     const int n = starts.back();
     // A random symmetric pattern within the band (not every diagonal full), dominant diagonal.
     std::vector<Eigen::Triplet<double>> entries;
@@ -359,7 +390,8 @@ TEST(CgRowMoveSourceTest, SlabBlocksATaskBuildsAloneAreThoseOfTheWholePartition)
     std::vector<uint32_t> owner(static_cast<size_t>(n));
     std::vector<std::vector<int>> block_rows(static_cast<size_t>(tasks));
     for (int l = 0; l < tasks; ++l) {
-      for (int r = starts[l]; r < starts[l + 1]; ++r) owner[static_cast<size_t>(r)] = static_cast<uint32_t>(l);
+      for (int r = starts[l]; r < starts[l + 1]; ++r)
+        owner[static_cast<size_t>(r)] = static_cast<uint32_t>(l);
       const auto [lo, hi] = SlabRows(n, starts[l], starts[l + 1], overlap);
       for (int r = lo; r < hi; ++r) block_rows[static_cast<size_t>(l)].push_back(r);
     }
@@ -371,10 +403,12 @@ TEST(CgRowMoveSourceTest, SlabBlocksATaskBuildsAloneAreThoseOfTheWholePartition)
       std::vector<int> own;
       for (size_t k = 0; k < rows.size(); ++k) {
         b_rows.push_back(b[rows[k]]);
-        if (owner[static_cast<size_t>(rows[k])] == static_cast<uint32_t>(l)) own.push_back(static_cast<int>(k));
+        if (owner[static_cast<size_t>(rows[k])] == static_cast<uint32_t>(l))
+          own.push_back(static_cast<int>(k));
       }
-      const Block whole = BuildBlock(row, b_rows, n, rows, own, [&](int r) { return owner[static_cast<size_t>(r)]; },
-                                     sends[static_cast<size_t>(l)]);
+      const Block whole = BuildBlock(
+          row, b_rows, n, rows, own, [&](int r) { return owner[static_cast<size_t>(r)]; },
+          sends[static_cast<size_t>(l)]);
       HeldRows held;
       held.lo = rows.front();
       held.ptr.clear();
@@ -389,9 +423,11 @@ TEST(CgRowMoveSourceTest, SlabBlocksATaskBuildsAloneAreThoseOfTheWholePartition)
         held.b.push_back(b[r]);
       }
       const auto lu = static_cast<uint32_t>(l), tu = static_cast<uint32_t>(tasks);
-      const Block alone = HeldBlock(held, n, LocalStarts(n, tu, lu, starts[l], starts[l + 1]), lu, overlap);
-      EXPECT_EQ(EncodeBlock(alone), EncodeBlock(whole)) << "seed " << seed << ", task " << l << " of " << tasks
-                                                        << ", bandwidth " << bandwidth << ", overlap " << overlap;
+      const Block alone =
+          HeldBlock(held, n, LocalStarts(n, tu, lu, starts[l], starts[l + 1]), lu, overlap);
+      EXPECT_EQ(EncodeBlock(alone), EncodeBlock(whole))
+          << "seed " << seed << ", task " << l << " of " << tasks << ", bandwidth " << bandwidth
+          << ", overlap " << overlap;
     }
   }
 }
@@ -439,7 +475,8 @@ TEST(CgRowMoveSourceTest, MovesRoundTripAndDamagedOnesAreRefused) {
   EXPECT_EQ(back->halo, m.halo);
   EXPECT_FALSE(DecodeRowMove(EncodeRowMove(m), 99).ok());  // another system
   const std::string bytes = EncodeRowMove(m);
-  for (size_t cut = 0; cut < bytes.size(); ++cut) EXPECT_FALSE(DecodeRowMove(bytes.substr(0, cut), 100).ok());
+  for (size_t cut = 0; cut < bytes.size(); ++cut)
+    EXPECT_FALSE(DecodeRowMove(bytes.substr(0, cut), 100).ok());
   m.hi = 44;  // three values for four rows
   EXPECT_FALSE(DecodeRowMove(EncodeRowMove(m), 100).ok());
   EXPECT_EQ(LocalStarts(50, 4, 1, 10, 30), (std::vector<int>{0, 10, 30, 50, 50}));

@@ -187,14 +187,16 @@ TEST(RocksDbCheckpointStoreTest, LargeStatesLiveInTwoSlotFilesPerTask) {
   const std::string states = dir / "ck/states";
   auto files = [&] {
     std::vector<std::string> names;
-    for (const auto& e : std::filesystem::directory_iterator(states)) names.push_back(e.path().filename().string());
+    for (const auto& e : std::filesystem::directory_iterator(states))
+      names.push_back(e.path().filename().string());
     std::sort(names.begin(), names.end());
     return names;
   };
   {
     auto store = RocksDbCheckpointStore::Open(dir / "ck");
     ASSERT_TRUE(store.ok());
-    for (uint64_t it = 1; it <= 5; ++it) ASSERT_TRUE(*(*store)->Put(MakeCheckpoint("j", 2, 1, it, StateOf(it, big))));
+    for (uint64_t it = 1; it <= 5; ++it)
+      ASSERT_TRUE(*(*store)->Put(MakeCheckpoint("j", 2, 1, it, StateOf(it, big))));
     ASSERT_TRUE(*(*store)->Put(MakeCheckpoint("j", 2, 1, 6, StateOf(6, 100))));  // small: inline
     EXPECT_EQ(files(), (std::vector<std::string>{"j-2-0.state", "j-2-1.state"}));
     auto l = (*store)->Load("j", 2);

@@ -1,7 +1,8 @@
 // Names a peer sends, and how peer text reaches a log line.
+#include "core/names.h"
+
 #include <gtest/gtest.h>
 
-#include "core/names.h"
 #include "core/printable.h"
 #include "support/test_support.h"
 
@@ -9,8 +10,13 @@ namespace aiac {
 namespace {
 
 TEST(NamesTest, AcceptsTheIdsTheBinariesMake) {
-  const std::vector<std::string> ids = {"d1", "d-host.example.org-7401", "sn-7400", "spawner-4242",
-                                       "cg-0a1b2c", "user@site:job+2", std::string(128, 'a')};
+  const std::vector<std::string> ids = {"d1",
+                                        "d-host.example.org-7401",
+                                        "sn-7400",
+                                        "spawner-4242",
+                                        "cg-0a1b2c",
+                                        "user@site:job+2",
+                                        std::string(128, 'a')};
   for (const std::string& ok : ids) {
     EXPECT_OK(CheckName("node id", ok));
   }

@@ -1,15 +1,15 @@
 // WriteAll: a buffer larger than its 1 MiB pieces arrives whole, read back with ReadWholeFile; a
 // descriptor that cannot be written gives the system's reason.
-#include <gtest/gtest.h>
+#include "core/write_all.h"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <string>
 
 #include "core/read_file.h"
-#include "core/write_all.h"
 #include "support/test_support.h"
 
 namespace aiac {

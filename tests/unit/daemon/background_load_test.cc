@@ -35,7 +35,8 @@ TEST(BackgroundLoadTest, TheOptionIsMeanStdAndSeconds) {
   EXPECT_EQ(spec->mean_jobs, 2);
   EXPECT_EQ(spec->std_jobs, 0.5);
   EXPECT_EQ(spec->mean_size, 1.5);
-  for (const char* bad : {"", "2", "2,1", "2,1,0", "-1,0,1", "2,-1,1", "a,b,c", "1,1,1,1", "2,,1"}) {
+  for (const char* bad :
+       {"", "2", "2,1", "2,1,0", "-1,0,1", "2,-1,1", "a,b,c", "1,1,1,1", "2,,1"}) {
     auto parsed = ParseBackgroundSpec(bad);
     ASSERT_FALSE(parsed.ok()) << bad;
     EXPECT_NE(parsed.status().message().find("MEAN,STD,SIZE"), std::string::npos);
@@ -49,7 +50,8 @@ TEST(BackgroundLoadTest, DrawnJobsTakeCpuTimeAndStopWithTheLoad) {
     ASSERT_TRUE(WaitFor([&] { return load.draws() >= 3; }));
     EXPECT_EQ(load.jobs(), 2);  // no deviation: exactly the mean, each draw
     // Two spinning threads: the process's CPU time grows (however loaded the machine is).
-    ASSERT_TRUE(WaitFor([&] { return ProcessCpuSeconds() - before > 0.3; })) << ProcessCpuSeconds() - before;
+    ASSERT_TRUE(WaitFor([&] { return ProcessCpuSeconds() - before > 0.3; }))
+        << ProcessCpuSeconds() - before;
   }
   // Joined: no thread is left spinning.
   const double after = ProcessCpuSeconds();

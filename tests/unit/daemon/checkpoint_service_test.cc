@@ -3,9 +3,8 @@
 // cleanup when a job ends.
 #include "daemon/checkpoint_service.h"
 
-#include <gtest/gtest.h>
-
 #include <capnp/message.h>
+#include <gtest/gtest.h>
 
 #include "checkpoint/memory_checkpoint_store.h"
 #include "net/capnp_bytes.h"
@@ -30,7 +29,8 @@ class CheckpointServiceTest : public ::testing::Test {
   CheckpointServiceTest() {
     auto owned = std::make_unique<checkpoint::MemoryCheckpointStore>();
     store_ = owned.get();
-    service_ = std::make_unique<CheckpointService>(io_, std::move(owned), MakeLogger("test", spdlog::level::off));
+    service_ = std::make_unique<CheckpointService>(io_, std::move(owned),
+                                                   MakeLogger("test", spdlog::level::off));
     service_->Host("job", {{1, "d1"}, {2, "d2"}});
   }
 
@@ -39,7 +39,8 @@ class CheckpointServiceTest : public ::testing::Test {
     auto [a, b] = testing::ConnectLoopback(io_);
     auto theirs = net::Connection::Create(std::move(a), Options(), net::Side::kClient);
     auto mine = net::Connection::Create(std::move(b), Options(), net::Side::kServer);
-    auto [x, y] = testing::HandshakeBoth(io_, {theirs, proto::Role::DAEMON, peer}, {mine, proto::Role::DAEMON, "me"});
+    auto [x, y] = testing::HandshakeBoth(io_, {theirs, proto::Role::DAEMON, peer},
+                                         {mine, proto::Role::DAEMON, "me"});
     EXPECT_TRUE(x.ok() && y.ok()) << x.ToString() << " / " << y.ToString();
     return {mine, theirs};
   }
@@ -67,7 +68,8 @@ class CheckpointServiceTest : public ::testing::Test {
   // The next message `theirs` receives.
   std::unique_ptr<net::IncomingMessage> Next(const net::ConnectionPtr& theirs) {
     std::optional<Result<std::unique_ptr<net::IncomingMessage>>> got;
-    asio::co_spawn(io_, [&]() -> net::awaitable<void> { got = co_await theirs->Receive(); }, asio::detached);
+    asio::co_spawn(
+        io_, [&]() -> net::awaitable<void> { got = co_await theirs->Receive(); }, asio::detached);
     EXPECT_TRUE(testing::RunIoUntil(io_, [&] { return got.has_value(); }));
     if (!got || !got->ok()) return nullptr;
     return std::move(**got);
@@ -135,7 +137,9 @@ TEST_F(CheckpointServiceTest, OnlyTheTasksDaemonReadsItsCheckpointsAndAMovedTask
   ASSERT_TRUE(data && data->root().isCheckpointData());
   EXPECT_FALSE(data->root().getCheckpointData().getFound());
   EXPECT_EQ(data->root().getCheckpointData().getState().size(), 0u);
-  EXPECT_NE(std::string(data->root().getCheckpointData().getError().cStr()).find("does not run task 1"), std::string::npos);
+  EXPECT_NE(
+      std::string(data->root().getCheckpointData().getError().cStr()).find("does not run task 1"),
+      std::string::npos);
   // Task 1 replaced onto d7: d7 may read (and write) it now, d1 may not write any more.
   service_->Moved(1, "d7");
   ASSERT_TRUE(Get(d7, "job", 1));
@@ -154,7 +158,8 @@ TEST_F(CheckpointServiceTest, ADamagedPutIsRefusedWithTheReason) {
   auto ack = Next(theirs);
   ASSERT_TRUE(ack);
   EXPECT_FALSE(ack->root().getCheckpointAck().getStored());
-  EXPECT_NE(std::string(ack->root().getCheckpointAck().getError().cStr()).find("checksum"), std::string::npos);
+  EXPECT_NE(std::string(ack->root().getCheckpointAck().getError().cStr()).find("checksum"),
+            std::string::npos);
 }
 
 TEST_F(CheckpointServiceTest, EndingTheJobDeletesItsCheckpointsAndANewJobDropsOldOnes) {

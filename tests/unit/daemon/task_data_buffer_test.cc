@@ -3,15 +3,15 @@
 #include <capnp/message.h>
 #include <gtest/gtest.h>
 
-#include "runtime/plugin.h"
 #include "net/capnp_bytes.h"
+#include "runtime/plugin.h"
 
 namespace aiac::daemon {
 namespace {
 
 // Feeds `buffer` one TaskData chunk.
-Status Feed(TaskDataBuffer& buffer, const std::string& job, uint32_t task, uint64_t offset, uint64_t total,
-            const std::string& bytes) {
+Status Feed(TaskDataBuffer& buffer, const std::string& job, uint32_t task, uint64_t offset,
+            uint64_t total, const std::string& bytes) {
   capnp::MallocMessageBuilder message;
   auto d = message.initRoot<proto::TaskData>();
   d.setJob(job);
@@ -63,7 +63,8 @@ TEST(TaskDataBufferTest, TakeChecksTheTaskTheSizeAndTheHash) {
     ASSERT_TRUE(Feed(b, "j", 0, 0, 10, "01234").ok());
     auto got = b.Take("j", 0, 10, runtime::Sha256(whole));
     ASSERT_FALSE(got.ok());
-    EXPECT_NE(got.status().message().find("5 of 10 bytes"), std::string::npos) << got.status().message();
+    EXPECT_NE(got.status().message().find("5 of 10 bytes"), std::string::npos)
+        << got.status().message();
   }
   {
     TaskDataBuffer b;

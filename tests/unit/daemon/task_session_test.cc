@@ -3,9 +3,8 @@
 // moves, and what the spawner is told, in which incarnation.
 #include "daemon/task_session.h"
 
-#include <gtest/gtest.h>
-
 #include <capnp/message.h>
+#include <gtest/gtest.h>
 
 #include "net/capnp_bytes.h"
 #include "support/test_support.h"
@@ -38,7 +37,9 @@ class CountingTask : public app::Task {
     count_ = std::stoull(std::string(state));
     return Status::Ok();
   }
-  std::string ResultSlice() const override { return "count " + std::to_string(count_) + " got " + got_; }
+  std::string ResultSlice() const override {
+    return "count " + std::to_string(count_) + " got " + got_;
+  }
   Status Tighten(double factor) override {
     tightened_ *= factor;
     return Status::Ok();
@@ -58,11 +59,13 @@ class CountingApp : public app::App {
   CountingApp(uint64_t limit, uint64_t fail_at = 0) : limit_(limit), fail_at_(fail_at) {}
   std::string_view name() const override { return "counting"; }
   Result<app::JobPlan> Prepare(const app::JobParams&) override { return app::JobPlan{}; }
-  Result<std::unique_ptr<app::Task>> MakeTask(const app::JobParams&, uint32_t task, std::string_view slice) override {
+  Result<std::unique_ptr<app::Task>> MakeTask(const app::JobParams&, uint32_t task,
+                                              std::string_view slice) override {
     if (slice == "bad") return InvalidArgument("task " + std::to_string(task) + ": bad slice");
     return std::unique_ptr<app::Task>(new CountingTask(limit_, fail_at_));
   }
-  Result<app::GatherReport> Gather(const app::JobParams&, const std::vector<std::string>&) override {
+  Result<app::GatherReport> Gather(const app::JobParams&,
+                                   const std::vector<std::string>&) override {
     return app::GatherReport{};
   }
 
@@ -114,8 +117,9 @@ class TaskSessionTest : public ::testing::Test {
     auto prepared = PrepareTask(a, std::move(app), std::move(restored));
     EXPECT_TRUE(prepared.ok()) << prepared.status().ToString();
     if (!prepared.ok()) return nullptr;
-    auto s = TaskSession::Create(io_, a, std::move(*prepared), nullptr, std::chrono::milliseconds(10),
-                                 spawner_.Port(), MakeLogger("test", spdlog::level::off));
+    auto s =
+        TaskSession::Create(io_, a, std::move(*prepared), nullptr, std::chrono::milliseconds(10),
+                            spawner_.Port(), MakeLogger("test", spdlog::level::off));
     EXPECT_TRUE(s.ok()) << s.status().ToString();
     return s.ok() ? *s : nullptr;
   }
@@ -132,7 +136,8 @@ class TaskSessionTest : public ::testing::Test {
   }
 
   // Values from task `from` as daemon `sender` sends them.
-  bool Deliver(TaskSession& s, const std::string& sender, uint32_t from, uint64_t iteration, const std::string& v) {
+  bool Deliver(TaskSession& s, const std::string& sender, uint32_t from, uint64_t iteration,
+               const std::string& v) {
     capnp::MallocMessageBuilder m;
     auto d = m.initRoot<proto::DependencyData>();
     d.setJob("j");
@@ -181,7 +186,8 @@ TEST_F(TaskSessionTest, PrepareRestoresTheCheckpointAndTheJobsTightening) {
   ASSERT_EQ(p->moves.outbox.size(), 1u);
   EXPECT_EQ(p->moves.outbox[0].items, "items");
   // A state without the header is refused with the reason.
-  auto bare = PrepareTask(a, std::make_unique<CountingApp>(100), checkpoint::MakeCheckpoint("j", 0, 2, 40, "40"));
+  auto bare = PrepareTask(a, std::make_unique<CountingApp>(100),
+                          checkpoint::MakeCheckpoint("j", 0, 2, 40, "40"));
   ASSERT_FALSE(bare.ok());
   EXPECT_NE(bare.status().message().find("not a task state"), std::string::npos);
 }
@@ -198,7 +204,8 @@ TEST_F(TaskSessionTest, AsyncLinksKeepOnlyTheNewestValueAndTheResultGoesToTheSpa
   EXPECT_EQ(link.pending.size(), 1u);
   EXPECT_EQ(link.pending.back().iteration, 50u);
   EXPECT_TRUE(link.pending.back().converged);
-  ASSERT_TRUE(RunUntil([&] { return spawner_.Last(&proto::Envelope::Reader::isLocalConvergence).has_value(); }));
+  ASSERT_TRUE(RunUntil(
+      [&] { return spawner_.Last(&proto::Envelope::Reader::isLocalConvergence).has_value(); }));
   auto lc = spawner_.Last(&proto::Envelope::Reader::isLocalConvergence)->getLocalConvergence();
   EXPECT_TRUE(lc.getConverged());
   EXPECT_EQ(lc.getIncarnation(), 3u);
@@ -259,7 +266,9 @@ TEST_F(TaskSessionTest, CheckpointsGoToEveryBackupWithTheirIncarnationAndAVerify
   // The runner's latest report, as of its last progress period.
   ASSERT_TRUE(RunUntil([&] {
     s->ReportProgress();
-    return spawner_.Last(&proto::Envelope::Reader::isTaskProgress)->getTaskProgress().getIteration() == 35;
+    return spawner_.Last(&proto::Envelope::Reader::isTaskProgress)
+               ->getTaskProgress()
+               .getIteration() == 35;
   }));
   auto p = spawner_.Last(&proto::Envelope::Reader::isTaskProgress)->getTaskProgress();
   EXPECT_EQ(p.getIteration(), 35u);
@@ -280,7 +289,10 @@ TEST_F(TaskSessionTest, ARestoredTaskCountsOnFromItsCheckpoint) {
     auto last = spawner_.Last(&proto::Envelope::Reader::isLocalConvergence);
     return last && last->getLocalConvergence().getConverged();
   }));
-  EXPECT_EQ(spawner_.Last(&proto::Envelope::Reader::isLocalConvergence)->getLocalConvergence().getIteration(), 45u);
+  EXPECT_EQ(spawner_.Last(&proto::Envelope::Reader::isLocalConvergence)
+                ->getLocalConvergence()
+                .getIteration(),
+            45u);
   ASSERT_FALSE(s->links().at(1)->pending.empty());
   EXPECT_EQ(s->links().at(1)->pending.back().bytes, "45");
 }
@@ -292,7 +304,8 @@ TEST_F(TaskSessionTest, AFailingTaskSendsItsErrorAndEnds) {
   ASSERT_TRUE(RunUntil([&] { return !spawner_.ended.empty(); }));
   EXPECT_EQ(spawner_.ended, std::vector<std::string>{"failed"});
   auto r = spawner_.Last(&proto::Envelope::Reader::isResult)->getResult();
-  EXPECT_NE(std::string(r.getError().cStr()).find("iteration 7 broke"), std::string::npos) << r.getError().cStr();
+  EXPECT_NE(std::string(r.getError().cStr()).find("iteration 7 broke"), std::string::npos)
+      << r.getError().cStr();
 }
 
 TEST_F(TaskSessionTest, AnEndedSessionReportsNothingMore) {
@@ -334,7 +347,8 @@ TEST_F(TaskSessionTest, ACoordinatorGathersItsGroupsReportsAndAMemberReportsThro
     p.setIteration(iteration);
     return m;
   };
-  auto gather = [&](const std::string& sender, const std::string& job, uint32_t task, uint64_t iteration) {
+  auto gather = [&](const std::string& sender, const std::string& job, uint32_t task,
+                    uint64_t iteration) {
     auto m = report(job, task, iteration);
     return coordinator->GatherReport(sender, m->getRoot<proto::TaskProgress>().asReader());
   };
@@ -373,13 +387,15 @@ TEST_F(TaskSessionTest, ACoordinatorGathersItsGroupsReportsAndAMemberReportsThro
   FakeSpawner member_spawner;
   auto prepared = PrepareTask(b, std::make_unique<CountingApp>(5), std::nullopt);
   ASSERT_TRUE(prepared.ok());
-  auto member = TaskSession::Create(io_, b, std::move(*prepared), nullptr, std::chrono::milliseconds(10),
-                                    member_spawner.Port(), MakeLogger("test", spdlog::level::off));
+  auto member =
+      TaskSession::Create(io_, b, std::move(*prepared), nullptr, std::chrono::milliseconds(10),
+                          member_spawner.Port(), MakeLogger("test", spdlog::level::off));
   ASSERT_TRUE(member.ok());
   EXPECT_FALSE((*member)->group().coordinator());
   ASSERT_TRUE((*member)->group().coordinator_of_member().has_value());
   EXPECT_EQ((*member)->group().coordinator_of_member()->daemon, "d0");
-  EXPECT_FALSE((*member)->GatherReport("d1", report("j", 1, 1)->getRoot<proto::TaskProgress>().asReader()));
+  EXPECT_FALSE(
+      (*member)->GatherReport("d1", report("j", 1, 1)->getRoot<proto::TaskProgress>().asReader()));
   std::vector<uint32_t> through_link;
   bool link_takes = true;
   auto link = [&](const EnvelopeFill& fill) {

@@ -17,8 +17,9 @@ TEST(PlatformFileTest, TheShippedPlatformsAreThePapers) {
     size_t clusters, nodes;
     double hd;
   };
-  for (const auto& e : {Expected{"maheve-hd008.toml", 4, 106, 0.08}, Expected{"maheve-hd050.toml", 4, 110, 0.50},
-                        Expected{"maheve-hd072.toml", 5, 115, 0.72}, Expected{"teragrid.toml", 4, 64, 0.0603}}) {
+  for (const auto& e :
+       {Expected{"maheve-hd008.toml", 4, 106, 0.08}, Expected{"maheve-hd050.toml", 4, 110, 0.50},
+        Expected{"maheve-hd072.toml", 5, 115, 0.72}, Expected{"teragrid.toml", 4, 64, 0.0603}}) {
     SCOPED_TRACE(e.file);
     auto p = LoadPlatformFile(testing::SourcePath(std::string("conf/platforms/") + e.file));
     ASSERT_TRUE(p.ok()) << p.status().message();
@@ -99,25 +100,34 @@ TEST(PlatformFileTest, MalformedFilesAreRefusedNamingThePlace) {
     return s;
   };
   EXPECT_EQ(refused("name = \"x\"\n"), "p.toml: at least one [[clusters]] is needed");
-  EXPECT_EQ(refused(replace("powers = [4.0]", "powers = [4.0, -1]")), "p.toml: clusters[1]: powers[1] must be a positive number");
-  EXPECT_EQ(refused(replace("powers = [4.0]", "powers = []")), "p.toml: clusters[1]: 'powers' must be a non-empty array of numbers");
+  EXPECT_EQ(refused(replace("powers = [4.0]", "powers = [4.0, -1]")),
+            "p.toml: clusters[1]: powers[1] must be a positive number");
+  EXPECT_EQ(refused(replace("powers = [4.0]", "powers = []")),
+            "p.toml: clusters[1]: 'powers' must be a non-empty array of numbers");
   EXPECT_EQ(refused(replace("latency_ms = 0.2", "latency_ms = -1")),
             "p.toml: clusters[1]: 'latency_ms' must be a number from 0 to 1e+06");
   EXPECT_EQ(refused(replace("bandwidth_mbps = 100\n", "bandwidth_mbps = 0\n")),
             "p.toml: clusters[1]: 'bandwidth_mbps' must be a number above 0 to 1e+07");
-  EXPECT_EQ(refused(replace("name = \"b\"", "name = \"a\"")), "p.toml: clusters[1]: duplicate cluster name 'a'");
-  EXPECT_EQ(refused(replace("name = \"b\"", "name = \"b c\"")).rfind("p.toml: clusters[1]: cluster name", 0), 0u);
+  EXPECT_EQ(refused(replace("name = \"b\"", "name = \"a\"")),
+            "p.toml: clusters[1]: duplicate cluster name 'a'");
+  EXPECT_EQ(refused(replace("name = \"b\"", "name = \"b c\""))
+                .rfind("p.toml: clusters[1]: cluster name", 0),
+            0u);
   EXPECT_EQ(refused(replace("a = \"b\"", "a = \"z\"")), "p.toml: links[0]: unknown cluster 'z'");
-  EXPECT_EQ(refused(replace("a = \"b\"", "a = \"a\"")), "p.toml: links[0]: a link joins two different clusters");
+  EXPECT_EQ(refused(replace("a = \"b\"", "a = \"a\"")),
+            "p.toml: links[0]: a link joins two different clusters");
   EXPECT_EQ(refused(two + "[[links]]\na = \"a\"\nb = \"b\"\nlatency_ms = 1\nbandwidth_mbps = 1\n"),
             "p.toml: links[1]: a second link between 'a' and 'b'");
-  EXPECT_EQ(refused(two.substr(0, two.find("[[links]]"))), "p.toml: no [[links]] between 'a' and 'b'");
-  EXPECT_EQ(refused(replace("latency_ms = 20", "latency = 20")), "p.toml: links[0]: 'latency_ms' is missing");
+  EXPECT_EQ(refused(two.substr(0, two.find("[[links]]"))),
+            "p.toml: no [[links]] between 'a' and 'b'");
+  EXPECT_EQ(refused(replace("latency_ms = 20", "latency = 20")),
+            "p.toml: links[0]: 'latency_ms' is missing");
   EXPECT_EQ(refused(replace("bandwidth_mbps = 1000", "bandwidth_mbps = 1000\ncores = 4")),
             "p.toml: clusters[0]: unknown key 'cores'");
   EXPECT_EQ(refused(replace("std_jobs = 0.3", "std_jobs = 0.3, size = 2")),
             "p.toml: clusters[0]: background: unknown key 'size'");
-  EXPECT_EQ(refused("name = \"x\"\n[[clusters]]\nname = 3\n"), "p.toml: clusters[0]: 'name' must be a non-empty string");
+  EXPECT_EQ(refused("name = \"x\"\n[[clusters]]\nname = 3\n"),
+            "p.toml: clusters[0]: 'name' must be a non-empty string");
   EXPECT_EQ(refused("name = \n"), refused("name = \n"));  // a syntax error: FILE:LINE: what
   EXPECT_EQ(refused("name = \n").rfind("p.toml:1:", 0), 0u);
   EXPECT_FALSE(LoadPlatformFile("/nonexistent/p.toml").ok());

@@ -19,7 +19,8 @@ int MaxLoad(const std::vector<std::vector<int>>& backups, size_t daemons) {
 
 // Every choice that keeps the rules (other tasks' daemons only, the right count, the task's
 // cluster first): the smallest possible largest load, by enumeration.
-int BruteForceBestMaxLoad(const std::vector<int>& daemon_of_task, const std::vector<int>& cluster, int k) {
+int BruteForceBestMaxLoad(const std::vector<int>& daemon_of_task, const std::vector<int>& cluster,
+                          int k) {
   const int tasks = static_cast<int>(daemon_of_task.size());
   std::vector<std::vector<std::vector<int>>> options(tasks);
   for (int t = 0; t < tasks; ++t) {
@@ -100,7 +101,8 @@ TEST(BackupChoiceTest, ExhaustiveSmallInstancesKeepTheRulesAndNearBestBalance) {
           EXPECT_EQ(std::set<int>(mine.begin(), mine.end()).size(), mine.size());
           int same_available = 0, same_chosen = 0;
           for (int u = 0; u < tasks; ++u) {
-            if (u != t && cluster[daemon_of_task[u]] == cluster[daemon_of_task[t]]) ++same_available;
+            if (u != t && cluster[daemon_of_task[u]] == cluster[daemon_of_task[t]])
+              ++same_available;
           }
           for (int d : mine) {
             EXPECT_NE(d, daemon_of_task[t]);

@@ -26,9 +26,10 @@ TEST(DefaultMapperTest, TasksInInputOrderOnNodesInInputOrder) {
 // Handed out across the clusters (a super-node's grant order), the nodes keep that order for the
 // default mapping: its tasks and its replacements follow it, not the clusters.
 TEST(DefaultMapperTest, NodesInTheOrderTheyWereHandedOut) {
-  auto p = model::Platform::Build({{"c1", 0.001, {{"n1", 1, true}, {"n2", 1, true}, {"n3", 1, true}}},
-                                   {"c2", 0.001, {{"n4", 2, true}, {"n5", 4, true}, {"n6", 8, false}}}},
-                                  {{"c1", "c2", 0.05}}, {"n5", "n2", "n6", "n4", "n1", "n3"});
+  auto p =
+      model::Platform::Build({{"c1", 0.001, {{"n1", 1, true}, {"n2", 1, true}, {"n3", 1, true}}},
+                              {"c2", 0.001, {{"n4", 2, true}, {"n5", 4, true}, {"n6", 8, false}}}},
+                             {{"c1", "c2", 0.05}}, {"n5", "n2", "n6", "n4", "n1", "n3"});
   ASSERT_TRUE(p.ok()) << p.status().message();
   auto t = testing::HandTig();
   DefaultMapper d;

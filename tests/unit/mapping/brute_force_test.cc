@@ -14,7 +14,8 @@ namespace {
 
 double OptimalEt(const model::Platform& p, const model::Tig& t) {
   std::vector<int> free;
-  for (int n = 0; n < static_cast<int>(p.nodes().size()); ++n) if (p.nodes()[n].free) free.push_back(n);
+  for (int n = 0; n < static_cast<int>(p.nodes().size()); ++n)
+    if (p.nodes()[n].free) free.push_back(n);
   std::vector<int> at(t.size(), -1);
   std::vector<bool> used(p.nodes().size(), false);
   double best = 1e300;

@@ -34,7 +34,8 @@ TEST(MaheveTest, HandWorkedHeterogeneityAndMarks) {
 
 TEST(MaheveTest, HandWorkedTaskList) {
   auto t = HandTig();
-  // Q = e^hd d^(1-hd): Q1 = 40^hd 3^(1-hd) > Q3 = 30^hd 2^(1-hd) > Q2 = 20^hd 2^(1-hd) > Q0 = 10^hd.
+  // Q = e^hd d^(1-hd): Q1 = 40^hd 3^(1-hd) > Q3 = 30^hd 2^(1-hd) > Q2 = 20^hd 2^(1-hd) > Q0 =
+  // 10^hd.
   EXPECT_NEAR(TaskScore(t, 1, kHandHd), std::pow(40, kHandHd) * std::pow(3, 1 - kHandHd), 1e-12);
   // Task 1 first; Nb_1 = ceil(3^0.352) = 2 pulls in its best unlisted dependencies 3 and 2;
   // tasks 3 and 2 have no unlisted dependency left; task 0 comes last.
@@ -73,9 +74,9 @@ TEST(MaheveTest, HandWorkedMappingReserveAndReplacements) {
 TEST(MaheveTest, ReserveCountRule) {
   EXPECT_EQ(ReserveCount(30, 0.1), 3);  // not 4: 0.1 x 30 is 3.0000000000000004 in doubles
   EXPECT_EQ(ReserveCount(31, 0.1), 4);
-  EXPECT_EQ(ReserveCount(5, 0.1), 1);   // at least one when more than one free node
+  EXPECT_EQ(ReserveCount(5, 0.1), 1);  // at least one when more than one free node
   EXPECT_EQ(ReserveCount(2, 0.1), 1);
-  EXPECT_EQ(ReserveCount(1, 0.1), 0);   // never the only free node
+  EXPECT_EQ(ReserveCount(1, 0.1), 0);  // never the only free node
   EXPECT_EQ(ReserveCount(0, 0.1), 0);
   EXPECT_EQ(ReserveCount(10, 0.0), 0);
   EXPECT_EQ(ReserveCount(10, 0.25), 3);
@@ -83,10 +84,10 @@ TEST(MaheveTest, ReserveCountRule) {
 
 TEST(MaheveTest, HomogeneousPlatformRanksByNodeCountAndDegree) {
   // hd -> 0: every power equal. Marks reduce to 1 + normN, Q to d.
-  auto p = model::Platform::Build(
-      {{"small", 0.001, {{"a", 2, true}}},
-       {"big", 0.001, {{"b", 2, true}, {"c", 2, true}, {"d", 2, true}}}},
-      {{"small", "big", 0.01}});
+  auto p =
+      model::Platform::Build({{"small", 0.001, {{"a", 2, true}}},
+                              {"big", 0.001, {{"b", 2, true}, {"c", 2, true}, {"d", 2, true}}}},
+                             {{"small", "big", 0.01}});
   ASSERT_TRUE(p.ok());
   auto t = model::Tig::Build({{0, 100}, {1, 1}, {2, 1}}, {{1, 2, 1}, {1, 0, 1}});
   ASSERT_TRUE(t.ok());
@@ -154,7 +155,8 @@ TEST(MaheveTest, InvariantsOnRandomInstances) {
       for (int c = 0; c < static_cast<int>(p.clusters().size()); ++c) {
         const auto free_nodes = fresh.FreeNodes(c);
         const int keep = ReserveCount(static_cast<int>(free_nodes.size()), 0.1);
-        for (int k = static_cast<int>(free_nodes.size()) - keep; k < static_cast<int>(free_nodes.size()); ++k) {
+        for (int k = static_cast<int>(free_nodes.size()) - keep;
+             k < static_cast<int>(free_nodes.size()); ++k) {
           ASSERT_LT(m.placement.task_on(free_nodes[k]), 0) << "reserved node used, trial " << trial;
         }
       }

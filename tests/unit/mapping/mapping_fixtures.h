@@ -13,10 +13,10 @@ namespace aiac::mapping::testing {
 // examples/planning/platform.json: c1 = {n1:1, n2:1, n3:1}, c2 = {n4:2, n5:4, n6:8 busy},
 // latency 0.001 inside each cluster, 0.05 between them.
 inline model::Platform HandPlatform() {
-  auto p = model::Platform::Build(
-      {{"c1", 0.001, {{"n1", 1, true}, {"n2", 1, true}, {"n3", 1, true}}},
-       {"c2", 0.001, {{"n4", 2, true}, {"n5", 4, true}, {"n6", 8, false}}}},
-      {{"c1", "c2", 0.05}});
+  auto p =
+      model::Platform::Build({{"c1", 0.001, {{"n1", 1, true}, {"n2", 1, true}, {"n3", 1, true}}},
+                              {"c2", 0.001, {{"n4", 2, true}, {"n5", 4, true}, {"n6", 8, false}}}},
+                             {{"c1", "c2", 0.05}});
   return std::move(*p);
 }
 
@@ -34,7 +34,8 @@ struct Instance {
 
 // `clusters` clusters of 1..max_nodes nodes (some busy), powers spread by `spread` (0 gives a
 // homogeneous platform), a connected-ish random TIG of `tasks` tasks fitting the free nodes.
-inline Instance RandomInstance(std::mt19937& rng, int clusters, int max_nodes, int tasks, double spread) {
+inline Instance RandomInstance(std::mt19937& rng, int clusters, int max_nodes, int tasks,
+                               double spread) {
   std::uniform_real_distribution<double> unit(0, 1);
   std::vector<model::ClusterSpec> cs;
   int free_total = 0, id = 0;
@@ -44,7 +45,8 @@ inline Instance RandomInstance(std::mt19937& rng, int clusters, int max_nodes, i
     for (int k = 0; k < n; ++k) {
       const bool free = unit(rng) > 0.15;
       free_total += free;
-      spec.nodes.push_back({"n" + std::to_string(id++), 1 + spread * std::floor(4 * unit(rng)), free});
+      spec.nodes.push_back(
+          {"n" + std::to_string(id++), 1 + spread * std::floor(4 * unit(rng)), free});
     }
     cs.push_back(std::move(spec));
   }
@@ -56,7 +58,8 @@ inline Instance RandomInstance(std::mt19937& rng, int clusters, int max_nodes, i
   auto platform = model::Platform::Build(std::move(cs), std::move(inter));
   const int v = std::min(tasks, free_total);
   std::vector<model::TaskSpec> ts;
-  for (int t = 0; t < v; ++t) ts.push_back({t * 3 + 1, 1 + std::floor(10 * unit(rng))});  // sparse ids
+  for (int t = 0; t < v; ++t)
+    ts.push_back({t * 3 + 1, 1 + std::floor(10 * unit(rng))});  // sparse ids
   std::vector<model::EdgeSpec> es;
   for (int a = 0; a < v; ++a)
     for (int b = a + 1; b < v; ++b)

@@ -1,9 +1,9 @@
 #include <gtest/gtest.h>
 
+#include "../mapping/mapping_fixtures.h"
 #include "model/et_model.h"
 #include "model/platform.h"
 #include "model/tig.h"
-#include "../mapping/mapping_fixtures.h"
 
 namespace aiac::model {
 namespace {
@@ -30,7 +30,8 @@ TEST(PlatformTest, BadPlatformsNameTheProblem) {
   EXPECT_EQ(msg({{"a", 0, {{"x", -1, true}}}}, {}), "node 'x': power must be positive");
   EXPECT_EQ(msg({{"a", 0, {}}, {"b", 0, {}}}, {}), "no inter_latency for clusters 'a' and 'b'");
   EXPECT_EQ(msg({{"a", 0, {}}}, {{"a", "z", 1}}), "inter_latency names unknown cluster 'z'");
-  EXPECT_EQ(msg({{"a", 0, {}}, {"b", 0, {}}}, {{"a", "b", 1}, {"b", "a", 1}}), "inter_latency b-a is given twice");
+  EXPECT_EQ(msg({{"a", 0, {}}, {"b", 0, {}}}, {{"a", "b", 1}, {"b", "a", 1}}),
+            "inter_latency b-a is given twice");
   EXPECT_EQ(msg({{"a", -1, {}}}, {}), "cluster 'a': latency must be a non-negative number");
 }
 

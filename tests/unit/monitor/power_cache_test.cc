@@ -22,10 +22,11 @@ TEST(PowerCacheTest, ARecordRoundTripsExactly) {
 }
 
 TEST(PowerCacheTest, AnythingElseIsNotARecord) {
-  for (const char* text : {"", "power 5\n", "power 5\nhost h\n", "power -1\nhost h\ncores 2\n",
-                           "power nan\nhost h\ncores 2\n", "power inf\nhost h\ncores 2\n",
-                           "power 0\nhost h\ncores 2\n", "power 5\nhost h\ncores 0\n",
-                           "power 5\nhost h\ncores 2\nextra\n", "cores 2\nhost h\npower 5\n", "\x01\x02garbage"}) {
+  for (const char* text :
+       {"", "power 5\n", "power 5\nhost h\n", "power -1\nhost h\ncores 2\n",
+        "power nan\nhost h\ncores 2\n", "power inf\nhost h\ncores 2\n",
+        "power 0\nhost h\ncores 2\n", "power 5\nhost h\ncores 0\n",
+        "power 5\nhost h\ncores 2\nextra\n", "cores 2\nhost h\npower 5\n", "\x01\x02garbage"}) {
     EXPECT_FALSE(ParsePowerRecord(text).has_value()) << text;
   }
 }

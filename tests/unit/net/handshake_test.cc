@@ -30,8 +30,12 @@ struct Outcome {
 
 Outcome Handshake(ConnectionPtr a, ConnectionPtr b, asio::io_context& io) {
   Outcome out;
-  asio::co_spawn(io, [&]() -> awaitable<void> { out.a = co_await a->Handshake(proto::Role::DAEMON, "d1"); }, asio::detached);
-  asio::co_spawn(io, [&]() -> awaitable<void> { out.b = co_await b->Handshake(proto::Role::SUPERNODE, "sn"); }, asio::detached);
+  asio::co_spawn(
+      io, [&]() -> awaitable<void> { out.a = co_await a->Handshake(proto::Role::DAEMON, "d1"); },
+      asio::detached);
+  asio::co_spawn(
+      io, [&]() -> awaitable<void> { out.b = co_await b->Handshake(proto::Role::SUPERNODE, "sn"); },
+      asio::detached);
   RunUntil(io, [&] { return out.a.has_value() && out.b.has_value(); });
   return out;
 }
@@ -40,14 +44,16 @@ Outcome Handshake(ConnectionPtr a, ConnectionPtr b, asio::io_context& io) {
 // to each other (the client as daemon d1, the server as super-node sn); null when the handshake
 // failed (the test fails then too). Taken with std::tie, not a structured binding: clang 14 (the
 // sanitizer build) cannot capture a structured binding in a lambda.
-std::pair<ConnectionPtr, ConnectionPtr> Authenticated(asio::io_context& io, const NetOptions& client,
+std::pair<ConnectionPtr, ConnectionPtr> Authenticated(asio::io_context& io,
+                                                      const NetOptions& client,
                                                       const NetOptions& server) {
   auto [sa, sb] = ConnectLoopback(io);
   auto a = Connection::Create(std::move(sa), client, Side::kClient);
   auto b = Connection::Create(std::move(sb), server, Side::kServer);
   Outcome out = Handshake(a, b, io);
   if (!out.a || !out.b || !out.a->ok() || !out.b->ok()) {
-    ADD_FAILURE() << "handshake: " << (out.a ? out.a->message() : "none") << " / " << (out.b ? out.b->message() : "none");
+    ADD_FAILURE() << "handshake: " << (out.a ? out.a->message() : "none") << " / "
+                  << (out.b ? out.b->message() : "none");
     return {};
   }
   return {a, b};
@@ -69,16 +75,21 @@ TEST(HandshakeTest, SameKeyAuthenticatesBothSides) {
 
   // Messages flow after the handshake, in order.
   for (int i = 0; i < 3; ++i) {
-    a->SendEnvelope([&](proto::Envelope::Builder e) { e.initHeartbeat().setDaemonId("d" + std::to_string(i)); });
+    a->SendEnvelope([&](proto::Envelope::Builder e) {
+      e.initHeartbeat().setDaemonId("d" + std::to_string(i));
+    });
   }
   std::vector<std::string> got;
-  asio::co_spawn(io, [&]() -> awaitable<void> {
-    for (int i = 0; i < 3; ++i) {
-      auto m = co_await b->Receive();
-      if (!m.ok()) co_return;
-      got.emplace_back((*m)->root().getHeartbeat().getDaemonId().cStr());
-    }
-  }, asio::detached);
+  asio::co_spawn(
+      io,
+      [&]() -> awaitable<void> {
+        for (int i = 0; i < 3; ++i) {
+          auto m = co_await b->Receive();
+          if (!m.ok()) co_return;
+          got.emplace_back((*m)->root().getHeartbeat().getDaemonId().cStr());
+        }
+      },
+      asio::detached);
   RunUntil(io, [&] { return got.size() == 3; });
   EXPECT_EQ(got, (std::vector<std::string>{"d0", "d1", "d2"}));
 }
@@ -105,7 +116,9 @@ TEST(HandshakeTest, SilentPeerTimesOut) {
   o.handshake_timeout = std::chrono::milliseconds(100);
   auto a = Connection::Create(std::move(sa), o, Side::kServer);
   std::optional<Status> result;
-  asio::co_spawn(io, [&]() -> awaitable<void> { result = co_await a->Handshake(proto::Role::SPAWNER, "s"); }, asio::detached);
+  asio::co_spawn(
+      io, [&]() -> awaitable<void> { result = co_await a->Handshake(proto::Role::SPAWNER, "s"); },
+      asio::detached);
   RunUntil(io, [&] { return result.has_value(); });
   ASSERT_TRUE(result);
   EXPECT_EQ(result->code(), StatusCode::kTimeout) << result->ToString();
@@ -130,24 +143,28 @@ TEST(HandshakeTest, OversizedFrameClosesOnlyThatConnection) {
   ASSERT_OK(*other.a);
   ASSERT_OK(*other.b);
   std::string big(64 * 1024, 'x');
-  a->SendEnvelope([&](proto::Envelope::Builder e) {
-    e.initRefuse().setReason(big);
-  });
+  a->SendEnvelope([&](proto::Envelope::Builder e) { e.initRefuse().setReason(big); });
   std::optional<Status> received;
-  asio::co_spawn(io, [&]() -> awaitable<void> {
-    auto m = co_await b->Receive();
-    received = m.status();
-  }, asio::detached);
+  asio::co_spawn(
+      io,
+      [&]() -> awaitable<void> {
+        auto m = co_await b->Receive();
+        received = m.status();
+      },
+      asio::detached);
   RunUntil(io, [&] { return received.has_value(); });
   ASSERT_TRUE(received);
   EXPECT_EQ(received->code(), StatusCode::kResourceExhausted) << received->ToString();
   // The other connection of the same process still carries messages.
   c->SendEnvelope([&](proto::Envelope::Builder e) { e.initHeartbeat().setDaemonId("still-here"); });
   std::string got;
-  asio::co_spawn(io, [&]() -> awaitable<void> {
-    auto m = co_await d->Receive();
-    if (m.ok()) got = (*m)->root().getHeartbeat().getDaemonId().cStr();
-  }, asio::detached);
+  asio::co_spawn(
+      io,
+      [&]() -> awaitable<void> {
+        auto m = co_await d->Receive();
+        if (m.ok()) got = (*m)->root().getHeartbeat().getDaemonId().cStr();
+      },
+      asio::detached);
   EXPECT_TRUE(RunUntil(io, [&] { return !got.empty(); }));
   EXPECT_EQ(got, "still-here");
 }
@@ -171,22 +188,26 @@ TEST(HandshakeTest, AMessageLargerThanAFrameArrivesWholeInParts) {
   });
   a->SendEnvelope([&](proto::Envelope::Builder e) { e.initHeartbeat().setDaemonId("after"); });
   std::vector<std::string> got;
-  asio::co_spawn(io, [&]() -> awaitable<void> {
-    for (int i = 0; i < 3; ++i) {
-      auto m = co_await b->Receive();
-      if (!m.ok()) {
-        got.push_back("error: " + m.status().message());
-        co_return;
-      }
-      auto root = (*m)->root();
-      if (root.isHeartbeat()) got.emplace_back(root.getHeartbeat().getDaemonId().cStr());
-      if (root.isResult()) {
-        auto d = root.getResult().getData();
-        got.push_back(std::string(reinterpret_cast<const char*>(d.begin()), d.size()) == data ? "result intact"
-                                                                                              : "result changed");
-      }
-    }
-  }, asio::detached);
+  asio::co_spawn(
+      io,
+      [&]() -> awaitable<void> {
+        for (int i = 0; i < 3; ++i) {
+          auto m = co_await b->Receive();
+          if (!m.ok()) {
+            got.push_back("error: " + m.status().message());
+            co_return;
+          }
+          auto root = (*m)->root();
+          if (root.isHeartbeat()) got.emplace_back(root.getHeartbeat().getDaemonId().cStr());
+          if (root.isResult()) {
+            auto d = root.getResult().getData();
+            got.push_back(std::string(reinterpret_cast<const char*>(d.begin()), d.size()) == data
+                              ? "result intact"
+                              : "result changed");
+          }
+        }
+      },
+      asio::detached);
   ASSERT_TRUE(RunUntil(io, [&] { return got.size() == 3; }));
   EXPECT_EQ(got, (std::vector<std::string>{"before", "result intact", "after"}));
   EXPECT_TRUE(a->is_open() && b->is_open());
@@ -212,27 +233,34 @@ TEST(HandshakeTest, CloseWhenFlushedEndsOnceThePeerReadEverything) {
     });
   }
   a->CloseWhenFlushed();
-  a->SendEnvelope([&](proto::Envelope::Builder e) { e.initHeartbeat().setDaemonId("after the end"); });
+  a->SendEnvelope(
+      [&](proto::Envelope::Builder e) { e.initHeartbeat().setDaemonId("after the end"); });
   bool a_closed = false;
-  asio::co_spawn(io, [&]() -> awaitable<void> {
-    co_await a->Closed(std::chrono::milliseconds(10000));
-    a_closed = !a->is_open();
-  }, asio::detached);
+  asio::co_spawn(
+      io,
+      [&]() -> awaitable<void> {
+        co_await a->Closed(std::chrono::milliseconds(10000));
+        a_closed = !a->is_open();
+      },
+      asio::detached);
   std::vector<std::string> got;
   std::optional<Status> end;
-  asio::co_spawn(io, [&]() -> awaitable<void> {
-    for (;;) {
-      auto m = co_await b->Receive();
-      if (!m.ok()) {
-        end = m.status();
-        co_return;
-      }
-      auto root = (*m)->root();
-      got.push_back(root.isResult() && root.getResult().getData().size() == block.size()
-                        ? std::string(root.getResult().getJob().cStr())
-                        : "other");
-    }
-  }, asio::detached);
+  asio::co_spawn(
+      io,
+      [&]() -> awaitable<void> {
+        for (;;) {
+          auto m = co_await b->Receive();
+          if (!m.ok()) {
+            end = m.status();
+            co_return;
+          }
+          auto root = (*m)->root();
+          got.push_back(root.isResult() && root.getResult().getData().size() == block.size()
+                            ? std::string(root.getResult().getJob().cStr())
+                            : "other");
+        }
+      },
+      asio::detached);
   ASSERT_TRUE(RunUntil(io, [&] { return end.has_value() && a_closed; }));
   ASSERT_EQ(got.size(), static_cast<size_t>(kFrames));
   for (int i = 0; i < kFrames; ++i) EXPECT_EQ(got[static_cast<size_t>(i)], std::to_string(i));
@@ -269,23 +297,30 @@ TEST(HandshakeTest, AnEmulatedLinkDelaysFramesByLatencyAndBandwidth) {
   std::string block(200 * 1000, 'x');  // 0.2 s at 1 MB/s, after the first frame
   a->SendEnvelope([&](proto::Envelope::Builder e) { e.initRefuse().setReason(block); });
   std::vector<double> arrived;
-  asio::co_spawn(io, [&]() -> awaitable<void> {
-    for (int i = 0; i < 2; ++i) {
-      auto m = co_await b->Receive();
-      if (!m.ok()) co_return;
-      arrived.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - sent).count());
-    }
-  }, asio::detached);
+  asio::co_spawn(
+      io,
+      [&]() -> awaitable<void> {
+        for (int i = 0; i < 2; ++i) {
+          auto m = co_await b->Receive();
+          if (!m.ok()) co_return;
+          arrived.push_back(
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - sent).count());
+        }
+      },
+      asio::detached);
   ASSERT_TRUE(RunUntil(io, [&] { return arrived.size() == 2; }));
   EXPECT_GE(arrived[0], 0.150);
   EXPECT_GE(arrived[1], 0.150 + 0.200);
   // The other way (b has no emulated link) nothing waits: b answers, a receives (no bound).
   b->SendEnvelope([&](proto::Envelope::Builder e) { e.initHeartbeat().setDaemonId("back"); });
   std::string got;
-  asio::co_spawn(io, [&]() -> awaitable<void> {
-    auto m = co_await a->Receive();
-    if (m.ok()) got = (*m)->root().getHeartbeat().getDaemonId().cStr();
-  }, asio::detached);
+  asio::co_spawn(
+      io,
+      [&]() -> awaitable<void> {
+        auto m = co_await a->Receive();
+        if (m.ok()) got = (*m)->root().getHeartbeat().getDaemonId().cStr();
+      },
+      asio::detached);
   ASSERT_TRUE(RunUntil(io, [&] { return !got.empty(); }));
   EXPECT_EQ(got, "back");
 }
@@ -304,23 +339,33 @@ TEST(HandshakeTest, AnEmulatedLinkCarriesSeveralFramesAtOnce) {
   ASSERT_TRUE(a && b);
   const auto sent = std::chrono::steady_clock::now();
   for (int i = 0; i < 5; ++i) {
-    a->SendEnvelope([&](proto::Envelope::Builder e) { e.initHeartbeat().setDaemonId("v" + std::to_string(i)); });
+    a->SendEnvelope([&](proto::Envelope::Builder e) {
+      e.initHeartbeat().setDaemonId("v" + std::to_string(i));
+    });
   }
   std::vector<std::string> arrived;
   std::optional<size_t> arrived_when_drained;
   double first_after = 0;
-  asio::co_spawn(io, [&]() -> awaitable<void> {
-    co_await a->Drained();
-    arrived_when_drained = arrived.size();
-  }, asio::detached);
-  asio::co_spawn(io, [&]() -> awaitable<void> {
-    for (int i = 0; i < 5; ++i) {
-      auto m = co_await b->Receive();
-      if (!m.ok()) co_return;
-      if (arrived.empty()) first_after = std::chrono::duration<double>(std::chrono::steady_clock::now() - sent).count();
-      arrived.push_back((*m)->root().getHeartbeat().getDaemonId().cStr());
-    }
-  }, asio::detached);
+  asio::co_spawn(
+      io,
+      [&]() -> awaitable<void> {
+        co_await a->Drained();
+        arrived_when_drained = arrived.size();
+      },
+      asio::detached);
+  asio::co_spawn(
+      io,
+      [&]() -> awaitable<void> {
+        for (int i = 0; i < 5; ++i) {
+          auto m = co_await b->Receive();
+          if (!m.ok()) co_return;
+          if (arrived.empty())
+            first_after =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - sent).count();
+          arrived.push_back((*m)->root().getHeartbeat().getDaemonId().cStr());
+        }
+      },
+      asio::detached);
   ASSERT_TRUE(RunUntil(io, [&] { return arrived.size() == 5 && arrived_when_drained; }));
   EXPECT_EQ(*arrived_when_drained, 0u);  // drained onto the link long before the latency ends
   EXPECT_GE(first_after, 0.150);
@@ -332,7 +377,10 @@ TEST(HandshakeTest, GarbageInsteadOfHelloIsRefused) {
   auto [sa, sb] = ConnectLoopback(io);
   auto b = Connection::Create(std::move(sb), WithKey("k"), Side::kServer);
   std::optional<Status> result;
-  asio::co_spawn(io, [&]() -> awaitable<void> { result = co_await b->Handshake(proto::Role::SUPERNODE, "sn"); }, asio::detached);
+  asio::co_spawn(
+      io,
+      [&]() -> awaitable<void> { result = co_await b->Handshake(proto::Role::SUPERNODE, "sn"); },
+      asio::detached);
   const char junk[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
   asio::write(sa, asio::buffer(junk, sizeof junk - 1));
   RunUntil(io, [&] { return result.has_value(); });

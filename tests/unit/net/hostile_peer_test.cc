@@ -1,14 +1,12 @@
 // What a peer without the key, or with a broken Hello, can do to a connection: nothing but get
 // it closed. Both ends in this process, over real loopback sockets.
 #include <gtest/gtest.h>
-
+#include <spdlog/sinks/ostream_sink.h>
 #include <sys/resource.h>
 
 #include <filesystem>
 #include <optional>
 #include <sstream>
-
-#include <spdlog/sinks/ostream_sink.h>
 
 #include "net/connection.h"
 #include "net/server.h"
@@ -69,7 +67,8 @@ TEST(HostilePeerTest, ReflectedConnectionToItselfIsRefused) {
   auto [sa, sb] = ConnectLoopback(io);
   auto client = Connection::Create(std::move(sa), Options(), Side::kClient);
   auto server = Connection::Create(std::move(sb), Options(), Side::kServer);
-  const auto [a, b] = HandshakeBoth(io, {client, proto::Role::DAEMON, "d7"}, {server, proto::Role::DAEMON, "d7"});
+  const auto [a, b] =
+      HandshakeBoth(io, {client, proto::Role::DAEMON, "d7"}, {server, proto::Role::DAEMON, "d7"});
   for (const Status& s : {a, b}) {
     EXPECT_EQ(s.code(), StatusCode::kUnauthenticated) << s.ToString();
     EXPECT_NE(s.message().find("reflected"), std::string::npos) << s.message();
@@ -86,16 +85,22 @@ TEST(HostilePeerTest, KeylessRelayCanNeitherReadNorAlterTheStream) {
 
   auto spawner = Connection::Create(std::move(client_sock), Options(), Side::kClient);
   auto daemon = Connection::Create(std::move(server_sock), Options(), Side::kServer);
-  const auto [a, b] = HandshakeBoth(io, {spawner, proto::Role::SPAWNER, "spawner-secret-id", proto::Role::DAEMON}, {daemon, proto::Role::DAEMON, "d1"});
+  const auto [a, b] =
+      HandshakeBoth(io, {spawner, proto::Role::SPAWNER, "spawner-secret-id", proto::Role::DAEMON},
+                    {daemon, proto::Role::DAEMON, "d1"});
   ASSERT_OK(a);
   ASSERT_OK(b);
 
-  spawner->SendEnvelope([](proto::Envelope::Builder e) { e.initHalt().setJob("job-plaintext-marker"); });
+  spawner->SendEnvelope(
+      [](proto::Envelope::Builder e) { e.initHalt().setJob("job-plaintext-marker"); });
   std::optional<std::string> got;
-  asio::co_spawn(io, [&]() -> awaitable<void> {
-    auto m = co_await daemon->Receive();
-    got = m.ok() ? std::string((*m)->root().getHalt().getJob().cStr()) : m.status().ToString();
-  }, asio::detached);
+  asio::co_spawn(
+      io,
+      [&]() -> awaitable<void> {
+        auto m = co_await daemon->Receive();
+        got = m.ok() ? std::string((*m)->root().getHalt().getJob().cStr()) : m.status().ToString();
+      },
+      asio::detached);
   ASSERT_TRUE(RunUntil(io, [&] { return got.has_value(); }));
   EXPECT_EQ(*got, "job-plaintext-marker");
   // What crossed the relay is ciphertext: neither the ids nor the message show.
@@ -106,10 +111,13 @@ TEST(HostilePeerTest, KeylessRelayCanNeitherReadNorAlterTheStream) {
   relay.corrupt_next_to_server = true;
   spawner->SendEnvelope([](proto::Envelope::Builder e) { e.initHalt().setJob("altered"); });
   std::optional<Status> second;
-  asio::co_spawn(io, [&]() -> awaitable<void> {
-    auto m = co_await daemon->Receive();
-    second = m.status();
-  }, asio::detached);
+  asio::co_spawn(
+      io,
+      [&]() -> awaitable<void> {
+        auto m = co_await daemon->Receive();
+        second = m.status();
+      },
+      asio::detached);
   ASSERT_TRUE(RunUntil(io, [&] { return second.has_value(); }));
   EXPECT_EQ(second->code(), StatusCode::kProtocol) << second->ToString();
   EXPECT_FALSE(daemon->is_open());
@@ -124,7 +132,8 @@ TEST(HostilePeerTest, KeylessClientGetsNoHelloAndNoAuth) {
   wrong.cluster_key = "another-key-of-more-than-16-bytes";
   auto attacker = Connection::Create(std::move(sa), wrong, Side::kClient);
   auto server = Connection::Create(std::move(sb), Options(), Side::kServer);
-  const auto [a, b] = HandshakeBoth(io, {attacker, proto::Role::SUPERNODE, "sn-evil"}, {server, proto::Role::SUPERNODE, "sn1"});
+  const auto [a, b] = HandshakeBoth(io, {attacker, proto::Role::SUPERNODE, "sn-evil"},
+                                    {server, proto::Role::SUPERNODE, "sn1"});
   EXPECT_EQ(a.code(), StatusCode::kUnauthenticated) << a.ToString();
   EXPECT_EQ(b.code(), StatusCode::kUnauthenticated) << b.ToString();
   EXPECT_FALSE(server->authenticated());
@@ -136,9 +145,15 @@ TEST(HostilePeerTest, KeylessClientGetsNoHelloAndNoAuth) {
 TEST(HostilePeerTest, HelloWithBrokenTextIsRefusedAtOnce) {
   asio::io_context io;
   auto [raw, sb] = ConnectLoopback(io);
-  auto server = Connection::Create(std::move(sb), Options(Transport::kPlaintextBenchmarkOnly), Side::kServer);
+  auto server =
+      Connection::Create(std::move(sb), Options(Transport::kPlaintextBenchmarkOnly), Side::kServer);
   std::optional<Status> result;
-  asio::co_spawn(io, [&]() -> awaitable<void> { result = co_await server->Handshake(proto::Role::SUPERNODE, "sn1"); }, asio::detached);
+  asio::co_spawn(
+      io,
+      [&]() -> awaitable<void> {
+        result = co_await server->Handshake(proto::Role::SUPERNODE, "sn1");
+      },
+      asio::detached);
 
   capnp::MallocMessageBuilder message;
   auto hello = message.initRoot<proto::Envelope>().initHello();
@@ -159,13 +174,14 @@ TEST(HostilePeerTest, HelloWithBrokenTextIsRefusedAtOnce) {
 }
 
 TEST(HostilePeerTest, BadNodeIdsAreRefused) {
-  for (const std::string& id : {std::string("evil\nsn1 granted everything"), std::string(200, 'a'),
-                               std::string("")}) {
+  for (const std::string& id :
+       {std::string("evil\nsn1 granted everything"), std::string(200, 'a'), std::string("")}) {
     asio::io_context io;
     auto [sa, sb] = ConnectLoopback(io);
     auto client = Connection::Create(std::move(sa), Options(), Side::kClient);
     auto server = Connection::Create(std::move(sb), Options(), Side::kServer);
-    const auto [a, b] = HandshakeBoth(io, {client, proto::Role::DAEMON, id}, {server, proto::Role::SUPERNODE, "sn1"});
+    const auto [a, b] = HandshakeBoth(io, {client, proto::Role::DAEMON, id},
+                                      {server, proto::Role::SUPERNODE, "sn1"});
     EXPECT_EQ(b.code(), StatusCode::kProtocol) << b.ToString();
     EXPECT_EQ(b.message().find('\n'), std::string::npos) << "a newline reached the log line";
     EXPECT_LT(b.message().size(), 300u);
@@ -177,7 +193,8 @@ TEST(HostilePeerTest, UnexpectedRoleIsRefused) {
   auto [sa, sb] = ConnectLoopback(io);
   auto spawner = Connection::Create(std::move(sa), Options(), Side::kClient);
   auto other = Connection::Create(std::move(sb), Options(), Side::kServer);
-  const auto [a, b] = HandshakeBoth(io, {spawner, proto::Role::SPAWNER, "s1", proto::Role::DAEMON}, {other, proto::Role::SUPERNODE, "sn1"});
+  const auto [a, b] = HandshakeBoth(io, {spawner, proto::Role::SPAWNER, "s1", proto::Role::DAEMON},
+                                    {other, proto::Role::SUPERNODE, "sn1"});
   EXPECT_EQ(a.code(), StatusCode::kUnauthenticated) << a.ToString();
   EXPECT_NE(a.message().find("expected a daemon"), std::string::npos) << a.message();
 }
@@ -187,8 +204,8 @@ TEST(HostilePeerTest, ServerCapsHandshakesPerAddressAndStillServesOthers) {
   ServerLimits limits;
   limits.max_handshakes_per_address = 3;
   int served = 0;
-  Server server(io, Options(), limits, proto::Role::SUPERNODE, MakeLogger("test", spdlog::level::off),
-                [&](ConnectionPtr) -> awaitable<void> {
+  Server server(io, Options(), limits, proto::Role::SUPERNODE,
+                MakeLogger("test", spdlog::level::off), [&](ConnectionPtr) -> awaitable<void> {
                   ++served;
                   co_return;
                 });
@@ -214,10 +231,13 @@ TEST(HostilePeerTest, ServerCapsHandshakesPerAddressAndStillServesOthers) {
   const Endpoint at{"127.0.0.1", bound->port};
   const NetOptions options = Options();
   const std::string id = "d1";
-  asio::co_spawn(io, [&]() -> awaitable<void> {
-    auto c = co_await Dial(at, options, proto::Role::DAEMON, id, proto::Role::SUPERNODE);
-    dialled = c.status();
-  }, asio::detached);
+  asio::co_spawn(
+      io,
+      [&]() -> awaitable<void> {
+        auto c = co_await Dial(at, options, proto::Role::DAEMON, id, proto::Role::SUPERNODE);
+        dialled = c.status();
+      },
+      asio::detached);
   ASSERT_TRUE(RunUntil(io, [&] { return dialled.has_value() && served == 1; }));
   ASSERT_OK(*dialled);
   server.Stop();
@@ -232,7 +252,8 @@ size_t OpenDescriptors() {
 TEST(HostilePeerTest, OutOfDescriptorsTheServerBacksOffAndRecovers) {
   asio::io_context io;
   std::ostringstream lines;
-  auto log = std::make_shared<spdlog::logger>("t", std::make_shared<spdlog::sinks::ostream_sink_mt>(lines));
+  auto log = std::make_shared<spdlog::logger>(
+      "t", std::make_shared<spdlog::sinks::ostream_sink_mt>(lines));
   ServerLimits limits;
   limits.max_handshakes_per_address = 100;
   Server server(io, Options(), limits, proto::Role::SUPERNODE, log,
@@ -253,7 +274,8 @@ TEST(HostilePeerTest, OutOfDescriptorsTheServerBacksOffAndRecovers) {
   ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &tight), 0);
   server.Start();
   const auto start = std::chrono::steady_clock::now();
-  const bool failed = RunUntil(io, [&] { return lines.str().find("accept failed") != std::string::npos; });
+  const bool failed =
+      RunUntil(io, [&] { return lines.str().find("accept failed") != std::string::npos; });
   // Keep the limit a little longer: the loop must wait, not spin or log per attempt.
   while (std::chrono::steady_clock::now() - start < std::chrono::milliseconds(1500)) {
     io.run_one_for(std::chrono::milliseconds(50));
@@ -267,7 +289,8 @@ TEST(HostilePeerTest, OutOfDescriptorsTheServerBacksOffAndRecovers) {
   EXPECT_NE(text.find("pausing accepts"), std::string::npos) << text;
   // Descriptors are back: every waiting connection is accepted.
   EXPECT_TRUE(RunUntil(io, [&] { return server.handshakes_in_progress() == 20; }))
-      << server.handshakes_in_progress() << " accepted\n" << lines.str();
+      << server.handshakes_in_progress() << " accepted\n"
+      << lines.str();
   server.Stop();
 }
 

@@ -25,11 +25,13 @@ kj::Array<capnp::word> ResultFrame(size_t n, uint32_t seed = 1) {
 }
 
 // Each frame of `parts` read as an envelope, its Part handed to `assembler`; the last result.
-Result<std::unique_ptr<IncomingMessage>> Feed(PartAssembler& assembler, std::vector<kj::Array<capnp::word>>& parts) {
+Result<std::unique_ptr<IncomingMessage>> Feed(PartAssembler& assembler,
+                                              std::vector<kj::Array<capnp::word>>& parts) {
   Result<std::unique_ptr<IncomingMessage>> last = std::unique_ptr<IncomingMessage>();
   for (auto& frame : parts) {
     FrameParser parser;
-    parser.Feed(std::span(reinterpret_cast<const std::byte*>(frame.begin()), frame.size() * sizeof(capnp::word)));
+    parser.Feed(std::span(reinterpret_cast<const std::byte*>(frame.begin()),
+                          frame.size() * sizeof(capnp::word)));
     auto m = parser.Next();
     EXPECT_TRUE(m.ok() && *m);
     EXPECT_TRUE((*m)->CheckWellFormed().ok());
@@ -63,10 +65,12 @@ TEST(MessagePartsTest, ReassemblesEveryMessageSizeAroundThePartBoundaries) {
     EXPECT_EQ((*whole)->size_bytes(), frame_bytes);
     auto expected = ResultFrame(n, static_cast<uint32_t>(n));
     FrameParser parser;
-    parser.Feed(std::span(reinterpret_cast<const std::byte*>(expected.begin()), expected.size() * sizeof(capnp::word)));
+    parser.Feed(std::span(reinterpret_cast<const std::byte*>(expected.begin()),
+                          expected.size() * sizeof(capnp::word)));
     auto direct = parser.Next();
     ASSERT_TRUE(direct.ok() && *direct);
-    const auto a = (*whole)->root().getResult().getData(), b = (*direct)->root().getResult().getData();
+    const auto a = (*whole)->root().getResult().getData(),
+               b = (*direct)->root().getResult().getData();
     ASSERT_EQ(a.size(), n);
     EXPECT_EQ(std::memcmp(a.begin(), b.begin(), n), 0);
     EXPECT_EQ((*whole)->root().getResult().getTask(), 3u);
@@ -117,7 +121,8 @@ TEST(MessagePartsTest, PartsThatDoNotMakeAMessageAreRefused) {
     p.setTotal(total);
     std::string bytes(n, 'x');
     p.setBytes(kj::arrayPtr(reinterpret_cast<const capnp::byte*>(bytes.data()), n));
-    if (!sha.empty()) p.setSha256(kj::arrayPtr(reinterpret_cast<const capnp::byte*>(sha.data()), sha.size()));
+    if (!sha.empty())
+      p.setSha256(kj::arrayPtr(reinterpret_cast<const capnp::byte*>(sha.data()), sha.size()));
     return EncodeFrame(message);
   };
   std::vector<kj::Array<capnp::word>> wrong_hash;

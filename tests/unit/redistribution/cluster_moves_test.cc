@@ -36,13 +36,16 @@ TEST(ClusterMovesTest, OnlyTheClustersNetSurplusCrossesAndTheRestMovesInside) {
 TEST(ClusterMovesTest, BadInputIsNamed) {
   ClusterMoveInput in = TwoClusters();
   in.surplus[0] = 31;
-  EXPECT_NE(PlanClusterMoves(in, ChannelPlanner::kDistPM).status().message().find("sum to 0"), std::string::npos);
+  EXPECT_NE(PlanClusterMoves(in, ChannelPlanner::kDistPM).status().message().find("sum to 0"),
+            std::string::npos);
   in = TwoClusters();
   in.surplus = {130, -60, -10, -45, -15};
-  EXPECT_NE(PlanClusterMoves(in, ChannelPlanner::kDistPM).status().message().find("cannot give"), std::string::npos);
+  EXPECT_NE(PlanClusterMoves(in, ChannelPlanner::kDistPM).status().message().find("cannot give"),
+            std::string::npos);
   in = TwoClusters();
   in.cluster[4] = 2;
-  EXPECT_NE(PlanClusterMoves(in, ChannelPlanner::kGreedy).status().message().find("out of range"), std::string::npos);
+  EXPECT_NE(PlanClusterMoves(in, ChannelPlanner::kGreedy).status().message().find("out of range"),
+            std::string::npos);
   in = TwoClusters();
   in.items.pop_back();
   EXPECT_FALSE(PlanClusterMoves(in, ChannelPlanner::kDistPM).ok());
@@ -82,7 +85,8 @@ TEST(ClusterMovesTest, RandomInstancesEndAtTheTargetsAndCrossOnlyAsPlanned) {
         ASSERT_LT(in.surplus[x.to], 0);
         held[x.from] -= x.items;
         held[x.to] += x.items;
-        if (in.cluster[x.from] != in.cluster[x.to]) across[{in.cluster[x.from], in.cluster[x.to]}] += x.items;
+        if (in.cluster[x.from] != in.cluster[x.to])
+          across[{in.cluster[x.from], in.cluster[x.to]}] += x.items;
       }
       EXPECT_EQ(held, target) << "round " << round;
       std::map<std::pair<int, int>, int64_t> planned;

@@ -85,22 +85,27 @@ TEST(DistPmTest, LpSpreadsLoadWhereGreedyPilesItOnTheFastestChannel) {
 TEST(DistPmTest, BadInputNamed) {
   auto msg = [](MigrationInput in) { return CheckMigrationInput(in).message(); };
   EXPECT_EQ(msg(Square({{"a", 10, 5}, {"b", 0, 4}}, 0, 1)), "total load 10 != total target 9");
-  EXPECT_EQ(msg(Square({{"a", -1, 0}, {"b", 1, 0}}, 0, 1)), "group 'a': load and target must be non-negative numbers");
-  EXPECT_EQ(msg(Square({{"a", 1.5, 1}, {"b", 0, 0.5}}, 0, 1)), "group 'a': load and target must be whole numbers of items");
-  EXPECT_EQ(msg(Square({{"a", 1, 0}, {"b", 0, 1}}, -1, 1)), "alpha has a negative or non-finite entry");
+  EXPECT_EQ(msg(Square({{"a", -1, 0}, {"b", 1, 0}}, 0, 1)),
+            "group 'a': load and target must be non-negative numbers");
+  EXPECT_EQ(msg(Square({{"a", 1.5, 1}, {"b", 0, 0.5}}, 0, 1)),
+            "group 'a': load and target must be whole numbers of items");
+  EXPECT_EQ(msg(Square({{"a", 1, 0}, {"b", 0, 1}}, -1, 1)),
+            "alpha has a negative or non-finite entry");
   MigrationInput wrong = Square({{"a", 1, 0}, {"b", 0, 1}}, 0, 1);
   wrong.beta.pop_back();
   EXPECT_EQ(msg(wrong), "beta must be 2 x 2");
 }
 
 // The integer optimum of LP (3)'s objective by exhaustive search over every integer plan.
-double IntegerOptimum(const MigrationInput& in, const std::vector<int>& over, const std::vector<int>& under,
-                      std::vector<int64_t> excess, std::vector<int64_t> deficit) {
+double IntegerOptimum(const MigrationInput& in, const std::vector<int>& over,
+                      const std::vector<int>& under, std::vector<int64_t> excess,
+                      std::vector<int64_t> deficit) {
   double best = 1e300;
   std::vector<std::vector<int64_t>> amount(over.size(), std::vector<int64_t>(under.size(), 0));
   std::function<void(size_t, size_t)> go = [&](size_t i, size_t j) {
     if (i == over.size()) {
-      for (int64_t d : deficit) if (d != 0) return;
+      for (int64_t d : deficit)
+        if (d != 0) return;
       double t = 0;
       for (size_t a = 0; a < over.size(); ++a)
         for (size_t b = 0; b < under.size(); ++b)
@@ -143,7 +148,8 @@ TEST(DistPmTest, RandomInstancesConserveAndBoundTheIntegerOptimum) {
       left -= static_cast<int>(targets[g]);
     }
     if (left != 0 || targets[n - 1] < 0) continue;
-    for (int g = 0; g < n; ++g) in.groups.push_back({"g" + std::to_string(g), loads[g], targets[g]});
+    for (int g = 0; g < n; ++g)
+      in.groups.push_back({"g" + std::to_string(g), loads[g], targets[g]});
     in.alpha.assign(n, std::vector<double>(n));
     in.beta.assign(n, std::vector<double>(n));
     for (int a = 0; a < n; ++a)
@@ -161,7 +167,8 @@ TEST(DistPmTest, RandomInstancesConserveAndBoundTheIntegerOptimum) {
         net[f.from] -= f.amount;
         net[f.to] += f.amount;
       }
-      for (int g = 0; g < n; ++g) ASSERT_EQ(net[g], static_cast<int64_t>(targets[g] - loads[g])) << "trial " << trial;
+      for (int g = 0; g < n; ++g)
+        ASSERT_EQ(net[g], static_cast<int64_t>(targets[g] - loads[g])) << "trial " << trial;
       ASSERT_NEAR(plan->makespan, Makespan(in, plan->flows), 1e-12);
     }
     if (p->overloaded.empty()) continue;

@@ -27,10 +27,12 @@ void ExpectValidMoves(const RingMovesInput& in, const RingMoves& m) {
     std::vector<int64_t> left = held;
     for (; k < m.moves.size() && m.moves[k].wave == wave; ++k) {
       const RingMove& mv = m.moves[k];
-      EXPECT_TRUE(mv.to == (mv.from + 1) % n || mv.from == (mv.to + 1) % n) << mv.from << "->" << mv.to;
+      EXPECT_TRUE(mv.to == (mv.from + 1) % n || mv.from == (mv.to + 1) % n)
+          << mv.from << "->" << mv.to;
       EXPECT_GT(mv.items, 0);
       left[mv.from] -= mv.items;
-      EXPECT_GE(left[mv.from], 1) << "task " << mv.from << " gives more than it holds in wave " << wave;
+      EXPECT_GE(left[mv.from], 1) << "task " << mv.from << " gives more than it holds in wave "
+                                  << wave;
     }
     for (size_t j = 0; j < k; ++j) {
       if (m.moves[j].wave != wave) continue;
@@ -48,10 +50,13 @@ TEST(RingMovesTest, NearestFlowsMoveTheFewestItemHops) {
     const int n = 2 + static_cast<int>(rng() % 7);
     std::vector<int64_t> delta(static_cast<size_t>(n));
     int64_t sum = 0;
-    for (int i = 0; i + 1 < n; ++i) sum += delta[static_cast<size_t>(i)] = static_cast<int64_t>(rng() % 41) - 20;
+    for (int i = 0; i + 1 < n; ++i)
+      sum += delta[static_cast<size_t>(i)] = static_cast<int64_t>(rng() % 41) - 20;
     delta.back() = -sum;
     const std::vector<int64_t> f = NearestFlows(delta);
-    for (int i = 0; i < n; ++i) EXPECT_EQ(f[static_cast<size_t>(i)] - f[static_cast<size_t>((i + n - 1) % n)], delta[static_cast<size_t>(i)]);
+    for (int i = 0; i < n; ++i)
+      EXPECT_EQ(f[static_cast<size_t>(i)] - f[static_cast<size_t>((i + n - 1) % n)],
+                delta[static_cast<size_t>(i)]);
     int64_t best = HopsOf(f);
     for (int64_t x = -200; x <= 200; ++x) best = std::min(best, HopsOf(NetFlows(delta, x)));
     EXPECT_EQ(HopsOf(f), best) << "trial " << trial;
@@ -71,7 +76,8 @@ TEST(RingMovesTest, TheOptimalPlanGoesRoundASlowLinkWhereTheNearestCrossesIt) {
   ASSERT_TRUE(nearest.ok()) << nearest.status().message();
   ASSERT_TRUE(ring.ok()) << ring.status().message();
   EXPECT_EQ(nearest->flows, (std::vector<int64_t>{20, 0, 0, 0, 0, -20}));
-  // One port: task 0 sends 20 items over the slow link and 20 over the fast one, one after the other.
+  // One port: task 0 sends 20 items over the slow link and 20 over the fast one, one after the
+  // other.
   EXPECT_NEAR(nearest->planned_time, 20 * 1.0 + 20 * 0.01, 1e-9);
   EXPECT_EQ(ring->ring_case, "bi-het");
   EXPECT_LT(ring->flows[0], 20);
@@ -145,17 +151,22 @@ TEST(RingMovesTest, BadInputIsNamed) {
   in.items = {5, 5, 5};
   in.surplus = {5, -5, 0};
   in.c_next = in.c_prev = {1, 1, 1};
-  EXPECT_NE(PlanRingMoves(in, RingPlanner::kOptimal).status().message().find("task 0 would hold no item"),
-            std::string::npos);
+  EXPECT_NE(
+      PlanRingMoves(in, RingPlanner::kOptimal).status().message().find("task 0 would hold no item"),
+      std::string::npos);
   in.surplus = {1, 0, 0};
-  EXPECT_NE(PlanRingMoves(in, RingPlanner::kNearest).status().message().find("sum to 0"), std::string::npos);
+  EXPECT_NE(PlanRingMoves(in, RingPlanner::kNearest).status().message().find("sum to 0"),
+            std::string::npos);
   in.surplus = {1, -1, 0};
   in.c_prev[2] = 0;
-  EXPECT_NE(PlanRingMoves(in, RingPlanner::kNearest).status().message().find("positive"), std::string::npos);
+  EXPECT_NE(PlanRingMoves(in, RingPlanner::kNearest).status().message().find("positive"),
+            std::string::npos);
   in.c_prev = {1, 1};
-  EXPECT_NE(PlanRingMoves(in, RingPlanner::kNearest).status().message().find("one entry per task"), std::string::npos);
+  EXPECT_NE(PlanRingMoves(in, RingPlanner::kNearest).status().message().find("one entry per task"),
+            std::string::npos);
   in.items = {5};
-  EXPECT_NE(PlanRingMoves(in, RingPlanner::kNearest).status().message().find("at least 2"), std::string::npos);
+  EXPECT_NE(PlanRingMoves(in, RingPlanner::kNearest).status().message().find("at least 2"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -4,8 +4,8 @@
 
 #include <cstdio>
 #include <map>
-#include <set>
 #include <random>
+#include <set>
 
 namespace aiac::redistribution {
 namespace {
@@ -20,8 +20,8 @@ void CheckSchedule(const RingInput& in, const RingPlan& p, const std::string& wh
     ASSERT_TRUE(in.bidirectional || t.to == (t.from + 1) % n) << what;
     ASSERT_GT(t.items, 0) << what;
     const double cost = t.to == (t.from + 1) % n && (n > 2 || !in.bidirectional) ? in.c_next[t.from]
-                        : t.to == (t.from + 1) % n                                 ? in.c_next[t.from]
-                                                                                   : in.c_prev[t.from];
+                        : t.to == (t.from + 1) % n                               ? in.c_next[t.from]
+                                                   : in.c_prev[t.from];
     (void)cost;
     load[t.from] -= t.items;
     load[t.to] += t.items;
@@ -29,7 +29,8 @@ void CheckSchedule(const RingInput& in, const RingPlan& p, const std::string& wh
     receives[t.to].push_back({t.start, t.end});
     ASSERT_LE(t.end, p.time + 1e-9) << what;
   }
-  for (int i = 0; i < n; ++i) ASSERT_EQ(load[i], in.loads[i] - in.delta[i]) << what << " processor " << i;
+  for (int i = 0; i < n; ++i)
+    ASSERT_EQ(load[i], in.loads[i] - in.delta[i]) << what << " processor " << i;
   auto no_overlap = [&](std::vector<std::pair<double, double>> v) {
     std::sort(v.begin(), v.end());
     for (size_t k = 1; k < v.size(); ++k) {
@@ -37,9 +38,11 @@ void CheckSchedule(const RingInput& in, const RingPlan& p, const std::string& wh
     }
     return true;
   };
-  for (auto& [i, v] : sends) ASSERT_TRUE(no_overlap(v)) << what << ": P" << i << " sends twice at once";
+  for (auto& [i, v] : sends)
+    ASSERT_TRUE(no_overlap(v)) << what << ": P" << i << " sends twice at once";
   if (in.bidirectional) {
-    for (auto& [i, v] : receives) ASSERT_TRUE(no_overlap(v)) << what << ": P" << i << " receives twice at once";
+    for (auto& [i, v] : receives)
+      ASSERT_TRUE(no_overlap(v)) << what << ": P" << i << " receives twice at once";
   }
 }
 
@@ -77,7 +80,8 @@ std::vector<std::vector<std::pair<int, int>>> Algorithm3Literal(std::vector<int6
     int64_t dmax = 0;
     for (int k = 0; k < n; ++k) {
       dmax = std::max(dmax, std::abs(delta[k]));
-      for (int l = 1; l < n; ++l) dmax = std::max(dmax, (std::abs(SliceImbalance(delta, k, l)) + 1) / 2);
+      for (int l = 1; l < n; ++l)
+        dmax = std::max(dmax, (std::abs(SliceImbalance(delta, k, l)) + 1) / 2);
     }
     if (dmax < 1) break;
     std::set<std::pair<int, int>> sends;
@@ -86,8 +90,14 @@ std::vector<std::vector<std::pair<int, int>>> Algorithm3Literal(std::vector<int6
         const int l = mod(k + len - 1);
         const int64_t d = SliceImbalance(delta, k, len - 1);
         if (dmax != 2) {
-          if (d > 1 && (d + 1) / 2 == dmax) { sends.insert({k, mod(k - 1)}); sends.insert({l, mod(l + 1)}); }
-          if (d < -1 && (-d + 1) / 2 == dmax) { sends.insert({mod(k - 1), k}); sends.insert({mod(l + 1), l}); }
+          if (d > 1 && (d + 1) / 2 == dmax) {
+            sends.insert({k, mod(k - 1)});
+            sends.insert({l, mod(l + 1)});
+          }
+          if (d < -1 && (-d + 1) / 2 == dmax) {
+            sends.insert({mod(k - 1), k});
+            sends.insert({mod(l + 1), l});
+          }
         } else {
           if (d >= 3) sends.insert({l, mod(l + 1)});
           if (d == 4) sends.insert({k, mod(k - 1)});
@@ -96,10 +106,20 @@ std::vector<std::vector<std::pair<int, int>>> Algorithm3Literal(std::vector<int6
         }
       }
     }
-    auto sending = [&](int i) { for (auto& e : sends) if (e.first == i) return true; return false; };
-    auto receiving = [&](int i) { for (auto& e : sends) if (e.second == i) return true; return false; };
-    for (int i = 0; i < n; ++i) if (delta[i] == dmax && !sending(i)) sends.insert({i, mod(i + 1)});
-    for (int i = 0; i < n; ++i) if (delta[i] == -dmax && !receiving(i)) sends.insert({mod(i - 1), i});
+    auto sending = [&](int i) {
+      for (auto& e : sends)
+        if (e.first == i) return true;
+      return false;
+    };
+    auto receiving = [&](int i) {
+      for (auto& e : sends)
+        if (e.second == i) return true;
+      return false;
+    };
+    for (int i = 0; i < n; ++i)
+      if (delta[i] == dmax && !sending(i)) sends.insert({i, mod(i + 1)});
+    for (int i = 0; i < n; ++i)
+      if (delta[i] == -dmax && !receiving(i)) sends.insert({mod(i - 1), i});
     if (dmax == 1) {
       for (bool grew = true; grew;) {
         grew = false;
@@ -110,7 +130,10 @@ std::vector<std::vector<std::pair<int, int>>> Algorithm3Literal(std::vector<int6
         }
       }
     }
-    for (const auto& [from, to] : sends) { --delta[from]; ++delta[to]; }
+    for (const auto& [from, to] : sends) {
+      --delta[from];
+      ++delta[to];
+    }
     steps.emplace_back(sends.begin(), sends.end());
   }
   return steps;
@@ -156,11 +179,14 @@ TEST(RingTest, BadInputNamed) {
   auto msg = [](RingInput in) { return CheckRingInput(in).message(); };
   EXPECT_EQ(msg({false, {1}, {0}, {1}, {}}), "a ring needs at least 2 processors");
   EXPECT_EQ(msg({false, {2, 2}, {1, 0}, {1, 1}, {}}), "the sum of delta is 1, not 0");
-  EXPECT_EQ(msg({false, {2, 2, 2}, {1, -1}, {1, 1, 1}, {}}), "loads, delta and c_next must have the same length (3)");
+  EXPECT_EQ(msg({false, {2, 2, 2}, {1, -1}, {1, 1, 1}, {}}),
+            "loads, delta and c_next must have the same length (3)");
   EXPECT_EQ(msg({false, {0, 2}, {0, 0}, {1, 1}, {}}), "processor 0 holds less than 1 item before");
-  EXPECT_EQ(msg({false, {2, 2}, {2, -2}, {1, 1}, {}}), "processor 0 would hold less than 1 item after");
+  EXPECT_EQ(msg({false, {2, 2}, {2, -2}, {1, 1}, {}}),
+            "processor 0 would hold less than 1 item after");
   EXPECT_EQ(msg({false, {2, 2}, {1, -1}, {1, 0}, {}}), "c_next must be positive");
-  EXPECT_EQ(msg({true, {2, 2}, {1, -1}, {1, 1}, {}}), "c_prev is required for a bidirectional ring");
+  EXPECT_EQ(msg({true, {2, 2}, {1, -1}, {1, 1}, {}}),
+            "c_prev is required for a bidirectional ring");
 }
 
 TEST(RingTest, UnidirectionalRandomRingsMeetTheirBounds) {
@@ -172,7 +198,8 @@ TEST(RingTest, UnidirectionalRandomRingsMeetTheirBounds) {
     ASSERT_TRUE(CheckRingInput(in).ok()) << CheckRingInput(in).message();
     auto p = PlanRing(in);
     ASSERT_TRUE(p.ok()) << p.status().message();
-    const bool equal = std::all_of(in.c_next.begin(), in.c_next.end(), [&](double c) { return c == in.c_next[0]; });
+    const bool equal = std::all_of(in.c_next.begin(), in.c_next.end(),
+                                   [&](double c) { return c == in.c_next[0]; });
     EXPECT_EQ(p->ring_case, equal ? "uni-hom" : "uni-het");
     // Theorems 1 and 2: the replayed schedule takes exactly the bound (Lemma 1, Lemma 2).
     ASSERT_NEAR(p->time, p->lower_bound, 1e-9) << "trial " << trial;
@@ -183,7 +210,8 @@ TEST(RingTest, UnidirectionalRandomRingsMeetTheirBounds) {
     const auto flows = UnidirectionalFlows(in.delta);
     for (int64_t k = 0; k <= 3; ++k) {
       double need = 0;
-      for (int i = 0; i < n; ++i) need = std::max(need, static_cast<double>(flows[i] + k) * in.c_next[i]);
+      for (int i = 0; i < n; ++i)
+        need = std::max(need, static_cast<double>(flows[i] + k) * in.c_next[i]);
       ASSERT_GE(need + 1e-9, p->time) << "trial " << trial;
     }
     // Lemma 1 is a bound for any schedule: the optimum is at least it even heterogeneous.
@@ -205,14 +233,16 @@ TEST(RingTest, BidirectionalHomogeneousRingsFollowAlgorithm3) {
     RingInput in = RandomRing(rng, n, true, true, 5);
     auto steps = Algorithm3Steps(in.delta);
     // Theorem 3: one step per unit of the Lemma 3 bound, one-port in each step, balance reached.
-    ASSERT_EQ(static_cast<int64_t>(steps.size()), BidirectionalHomogeneousBound(in.delta)) << "trial " << trial;
+    ASSERT_EQ(static_cast<int64_t>(steps.size()), BidirectionalHomogeneousBound(in.delta))
+        << "trial " << trial;
     std::vector<int64_t> d = in.delta;
     for (const auto& step : steps) {
       std::map<int, int> out, in_count;
       std::string where = "trial " + std::to_string(trial) + " delta";
       for (auto v : in.delta) where += " " + std::to_string(v);
       where += " step";
-      for (const auto& [from, to] : step) where += " " + std::to_string(from) + ">" + std::to_string(to);
+      for (const auto& [from, to] : step)
+        where += " " + std::to_string(from) + ">" + std::to_string(to);
       for (const auto& [from, to] : step) {
         ASSERT_LE(++out[from], 1) << where << ": a processor sends twice in one step";
         ASSERT_LE(++in_count[to], 1) << where << ": a processor receives twice in one step";
@@ -252,7 +282,8 @@ TEST(RingTest, Algorithm3AsWrittenCanAskForItemsNotHeldYet) {
   for (int s = 0; s < 5; ++s) EXPECT_EQ(steps[s], (std::vector<std::pair<int, int>>{{4, 0}}));
   std::vector<std::vector<RingOp>> ops(5);
   for (size_t s = 0; s < steps.size(); ++s)
-    for (auto [from, to] : steps[s]) ops[from].push_back({to == (from + 1) % 5, 1, static_cast<double>(s)});
+    for (auto [from, to] : steps[s])
+      ops[from].push_back({to == (from + 1) % 5, 1, static_cast<double>(s)});
   EXPECT_EQ(SimulateRing(in.loads, in.c_next, in.c_prev, true, ops).makespan, 10);
   auto p = PlanRing(in);
   ASSERT_TRUE(p.ok());
@@ -268,8 +299,10 @@ TEST(RingTest, BidirectionalHeterogeneousAgainstExhaustiveCirculations) {
   for (int trial = 0; trial < 300; ++trial) {
     const int n = 2 + trial % 8;
     RingInput in = RandomRing(rng, n, true, false, 5);
-    if (std::all_of(in.c_next.begin(), in.c_next.end(), [&](double c) { return c == in.c_next[0]; }) &&
-        std::all_of(in.c_prev.begin(), in.c_prev.end(), [&](double c) { return c == in.c_next[0]; })) {
+    if (std::all_of(in.c_next.begin(), in.c_next.end(),
+                    [&](double c) { return c == in.c_next[0]; }) &&
+        std::all_of(in.c_prev.begin(), in.c_prev.end(),
+                    [&](double c) { return c == in.c_next[0]; })) {
       continue;  // happened to be homogeneous
     }
     auto p = PlanRing(in);
@@ -307,7 +340,8 @@ TEST(RingSimulatorTest, ChainWalkEqualsTheEventReplay) {
       loads[i] = 1 + static_cast<int64_t>(rng() % 4);
       c[i] = 0.5 + (rng() % 6) * 0.25;
       const int k = static_cast<int>(rng() % 3);
-      for (int j = 0; j < k; ++j) ops[i].push_back({true, static_cast<int64_t>(rng() % 5), (rng() % 4) * 0.5});
+      for (int j = 0; j < k; ++j)
+        ops[i].push_back({true, static_cast<int64_t>(rng() % 5), (rng() % 4) * 0.5});
     }
     if (trial % 3 == 0) ops[rng() % n].clear();  // make sure a chain start exists often
     const auto fast = SimulateRing(loads, c, c, false, ops);
@@ -324,7 +358,9 @@ TEST(RingSimulatorTest, ChainWalkEqualsTheEventReplay) {
     }
     ++walked;
   }
-  EXPECT_GT(walked, 100);  // the rest are plans that need items nobody holds: both replays agree on that too
+  EXPECT_GT(
+      walked,
+      100);  // the rest are plans that need items nobody holds: both replays agree on that too
 }
 
 TEST(RingSimulatorTest, BatchedBidirectionalReplayEqualsItemByItem) {
@@ -340,7 +376,8 @@ TEST(RingSimulatorTest, BatchedBidirectionalReplayEqualsItemByItem) {
       cn[i] = 0.5 + (rng() % 6) * 0.25;
       cp[i] = 0.5 + (rng() % 6) * 0.25;
       const int k = static_cast<int>(rng() % 3);
-      for (int j = 0; j < k; ++j) ops[i].push_back({rng() % 2 == 0, static_cast<int64_t>(rng() % 4), (rng() % 3) * 0.5});
+      for (int j = 0; j < k; ++j)
+        ops[i].push_back({rng() % 2 == 0, static_cast<int64_t>(rng() % 4), (rng() % 3) * 0.5});
     }
     const auto fast = SimulateRingEvents(loads, cn, cp, true, ops, true);
     const auto slow = SimulateRingEvents(loads, cn, cp, true, ops, false);

@@ -74,7 +74,7 @@ TEST(ConvergenceDetectorTest, TaskLosingConvergenceDuringConfirmationCancelsTheR
   auto r1 = d.RoundToOpen();
   ASSERT_TRUE(r1);
   d.OnAnswer(0, *r1, true);
-  d.OnLocal(1, false);  // new data arrived at task 1 before it answered
+  d.OnLocal(1, false);       // new data arrived at task 1 before it answered
   d.OnAnswer(1, *r1, true);  // an answer of the cancelled round no longer counts
   EXPECT_FALSE(d.converged());
   EXPECT_EQ(d.rounds_cancelled(), 1u);

@@ -10,7 +10,7 @@ namespace {
 TEST(MailboxTest, NewestValueWinsAndOlderOnesAreDropped) {
   Mailbox box;
   EXPECT_TRUE(box.Put(1, 5, "five"));
-  EXPECT_FALSE(box.Put(1, 3, "three"));  // stale: arrived after a newer one
+  EXPECT_FALSE(box.Put(1, 3, "three"));       // stale: arrived after a newer one
   EXPECT_FALSE(box.Put(1, 5, "five again"));  // duplicate
   EXPECT_TRUE(box.Put(1, 7, "seven"));
   EXPECT_TRUE(box.Put(2, 1, "other"));
@@ -39,7 +39,8 @@ TEST(MailboxTest, TheSameBytesUnderANewerIterationAreNotNew) {
   EXPECT_FALSE(box.WaitForNew(std::chrono::milliseconds(10)));
   EXPECT_TRUE(box.TakeNew().empty());
   EXPECT_EQ(box.Taken(1), 5u) << "the task holds iteration 5's value";
-  EXPECT_TRUE(box.AllConverged({1}, {{1, 9}})) << "the sender's convergence and what it saw are news";
+  EXPECT_TRUE(box.AllConverged({1}, {{1, 9}}))
+      << "the sender's convergence and what it saw are news";
   // A different value in between is superseded by the sender's newer one, the bytes the task has.
   EXPECT_TRUE(box.Put(1, 6, "y"));
   EXPECT_FALSE(box.Put(1, 7, "x", true, 9));
@@ -103,7 +104,7 @@ TEST(MailboxTest, CloseWakesWaiters) {
 }  // namespace
 TEST(MailboxTest, InputsAreFinalOnlyWhenEveryNewestValueCameFromAConvergedSender) {
   Mailbox box;
-  EXPECT_TRUE(box.AllConverged({}));  // no inputs: nothing can change
+  EXPECT_TRUE(box.AllConverged({}));       // no inputs: nothing can change
   EXPECT_FALSE(box.AllConverged({1, 2}));  // nobody sent yet
   box.Put(1, 4, "a", true);
   EXPECT_FALSE(box.AllConverged({1, 2}));
@@ -114,7 +115,6 @@ TEST(MailboxTest, InputsAreFinalOnlyWhenEveryNewestValueCameFromAConvergedSender
   box.Put(2, 8, "stale", true);  // dropped: changes nothing
   EXPECT_FALSE(box.AllConverged({1, 2}));
 }
-
 
 TEST(MailboxTest, AConvergedSenderCountsOnlyOnceItHasAbsorbedOurNewestValues) {
   Mailbox box;
@@ -134,7 +134,7 @@ TEST(MailboxTest, AConvergedSenderCountsOnlyOnceItHasAbsorbedOurNewestValues) {
 TEST(MailboxTest, OurNewestValueIsAbsorbedOnceEachNeighbourAskedAboutSawItConverged) {
   Mailbox box;
   EXPECT_TRUE(box.AbsorbedByConverged({}));
-  EXPECT_TRUE(box.AbsorbedByConverged({{1, 0}}));  // nothing sent to it
+  EXPECT_TRUE(box.AbsorbedByConverged({{1, 0}}));   // nothing sent to it
   EXPECT_FALSE(box.AbsorbedByConverged({{1, 4}}));  // nothing back yet
   box.Put(1, 5, "a", true, /*seen=*/3);
   EXPECT_FALSE(box.AbsorbedByConverged({{1, 4}}));  // our iteration 4 still on its way

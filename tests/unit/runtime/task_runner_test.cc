@@ -103,19 +103,23 @@ TEST(TaskRunnerTest, AnEmulatedIterationLastsWhatTheNodeWouldTake) {
     std::lock_guard lock(rec.mu);
     return rec.checkpoints.size() >= 5;
   }));
-  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_GE(took, 5 * 0.040);  // (a lower bound: a loaded machine only adds)
   {
     std::lock_guard lock(mu);
     ASSERT_GE(cpu_seen.size(), 5u);
-    for (auto cpu : cpu_seen) EXPECT_LT(cpu, std::chrono::milliseconds(40)) << "the CPU time, not the sleep";
+    for (auto cpu : cpu_seen)
+      EXPECT_LT(cpu, std::chrono::milliseconds(40)) << "the CPU time, not the sleep";
   }
   runner.Halt();
   runner.Join();
   // A node slow enough to sleep a minute per iteration still halts at once.
   Recorder slow_rec;
   RunnerOptions slow;
-  slow.iteration_time = [](std::chrono::nanoseconds) { return std::chrono::nanoseconds(std::chrono::seconds(60)); };
+  slow.iteration_time = [](std::chrono::nanoseconds) {
+    return std::chrono::nanoseconds(std::chrono::seconds(60));
+  };
   TaskRunner sleeper(std::make_unique<CountingTask>(5), {}, slow, slow_rec.Callbacks());
   sleeper.Start();
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -142,7 +146,9 @@ class SettlingTask : public app::Task {
     ++count_;
     return true;
   }
-  std::vector<app::Outgoing> TakeOutgoing() override { return {{1, "v" + std::to_string(std::min<uint64_t>(count_, 3))}}; }
+  std::vector<app::Outgoing> TakeOutgoing() override {
+    return {{1, "v" + std::to_string(std::min<uint64_t>(count_, 3))}};
+  }
   double LocalChange() const override { return count_ < 3 ? 1 : 0; }
   bool LocallyConverged() const override { return count_ >= 3; }
   std::string SaveState() const override { return std::to_string(count_); }
@@ -211,7 +217,8 @@ TEST(TaskRunnerTest, AnIdleTaskAcknowledgesWhatItAbsorbedOnce) {
   RunnerCallbacks cb = rec.Callbacks();
   std::mutex mu;
   bool converged = false;
-  std::vector<std::tuple<uint64_t, uint64_t, std::string, bool>> sent;  // iteration, seen, bytes, converged
+  std::vector<std::tuple<uint64_t, uint64_t, std::string, bool>>
+      sent;  // iteration, seen, bytes, converged
   cb.local_convergence = [&](bool c, uint64_t) {
     std::lock_guard lock(mu);
     converged = c;
@@ -248,7 +255,9 @@ TEST(TaskRunnerTest, BusyTimeCountsTheIterationsNotTheWaits) {
     RunnerOptions options;
     options.sync = sync;
     options.progress_period = std::chrono::milliseconds(10);
-    options.iteration_time = [](std::chrono::nanoseconds) { return std::chrono::nanoseconds(std::chrono::milliseconds(40)); };
+    options.iteration_time = [](std::chrono::nanoseconds) {
+      return std::chrono::nanoseconds(std::chrono::milliseconds(40));
+    };
     RunnerCallbacks cb = rec.Callbacks();
     std::mutex mu;
     std::vector<std::pair<std::chrono::steady_clock::time_point, TaskMeasures>> reports;
@@ -258,7 +267,8 @@ TEST(TaskRunnerTest, BusyTimeCountsTheIterationsNotTheWaits) {
     };
     // Async: 5 iterations, then nothing to do. Sync: iteration k + 1 waits for the neighbour's
     // iteration k, which comes every 100 ms.
-    const std::vector<uint32_t> neighbours = sync ? std::vector<uint32_t>{1} : std::vector<uint32_t>{};
+    const std::vector<uint32_t> neighbours =
+        sync ? std::vector<uint32_t>{1} : std::vector<uint32_t>{};
     TaskRunner runner(std::make_unique<CountingTask>(5), neighbours, options, cb);
     const auto start = std::chrono::steady_clock::now();
     runner.Start();
@@ -280,7 +290,8 @@ TEST(TaskRunnerTest, BusyTimeCountsTheIterationsNotTheWaits) {
     runner.Join();
     std::lock_guard lock(mu);
     EXPECT_NEAR(reports.back().second.busy_s, 0.2, 1e-9) << (sync ? "sync" : "async");
-    EXPECT_GE(reports.back().first - start, std::chrono::milliseconds(400)) << (sync ? "sync" : "async");
+    EXPECT_GE(reports.back().first - start, std::chrono::milliseconds(400))
+        << (sync ? "sync" : "async");
   }
 }
 
@@ -325,7 +336,8 @@ TEST(TaskRunnerTest, CheckpointsByTimeAndNeverWithoutACallback) {
   runner.Halt();
   runner.Join();
   std::lock_guard lock(rec.mu);
-  for (const auto& [iteration, state] : rec.checkpoints) EXPECT_EQ(state, std::to_string(iteration));
+  for (const auto& [iteration, state] : rec.checkpoints)
+    EXPECT_EQ(state, std::to_string(iteration));
 
   Recorder none;
   RunnerCallbacks cb = none.Callbacks();
@@ -361,7 +373,8 @@ class LetterTask : public app::Task {
     return out;
   }
   Status ImportItems(std::string_view items) override {
-    if (items.find_first_of(items_) != std::string_view::npos) return InvalidArgument("already held");
+    if (items.find_first_of(items_) != std::string_view::npos)
+      return InvalidArgument("already held");
     items_ += items;
     return Status::Ok();
   }

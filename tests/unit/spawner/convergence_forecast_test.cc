@@ -13,10 +13,12 @@ namespace {
 
 // change(t) = c0 * 10^(-t / decade_s), sampled every second up to `until`, the tasks doing 100
 // iterations a second.
-void Feed(ConvergenceForecast& f, double c0, double decade_s, double until, double from = 0, double noise = 0) {
+void Feed(ConvergenceForecast& f, double c0, double decade_s, double until, double from = 0,
+          double noise = 0) {
   std::mt19937 rng(5);
   std::uniform_real_distribution<double> jitter(-noise, noise);
-  for (double t = from; t <= until; t += 1) f.Add(t, c0 * std::pow(10.0, -t / decade_s + jitter(rng)), 100 * t);
+  for (double t = from; t <= until; t += 1)
+    f.Add(t, c0 * std::pow(10.0, -t / decade_s + jitter(rng)), 100 * t);
 }
 
 TEST(ConvergenceForecastTest, NoVerdictBeforeTheWindowIsLongEnough) {
@@ -40,7 +42,9 @@ TEST(ConvergenceForecastTest, ASlowRunIsStoppedWithItsNumbers) {
   ASSERT_TRUE(f.SecondsToGo());
   EXPECT_NEAR(*f.SecondsToGo(), 1170, 5);
   const std::string why = f.Verdict();
-  EXPECT_NE(why.find("would need about 1.2e+03 s more to reach 1.0e-08; timeout_s is 300"), std::string::npos) << why;
+  EXPECT_NE(why.find("would need about 1.2e+03 s more to reach 1.0e-08; timeout_s is 300"),
+            std::string::npos)
+      << why;
   // Within the limit (2 x timeout) it would have gone on.
   ConvergenceForecast patient(1e-8, 700);
   Feed(patient, 1e-2, 200, 30);
@@ -51,7 +55,8 @@ TEST(ConvergenceForecastTest, AFlatOrRisingChangeIsStagnation) {
   ConvergenceForecast f(1e-8, 300);
   Feed(f, 3e-3, -500, 40);  // rising slowly
   EXPECT_TRUE(std::isinf(*f.SecondsToGo()));
-  EXPECT_NE(f.Verdict().find("stopped falling over the last 20 s"), std::string::npos) << f.Verdict();
+  EXPECT_NE(f.Verdict().find("stopped falling over the last 20 s"), std::string::npos)
+      << f.Verdict();
 }
 
 TEST(ConvergenceForecastTest, TheNewerHalfOfTheRunCounts) {

@@ -13,7 +13,8 @@ namespace {
 using test::Daemons;
 using test::Ring;
 
-std::unique_ptr<Deployment> Make(uint32_t tasks, std::vector<GrantedDaemon> daemons, uint32_t backups = 2) {
+std::unique_ptr<Deployment> Make(uint32_t tasks, std::vector<GrantedDaemon> daemons,
+                                 uint32_t backups = 2) {
   auto d = Deployment::Create({Ring(tasks), "maheve", backups}, std::move(daemons));
   EXPECT_TRUE(d.ok()) << d.status().message();
   return d.ok() ? std::move(*d) : nullptr;
@@ -37,7 +38,8 @@ TEST(DeploymentTest, EachTaskGetsADaemonOfItsOwnAndCheckpointsGoToOtherTasks) {
     for (uint32_t b : d->backups(t)) {
       EXPECT_NE(b, t) << "a task's checkpoints never stay on its own daemon";
       const auto& hosted = d->hosted(b);
-      EXPECT_NE(std::find(hosted.begin(), hosted.end(), t), hosted.end()) << "hosted mirrors backups";
+      EXPECT_NE(std::find(hosted.begin(), hosted.end(), t), hosted.end())
+          << "hosted mirrors backups";
     }
   }
 }

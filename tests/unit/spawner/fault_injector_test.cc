@@ -21,7 +21,8 @@ struct Campaign {
 
 // Runs a plan to its end: no candidates for the first `idle` asks, then d1..d4, of which
 // `running` are offered (all when empty).
-Campaign RunCampaign(FaultPlan plan, int idle, std::function<std::vector<std::string>(int ask)> running = nullptr) {
+Campaign RunCampaign(FaultPlan plan, int idle,
+                     std::function<std::vector<std::string>(int ask)> running = nullptr) {
   Campaign c;
   asio::io_context io;
   FaultInjector injector(
@@ -45,7 +46,8 @@ Campaign RunCampaign(FaultPlan plan, int idle, std::function<std::vector<std::st
 TEST(FaultInjectorTest, KillsThePlannedCountAmongTheRunningDaemonsOnceTheyRun) {
   const Campaign c = RunCampaign({0.01, 5, 42}, /*idle=*/3);
   ASSERT_EQ(c.victims.size(), 5u);
-  for (const auto& v : c.victims) EXPECT_TRUE(std::set<std::string>({"d1", "d2", "d3", "d4"}).count(v)) << v;
+  for (const auto& v : c.victims)
+    EXPECT_TRUE(std::set<std::string>({"d1", "d2", "d3", "d4"}).count(v)) << v;
   EXPECT_GE(c.asked, 3 + 5) << "it waited for candidates, then asked before every kill";
 }
 

@@ -22,11 +22,13 @@ TEST(GatewaysTest, EachChannelEndHasItsOwnGatewayWhileTheClusterHasTasksToSpare)
 
 TEST(GatewaysTest, ItemsCrossThroughBothEndsOfTheirChannelAndStayDirectInside) {
   EXPECT_EQ(GatewaysBetween(kClusters, 5, 4), (std::vector<size_t>{0, 1}));
-  EXPECT_EQ(GatewaysBetween(kClusters, 0, 4), (std::vector<size_t>{1}));  // task 0 is a's gateway to b
-  EXPECT_EQ(GatewaysBetween(kClusters, 5, 1), (std::vector<size_t>{0}));  // task 1 is b's gateway from a
+  EXPECT_EQ(GatewaysBetween(kClusters, 0, 4),
+            (std::vector<size_t>{1}));  // task 0 is a's gateway to b
+  EXPECT_EQ(GatewaysBetween(kClusters, 5, 1),
+            (std::vector<size_t>{0}));  // task 1 is b's gateway from a
   EXPECT_EQ(GatewaysBetween(kClusters, 0, 1), (std::vector<size_t>{}));
   EXPECT_EQ(GatewaysBetween(kClusters, 2, 3), (std::vector<size_t>{}));
-  EXPECT_EQ(GatewaysBetween(kClusters, 0, 5), (std::vector<size_t>{}));   // inside a
+  EXPECT_EQ(GatewaysBetween(kClusters, 0, 5), (std::vector<size_t>{}));  // inside a
 }
 
 TEST(GatewaysTest, EachClusterOfSeveralTasksReportsThroughItsFirstTask) {

@@ -41,8 +41,8 @@ TEST(LiveBalancingTest, SpeedsComeFromTheWorkDoneOverTheWindow) {
 TEST(LiveBalancingTest, SpeedsCountTheTimeTasksComputeNotTheTimeTheyWait) {
   LiveBalancing b(BalanceMode::kProposed, 2, {}, 2);
   for (double at = 0.25; at <= 4; at += 0.25) {
-    b.OnReport(0, {at, 1, 1000 * at, 1e6, 100, 0, 1, 0, at});            // always computing
-    b.OnReport(1, {at, 1, 500 * at, 1e6, 100, 0, 1, 0, at / 2});         // computing half the time
+    b.OnReport(0, {at, 1, 1000 * at, 1e6, 100, 0, 1, 0, at});     // always computing
+    b.OnReport(1, {at, 1, 500 * at, 1e6, 100, 0, 1, 0, at / 2});  // computing half the time
   }
   EXPECT_NEAR(b.rate(0), 1000, 1e-6);
   EXPECT_NEAR(b.rate(1), 1000, 1e-6);
@@ -69,7 +69,8 @@ TEST(LiveBalancingTest, IterationsLongerThanTheReportPeriodAreMeasuredWhole) {
 // twice as slow as the rest. Their excess crosses only as the channel plan carries it, and
 // every task ends at eq. 9's target.
 TEST(LiveBalancingTest, MovesBetweenClustersFollowTheChannelPlan) {
-  for (auto planner : {redistribution::ChannelPlanner::kDistPM, redistribution::ChannelPlanner::kGreedy}) {
+  for (auto planner :
+       {redistribution::ChannelPlanner::kDistPM, redistribution::ChannelPlanner::kGreedy}) {
     LiveBalancing b(BalanceMode::kProposed, 6);
     ClusterView view;
     view.cluster = {0, 0, 1, 1, 2, 2};
@@ -113,7 +114,8 @@ TEST(LiveBalancingTest, MovesBetweenClustersFollowTheChannelPlan) {
 // slow link than the nearest-neighbour shuffle, and its planned time is reported.
 TEST(LiveBalancingTest, RingMovesJoinNeighboursAndTheOptimalPlanSparesTheSlowLink) {
   std::vector<int64_t> over_slow_link;
-  for (auto planner : {redistribution::RingPlanner::kOptimal, redistribution::RingPlanner::kNearest}) {
+  for (auto planner :
+       {redistribution::RingPlanner::kOptimal, redistribution::RingPlanner::kNearest}) {
     LiveBalancing b(BalanceMode::kProposed, 6);
     ClusterView view;
     view.cluster = {0, 1, 1, 2, 2, 2};
@@ -127,7 +129,8 @@ TEST(LiveBalancingTest, RingMovesJoinNeighboursAndTheOptimalPlanSparesTheSlowLin
     const auto moves = b.Check(3);
     ASSERT_FALSE(moves.empty());
     ASSERT_TRUE(b.ring_plan().has_value());
-    EXPECT_EQ(b.ring_plan()->ring_case, planner == redistribution::RingPlanner::kOptimal ? "bi-het" : "nearest");
+    EXPECT_EQ(b.ring_plan()->ring_case,
+              planner == redistribution::RingPlanner::kOptimal ? "bi-het" : "nearest");
     std::vector<double> work(6, 20000);
     for (const auto& m : moves) {
       EXPECT_TRUE((m.from + 1) % 6 == m.to || (m.to + 1) % 6 == m.from) << m.from << "->" << m.to;
@@ -135,7 +138,8 @@ TEST(LiveBalancingTest, RingMovesJoinNeighboursAndTheOptimalPlanSparesTheSlowLin
       work[m.to] += m.work;
     }
     // Eq. 9: 120000 units split 1:2:2:2:2:2, to within an item (200 units) per task.
-    for (size_t t = 0; t < 6; ++t) EXPECT_NEAR(work[t], t == 0 ? 120000.0 / 11 : 240000.0 / 11, 200) << "task " << t;
+    for (size_t t = 0; t < 6; ++t)
+      EXPECT_NEAR(work[t], t == 0 ? 120000.0 / 11 : 240000.0 / 11, 200) << "task " << t;
     over_slow_link.push_back(std::llabs(b.ring_plan()->flows[0]));
     for (const auto& m : moves) {
       const auto items = static_cast<uint64_t>(std::llround(m.work / 200));
@@ -234,7 +238,8 @@ TEST(LiveBalancingTest, RowsAlongAChainMoveBetweenNeighboursAtTheSlowestTasksHor
   const double speed[4] = {4000, 1000, 4000, 4000};  // rows solved per second
   const double horizon[4] = {400, 100, 400, 400};    // iterations each expects to need
   for (double at = 0; at <= 3; at += 0.25) {
-    for (size_t t = 0; t < 4; ++t) b.OnReport(t, {at, 1, speed[t] * at, 1000 * horizon[t], 1000, 0, 1, 0});
+    for (size_t t = 0; t < 4; ++t)
+      b.OnReport(t, {at, 1, speed[t] * at, 1000 * horizon[t], 1000, 0, 1, 0});
   }
   const auto moves = b.Check(3);
   ASSERT_EQ(moves.size(), 3u);
@@ -274,7 +279,8 @@ TEST(LiveBalancingTest, AChainsCaseAndPlannedTimeComeFromItsLinksCosts) {
     b.SetClusters(view);
     const double speed[4] = {4000, 1000, 4000, 4000};
     for (double at = 0; at <= 3; at += 0.25) {
-      for (size_t t = 0; t < 4; ++t) b.OnReport(t, {at, 1, speed[t] * at, 1000 * 100.0, 1000, 0, 1, 0});
+      for (size_t t = 0; t < 4; ++t)
+        b.OnReport(t, {at, 1, speed[t] * at, 1000 * 100.0, 1000, 0, 1, 0});
     }
     const auto moves = b.Check(3);
     ASSERT_FALSE(moves.empty());

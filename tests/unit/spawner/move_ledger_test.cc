@@ -62,7 +62,8 @@ struct SimTask {
       const std::set<int> in = Decode(m.items);
       for (int i : in) {
         const bool held = items.count(i) > 0;
-        if (m.kind == MoveKind::kImport ? held : !held) r.error = "item " + std::to_string(i) + (held ? " held" : " missing");
+        if (m.kind == MoveKind::kImport ? held : !held)
+          r.error = "item " + std::to_string(i) + (held ? " held" : " missing");
       }
       if (r.error.empty()) {
         for (int i : in) m.kind == MoveKind::kImport ? (void)items.insert(i) : (void)items.erase(i);
@@ -78,7 +79,8 @@ struct SimTask {
 
 class Simulation {
  public:
-  Simulation(size_t tasks, int items_per_task, uint64_t seed) : ledger_(tasks), tasks_(tasks), rng_(seed) {
+  Simulation(size_t tasks, int items_per_task, uint64_t seed)
+      : ledger_(tasks), tasks_(tasks), rng_(seed) {
     int next = 0;
     for (auto& t : tasks_) {
       for (int i = 0; i < items_per_task; ++i) t.items.insert(next++);
@@ -90,7 +92,8 @@ class Simulation {
   void Send(const LedgerOutcome& o) {
     ASSERT_TRUE(o.error.empty()) << o.error;
     for (const auto& s : o.send) {
-      if (tasks_[s.task].up) tasks_[s.task].inbox.push_back(s.move);  // a task being replaced gets none
+      if (tasks_[s.task].up)
+        tasks_[s.task].inbox.push_back(s.move);  // a task being replaced gets none
     }
     if (o.completed) ++completed_;
   }
@@ -187,7 +190,8 @@ class Simulation {
     ASSERT_EQ(all.size(), static_cast<size_t>(total_));
     for (int i = 0; i < total_; ++i) EXPECT_EQ(all.count(i), 1u) << "item " << i;
     std::vector<std::pair<int64_t, uint64_t>> counts;
-    for (const auto& t : tasks_) counts.emplace_back(static_cast<int64_t>(t.items.size()), t.moves.moves);
+    for (const auto& t : tasks_)
+      counts.emplace_back(static_cast<int64_t>(t.items.size()), t.moves.moves);
     for (size_t t = 0; t < tasks_.size(); ++t) EXPECT_EQ(tasks_[t].moves.moves, ledger_.applied(t));
     EXPECT_EQ(ledger_.CheckCounts(counts), "");
   }
@@ -230,7 +234,8 @@ TEST(MoveLedgerTest, ARefusedExportAbandonsTheMoveAndARefusedImportFailsTheRun) 
   EXPECT_FALSE(ledger.busy());
   s = ledger.Begin(0, 1, 5);
   ledger.OnReply(0, {s.move.move, MoveKind::kExport, "", "abc", 3, 4, 1});
-  o = ledger.OnReply(1, {s.move.move, MoveKind::kImport, "item 3 is already held here", "", 0, 10, 0});
+  o = ledger.OnReply(1,
+                     {s.move.move, MoveKind::kImport, "item 3 is already held here", "", 0, 10, 0});
   EXPECT_NE(o.error.find("refused the 3 items"), std::string::npos) << o.error;
 }
 
@@ -272,7 +277,8 @@ TEST(MoveLedgerTest, AnExportWhoseReplyWasLostComesFromTheOutbox) {
 
 TEST(MoveLedgerTest, CountsThatDoNotAddUpAreReported) {
   MoveLedger ledger(2);
-  EXPECT_EQ(ledger.CheckCounts({{10, 0}, {10, 0}}), "");  // the first complete report sets the total
+  EXPECT_EQ(ledger.CheckCounts({{10, 0}, {10, 0}}),
+            "");  // the first complete report sets the total
   EXPECT_EQ(ledger.total_items(), 20);
   EXPECT_EQ(ledger.CheckCounts({{10, 0}, {-1, 0}}), "");  // incomplete: no verdict
   EXPECT_NE(ledger.CheckCounts({{10, 0}, {11, 0}}).find("duplicated"), std::string::npos);

@@ -4,12 +4,10 @@
 // convergence with its confirmation round, snapshot rounds, and failures with their reasons.
 #include "spawner/supervisor.h"
 
+#include <capnp/message.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
-
-#include <capnp/message.h>
-
 #include <map>
 
 #include "net/capnp_bytes.h"
@@ -50,22 +48,25 @@ struct FakeWire {
   static std::string Describe(proto::Envelope::Reader e) {
     if (e.isStartTask()) return "start";
     if (e.isHalt()) return "halt";
-    if (e.isConvergenceQuery()) return "query " + std::to_string(e.getConvergenceQuery().getRound());
+    if (e.isConvergenceQuery())
+      return "query " + std::to_string(e.getConvergenceQuery().getRound());
     if (e.isSnapshot()) return "snapshot " + std::to_string(e.getSnapshot().getRound());
-    if (e.isTighten()) return "tighten " + std::to_string(static_cast<int>(e.getTighten().getFactor()));
+    if (e.isTighten())
+      return "tighten " + std::to_string(static_cast<int>(e.getTighten().getFactor()));
     if (e.isMoveItems()) {
       auto m = e.getMoveItems();
       static const char* kKinds[] = {"export", "import", "drop", "confirm"};
-      std::string line = std::string(kKinds[static_cast<int>(m.getKind())]) + " " + std::to_string(m.getMove()) +
-                         " " + net::AsString(m.getItems());
+      std::string line = std::string(kKinds[static_cast<int>(m.getKind())]) + " " +
+                         std::to_string(m.getMove()) + " " + net::AsString(m.getItems());
       for (auto hop : m.getRoute()) line += " via " + std::to_string(hop.getTask());
       if (m.getSha256().size() > 0) line += " hash";
       return line;
     }
     if (e.isNeighbourMoved()) {
       auto m = e.getNeighbourMoved();
-      return "moved " + std::to_string(m.getTask()) + " " + std::string(m.getPreviousDaemonId().cStr()) + "->" +
-             m.getDaemonId().cStr() + " inc " + std::to_string(m.getIncarnation());
+      return "moved " + std::to_string(m.getTask()) + " " +
+             std::string(m.getPreviousDaemonId().cStr()) + "->" + m.getDaemonId().cStr() + " inc " +
+             std::to_string(m.getIncarnation());
     }
     return "other";
   }
@@ -89,10 +90,12 @@ void Report(Supervisor& s, size_t t, uint64_t inc, SteadyTime now, Fill&& fill) 
 }
 
 void Ready(Supervisor& s, size_t t, uint64_t inc, SteadyTime now, uint64_t restored = 0) {
-  Report(s, t, inc, now, [&](proto::Envelope::Builder e) { e.initTaskReady().setRestoredIteration(restored); });
+  Report(s, t, inc, now,
+         [&](proto::Envelope::Builder e) { e.initTaskReady().setRestoredIteration(restored); });
 }
 
-void Progress(Supervisor& s, size_t t, uint64_t inc, SteadyTime now, uint64_t iteration, uint64_t from_inc = 0) {
+void Progress(Supervisor& s, size_t t, uint64_t inc, SteadyTime now, uint64_t iteration,
+              uint64_t from_inc = 0) {
   Report(s, t, inc, now, [&](proto::Envelope::Builder e) {
     auto p = e.initTaskProgress();
     p.setIteration(iteration);
@@ -101,7 +104,8 @@ void Progress(Supervisor& s, size_t t, uint64_t inc, SteadyTime now, uint64_t it
   });
 }
 
-void Local(Supervisor& s, size_t t, uint64_t inc, SteadyTime now, bool converged, uint64_t from_inc = 0) {
+void Local(Supervisor& s, size_t t, uint64_t inc, SteadyTime now, bool converged,
+           uint64_t from_inc = 0) {
   Report(s, t, inc, now, [&](proto::Envelope::Builder e) {
     auto c = e.initLocalConvergence();
     c.setConverged(converged);
@@ -118,8 +122,8 @@ void Answer(Supervisor& s, size_t t, uint64_t inc, SteadyTime now, uint64_t roun
   });
 }
 
-void Moved(Supervisor& s, size_t t, uint64_t inc, SteadyTime now, uint64_t move, proto::MoveKind kind,
-           const std::string& items, uint64_t count, uint64_t moves) {
+void Moved(Supervisor& s, size_t t, uint64_t inc, SteadyTime now, uint64_t move,
+           proto::MoveKind kind, const std::string& items, uint64_t count, uint64_t moves) {
   Report(s, t, inc, now, [&](proto::Envelope::Builder e) {
     auto m = e.initItemsMoved();
     m.setMove(move);
@@ -142,7 +146,8 @@ class SupervisorTest : public ::testing::Test {
     settings.sync = sync;
     settings.failure_timeout = milliseconds(5000);
     settings.setup_timeout = milliseconds(30000);
-    sup_ = std::make_unique<Supervisor>(settings, std::move(*d), wire_.Port(), MakeLogger("test", spdlog::level::off));
+    sup_ = std::make_unique<Supervisor>(settings, std::move(*d), wire_.Port(),
+                                        MakeLogger("test", spdlog::level::off));
   }
   // Every task dialed, connected, ready and started.
   void Running() {
@@ -186,17 +191,19 @@ TEST_F(SupervisorTest, AGroupCoordinatorsReportsKeepItsMembersHeardAndNothingEls
   EXPECT_EQ(sup_->group(2), (std::vector<uint32_t>{0, 2}));
   EXPECT_EQ(sup_->groups(), 2u);
   Running();
-  auto group_reports = [&](size_t from, int64_t ms, std::vector<std::pair<uint32_t, uint64_t>> reports) {
-    Report(*sup_, from, sup_->deployment().task(from).incarnation, At(ms), [&](proto::Envelope::Builder e) {
-      auto g = e.initGroupReports();
-      g.setJob("job-1");
-      auto list = g.initReports(static_cast<unsigned>(reports.size()));
-      for (unsigned i = 0; i < list.size(); ++i) {
-        list[i].setTask(reports[i].first);
-        list[i].setIteration(7);
-        list[i].setIncarnation(reports[i].second);
-      }
-    });
+  auto group_reports = [&](size_t from, int64_t ms,
+                           std::vector<std::pair<uint32_t, uint64_t>> reports) {
+    Report(*sup_, from, sup_->deployment().task(from).incarnation, At(ms),
+           [&](proto::Envelope::Builder e) {
+             auto g = e.initGroupReports();
+             g.setJob("job-1");
+             auto list = g.initReports(static_cast<unsigned>(reports.size()));
+             for (unsigned i = 0; i < list.size(); ++i) {
+               list[i].setTask(reports[i].first);
+               list[i].setIteration(7);
+               list[i].setIncarnation(reports[i].second);
+             }
+           });
   };
   group_reports(0, 4000, {{0, 1}, {2, 1}});
   group_reports(1, 4000, {{1, 1}, {0, 1}, {3, 1}});  // task 0 is not of task 1's group
@@ -220,7 +227,8 @@ TEST_F(SupervisorTest, AGroupCoordinatorsReportsKeepItsMembersHeardAndNothingEls
   group_reports(0, 13000, {{0, 2}, {2, 1}});
   group_reports(1, 13000, {{1, 1}, {3, 1}});
   sup_->Tick(At(14000));
-  EXPECT_EQ(sup_->failures(), 3u) << "task 2's new daemon, silent since 9 s: its old incarnation's report does not count";
+  EXPECT_EQ(sup_->failures(), 3u)
+      << "task 2's new daemon, silent since 9 s: its old incarnation's report does not count";
   EXPECT_EQ(sup_->relayed_reports(), 4u) << "task 3 twice more";
 }
 
@@ -228,7 +236,8 @@ TEST_F(SupervisorTest, TheDaemonAskingForThePluginGetsIt) {
   Make(2, 2);
   sup_->Deploy(t0_);
   sup_->OnConnected(1, 1, t0_);
-  Report(*sup_, 1, 1, t0_, [](proto::Envelope::Builder e) { e.initTaskReady().setNeedPlugin(true); });
+  Report(*sup_, 1, 1, t0_,
+         [](proto::Envelope::Builder e) { e.initTaskReady().setNeedPlugin(true); });
   EXPECT_EQ(wire_.plugins, std::vector<size_t>{1});
   EXPECT_FALSE(sup_->AllReady());
 }
@@ -282,8 +291,8 @@ TEST_F(SupervisorTest, ReportsOfAnOlderIncarnationNeverCount) {
   Local(*sup_, 2, 1, At(700), true);
   Local(*sup_, 1, 2, At(700), true, /*from_inc=*/1);
   EXPECT_EQ(sup_->progress().converged, 2u);
-  EXPECT_EQ(wire_.last(0), "moved 1 d" + sup_->replacements()[0].failed.substr(1) + "->" + sup_->outcome(1).daemon +
-                               " inc 2");
+  EXPECT_EQ(wire_.last(0), "moved 1 d" + sup_->replacements()[0].failed.substr(1) + "->" +
+                               sup_->outcome(1).daemon + " inc 2");
   // A loss reported for the old incarnation after the move changes nothing.
   sup_->OnLost(1, 1, "closed", At(800));
   EXPECT_EQ(sup_->failures(), 1u);
@@ -319,9 +328,11 @@ TEST_F(SupervisorTest, WithNoFreeDaemonASupernodeIsAskedAndTheTaskGoesToWhatItGr
   ASSERT_EQ(wire_.requests.size(), 1u);
   EXPECT_EQ(std::get<0>(wire_.requests[0]), 0u);
   EXPECT_EQ(std::get<1>(wire_.requests[0]), 2u);
-  EXPECT_NE(std::get<2>(wire_.requests[0]).find(dead), std::string::npos) << std::get<2>(wire_.requests[0]);
+  EXPECT_NE(std::get<2>(wire_.requests[0]).find(dead), std::string::npos)
+      << std::get<2>(wire_.requests[0]);
   EXPECT_EQ(wire_.connects.size(), 2u) << "nobody to dial yet";
-  EXPECT_FALSE(sup_->AddDaemons(0, 1, Daemons(1, "c", 9), At(1500))) << "an older incarnation's grant";
+  EXPECT_FALSE(sup_->AddDaemons(0, 1, Daemons(1, "c", 9), At(1500)))
+      << "an older incarnation's grant";
   ASSERT_TRUE(sup_->AddDaemons(0, 2, Daemons(1, "c", 9), At(2000)));
   EXPECT_EQ(sup_->outcome(0).daemon, "d9");
   EXPECT_EQ(wire_.connects.back(), std::make_pair(size_t{0}, uint64_t{2}));
@@ -343,7 +354,8 @@ TEST_F(SupervisorTest, SyncModeFailsTheRunOnALossWithTheReason) {
   Make(2, 4, /*sync=*/true);
   Running();
   sup_->OnLost(1, 1, "connection reset", At(100));
-  EXPECT_NE(sup_->failure().find("sync mode cannot replace a daemon"), std::string::npos) << sup_->failure();
+  EXPECT_NE(sup_->failure().find("sync mode cannot replace a daemon"), std::string::npos)
+      << sup_->failure();
   EXPECT_NE(sup_->failure().find("connection reset"), std::string::npos);
   EXPECT_FALSE(sup_->Current(0, 1));
   EXPECT_TRUE(sup_->RunningTaskDaemons().empty());
@@ -414,15 +426,18 @@ TEST_F(SupervisorTest, ASnapshotRoundTakesOnlyItsOwnSlices) {
 TEST_F(SupervisorTest, RefusalsAndTaskErrorsFailTheRunWithTheirReason) {
   Make(2, 2);
   Running();
-  Report(*sup_, 0, 1, At(100), [](proto::Envelope::Builder e) { e.initRefuse().setReason("frame over 4096 bytes"); });
+  Report(*sup_, 0, 1, At(100),
+         [](proto::Envelope::Builder e) { e.initRefuse().setReason("frame over 4096 bytes"); });
   EXPECT_NE(sup_->failure().find("frame over 4096 bytes"), std::string::npos) << sup_->failure();
   EXPECT_EQ(sup_->failures(), 0u) << "a refusal is not a lost daemon";
 
   Make(2, 2);
   sup_->Deploy(t0_);
   sup_->OnConnected(0, 1, t0_);
-  Report(*sup_, 0, 1, t0_, [](proto::Envelope::Builder e) { e.initTaskReady().setError("no such app"); });
-  EXPECT_NE(sup_->failure().find("refused task 0: no such app"), std::string::npos) << sup_->failure();
+  Report(*sup_, 0, 1, t0_,
+         [](proto::Envelope::Builder e) { e.initTaskReady().setError("no such app"); });
+  EXPECT_NE(sup_->failure().find("refused task 0: no such app"), std::string::npos)
+      << sup_->failure();
 
   Make(2, 2);
   Running();
@@ -431,7 +446,8 @@ TEST_F(SupervisorTest, RefusalsAndTaskErrorsFailTheRunWithTheirReason) {
     r.setError("iteration 7 broke");
     r.setIncarnation(1);
   });
-  EXPECT_NE(sup_->failure().find("task 1 failed: iteration 7 broke"), std::string::npos) << sup_->failure();
+  EXPECT_NE(sup_->failure().find("task 1 failed: iteration 7 broke"), std::string::npos)
+      << sup_->failure();
   EXPECT_EQ(sup_->failure_status(), RunStatus::kFailed);
 }
 
@@ -507,7 +523,8 @@ TEST_F(SupervisorTest, ItemsGoExportConfirmImportAndTheRunWaitsForThem) {
   Make(3, 3);
   Running();
   EXPECT_EQ(sup_->BeginMove(0, 2, 100, At(10)), kStarted);
-  EXPECT_EQ(sup_->BeginMove(1, 2, 100, At(10)), Supervisor::MoveStart::kBusy) << "one move at a time per task";
+  EXPECT_EQ(sup_->BeginMove(1, 2, 100, At(10)), Supervisor::MoveStart::kBusy)
+      << "one move at a time per task";
   EXPECT_EQ(wire_.last(0), "export 1 ");
   ConvergeAll(*sup_, 3, At(20), 1);
   EXPECT_TRUE(sup_->converged());
@@ -550,7 +567,8 @@ TEST_F(SupervisorTest, AReplacedTaskTakesTheMovesSinceItsCheckpointAgain) {
   ASSERT_EQ(sup_->deployment().task(1).incarnation, 2u);
   sup_->OnConnected(1, 2, At(50));
   // Restored from a checkpoint before its export: it drops the items task 0 holds now, then starts.
-  Report(*sup_, 1, 2, At(60), [](proto::Envelope::Builder e) { e.initTaskReady().setRestoredMoves(0); });
+  Report(*sup_, 1, 2, At(60),
+         [](proto::Envelope::Builder e) { e.initTaskReady().setRestoredMoves(0); });
   ASSERT_GE(wire_.sent[1].size(), 2u);
   EXPECT_EQ(wire_.sent[1][wire_.sent[1].size() - 2], "drop 1 xyz");
   EXPECT_EQ(wire_.last(1), "start");
@@ -578,7 +596,8 @@ TEST_F(SupervisorTest, WhenAGatewayIsLostOrTheItemsAreLateTheSpawnerSendsItsOwnC
   EXPECT_EQ(wire_.last(3), "import 1  hash");
   sup_->OnLost(1, 1, "connection closed", At(30));
   const auto& to3 = wire_.sent[3];
-  EXPECT_NE(std::find(to3.begin(), to3.end(), "import 1 abc"), to3.end()) << "then told where task 1 went";
+  EXPECT_NE(std::find(to3.begin(), to3.end(), "import 1 abc"), to3.end())
+      << "then told where task 1 went";
   Moved(*sup_, 3, 1, At(40), 1, proto::MoveKind::IMPORT, "", 3, 1);
   EXPECT_FALSE(sup_->moving());
 
@@ -603,7 +622,8 @@ TEST_F(SupervisorTest, ALostRoutedTargetGetsTheItemsFromTheSpawnerOnItsRestore) 
   Moved(*sup_, 0, 1, At(20), 1, proto::MoveKind::EXPORT, "xyz", 3, 1);
   sup_->OnLost(2, 1, "connection closed", At(30));
   sup_->OnConnected(2, 2, At(40));
-  Report(*sup_, 2, 2, At(50), [](proto::Envelope::Builder e) { e.initTaskReady().setRestoredMoves(0); });
+  Report(*sup_, 2, 2, At(50),
+         [](proto::Envelope::Builder e) { e.initTaskReady().setRestoredMoves(0); });
   ASSERT_GE(wire_.sent[2].size(), 2u);
   EXPECT_EQ(wire_.sent[2][wire_.sent[2].size() - 2], "import 1 xyz");
 }
