@@ -129,6 +129,8 @@ void TaskSession::Halt() {
 }
 
 runtime::RunnerCallbacks TaskSession::Callbacks() {
+  // The runner calls these on the task's thread; each posts its work to the io thread, where it
+  // runs only while the session lives and has not ended.
   std::weak_ptr<TaskSession> weak = weak_from_this();
   auto on_io = [this, weak](auto fn) {
     asio::post(io_, [weak, fn = std::move(fn)]() mutable {
@@ -140,28 +142,11 @@ runtime::RunnerCallbacks TaskSession::Callbacks() {
   cb.send = [on_io](std::vector<runtime::OutgoingValue> values, uint64_t iteration,
                     bool converged) {
     on_io([values = std::move(values), iteration, converged](TaskSession& s) mutable {
-      for (auto& v : values) {
-        auto it = s.links_.find(v.to);
-        if (it == s.links_.end()) continue;
-        OutLink& link = *it->second;
-        if (!link.keep_all) link.pending.clear();  // newest wins
-        link.pending.push_back(
-            {iteration, std::move(v.bytes), converged, v.seen, v.seen_incarnation});
-        link.wake->cancel();
-      }
+      s.QueueValues(std::move(values), iteration, converged);
     });
   };
   cb.local_convergence = [on_io](bool converged, uint64_t iteration) {
-    on_io([=](TaskSession& s) {
-      s.port_.send([&](proto::Envelope::Builder e) {
-        auto c = e.initLocalConvergence();
-        c.setJob(s.job_);
-        c.setTask(s.task_);
-        c.setConverged(converged);
-        c.setIteration(iteration);
-        c.setIncarnation(s.incarnation_);
-      });
-    });
+    on_io([=](TaskSession& s) { s.SendLocalConvergence(converged, iteration); });
   };
   cb.progress = [on_io](uint64_t iteration, double change, bool converged,
                         const runtime::TaskMeasures& m) {
@@ -174,94 +159,131 @@ runtime::RunnerCallbacks TaskSession::Callbacks() {
     });
   };
   cb.moved = [on_io](runtime::MoveReport r) {
-    on_io([r = std::move(r)](TaskSession& s) {
-      s.port_.send([&](proto::Envelope::Builder e) {
-        auto m = e.initItemsMoved();
-        m.setJob(s.job_);
-        m.setTask(s.task_);
-        m.setMove(r.move);
-        m.setKind(runtime::ToProto(r.kind));
-        m.setIncarnation(s.incarnation_);
-        if (!r.error.ok()) m.setError(r.error.message());
-        m.setItems(AsBytes(r.items));
-        m.setCount(r.count);
-        m.setItemsAfter(r.items_after);
-        m.setMoves(r.moves);
-      });
-      if (r.error.ok() && r.kind == runtime::MoveKind::kExport && r.count > 0 && s.port_.exported) {
-        s.port_.exported(r.move, r.items);
-      }
-      if (!r.error.ok()) {
-        s.log_->warn("job {}: move {} of task {} refused: {}", s.job_, r.move, s.task_,
-                     r.error.message());
-      } else if (r.kind != runtime::MoveKind::kConfirm) {
-        s.log_->debug("job {}: move {}: task {} {} {} items, holds {}", s.job_, r.move, s.task_,
-                      r.kind == runtime::MoveKind::kExport   ? "gave"
-                      : r.kind == runtime::MoveKind::kImport ? "took"
-                                                             : "dropped",
-                      r.count, r.items_after);
-      }
-    });
+    on_io([r = std::move(r)](TaskSession& s) { s.SendMoved(r); });
   };
   cb.checkpoint = [on_io](std::string state, uint64_t iteration) {
     on_io([state = std::move(state), iteration](TaskSession& s) mutable {
-      // The checksum is computed here, where the task ran: a restore then verifies the state
-      // against what this daemon saw, whatever happened on the way and on the backup's disk.
-      auto c =
-          checkpoint::MakeCheckpoint(s.job_, s.task_, s.incarnation_, iteration, std::move(state));
-      for (auto& backup : s.backups_) {
-        backup->pending = c;
-        backup->wake->cancel();
-      }
+      s.QueueCheckpoint(std::move(state), iteration);
     });
   };
   cb.answer = [on_io](uint64_t round, bool converged) {
-    on_io([=](TaskSession& s) {
-      s.port_.send([&](proto::Envelope::Builder e) {
-        auto a = e.initConvergenceAnswer();
-        a.setJob(s.job_);
-        a.setTask(s.task_);
-        a.setRound(round);
-        a.setConverged(converged);
-        a.setIncarnation(s.incarnation_);
-      });
-    });
+    on_io([=](TaskSession& s) { s.SendAnswer(round, converged); });
   };
   cb.snapshot = [on_io](uint64_t round, std::string slice, uint64_t iteration) {
     on_io([round, slice = std::move(slice), iteration](TaskSession& s) {
-      s.port_.send([&](proto::Envelope::Builder e) {
-        auto d = e.initSnapshotData();
-        d.setJob(s.job_);
-        d.setTask(s.task_);
-        d.setRound(round);
-        d.setIteration(iteration);
-        d.setIncarnation(s.incarnation_);
-        d.setData(AsBytes(slice));
-      });
+      s.SendSnapshot(round, slice, iteration);
     });
   };
   cb.finished = [on_io](Result<std::string> slice, uint64_t iterations) {
     on_io([slice = std::move(slice), iterations](TaskSession& s) {
-      s.port_.send([&](proto::Envelope::Builder e) {
-        auto r = e.initResult();
-        r.setJob(s.job_);
-        r.setTask(s.task_);
-        r.setIterations(iterations);
-        r.setIncarnation(s.incarnation_);
-        r.setCheckpoints(s.checkpoints_);
-        r.setCheckpointBytes(s.checkpoint_bytes_);
-        if (slice.ok())
-          r.setData(AsBytes(*slice));
-        else
-          r.setError(slice.status().message());
-        r.setDiverged(!slice.ok() && slice.status().code() == StatusCode::kDiverged);
-      });
-      if (!slice.ok())
-        s.log_->warn("job {}: task {} failed: {}", s.job_, s.task_, slice.status().message());
-      s.port_.ended(slice.ok() ? "halted" : "failed");
+      s.SendResult(slice, iterations);
     });
   };
   return cb;
+}
+
+void TaskSession::QueueValues(std::vector<runtime::OutgoingValue> values, uint64_t iteration,
+                              bool converged) {
+  for (auto& v : values) {
+    auto it = links_.find(v.to);
+    if (it == links_.end()) continue;
+    OutLink& link = *it->second;
+    if (!link.keep_all) link.pending.clear();  // newest wins
+    link.pending.push_back({iteration, std::move(v.bytes), converged, v.seen, v.seen_incarnation});
+    link.wake->cancel();
+  }
+}
+
+void TaskSession::SendLocalConvergence(bool converged, uint64_t iteration) {
+  port_.send([&](proto::Envelope::Builder e) {
+    auto c = e.initLocalConvergence();
+    c.setJob(job_);
+    c.setTask(task_);
+    c.setConverged(converged);
+    c.setIteration(iteration);
+    c.setIncarnation(incarnation_);
+  });
+}
+
+void TaskSession::SendMoved(const runtime::MoveReport& r) {
+  port_.send([&](proto::Envelope::Builder e) {
+    auto m = e.initItemsMoved();
+    m.setJob(job_);
+    m.setTask(task_);
+    m.setMove(r.move);
+    m.setKind(runtime::ToProto(r.kind));
+    m.setIncarnation(incarnation_);
+    if (!r.error.ok()) m.setError(r.error.message());
+    m.setItems(AsBytes(r.items));
+    m.setCount(r.count);
+    m.setItemsAfter(r.items_after);
+    m.setMoves(r.moves);
+  });
+  if (r.error.ok() && r.kind == runtime::MoveKind::kExport && r.count > 0 && port_.exported) {
+    port_.exported(r.move, r.items);
+  }
+  if (!r.error.ok()) {
+    log_->warn("job {}: move {} of task {} refused: {}", job_, r.move, task_, r.error.message());
+  } else if (r.kind != runtime::MoveKind::kConfirm) {
+    log_->debug("job {}: move {}: task {} {} {} items, holds {}", job_, r.move, task_,
+                r.kind == runtime::MoveKind::kExport   ? "gave"
+                : r.kind == runtime::MoveKind::kImport ? "took"
+                                                       : "dropped",
+                r.count, r.items_after);
+  }
+}
+
+void TaskSession::QueueCheckpoint(std::string state, uint64_t iteration) {
+  // The checksum is computed here, where the task ran: a restore then verifies the state
+  // against what this daemon saw, whatever happened on the way and on the backup's disk.
+  auto c = checkpoint::MakeCheckpoint(job_, task_, incarnation_, iteration, std::move(state));
+  for (auto& backup : backups_) {
+    backup->pending = c;
+    backup->wake->cancel();
+  }
+}
+
+void TaskSession::SendAnswer(uint64_t round, bool converged) {
+  port_.send([&](proto::Envelope::Builder e) {
+    auto a = e.initConvergenceAnswer();
+    a.setJob(job_);
+    a.setTask(task_);
+    a.setRound(round);
+    a.setConverged(converged);
+    a.setIncarnation(incarnation_);
+  });
+}
+
+void TaskSession::SendSnapshot(uint64_t round, const std::string& slice, uint64_t iteration) {
+  port_.send([&](proto::Envelope::Builder e) {
+    auto d = e.initSnapshotData();
+    d.setJob(job_);
+    d.setTask(task_);
+    d.setRound(round);
+    d.setIteration(iteration);
+    d.setIncarnation(incarnation_);
+    d.setData(AsBytes(slice));
+  });
+}
+
+void TaskSession::SendResult(const Result<std::string>& slice, uint64_t iterations) {
+  port_.send([&](proto::Envelope::Builder e) {
+    auto r = e.initResult();
+    r.setJob(job_);
+    r.setTask(task_);
+    r.setIterations(iterations);
+    r.setIncarnation(incarnation_);
+    r.setCheckpoints(checkpoints_);
+    r.setCheckpointBytes(checkpoint_bytes_);
+    if (slice.ok()) {
+      r.setData(AsBytes(*slice));
+    } else {
+      r.setError(slice.status().message());
+    }
+    r.setDiverged(!slice.ok() && slice.status().code() == StatusCode::kDiverged);
+  });
+  if (!slice.ok()) log_->warn("job {}: task {} failed: {}", job_, task_, slice.status().message());
+  port_.ended(slice.ok() ? "halted" : "failed");
 }
 
 bool TaskSession::Deliver(const std::string& sender, proto::DependencyData::Reader values) {

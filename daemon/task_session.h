@@ -184,6 +184,15 @@ class TaskSession : public std::enable_shared_from_this<TaskSession> {
   TaskSession(net::asio::io_context& io, const Assignment& a,
               std::shared_ptr<runtime::Plugin> keep_loaded, SpawnerPort port, Logger log);
   runtime::RunnerCallbacks Callbacks();
+  // What the runner's callbacks do, on the io thread.
+  void QueueValues(std::vector<runtime::OutgoingValue> values, uint64_t iteration, bool converged);
+  void SendLocalConvergence(bool converged, uint64_t iteration);
+  void SendMoved(const runtime::MoveReport& report);
+  void QueueCheckpoint(std::string state, uint64_t iteration);
+  void SendAnswer(uint64_t round, bool converged);
+  void SendSnapshot(uint64_t round, const std::string& slice, uint64_t iteration);
+  // The task ended (halted, or failed: then its daemon says whether it diverged).
+  void SendResult(const Result<std::string>& slice, uint64_t iterations);
   void FillProgress(proto::TaskProgress::Builder p, double run_queue_mean, double run_queue_std,
                     const std::vector<LinkReport>& links) const;
 

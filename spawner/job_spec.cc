@@ -17,6 +17,29 @@ bool ValidName(const std::string& s) {
   return true;
 }
 
+// The job's [params], each as text for the app: strings as they are, numbers as a stream prints
+// them (integers whole, other numbers to 6 significant digits), booleans as true or false.
+Status ReadParams(const std::string& path, const toml::table& params,
+                  std::map<std::string, std::string>& out) {
+  for (const auto& [pk, pv] : params) {
+    std::ostringstream text;
+    if (auto s = pv.value_exact<std::string>()) {
+      text << *s;
+    } else if (auto i = pv.value_exact<int64_t>()) {
+      text << *i;
+    } else if (auto d = pv.value_exact<double>()) {
+      text << *d;
+    } else if (auto b = pv.value_exact<bool>()) {
+      text << (*b ? "true" : "false");
+    } else {
+      return InvalidArgument(path + ": 'params." + std::string(pk.str()) +
+                             "' must be a string, number or boolean");
+    }
+    out[std::string(pk.str())] = text.str();
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<JobSpec> LoadJobSpec(const std::string& path) {
@@ -73,20 +96,7 @@ Result<JobSpec> LoadJobSpec(const std::string& path) {
     } else if (key == "params") {
       const toml::table* params = v.as_table();
       if (!params) return bad(key, "must be a table");
-      for (const auto& [pk, pv] : *params) {
-        std::ostringstream text;
-        if (auto s = pv.value_exact<std::string>())
-          text << *s;
-        else if (auto i = pv.value_exact<int64_t>())
-          text << *i;
-        else if (auto d = pv.value_exact<double>())
-          text << *d;
-        else if (auto b = pv.value_exact<bool>())
-          text << (*b ? "true" : "false");
-        else
-          return bad("params." + std::string(pk.str()), "must be a string, number or boolean");
-        job.params[std::string(pk.str())] = text.str();
-      }
+      AIAC_RETURN_IF_ERROR(ReadParams(path, *params, job.params));
     } else {
       return bad(
           key,

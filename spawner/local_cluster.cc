@@ -93,69 +93,60 @@ Status LocalCluster::WriteConfigs() {
   return Status::Ok();
 }
 
-net::awaitable<Result<std::vector<Endpoint>>> LocalCluster::Start(
-    std::chrono::milliseconds timeout) {
-  if (Status s = WriteConfigs(); !s.ok()) co_return s;
-  asio::steady_timer timer(co_await asio::this_coro::executor);
-  std::vector<std::string> addresses;
-  std::vector<Endpoint> endpoints;
-  for (size_t k = 1; k <= supernodes_; ++k) {
-    const std::string id = "sn-local-" + std::to_string(k);
-    const std::string ready = dir_ + "/" + id + ".addr";
-    std::vector<std::string> argv = {bin_dir_ + "/aiac-supernode",
-                                     "--config",
-                                     dir_ + "/cluster.toml",
-                                     "--listen",
-                                     "127.0.0.1:0",
-                                     "--id",
-                                     id,
-                                     "--data",
-                                     dir_ + "/" + id,
-                                     "--ready-file",
-                                     ready,
-                                     "--log-level",
-                                     log_level_};
-    // Linking from the later to the earlier ones links every pair once.
-    for (const auto& peer : addresses) {
-      argv.push_back("--peer");
-      argv.push_back(peer);
-    }
-    auto sn = ChildProcess::Spawn(argv);
-    if (!sn.ok()) co_return sn.status();
-    children_.emplace_back("super-node " + id, std::move(*sn));
-    auto& child = children_.back().second;
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    std::string address;
-    while (address.empty()) {
-      if (auto code = child.Poll())
-        co_return Unavailable("local super-node " + id + " exited with " + std::to_string(*code));
-      if (std::chrono::steady_clock::now() > deadline) {
-        co_return Timeout("local super-node " + id + " did not start within " +
-                          std::to_string(timeout.count()) + " ms");
-      }
-      std::ifstream in(ready);
-      std::getline(in, address);
-      if (address.empty()) {
-        timer.expires_after(std::chrono::milliseconds(20));
-        co_await timer.async_wait(net::use_nothrow);
-      }
-    }
-    auto endpoint = ParseEndpoint(address);
-    if (!endpoint.ok()) co_return endpoint.status();
-    addresses.push_back(address);
-    endpoints.push_back(*endpoint);
+net::awaitable<Result<std::string>> LocalCluster::StartSupernode(
+    size_t k, const std::vector<std::string>& peers, std::chrono::milliseconds timeout) {
+  const std::string id = "sn-local-" + std::to_string(k);
+  const std::string ready = dir_ + "/" + id + ".addr";
+  std::vector<std::string> argv = {bin_dir_ + "/aiac-supernode",
+                                   "--config",
+                                   dir_ + "/cluster.toml",
+                                   "--listen",
+                                   "127.0.0.1:0",
+                                   "--id",
+                                   id,
+                                   "--data",
+                                   dir_ + "/" + id,
+                                   "--ready-file",
+                                   ready,
+                                   "--log-level",
+                                   log_level_};
+  // Linking from the later to the earlier ones links every pair once.
+  for (const auto& peer : peers) {
+    argv.push_back("--peer");
+    argv.push_back(peer);
   }
+  auto sn = ChildProcess::Spawn(argv);
+  if (!sn.ok()) co_return sn.status();
+  children_.emplace_back("super-node " + id, std::move(*sn));
+  auto& child = children_.back().second;
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::string address;
+  while (address.empty()) {
+    if (auto code = child.Poll()) {
+      co_return Unavailable("local super-node " + id + " exited with " + std::to_string(*code));
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      co_return Timeout("local super-node " + id + " did not start within " +
+                        std::to_string(timeout.count()) + " ms");
+    }
+    std::ifstream in(ready);
+    std::getline(in, address);
+    if (address.empty()) {
+      timer.expires_after(std::chrono::milliseconds(20));
+      co_await timer.async_wait(net::use_nothrow);
+    }
+  }
+  co_return address;
+}
 
+Status LocalCluster::StartDaemons(const std::vector<std::string>& supernodes) {
   // Every local daemon runs on this host: one measurement for all, rather than each daemon
   // measuring while the others start (which spread identical daemons over 2.5-4.0 GFlop/s and
-  // skewed the mapping for nothing).
-  // (Emulated nodes take their powers from the platform: nothing to measure.)
+  // skewed the mapping for nothing). (Emulated nodes take their powers from the platform.)
   const std::string power = emulation_ ? std::string("1") : std::to_string(LocalPower(log_));
   for (size_t i = 1; i <= daemons_; ++i) {
-    // (Appended, not "d" + ...: g++ 12 warns falsely about that in a coroutine, -Wrestrict.)
-    std::string id = "d";
-    id += std::to_string(i);
-    if (emulation_) id = emulation_->node_ids[i - 1];
+    const std::string id = emulation_ ? emulation_->node_ids[i - 1] : "d" + std::to_string(i);
     std::vector<std::string> argv = {bin_dir_ + "/aiac-daemon",
                                      "--config",
                                      dir_ + "/cluster.toml",
@@ -177,14 +168,31 @@ net::awaitable<Result<std::vector<Endpoint>>> LocalCluster::Start(
         argv.push_back(std::move(arg));
       }
     }
-    for (size_t k = 0; k < addresses.size(); ++k) {
+    // Each daemon lists every super-node, starting with a different one.
+    for (size_t k = 0; k < supernodes.size(); ++k) {
       argv.push_back("--supernode");
-      argv.push_back(addresses[(i - 1 + k) % addresses.size()]);
+      argv.push_back(supernodes[(i - 1 + k) % supernodes.size()]);
     }
-    auto d = ChildProcess::Spawn(argv);
-    if (!d.ok()) co_return d.status();
-    children_.emplace_back("daemon " + id, std::move(*d));
+    AIAC_ASSIGN_OR_RETURN(ChildProcess d, ChildProcess::Spawn(argv));
+    children_.emplace_back("daemon " + id, std::move(d));
   }
+  return Status::Ok();
+}
+
+net::awaitable<Result<std::vector<Endpoint>>> LocalCluster::Start(
+    std::chrono::milliseconds timeout) {
+  if (Status s = WriteConfigs(); !s.ok()) co_return s;
+  std::vector<std::string> addresses;
+  std::vector<Endpoint> endpoints;
+  for (size_t k = 1; k <= supernodes_; ++k) {
+    auto address = co_await StartSupernode(k, addresses, timeout);
+    if (!address.ok()) co_return address.status();
+    auto endpoint = ParseEndpoint(*address);
+    if (!endpoint.ok()) co_return endpoint.status();
+    addresses.push_back(*address);
+    endpoints.push_back(*endpoint);
+  }
+  if (Status s = StartDaemons(addresses); !s.ok()) co_return s;
   std::string list;
   for (const auto& a : addresses) list += (list.empty() ? "" : ", ") + a;
   log_->info("local cluster: {} at {}, {} daemons, data in {}",

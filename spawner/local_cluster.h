@@ -59,6 +59,12 @@ class LocalCluster {
   void set_emulation(LocalEmulation emulation) { emulation_ = std::move(emulation); }
 
  private:
+  // Super-node `k` (sn-local-k), peered with `peers`: its address once it listens.
+  net::awaitable<Result<std::string>> StartSupernode(size_t k,
+                                                     const std::vector<std::string>& peers,
+                                                     std::chrono::milliseconds timeout);
+  // The daemons, each listing every super-node of `supernodes`.
+  Status StartDaemons(const std::vector<std::string>& supernodes);
   Status WriteConfigs();
 
   size_t daemons_, supernodes_;

@@ -113,177 +113,218 @@ CLI::App* AddRunCommand(CLI::App& app, RunArgs& args) {
   return run;
 }
 
-int RunCommand(const RunArgs& given) {
-  const auto command_start = std::chrono::steady_clock::now();
-  RunArgs args = given;
-  // An emulated platform: one local daemon per node, each playing its node.
-  std::optional<LocalEmulation> emulation;
-  std::map<std::string, balance::Workstation> split_nodes;  // per daemon id, for --split sm|sp
-  auto split = ParseSplit(args.split);
-  if (!split.ok()) return BadInput(split.status());
-  auto migration = ParseMigration(args.migration);
-  if (!migration.ok()) return BadInput(migration.status());
-  // An emulated platform's links, for the migration plan's channels.
-  std::function<std::optional<std::pair<double, double>>(const std::string&, const std::string&)>
-      channel;
-  if ((*split == Split::kSm || *split == Split::kSp) && args.platform.empty()) {
-    return BadInput(InvalidArgument(
-        "--split " + args.split +
-        " needs --platform: the nodes' background loads are known only on an emulated platform"));
-  }
-  if (!args.platform.empty()) {
-    if (args.local == 0) {
-      return BadInput(
-          InvalidArgument("--platform needs --local: an emulated platform runs on this machine"));
-    }
-    auto platform = emulation::LoadPlatformFile(args.platform);
-    if (!platform.ok()) return BadInput(platform.status());
-    const auto nodes = static_cast<int>(platform->node_count());
-    if (args.local > 0 && args.local != nodes) {
-      return BadInput(InvalidArgument("--local " + std::to_string(args.local) + " but platform " +
-                                      args.platform + " has " + std::to_string(nodes) +
-                                      " nodes (leave N out, or give that)"));
-    }
-    args.local = nodes;
-    channel = [links = *platform](
-                  const std::string& a,
-                  const std::string& b) -> std::optional<std::pair<double, double>> {
-      const auto link = links.Between(a, b);
-      if (!(link.bandwidth_mbps > 0)) return std::nullopt;
-      return std::make_pair(link.latency_ms / 1000, 8 / (link.bandwidth_mbps * 1e6));
-    };
-    emulation.emplace();
-    emulation->platform_path = std::filesystem::absolute(args.platform).string();
-    // Each node's daemon id, and for Lee & Cho's static splits its power and its competing jobs
-    // (mean N and sigma_n, the task counted in N), as the platform file gives them.
-    for (const auto& c : platform->clusters) {
-      const emulation::BackgroundSpec bg = c.background.value_or(emulation::BackgroundSpec{});
-      for (size_t k = 1; k <= c.powers.size(); ++k) {
-        const std::string id = emulation::PlatformFile::NodeId(c.name, k);
-        emulation->node_ids.push_back(id);
-        split_nodes[id] = {c.powers[k - 1], 1 + bg.mean_jobs, bg.std_jobs};
-      }
-    }
-    // The default makes even the fastest node's emulated iteration outlast what sharing the
-    // cores costs it when every daemon computes at once (nodes / cores): otherwise the fast
-    // nodes would run at the machine's pace, and the platform would look flatter than it is.
-    const double cores = std::max(1u, std::thread::hardware_concurrency());
-    double fastest = 0;
-    for (const auto& c : platform->clusters) {
-      for (double p : c.powers) fastest = std::max(fastest, p);
-    }
-    emulation->slowdown =
-        args.slowdown > 0 ? args.slowdown : std::max(1.0, nodes / cores * fastest);
-    if (!(emulation->slowdown >= 1))
-      return BadInput(InvalidArgument("--slowdown must be at least 1"));
-    emulation->seed = args.platform_seed != 0 ? args.platform_seed
-                      : args.kill_seed != 0   ? args.kill_seed
-                                              : 1;
-    // A real grid's nodes register whenever they come up, so the order the super-node hands them
-    // out in (the default mapping's, and its replacements') says nothing of their clusters or
-    // powers; started in the file's order, they would come cluster by cluster, as the file lists
-    // them.
-    if (args.shuffle_nodes) {
-      std::mt19937_64 rng(emulation->seed);
-      std::shuffle(emulation->node_ids.begin(), emulation->node_ids.end(), rng);
-    }
-  } else if (args.local < 0) {
-    return BadInput(InvalidArgument("--local needs the number of daemons (or --platform)"));
-  }
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+double Seconds(SteadyClock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+// Everything a run needs, checked before any process is started.
+struct RunPlan {
+  RunArgs args;
+  SteadyClock::time_point start, prepared;
+  std::optional<LocalEmulation> emulation;  // --platform: one local daemon per node, playing it
+  RunSettings settings;
   SpawnerOptions options;
-  if (Status s = LoadSpawnerOptions(args.config, options); !s.ok()) return BadInput(s);
+  spdlog::level::level_enum level = spdlog::level::info;
+  JobSpec job;
+  LoadedApp app;
+  std::vector<Endpoint> supernodes;
+};
+
+// --platform: the emulated platform's nodes (their daemon ids, and for Lee & Cho's static splits
+// their figures), its links for the migration plan's channels, and the slowdown.
+Status LoadPlatform(RunPlan& plan) {
+  RunArgs& args = plan.args;
+  if (args.local == 0) {
+    return InvalidArgument("--platform needs --local: an emulated platform runs on this machine");
+  }
+  AIAC_ASSIGN_OR_RETURN(const emulation::PlatformFile platform,
+                        emulation::LoadPlatformFile(args.platform));
+  const auto nodes = static_cast<int>(platform.node_count());
+  if (args.local > 0 && args.local != nodes) {
+    return InvalidArgument("--local " + std::to_string(args.local) + " but platform " +
+                           args.platform + " has " + std::to_string(nodes) +
+                           " nodes (leave N out, or give that)");
+  }
+  args.local = nodes;
+  plan.settings.channel = [links = platform](
+                              const std::string& a,
+                              const std::string& b) -> std::optional<std::pair<double, double>> {
+    const auto link = links.Between(a, b);
+    if (!(link.bandwidth_mbps > 0)) return std::nullopt;
+    return std::make_pair(link.latency_ms / 1000, 8 / (link.bandwidth_mbps * 1e6));
+  };
+  LocalEmulation& emulation = plan.emulation.emplace();
+  emulation.platform_path = std::filesystem::absolute(args.platform).string();
+  // Each node's daemon id, and for Lee & Cho's static splits its power and its competing jobs
+  // (mean N and sigma_n, the task counted in N), as the platform file gives them.
+  double fastest = 0;
+  for (const auto& c : platform.clusters) {
+    const emulation::BackgroundSpec bg = c.background.value_or(emulation::BackgroundSpec{});
+    for (size_t k = 1; k <= c.powers.size(); ++k) {
+      const std::string id = emulation::PlatformFile::NodeId(c.name, k);
+      emulation.node_ids.push_back(id);
+      plan.settings.nodes[id] = {c.powers[k - 1], 1 + bg.mean_jobs, bg.std_jobs};
+      fastest = std::max(fastest, c.powers[k - 1]);
+    }
+  }
+  // The default makes even the fastest node's emulated iteration outlast what sharing the
+  // cores costs it when every daemon computes at once (nodes / cores): otherwise the fast
+  // nodes would run at the machine's pace, and the platform would look flatter than it is.
+  const double cores = std::max(1u, std::thread::hardware_concurrency());
+  emulation.slowdown = args.slowdown > 0 ? args.slowdown : std::max(1.0, nodes / cores * fastest);
+  if (!(emulation.slowdown >= 1)) return InvalidArgument("--slowdown must be at least 1");
+  emulation.seed = args.platform_seed != 0 ? args.platform_seed
+                   : args.kill_seed != 0   ? args.kill_seed
+                                           : 1;
+  // A real grid's nodes register whenever they come up, so the order the super-node hands them
+  // out in (the default mapping's, and its replacements') says nothing of their clusters or
+  // powers; started in the file's order, they would come cluster by cluster, as the file lists
+  // them.
+  if (args.shuffle_nodes) {
+    std::mt19937_64 rng(emulation.seed);
+    std::shuffle(emulation.node_ids.begin(), emulation.node_ids.end(), rng);
+  }
+  plan.settings.start_order = emulation.node_ids;
+  return Status::Ok();
+}
+
+// The tasks' shares and how moved items travel, from the flags (checked first, as before).
+Status LoadSplit(RunPlan& plan) {
+  const RunArgs& args = plan.args;
+  AIAC_ASSIGN_OR_RETURN(plan.settings.split, ParseSplit(args.split));
+  AIAC_ASSIGN_OR_RETURN(plan.settings.migration, ParseMigration(args.migration));
+  const bool static_split = plan.settings.split == Split::kSm || plan.settings.split == Split::kSp;
+  if (static_split && args.platform.empty()) {
+    return InvalidArgument(
+        "--split " + args.split +
+        " needs --platform: the nodes' background loads are known only on an emulated platform");
+  }
+  return Status::Ok();
+}
+
+// The mapping, the balancing and the mode from the flags.
+Status LoadModes(RunPlan& plan) {
+  const RunArgs& args = plan.args;
+  if (auto m = mapping::MakeMapper(args.mapping); !m.ok()) return m.status();
+  AIAC_ASSIGN_OR_RETURN(plan.settings.balance, balance::ParseBalanceMode(args.balance));
+  plan.settings.mapping = args.mapping;
+  plan.settings.sync = args.sync;
+  // A local cluster has no daemons besides the ones it started: a replacement asks once.
+  plan.settings.replacement_wait_ms = args.local > 0 ? 0 : -1;
+  return Status::Ok();
+}
+
+// The spawner's options, the job file and its app, prepared: everything the job needs is
+// checked here, before any daemon is used.
+Status LoadJob(RunPlan& plan) {
+  const RunArgs& args = plan.args;
+  SpawnerOptions& options = plan.options;
+  AIAC_RETURN_IF_ERROR(LoadSpawnerOptions(args.config, options));
   if (!args.supernodes.empty()) options.supernodes = args.supernodes;
   if (!args.log_level.empty()) options.log_level = args.log_level;
-  auto level = ParseLogLevel(options.log_level);
-  if (!level.ok()) return BadInput(level.status());
-  auto job = LoadJobSpec(args.job_file);
-  if (!job.ok()) return BadInput(job.status());
-  if (job->tasks == 0) {
-    if (args.local == 0) return BadInput(InvalidArgument(args.job_file + ": 'tasks' is missing"));
-    job->tasks = static_cast<uint32_t>(args.local);
+  AIAC_ASSIGN_OR_RETURN(plan.level, ParseLogLevel(options.log_level));
+  AIAC_ASSIGN_OR_RETURN(plan.job, LoadJobSpec(args.job_file));
+  JobSpec& job = plan.job;
+  if (job.tasks == 0) {
+    if (args.local == 0) return InvalidArgument(args.job_file + ": 'tasks' is missing");
+    job.tasks = static_cast<uint32_t>(args.local);
   }
   // With --local N, every daemon the job does not run on stays reserved for replacements.
-  if (args.local > 0 && job->tasks < static_cast<uint32_t>(args.local)) {
+  if (args.local > 0 && job.tasks < static_cast<uint32_t>(args.local)) {
     options.spares =
-        std::max<int64_t>(options.spares, args.local - static_cast<int64_t>(job->tasks));
+        std::max<int64_t>(options.spares, args.local - static_cast<int64_t>(job.tasks));
   }
-  if (args.local > 0 && job->tasks + options.spares > static_cast<uint32_t>(args.local)) {
-    return BadInput(InvalidArgument("job needs " + std::to_string(job->tasks + options.spares) +
-                                    " daemons (tasks + spares) but --local starts " +
-                                    std::to_string(args.local)));
+  if (args.local > 0 && job.tasks + options.spares > static_cast<uint32_t>(args.local)) {
+    return InvalidArgument("job needs " + std::to_string(job.tasks + options.spares) +
+                           " daemons (tasks + spares) but --local starts " +
+                           std::to_string(args.local));
   }
-  if (auto m = mapping::MakeMapper(args.mapping); !m.ok()) return BadInput(m.status());
-  auto balance_mode = balance::ParseBalanceMode(args.balance);
-  if (!balance_mode.ok()) return BadInput(balance_mode.status());
-  // Everything the job needs is checked here, before any daemon is used.
+  AIAC_RETURN_IF_ERROR(LoadModes(plan));
   // A local cluster's daemons are children of this process: they see its files.
-  auto app = LoadAndPrepare(
-      *job, options.plugin_dir.empty() ? DefaultPluginDir() : options.plugin_dir, args.local != 0);
-  if (!app.ok()) return BadInput(app.status());
-  const auto prepared = std::chrono::steady_clock::now();
+  AIAC_ASSIGN_OR_RETURN(
+      plan.app,
+      LoadAndPrepare(job, options.plugin_dir.empty() ? DefaultPluginDir() : options.plugin_dir,
+                     args.local != 0));
+  plan.prepared = SteadyClock::now();
   if (!options.signing_key_file.empty()) {
-    auto key = runtime::SigningKey::Load(options.signing_key_file);
-    if (!key.ok()) return BadInput(key.status());
-    app->signature = key->Sign(app->sha256);
+    AIAC_ASSIGN_OR_RETURN(const runtime::SigningKey key,
+                          runtime::SigningKey::Load(options.signing_key_file));
+    plan.app.signature = key.Sign(plan.app.sha256);
   }
-  if (args.sync && !app->plan.supports_sync) {
-    return BadInput(InvalidArgument("--sync: app " + job->app + " has no synchronous mode"));
+  if (args.sync && !plan.app.plan.supports_sync) {
+    return InvalidArgument("--sync: app " + job.app + " has no synchronous mode");
   }
-  std::vector<Endpoint> supernodes;
   for (const auto& text : options.supernodes) {
-    auto ep = ParseEndpoint(text);
-    if (!ep.ok()) return BadInput(ep.status());
-    supernodes.push_back(*ep);
+    AIAC_ASSIGN_OR_RETURN(Endpoint ep, ParseEndpoint(text));
+    plan.supernodes.push_back(ep);
   }
-  if (supernodes.empty())
-    return BadInput(InvalidArgument("no super-node given (--supernode HOST:PORT)"));
+  if (plan.supernodes.empty())
+    return InvalidArgument("no super-node given (--supernode HOST:PORT)");
+  return Status::Ok();
+}
 
-  Logger log = MakeLogger("spawner", *level);
-  for (const auto& note : app->plan.notes) log->info("{}", note);
+Result<RunPlan> PlanRun(const RunArgs& args) {
+  RunPlan plan;
+  plan.start = SteadyClock::now();
+  plan.args = args;
+  AIAC_RETURN_IF_ERROR(LoadSplit(plan));
+  if (!args.platform.empty()) {
+    AIAC_RETURN_IF_ERROR(LoadPlatform(plan));
+  } else if (args.local < 0) {
+    return InvalidArgument("--local needs the number of daemons (or --platform)");
+  }
+  AIAC_RETURN_IF_ERROR(LoadJob(plan));
+  return plan;
+}
+
+std::unique_ptr<FaultInjector> MakeInjector(const RunArgs& args, JobRunner& runner,
+                                            std::unique_ptr<LocalCluster>& cluster,
+                                            const Logger& log) {
+  if (args.kill_every <= 0) return nullptr;
+  const uint64_t seed = args.kill_seed != 0
+                            ? args.kill_seed
+                            : static_cast<uint64_t>(SteadyClock::now().time_since_epoch().count());
+  FaultPlan plan{args.kill_every, args.kill_count, seed};
+  log->info("fault injection: {} kills, one every {} s (seed {})", plan.count, plan.every_seconds,
+            plan.seed);
+  return std::make_unique<FaultInjector>(
+      plan, [&runner] { return runner.RunningTaskDaemons(); },
+      [&runner, &cluster](const std::string& id) {
+        return cluster ? cluster->Kill(id) : runner.AskToExit(id);
+      },
+      log);
+}
+
+// Starts the local cluster when there is one, runs the job and stops it: the run's summary, or
+// nullopt when the network options are refused (`error` then says why).
+std::optional<RunSummary> Execute(RunPlan& plan, const Logger& log, Status& error) {
+  const RunArgs& args = plan.args;
   asio::io_context io;
   std::unique_ptr<LocalCluster> cluster;
   if (args.local > 0) {
     cluster = std::make_unique<LocalCluster>(args.local, static_cast<size_t>(args.local_supernodes),
-                                             SelfDirectory(), options.local_log_level, log);
-    if (emulation) {
+                                             SelfDirectory(), plan.options.local_log_level, log);
+    if (plan.emulation) {
       log->info("emulating platform {}: {} nodes, slowdown {:g}{}", args.platform, args.local,
-                emulation->slowdown, args.shuffle_nodes ? ", started in a shuffled order" : "");
-      cluster->set_emulation(*emulation);
+                plan.emulation->slowdown,
+                args.shuffle_nodes ? ", started in a shuffled order" : "");
+      cluster->set_emulation(*plan.emulation);
     }
-    options.net.cluster_key = cluster->cluster_key();
-    options.net.cluster_key_file.clear();  // the run's own key replaces any configured one
+    plan.options.net.cluster_key = cluster->cluster_key();
+    plan.options.net.cluster_key_file.clear();  // the run's own key replaces any configured one
   }
-  if (Status s = net::FinishNetOptions(options.net); !s.ok()) return BadInput(s);
-
-  // A local cluster has no daemons besides the ones it started: a replacement asks once.
-  RunSettings settings{args.mapping,  args.sync, args.local > 0 ? 0 : -1,
-                       *balance_mode, *split,    split_nodes,
-                       *migration,    channel};
-  if (emulation) settings.start_order = emulation->node_ids;
-  JobRunner runner(*job, *app, options, std::move(settings), log);
-  std::unique_ptr<FaultInjector> injector;
-  if (args.kill_every > 0) {
-    FaultPlan plan{
-        args.kill_every, args.kill_count,
-        args.kill_seed != 0
-            ? args.kill_seed
-            : static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count())};
-    log->info("fault injection: {} kills, one every {} s (seed {})", plan.count, plan.every_seconds,
-              plan.seed);
-    injector = std::make_unique<FaultInjector>(
-        plan, [&runner] { return runner.RunningTaskDaemons(); },
-        [&runner, &cluster](const std::string& id) {
-          return cluster ? cluster->Kill(id) : runner.AskToExit(id);
-        },
-        log);
-  }
+  if (error = net::FinishNetOptions(plan.options.net); !error.ok()) return std::nullopt;
+  JobRunner runner(plan.job, plan.app, plan.options, plan.settings, log);
+  std::unique_ptr<FaultInjector> injector = MakeInjector(args, runner, cluster, log);
   RunSummary summary;
-  summary.job = job->name;
-  summary.app = job->app;
-  summary.tasks = job->tasks;
+  summary.job = plan.job.name;
+  summary.app = plan.job.app;
+  summary.tasks = plan.job.tasks;
 
   asio::signal_set signals(io, SIGINT, SIGTERM);
-  std::function<void(net::error_code, int)> on_signal = [&](net::error_code ec, int sig) {
+  signals.async_wait([&](net::error_code ec, int sig) {
     if (ec) return;
     log->warn("signal {}: stopping the run (again to stop at once)", sig);
     runner.Abort(std::string("interrupted by signal ") + std::to_string(sig));
@@ -292,13 +333,11 @@ int RunCommand(const RunArgs& given) {
       if (cluster) cluster->Stop();
       std::_Exit(130);
     });
-  };
-  signals.async_wait(on_signal);
-
+  });
   asio::co_spawn(
       io,
       [&]() -> net::awaitable<void> {
-        std::vector<Endpoint> targets = supernodes;
+        std::vector<Endpoint> targets = plan.supernodes;
         if (cluster) {
           auto started = co_await cluster->Start(std::chrono::milliseconds(10000));
           if (!started.ok()) {
@@ -318,32 +357,43 @@ int RunCommand(const RunArgs& given) {
   // Phases of the whole command (run_summary.h): the spawner's own read and prepare, then the
   // runner's; the time outside the runner after the input was prepared (starting a local
   // cluster, a few milliseconds at the end) counts as assigning.
-  {
-    auto seconds = [](std::chrono::steady_clock::duration d) {
-      return std::chrono::duration<double>(d).count();
-    };
-    const double runner_wall = summary.wall_seconds;
-    summary.wall_seconds = seconds(std::chrono::steady_clock::now() - command_start);
-    summary.phases.read = app->plan.read_seconds;
-    summary.phases.prepare = std::max(0.0, seconds(prepared - command_start) - summary.phases.read);
-    const double before_runner =
-        summary.wall_seconds - seconds(prepared - command_start) - runner_wall;
-    summary.phases.assign += std::max(0.0, before_runner);
-  }
+  const double runner_wall = summary.wall_seconds;
+  summary.wall_seconds = Seconds(SteadyClock::now() - plan.start);
+  summary.phases.read = plan.app.plan.read_seconds;
+  summary.phases.prepare = std::max(0.0, Seconds(plan.prepared - plan.start) - summary.phases.read);
+  summary.phases.assign +=
+      std::max(0.0, summary.wall_seconds - Seconds(plan.prepared - plan.start) - runner_wall);
   if (cluster) cluster->Stop();
+  return summary;
+}
 
+// Prints the summary, writes it as JSON when asked; the process exit code.
+int Report(const RunSummary& summary, const std::string& json) {
   std::printf("%s\n", ToText(summary).c_str());
   std::fflush(stdout);
-  if (!args.json.empty()) {
-    std::ofstream out(args.json);
+  if (!json.empty()) {
+    std::ofstream out(json);
     out << ToJson(summary).dump(2) << "\n";
     if (!out) {
-      std::fprintf(stderr, "aiac-spawner: cannot write %s\n", args.json.c_str());
+      std::fprintf(stderr, "aiac-spawner: cannot write %s\n", json.c_str());
       return 1;
     }
   }
   if (summary.status == RunStatus::kAborted) return 130;
   return summary.succeeded() ? 0 : 1;
+}
+
+}  // namespace
+
+int RunCommand(const RunArgs& args) {
+  auto plan = PlanRun(args);
+  if (!plan.ok()) return BadInput(plan.status());
+  Logger log = MakeLogger("spawner", plan->level);
+  for (const auto& note : plan->app.plan.notes) log->info("{}", note);
+  Status refused;
+  auto summary = Execute(*plan, log, refused);
+  if (!summary) return BadInput(refused);
+  return Report(*summary, args.json);
 }
 
 }  // namespace aiac::spawner

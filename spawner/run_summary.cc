@@ -20,6 +20,82 @@ const char* RunStatusName(RunStatus status) {
   return "failed";
 }
 
+namespace {
+
+// "iterations": the least and most any task computed, and each task's.
+nlohmann::json IterationsJson(const std::vector<TaskOutcome>& tasks) {
+  uint64_t lo = 0, hi = 0;
+  if (!tasks.empty()) {
+    auto [mn, mx] = std::minmax_element(
+        tasks.begin(), tasks.end(),
+        [](const TaskOutcome& a, const TaskOutcome& b) { return a.iterations < b.iterations; });
+    lo = mn->iterations;
+    hi = mx->iterations;
+  }
+  nlohmann::json j = {{"min", lo}, {"max", hi}, {"per_task", nlohmann::json::array()}};
+  for (const auto& t : tasks) j["per_task"].push_back(t.iterations);
+  return j;
+}
+
+// "per_task" and "checkpoints".
+void AddTasks(const std::vector<TaskOutcome>& tasks, nlohmann::json& j) {
+  j["per_task"] = nlohmann::json::array();
+  uint64_t written = 0, bytes = 0;
+  for (const auto& t : tasks) {
+    j["per_task"].push_back({{"task", t.task},
+                             {"daemon", t.daemon},
+                             {"address", t.address},
+                             {"iterations", t.iterations}});
+    written += t.checkpoints;
+    bytes += t.checkpoint_bytes;
+  }
+  j["checkpoints"] = {{"written", written}, {"bytes", bytes}};
+}
+
+nlohmann::json ReplacementsJson(const std::vector<Replacement>& replacements) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& r : replacements) {
+    j.push_back({{"task", r.task},
+                 {"failed", r.failed},
+                 {"daemon", r.daemon},
+                 {"restored_iteration", r.restored_iteration},
+                 {"seconds_to_resume", r.seconds_to_resume}});
+  }
+  return j;
+}
+
+nlohmann::json LinksJson(const std::vector<LinkFigure>& links) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const LinkFigure& l : links) {
+    j.push_back({{"from", l.from},
+                 {"to", l.to},
+                 {"latency_ms", 1e3 * l.alpha},
+                 {"mbps", l.seconds_per_byte > 0 ? nlohmann::json(8e-6 / l.seconds_per_byte)
+                                                 : nlohmann::json()},
+                 {"samples", l.samples}});
+  }
+  return j;
+}
+
+nlohmann::json BalancingJson(const BalancingStats& b) {
+  return {{"mode", b.mode},
+          {"migration", b.migration},
+          {"checks", b.checks},
+          {"redistributions", b.redistributions},
+          {"moves", b.moves},
+          {"abandoned", b.abandoned},
+          {"items_moved", b.items_moved},
+          {"items_between_clusters", b.items_between_clusters},
+          {"seconds_moving", b.seconds_moving},
+          {"planned_seconds", b.planned_seconds},
+          {"coordinators", b.coordinators},
+          {"relayed_reports", b.relayed_reports},
+          {"predicted_gain", b.predicted_gain},
+          {"observed_gain", b.observed_gain}};
+}
+
+}  // namespace
+
 nlohmann::json ToJson(const RunSummary& s) {
   nlohmann::json j;
   j["job"] = s.job;
@@ -39,67 +115,16 @@ nlohmann::json ToJson(const RunSummary& s) {
                  {"assign", s.phases.assign},
                  {"iterate", s.phases.iterate},
                  {"gather", s.phases.gather}};
-  uint64_t lo = 0, hi = 0;
-  if (!s.per_task.empty()) {
-    auto [mn, mx] = std::minmax_element(
-        s.per_task.begin(), s.per_task.end(),
-        [](const TaskOutcome& a, const TaskOutcome& b) { return a.iterations < b.iterations; });
-    lo = mn->iterations;
-    hi = mx->iterations;
-  }
-  j["iterations"] = {{"min", lo}, {"max", hi}, {"per_task", nlohmann::json::array()}};
-  for (const auto& t : s.per_task) j["iterations"]["per_task"].push_back(t.iterations);
+  j["iterations"] = IterationsJson(s.per_task);
   j["residual"] = s.residual >= 0 ? nlohmann::json(s.residual) : nlohmann::json(nullptr);
   j["output"] = s.output.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.output);
-  j["per_task"] = nlohmann::json::array();
-  for (const auto& t : s.per_task) {
-    j["per_task"].push_back({{"task", t.task},
-                             {"daemon", t.daemon},
-                             {"address", t.address},
-                             {"iterations", t.iterations}});
-  }
-  uint64_t written = 0, bytes = 0;
-  for (const auto& t : s.per_task) {
-    written += t.checkpoints;
-    bytes += t.checkpoint_bytes;
-  }
-  j["checkpoints"] = {{"written", written}, {"bytes", bytes}};
+  AddTasks(s.per_task, j);
   j["failures"] = s.failures;
-  j["replacements"] = nlohmann::json::array();
-  for (const auto& r : s.replacements) {
-    j["replacements"].push_back({{"task", r.task},
-                                 {"failed", r.failed},
-                                 {"daemon", r.daemon},
-                                 {"restored_iteration", r.restored_iteration},
-                                 {"seconds_to_resume", r.seconds_to_resume}});
-  }
+  j["replacements"] = ReplacementsJson(s.replacements);
   j["supernode_failovers"] = s.supernode_failovers;
   j["tightenings"] = s.tightenings;
-  j["links"] = nlohmann::json::array();
-  for (const LinkFigure& l : s.links) {
-    j["links"].push_back(
-        {{"from", l.from},
-         {"to", l.to},
-         {"latency_ms", 1e3 * l.alpha},
-         {"mbps",
-          l.seconds_per_byte > 0 ? nlohmann::json(8e-6 / l.seconds_per_byte) : nlohmann::json()},
-         {"samples", l.samples}});
-  }
-  const BalancingStats& b = s.balancing;
-  j["balancing"] = {{"mode", b.mode},
-                    {"migration", b.migration},
-                    {"checks", b.checks},
-                    {"redistributions", b.redistributions},
-                    {"moves", b.moves},
-                    {"abandoned", b.abandoned},
-                    {"items_moved", b.items_moved},
-                    {"items_between_clusters", b.items_between_clusters},
-                    {"seconds_moving", b.seconds_moving},
-                    {"planned_seconds", b.planned_seconds},
-                    {"coordinators", b.coordinators},
-                    {"relayed_reports", b.relayed_reports},
-                    {"predicted_gain", b.predicted_gain},
-                    {"observed_gain", b.observed_gain}};
+  j["links"] = LinksJson(s.links);
+  j["balancing"] = BalancingJson(s.balancing);
   j["partial"] = !s.succeeded() && !s.output.empty();
   j["result"] = s.result;
   return j;

@@ -1,5 +1,6 @@
 #include "apps/cg/cg_params.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -33,26 +34,32 @@ Result<int64_t> ParseInt(const std::string& key, const std::string& text) {
 
 }  // namespace
 
-Result<CgParams> ParseCgParams(const app::JobParams& params) {
-  static const std::set<std::string> kKnown = {"n",
-                                               "bandwidth",
-                                               "seed",
-                                               "matrix",
-                                               "rhs",
-                                               "tolerance",
-                                               "stable_iterations",
-                                               "inner_tolerance",
-                                               "output",
-                                               "residual_tolerance",
-                                               "inner",
-                                               "matrix_cache",
-                                               "partition",
-                                               "overlap",
-                                               "shared_input"};
-  CgParams p;
-  for (const auto& [key, value] : params.values) {
-    if (!kKnown.count(key)) return InvalidArgument("cg: unknown parameter params." + key);
-  }
+namespace {
+
+// A parameter that must be a number, in (lo, hi) (open ends) when given.
+Status GetDouble(const app::JobParams& params, const std::string& key, double lo, double hi,
+                 const std::string& range, double& out) {
+  const std::string* s = params.Find(key);
+  if (!s) return Status::Ok();
+  AIAC_ASSIGN_OR_RETURN(const double v, ParseDouble(key, *s));
+  if (v <= lo || v >= hi) return InvalidArgument("cg: params." + key + " must be " + range);
+  out = v;
+  return Status::Ok();
+}
+
+// One of `choices`, when given.
+Status GetChoice(const app::JobParams& params, const std::string& key,
+                 const std::set<std::string>& choices, const std::string& message,
+                 std::string& out) {
+  const std::string* s = params.Find(key);
+  if (!s) return Status::Ok();
+  if (!choices.count(*s)) return InvalidArgument("cg: params." + key + " must be " + message);
+  out = *s;
+  return Status::Ok();
+}
+
+// The system: generated (n, bandwidth, seed) or read (matrix, rhs).
+Status ParseSystem(const app::JobParams& params, CgParams& p) {
   const bool has_matrix = params.Find("matrix") != nullptr;
   const bool has_n = params.Find("n") != nullptr;
   if (has_matrix == has_n) {
@@ -61,67 +68,54 @@ Result<CgParams> ParseCgParams(const app::JobParams& params) {
         "seed)");
   }
   p.generated = has_n;
-  if (has_n) {
-    auto n = ParseInt("n", *params.Find("n"));
-    if (!n.ok()) return n.status();
-    if (*n < 1 || *n > 100000000) return InvalidArgument("cg: params.n must be in 1..100000000");
-    p.spec.n = static_cast<int>(*n);
-    int64_t bw = std::min<int64_t>(8, p.spec.n - 1), seed = 1;  // default: 8, or less for tiny n
-    if (auto* s = params.Find("bandwidth")) {
-      auto v = ParseInt("bandwidth", *s);
-      if (!v.ok()) return v.status();
-      bw = *v;
-    }
-    if (auto* s = params.Find("seed")) {
-      auto v = ParseInt("seed", *s);
-      if (!v.ok()) return v.status();
-      seed = *v;
-    }
-    if (bw < 0 || bw >= p.spec.n + (p.spec.n == 1))
-      return InvalidArgument("cg: params.bandwidth must be in 0..n-1");
-    p.spec.bandwidth = static_cast<int>(bw);
-    p.spec.seed = static_cast<uint64_t>(seed);
-    if (params.Find("rhs")) return InvalidArgument("cg: params.rhs goes with params.matrix");
-  } else {
+  if (!has_n) {
     for (const char* k : {"bandwidth", "seed"}) {
       if (params.Find(k))
         return InvalidArgument(std::string("cg: params.") + k + " goes with params.n");
     }
     p.matrix = Resolve(params.base_dir, *params.Find("matrix"));
     if (auto* s = params.Find("rhs")) p.rhs = Resolve(params.base_dir, *s);
+    return Status::Ok();
   }
-  if (auto* s = params.Find("output")) p.output = Resolve(params.base_dir, *s);
-  if (auto* s = params.Find("tolerance")) {
-    auto v = ParseDouble("tolerance", *s);
-    if (!v.ok()) return v.status();
-    if (*v <= 0) return InvalidArgument("cg: params.tolerance must be positive");
-    p.tolerance = *v;
+  AIAC_ASSIGN_OR_RETURN(const int64_t n, ParseInt("n", *params.Find("n")));
+  if (n < 1 || n > 100000000) return InvalidArgument("cg: params.n must be in 1..100000000");
+  p.spec.n = static_cast<int>(n);
+  int64_t bw = std::min<int64_t>(8, p.spec.n - 1), seed = 1;  // default: 8, or less for tiny n
+  if (auto* s = params.Find("bandwidth")) {
+    AIAC_ASSIGN_OR_RETURN(bw, ParseInt("bandwidth", *s));
   }
-  if (auto* s = params.Find("inner_tolerance")) {
-    auto v = ParseDouble("inner_tolerance", *s);
-    if (!v.ok()) return v.status();
-    if (*v <= 0 || *v >= 1) return InvalidArgument("cg: params.inner_tolerance must be in (0, 1)");
-    p.inner_tolerance = *v;
+  if (auto* s = params.Find("seed")) {
+    AIAC_ASSIGN_OR_RETURN(seed, ParseInt("seed", *s));
   }
-  if (auto* s = params.Find("residual_tolerance")) {
-    auto v = ParseDouble("residual_tolerance", *s);
-    if (!v.ok()) return v.status();
-    if (*v <= 0 || *v >= 1)
-      return InvalidArgument("cg: params.residual_tolerance must be in (0, 1)");
-    p.residual_tolerance = *v;
+  if (bw < 0 || bw >= p.spec.n + (p.spec.n == 1))
+    return InvalidArgument("cg: params.bandwidth must be in 0..n-1");
+  p.spec.bandwidth = static_cast<int>(bw);
+  p.spec.seed = static_cast<uint64_t>(seed);
+  if (params.Find("rhs")) return InvalidArgument("cg: params.rhs goes with params.matrix");
+  return Status::Ok();
+}
+
+// The local test and the block solver.
+Status ParseSolver(const app::JobParams& params, CgParams& p) {
+  AIAC_RETURN_IF_ERROR(GetDouble(params, "tolerance", 0, HUGE_VAL, "positive", p.tolerance));
+  AIAC_RETURN_IF_ERROR(GetDouble(params, "inner_tolerance", 0, 1, "in (0, 1)", p.inner_tolerance));
+  AIAC_RETURN_IF_ERROR(
+      GetDouble(params, "residual_tolerance", 0, 1, "in (0, 1)", p.residual_tolerance));
+  AIAC_RETURN_IF_ERROR(GetChoice(params, "inner", {"auto", "direct", "cg"},
+                                 "\"auto\", \"direct\" or \"cg\"", p.inner));
+  if (auto* s = params.Find("stable_iterations")) {
+    AIAC_ASSIGN_OR_RETURN(const int64_t v, ParseInt("stable_iterations", *s));
+    if (v < 1 || v > 1000)
+      return InvalidArgument("cg: params.stable_iterations must be in 1..1000");
+    p.stable_iterations = static_cast<int>(v);
   }
-  if (auto* s = params.Find("inner")) {
-    if (*s != "auto" && *s != "direct" && *s != "cg") {
-      return InvalidArgument("cg: params.inner must be \"auto\", \"direct\" or \"cg\"");
-    }
-    p.inner = *s;
-  }
-  if (auto* s = params.Find("partition")) {
-    if (*s != "auto" && *s != "metis" && *s != "contiguous") {
-      return InvalidArgument("cg: params.partition must be \"auto\", \"metis\" or \"contiguous\"");
-    }
-    p.partition = *s;
-  }
+  return Status::Ok();
+}
+
+// How the rows are split, and how the daemons get their blocks.
+Status ParseSplitting(const app::JobParams& params, CgParams& p) {
+  AIAC_RETURN_IF_ERROR(GetChoice(params, "partition", {"auto", "metis", "contiguous"},
+                                 "\"auto\", \"metis\" or \"contiguous\"", p.partition));
   if (auto* s = params.Find("overlap"); s && *s != "auto") {
     auto v = ParseInt("overlap", *s);
     if (!v.ok() || *v < 0 || *v > 100) {
@@ -145,13 +139,35 @@ Result<CgParams> ParseCgParams(const app::JobParams& params) {
     }
     p.shared_input = *s;
   }
-  if (auto* s = params.Find("stable_iterations")) {
-    auto v = ParseInt("stable_iterations", *s);
-    if (!v.ok()) return v.status();
-    if (*v < 1 || *v > 1000)
-      return InvalidArgument("cg: params.stable_iterations must be in 1..1000");
-    p.stable_iterations = static_cast<int>(*v);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<CgParams> ParseCgParams(const app::JobParams& params) {
+  static const std::set<std::string> kKnown = {"n",
+                                               "bandwidth",
+                                               "seed",
+                                               "matrix",
+                                               "rhs",
+                                               "tolerance",
+                                               "stable_iterations",
+                                               "output",
+                                               "residual_tolerance",
+                                               "inner",
+                                               "matrix_cache",
+                                               "partition",
+                                               "overlap",
+                                               "shared_input",
+                                               "inner_tolerance"};
+  for (const auto& [key, value] : params.values) {
+    if (!kKnown.count(key)) return InvalidArgument("cg: unknown parameter params." + key);
   }
+  CgParams p;
+  AIAC_RETURN_IF_ERROR(ParseSystem(params, p));
+  if (auto* s = params.Find("output")) p.output = Resolve(params.base_dir, *s);
+  AIAC_RETURN_IF_ERROR(ParseSolver(params, p));
+  AIAC_RETURN_IF_ERROR(ParseSplitting(params, p));
   return p;
 }
 

@@ -145,7 +145,8 @@ std::string CheckValues(const A& a, const B& b) {
 // `lhs` takes the value of the Result `rexpr`, or the enclosing function returns its Status:
 //   AIAC_ASSIGN_OR_RETURN(auto file, ConfigFile::Load(path));
 //   AIAC_ASSIGN_OR_RETURN(options.key, ReadKeyFile(path));
-// (In a coroutine, AIAC_CO_ASSIGN_OR_RETURN.)
+// (In a coroutine, AIAC_CO_ASSIGN_OR_RETURN.) It expands to several statements: under an `if`,
+// give it braces.
 #define AIAC_ASSIGN_OR_RETURN(lhs, rexpr) \
   AIAC_ASSIGN_OR_RETURN_IMPL_(AIAC_CONCAT_(aiac_result_, __LINE__), lhs, rexpr, return )
 #define AIAC_CO_ASSIGN_OR_RETURN(lhs, rexpr) \

@@ -1,14 +1,15 @@
-// Test helpers: ASSERT_OK, temporary directories, the real binaries as child processes.
+// Test helpers every test may use: ASSERT_OK, temporary directories, files, waiting for an
+// event with a bound. The real binaries as child processes are in processes.h.
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "core/status.h"
-#include "spawner/child_process.h"
 
 #define ASSERT_OK(expr)                              \
   do {                                               \
@@ -46,12 +47,5 @@ std::string WaitForFile(const std::string& path,
 // Polls `pred` every 20 ms until it holds or `timeout` passes.
 bool WaitUntil(const std::function<bool()>& pred,
                std::chrono::milliseconds timeout = std::chrono::milliseconds(10000));
-
-// Starts a binary from build/bin with stdout+stderr going to `log`.
-spawner::ChildProcess Start(const std::string& binary, const std::vector<std::string>& args,
-                            const std::string& log);
-
-// Pids of running (not zombie) processes whose command line contains `needle` (and `also`).
-std::vector<int> ProcessesMatching(const std::string& needle, const std::string& also = "");
 
 }  // namespace aiac::testing

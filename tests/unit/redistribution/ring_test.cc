@@ -19,10 +19,13 @@ void CheckSchedule(const RingInput& in, const RingPlan& p, const std::string& wh
     ASSERT_TRUE(t.to == (t.from + 1) % n || t.to == (t.from + n - 1) % n) << what;
     ASSERT_TRUE(in.bidirectional || t.to == (t.from + 1) % n) << what;
     ASSERT_GT(t.items, 0) << what;
-    const double cost = t.to == (t.from + 1) % n && (n > 2 || !in.bidirectional) ? in.c_next[t.from]
-                        : t.to == (t.from + 1) % n                               ? in.c_next[t.from]
-                                                   : in.c_prev[t.from];
-    (void)cost;
+    // Runs without pause: a transfer carries its items back to back at its link's cost per item.
+    // (On a bidirectional ring of two the link of a transfer cannot be told from its ends.)
+    if (n > 2 || !in.bidirectional) {
+      const double cost = t.to == (t.from + 1) % n ? in.c_next[t.from] : in.c_prev[t.from];
+      ASSERT_NEAR(t.end - t.start, static_cast<double>(t.items) * cost, 1e-9 * (1 + t.end))
+          << what << ": P" << t.from << " -> P" << t.to << " paused";
+    }
     load[t.from] -= t.items;
     load[t.to] += t.items;
     sends[t.from].push_back({t.start, t.end});

@@ -1,0 +1,34 @@
+#include "support/processes.h"
+
+#include <filesystem>
+
+namespace aiac::testing {
+
+spawner::ChildProcess Start(const std::string& binary, const std::vector<std::string>& args,
+                            const std::string& log) {
+  std::vector<std::string> argv{BinPath(binary)};
+  argv.insert(argv.end(), args.begin(), args.end());
+  auto child = spawner::ChildProcess::Spawn(argv, log);
+  AIAC_CHECK(child.ok());
+  return std::move(*child);
+}
+
+std::vector<int> ProcessesMatching(const std::string& needle, const std::string& also) {
+  std::vector<int> pids;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string stat = ReadFile(entry.path().string() + "/stat");
+    auto close = stat.rfind(')');
+    if (close == std::string::npos || close + 2 >= stat.size() || stat[close + 2] == 'Z') continue;
+    std::string cmdline = ReadFile(entry.path().string() + "/cmdline");
+    for (char& c : cmdline)
+      if (c == '\0') c = ' ';
+    if (cmdline.find(needle) != std::string::npos && cmdline.find(also) != std::string::npos) {
+      pids.push_back(std::stoi(name));
+    }
+  }
+  return pids;
+}
+
+}  // namespace aiac::testing
