@@ -167,6 +167,41 @@ double Power(const daemon::DaemonOptions& o, uint32_t cores, bool measure, const
   return power;
 }
 
+Result<std::vector<Endpoint>> Endpoints(const std::vector<std::string>& texts) {
+  std::vector<Endpoint> out;
+  for (const auto& text : texts) {
+    AIAC_ASSIGN_OR_RETURN(Endpoint ep, ParseEndpoint(text));
+    out.push_back(ep);
+  }
+  return out;
+}
+
+// The checkpoints this daemon keeps for other tasks, in DATA/checkpoints (RocksDB).
+Result<std::unique_ptr<checkpoint::RocksDbCheckpointStore>> OpenCheckpoints(
+    const std::string& data_dir, const Logger& log) {
+  std::error_code ec;
+  std::filesystem::create_directories(data_dir, ec);
+  if (ec) return IoError("cannot create data directory " + data_dir + ": " + ec.message());
+  AIAC_ASSIGN_OR_RETURN(auto store,
+                        checkpoint::RocksDbCheckpointStore::Open(data_dir + "/checkpoints"));
+  for (const auto& w : store->recovery_warnings()) log->warn("checkpoint store recovery: {}", w);
+  return store;
+}
+
+void LogStart(const daemon::DaemonOptions& o, const daemon::SelfDescription& self,
+              const emulation::EmulatedNode* node, const std::string& platform, const Logger& log) {
+  log->info(
+      "daemon {} listening on {} (cluster {}, power {:.2f}, {} cores{})", o.id, self.address,
+      self.cluster, self.power, self.cores,
+      o.trusted_keys.empty()
+          ? ""
+          : ", plugins signed by " + std::to_string(o.trusted_keys.size()) + " trusted keys only");
+  if (node) {
+    log->info("daemon {} emulates node {} of platform {} (slowdown {:g})", o.id, node->id(),
+              platform, node->slowdown());
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -177,12 +212,8 @@ int main(int argc, char** argv) {
 
   daemon::DaemonOptions o;
   if (Status s = LoadOptions(flags, o); !s.ok()) return Fail(s);
-  std::vector<Endpoint> supernode_eps;
-  for (const auto& s : o.supernodes) {
-    auto ep = ParseEndpoint(s);
-    if (!ep.ok()) return Fail(ep.status());
-    supernode_eps.push_back(*ep);
-  }
+  auto supernode_eps = Endpoints(o.supernodes);
+  if (!supernode_eps.ok()) return Fail(supernode_eps.status());
   auto listen_ep = ParseEndpoint(o.listen);
   if (!listen_ep.ok()) return Fail(listen_ep.status());
   auto node = LoadEmulatedNode(flags, o);
@@ -194,14 +225,8 @@ int main(int argc, char** argv) {
   auto background = StartBackground(flags, log);
   if (!background.ok()) return Fail(background.status());
 
-  std::error_code fs_ec;
-  std::filesystem::create_directories(o.data_dir, fs_ec);
-  if (fs_ec)
-    return Fail(IoError("cannot create data directory " + o.data_dir + ": " + fs_ec.message()));
-  auto checkpoints = checkpoint::RocksDbCheckpointStore::Open(o.data_dir + "/checkpoints");
+  auto checkpoints = OpenCheckpoints(o.data_dir, log);
   if (!checkpoints.ok()) return Fail(checkpoints.status());
-  for (const auto& w : (*checkpoints)->recovery_warnings())
-    log->warn("checkpoint store recovery: {}", w);
   net::asio::io_context io;
   daemon::TaskHost host(io, HostOptions(o, *node, background->get()), std::move(*checkpoints), log);
   auto bound = host.Listen(*listen_ep);
@@ -222,7 +247,7 @@ int main(int argc, char** argv) {
   net::asio::signal_set signals(io, SIGINT, SIGTERM);
   net::asio::steady_timer wind_down(io);
   daemon::SupernodeLink link(
-      supernode_eps, self, o.net, std::chrono::milliseconds(o.heartbeat_ms), log,
+      *supernode_eps, self, o.net, std::chrono::milliseconds(o.heartbeat_ms), log,
       [&] { return host.busy(); },
       [&](Status why) {
         // Wind down instead of stopping the loop at once: the Refuse this daemon is sending
@@ -237,16 +262,7 @@ int main(int argc, char** argv) {
       });
   host.Serve();
   net::SpawnLogged(io.get_executor(), link.Run(), log, "super-node link");
-  log->info(
-      "daemon {} listening on {} (cluster {}, power {:.2f}, {} cores{})", o.id, bound->ToString(),
-      self.cluster, self.power, self.cores,
-      o.trusted_keys.empty()
-          ? ""
-          : ", plugins signed by " + std::to_string(o.trusted_keys.size()) + " trusted keys only");
-  if (*node) {
-    log->info("daemon {} emulates node {} of platform {} (slowdown {:g})", o.id, (*node)->id(),
-              flags.emulate, (*node)->slowdown());
-  }
+  LogStart(o, self, node->get(), flags.emulate, log);
   if (!o.ready_file.empty()) {
     if (Status s = WriteFileAtomically(o.ready_file, bound->ToString()); !s.ok()) return Fail(s);
   }
