@@ -133,125 +133,176 @@ int64_t BidirectionalHomogeneousBound(const std::vector<int64_t>& delta) {
   return std::max(best, (hi - lo + 1) / 2);
 }
 
-std::vector<std::vector<std::pair<int, int>>> Algorithm3Steps(std::vector<int64_t> delta) {
-  const int n = static_cast<int>(delta.size());
-  std::vector<std::vector<std::pair<int, int>>> steps;
-  std::vector<int64_t> q(2 * n + 1);
-  std::vector<int> counts;  // sliding window of prefix values, offset by their minimum
-  // sends[i] bit 1: P_i -> P_{i+1}; bit 2: P_i -> P_{i-1} (one flag per link, like a set).
-  std::vector<uint8_t> sends(n);
-  for (;;) {
-    const int64_t dmax = BidirectionalHomogeneousBound(delta);  // line 1
-    if (dmax < 1) break;                                        // line 2
-    std::fill(sends.begin(), sends.end(), 0);
-    auto send = [&](int from, int to) { sends[from] |= (to == Mod(from + 1, n)) ? 1 : 2; };
-    // Slices C_{k,l} of 1..n-1 processors: sum = Q[k + len] - Q[k] over the doubled prefix sums.
-    // A sliding window of prefix values tells, for each start k (end l), whether a slice with a
-    // sum in `targets` starts (ends) there: O(n) per step. Every prefix value lies within
-    // 2 dmax of the others (Lemma 3's bound), so the window is a flat array.
-    q[0] = 0;
-    for (int j = 0; j < 2 * n; ++j) q[j + 1] = q[j] + delta[j % n];
-    const int64_t base = *std::min_element(q.begin(), q.end());
-    const int64_t span = *std::max_element(q.begin(), q.end()) - base + 1;
-    auto has = [&](int64_t v) {
-      return v >= base && v < base + span && counts[static_cast<size_t>(v - base)] > 0;
-    };
-    auto slide = [&](bool at_start, const std::vector<int64_t>& targets, std::vector<bool>& found) {
-      counts.assign(static_cast<size_t>(span), 0);
-      found.assign(n, false);
-      if (at_start) {  // window Q[k+1 .. k+n-1]
-        for (int j = 1; j <= n - 1; ++j) ++counts[static_cast<size_t>(q[j] - base)];
-        for (int k = 0; k < n; ++k) {
-          for (int64_t t : targets) found[k] = found[k] || has(q[k] + t);
-          --counts[static_cast<size_t>(q[k + 1] - base)];
-          ++counts[static_cast<size_t>(q[k + n] - base)];
-        }
-      } else {  // slice ending at l, e = l + n: window Q[e+2-n .. e]
-        for (int j = 2; j <= n; ++j) ++counts[static_cast<size_t>(q[j] - base)];
-        for (int l = 0; l < n; ++l) {
-          const int e = l + n;
-          for (int64_t t : targets) found[l] = found[l] || has(q[e + 1] - t);
-          --counts[static_cast<size_t>(q[e + 2 - n] - base)];
-          ++counts[static_cast<size_t>(q[e + 1] - base)];
-        }
-      }
-    };
-    std::vector<bool> found;
-    auto rule = [&](const std::vector<int64_t>& targets, bool at_start, bool outward) {
-      if (targets.empty()) return;
-      slide(at_start, targets, found);
-      for (int i = 0; i < n; ++i) {
-        if (!found[i]) continue;
-        const int outside = at_start ? Mod(i - 1, n) : Mod(i + 1, n);
-        if (outward)
-          send(i, outside);  // the slice sends through this end
-        else
-          send(outside, i);  // the slice receives through this end
-      }
-    };
-    if (dmax != 2) {  // lines 3-9: sums d with ceil(|d| / 2) = dmax and |d| > 1
-      std::vector<int64_t> pos, neg;
-      for (int64_t d : {2 * dmax - 1, 2 * dmax}) {
-        if (d > 1) {
-          pos.push_back(d);
-          neg.push_back(-d);
-        }
-      }
-      rule(pos, true, true);        // P_k sends to P_{k-1}
-      rule(pos, false, true);       // P_l sends to P_{l+1}
-      rule(neg, true, false);       // P_{k-1} sends to P_k
-      rule(neg, false, false);      // P_{l+1} sends to P_l
-    } else {                        // lines 10-18 (|d| <= 4 here)
-      rule({3, 4}, false, true);    // delta_{k,l} >= 3: P_l sends to P_{l+1}
-      rule({4}, true, true);        // delta_{k,l} = 4: P_k sends to P_{k-1}
-      rule({-3, -4}, true, false);  // delta_{k,l} <= -3: P_{k-1} sends to P_k
-      rule({-4}, false, false);     // delta_{k,l} = -4: P_{l+1} sends to P_l
-    }
-    auto sends_to = [&](int from, int to) {
-      return (sends[from] & ((to == Mod(from + 1, n)) ? 1 : 2)) != 0;
-    };
-    std::vector<bool> sending(n, false), receiving(n, false);
-    for (int i = 0; i < n; ++i) {
-      if (sends[i] & 1) sending[i] = receiving[Mod(i + 1, n)] = true;
-      if (sends[i] & 2) sending[i] = receiving[Mod(i - 1, n)] = true;
-    }
-    for (int i = 0; i < n; ++i) {  // lines 19-21
-      if (delta[i] == dmax && !sending[i]) {
-        send(i, Mod(i + 1, n));
-        sending[i] = receiving[Mod(i + 1, n)] = true;
-      }
-    }
-    for (int i = 0; i < n; ++i) {  // lines 22-24
-      if (delta[i] == -dmax && !receiving[i]) {
-        send(Mod(i - 1, n), i);
-        sending[Mod(i - 1, n)] = receiving[i] = true;
-      }
-    }
-    if (dmax == 1) {  // lines 25-30: balanced processors pass items on (to a fixpoint along chains)
-      for (bool grew = true; grew;) {
-        grew = false;
-        for (int i = 0; i < n; ++i) {
-          if (delta[i] != 0) continue;
-          if (sends_to(Mod(i - 1, n), i) && !sends_to(i, Mod(i + 1, n))) {
-            send(i, Mod(i + 1, n));
-            grew = true;
-          }
-          if (sends_to(Mod(i + 1, n), i) && !sends_to(i, Mod(i - 1, n))) {
-            send(i, Mod(i - 1, n));
-            grew = true;
-          }
-        }
-      }
-    }
-    // The step's sends, ordered by (from, to), each link once.
+namespace {
+
+// One step's sends of Algorithm 3: per processor, bit 1 P_i -> P_{i+1}, bit 2 P_i -> P_{i-1}
+// (one flag per link, like a set).
+class StepSends {
+ public:
+  explicit StepSends(int n) : n_(n), sends_(n, 0) {}
+  void Send(int from, int to) { sends_[from] |= (to == Mod(from + 1, n_)) ? 1 : 2; }
+  bool SendsTo(int from, int to) const {
+    return (sends_[from] & ((to == Mod(from + 1, n_)) ? 1 : 2)) != 0;
+  }
+  bool SendsAny(int i) const { return sends_[i] != 0; }
+  bool Receives(int i) const {
+    return (sends_[Mod(i - 1, n_)] & 1) || (sends_[Mod(i + 1, n_)] & 2);
+  }
+  // The sends ordered by (from, to), each link once.
+  std::vector<std::pair<int, int>> Ordered() const {
     std::vector<std::pair<int, int>> step;
-    for (int i = 0; i < n; ++i) {
-      int a = (sends[i] & 1) ? Mod(i + 1, n) : -1, b = (sends[i] & 2) ? Mod(i - 1, n) : -1;
+    for (int i = 0; i < n_; ++i) {
+      int a = (sends_[i] & 1) ? Mod(i + 1, n_) : -1, b = (sends_[i] & 2) ? Mod(i - 1, n_) : -1;
       if (a == b) b = -1;  // n = 2: both neighbours are the same processor
       if (a > b) std::swap(a, b);
       if (a >= 0) step.push_back({i, a});
       if (b >= 0) step.push_back({i, b});
     }
+    return step;
+  }
+
+ private:
+  int n_;
+  std::vector<uint8_t> sends_;
+};
+
+// Slices C_{k,l} of 1..n-1 processors: sum = Q[k + len] - Q[k] over the doubled prefix sums. A
+// sliding window of prefix values tells, for each start k (end l), whether a slice with a sum
+// in `targets` starts (ends) there: O(n) per step. Every prefix value lies within 2 dmax of the
+// others (Lemma 3's bound), so the window is a flat array.
+class SliceFinder {
+ public:
+  explicit SliceFinder(const std::vector<int64_t>& delta)
+      : n_(static_cast<int>(delta.size())), q_(2 * n_ + 1) {
+    q_[0] = 0;
+    for (int j = 0; j < 2 * n_; ++j) q_[j + 1] = q_[j] + delta[j % n_];
+    base_ = *std::min_element(q_.begin(), q_.end());
+    span_ = *std::max_element(q_.begin(), q_.end()) - base_ + 1;
+  }
+
+  // found[i]: a slice whose sum is one of `targets` starts at P_i (at_start), or ends there.
+  std::vector<bool> Find(bool at_start, const std::vector<int64_t>& targets) {
+    counts_.assign(static_cast<size_t>(span_), 0);
+    std::vector<bool> found(n_, false);
+    if (at_start) {  // window Q[k+1 .. k+n-1]
+      for (int j = 1; j <= n_ - 1; ++j) Count(q_[j], +1);
+      for (int k = 0; k < n_; ++k) {
+        for (int64_t t : targets) found[k] = found[k] || Has(q_[k] + t);
+        Count(q_[k + 1], -1);
+        Count(q_[k + n_], +1);
+      }
+    } else {  // slice ending at l, e = l + n: window Q[e+2-n .. e]
+      for (int j = 2; j <= n_; ++j) Count(q_[j], +1);
+      for (int l = 0; l < n_; ++l) {
+        const int e = l + n_;
+        for (int64_t t : targets) found[l] = found[l] || Has(q_[e + 1] - t);
+        Count(q_[e + 2 - n_], -1);
+        Count(q_[e + 1], +1);
+      }
+    }
+    return found;
+  }
+
+ private:
+  void Count(int64_t v, int by) { counts_[static_cast<size_t>(v - base_)] += by; }
+  bool Has(int64_t v) const {
+    return v >= base_ && v < base_ + span_ && counts_[static_cast<size_t>(v - base_)] > 0;
+  }
+
+  int n_;
+  std::vector<int64_t> q_;
+  int64_t base_ = 0, span_ = 0;
+  std::vector<int> counts_;  // the sliding window of prefix values, offset by their minimum
+};
+
+// Lines 3-18 of Algorithm 3: the ends of the slices whose imbalance reaches dmax send or receive.
+void SliceSends(const std::vector<int64_t>& delta, int64_t dmax, StepSends& sends) {
+  const int n = static_cast<int>(delta.size());
+  SliceFinder finder(delta);
+  auto rule = [&](const std::vector<int64_t>& targets, bool at_start, bool outward) {
+    if (targets.empty()) return;
+    const std::vector<bool> found = finder.Find(at_start, targets);
+    for (int i = 0; i < n; ++i) {
+      if (!found[i]) continue;
+      const int outside = at_start ? Mod(i - 1, n) : Mod(i + 1, n);
+      if (outward) {
+        sends.Send(i, outside);  // the slice sends through this end
+      } else {
+        sends.Send(outside, i);  // the slice receives through this end
+      }
+    }
+  };
+  if (dmax != 2) {  // lines 3-9: sums d with ceil(|d| / 2) = dmax and |d| > 1
+    std::vector<int64_t> pos, neg;
+    for (int64_t d : {2 * dmax - 1, 2 * dmax}) {
+      if (d > 1) {
+        pos.push_back(d);
+        neg.push_back(-d);
+      }
+    }
+    rule(pos, true, true);        // P_k sends to P_{k-1}
+    rule(pos, false, true);       // P_l sends to P_{l+1}
+    rule(neg, true, false);       // P_{k-1} sends to P_k
+    rule(neg, false, false);      // P_{l+1} sends to P_l
+  } else {                        // lines 10-18 (|d| <= 4 here)
+    rule({3, 4}, false, true);    // delta_{k,l} >= 3: P_l sends to P_{l+1}
+    rule({4}, true, true);        // delta_{k,l} = 4: P_k sends to P_{k-1}
+    rule({-3, -4}, true, false);  // delta_{k,l} <= -3: P_{k-1} sends to P_k
+    rule({-4}, false, false);     // delta_{k,l} = -4: P_{l+1} sends to P_l
+  }
+}
+
+// Lines 19-30 of Algorithm 3: the most loaded processors that send nothing yet send, the least
+// loaded that receive nothing receive, and (dmax = 1) balanced processors pass items on.
+void ProcessorSends(const std::vector<int64_t>& delta, int64_t dmax, StepSends& sends) {
+  const int n = static_cast<int>(delta.size());
+  std::vector<bool> sending(n, false), receiving(n, false);
+  for (int i = 0; i < n; ++i) {
+    sending[i] = sends.SendsAny(i);
+    receiving[i] = sends.Receives(i);
+  }
+  for (int i = 0; i < n; ++i) {  // lines 19-21
+    if (delta[i] == dmax && !sending[i]) {
+      sends.Send(i, Mod(i + 1, n));
+      sending[i] = receiving[Mod(i + 1, n)] = true;
+    }
+  }
+  for (int i = 0; i < n; ++i) {  // lines 22-24
+    if (delta[i] == -dmax && !receiving[i]) {
+      sends.Send(Mod(i - 1, n), i);
+      sending[Mod(i - 1, n)] = receiving[i] = true;
+    }
+  }
+  if (dmax != 1) return;
+  // Lines 25-30: balanced processors pass items on (to a fixpoint along chains).
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (int i = 0; i < n; ++i) {
+      if (delta[i] != 0) continue;
+      if (sends.SendsTo(Mod(i - 1, n), i) && !sends.SendsTo(i, Mod(i + 1, n))) {
+        sends.Send(i, Mod(i + 1, n));
+        grew = true;
+      }
+      if (sends.SendsTo(Mod(i + 1, n), i) && !sends.SendsTo(i, Mod(i - 1, n))) {
+        sends.Send(i, Mod(i - 1, n));
+        grew = true;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<std::vector<std::pair<int, int>>> Algorithm3Steps(std::vector<int64_t> delta) {
+  const int n = static_cast<int>(delta.size());
+  std::vector<std::vector<std::pair<int, int>>> steps;
+  for (;;) {
+    const int64_t dmax = BidirectionalHomogeneousBound(delta);  // line 1
+    if (dmax < 1) break;                                        // line 2
+    StepSends sends(n);
+    SliceSends(delta, dmax, sends);
+    ProcessorSends(delta, dmax, sends);
+    std::vector<std::pair<int, int>> step = sends.Ordered();
     for (const auto& [from, to] : step) {
       --delta[from];
       ++delta[to];

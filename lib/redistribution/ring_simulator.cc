@@ -46,29 +46,84 @@ struct Arrivals {
   int64_t count;
 };
 
-}  // namespace
+// The event-driven one-port replay of SimulateRingEvents: each processor works through its list
+// of operations; at each event time the processors worth a look start what they can,
+// successor-bound sends first.
+class EventSimulator {
+ public:
+  EventSimulator(const std::vector<int64_t>& loads, const std::vector<double>& c_next,
+                 const std::vector<double>& c_prev, bool bidirectional,
+                 const std::vector<std::vector<RingOp>>& ops, bool batch)
+      : n_(static_cast<int>(loads.size())),
+        c_next_(c_next),
+        c_prev_(c_prev),
+        bidirectional_(bidirectional),
+        ops_(ops),
+        batch_(batch),
+        holding_(loads),
+        op_(n_, 0),
+        left_(n_, 0),
+        send_free_(n_, 0),
+        recv_free_(n_, 0),
+        incoming_(n_),
+        starving_(n_, false),
+        stamp_(n_, 0),
+        log_(n_) {}
 
-RingSchedule SimulateRingEvents(const std::vector<int64_t>& loads,
-                                const std::vector<double>& c_next,
-                                const std::vector<double>& c_prev, bool bidirectional,
-                                const std::vector<std::vector<RingOp>>& ops, bool batch) {
-  const int n = static_cast<int>(loads.size());
-  std::vector<int64_t> holding = loads;
-  std::vector<size_t> op(n, 0);
-  std::vector<int64_t> left(n, 0);
-  std::vector<double> send_free(n, 0), recv_free(n, 0);
-  std::vector<std::deque<Arrivals>> incoming(n);  // not yet arrived, in time order
-  for (int i = 0; i < n; ++i) left[i] = ops[i].empty() ? 0 : ops[i][0].items;
-  auto skip_empty = [&](int i) {
-    while (op[i] < ops[i].size() && left[i] == 0) {
-      if (++op[i] < ops[i].size()) left[i] = ops[i][op[i]].items;
+  RingSchedule Run() {
+    for (int i = 0; i < n_; ++i) {
+      left_[i] = ops_[i].empty() ? 0 : ops_[i][0].items;
+      SkipEmpty(i);
+      if (op_[i] < ops_[i].size()) events_.push({ops_[i][op_[i]].release, i});
     }
+    while (!events_.empty()) {
+      const double now = events_.top().time;
+      ++round_;
+      check_.clear();
+      while (!events_.empty() && events_.top().time <= now) {
+        Mark(events_.top().who);
+        events_.pop();
+      }
+      std::sort(check_.begin(), check_.end());
+      // Start what can start now: successor-bound sends first, then predecessor-bound.
+      for (bool started = true; started;) {
+        started = false;
+        for (int pass = 0; pass < 2; ++pass) {
+          for (const int i : check_) started = TryStart(i, pass == 0, now) || started;
+        }
+      }
+    }
+    RingSchedule out;
+    out.complete = true;
+    for (int i = 0; i < n_; ++i) {
+      if (op_[i] < ops_[i].size()) out.complete = false;
+      Realize(i, std::numeric_limits<double>::infinity());
+    }
+    out.final_loads = holding_;
+    out.makespan = makespan_;
+    out.transfers = log_.Finish();
+    return out;
+  }
+
+ private:
+  // At `time`, processor `who` is worth another look.
+  struct Event {
+    double time;
+    int who;
+    bool operator>(const Event& o) const { return time > o.time; }
   };
+
+  void SkipEmpty(int i) {
+    while (op_[i] < ops_[i].size() && left_[i] == 0) {
+      if (++op_[i] < ops_[i].size()) left_[i] = ops_[i][op_[i]].items;
+    }
+  }
+
   // Arrivals up to `t` become held items.
-  auto realize = [&](int i, double t) {
-    auto& q = incoming[i];
+  void Realize(int i, double t) {
+    auto& q = incoming_[i];
     if (!std::isfinite(t)) {
-      for (const Arrivals& a : q) holding[i] += a.count;
+      for (const Arrivals& a : q) holding_[i] += a.count;
       q.clear();
       return;
     }
@@ -76,139 +131,129 @@ RingSchedule SimulateRingEvents(const std::vector<int64_t>& loads,
       Arrivals& a = q.front();
       const int64_t k = std::min<int64_t>(
           a.count, static_cast<int64_t>(std::floor((t - a.first) / a.step + 1e-9)) + 1);
-      holding[i] += k;
+      holding_[i] += k;
       a.count -= k;
       a.first += static_cast<double>(k) * a.step;
-      if (a.count == 0)
-        q.pop_front();
-      else
-        break;
+      if (a.count != 0) break;
+      q.pop_front();
     }
-  };
-  // At `time`, processor `who` is worth another look.
-  struct Event {
-    double time;
-    int who;
-    bool operator>(const Event& o) const { return time > o.time; }
-  };
-  std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
-  for (int i = 0; i < n; ++i) {
-    skip_empty(i);
-    if (op[i] < ops[i].size()) events.push({ops[i][op[i]].release, i});
   }
-  std::vector<bool> starving(n, false);
-  RunLog log(n);
-  double makespan = 0;
-  std::vector<int> check;
-  std::vector<uint64_t> stamp(n, 0);
-  uint64_t round = 0;
-  auto mark = [&](int i) {
-    if (stamp[i] != round) {
-      stamp[i] = round;
-      check.push_back(i);
+
+  void Mark(int i) {
+    if (stamp_[i] == round_) return;
+    stamp_[i] = round_;
+    check_.push_back(i);
+  }
+
+  // Processor i's next operation, when it goes `to_next` (this pass's direction): started now
+  // when it can, else a later look at i is scheduled. True when it started.
+  bool TryStart(int i, bool to_next, double now) {
+    if (op_[i] >= ops_[i].size()) return false;
+    const RingOp& o = ops_[i][op_[i]];
+    if (o.to_next != to_next) return false;
+    if (send_free_[i] > now || o.release > now) return false;
+    Realize(i, now);
+    if (holding_[i] < 1) {
+      // Wait for the next item on its way here (or for one to be sent).
+      if (!incoming_[i].empty()) {
+        events_.push({incoming_[i].front().first, i});
+      } else {
+        starving_[i] = true;
+      }
+      return false;
     }
-  };
-  while (!events.empty()) {
-    const double now = events.top().time;
-    ++round;
-    check.clear();
-    while (!events.empty() && events.top().time <= now) {
-      mark(events.top().who);
-      events.pop();
+    const int to = o.to_next ? (i + 1) % n_ : (i + n_ - 1) % n_;
+    if (bidirectional_ && recv_free_[to] > now) {
+      events_.push({recv_free_[to], i});  // look again when the port frees
+      return false;
     }
-    std::sort(check.begin(), check.end());
-    // Start what can start now: successor-bound sends first, then predecessor-bound.
-    for (bool started = true; started;) {
-      started = false;
-      for (int pass = 0; pass < 2; ++pass) {
-        for (size_t ci = 0; ci < check.size(); ++ci) {
-          const int i = check[ci];
-          if (op[i] >= ops[i].size()) continue;
-          const RingOp& o = ops[i][op[i]];
-          if (o.to_next != (pass == 0)) continue;
-          if (send_free[i] > now || o.release > now) continue;
-          realize(i, now);
-          if (holding[i] < 1) {
-            // Wait for the next item on its way here (or for one to be sent).
-            if (!incoming[i].empty())
-              events.push({incoming[i].front().first, i});
-            else
-              starving[i] = true;
-            continue;
-          }
-          const int to = o.to_next ? (i + 1) % n : (i + n - 1) % n;
-          if (bidirectional && recv_free[to] > now) {
-            events.push({recv_free[to], i});  // look again when the port frees
-            continue;
-          }
-          const double cost = o.to_next ? c_next[i] : c_prev[i];
-          // Bidirectional: a successor-bound sender wins its receiver's port at every item
-          // boundary (that direction goes first), so the items it holds go out as one run; a
-          // predecessor-bound one may lose the port between items: one item at a time.
-          // Unidirectional: nobody else sends to `to`, so the run goes on while each next item
-          // is held when it would start: those held now, then those already on their way here
-          // (arrivals not scheduled yet end the run; its end wakes this processor again).
-          int64_t k = 1;
-          if (batch && bidirectional && o.to_next) k = std::min(holding[i], left[i]);
-          if (batch && !bidirectional) {
-            k = std::min(holding[i], left[i]);
-            if (k < left[i] && !incoming[i].empty()) {
-              int64_t arrived = 0;  // of the known arrivals, by the start of item k
-              size_t stream = 0;
-              int64_t used_in_stream = 0;
-              while (k < left[i] && stream < incoming[i].size()) {
-                const double start_k = now + static_cast<double>(k) * cost;
-                const Arrivals& a = incoming[i][stream];
-                const double next_arrival = a.first + static_cast<double>(used_in_stream) * a.step;
-                if (next_arrival > start_k) {
-                  if (holding[i] + arrived - k >= 1) {
-                    ++k;  // held already
-                    continue;
-                  }
-                  break;  // item k would have to wait
-                }
-                ++arrived;
-                if (++used_in_stream == a.count) {
-                  ++stream;
-                  used_in_stream = 0;
-                }
-              }
-              while (k < left[i] && holding[i] + arrived - k >= 1) ++k;  // no more known arrivals
-            }
-          }
-          const double end = now + static_cast<double>(k) * cost;
-          // The run's items are counted out of `holding` now; arrivals it relied on are added
-          // when realized, so the balance is right by the end of the run.
-          holding[i] -= k;
-          log.Add(i, to, k, now, end);
-          makespan = std::max(makespan, end);
-          send_free[i] = end;
-          recv_free[to] = end;
-          incoming[to].push_back({now + cost, cost, k});
-          events.push({end, i});
-          if (starving[to]) {  // it waits for an item: wake it when the first one arrives
-            starving[to] = false;
-            events.push({now + cost, to});
-          }
-          left[i] -= k;
-          skip_empty(i);
-          if (op[i] < ops[i].size() && ops[i][op[i]].release > now)
-            events.push({ops[i][op[i]].release, i});
-          started = true;
-        }
+    const double cost = o.to_next ? c_next_[i] : c_prev_[i];
+    Send(i, to, RunLength(i, o.to_next, now, cost), now, cost);
+    return true;
+  }
+
+  // How many items i sends in one run. Bidirectional: a successor-bound sender wins its
+  // receiver's port at every item boundary (that direction goes first), so the items it holds go
+  // out as one run; a predecessor-bound one may lose the port between items: one item at a time.
+  // Unidirectional: nobody else sends to `to`, so the run goes on while each next item is held
+  // when it would start: those held now, then those already on their way here (arrivals not
+  // scheduled yet end the run; its end wakes this processor again).
+  int64_t RunLength(int i, bool to_next, double now, double cost) const {
+    if (!batch_ || (bidirectional_ && !to_next)) return 1;
+    int64_t k = std::min(holding_[i], left_[i]);
+    if (bidirectional_ || k >= left_[i] || incoming_[i].empty()) return k;
+    int64_t arrived = 0;  // of the known arrivals, by the start of item k
+    size_t stream = 0;
+    int64_t used_in_stream = 0;
+    while (k < left_[i] && stream < incoming_[i].size()) {
+      const double start_k = now + static_cast<double>(k) * cost;
+      const Arrivals& a = incoming_[i][stream];
+      const double next_arrival = a.first + static_cast<double>(used_in_stream) * a.step;
+      if (next_arrival > start_k) {
+        if (holding_[i] + arrived - k < 1) break;  // item k would have to wait
+        ++k;                                       // held already
+        continue;
+      }
+      ++arrived;
+      if (++used_in_stream == a.count) {
+        ++stream;
+        used_in_stream = 0;
       }
     }
+    while (k < left_[i] && holding_[i] + arrived - k >= 1) ++k;  // no more known arrivals
+    return k;
   }
-  RingSchedule out;
-  out.complete = true;
-  for (int i = 0; i < n; ++i) {
-    if (op[i] < ops[i].size()) out.complete = false;
-    realize(i, std::numeric_limits<double>::infinity());
+
+  // i sends k items to `to` from `now`, one every `cost`.
+  void Send(int i, int to, int64_t k, double now, double cost) {
+    const double end = now + static_cast<double>(k) * cost;
+    // The run's items are counted out of `holding` now; arrivals it relied on are added when
+    // realized, so the balance is right by the end of the run.
+    holding_[i] -= k;
+    log_.Add(i, to, k, now, end);
+    makespan_ = std::max(makespan_, end);
+    send_free_[i] = end;
+    recv_free_[to] = end;
+    incoming_[to].push_back({now + cost, cost, k});
+    events_.push({end, i});
+    if (starving_[to]) {  // it waits for an item: wake it when the first one arrives
+      starving_[to] = false;
+      events_.push({now + cost, to});
+    }
+    left_[i] -= k;
+    SkipEmpty(i);
+    if (op_[i] < ops_[i].size() && ops_[i][op_[i]].release > now) {
+      events_.push({ops_[i][op_[i]].release, i});
+    }
   }
-  out.final_loads = holding;
-  out.makespan = makespan;
-  out.transfers = log.Finish();
-  return out;
+
+  const int n_;
+  const std::vector<double>& c_next_;
+  const std::vector<double>& c_prev_;
+  const bool bidirectional_;
+  const std::vector<std::vector<RingOp>>& ops_;
+  const bool batch_;
+  std::vector<int64_t> holding_;
+  std::vector<size_t> op_;
+  std::vector<int64_t> left_;
+  std::vector<double> send_free_, recv_free_;
+  std::vector<std::deque<Arrivals>> incoming_;  // not yet arrived, in time order
+  std::vector<bool> starving_;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+  std::vector<int> check_;  // the processors to look at in this round, once each
+  std::vector<uint64_t> stamp_;
+  uint64_t round_ = 0;
+  RunLog log_;
+  double makespan_ = 0;
+};
+
+}  // namespace
+
+RingSchedule SimulateRingEvents(const std::vector<int64_t>& loads,
+                                const std::vector<double>& c_next,
+                                const std::vector<double>& c_prev, bool bidirectional,
+                                const std::vector<std::vector<RingOp>>& ops, bool batch) {
+  return EventSimulator(loads, c_next, c_prev, bidirectional, ops, batch).Run();
 }
 
 namespace {
