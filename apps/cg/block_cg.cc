@@ -61,6 +61,45 @@ BlockCg::BlockCg(const SpMat& a)
   }
 }
 
+BlockCg::Outcome BlockCg::SolveUnsymmetric(const Eigen::VectorXd& b, Eigen::VectorXd& x,
+                                           double tolerance, int max_iterations, double b_norm) {
+  bicgstab_->setTolerance(tolerance);
+  bicgstab_->setMaxIterations(max_iterations);
+  x = bicgstab_->solveWithGuess(b, x);
+  const double residual = (b - a_ * x).norm() / b_norm;
+  std::string breakdown;
+  if (bicgstab_->info() == Eigen::NumericalIssue) {
+    breakdown = "BiCGSTAB broke down (numerical issue)";
+  } else if (!std::isfinite(residual)) {
+    breakdown = "BiCGSTAB produced non-finite values";
+  }
+  return {static_cast<int>(bicgstab_->iterations()), residual, breakdown};
+}
+
+double BlockCg::MultiplyP() {
+  const int* outer = a_.outerIndexPtr();
+  const int* inner = a_.innerIndexPtr();
+  const double* val = a_.valuePtr();
+  const double* p = p_.data();
+  double* q = q_.data();
+  double pq = 0;
+  for (Eigen::Index i = 0; i < a_.rows(); ++i) {
+    // Two accumulators: the adds of one row's products no longer wait on each other.
+    double s0 = 0, s1 = 0;
+    int j = outer[i];
+    const int end = outer[i + 1];
+    for (; j + 1 < end; j += 2) {
+      s0 += val[j] * p[inner[j]];
+      s1 += val[j + 1] * p[inner[j + 1]];
+    }
+    if (j < end) s0 += val[j] * p[inner[j]];
+    const double sum = s0 + s1;
+    q[i] = sum;
+    pq += p[i] * sum;
+  }
+  return pq;
+}
+
 BlockCg::Outcome BlockCg::Solve(const Eigen::VectorXd& b, Eigen::VectorXd& x, double tolerance,
                                 int max_iterations) {
   const double b_norm = b.norm();
@@ -68,22 +107,8 @@ BlockCg::Outcome BlockCg::Solve(const Eigen::VectorXd& b, Eigen::VectorXd& x, do
     x.setZero();
     return {0, 0, ""};
   }
-  if (bicgstab_) {
-    bicgstab_->setTolerance(tolerance);
-    bicgstab_->setMaxIterations(max_iterations);
-    x = bicgstab_->solveWithGuess(b, x);
-    const double residual = (b - a_ * x).norm() / b_norm;
-    std::string breakdown;
-    if (bicgstab_->info() == Eigen::NumericalIssue)
-      breakdown = "BiCGSTAB broke down (numerical issue)";
-    else if (!std::isfinite(residual))
-      breakdown = "BiCGSTAB produced non-finite values";
-    return {static_cast<int>(bicgstab_->iterations()), residual, breakdown};
-  }
+  if (bicgstab_) return SolveUnsymmetric(b, x, tolerance, max_iterations, b_norm);
   const Eigen::Index n = a_.rows();
-  const int* outer = a_.outerIndexPtr();
-  const int* inner = a_.innerIndexPtr();
-  const double* val = a_.valuePtr();
   double* xp = x.data();
   double* r = r_.data();
   double* z = z_.data();
@@ -106,21 +131,7 @@ BlockCg::Outcome BlockCg::Solve(const Eigen::VectorXd& b, Eigen::VectorXd& x, do
   // Three passes over the vectors per iteration instead of the textbook seven: q = A p fused
   // with p.q; x, r, z updated with r.r and r.z in one sweep; then p.
   while (k < max_iterations) {
-    double pq = 0;
-    for (Eigen::Index i = 0; i < n; ++i) {
-      // Two accumulators: the adds of one row's products no longer wait on each other.
-      double s0 = 0, s1 = 0;
-      int j = outer[i];
-      const int end = outer[i + 1];
-      for (; j + 1 < end; j += 2) {
-        s0 += val[j] * p[inner[j]];
-        s1 += val[j + 1] * p[inner[j + 1]];
-      }
-      if (j < end) s0 += val[j] * p[inner[j]];
-      const double sum = s0 + s1;
-      q[i] = sum;
-      pq += p[i] * sum;
-    }
+    const double pq = MultiplyP();
     if (!(pq > 0)) {
       return {
           k, std::sqrt(rr) / b_norm,

@@ -32,6 +32,12 @@ class BlockCg {
   Outcome Solve(const Eigen::VectorXd& b, Eigen::VectorXd& x, double tolerance, int max_iterations);
 
  private:
+  // Eigen's BiCGSTAB (Jacobi preconditioner) for an unsymmetric block.
+  Outcome SolveUnsymmetric(const Eigen::VectorXd& b, Eigen::VectorXd& x, double tolerance,
+                           int max_iterations, double b_norm);
+  // q = A p, fused with p'q (returned): one pass over the block.
+  double MultiplyP();
+
   const SpMat& a_;
   Eigen::VectorXd inv_diag_, r_, z_, p_, q_;
   std::unique_ptr<Eigen::BiCGSTAB<SpMat, Eigen::DiagonalPreconditioner<double>>> bicgstab_;

@@ -274,25 +274,18 @@ void ForEachStored(const Chunk& c, bool symmetric, const F& f) {
   }
 }
 
-Result<ParsedEntries> ParseCoordinateFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return NotFound("cannot read matrix file " + path);
-  int line_no = 0;
-  auto header = ReadHeader(in, path, line_no);
-  if (!header.ok()) return header.status();
-  if (header->format != "coordinate")
-    return InvalidArgument(path + ": the matrix must be in coordinate format");
+// The size line, checked against what the file can hold and what this host can spare; `m` gets
+// the sizes and the symmetry. Returns the entries announced.
+Result<long long> ReadSizeLine(std::ifstream& in, const std::string& path, const Header& header,
+                               int& line_no, ParsedEntries& m) {
   std::string line;
   if (!NextDataLine(in, line, line_no)) return InvalidArgument(path + ": no size line");
-  ParsedEntries m;
   long long rows = 0, cols = 0, nnz = -1;
-  {
-    std::istringstream s(line);
-    std::string extra;
-    if (!(s >> rows >> cols >> nnz) || (s >> extra) || rows <= 0 || cols <= 0 || nnz < 0) {
-      return InvalidArgument(At(path, line_no) +
-                             "size line must be 'ROWS COLS ENTRIES' with positive sizes");
-    }
+  std::istringstream s(line);
+  std::string extra;
+  if (!(s >> rows >> cols >> nnz) || (s >> extra) || rows <= 0 || cols <= 0 || nnz < 0) {
+    return InvalidArgument(At(path, line_no) +
+                           "size line must be 'ROWS COLS ENTRIES' with positive sizes");
   }
   if (rows > kMaxMatrixRows || cols > kMaxMatrixRows) {
     return InvalidArgument(At(path, line_no) + "matrix of " + std::to_string(rows) + " x " +
@@ -301,11 +294,10 @@ Result<ParsedEntries> ParseCoordinateFile(const std::string& path) {
   }
   m.rows = static_cast<int>(rows);
   m.cols = static_cast<int>(cols);
-  const bool symmetric = m.symmetric = header->symmetry == "symmetric";
-  if (symmetric && m.rows != m.cols)
+  m.symmetric = header.symmetry == "symmetric";
+  if (m.symmetric && m.rows != m.cols)
     return InvalidArgument(path + ": a symmetric matrix must be square");
-  const auto data_at = static_cast<long long>(in.tellg());
-  const auto bytes_left = FileSize(path) - data_at;
+  const auto bytes_left = FileSize(path) - static_cast<long long>(in.tellg());
   if (nnz > bytes_left / 6) {
     return InvalidArgument(At(path, line_no) + std::to_string(nnz) +
                            " entries announced, but the " + std::to_string(bytes_left) +
@@ -317,45 +309,35 @@ Result<ParsedEntries> ParseCoordinateFile(const std::string& path) {
                            std::to_string(rows) +
                            " rows: some diagonal entry is missing, and CG needs every one");
   }
-  const double stored = static_cast<double>(symmetric ? 2 * nnz : nnz);
+  const double stored = static_cast<double>(m.symmetric ? 2 * nnz : nnz);
   AIAC_RETURN_IF_ERROR(CheckFitsInMemory(
       path + " (" + std::to_string(rows) + " rows, " + std::to_string(nnz) + " entries)",
       stored * kBytesPerEntry + static_cast<double>(rows) * kBytesPerRow));
-  // The rest of the file, mapped (read into memory where it cannot be); then chunks that end at
-  // a newline, parsed in parallel.
-  MappedText mapped(path);
-  std::string copy;
-  std::string_view text;
-  if (mapped.ok()) {
-    text = mapped.From(static_cast<size_t>(data_at));
-  } else {
-    copy.assign(static_cast<size_t>(std::max<long long>(bytes_left, 0)), '\0');
-    in.read(copy.data(), static_cast<std::streamsize>(copy.size()));
-    copy.resize(static_cast<size_t>(in.gcount()));
-    text = copy;
-  }
+  return nnz;
+}
+
+// The data's chunks: about equal pieces, one per core (at least kMinChunkBytes each), each
+// ending at a newline.
+std::vector<Chunk> SplitIntoChunks(std::string_view text) {
   const size_t threads = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 16);
   const size_t pieces = std::clamp<size_t>(text.size() / kMinChunkBytes, 1, threads);
-  m.chunks.resize(pieces);
+  std::vector<Chunk> chunks(pieces);
   for (size_t k = 0, at = 0; k < pieces; ++k) {
-    m.chunks[k].begin = at;
+    chunks[k].begin = at;
     size_t end = k + 1 == pieces ? text.size() : std::max(at, text.size() * (k + 1) / pieces);
     if (end < text.size()) {
       const size_t eol = text.find('\n', end);
       end = eol == std::string_view::npos ? text.size() : eol + 1;
     }
-    m.chunks[k].end = end;
+    chunks[k].end = end;
     at = end;
   }
-  InParallel(pieces, [&](size_t k) {
-    const Chunk& c = m.chunks[k];
-    const double share = static_cast<double>(c.end - c.begin) /
-                         static_cast<double>(std::max<size_t>(text.size(), 1));
-    ParseChunk(text, m.chunks[k], m.rows, m.cols, symmetric,
-               static_cast<size_t>(1.02 * share * static_cast<double>(nnz)) + 64);
-  });
-  // Problems are reported in file order: the first chunk with one, or the count.
-  const int first_line = line_no + 1;
+  return chunks;
+}
+
+// The first problem in file order: a chunk's bad line, or an entry count other than `nnz`.
+Status CheckEntries(const ParsedEntries& m, std::string_view text, long long nnz,
+                    const std::string& path, int first_line) {
   long long found = 0;
   for (const Chunk& c : m.chunks) {
     if (!c.error.empty()) {
@@ -378,7 +360,44 @@ Result<ParsedEntries> ParseCoordinateFile(const std::string& path) {
     return InvalidArgument(At(path, LineAt(text, DataLine(text, 0, nnz), first_line)) +
                            "more entries than announced");
   }
-  for (const Chunk& c : m.chunks) m.stored += c.entries.size() + (symmetric ? c.off_diagonal : 0);
+  return Status::Ok();
+}
+
+Result<ParsedEntries> ParseCoordinateFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return NotFound("cannot read matrix file " + path);
+  int line_no = 0;
+  AIAC_ASSIGN_OR_RETURN(const Header header, ReadHeader(in, path, line_no));
+  if (header.format != "coordinate")
+    return InvalidArgument(path + ": the matrix must be in coordinate format");
+  ParsedEntries m;
+  AIAC_ASSIGN_OR_RETURN(const long long nnz, ReadSizeLine(in, path, header, line_no, m));
+  // The rest of the file, mapped (read into memory where it cannot be); then chunks that end at
+  // a newline, parsed in parallel.
+  const auto data_at = static_cast<long long>(in.tellg());
+  const auto bytes_left = FileSize(path) - data_at;
+  MappedText mapped(path);
+  std::string copy;
+  std::string_view text;
+  if (mapped.ok()) {
+    text = mapped.From(static_cast<size_t>(data_at));
+  } else {
+    copy.assign(static_cast<size_t>(std::max<long long>(bytes_left, 0)), '\0');
+    in.read(copy.data(), static_cast<std::streamsize>(copy.size()));
+    copy.resize(static_cast<size_t>(in.gcount()));
+    text = copy;
+  }
+  m.chunks = SplitIntoChunks(text);
+  InParallel(m.chunks.size(), [&](size_t k) {
+    const Chunk& c = m.chunks[k];
+    const double share = static_cast<double>(c.end - c.begin) /
+                         static_cast<double>(std::max<size_t>(text.size(), 1));
+    ParseChunk(text, m.chunks[k], m.rows, m.cols, m.symmetric,
+               static_cast<size_t>(1.02 * share * static_cast<double>(nnz)) + 64);
+  });
+  // Problems are reported in file order: the first chunk with one, or the count.
+  AIAC_RETURN_IF_ERROR(CheckEntries(m, text, nnz, path, line_no + 1));
+  for (const Chunk& c : m.chunks) m.stored += c.entries.size() + (m.symmetric ? c.off_diagonal : 0);
   return m;
 }
 
@@ -400,102 +419,87 @@ Result<CoordinateMatrix> ReadMatrixMarket(const std::string& path) {
   return m;
 }
 
-Result<Eigen::SparseMatrix<double, Eigen::RowMajor, int>> ReadMatrixMarketRows(
-    const std::string& path) {
-  auto parsed = ParseCoordinateFile(path);
-  if (!parsed.ok()) return parsed.status();
-  std::vector<Chunk>& chunks = parsed->chunks;
-  const auto rows = static_cast<size_t>(parsed->rows);
-  // Compressed rows straight from the chunks (a counting sort by row), instead of Eigen's
-  // setFromTriplets, which goes through a column-major copy and a transpose: on an 800,000-row
-  // banded system this took 0.48 s of the read, with three more copies of every entry.
-  Eigen::SparseMatrix<double, Eigen::RowMajor, int> a(parsed->rows, parsed->cols);
-  if (parsed->stored > static_cast<size_t>(std::numeric_limits<int>::max())) {
-    return InvalidArgument(path + ": " + std::to_string(parsed->stored) +
-                           " stored entries is more than aiac handles");
-  }
-  a.resizeNonZeros(static_cast<Eigen::Index>(parsed->stored));
-  int* starts = a.outerIndexPtr();
-  int* cols = a.innerIndexPtr();
-  double* values = a.valuePtr();
-  AdviseHugePages(cols, parsed->stored * sizeof(int));
-  AdviseHugePages(values, parsed->stored * sizeof(double));
-  {
-    // Each group of consecutive chunks counts its entries per row, then writes them at its own
-    // place in each row (after the earlier groups' entries of that row): both passes run a thread
-    // per group. A group's counts take 4 bytes a row: there are at most as many groups as
-    // entries per row, so the counts never outweigh the entries (a wide matrix of few entries
-    // gets one group).
-    const size_t groups =
-        std::clamp<size_t>(parsed->stored / std::max<size_t>(rows, 1), 1, chunks.size());
-    auto each_entry_of = [&](size_t g, const auto& f) {
-      for (size_t k = chunks.size() * g / groups; k < chunks.size() * (g + 1) / groups; ++k) {
-        ForEachStored(chunks[k], parsed->symmetric, f);
-      }
-    };
-    std::vector<std::vector<int>> next(groups);
-    InParallel(groups, [&](size_t g) {
-      next[g].assign(rows, 0);
-      each_entry_of(g, [&](int row, int, double) { ++next[g][static_cast<size_t>(row)]; });
-    });
-    int at = 0;
-    for (size_t r = 0; r < rows; ++r) {
-      starts[r] = at;
-      for (auto& n : next) at += std::exchange(n[r], at);
+namespace {
+
+// Compressed rows straight from the chunks (a counting sort by row), instead of Eigen's
+// setFromTriplets, which goes through a column-major copy and a transpose: on an 800,000-row
+// banded system this took 0.48 s of the read, with three more copies of every entry. Each group
+// of consecutive chunks counts its entries per row, then writes them at its own place in each
+// row (after the earlier groups' entries of that row): both passes run a thread per group. A
+// group's counts take 4 bytes a row: there are at most as many groups as entries per row, so
+// the counts never outweigh the entries (a wide matrix of few entries gets one group). The
+// chunks' entries are freed as they are used.
+void FillRows(ParsedEntries& parsed, int* starts, int* cols, double* values) {
+  std::vector<Chunk>& chunks = parsed.chunks;
+  const auto rows = static_cast<size_t>(parsed.rows);
+  const size_t groups =
+      std::clamp<size_t>(parsed.stored / std::max<size_t>(rows, 1), 1, chunks.size());
+  auto each_entry_of = [&](size_t g, const auto& f) {
+    for (size_t k = chunks.size() * g / groups; k < chunks.size() * (g + 1) / groups; ++k) {
+      ForEachStored(chunks[k], parsed.symmetric, f);
     }
-    starts[rows] = at;
-    InParallel(groups, [&](size_t g) {
-      each_entry_of(g, [&](int row, int col, double value) {
-        const int to = next[g][static_cast<size_t>(row)]++;
-        cols[to] = col;
-        values[to] = value;
-      });
-    });
-    for (Chunk& c : chunks) std::vector<Triplet>().swap(c.entries);
-  }
-  // Each row's entries by column, duplicates summed, on every core (a short row by insertion, a
-  // long one, a dense row of an arrow matrix say, by a stable sort: equal columns keep the file's
-  // order either way); `kept` says how many of a row's entries remain.
-  constexpr int kShortRow = 64;
-  std::vector<int> kept(rows);
-  const size_t parts =
-      std::clamp<size_t>(std::min<size_t>(std::thread::hardware_concurrency(), rows / 4096), 1, 16);
-  InParallel(parts, [&](size_t k) {
-    std::vector<std::pair<int, double>> row;
-    for (size_t r = rows * k / parts; r < rows * (k + 1) / parts; ++r) {
-      const int begin = starts[r], end = starts[r + 1];
-      if (end - begin > kShortRow) {
-        row.clear();
-        for (int x = begin; x < end; ++x) row.emplace_back(cols[x], values[x]);
-        std::stable_sort(row.begin(), row.end(),
-                         [](const auto& p, const auto& q) { return p.first < q.first; });
-        for (int x = begin; x < end; ++x)
-          std::tie(cols[x], values[x]) = row[static_cast<size_t>(x - begin)];
-      }
-      for (int x = begin + 1; x < end; ++x) {
-        const int col = cols[x];
-        const double value = values[x];
-        int y = x;
-        for (; y > begin && cols[y - 1] > col; --y) {
-          cols[y] = cols[y - 1];
-          values[y] = values[y - 1];
-        }
-        cols[y] = col;
-        values[y] = value;
-      }
-      int last = begin;
-      for (int x = begin + 1; x < end; ++x) {
-        if (cols[x] == cols[last]) {
-          values[last] += values[x];
-        } else if (++last != x) {
-          cols[last] = cols[x];
-          values[last] = values[x];
-        }
-      }
-      kept[r] = end > begin ? last - begin + 1 : 0;
-    }
+  };
+  std::vector<std::vector<int>> next(groups);
+  InParallel(groups, [&](size_t g) {
+    next[g].assign(rows, 0);
+    each_entry_of(g, [&](int row, int, double) { ++next[g][static_cast<size_t>(row)]; });
   });
-  // Duplicates leave holes: close them (rare; a file without duplicates skips this).
+  int at = 0;
+  for (size_t r = 0; r < rows; ++r) {
+    starts[r] = at;
+    for (auto& n : next) at += std::exchange(n[r], at);
+  }
+  starts[rows] = at;
+  InParallel(groups, [&](size_t g) {
+    each_entry_of(g, [&](int row, int col, double value) {
+      const int to = next[g][static_cast<size_t>(row)]++;
+      cols[to] = col;
+      values[to] = value;
+    });
+  });
+  for (Chunk& c : chunks) std::vector<Triplet>().swap(c.entries);
+}
+
+// One row's entries [begin, end) by column, duplicates summed (a short row by insertion, a long
+// one, a dense row of an arrow matrix say, by a stable sort: equal columns keep the file's order
+// either way). Returns how many entries remain.
+int SortRow(int begin, int end, int* cols, double* values,
+            std::vector<std::pair<int, double>>& scratch) {
+  constexpr int kShortRow = 64;
+  if (end - begin > kShortRow) {
+    scratch.clear();
+    for (int x = begin; x < end; ++x) scratch.emplace_back(cols[x], values[x]);
+    std::stable_sort(scratch.begin(), scratch.end(),
+                     [](const auto& p, const auto& q) { return p.first < q.first; });
+    for (int x = begin; x < end; ++x)
+      std::tie(cols[x], values[x]) = scratch[static_cast<size_t>(x - begin)];
+  }
+  for (int x = begin + 1; x < end; ++x) {
+    const int col = cols[x];
+    const double value = values[x];
+    int y = x;
+    for (; y > begin && cols[y - 1] > col; --y) {
+      cols[y] = cols[y - 1];
+      values[y] = values[y - 1];
+    }
+    cols[y] = col;
+    values[y] = value;
+  }
+  int last = begin;
+  for (int x = begin + 1; x < end; ++x) {
+    if (cols[x] == cols[last]) {
+      values[last] += values[x];
+    } else if (++last != x) {
+      cols[last] = cols[x];
+      values[last] = values[x];
+    }
+  }
+  return end > begin ? last - begin + 1 : 0;
+}
+
+// Duplicates summed leave holes between rows: closed (rare; a file without duplicates skips
+// this). Returns the entries kept.
+int CloseHoles(size_t rows, const std::vector<int>& kept, int* starts, int* cols, double* values) {
   int write = 0;
   bool holes = false;
   for (size_t r = 0; r < rows; ++r) {
@@ -509,7 +513,40 @@ Result<Eigen::SparseMatrix<double, Eigen::RowMajor, int>> ReadMatrixMarketRows(
     write += kept[r];
   }
   starts[rows] = write;
-  if (holes) a.data().resize(write);
+  return write;
+}
+
+}  // namespace
+
+Result<Eigen::SparseMatrix<double, Eigen::RowMajor, int>> ReadMatrixMarketRows(
+    const std::string& path) {
+  AIAC_ASSIGN_OR_RETURN(ParsedEntries parsed, ParseCoordinateFile(path));
+  const auto rows = static_cast<size_t>(parsed.rows);
+  Eigen::SparseMatrix<double, Eigen::RowMajor, int> a(parsed.rows, parsed.cols);
+  if (parsed.stored > static_cast<size_t>(std::numeric_limits<int>::max())) {
+    return InvalidArgument(path + ": " + std::to_string(parsed.stored) +
+                           " stored entries is more than aiac handles");
+  }
+  const size_t stored = parsed.stored;
+  a.resizeNonZeros(static_cast<Eigen::Index>(stored));
+  int* starts = a.outerIndexPtr();
+  int* cols = a.innerIndexPtr();
+  double* values = a.valuePtr();
+  AdviseHugePages(cols, stored * sizeof(int));
+  AdviseHugePages(values, stored * sizeof(double));
+  FillRows(parsed, starts, cols, values);
+  // Each row sorted on every core; `kept` says how many of a row's entries remain.
+  std::vector<int> kept(rows);
+  const size_t parts =
+      std::clamp<size_t>(std::min<size_t>(std::thread::hardware_concurrency(), rows / 4096), 1, 16);
+  InParallel(parts, [&](size_t k) {
+    std::vector<std::pair<int, double>> scratch;
+    for (size_t r = rows * k / parts; r < rows * (k + 1) / parts; ++r) {
+      kept[r] = SortRow(starts[r], starts[r + 1], cols, values, scratch);
+    }
+  });
+  const int write = CloseHoles(rows, kept, starts, cols, values);
+  if (write != static_cast<int>(stored)) a.data().resize(write);
   return a;
 }
 

@@ -161,7 +161,9 @@ TEST(CgProblemTest, BlockEncodingRoundTripsAndRejectsCorruption) {
     // A flipped value may decode, as the value it now is; a flipped size or index must not
     // decode into something else: whatever is accepted encodes back to the very bytes read.
     auto maybe = DecodeBlock(flipped);
-    if (maybe.ok()) EXPECT_EQ(EncodeBlock(*maybe), flipped) << "flipped byte " << at;
+    if (maybe.ok()) {
+      EXPECT_EQ(EncodeBlock(*maybe), flipped) << "flipped byte " << at;
+    }
   }
   EXPECT_FALSE(DecodeBlock("").ok());
 }
