@@ -93,23 +93,27 @@ Status LocalCluster::WriteConfigs() {
   return Status::Ok();
 }
 
+std::vector<std::string> LocalCluster::ChildArgs(const std::string& binary,
+                                                 const std::string& id) const {
+  return {bin_dir_ + "/" + binary,
+          "--config",
+          dir_ + "/cluster.toml",
+          "--listen",
+          "127.0.0.1:0",
+          "--id",
+          id,
+          "--data",
+          dir_ + "/" + id,
+          "--log-level",
+          log_level_};
+}
+
 net::awaitable<Result<std::string>> LocalCluster::StartSupernode(
     size_t k, const std::vector<std::string>& peers, std::chrono::milliseconds timeout) {
   const std::string id = "sn-local-" + std::to_string(k);
   const std::string ready = dir_ + "/" + id + ".addr";
-  std::vector<std::string> argv = {bin_dir_ + "/aiac-supernode",
-                                   "--config",
-                                   dir_ + "/cluster.toml",
-                                   "--listen",
-                                   "127.0.0.1:0",
-                                   "--id",
-                                   id,
-                                   "--data",
-                                   dir_ + "/" + id,
-                                   "--ready-file",
-                                   ready,
-                                   "--log-level",
-                                   log_level_};
+  std::vector<std::string> argv = ChildArgs("aiac-supernode", id);
+  argv.insert(argv.end(), {"--ready-file", ready});
   // Linking from the later to the earlier ones links every pair once.
   for (const auto& peer : peers) {
     argv.push_back("--peer");
@@ -147,19 +151,8 @@ Status LocalCluster::StartDaemons(const std::vector<std::string>& supernodes) {
   const std::string power = emulation_ ? std::string("1") : std::to_string(LocalPower(log_));
   for (size_t i = 1; i <= daemons_; ++i) {
     const std::string id = emulation_ ? emulation_->node_ids[i - 1] : "d" + std::to_string(i);
-    std::vector<std::string> argv = {bin_dir_ + "/aiac-daemon",
-                                     "--config",
-                                     dir_ + "/cluster.toml",
-                                     "--listen",
-                                     "127.0.0.1:0",
-                                     "--id",
-                                     id,
-                                     "--data",
-                                     dir_ + "/" + id,
-                                     "--log-level",
-                                     log_level_,
-                                     "--power",
-                                     power};
+    std::vector<std::string> argv = ChildArgs("aiac-daemon", id);
+    argv.insert(argv.end(), {"--power", power});
     if (emulation_) {
       for (std::string arg :
            {std::string("--emulate"), emulation_->platform_path, std::string("--emulate-slowdown"),

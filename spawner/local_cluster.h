@@ -59,6 +59,9 @@ class LocalCluster {
   void set_emulation(LocalEmulation emulation) { emulation_ = std::move(emulation); }
 
  private:
+  // What every child is started with: its binary, the cluster's config, a free port, its id, its
+  // data directory and the log level.
+  std::vector<std::string> ChildArgs(const std::string& binary, const std::string& id) const;
   // Super-node `k` (sn-local-k), peered with `peers`: its address once it listens.
   net::awaitable<Result<std::string>> StartSupernode(size_t k,
                                                      const std::vector<std::string>& peers,
