@@ -117,8 +117,7 @@ awaitable<SpawnerChannel::Next> SpawnerChannel::OnAssignTask(proto::AssignTask::
   co_return Next::kGoOn;
 }
 
-std::optional<std::string> SpawnerChannel::PluginBytes(proto::PluginData::Reader pd,
-                                                       bool& refused) {
+std::optional<std::string> SpawnerChannel::PluginBytes(proto::PluginData::Reader pd) {
   if (pd.getTotal() == 0) return AsString(pd.getBytes());
   // One chunk of a plugin larger than a frame: wait for the rest.
   if (incoming_.received() < incoming_.total()) return std::nullopt;
@@ -127,7 +126,6 @@ std::optional<std::string> SpawnerChannel::PluginBytes(proto::PluginData::Reader
   auto a = std::move(host_.waiting_for_plugin_);
   host_.log_->warn("job {}: task {} refused: plugin {}", a->job, a->task, whole.status().message());
   host_.Reply(*conn_, a->job, a->task, "plugin " + whole.status().message());
-  refused = true;
   return std::nullopt;
 }
 
@@ -142,8 +140,7 @@ awaitable<SpawnerChannel::Next> SpawnerChannel::OnPluginData(proto::PluginData::
       co_return Refuse("plugin data: " + s.message(), "plugin data: " + s.message());
     }
   }
-  bool refused = false;
-  std::optional<std::string> bytes = PluginBytes(pd, refused);
+  std::optional<std::string> bytes = PluginBytes(pd);
   if (!bytes) co_return Next::kGoOn;
   auto a = std::move(host_.waiting_for_plugin_);
   // The bytes must hash to what the (checked, maybe signed) task names, before anything is

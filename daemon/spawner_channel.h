@@ -39,8 +39,8 @@ class SpawnerChannel {
   // A message a spawner never sends: the connection closes.
   Next Refuse(const std::string& what, const std::string& reason);
   // The bytes of the plugin the waiting assignment asked for, once all of them came; nullopt
-  // meanwhile (or when they were refused, `refused` then set).
-  std::optional<std::string> PluginBytes(proto::PluginData::Reader pd, bool& refused);
+  // meanwhile, or when they do not match (the task is then refused, with a TaskReady saying why).
+  std::optional<std::string> PluginBytes(proto::PluginData::Reader pd);
   // This connection is the one of the spawner that assigned the daemon's job.
   bool FromJobSpawner() const { return host_.job_ && host_.job_spawner_ == conn_; }
 

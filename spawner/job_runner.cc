@@ -15,12 +15,6 @@ namespace asio = net::asio;
 using net::awaitable;
 using Clock = std::chrono::steady_clock;
 
-namespace {
-
-double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
-
-}  // namespace
-
 JobRunner::JobRunner(JobSpec job, LoadedApp& app, SpawnerOptions options, RunSettings settings,
                      Logger log)
     : job_(std::move(job)),

@@ -117,8 +117,6 @@ namespace {
 
 using SteadyClock = std::chrono::steady_clock;
 
-double Seconds(SteadyClock::duration d) { return std::chrono::duration<double>(d).count(); }
-
 // Everything a run needs, checked before any process is started.
 struct RunPlan {
   RunArgs args;

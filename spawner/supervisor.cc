@@ -23,10 +23,6 @@ std::optional<uint64_t> IncarnationOf(proto::Envelope::Reader env) {
   return std::nullopt;
 }
 
-double Seconds(std::chrono::steady_clock::duration d) {
-  return std::chrono::duration<double>(d).count();
-}
-
 }  // namespace
 
 Supervisor::Supervisor(SupervisorSettings settings, std::unique_ptr<Deployment> deployment,

@@ -31,6 +31,8 @@
 namespace aiac::spawner {
 
 using SteadyTime = std::chrono::steady_clock::time_point;
+// A steady-clock span in seconds, for logs and the summary.
+inline double Seconds(SteadyTime::duration d) { return std::chrono::duration<double>(d).count(); }
 using EnvelopeFill = std::function<void(proto::Envelope::Builder)>;
 
 struct SupervisorSettings {
