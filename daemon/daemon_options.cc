@@ -1,36 +1,58 @@
 #include "daemon/daemon_options.h"
 
-#include "core/config.h"
+#include "core/logging.h"
 #include "net/net_config.h"
 #include "runtime/code_signing.h"
 
 namespace aiac::daemon {
 
-Status LoadDaemonOptions(const std::string& path, DaemonOptions& o) {
-  auto file = ConfigFile::Load(path);
-  if (!file.ok()) return file.status();
-  file->Get("id", o.id);
-  file->Get("supernodes", o.supernodes);
-  file->Get("listen", o.listen);
-  file->Get("cluster", o.cluster);
-  file->Get("power", o.power);
-  file->Get("cores", o.cores);
-  file->Get("data_dir", o.data_dir);
-  file->GetPositive("heartbeat_ms", o.heartbeat_ms);
-  file->GetPositive("progress_ms", o.progress_ms);
-  file->Get("trusted_keys", o.trusted_keys);
-  file->Get("log_level", o.log_level);
-  net::ReadNetOptions(*file, o.net);
-  net::ReadServerLimits(*file, o.limits);
-  AIAC_RETURN_IF_ERROR(file->Finish());
-  if (o.power < 0) return InvalidArgument(path + ": option 'power' must not be negative");
-  if (o.cores < 0) return InvalidArgument(path + ": option 'cores' must not be negative");
+void DeclareDaemonOptions(OptionSet& set, DaemonOptions& o) {
+  set.Section("daemon");
+  set.List("supernodes", o.supernodes,
+           "super-nodes to register with, `[\"host:port\", ...]`, tried in order")
+      .Flag("--supernode")
+      .Default("none (required)");
+  set.Text("id", o.id, "name in the registry").Default("`d-HOST-PORT`");
+  set.Text("listen", o.listen,
+           "where spawners and neighbour daemons connect; registered as the daemon's address "
+           "(port 0: any free port)");
+  set.Text("cluster", o.cluster, "cluster name (for the mapping)");
+  set.Number("power", o.power, 0, 1e9,
+             "relative power; 0 = the value kept in `DATA/power`, else measured (GFlop/s of a "
+             "dense kernel, median of five 40 ms runs) and kept there for the next start; kept "
+             "values count on the same host name and core count only; `--measure-power` "
+             "measures again");
+  set.Integer("cores", o.cores, 0, 1 << 20, "cores offered; 0 = all");
+  set.Text("data_dir", o.data_dir,
+           "stored plugins (`plugins/`) and the checkpoints this daemon keeps for others "
+           "(`checkpoints/`, RocksDB)")
+      .Flag("--data");
+  set.Duration("heartbeat_ms", o.heartbeat, "heartbeat period towards the super-node");
+  set.Duration("progress_ms", o.progress, "progress reports to the spawner while a task runs");
+  set.Text("ready_file", o.ready_file, "write the bound HOST:PORT here once registered");
+  set.List("trusted_keys", o.trusted_keys,
+           "Ed25519 public keys (64 hex characters); when set, only plugins signed by one of "
+           "them run")
+      .Flag("--trusted-key");
+  set.Choice("log_level", o.log_level, LogLevelNames(), "log level");
+  net::DeclareNetOptions(set, o.net);
+  net::DeclareServerLimits(set, o.limits);
+}
+
+Status CheckDaemonOptions(const DaemonOptions& o) {
   for (const auto& key : o.trusted_keys) {
     if (auto raw = runtime::ParsePublicKey(key); !raw.ok()) {
-      return InvalidArgument(path + ": option 'trusted_keys': " + raw.status().message());
+      return InvalidArgument("option 'trusted_keys': " + raw.status().message());
     }
   }
   return Status::Ok();
+}
+
+Status LoadDaemonOptions(const std::string& path, DaemonOptions& o) {
+  OptionSet set("aiac-daemon");
+  DeclareDaemonOptions(set, o);
+  AIAC_RETURN_IF_ERROR(set.Load(path));
+  return CheckDaemonOptions(o);
 }
 
 }  // namespace aiac::daemon

@@ -1,10 +1,12 @@
 // Options of aiac-daemon: defaults here, conf/daemon.toml, then the command line.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "core/options.h"
 #include "core/status.h"
 #include "net/connection.h"
 #include "net/server.h"
@@ -27,10 +29,10 @@ struct DaemonOptions {
   // Directory for this daemon's data (checkpoints of others, stored plugins). Default:
   // ./daemon-data.
   std::string data_dir = "daemon-data";
-  // Heartbeat period towards the super-node. Default: 1000 ms.
-  int64_t heartbeat_ms = 1000;
-  // Period of progress reports to the spawner while a task runs. Default: 250 ms.
-  int64_t progress_ms = 250;
+  // Heartbeat period towards the super-node.
+  std::chrono::milliseconds heartbeat{1000};
+  // Period of progress reports to the spawner while a task runs.
+  std::chrono::milliseconds progress{250};
   // File to write "HOST:PORT" to once listening. Default: none.
   std::string ready_file;
   // Ed25519 public keys (64 hex characters each) whose signatures this daemon accepts on
@@ -43,6 +45,13 @@ struct DaemonOptions {
   net::ServerLimits limits;
 };
 
+// Declares every option of aiac-daemon (the file's keys and the flags), bound to `options`.
+void DeclareDaemonOptions(OptionSet& set, DaemonOptions& options);
+
+// What the declarations cannot say: trusted keys that parse.
+Status CheckDaemonOptions(const DaemonOptions& options);
+
+// Reads `path` (may be empty) into `options`, and checks them.
 Status LoadDaemonOptions(const std::string& path, DaemonOptions& options);
 
 }  // namespace aiac::daemon

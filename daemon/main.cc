@@ -34,27 +34,17 @@ int Fail(const Status& s) {
   return 2;
 }
 
-// The command line; flags override the config file.
+// The command-line flags that are not options (those are in daemon_options.cc).
 struct Flags {
-  std::string config, listen, cluster, data, id, ready, level, emulate, background;
-  std::vector<std::string> supernodes;
-  double power = -1, slowdown = 1;
+  std::string config, emulate, background;
+  double slowdown = 1;
   uint64_t emulation_seed = 1, background_seed = 1;
   bool measure_power = false;
 };
 
 void AddFlags(CLI::App& app, Flags& f) {
   app.add_option("--config", f.config, "TOML options file (see conf/daemon.toml)");
-  app.add_option("--supernode", f.supernodes, "super-node HOST:PORT (repeatable, tried in order)");
-  app.add_option("--listen", f.listen, "HOST:PORT for spawners and neighbours (port 0: any)");
-  app.add_option("--cluster", f.cluster, "cluster name");
-  app.add_option("--power", f.power,
-                 "relative power (0: measure, or the value cached in DATA/power)");
   app.add_flag("--measure-power", f.measure_power, "measure the power again, ignoring DATA/power");
-  app.add_option("--data", f.data, "data directory");
-  app.add_option("--id", f.id, "daemon id");
-  app.add_option("--ready-file", f.ready, "write the bound HOST:PORT here once registered");
-  app.add_option("--log-level", f.level, "trace|debug|info|warn|error|off");
   app.add_option(
       "--emulate", f.emulate,
       "play the node --id of this platform file: its cluster and power, its links' latency and "
@@ -71,17 +61,9 @@ void AddFlags(CLI::App& app, Flags& f) {
 }
 
 // The options: defaults, then the config file, then the flags.
-Status LoadOptions(const Flags& f, daemon::DaemonOptions& o) {
-  AIAC_RETURN_IF_ERROR(daemon::LoadDaemonOptions(f.config, o));
-  if (!f.supernodes.empty()) o.supernodes = f.supernodes;
-  if (!f.listen.empty()) o.listen = f.listen;
-  if (!f.cluster.empty()) o.cluster = f.cluster;
-  if (!std::isfinite(f.power)) return InvalidArgument("--power must be a finite number");
-  if (f.power >= 0) o.power = f.power;
-  if (!f.data.empty()) o.data_dir = f.data;
-  if (!f.id.empty()) o.id = f.id;
-  if (!f.ready.empty()) o.ready_file = f.ready;
-  if (!f.level.empty()) o.log_level = f.level;
+Status LoadOptions(const Flags& f, OptionSet& declared, daemon::DaemonOptions& o) {
+  AIAC_RETURN_IF_ERROR(declared.Load(f.config));
+  AIAC_RETURN_IF_ERROR(daemon::CheckDaemonOptions(o));
   AIAC_RETURN_IF_ERROR(net::FinishNetOptions(o.net));
   if (o.supernodes.empty()) return InvalidArgument("no super-node given (--supernode HOST:PORT)");
   return Status::Ok();
@@ -129,9 +111,8 @@ Result<std::unique_ptr<daemon::BackgroundLoad>> StartBackground(const Flags& f, 
 daemon::TaskHostOptions HostOptions(const daemon::DaemonOptions& o,
                                     const std::shared_ptr<emulation::EmulatedNode>& node,
                                     daemon::BackgroundLoad* background) {
-  daemon::TaskHostOptions host{
-      o.id, o.net, std::chrono::milliseconds(o.progress_ms), o.data_dir + "/plugins", {}, o.limits,
-      {},   {}};
+  daemon::TaskHostOptions host{o.id, o.net,    o.progress, o.data_dir + "/plugins",
+                               {},   o.limits, {},         {}};
   if (node) {
     const auto started = std::chrono::steady_clock::now();
     auto guard = std::make_shared<std::mutex>();
@@ -208,10 +189,12 @@ int main(int argc, char** argv) {
   CLI::App app{"aiac daemon: runs tasks for spawners"};
   Flags flags;
   AddFlags(app, flags);
-  CLI11_PARSE(app, argc, argv);
-
   daemon::DaemonOptions o;
-  if (Status s = LoadOptions(flags, o); !s.ok()) return Fail(s);
+  OptionSet declared("aiac-daemon");
+  daemon::DeclareDaemonOptions(declared, o);
+  declared.AddFlags(app);
+  CLI11_PARSE(app, argc, argv);
+  if (Status s = LoadOptions(flags, declared, o); !s.ok()) return Fail(s);
   auto supernode_eps = Endpoints(o.supernodes);
   if (!supernode_eps.ok()) return Fail(supernode_eps.status());
   auto listen_ep = ParseEndpoint(o.listen);
@@ -247,8 +230,7 @@ int main(int argc, char** argv) {
   net::asio::signal_set signals(io, SIGINT, SIGTERM);
   net::asio::steady_timer wind_down(io);
   daemon::SupernodeLink link(
-      *supernode_eps, self, o.net, std::chrono::milliseconds(o.heartbeat_ms), log,
-      [&] { return host.busy(); },
+      *supernode_eps, self, o.net, o.heartbeat, log, [&] { return host.busy(); },
       [&](Status why) {
         // Wind down instead of stopping the loop at once: the Refuse this daemon is sending
         // still has to reach the super-node, so that both sides log why.

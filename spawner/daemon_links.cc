@@ -208,7 +208,7 @@ void DaemonLinks::FillAssignment(proto::AssignTask::Builder a, size_t index, uin
   fill(a.initGroup(static_cast<unsigned>(supervisor_->group(index).size())),
        supervisor_->group(index));
   a.setCheckpointEvery(c_.job.checkpoint_every);
-  a.setCheckpointMs(static_cast<uint64_t>(c_.job.checkpoint_seconds * 1000));
+  a.setCheckpointMs(static_cast<uint64_t>(c_.job.checkpoint_period.count() * 1000));
   a.setIncarnation(incarnation);
   a.setRestore(supervisor_->started());
   a.setTighten(supervisor_->tighten());
@@ -216,9 +216,7 @@ void DaemonLinks::FillAssignment(proto::AssignTask::Builder a, size_t index, uin
 
 awaitable<void> DaemonLinks::ReplaceFromSupernode(size_t index, uint64_t incarnation,
                                                   std::string what) {
-  const int64_t wait_ms = c_.settings.replacement_wait_ms < 0 ? c_.options.wait_daemons_ms
-                                                              : c_.settings.replacement_wait_ms;
-  const auto until = Clock::now() + std::chrono::milliseconds(wait_ms);
+  const auto until = Clock::now() + c_.settings.replacement_wait.value_or(c_.options.wait_daemons);
   asio::steady_timer pause(co_await asio::this_coro::executor);
   for (;;) {
     auto answer = co_await c_.supernodes.Request(c_.job_id, 1, 0, until);

@@ -59,7 +59,7 @@ awaitable<RunSummary> JobRunner::Run(std::vector<Endpoint> supernodes) {
   auto executor = co_await asio::this_coro::executor;
   wake_ = std::make_unique<asio::steady_timer>(executor);
   times_.start = Clock::now();
-  deadline_ = times_.start + std::chrono::milliseconds(static_cast<int64_t>(job_.timeout_s * 1000));
+  deadline_ = times_.start + std::chrono::duration_cast<std::chrono::milliseconds>(job_.timeout);
   supernodes_ =
       std::make_unique<SupernodeSession>(std::move(supernodes), options_.net, spawner_id_, log_);
   supernodes_->Start(executor);
@@ -123,7 +123,7 @@ awaitable<Status> JobRunner::Acquire() {
 awaitable<Status> JobRunner::AcquireDaemons() {
   // The super-nodes may still be starting: a few passes over the list before giving up.
   if (Status linked = co_await supernodes_->WaitConnected(10); !linked.ok()) co_return linked;
-  const auto wait_until = Clock::now() + std::chrono::milliseconds(options_.wait_daemons_ms);
+  const auto wait_until = Clock::now() + options_.wait_daemons;
   std::string last_error;
   asio::steady_timer pause(co_await asio::this_coro::executor);
   while (!aborted_) {
@@ -142,7 +142,7 @@ awaitable<Status> JobRunner::AcquireDaemons() {
     }
     if (Clock::now() > wait_until) {
       co_return ResourceExhausted("not enough daemons after " +
-                                  std::to_string(options_.wait_daemons_ms) +
+                                  std::to_string(options_.wait_daemons.count()) +
                                   " ms: " + answer->error);
     }
     if (answer->error != last_error) log_->info("waiting for daemons: {}", answer->error);
@@ -168,7 +168,7 @@ void JobRunner::OrderAsStarted() {
 
 Status JobRunner::MapTasks() {
   const bool checkpointing =
-      job_.backups > 0 && (job_.checkpoint_seconds > 0 || job_.checkpoint_every > 0);
+      job_.backups > 0 && (job_.checkpoint_period.count() > 0 || job_.checkpoint_every > 0);
   DeploymentSpec spec{app_.plan.graph, settings_.mapping, checkpointing ? job_.backups : 0};
   spec.graph.resize(job_.tasks);
   OrderAsStarted();
@@ -178,8 +178,8 @@ Status JobRunner::MapTasks() {
   SupervisorSettings settings;
   settings.job_id = summary_.job_id;
   settings.sync = settings_.sync;
-  settings.failure_timeout = std::chrono::milliseconds(options_.failure_timeout_ms);
-  settings.setup_timeout = std::chrono::milliseconds(options_.setup_timeout_ms);
+  settings.failure_timeout = options_.failure_timeout;
+  settings.setup_timeout = options_.setup_timeout;
   links_ = std::make_unique<DaemonLinks>(
       wake_->get_executor(),
       DaemonLinksContext{job_, app_, options_, settings_, *supernodes_, summary_.job_id,
@@ -292,8 +292,9 @@ awaitable<Result<app::GatherReport>> JobRunner::Supervise() {
                                                  summary_.job_id, job_.app, log_);
   if (app_.plan.target_change > 0) {
     // A window of a tenth of the time allowed (2 to 20 s): a short job is judged sooner.
-    forecast_.emplace(app_.plan.target_change, job_.timeout_s,
-                      ConvergenceForecast::Options{std::clamp(job_.timeout_s / 10, 2.0, 20.0), 2});
+    const double timeout = job_.timeout.count();
+    forecast_.emplace(app_.plan.target_change, timeout,
+                      ConvergenceForecast::Options{std::clamp(timeout / 10, 2.0, 20.0), 2});
   }
   auto checked = co_await RunToVerifiedResult();
   times_.checked = Clock::now();
@@ -390,21 +391,21 @@ awaitable<void> JobRunner::Finish(bool converged) {
 
 awaitable<Status> JobRunner::WaitUntil(const std::function<bool()>& done, const char* phase,
                                        SteadyTime deadline, bool iterating) {
-  auto next_progress = Clock::now() + std::chrono::milliseconds(options_.progress_ms);
+  auto next_progress = Clock::now() + options_.progress;
   for (;;) {
     if (!failure().empty()) co_return aborted_ ? Aborted(failure()) : Unavailable(failure());
     if (done()) co_return Status::Ok();
     const auto now = Clock::now();
     if (now > deadline) {
       co_return Timeout(std::string("job timed out while ") + phase +
-                        " (timeout_s = " + std::to_string(job_.timeout_s) + ")");
+                        " (timeout_s = " + NumberText(job_.timeout.count()) + ")");
     }
     if (now >= next_progress) {
       supervisor_->Tick(now);
       const SupervisorProgress progress = supervisor_->progress();
       PrintProgress(progress);
       if (on_progress_) on_progress_();
-      next_progress = now + std::chrono::milliseconds(options_.progress_ms);
+      next_progress = now + options_.progress;
       if (iterating) {
         if (std::string why = Forecast(now, progress); !why.empty()) {
           co_return Unavailable("the run cannot converge in time: " + why);

@@ -1,8 +1,7 @@
 #include "spawner/job_spec.h"
 
-#include <cmath>
+#include <charconv>
 #include <filesystem>
-#include <sstream>
 
 #include "core/config.h"
 
@@ -17,97 +16,66 @@ bool ValidName(const std::string& s) {
   return true;
 }
 
-// The job's [params], each as text for the app: strings as they are, numbers as a stream prints
-// them (integers whole, other numbers to 6 significant digits), booleans as true or false.
+// The job's [params], each as text for the app: strings as they are, integers whole, other
+// numbers as the shortest text that reads back to the same double, booleans as true or false.
 Status ReadParams(const std::string& path, const toml::table& params,
                   std::map<std::string, std::string>& out) {
   for (const auto& [pk, pv] : params) {
-    std::ostringstream text;
+    std::string text;
     if (auto s = pv.value_exact<std::string>()) {
-      text << *s;
+      text = *s;
     } else if (auto i = pv.value_exact<int64_t>()) {
-      text << *i;
+      text = std::to_string(*i);
     } else if (auto d = pv.value_exact<double>()) {
-      text << *d;
+      text = NumberText(*d);
     } else if (auto b = pv.value_exact<bool>()) {
-      text << (*b ? "true" : "false");
+      text = *b ? "true" : "false";
     } else {
       return InvalidArgument(path + ": 'params." + std::string(pk.str()) +
                              "' must be a string, number or boolean");
     }
-    out[std::string(pk.str())] = text.str();
+    out[std::string(pk.str())] = std::move(text);
   }
   return Status::Ok();
 }
 
 }  // namespace
 
+void DeclareJobOptions(OptionSet& set, JobSpec& job) {
+  set.Section("job");
+  set.WithoutFlags();
+  set.Text("name", job.name, "the job's name: 1-64 letters, digits, '-' or '_' (required)");
+  set.Text("app", job.app, "the app to run (required)");
+  set.Integer("tasks", job.tasks, 1, 1000000, "task count; with `--local N` it may be left out")
+      .Default("N of `--local N`");
+  set.Duration("timeout_s", job.timeout, 0.001, kMaxTimeoutSeconds,
+               "the run fails if it has not finished by then");
+  set.Path("plugin", job.plugin, "the app's plugin file, relative to the job file")
+      .Default("the installed plugin of `app`");
+  set.Integer("backups", job.backups, 0, 16,
+              "daemons keeping each task's checkpoints (0: no checkpoints)");
+  set.Duration("checkpoint_seconds", job.checkpoint_period, 0, 86400,
+               "a checkpoint at least this often (0: not by time)");
+  set.Integer("checkpoint_every", job.checkpoint_every, 0, 1000000000,
+              "and one every this many iterations (0: not by iterations)");
+}
+
 Result<JobSpec> LoadJobSpec(const std::string& path) {
   if (!std::filesystem::exists(path)) return NotFound("job file " + path + " does not exist");
-  auto parsed = ParseTomlFile(path);
-  if (!parsed.ok()) return parsed.status();
-  const toml::table& t = *parsed;
-  auto bad = [&](const std::string& key, const std::string& what) {
-    return InvalidArgument(path + ": '" + key + "' " + what);
-  };
+  AIAC_ASSIGN_OR_RETURN(ConfigFile file, ConfigFile::Load(path));
   JobSpec job;
-  for (const auto& [k, v] : t) {
-    const std::string key(k.str());
-    if (key == "name") {
-      auto s = v.value<std::string>();
-      if (!s || !ValidName(*s)) return bad(key, "must be 1-64 letters, digits, '-' or '_'");
-      job.name = *s;
-    } else if (key == "app") {
-      auto s = v.value<std::string>();
-      if (!s || s->empty()) return bad(key, "must be a non-empty string");
-      job.app = *s;
-    } else if (key == "tasks") {
-      auto n = v.as_integer();
-      if (!n || n->get() < 1 || n->get() > 1000000)
-        return bad(key, "must be an integer in 1..1000000");
-      job.tasks = static_cast<uint32_t>(n->get());
-    } else if (key == "timeout_s") {
-      auto d = v.value<double>();
-      // A deadline past ~30 days overflows nothing but helps no one; inf/nan/1e300 used to
-      // overflow the clock and time out at once.
-      if (!d || !std::isfinite(*d) || *d <= 0 || *d > kMaxTimeoutSeconds) {
-        return bad(key, "must be a number of seconds in (0, " +
-                            std::to_string(static_cast<int64_t>(kMaxTimeoutSeconds)) + "]");
-      }
-      job.timeout_s = *d;
-    } else if (key == "backups") {
-      auto n = v.as_integer();
-      if (!n || n->get() < 0 || n->get() > 16) return bad(key, "must be an integer in 0..16");
-      job.backups = static_cast<uint32_t>(n->get());
-    } else if (key == "checkpoint_seconds") {
-      auto d = v.value<double>();
-      if (!d || !std::isfinite(*d) || *d < 0 || *d > 86400)
-        return bad(key, "must be a number of seconds in [0, 86400]");
-      job.checkpoint_seconds = *d;
-    } else if (key == "checkpoint_every") {
-      auto n = v.as_integer();
-      if (!n || n->get() < 0 || n->get() > 1000000000)
-        return bad(key, "must be an integer in 0..1000000000");
-      job.checkpoint_every = static_cast<uint64_t>(n->get());
-    } else if (key == "plugin") {
-      auto s = v.value<std::string>();
-      if (!s || s->empty()) return bad(key, "must be a file name");
-      job.plugin = *s;
-    } else if (key == "params") {
-      const toml::table* params = v.as_table();
-      if (!params) return bad(key, "must be a table");
-      AIAC_RETURN_IF_ERROR(ReadParams(path, *params, job.params));
-    } else {
-      return bad(
-          key,
-          "is not a job option (name, app, tasks, timeout_s, plugin, backups, checkpoint_seconds, "
-          "checkpoint_every, params)");
-    }
+  OptionSet set("job file");
+  DeclareJobOptions(set, job);
+  if (const toml::table* params = file.GetTable("params")) {
+    AIAC_RETURN_IF_ERROR(ReadParams(path, *params, job.params));
   }
-  if (job.name.empty()) return bad("name", "is missing");
+  AIAC_RETURN_IF_ERROR(set.Read(file));
+  if (job.name.empty()) return InvalidArgument(path + ": 'name' is missing");
+  if (!ValidName(job.name)) {
+    return InvalidArgument(path + ": option 'name' must be 1-64 letters, digits, '-' or '_'");
+  }
+  if (job.app.empty()) return InvalidArgument(path + ": 'app' is missing");
   job.base_dir = std::filesystem::absolute(path).parent_path().string();
-  if (!job.plugin.empty() && job.plugin[0] != '/') job.plugin = job.base_dir + "/" + job.plugin;
-  if (job.app.empty()) return bad("app", "is missing");
   return job;
 }
 

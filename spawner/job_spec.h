@@ -12,10 +12,12 @@
 //   rounds = 1000
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <string>
 
+#include "core/options.h"
 #include "core/status.h"
 
 namespace aiac::spawner {
@@ -27,14 +29,17 @@ struct JobSpec {
   std::string name;
   std::string app;
   uint32_t tasks = 0;  // 0: not given
-  double timeout_s = 300;
-  std::string plugin;  // resolved against base_dir
+  std::chrono::duration<double> timeout{300};
+  std::string plugin;  // relative to the job file's folder
   uint32_t backups = 2;
-  double checkpoint_seconds = 1;
-  uint64_t checkpoint_every = 0;
-  std::string base_dir;  // the job file's directory
+  std::chrono::duration<double> checkpoint_period{1};  // 0: not by time
+  uint64_t checkpoint_every = 0;                       // iterations; 0: not by iterations
+  std::string base_dir;                                // the job file's directory
   std::map<std::string, std::string> params;
 };
+
+// Declares the job file's keys (its [params] are the app's), bound to `job`.
+void DeclareJobOptions(OptionSet& set, JobSpec& job);
 
 // Reads and checks a job file; every problem is one line naming the file and the key.
 Result<JobSpec> LoadJobSpec(const std::string& path);

@@ -41,11 +41,10 @@ CLI::App* AddRunCommand(CLI::App& app, RunArgs& args) {
   CLI::App* run = app.add_subcommand("run", "run a job on daemons and print its summary");
   run->add_option("job", args.job_file, "job file (TOML)")->required();
   run->add_option("--config", args.config, "spawner options file (see conf/spawner.toml)");
-  auto* sn =
-      run->add_option(
-             "--supernode", args.supernodes,
-             "super-node HOST:PORT to get daemons from (repeatable: the next one when one is lost)")
-          ->allow_extra_args(false);
+  args.declared = std::make_shared<OptionSet>("aiac-spawner run");
+  DeclareSpawnerOptions(*args.declared, args.options);
+  args.declared->AddFlags(*run);
+  CLI::Option* sn = run->get_option("--supernode")->allow_extra_args(false);
   auto* local =
       run->add_option(
              "--local", args.local,
@@ -97,7 +96,6 @@ CLI::App* AddRunCommand(CLI::App& app, RunArgs& args) {
                   "powers, default), equal, or with --platform Lee & Cho's static sm (S_M: the "
                   "nodes' mean loads) or sp "
                   "(S_P: means and deviations)");
-  run->add_option("--log-level", args.log_level, "trace|debug|info|warn|error|off");
   auto* every =
       run->add_option(
              "--kill-every", args.kill_every,
@@ -210,7 +208,7 @@ Status LoadModes(RunPlan& plan) {
   plan.settings.mapping = args.mapping;
   plan.settings.sync = args.sync;
   // A local cluster has no daemons besides the ones it started: a replacement asks once.
-  plan.settings.replacement_wait_ms = args.local > 0 ? 0 : -1;
+  if (args.local > 0) plan.settings.replacement_wait = std::chrono::milliseconds(0);
   return Status::Ok();
 }
 
@@ -219,9 +217,7 @@ Status LoadModes(RunPlan& plan) {
 Status LoadJob(RunPlan& plan) {
   const RunArgs& args = plan.args;
   SpawnerOptions& options = plan.options;
-  AIAC_RETURN_IF_ERROR(LoadSpawnerOptions(args.config, options));
-  if (!args.supernodes.empty()) options.supernodes = args.supernodes;
-  if (!args.log_level.empty()) options.log_level = args.log_level;
+  options = args.options;
   AIAC_ASSIGN_OR_RETURN(plan.level, ParseLogLevel(options.log_level));
   AIAC_ASSIGN_OR_RETURN(plan.job, LoadJobSpec(args.job_file));
   JobSpec& job = plan.job;
@@ -383,7 +379,8 @@ int Report(const RunSummary& summary, const std::string& json) {
 
 }  // namespace
 
-int RunCommand(const RunArgs& args) {
+int RunCommand(RunArgs& args) {
+  if (Status s = args.declared->Load(args.config); !s.ok()) return BadInput(s);
   auto plan = PlanRun(args);
   if (!plan.ok()) return BadInput(plan.status());
   Logger log = MakeLogger("spawner", plan->level);

@@ -3,15 +3,21 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "core/options.h"
+#include "spawner/spawner_options.h"
 
 namespace aiac::spawner {
 
 struct RunArgs {
   std::string job_file;
   std::string config;
-  std::vector<std::string> supernodes;
+  // The spawner's options (spawner_options.h): their flags, then the config file under them.
+  SpawnerOptions options;
+  std::shared_ptr<OptionSet> declared;
   int local = 0;         // --local N; -1: --local without N (as many as --platform has nodes)
   std::string platform;  // --platform P.toml: an emulated platform, with --local
   double slowdown =
@@ -21,7 +27,6 @@ struct RunArgs {
       false;  // --shuffle-nodes (with --platform): daemons start in a seeded random order
   int local_supernodes = 1;
   std::string json;
-  std::string log_level;
   std::string mapping = "maheve";
   bool sync = false;
   std::string balance = "dp";        // --balance dp|dm|off (live balancing, docs/balancing.md)
@@ -35,6 +40,7 @@ struct RunArgs {
 // Adds the `run` subcommand to `app`, filling `args`.
 CLI::App* AddRunCommand(CLI::App& app, RunArgs& args);
 // Runs it; returns the process exit code (0 succeeded, 1 failed, 2 bad input, 130 interrupted).
-int RunCommand(const RunArgs& args);
+// Reads the config file into args.options first.
+int RunCommand(RunArgs& args);
 
 }  // namespace aiac::spawner

@@ -4,6 +4,7 @@
 // each, which the flags' checks and the summary both use.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -55,8 +56,8 @@ struct RunSettings {
   std::string mapping = "maheve";  // maheve | default | aiac-qm | f-ec (mapping::MakeMapper)
   bool sync = false;
   // How long a replacement may wait for a daemon from a super-node once no granted one is free;
-  // 0 asks once (a local cluster has no other daemons); < 0: the options' wait_daemons_ms.
-  int64_t replacement_wait_ms = -1;
+  // 0 asks once (a local cluster has no other daemons); none: the options' wait_daemons.
+  std::optional<std::chrono::milliseconds> replacement_wait;
   // Live balancing (docs/balancing.md): Lee & Cho's D_P by default; it acts only when the app's
   // tasks hold movable items, and the summary then says "off" otherwise.
   balance::BalanceMode balance = balance::BalanceMode::kProposed;

@@ -1,35 +1,55 @@
 #include "spawner/spawner_options.h"
 
-#include "core/config.h"
+#include "core/logging.h"
 #include "net/net_config.h"
 
 namespace aiac::spawner {
 
+void DeclareSpawnerOptions(OptionSet& set, SpawnerOptions& o) {
+  set.Section("spawner");
+  auto one = std::make_shared<std::string>();
+  set.Text("supernode", *one, "one super-node instead of `supernodes` (not both)")
+      .NoFlag()
+      .Default("none");
+  set.List("supernodes", o.supernodes,
+           "super-nodes to ask for daemons, `[\"host:port\", ...]`: tried in order, the next "
+           "one when one is lost; ignored with `--local`")
+      .Flag("--supernode");
+  set.CheckFile([one, &o](const ConfigFile& file) {
+    if (one->empty()) return Status::Ok();
+    if (file.Has("supernodes")) {
+      return InvalidArgument(file.name() + ": give either 'supernode' or 'supernodes', not both");
+    }
+    o.supernodes = {*one};
+    return Status::Ok();
+  });
+  set.Duration("wait_daemons_ms", o.wait_daemons,
+               "how long to wait for enough free daemons before failing; the super-node holds a "
+               "request it cannot meet (up to 3 s at a time) and answers as soon as enough "
+               "daemons are free, so no start-up waits on a polling period");
+  set.Integer("spares", o.spares, 0, 100000,
+              "extra daemons reserved for replacements (with `--local N`: at least N - tasks)");
+  set.Duration("failure_timeout_ms", o.failure_timeout,
+               "a task daemon silent this long is declared dead and replaced");
+  set.Duration("setup_timeout_ms", o.setup_timeout,
+               "a task daemon not ready this long after its assignment (setting up or restoring "
+               "its task) is declared dead and replaced");
+  set.Duration("progress_ms", o.progress, "period of the progress line");
+  set.Choice("local_log_level", o.local_log_level, LogLevelNames(),
+             "log level of the processes `--local` starts");
+  set.Text("plugin_dir", o.plugin_dir, "where `libaiac_app_<app>.so` are found")
+      .Default("`plugins/` beside `bin/`");
+  set.Path("signing_key_file", o.signing_key_file,
+           "Ed25519 private key (PEM, mode 600) to sign plugins with, for daemons that set "
+           "`trusted_keys` (`aiac-spawner keygen --signing PREFIX` makes one)");
+  set.Choice("log_level", o.log_level, LogLevelNames(), "log level");
+  net::DeclareNetOptions(set, o.net);
+}
+
 Status LoadSpawnerOptions(const std::string& path, SpawnerOptions& o) {
-  auto file = ConfigFile::Load(path);
-  if (!file.ok()) return file.status();
-  std::string one;
-  std::vector<std::string> list;
-  file->Get("supernode", one);
-  file->Get("supernodes", list);
-  file->GetPositive("wait_daemons_ms", o.wait_daemons_ms);
-  file->Get("spares", o.spares);
-  file->GetPositive("progress_ms", o.progress_ms);
-  file->GetPositive("failure_timeout_ms", o.failure_timeout_ms);
-  file->GetPositive("setup_timeout_ms", o.setup_timeout_ms);
-  file->Get("local_log_level", o.local_log_level);
-  file->Get("plugin_dir", o.plugin_dir);
-  file->GetPath("signing_key_file", o.signing_key_file);
-  file->Get("log_level", o.log_level);
-  net::ReadNetOptions(*file, o.net);
-  AIAC_RETURN_IF_ERROR(file->Finish());
-  if (!one.empty() && !list.empty()) {
-    return InvalidArgument(path + ": give either 'supernode' or 'supernodes', not both");
-  }
-  if (!one.empty()) o.supernodes = {one};
-  if (!list.empty()) o.supernodes = list;
-  if (o.spares < 0) return InvalidArgument(path + ": option 'spares' must not be negative");
-  return Status::Ok();
+  OptionSet set("aiac-spawner run");
+  DeclareSpawnerOptions(set, o);
+  return set.Load(path);
 }
 
 }  // namespace aiac::spawner

@@ -1,10 +1,12 @@
 // Options of `aiac-spawner run`: defaults here, conf/spawner.toml, then the command line.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "core/options.h"
 #include "core/status.h"
 #include "net/connection.h"
 
@@ -15,19 +17,19 @@ struct SpawnerOptions {
   // fails over to the next (ignored with --local). Config: `supernodes = [...]`, or one
   // `supernode = "..."`. Default: 127.0.0.1:7400.
   std::vector<std::string> supernodes = {"127.0.0.1:7400"};
-  // How long to wait for enough free daemons. Default: 30000 ms.
-  int64_t wait_daemons_ms = 30000;
+  // How long to wait for enough free daemons.
+  std::chrono::milliseconds wait_daemons{30000};
   // Extra daemons reserved for replacements. Default: 0.
   int64_t spares = 0;
   // A task daemon that sends nothing for this long is declared dead and replaced (daemons
-  // report progress every 250 ms). Default: 5000 ms.
-  int64_t failure_timeout_ms = 5000;
+  // report progress every 250 ms).
+  std::chrono::milliseconds failure_timeout{5000};
   // A task daemon that is not ready this long after its assignment was sent (setting up the
   // task, or restoring it, never ends: the host was suspended, say) is declared dead and
-  // replaced. Setting up a large block takes seconds. Default: 30000 ms.
-  int64_t setup_timeout_ms = 30000;
-  // Period of the progress line. Default: 1000 ms.
-  int64_t progress_ms = 1000;
+  // replaced. Setting up a large block takes seconds.
+  std::chrono::milliseconds setup_timeout{30000};
+  // Period of the progress line.
+  std::chrono::milliseconds progress{1000};
   // Where app plugins are found (libaiac_app_<app>.so). Default: plugins/ beside bin/.
   std::string plugin_dir;
   // Log level of the processes started by --local. Default: "warn".
@@ -40,6 +42,11 @@ struct SpawnerOptions {
   net::NetOptions net;
 };
 
+// Declares every option of `aiac-spawner run` (the file's keys and the flags), bound to
+// `options`.
+void DeclareSpawnerOptions(OptionSet& set, SpawnerOptions& options);
+
+// Reads `path` (may be empty) into `options`; unknown keys and wrong types are errors.
 Status LoadSpawnerOptions(const std::string& path, SpawnerOptions& options);
 
 }  // namespace aiac::spawner

@@ -26,25 +26,14 @@ int Fail(const aiac::Status& s) {
 int main(int argc, char** argv) {
   using namespace aiac;
   CLI::App app{"aiac super-node: registry of free daemons"};
-  std::string config, listen, data, id, ready, level;
-  std::vector<std::string> peers;
+  std::string config;
   app.add_option("--config", config, "TOML options file (see conf/supernode.toml)");
-  app.add_option("--listen", listen, "HOST:PORT to listen on (port 0: any free port)");
-  app.add_option("--peer", peers, "another super-node HOST:PORT (repeatable)");
-  app.add_option("--data", data, "RocksDB directory for the registry");
-  app.add_option("--id", id, "super-node id");
-  app.add_option("--ready-file", ready, "write the bound HOST:PORT here once listening");
-  app.add_option("--log-level", level, "trace|debug|info|warn|error|off");
-  CLI11_PARSE(app, argc, argv);
-
   supernode::SupernodeOptions options;
-  if (Status s = supernode::LoadSupernodeOptions(config, options); !s.ok()) return Fail(s);
-  if (!listen.empty()) options.listen = listen;
-  if (!peers.empty()) options.peers = peers;
-  if (!data.empty()) options.data_dir = data;
-  if (!id.empty()) options.id = id;
-  if (!ready.empty()) options.ready_file = ready;
-  if (!level.empty()) options.log_level = level;
+  OptionSet declared("aiac-supernode");
+  supernode::DeclareSupernodeOptions(declared, options);
+  declared.AddFlags(app);
+  CLI11_PARSE(app, argc, argv);
+  if (Status s = declared.Load(config); !s.ok()) return Fail(s);
   if (Status s = net::FinishNetOptions(options.net); !s.ok()) return Fail(s);
   auto log_level = ParseLogLevel(options.log_level);
   if (!log_level.ok()) return Fail(log_level.status());

@@ -1,25 +1,37 @@
 #include "supernode/supernode_options.h"
 
-#include "core/config.h"
+#include "core/logging.h"
 #include "net/net_config.h"
 
 namespace aiac::supernode {
 
+void DeclareSupernodeOptions(OptionSet& set, SupernodeOptions& o) {
+  set.Section("supernode");
+  set.Text("id", o.id, "name shown to peers and daemons").Default("`sn-PORT`");
+  set.Text("listen", o.listen, "HOST:PORT to listen on; port 0 = any free port");
+  set.List("peers", o.peers,
+           "other super-nodes; they exchange registry digests every `digest_interval_ms`")
+      .Flag("--peer");
+  set.Text("data_dir", o.data_dir,
+           "RocksDB directory of the registry; a restarted super-node keeps its daemons (each "
+           "gets one `failure_timeout_ms` to heartbeat again)")
+      .Flag("--data");
+  set.Duration("failure_timeout_ms", o.failure_timeout, "a daemon silent this long is dropped");
+  set.Duration("grant_lease_ms", o.grant_lease,
+               "a granted daemon that runs no task for this long is free again (its spawner died)");
+  set.Duration("digest_interval_ms", o.digest_interval, "expiry check and digest period");
+  set.Duration("forward_timeout_ms", o.forward_timeout,
+               "wait for a peer's answer to a forwarded request");
+  set.Text("ready_file", o.ready_file, "write the bound HOST:PORT here once listening");
+  set.Choice("log_level", o.log_level, LogLevelNames(), "log level");
+  net::DeclareNetOptions(set, o.net);
+  net::DeclareServerLimits(set, o.limits);
+}
+
 Status LoadSupernodeOptions(const std::string& path, SupernodeOptions& o) {
-  auto file = ConfigFile::Load(path);
-  if (!file.ok()) return file.status();
-  file->Get("id", o.id);
-  file->Get("listen", o.listen);
-  file->Get("peers", o.peers);
-  file->Get("data_dir", o.data_dir);
-  file->GetPositive("failure_timeout_ms", o.failure_timeout_ms);
-  file->GetPositive("digest_interval_ms", o.digest_interval_ms);
-  file->GetPositive("grant_lease_ms", o.grant_lease_ms);
-  file->GetPositive("forward_timeout_ms", o.forward_timeout_ms);
-  file->Get("log_level", o.log_level);
-  net::ReadNetOptions(*file, o.net);
-  net::ReadServerLimits(*file, o.limits);
-  return file->Finish();
+  OptionSet set("aiac-supernode");
+  DeclareSupernodeOptions(set, o);
+  return set.Load(path);
 }
 
 }  // namespace aiac::supernode

@@ -1,10 +1,12 @@
 // Options of aiac-supernode: defaults here, conf/supernode.toml, then the command line.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "core/options.h"
 #include "core/status.h"
 #include "net/connection.h"
 #include "net/server.h"
@@ -20,15 +22,14 @@ struct SupernodeOptions {
   std::vector<std::string> peers;
   // RocksDB directory of the registry. Default: ./supernode-data.
   std::string data_dir = "supernode-data";
-  // A daemon silent for longer than this is dropped from the registry. Default: 5000 ms.
-  int64_t failure_timeout_ms = 5000;
+  // A daemon silent for longer than this is dropped from the registry.
+  std::chrono::milliseconds failure_timeout{5000};
   // A granted daemon that runs no task for this long is free again (its spawner is gone).
-  // Default: 30000 ms.
-  int64_t grant_lease_ms = 30000;
-  // How often the registry is checked for silent daemons and digests sent. Default: 500 ms.
-  int64_t digest_interval_ms = 500;
-  // Longest wait for a peer super-node's answer to a forwarded request. Default: 3000 ms.
-  int64_t forward_timeout_ms = 3000;
+  std::chrono::milliseconds grant_lease{30000};
+  // How often the registry is checked for silent daemons and digests sent.
+  std::chrono::milliseconds digest_interval{500};
+  // Longest wait for a peer super-node's answer to a forwarded request.
+  std::chrono::milliseconds forward_timeout{3000};
   // File to write "HOST:PORT" to once listening (used by `spawner run --local`). Default: none.
   std::string ready_file;
   std::string log_level = "info";
@@ -36,6 +37,9 @@ struct SupernodeOptions {
   // Connection and handshake caps of the listening side (net/server.h).
   net::ServerLimits limits;
 };
+
+// Declares every option of aiac-supernode (the file's keys and the flags), bound to `options`.
+void DeclareSupernodeOptions(OptionSet& set, SupernodeOptions& options);
 
 // Reads `path` (may be empty) into `options`; unknown keys and wrong types are errors.
 Status LoadSupernodeOptions(const std::string& path, SupernodeOptions& options);

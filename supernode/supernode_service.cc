@@ -204,8 +204,8 @@ awaitable<void> SupernodeService::GrantWhenMet(net::ConnectionPtr conn, uint64_t
     }
     // Woken by WakeHeld; also every digest interval, for what a peer's digest cannot tell (a
     // peer's daemon released there, say).
-    wake.expires_at(std::min(deadline, std::chrono::steady_clock::now() +
-                                           std::chrono::milliseconds(options_.digest_interval_ms)));
+    wake.expires_at(
+        std::min(deadline, std::chrono::steady_clock::now() + options_.digest_interval));
     held_.insert(&wake);
     co_await wake.async_wait(net::use_nothrow);
     held_.erase(&wake);
@@ -272,7 +272,7 @@ awaitable<void> SupernodeService::ServePeer(net::ConnectionPtr conn) {
 
 awaitable<void> SupernodeService::DialPeer(Endpoint peer) {
   net::RetryPolicy retry;
-  retry.max_backoff = std::chrono::milliseconds(options_.digest_interval_ms * 4);
+  retry.max_backoff = options_.digest_interval * 4;
   while (!stopping_) {
     auto conn = co_await net::Dial(peer, options_.net, proto::Role::SUPERNODE, options_.id,
                                    proto::Role::SUPERNODE, retry);
@@ -292,7 +292,7 @@ awaitable<void> SupernodeService::DialPeer(Endpoint peer) {
     }
     (*conn)->Close();
     server_.Untrack(*conn);
-    asio::steady_timer pause(io_, std::chrono::milliseconds(options_.digest_interval_ms));
+    asio::steady_timer pause(io_, options_.digest_interval);
     co_await pause.async_wait(net::use_nothrow);
   }
 }
@@ -300,19 +300,18 @@ awaitable<void> SupernodeService::DialPeer(Endpoint peer) {
 awaitable<void> SupernodeService::Housekeeping() {
   housekeeping_timer_ = std::make_unique<asio::steady_timer>(io_);
   while (!stopping_) {
-    housekeeping_timer_->expires_after(std::chrono::milliseconds(options_.digest_interval_ms));
+    housekeeping_timer_->expires_after(options_.digest_interval);
     co_await housekeeping_timer_->async_wait(net::use_nothrow);
     if (stopping_) break;
-    for (const auto& gone : registry_.Expire(
-             Registry::Clock::now(), std::chrono::milliseconds(options_.failure_timeout_ms))) {
+    for (const auto& gone : registry_.Expire(Registry::Clock::now(), options_.failure_timeout)) {
       log_->info("daemon {} expired: no heartbeat for {} ms{}", gone.id,
-                 options_.failure_timeout_ms,
+                 options_.failure_timeout.count(),
                  gone.busy ? " (was busy for job " + gone.job + ")" : "");
     }
-    for (const auto& rec : registry_.ReclaimIdleGrants(
-             Registry::Clock::now(), std::chrono::milliseconds(options_.grant_lease_ms))) {
+    for (const auto& rec :
+         registry_.ReclaimIdleGrants(Registry::Clock::now(), options_.grant_lease)) {
       log_->info("daemon {} reclaimed: granted to job {} but idle for {} ms", rec.id, rec.job,
-                 options_.grant_lease_ms);
+                 options_.grant_lease.count());
     }
     WatchStore();
     for (auto& [key, link] : peers_) SendDigest(link);
@@ -404,7 +403,7 @@ awaitable<SupernodeService::GrantOutcome> SupernodeService::GrantFor(std::string
       r.setCount(static_cast<uint32_t>(ask));
       r.setForwarded(true);
     });
-    auto reply = co_await slot->Wait(std::chrono::milliseconds(options_.forward_timeout_ms));
+    auto reply = co_await slot->Wait(options_.forward_timeout);
     pending_.erase(request_id);
     if (reply && reply->error.empty()) {
       remaining -= std::min(remaining, reply->daemons.size());

@@ -1,7 +1,10 @@
 #include "core/config.h"
 
+#include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <filesystem>
+#include <optional>
 #include <sstream>
 
 namespace aiac {
@@ -14,7 +17,40 @@ Status FromParseError(const toml::parse_error& err, const std::string& name) {
   return InvalidArgument(out.str());
 }
 
+// Levenshtein distance: insertions, deletions and substitutions.
+size_t EditDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// The known key a typo most likely meant: at most two edits away.
+std::optional<std::string> Nearest(const std::string& typo, const std::set<std::string>& known) {
+  std::optional<std::string> best;
+  size_t best_distance = 3;
+  for (const auto& key : known) {
+    const size_t d = EditDistance(typo, key);
+    if (d < best_distance) best = key, best_distance = d;
+  }
+  return best;
+}
+
 }  // namespace
+
+std::string NumberText(double value) {
+  char text[32];
+  auto [end, ec] = std::to_chars(text, text + sizeof text, value);
+  return ec == std::errc() ? std::string(text, end) : "?";
+}
 
 Result<toml::table> ParseTomlFile(const std::string& path) {
   try {
@@ -52,7 +88,7 @@ const toml::node* ConfigFile::Find(const std::string& key) {
   return table_.get(key);
 }
 
-void ConfigFile::Fail(const std::string& key, const std::string& what) {
+void ConfigFile::Reject(const std::string& key, const std::string& what) {
   if (error_.ok()) error_ = InvalidArgument(name_ + ": option '" + key + "' " + what);
 }
 
@@ -61,7 +97,7 @@ void ConfigFile::Get(const std::string& key, std::string& out) {
     if (auto v = n->value<std::string>())
       out = *v;
     else
-      Fail(key, "must be a string");
+      Reject(key, "must be a string");
   }
 }
 
@@ -79,17 +115,28 @@ void ConfigFile::Get(const std::string& key, int64_t& out) {
     if (auto v = n->as_integer())
       out = v->get();
     else
-      Fail(key, "must be an integer");
+      Reject(key, "must be an integer");
   }
 }
 
-void ConfigFile::GetPositive(const std::string& key, int64_t& out) {
-  int64_t before = out;
-  Get(key, out);
-  if (out <= 0 || out > kMaxPositive) {
-    Fail(key, "must be in 1.." + std::to_string(kMaxPositive));
-    out = before;
-  }
+void ConfigFile::GetInteger(const std::string& key, int64_t& out, int64_t min, int64_t max) {
+  const toml::node* n = Find(key);
+  if (!n) return;
+  auto v = n->as_integer();
+  if (v && v->get() >= min && v->get() <= max)
+    out = v->get();
+  else
+    Reject(key, "must be an integer in " + std::to_string(min) + ".." + std::to_string(max));
+}
+
+void ConfigFile::GetNumber(const std::string& key, double& out, double min, double max) {
+  const toml::node* n = Find(key);
+  if (!n) return;
+  auto v = n->value<double>();      // integers convert too
+  if (v && *v >= min && *v <= max)  // false for nan
+    out = *v;
+  else
+    Reject(key, "must be a number in [" + NumberText(min) + ", " + NumberText(max) + "]");
 }
 
 void ConfigFile::Get(const std::string& key, double& out) {
@@ -97,7 +144,7 @@ void ConfigFile::Get(const std::string& key, double& out) {
     if (auto v = n->value<double>(); v && std::isfinite(*v))
       out = *v;  // integers convert too
     else
-      Fail(key, "must be a finite number");
+      Reject(key, "must be a finite number");
   }
 }
 
@@ -106,7 +153,7 @@ void ConfigFile::Get(const std::string& key, bool& out) {
     if (auto v = n->as_boolean())
       out = v->get();
     else
-      Fail(key, "must be true or false");
+      Reject(key, "must be true or false");
   }
 }
 
@@ -114,22 +161,32 @@ void ConfigFile::Get(const std::string& key, std::vector<std::string>& out) {
   const toml::node* n = Find(key);
   if (!n) return;
   const toml::array* arr = n->as_array();
-  if (!arr) return Fail(key, "must be an array of strings");
+  if (!arr) return Reject(key, "must be an array of strings");
   std::vector<std::string> values;
   for (const toml::node& item : *arr) {
     auto v = item.value<std::string>();
-    if (!v) return Fail(key, "must be an array of strings");
+    if (!v) return Reject(key, "must be an array of strings");
     values.push_back(*v);
   }
   out = std::move(values);
 }
 
+const toml::table* ConfigFile::GetTable(const std::string& key) {
+  const toml::node* n = Find(key);
+  if (!n) return nullptr;
+  if (const toml::table* table = n->as_table()) return table;
+  Reject(key, "must be a table");
+  return nullptr;
+}
+
 Status ConfigFile::Finish() const {
   if (!error_.ok()) return error_;
   for (const auto& [key, node] : table_) {
-    if (!asked_.count(std::string(key.str()))) {
-      return InvalidArgument(name_ + ": unknown option '" + std::string(key.str()) + "'");
-    }
+    const std::string unknown(key.str());
+    if (asked_.count(unknown)) continue;
+    std::string message = name_ + ": unknown option '" + unknown + "'";
+    if (auto near = Nearest(unknown, asked_)) message += " (did you mean '" + *near + "'?)";
+    return InvalidArgument(message);
   }
   return Status::Ok();
 }

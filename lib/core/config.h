@@ -21,6 +21,9 @@ namespace aiac {
 Result<toml::table> ParseTomlFile(const std::string& path);
 Result<toml::table> ParseTomlText(std::string_view text, const std::string& name);
 
+// A number as the shortest text that reads back to it: 0.1, 2592000, 1e-08.
+std::string NumberText(double value);
+
 class ConfigFile {
  public:
   // Parses `path`; an empty path gives an empty file (all defaults).
@@ -33,14 +36,26 @@ class ConfigFile {
   void Get(const std::string& key, double& out);  // finite numbers only
   void Get(const std::string& key, bool& out);
   void Get(const std::string& key, std::vector<std::string>& out);
-  // Milliseconds or counts: 1..kMaxPositive (10^12: 31 years in ms, so no clock overflows).
+  // Milliseconds or counts: at most kMaxPositive (10^12: 31 years in ms, so no clock overflows).
   static constexpr int64_t kMaxPositive = 1000000000000;
-  void GetPositive(const std::string& key, int64_t& out);
+  // An integer in [min, max], or a number in [min, max]: "must be an integer in MIN..MAX",
+  // "must be a number in [MIN, MAX]"; `out` keeps its value on a problem.
+  void GetInteger(const std::string& key, int64_t& out, int64_t min, int64_t max);
+  void GetNumber(const std::string& key, double& out, double min, double max);
 
   // The file's path; empty when there is no file (defaults only, or parsed text).
   const std::string& path() const { return path_; }
+  // What messages call it: the path, or "(defaults)", or the name given to Parse.
+  const std::string& name() const { return name_; }
+  bool Has(const std::string& key) const { return table_.contains(key); }
   // A path option: relative paths are taken relative to the config file's folder.
   void GetPath(const std::string& key, std::string& out);
+
+  // A table (e.g. a job's [params]); null when absent or not a table (then an error).
+  const toml::table* GetTable(const std::string& key);
+
+  // Records a problem with `key`'s value: "FILE: option 'KEY' WHAT" (the first one is kept).
+  void Reject(const std::string& key, const std::string& what);
 
   // The first problem met so far, or the first key that no Get asked for.
   Status Finish() const;
@@ -49,7 +64,6 @@ class ConfigFile {
   ConfigFile(toml::table table, std::string name)
       : table_(std::move(table)), name_(std::move(name)) {}
   const toml::node* Find(const std::string& key);
-  void Fail(const std::string& key, const std::string& what);
 
   toml::table table_;
   std::string name_;

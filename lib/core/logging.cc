@@ -4,6 +4,12 @@
 
 namespace aiac {
 
+const std::vector<std::string>& LogLevelNames() {
+  static const std::vector<std::string> names = {"trace", "debug",    "info", "warn",
+                                                 "error", "critical", "off"};
+  return names;
+}
+
 Result<spdlog::level::level_enum> ParseLogLevel(std::string_view name) {
   static constexpr std::pair<std::string_view, spdlog::level::level_enum> kLevels[] = {
       {"trace", spdlog::level::trace}, {"debug", spdlog::level::debug},

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/status.h"
 
@@ -14,6 +15,7 @@ namespace aiac {
 using Logger = std::shared_ptr<spdlog::logger>;
 
 // Parses "trace", "debug", "info", "warn", "error", "critical" or "off".
+const std::vector<std::string>& LogLevelNames();
 Result<spdlog::level::level_enum> ParseLogLevel(std::string_view name);
 
 // A logger named `name` (the process role) writing one line per event to stderr.

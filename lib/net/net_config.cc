@@ -17,29 +17,31 @@ constexpr const char* kHowToMakeOne =
 
 }  // namespace
 
-void ReadNetOptions(ConfigFile& file, NetOptions& options) {
-  file.Get("cluster_key", options.cluster_key);
-  file.GetPath("cluster_key_file", options.cluster_key_file);
-  int64_t max_frame = static_cast<int64_t>(options.limits.max_frame_bytes);
-  file.GetPositive("max_frame_bytes", max_frame);
-  options.limits.max_frame_bytes = static_cast<size_t>(max_frame);
-  auto max_message = static_cast<int64_t>(options.limits.max_message_bytes);
-  file.GetPositive("max_message_bytes", max_message);
-  options.limits.max_message_bytes = static_cast<uint64_t>(max_message);
-  int64_t hs = options.handshake_timeout.count();
-  file.GetPositive("handshake_timeout_ms", hs);
-  options.handshake_timeout = std::chrono::milliseconds(hs);
+void DeclareNetOptions(OptionSet& set, NetOptions& o) {
+  set.Section("common");
+  set.Path("cluster_key_file", o.cluster_key_file,
+           "file holding the platform's shared secret (mode 600); the TLS key is derived from it")
+      .Default("`cluster.key` in the shipped configs");
+  set.Text("cluster_key", o.cluster_key, "the secret inline instead (not both); at least 16 bytes")
+      .NoFlag();
+  set.Integer("max_frame_bytes", o.limits.max_frame_bytes, 1, ConfigFile::kMaxPositive,
+              "largest frame accepted from an authenticated peer; larger messages are sent in "
+              "parts");
+  set.Integer("max_message_bytes", o.limits.max_message_bytes, 1, ConfigFile::kMaxPositive,
+              "largest message reassembled from parts (also bounded by the memory the process may "
+              "use)");
+  set.Duration("handshake_timeout_ms", o.handshake_timeout,
+               "longest a connect plus handshake may take");
 }
 
-void ReadServerLimits(ConfigFile& file, ServerLimits& limits) {
-  for (auto [key, field] :
-       {std::pair{"max_connections", &limits.max_connections},
-        std::pair{"max_handshakes", &limits.max_handshakes},
-        std::pair{"max_handshakes_per_address", &limits.max_handshakes_per_address}}) {
-    int64_t value = static_cast<int64_t>(*field);
-    file.GetPositive(key, value);
-    *field = static_cast<size_t>(value);
-  }
+void DeclareServerLimits(OptionSet& set, ServerLimits& limits) {
+  set.Section("listening");
+  set.Integer("max_connections", limits.max_connections, 1, ConfigFile::kMaxPositive,
+              "connections open at once (capped by the descriptor limit minus 64)");
+  set.Integer("max_handshakes", limits.max_handshakes, 1, ConfigFile::kMaxPositive,
+              "handshakes in progress at once");
+  set.Integer("max_handshakes_per_address", limits.max_handshakes_per_address, 1,
+              ConfigFile::kMaxPositive, "handshakes in progress at once from one IP address");
 }
 
 Status CheckClusterKey(std::string_view key) {

@@ -1,7 +1,7 @@
 // The network options every binary reads from its config file, and the checks on the key.
 #pragma once
 
-#include "core/config.h"
+#include "core/options.h"
 #include "net/connection.h"
 #include "net/server.h"
 
@@ -11,12 +11,13 @@ namespace aiac::net {
 inline constexpr std::string_view kPlaceholderKey = "change-me-to-a-long-random-secret";
 inline constexpr size_t kMinKeyBytes = 16;
 
-// Reads cluster_key, cluster_key_file (a path relative to the config file's folder),
-// max_frame_bytes and handshake_timeout_ms.
-void ReadNetOptions(ConfigFile& file, NetOptions& options);
+// Declares cluster_key, cluster_key_file (a path relative to the config file's folder),
+// max_frame_bytes, max_message_bytes and handshake_timeout_ms, in the docs' "common" table.
+void DeclareNetOptions(OptionSet& set, NetOptions& options);
 
-// Reads max_connections, max_handshakes and max_handshakes_per_address.
-void ReadServerLimits(ConfigFile& file, ServerLimits& limits);
+// Declares max_connections, max_handshakes and max_handshakes_per_address, in the docs'
+// "listening" table.
+void DeclareServerLimits(OptionSet& set, ServerLimits& limits);
 
 // Loads the key file if one was named, refuses a missing, short or placeholder key, checks the
 // limits, and builds the TLS context once for every connection of the process. Each error is one

@@ -78,7 +78,7 @@ Outcome RunJob(net::Transport transport, const std::string& dir, const std::stri
   if (!app.ok()) return {-1, "failed", app.status().message()};
   spawner::SpawnerOptions sp;
   sp.net = net;
-  sp.progress_ms = 60000;
+  sp.progress = std::chrono::milliseconds(60000);
   spawner::JobRunner runner(*job, *app, sp, spawner::RunSettings{}, log);
   spawner::RunSummary summary;
   asio::co_spawn(

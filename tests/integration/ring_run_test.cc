@@ -75,7 +75,7 @@ TEST_F(RingRunTest, BadJobsExitTwoWithOneLine) {
   WriteFile(dir_ / "norounds.toml", "name = \"x\"\napp = \"ring\"\ntasks = 2\n");
   const std::vector<std::pair<std::string, std::string>> cases = {
       {dir_ / "unknown.toml", "unknown app 'nope'"},
-      {dir_ / "typo.toml", "'taks' is not a job option"},
+      {dir_ / "typo.toml", "unknown option 'taks' (did you mean 'tasks'?)"},
       {dir_ / "norounds.toml", "params.rounds is missing"},
       {dir_ / "missing.toml", "does not exist"},
   };

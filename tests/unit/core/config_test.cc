@@ -38,8 +38,8 @@ TEST(ConfigFileTest, NonPositiveRefusedWhereRequired) {
   auto file = ConfigFile::Parse("ms = 0\n", "t.toml");
   ASSERT_TRUE(file.ok());
   int64_t ms = 10;
-  file->GetPositive("ms", ms);
-  EXPECT_EQ(file->Finish().message(), "t.toml: option 'ms' must be in 1..1000000000000");
+  file->GetInteger("ms", ms, 1, ConfigFile::kMaxPositive);
+  EXPECT_EQ(file->Finish().message(), "t.toml: option 'ms' must be an integer in 1..1000000000000");
   EXPECT_EQ(ms, 10);
 }
 
@@ -50,8 +50,8 @@ TEST(ConfigFileTest, AbsurdNumbersAreRefused) {
     ASSERT_TRUE(file.ok());
     int64_t ms = 10;
     double power = 1;
-    file->GetPositive("ms", ms);
-    file->Get("power", power);
+    file->GetInteger("ms", ms, 1, ConfigFile::kMaxPositive);
+    file->GetNumber("power", power, 0, 1e9);
     EXPECT_FALSE(file->Finish().ok()) << text;
     EXPECT_EQ(ms, 10);
     EXPECT_EQ(power, 1);

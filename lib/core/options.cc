@@ -1,0 +1,308 @@
+#include "core/options.h"
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+
+namespace aiac {
+
+namespace {
+
+// "--data_dir" → "--data-dir".
+std::string FlagFromKey(const std::string& key) {
+  std::string flag = "--" + key;
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  return flag;
+}
+
+std::string Quoted(const std::string& text) { return text.empty() ? "none" : "`" + text + "`"; }
+
+std::string ListText(const std::vector<std::string>& values) {
+  std::string out = "[";
+  for (size_t i = 0; i < values.size(); ++i) out += (i ? ", \"" : "\"") + values[i] + "\"";
+  return out + "]";
+}
+
+std::string Joined(const std::vector<std::string>& words) {
+  std::string out;
+  for (size_t i = 0; i < words.size(); ++i) {
+    out += i == 0 ? "" : (i + 1 == words.size() ? " or " : ", ");
+    out += words[i];
+  }
+  return out;
+}
+
+std::string RangeText(int64_t min, int64_t max) {
+  return std::to_string(min) + ".." + std::to_string(max);
+}
+
+// "--x must be WHAT, not 'TEXT'".
+Status BadFlag(const std::string& flag, const std::string& what, const std::string& text) {
+  return InvalidArgument(flag + " must be " + what + ", not '" + text + "'");
+}
+
+bool ParseInteger(const std::string& text, int64_t& out) {
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, out);
+  return ec == std::errc() && ptr == end;
+}
+
+bool ParseNumber(const std::string& text, double& out) {
+  if (text.empty()) return false;
+  char* end = nullptr;
+  out = std::strtod(text.c_str(), &end);
+  return end == text.c_str() + text.size() && std::isfinite(out);
+}
+
+// The flag's description: the help, then the unit and the default, without the docs' markup.
+std::string FlagHelp(const OptionSet::Info& info) {
+  std::string help = info.help;
+  if (info.type == "ms" || info.type == "s") help += " (" + info.type + ")";
+  help += " [default: " + info.fallback + "]";
+  help.erase(std::remove(help.begin(), help.end(), '`'), help.end());
+  return help;
+}
+
+}  // namespace
+
+OptionSet::Option& OptionSet::Option::Flag(std::string name) {
+  info_.flag = std::move(name);
+  return *this;
+}
+
+OptionSet::Option& OptionSet::Option::NoFlag() {
+  info_.flag.clear();
+  return *this;
+}
+
+OptionSet::Option& OptionSet::Option::Default(std::string text) {
+  info_.fallback = std::move(text);
+  return *this;
+}
+
+OptionSet::Option& OptionSet::Add(
+    Info info, std::function<void(ConfigFile&)> read,
+    std::function<std::function<Status()>(CLI::App&, const std::string&)> add_flag) {
+  auto option = std::make_unique<Option>();
+  if (flags_) info.flag = FlagFromKey(info.key);
+  info.section = section_;
+  option->info_ = std::move(info);
+  option->read_ = std::move(read);
+  option->add_flag_ = std::move(add_flag);
+  options_.push_back(std::move(option));
+  return *options_.back();
+}
+
+OptionSet::Option& OptionSet::Text(const std::string& key, std::string& field, std::string help) {
+  return Add(
+      {key, "", "string", Quoted(field), std::move(help), ""},
+      [key, &field](ConfigFile& file) { file.Get(key, field); },
+      [&field](CLI::App& app, const std::string& flag) -> std::function<Status()> {
+        auto value = std::make_shared<std::string>();
+        CLI::Option* given = app.add_option(flag, *value);
+        return [given, value, &field] {
+          if (given->count()) field = *value;
+          return Status::Ok();
+        };
+      });
+}
+
+OptionSet::Option& OptionSet::Choice(const std::string& key, std::string& field,
+                                     std::vector<std::string> choices, std::string help) {
+  const std::string what = "one of " + Joined(choices);
+  help += " (" + Joined(choices) + ")";
+  auto allowed = [choices](const std::string& value) {
+    return std::find(choices.begin(), choices.end(), value) != choices.end();
+  };
+  return Add(
+      {key, "", "string", Quoted(field), std::move(help), ""},
+      [key, &field, allowed, what](ConfigFile& file) {
+        std::string value = field;
+        file.Get(key, value);
+        if (allowed(value))
+          field = value;
+        else
+          file.Reject(key, "must be " + what + ", not '" + value + "'");
+      },
+      [&field, allowed, what](CLI::App& app, const std::string& flag) -> std::function<Status()> {
+        auto value = std::make_shared<std::string>();
+        CLI::Option* given = app.add_option(flag, *value);
+        return [given, value, &field, allowed, what, flag] {
+          if (!given->count()) return Status::Ok();
+          if (!allowed(*value)) return BadFlag(flag, what, *value);
+          field = *value;
+          return Status::Ok();
+        };
+      });
+}
+
+OptionSet::Option& OptionSet::Path(const std::string& key, std::string& field, std::string help) {
+  Option& option = Text(key, field, std::move(help));
+  option.info_.type = "path";
+  option.read_ = [key, &field](ConfigFile& file) { file.GetPath(key, field); };
+  return option;
+}
+
+OptionSet::Option& OptionSet::List(const std::string& key, std::vector<std::string>& field,
+                                   std::string help) {
+  return Add(
+      {key, "", "strings", ListText(field), std::move(help), ""},
+      [key, &field](ConfigFile& file) { file.Get(key, field); },
+      [&field](CLI::App& app, const std::string& flag) -> std::function<Status()> {
+        auto values = std::make_shared<std::vector<std::string>>();
+        CLI::Option* given = app.add_option(flag, *values);
+        return [given, values, &field] {
+          if (given->count()) field = *values;
+          return Status::Ok();
+        };
+      });
+}
+
+OptionSet::Option& OptionSet::Boolean(const std::string& key, bool& field, std::string help) {
+  return Add(
+      {key, "", "boolean", field ? "`true`" : "`false`", std::move(help), ""},
+      [key, &field](ConfigFile& file) { file.Get(key, field); },
+      [&field](CLI::App& app, const std::string& flag) -> std::function<Status()> {
+        auto value = std::make_shared<std::string>();
+        CLI::Option* given = app.add_option(flag, *value)->type_name("true|false");
+        return [given, value, &field, flag] {
+          if (!given->count()) return Status::Ok();
+          if (*value != "true" && *value != "false") return BadFlag(flag, "true or false", *value);
+          field = *value == "true";
+          return Status::Ok();
+        };
+      });
+}
+
+OptionSet::Option& OptionSet::Number(const std::string& key, double& field, double min, double max,
+                                     std::string help) {
+  const std::string what = "a number in [" + NumberText(min) + ", " + NumberText(max) + "]";
+  return Add(
+      {key, "", "number", NumberText(field), std::move(help), ""},
+      [key, &field, min, max](ConfigFile& file) { file.GetNumber(key, field, min, max); },
+      [&field, min, max, what](CLI::App& app, const std::string& flag) -> std::function<Status()> {
+        auto text = std::make_shared<std::string>();
+        CLI::Option* given = app.add_option(flag, *text)->type_name("NUMBER");
+        return [given, text, &field, min, max, what, flag] {
+          if (!given->count()) return Status::Ok();
+          double value = 0;
+          if (!ParseNumber(*text, value) || value < min || value > max)
+            return BadFlag(flag, what, *text);
+          field = value;
+          return Status::Ok();
+        };
+      });
+}
+
+OptionSet::Option& OptionSet::AddInteger(const std::string& key, std::function<int64_t()> get,
+                                         std::function<void(int64_t)> set, int64_t min, int64_t max,
+                                         std::string help) {
+  const std::string what = "an integer in " + RangeText(min, max);
+  return Add(
+      {key, "", "integer", std::to_string(get()), std::move(help), ""},
+      [key, get, set, min, max](ConfigFile& file) {
+        int64_t value = get();
+        file.GetInteger(key, value, min, max);
+        set(value);
+      },
+      [set, min, max, what](CLI::App& app, const std::string& flag) -> std::function<Status()> {
+        auto text = std::make_shared<std::string>();
+        CLI::Option* given = app.add_option(flag, *text)->type_name("INT");
+        return [given, text, set, min, max, what, flag] {
+          if (!given->count()) return Status::Ok();
+          int64_t value = 0;
+          if (!ParseInteger(*text, value) || value < min || value > max)
+            return BadFlag(flag, what, *text);
+          set(value);
+          return Status::Ok();
+        };
+      });
+}
+
+OptionSet::Option& OptionSet::Duration(const std::string& key, std::chrono::milliseconds& field,
+                                       std::string help) {
+  Option& option = AddInteger(
+      key, [&field] { return static_cast<int64_t>(field.count()); },
+      [&field](int64_t ms) { field = std::chrono::milliseconds(ms); }, 1, kMaxMilliseconds,
+      std::move(help));
+  option.info_.type = "ms";
+  return option;
+}
+
+OptionSet::Option& OptionSet::Duration(const std::string& key, std::chrono::duration<double>& field,
+                                       double min, double max, std::string help) {
+  auto seconds = std::make_shared<double>(field.count());
+  Option& option = Number(key, *seconds, min, max, std::move(help));
+  option.info_.type = "s";
+  // The number is read into `seconds`, then copied to the field.
+  auto read = option.read_;
+  option.read_ = [read, seconds, &field](ConfigFile& file) {
+    *seconds = field.count();
+    read(file);
+    field = std::chrono::duration<double>(*seconds);
+  };
+  auto add_flag = option.add_flag_;
+  option.add_flag_ = [add_flag, seconds, &field](CLI::App& app, const std::string& flag) {
+    std::function<Status()> apply = add_flag(app, flag);
+    return std::function<Status()>([apply, seconds, &field] {
+      *seconds = field.count();
+      AIAC_RETURN_IF_ERROR(apply());
+      field = std::chrono::duration<double>(*seconds);
+      return Status::Ok();
+    });
+  };
+  return option;
+}
+
+void OptionSet::AddFlags(CLI::App& app) {
+  for (auto& option : options_) {
+    const Info& info = option->info_;
+    if (info.flag.empty()) continue;
+    std::function<Status()> apply = option->add_flag_(app, info.flag);
+    // The help text is set after the option exists: CLI11 takes it from the last add.
+    app.get_option(info.flag)->description(FlagHelp(info));
+    apply_flags_.push_back(std::move(apply));
+  }
+}
+
+Status OptionSet::Read(ConfigFile& file) {
+  for (auto& option : options_) option->read_(file);
+  AIAC_RETURN_IF_ERROR(file.Finish());
+  for (auto& check : file_checks_) AIAC_RETURN_IF_ERROR(check(file));
+  for (auto& apply : apply_flags_) AIAC_RETURN_IF_ERROR(apply());
+  return Status::Ok();
+}
+
+Status OptionSet::Load(const std::string& path) {
+  AIAC_ASSIGN_OR_RETURN(ConfigFile file, ConfigFile::Load(path));
+  return Read(file);
+}
+
+std::vector<OptionSet::Info> OptionSet::infos() const {
+  std::vector<Info> out;
+  for (const auto& option : options_) out.push_back(option->info_);
+  return out;
+}
+
+std::string OptionSet::MarkdownTable(const std::string& section) const {
+  bool flags = false;
+  for (const auto& option : options_)
+    flags |= option->info_.section == section && !option->info_.flag.empty();
+  std::string out = flags ? "| key | flag | type | default | meaning |\n|---|---|---|---|---|\n"
+                          : "| key | type | default | meaning |\n|---|---|---|---|\n";
+  for (const auto& option : options_) {
+    const Info& info = option->info_;
+    if (info.section != section) continue;
+    std::string help = info.help;
+    for (size_t at = help.find('|'); at != std::string::npos; at = help.find('|', at + 2))
+      help.replace(at, 1, "\\|");
+    out += "| `" + info.key + "` | ";
+    if (flags) out += (info.flag.empty() ? "" : "`" + info.flag + "`") + " | ";
+    out += info.type + " | " + info.fallback + " | " + help + " |\n";
+  }
+  return out;
+}
+
+}  // namespace aiac
