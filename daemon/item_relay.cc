@@ -12,8 +12,10 @@ using net::AsString;
 using net::awaitable;
 
 ItemRelay::ItemRelay(asio::io_context& io, const TaskHostOptions& options, NeighbourLinks& dialer,
-                     LinkMonitors& monitors, std::function<Session()> current, Logger log)
+                     LinkMonitors& monitors, net::TaskGroup& tasks,
+                     std::function<Session()> current, Logger log)
     : io_(io),
+      tasks_(tasks),
       options_(options),
       dialer_(dialer),
       monitors_(monitors),
@@ -53,8 +55,7 @@ void ItemRelay::OnExported(uint64_t move, const std::string& items) {
   if (!job || route == export_routes_.end()) return;
   auto [to_task, hops] = std::move(route->second);
   export_routes_.erase(route);
-  net::SpawnLogged(io_.get_executor(), Relay(job->job(), move, to_task, std::move(hops), items),
-                   log_, "item relay");
+  tasks_.Spawn(Relay(job->job(), move, to_task, std::move(hops), items), log_, "item relay");
 }
 
 awaitable<net::ConnectionPtr> ItemRelay::LinkTo(const Hop& next, const std::string& job) {
@@ -75,7 +76,7 @@ awaitable<net::ConnectionPtr> ItemRelay::LinkTo(const Hop& next, const std::stri
     links_[next.daemon] = *dialed;
     // The next daemon acknowledges what it reads, or refuses the connection: then it is closed
     // and dialed again next time.
-    net::SpawnLogged(io_.get_executor(), monitors_.WatchAcks(*dialed), log_, "relay link watch");
+    tasks_.Spawn(monitors_.WatchAcks(*dialed), log_, "relay link watch");
     co_return *dialed;
   }
   co_return nullptr;
@@ -128,8 +129,7 @@ bool ItemRelay::OnRelayed(const net::Connection& from, proto::RelayItems::Reader
   if (route.size() > 1) {
     std::vector<Hop> rest = HopsOf(route);
     rest.erase(rest.begin());
-    net::SpawnLogged(
-        io_.get_executor(),
+    tasks_.Spawn(
         Relay(job->job(), r.getMove(), r.getToTask(), std::move(rest), AsString(r.getItems())),
         log_, "item relay");
     return true;

@@ -29,8 +29,10 @@ class ItemRelay {
  public:
   using Session = std::shared_ptr<TaskSession>;
 
+  // The relays' coroutines run in `tasks` (the daemon waits for them when it stops).
   ItemRelay(net::asio::io_context& io, const TaskHostOptions& options, NeighbourLinks& dialer,
-            LinkMonitors& monitors, std::function<Session()> current, Logger log);
+            LinkMonitors& monitors, net::TaskGroup& tasks, std::function<Session()> current,
+            Logger log);
 
   // A new job runs here: no routes, no items waiting.
   void Reset();
@@ -66,6 +68,7 @@ class ItemRelay {
   void Import(uint64_t move, std::string items);
 
   net::asio::io_context& io_;
+  net::TaskGroup& tasks_;
   const TaskHostOptions& options_;
   NeighbourLinks& dialer_;
   LinkMonitors& monitors_;

@@ -23,6 +23,7 @@
 #include "monitor/power_benchmark.h"
 #include "monitor/power_cache.h"
 #include "net/net_config.h"
+#include "net/shutdown.h"
 #include "runtime/code_signing.h"
 
 namespace {
@@ -33,6 +34,9 @@ int Fail(const Status& s) {
   std::fprintf(stderr, "aiac-daemon: %s\n", s.message().c_str());
   return 2;
 }
+
+// Longest a stop may take: the task's current iteration, the app's set-up under way.
+constexpr std::chrono::seconds kStopLimit{30};
 
 // The command-line flags that are not options (those are in daemon_options.cc).
 struct Flags {
@@ -227,34 +231,28 @@ int main(int argc, char** argv) {
   self.power = Power(o, self.cores, flags.measure_power, log);
 
   Status fatal;
-  net::asio::signal_set signals(io, SIGINT, SIGTERM);
-  net::asio::steady_timer wind_down(io);
-  daemon::SupernodeLink link(
-      *supernode_eps, self, o.net, o.heartbeat, log, [&] { return host.busy(); },
+  std::optional<daemon::SupernodeLink> link;
+  net::Shutdown shutdown(
+      io, log,
+      [&]() -> net::awaitable<void> {
+        co_await link->Stop();
+        co_await host.Stop();
+      },
+      kStopLimit);
+  link.emplace(
+      io.get_executor(), *supernode_eps, self, o.net, o.heartbeat, log, [&] { return host.busy(); },
       [&](Status why) {
         // Wind down instead of stopping the loop at once: the Refuse this daemon is sending
         // still has to reach the super-node, so that both sides log why.
         fatal = why;
-        host.Stop();
-        signals.cancel();
-        wind_down.expires_after(std::chrono::seconds(2));
-        wind_down.async_wait([&](net::error_code ec) {
-          if (!ec) io.stop();
-        });
+        shutdown.Begin(std::chrono::seconds(2));
       });
   host.Serve();
-  net::SpawnLogged(io.get_executor(), link.Run(), log, "super-node link");
+  link->Start();
   LogStart(o, self, node->get(), flags.emulate, log);
   if (!o.ready_file.empty()) {
     if (Status s = WriteFileAtomically(o.ready_file, bound->ToString()); !s.ok()) return Fail(s);
   }
-  signals.async_wait([&](net::error_code ec, int sig) {
-    if (ec) return;
-    log->info("signal {}: stopping", sig);
-    link.Stop();
-    host.Stop();
-    io.stop();
-  });
   io.run();
   if (!fatal.ok()) return Fail(fatal);
   return 0;

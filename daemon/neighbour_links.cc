@@ -13,8 +13,10 @@ using net::AsBytes;
 using net::awaitable;
 
 NeighbourLinks::NeighbourLinks(asio::io_context& io, const TaskHostOptions& options,
-                               LinkMonitors& monitors, std::function<Session()> current, Logger log)
+                               LinkMonitors& monitors, net::TaskGroup& tasks,
+                               std::function<Session()> current, Logger log)
     : io_(io),
+      tasks_(tasks),
       options_(options),
       monitors_(monitors),
       current_(std::move(current)),
@@ -22,16 +24,15 @@ NeighbourLinks::NeighbourLinks(asio::io_context& io, const TaskHostOptions& opti
 
 void NeighbourLinks::Start(const Session& job,
                            std::function<std::vector<net::ConnectionPtr>()> more_to_probe) {
-  for (auto& [t, link] : job->links()) asio::co_spawn(io_, RunLink(job, link), asio::detached);
+  for (auto& [t, link] : job->links()) tasks_.Spawn(RunLink(job, link), log_, "neighbour link");
   for (auto& backup : job->backups()) {
-    net::SpawnLogged(io_.get_executor(), RunBackup(job, backup), log_, "backup link");
+    tasks_.Spawn(RunBackup(job, backup), log_, "backup link");
   }
-  net::SpawnLogged(io_.get_executor(), RunProgress(job), log_, "progress reports");
+  tasks_.Spawn(RunProgress(job), log_, "progress reports");
   if (job->group().coordinator_of_member()) {
-    net::SpawnLogged(io_.get_executor(), RunCoordinatorLink(job), log_, "group coordinator link");
+    tasks_.Spawn(RunCoordinatorLink(job), log_, "group coordinator link");
   }
-  net::SpawnLogged(io_.get_executor(), RunProbes(job, std::move(more_to_probe)), log_,
-                   "link probes");
+  tasks_.Spawn(RunProbes(job, std::move(more_to_probe)), log_, "link probes");
 }
 
 void NeighbourLinks::End() {
@@ -103,7 +104,7 @@ awaitable<void> NeighbourLinks::RunLink(Session job, std::shared_ptr<TaskSession
       std::string what = "which runs task " + std::to_string(link->task);
       link->conn = co_await DialDaemon(job, target, what, backoff);
       if (!link->conn) break;
-      net::SpawnLogged(io_.get_executor(), WatchLink(link, link->conn), log_, "link watch");
+      tasks_.Spawn(WatchLink(link, link->conn), log_, "link watch");
       // What the last connection carried may never have been absorbed: the neighbour refused it
       // while its task was still being set up, or died. Asynchronous tasks only iterate on new
       // values, so a lost one can leave every task waiting: send the newest again.

@@ -23,6 +23,7 @@
 #include "daemon/task_session.h"
 #include "monitor/run_queue.h"
 #include "net/connection.h"
+#include "net/task_group.h"
 
 namespace aiac::daemon {
 
@@ -32,9 +33,10 @@ class NeighbourLinks {
   // Where a link goes: the address, and the daemon id that must answer there.
   using Target = std::pair<Endpoint, std::string>;
 
-  // `options` and `monitors` outlive this; `current` is the job the daemon runs now (or null).
+  // `options`, `monitors` and `tasks` outlive this; `current` is the job the daemon runs now (or
+  // null). The links' coroutines run in `tasks` (the daemon waits for them when it stops).
   NeighbourLinks(net::asio::io_context& io, const TaskHostOptions& options, LinkMonitors& monitors,
-                 std::function<Session()> current, Logger log);
+                 net::TaskGroup& tasks, std::function<Session()> current, Logger log);
 
   // Starts the links of `job`, which the daemon runs from now on: its out-links, backups,
   // progress reports (to its coordinator when it has one) and probes; `more_to_probe` gives the
@@ -78,6 +80,7 @@ class NeighbourLinks {
   void SampleRunQueue();
 
   net::asio::io_context& io_;
+  net::TaskGroup& tasks_;
   const TaskHostOptions& options_;
   LinkMonitors& monitors_;
   std::function<Session()> current_;

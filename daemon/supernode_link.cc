@@ -6,8 +6,9 @@ namespace aiac::daemon {
 
 namespace asio = net::asio;
 
-SupernodeLink::SupernodeLink(std::vector<Endpoint> supernodes, SelfDescription self,
-                             net::NetOptions net, std::chrono::milliseconds heartbeat, Logger log,
+SupernodeLink::SupernodeLink(asio::any_io_executor executor, std::vector<Endpoint> supernodes,
+                             SelfDescription self, net::NetOptions net,
+                             std::chrono::milliseconds heartbeat, Logger log,
                              std::function<bool()> busy, std::function<void(Status)> on_fatal)
     : supernodes_(std::move(supernodes)),
       self_(std::move(self)),
@@ -15,11 +16,17 @@ SupernodeLink::SupernodeLink(std::vector<Endpoint> supernodes, SelfDescription s
       heartbeat_(heartbeat),
       log_(std::move(log)),
       busy_(std::move(busy)),
-      on_fatal_(std::move(on_fatal)) {}
+      on_fatal_(std::move(on_fatal)),
+      heartbeat_timer_(executor),
+      tasks_(executor) {}
 
-void SupernodeLink::Stop() {
+void SupernodeLink::Start() { tasks_.Spawn(Run(), log_, "super-node link"); }
+
+net::awaitable<void> SupernodeLink::Stop() {
   stopping_ = true;
   if (current_) current_->Close();
+  heartbeat_timer_.cancel();
+  co_await tasks_.Wait();
 }
 
 void SupernodeLink::SendRegister(net::Connection& conn) {
@@ -75,23 +82,29 @@ net::awaitable<void> SupernodeLink::Run() {
 net::awaitable<Status> SupernodeLink::ServeOne(net::ConnectionPtr conn) {
   SendRegister(*conn);
   // Heartbeats go out on their own coroutine; this one reads the acks.
-  auto executor = co_await asio::this_coro::executor;
-  asio::co_spawn(
-      executor,
-      [conn, this]() -> net::awaitable<void> {
-        asio::steady_timer timer(co_await asio::this_coro::executor);
-        while (conn->is_open()) {
-          timer.expires_after(heartbeat_);
-          co_await timer.async_wait(net::use_nothrow);
-          const bool busy = busy_();
-          conn->SendEnvelope([&](proto::Envelope::Builder e) {
-            auto h = e.initHeartbeat();
-            h.setDaemonId(self_.id);
-            h.setBusy(busy);
-          });
-        }
-      },
-      asio::detached);
+  tasks_.Spawn(Heartbeats(conn), log_, "heartbeats");
+  Status why = co_await ReadAcks(conn);
+  // The heartbeats end with the connection: wake them now rather than at the next beat.
+  heartbeat_timer_.cancel();
+  co_return why;
+}
+
+net::awaitable<void> SupernodeLink::Heartbeats(net::ConnectionPtr conn) {
+  // One connection at a time: ServeOne cancels the timer when its connection ends.
+  while (conn->is_open() && !stopping_) {
+    heartbeat_timer_.expires_after(heartbeat_);
+    co_await heartbeat_timer_.async_wait(net::use_nothrow);
+    if (!conn->is_open() || stopping_) break;
+    const bool busy = busy_();
+    conn->SendEnvelope([&](proto::Envelope::Builder e) {
+      auto h = e.initHeartbeat();
+      h.setDaemonId(self_.id);
+      h.setBusy(busy);
+    });
+  }
+}
+
+net::awaitable<Status> SupernodeLink::ReadAcks(net::ConnectionPtr conn) {
   for (;;) {
     auto msg = co_await conn->Receive();
     if (!msg.ok()) co_return msg.status();

@@ -10,6 +10,7 @@
 #include "core/endpoint.h"
 #include "core/logging.h"
 #include "net/connection.h"
+#include "net/task_group.h"
 #include "proto/aiac.capnp.h"
 
 namespace aiac::daemon {
@@ -24,15 +25,22 @@ struct SelfDescription {
 
 class SupernodeLink {
  public:
-  SupernodeLink(std::vector<Endpoint> supernodes, SelfDescription self, net::NetOptions net,
-                std::chrono::milliseconds heartbeat, Logger log, std::function<bool()> busy,
-                std::function<void(Status)> on_fatal);
+  SupernodeLink(net::asio::any_io_executor executor, std::vector<Endpoint> supernodes,
+                SelfDescription self, net::NetOptions net, std::chrono::milliseconds heartbeat,
+                Logger log, std::function<bool()> busy, std::function<void(Status)> on_fatal);
 
-  net::awaitable<void> Run();
-  void Stop();
+  // Registers with the first super-node that answers, and keeps heartbeating; the next
+  // super-node of the list when one is lost.
+  void Start();
+  // Closes the link; completes once its coroutines (the link, the heartbeats) have ended.
+  net::awaitable<void> Stop();
 
  private:
+  net::awaitable<void> Run();
+  // Registers on `conn`, heartbeats and reads the acks until it closes: why it did.
   net::awaitable<Status> ServeOne(net::ConnectionPtr conn);
+  net::awaitable<void> Heartbeats(net::ConnectionPtr conn);
+  net::awaitable<Status> ReadAcks(net::ConnectionPtr conn);
   void SendRegister(net::Connection& conn);
 
   std::vector<Endpoint> supernodes_;
@@ -44,6 +52,8 @@ class SupernodeLink {
   std::function<void(Status)> on_fatal_;
   net::ConnectionPtr current_;
   bool stopping_ = false;
+  net::asio::steady_timer heartbeat_timer_;
+  net::TaskGroup tasks_;
 };
 
 }  // namespace aiac::daemon

@@ -17,24 +17,35 @@ TaskHost::TaskHost(asio::io_context& io, TaskHostOptions options,
               [this](net::ConnectionPtr conn) { return Serve(std::move(conn)); }),
       plugins_(options_.plugin_dir),
       checkpoints_(io, std::move(checkpoints), log_),
+      tasks_(io.get_executor()),
       links_(
-          io, options_, monitors_, [this] { return job_; }, log_),
+          io, options_, monitors_, tasks_, [this] { return job_; }, log_),
       relay_(
-          io, options_, links_, monitors_, [this] { return job_; }, log_) {
+          io, options_, links_, monitors_, tasks_, [this] { return job_; }, log_) {
   server_.set_id(options_.id);
 }
 
-TaskHost::~TaskHost() { Stop(); }
+TaskHost::~TaskHost() { Close(); }
 
 Result<Endpoint> TaskHost::Listen(const Endpoint& listen) { return server_.Listen(listen); }
 
 void TaskHost::Serve() { server_.Start(); }
 
-void TaskHost::Stop() {
+void TaskHost::Close() {
   if (stopping_) return;
   stopping_ = true;
   EndJob("daemon stopping");
-  server_.Stop();
+  server_.Close();
+}
+
+awaitable<void> TaskHost::Stop() {
+  Close();
+  co_await server_.Stop();  // the spawner's and the neighbours' connections' handlers
+  co_await tasks_.Wait();   // the job's links, probes and relays
+  // The app's set-up and the ended task's join, queued on the worker before this no-op.
+  auto drained = std::make_shared<asio::steady_timer>(io_, asio::steady_timer::time_point::max());
+  asio::post(work_, [this, drained] { asio::post(io_, [drained] { drained->cancel(); }); });
+  co_await drained->async_wait(net::use_nothrow);
 }
 
 awaitable<void> TaskHost::Serve(net::ConnectionPtr conn) {

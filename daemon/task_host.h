@@ -54,7 +54,10 @@ class TaskHost {
     server_.set_id(std::move(id));
   }
   void Serve();
-  void Stop();
+  // Ends the job (its task stops after its current iteration), closes every connection, and
+  // completes once every coroutine of the daemon has ended and its worker has joined the task's
+  // thread: the host may then be destroyed.
+  net::awaitable<void> Stop();
   bool busy() const { return job_ != nullptr || setting_up_.has_value(); }
 
  private:
@@ -93,6 +96,8 @@ class TaskHost {
   static NeighbourMove MoveOf(proto::NeighbourMoved::Reader m);
   void OnNeighbourMoved(const NeighbourMove& m);
   void EndJob(const std::string& why);
+  // The first half of Stop, for the destructor: ends and closes, does not wait.
+  void Close();
 
   net::asio::io_context& io_;
   TaskHostOptions options_;
@@ -107,6 +112,7 @@ class TaskHost {
   std::shared_ptr<net::asio::steady_timer> setup_done_;  // cancelled once it ran or failed
   std::unique_ptr<Assignment> waiting_for_plugin_;
   LinkMonitors monitors_;
+  net::TaskGroup tasks_;  // the links' and relays' coroutines
   NeighbourLinks links_;
   ItemRelay relay_;
   bool stopping_ = false;

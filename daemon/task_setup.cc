@@ -118,7 +118,7 @@ awaitable<std::optional<checkpoint::Checkpoint>> TaskHost::FetchCheckpoint(const
       auto c = co_await FetchFrom(a, address, daemon, retry);
       if (c && (!best || checkpoint::Newer(*c, *best))) best = std::move(c);
     }
-    if (best || !retry || std::chrono::steady_clock::now() > deadline) break;
+    if (best || !retry || stopping_ || std::chrono::steady_clock::now() > deadline) break;
     asio::steady_timer wait(io_, std::chrono::milliseconds(100));
     co_await wait.async_wait(net::use_nothrow);
   }

@@ -442,6 +442,11 @@ void JobRunner::PrintProgress(const SupervisorProgress& p) {
       p.converged, p.tasks, p.live, p.tasks, p.failures, p.replacements, p.checkpoints);
 }
 
+std::optional<SupervisorProgress> JobRunner::progress() const {
+  if (!supervisor_) return std::nullopt;
+  return supervisor_->progress();
+}
+
 std::vector<std::string> JobRunner::RunningTaskDaemons() const {
   return supervisor_ ? supervisor_->RunningTaskDaemons() : std::vector<std::string>{};
 }

@@ -50,6 +50,8 @@ class JobRunner {
   void set_on_progress(std::function<void()> hook) { on_progress_ = std::move(hook); }
   // The daemons running a task now (started, connected, not being replaced); for fault injection.
   std::vector<std::string> RunningTaskDaemons() const;
+  // What the progress line shows; nullopt before the tasks are mapped.
+  std::optional<SupervisorProgress> progress() const;
   // Asks daemon `id`, which runs one of this job's tasks, to exit at once (fault injection with
   // daemons started by hand). False when no task of the job runs there.
   bool AskToExit(const std::string& id);

@@ -10,6 +10,7 @@
 #include "core/ready_file.h"
 #include "net/net_config.h"
 #include "net/random.h"
+#include "net/shutdown.h"
 #include "supernode/registry.h"
 #include "supernode/registry_store.h"
 #include "supernode/supernode_service.h"
@@ -20,6 +21,9 @@ int Fail(const aiac::Status& s) {
   std::fprintf(stderr, "aiac-supernode: %s\n", s.message().c_str());
   return 2;
 }
+
+// Longest a stop may take: held requests and peer links end within seconds.
+constexpr std::chrono::seconds kStopLimit{30};
 
 }  // namespace
 
@@ -71,13 +75,8 @@ int main(int argc, char** argv) {
       return Fail(s);
   }
 
-  net::asio::signal_set signals(io, SIGINT, SIGTERM);
-  signals.async_wait([&](net::error_code ec, int sig) {
-    if (ec) return;
-    log->info("signal {}: stopping", sig);
-    service.Stop();
-    io.stop();
-  });
+  net::Shutdown shutdown(
+      io, log, [&]() -> net::awaitable<void> { co_await service.Stop(); }, kStopLimit);
   io.run();
   return 0;
 }

@@ -35,11 +35,12 @@ SupernodeService::SupernodeService(asio::io_context& io, SupernodeOptions option
       registry_(registry),
       log_(std::move(log)),
       server_(io, options_.net, options_.limits, proto::Role::SUPERNODE, log_,
-              [this](net::ConnectionPtr conn) { return Serve(std::move(conn)); }) {
+              [this](net::ConnectionPtr conn) { return Serve(std::move(conn)); }),
+      tasks_(io.get_executor()) {
   server_.set_id(options_.id);
 }
 
-SupernodeService::~SupernodeService() { Stop(); }
+SupernodeService::~SupernodeService() { Close(); }
 
 Result<Endpoint> SupernodeService::Start(const Endpoint& listen) {
   auto listening = server_.Listen(listen);
@@ -47,23 +48,29 @@ Result<Endpoint> SupernodeService::Start(const Endpoint& listen) {
   const Endpoint bound = *listening;
 
   server_.Start();
-  asio::co_spawn(io_, Housekeeping(), asio::detached);
+  tasks_.Spawn(Housekeeping(), log_, "housekeeping");
   for (const auto& peer : options_.peers) {
     auto ep_peer = ParseEndpoint(peer);
     if (!ep_peer.ok()) return ep_peer.status();
     if (*ep_peer == bound) continue;  // a shared peer list may name ourselves
-    net::SpawnLogged(io_.get_executor(), DialPeer(*ep_peer), log_, "link with " + peer);
+    tasks_.Spawn(DialPeer(*ep_peer), log_, "link with " + peer);
   }
   return bound;
 }
 
-void SupernodeService::Stop() {
+void SupernodeService::Close() {
   if (stopping_) return;
   stopping_ = true;
   if (housekeeping_timer_) housekeeping_timer_->cancel();
   WakeHeld();
   for (auto& [id, slot] : pending_) slot->Abandon();
-  server_.Stop();
+  server_.Close();
+}
+
+awaitable<void> SupernodeService::Stop() {
+  Close();
+  co_await server_.Stop();
+  co_await tasks_.Wait();
 }
 
 awaitable<void> SupernodeService::Serve(net::ConnectionPtr conn) {
@@ -146,8 +153,7 @@ awaitable<void> SupernodeService::ServeSpawner(net::ConnectionPtr conn) {
         // Held on a coroutine of its own: the connection goes on serving meanwhile.
         const auto hold =
             std::chrono::milliseconds(std::min<uint32_t>(req.getHoldMs(), kMaxHoldMs));
-        net::SpawnLogged(io_.get_executor(), GrantWhenMet(conn, request_id, job, count, hold), log_,
-                         "held request");
+        tasks_.Spawn(GrantWhenMet(conn, request_id, job, count, hold), log_, "held request");
         continue;
       }
       GrantOutcome outcome = co_await GrantFor(job, count, true);

@@ -24,6 +24,7 @@
 #include "net/connection.h"
 #include "net/reply_slot.h"
 #include "net/server.h"
+#include "net/task_group.h"
 #include "supernode/registry.h"
 #include "supernode/supernode_options.h"
 
@@ -37,7 +38,11 @@ class SupernodeService {
 
   // Binds the listener and starts serving. Returns the bound endpoint.
   Result<Endpoint> Start(const Endpoint& listen);
-  void Stop();
+  // Closes every connection and wakes every wait; completes once every coroutine of the
+  // service (connections, held requests, peer links, housekeeping) has ended.
+  net::awaitable<void> Stop();
+  // The first half of Stop, for the destructor: closes, does not wait.
+  void Close();
 
  private:
   struct PeerLink {
@@ -76,6 +81,7 @@ class SupernodeService {
   Registry& registry_;
   Logger log_;
   net::Server server_;
+  net::TaskGroup tasks_;  // housekeeping, peer links, held requests (the server has its own)
   bool stopping_ = false;
   bool store_down_ = false;
   std::map<net::Connection*, PeerLink> peers_;

@@ -48,17 +48,23 @@ Server::Server(asio::io_context& io, NetOptions options, ServerLimits limits, pr
       role_(role),
       log_(std::move(log)),
       handler_(std::move(handler)),
-      acceptor_(io) {
+      acceptor_(io),
+      tasks_(io.get_executor()) {
   limits_.max_connections = DescriptorBudget(limits_.max_connections);
 }
 
-Server::~Server() { Stop(); }
+Server::~Server() { Close(); }
 
 Result<Endpoint> Server::Listen(const Endpoint& at) { return net::Listen(acceptor_, at); }
 
-void Server::Start() { asio::co_spawn(io_, AcceptLoop(), asio::detached); }
+void Server::Start() { tasks_.Spawn(AcceptLoop(), log_, "accept loop"); }
 
-void Server::Stop() {
+awaitable<void> Server::Stop() {
+  Close();
+  co_await tasks_.Wait();
+}
+
+void Server::Close() {
   if (stopping_) return;
   stopping_ = true;
   error_code ec;
@@ -116,7 +122,7 @@ awaitable<void> Server::AcceptLoop() {
     connections_.insert(conn);
     ++handshakes_;
     ++handshakes_by_address_[address];
-    asio::co_spawn(io_, Serve(conn, address), asio::detached);
+    tasks_.Spawn(Serve(conn, address), log_, "connection from " + address);
   }
 }
 

@@ -13,8 +13,8 @@
 // connection with one log line; the process keeps serving everyone else.
 //
 // Thread-safety: none; use from the io_context's single thread. Stop() closes the acceptor and
-// every connection (accepted or Track()ed) and returns; the coroutines end as their operations
-// complete with errors.
+// every connection (accepted or Track()ed), and completes once the accept loop and every
+// accepted connection's handler have ended: the server may then be destroyed.
 #pragma once
 
 #include <chrono>
@@ -28,6 +28,7 @@
 #include "core/logging.h"
 #include "net/connection.h"
 #include "net/describe_exception.h"
+#include "net/task_group.h"
 
 namespace aiac::net {
 
@@ -70,7 +71,11 @@ class Server {
   void set_id(std::string id) { id_ = std::move(id); }
   // Starts accepting. Call after Listen.
   void Start();
-  void Stop();
+  // Closes the acceptor and every connection; completes when every coroutine of the server
+  // (the accept loop, the handlers) has ended.
+  awaitable<void> Stop();
+  // The first half of Stop, for a destructor: closes, does not wait.
+  void Close();
 
   // A connection this process dialled: Stop() closes it too. Untrack when it is done.
   void Track(const ConnectionPtr& conn) { connections_.insert(conn); }
@@ -92,6 +97,7 @@ class Server {
   Handler handler_;
   tcp::acceptor acceptor_;
   bool stopping_ = false;
+  TaskGroup tasks_;  // the accept loop and one Serve per accepted connection
   std::set<ConnectionPtr> connections_;
   size_t handshakes_ = 0;
   std::map<std::string, size_t> handshakes_by_address_;

@@ -89,7 +89,10 @@ std::optional<std::vector<Mailbox::Value>> Mailbox::TakeIteration(
     }
     return true;
   };
-  if (!cv_.wait_for(lock, timeout, ready) || closed_) return std::nullopt;
+  ++waiters_;
+  const bool got = cv_.wait_for(lock, timeout, ready);
+  --waiters_;
+  if (!got || closed_) return std::nullopt;
   std::vector<Value> out;
   for (uint32_t f : from) {
     Slot& slot = slots_[f];
@@ -103,7 +106,15 @@ std::optional<std::vector<Mailbox::Value>> Mailbox::TakeIteration(
 
 bool Mailbox::WaitForNew(std::chrono::milliseconds timeout) {
   std::unique_lock lock(mu_);
-  return cv_.wait_for(lock, timeout, [&] { return closed_ || HasNewLocked(); }) && !closed_;
+  ++waiters_;
+  const bool got = cv_.wait_for(lock, timeout, [&] { return closed_ || HasNewLocked(); });
+  --waiters_;
+  return got && !closed_;
+}
+
+size_t Mailbox::waiters() const {
+  std::lock_guard lock(mu_);
+  return waiters_;
 }
 
 bool Mailbox::SeenLocked(const std::map<uint32_t, uint64_t>& need_seen) const {

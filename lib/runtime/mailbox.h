@@ -71,6 +71,8 @@ class Mailbox {
 
   // Counters for tests and logs.
   uint64_t dropped() const;
+  // Threads blocked in TakeIteration or WaitForNew now (a test waits for its reader to block).
+  size_t waiters() const;
 
  private:
   struct Slot {
@@ -91,6 +93,7 @@ class Mailbox {
   std::condition_variable cv_;
   std::map<uint32_t, Slot> slots_;
   bool closed_ = false;
+  size_t waiters_ = 0;
   uint64_t own_incarnation_ = 1;
   uint64_t dropped_ = 0;
 };

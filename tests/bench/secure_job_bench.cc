@@ -66,9 +66,9 @@ Outcome RunJob(net::Transport transport, const std::string& dir, const std::stri
     daemon::SelfDescription self{id, bound->ToString(), "default", 1.0, 1};
     daemon::TaskHost* h = host.get();
     links.push_back(std::make_unique<daemon::SupernodeLink>(
-        std::vector<Endpoint>{*sn}, self, net, std::chrono::milliseconds(1000), log,
-        [h] { return h->busy(); }, [](Status) {}));
-    asio::co_spawn(io, links.back()->Run(), asio::detached);
+        io.get_executor(), std::vector<Endpoint>{*sn}, self, net, std::chrono::milliseconds(1000),
+        log, [h] { return h->busy(); }, [](Status) {}));
+    links.back()->Start();
     hosts.push_back(std::move(host));
   }
 
@@ -86,9 +86,9 @@ Outcome RunJob(net::Transport transport, const std::string& dir, const std::stri
       [&]() -> net::awaitable<void> {
         std::vector<Endpoint> at = {*sn};
         summary = co_await runner.Run(std::move(at));
-        for (auto& l : links) l->Stop();
-        for (auto& h : hosts) h->Stop();
-        service.Stop();
+        for (auto& l : links) co_await l->Stop();
+        for (auto& h : hosts) co_await h->Stop();
+        co_await service.Stop();
         io.stop();
       },
       asio::detached);

@@ -32,6 +32,19 @@ bool RunUntil(asio::io_context& io, const std::function<bool()>& done) {
   return testing::RunIoUntil(io, done);
 }
 
+// Runs server.Stop() to its end: true when it completed.
+bool StopServer(asio::io_context& io, Server& server) {
+  bool stopped = false;
+  asio::co_spawn(
+      io,
+      [&]() -> awaitable<void> {
+        co_await server.Stop();
+        stopped = true;
+      },
+      asio::detached);
+  return RunUntil(io, [&] { return stopped; });
+}
+
 using End = testing::HandshakeEnd;
 using testing::HandshakeBoth;
 
@@ -240,7 +253,47 @@ TEST(HostilePeerTest, ServerCapsHandshakesPerAddressAndStillServesOthers) {
       asio::detached);
   ASSERT_TRUE(RunUntil(io, [&] { return dialled.has_value() && served == 1; }));
   ASSERT_OK(*dialled);
-  server.Stop();
+  ASSERT_TRUE(StopServer(io, server));
+}
+
+// Stop() completes only once every handler has ended, so the server (and what its handlers
+// use) may be destroyed right after it.
+TEST(HostilePeerTest, StopCompletesOnceEveryHandlerEnded) {
+  asio::io_context io;
+  int serving = 0, ended = 0;
+  Server server(io, Options(), {}, proto::Role::SUPERNODE, MakeLogger("t", spdlog::level::off),
+                [&](ConnectionPtr conn) -> awaitable<void> {
+                  ++serving;
+                  // Reads until the connection closes: only Stop() ends this.
+                  for (;;) {
+                    auto msg = co_await conn->Receive();
+                    if (!msg.ok()) break;
+                  }
+                  ++ended;
+                });
+  server.set_id("sn1");
+  auto bound = server.Listen(Endpoint{"127.0.0.1", 0});
+  ASSERT_OK(bound.status());
+  server.Start();
+  const Endpoint at{"127.0.0.1", bound->port};
+  const NetOptions options = Options();
+  std::vector<ConnectionPtr> clients;
+  for (int i = 0; i < 3; ++i) {
+    const std::string id = "d" + std::to_string(i);
+    asio::co_spawn(
+        io,
+        [&, id]() -> awaitable<void> {
+          auto c = co_await Dial(at, options, proto::Role::DAEMON, id, proto::Role::SUPERNODE);
+          if (c.ok()) clients.push_back(*c);
+        },
+        asio::detached);
+  }
+  ASSERT_TRUE(RunUntil(io, [&] { return serving == 3; }));
+  EXPECT_EQ(ended, 0);
+  ASSERT_TRUE(StopServer(io, server));
+  // (StopServer runs the loop no further once Stop() completed.)
+  EXPECT_EQ(ended, 3) << "Stop() completed before its handlers ended";
+  EXPECT_EQ(server.open_connections(), 0u);
 }
 
 size_t OpenDescriptors() {
@@ -291,7 +344,7 @@ TEST(HostilePeerTest, OutOfDescriptorsTheServerBacksOffAndRecovers) {
   EXPECT_TRUE(RunUntil(io, [&] { return server.handshakes_in_progress() == 20; }))
       << server.handshakes_in_progress() << " accepted\n"
       << lines.str();
-  server.Stop();
+  ASSERT_TRUE(StopServer(io, server));
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 
 #include <thread>
 
+#include "support/test_support.h"
+
 namespace aiac::runtime {
 namespace {
 
@@ -63,7 +65,7 @@ TEST(MailboxTest, WaitForNewWakesOnPutAndTimesOut) {
   Mailbox box;
   EXPECT_FALSE(box.WaitForNew(std::chrono::milliseconds(10)));
   std::thread writer([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    testing::WaitUntil([&] { return box.waiters() == 1; });  // the reader blocks first
     box.Put(3, 1, "x");
   });
   EXPECT_TRUE(box.WaitForNew(std::chrono::seconds(5)));
@@ -93,7 +95,7 @@ TEST(MailboxTest, SyncModeKeepsEachIterationUntilTaken) {
 TEST(MailboxTest, CloseWakesWaiters) {
   Mailbox box(true);
   std::thread closer([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    testing::WaitUntil([&] { return box.waiters() == 1; });  // the waiter blocks first
     box.Close();
   });
   EXPECT_FALSE(box.TakeIteration({1}, 1, std::chrono::seconds(10)).has_value());

@@ -117,12 +117,14 @@ TEST(TaskRunnerTest, AnEmulatedIterationLastsWhatTheNodeWouldTake) {
   // A node slow enough to sleep a minute per iteration still halts at once.
   Recorder slow_rec;
   RunnerOptions slow;
-  slow.iteration_time = [](std::chrono::nanoseconds) {
+  std::atomic<bool> stretched{false};
+  slow.iteration_time = [&stretched](std::chrono::nanoseconds) {
+    stretched = true;  // the runner sleeps next
     return std::chrono::nanoseconds(std::chrono::seconds(60));
   };
   TaskRunner sleeper(std::make_unique<CountingTask>(5), {}, slow, slow_rec.Callbacks());
   sleeper.Start();
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_TRUE(testing::WaitUntil([&] { return stretched.load(); }));
   const auto halted = std::chrono::steady_clock::now();
   sleeper.Halt();
   sleeper.Join();
