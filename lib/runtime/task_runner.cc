@@ -6,8 +6,6 @@
 
 namespace aiac::runtime {
 
-using Clock = std::chrono::steady_clock;
-
 TaskRunner::TaskRunner(std::unique_ptr<app::Task> task, std::vector<uint32_t> neighbours,
                        RunnerOptions options, RunnerCallbacks callbacks)
     : task_(std::move(task)),
@@ -136,9 +134,9 @@ Status TaskRunner::Step(uint64_t next_iteration, bool& did_work) {
     task_->InputsFinal(mailbox_.AllConverged(neighbours_, need_seen_));
   }
   if (halt_.load()) return Status::Ok();
-  const auto iterate_start = Clock::now();
+  const auto iterate_start = options_.clock->Now();
   auto did = task_->Iterate();
-  iterate_time_ = Clock::now() - iterate_start;
+  iterate_time_ = options_.clock->Now() - iterate_start;
   if (!did.ok()) return did.status();
   did_work =
       *did || options_.sync;  // a synchronous iteration always counts: neighbours wait for it
@@ -181,13 +179,14 @@ void TaskRunner::MaybeCheckpoint(uint64_t iteration, bool now) {
   if (!cb_.checkpoint) return;
   const bool by_count =
       options_.checkpoint_every > 0 && iteration - last_checkpoint_ >= options_.checkpoint_every;
-  const bool by_time = options_.checkpoint_period.count() > 0 && Clock::now() >= next_checkpoint_;
+  const bool by_time =
+      options_.checkpoint_period.count() > 0 && options_.clock->Now() >= next_checkpoint_;
   if (!by_count && !by_time && !now) return;
   // Serialising is the only cost on this thread: storing happens on the backups, and sending
   // on the network thread, so iterations go on meanwhile.
   cb_.checkpoint(EncodeTaskState(moves_, task_->SaveState()), iteration);
   last_checkpoint_ = iteration;
-  next_checkpoint_ = Clock::now() + options_.checkpoint_period;
+  next_checkpoint_ = options_.clock->Now() + options_.checkpoint_period;
 }
 
 namespace {
@@ -204,14 +203,14 @@ std::chrono::nanoseconds ThreadCpuTime() {
 void TaskRunner::Loop() {
   uint64_t iteration = options_.start_iteration;
   last_checkpoint_ = iteration;
-  next_checkpoint_ = Clock::now() + options_.checkpoint_period;
+  next_checkpoint_ = options_.clock->Now() + options_.checkpoint_period;
   bool converged = false;
   uint64_t answered = 0;
   // The round waiting for its answer, and what of ours each neighbour must have absorbed first:
   // the values sent before the round was known (those sent since come from a converged task).
   uint64_t pending = 0;
   std::map<uint32_t, uint64_t> round_need;
-  auto next_progress = Clock::now() + options_.progress_period;
+  auto next_progress = options_.clock->Now() + options_.progress_period;
   Status failure;
   while (!halt_.load()) {
     failure = RunCommands(iteration, converged);
@@ -224,7 +223,7 @@ void TaskRunner::Loop() {
       pending = round;
       round_need = need_seen_;
     }
-    const auto wall_start = Clock::now();
+    const auto wall_start = options_.clock->Now();
     const auto cpu_start = ThreadCpuTime();
     failure = Step(iteration + 1, did_work);
     if (!failure.ok() || halt_.load()) break;
@@ -232,9 +231,9 @@ void TaskRunner::Loop() {
       // An emulated node: the iteration lasts what the node would take, its values go out then.
       iterate_time_ = options_.iteration_time(ThreadCpuTime() - cpu_start);
       const auto until = wall_start + iterate_time_;
-      while (!halt_.load() && Clock::now() < until) {
-        std::this_thread::sleep_for(
-            std::min<Clock::duration>(until - Clock::now(), std::chrono::milliseconds(20)));
+      while (!halt_.load() && options_.clock->Now() < until) {
+        std::this_thread::sleep_for(std::min<Clock::duration>(until - options_.clock->Now(),
+                                                              std::chrono::milliseconds(20)));
       }
       if (halt_.load()) break;
     }
@@ -266,10 +265,11 @@ void TaskRunner::Loop() {
       answered = round;
       cb_.answer(round, converged);
     }
-    if (Clock::now() >= next_progress) {
+    if (options_.clock->Now() >= next_progress) {
       cb_.progress(iteration, task_->LocalChange(), converged, Measures());
-      next_progress = Clock::now() + options_.progress_period;
+      next_progress = options_.clock->Now() + options_.progress_period;
     }
+    ++passes_;
   }
   if (!failure.ok()) {
     cb_.finished(failure, iteration);

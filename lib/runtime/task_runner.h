@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "app/app.h"
+#include "core/clock.h"
 #include "runtime/mailbox.h"
 #include "runtime/task_state.h"
 
@@ -100,6 +101,9 @@ struct RunnerOptions {
   uint64_t incarnation = 1;
   // A restored task: the moves its checkpoint had applied and its unconfirmed exports.
   MoveState moves;
+  // What the runner reads the time from (checkpoint_period, progress_period, the measures);
+  // outlives the runner. Tests give a ManualClock.
+  const Clock* clock = &Clock::Steady();
 };
 
 class TaskRunner {
@@ -126,6 +130,9 @@ class TaskRunner {
   // Thread-safe: stop after the current iteration, then `finished`.
   void Halt();
   void Join();
+  // Passes of the runner's loop so far (an iteration, or a look at the mailbox when idle, every
+  // 5 ms at most): a test proves that nothing happened over some of them, not over some time.
+  uint64_t passes() const { return passes_.load(); }
 
  private:
   // Commands queued by Snapshot() and Tighten(), run on the runner thread between iterations.
@@ -168,6 +175,7 @@ class TaskRunner {
   Mailbox mailbox_;
   std::atomic<bool> halt_{false};
   std::atomic<uint64_t> query_{0};
+  std::atomic<uint64_t> passes_{0};
   std::mutex commands_mu_;
   std::vector<Command> commands_;  // guarded by commands_mu_
   std::thread thread_;

@@ -808,9 +808,16 @@ void RunWithRunners(bool sync) {
       },
       std::chrono::seconds(60)));
   if (!sync) {
-    // (A bound, not a duration: looping, they would send hundreds in this time.)
+    // Fifty passes of every runner's loop: looping, they would send fifty values each.
     const uint64_t before = iterations_sent.load();
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    std::vector<uint64_t> from;
+    for (auto& r : runners) from.push_back(r->passes());
+    ASSERT_TRUE(aiac::testing::WaitUntil([&] {
+      for (size_t l = 0; l < runners.size(); ++l) {
+        if (runners[l]->passes() < from[l] + 50) return false;
+      }
+      return true;
+    }));
     EXPECT_LE(iterations_sent.load() - before, 2 * n)
         << "converged blocks kept sending each other values";
   }

@@ -83,6 +83,39 @@ TEST(TaskRunnerTest, CheckpointsEveryKIterationsWithTheStateOfThatIteration) {
   }
 }
 
+// Checkpoints by time follow the runner's clock, not the wall: none while the clock stands
+// still however many iterations pass, one as soon as it moved past the period.
+TEST(TaskRunnerTest, CheckpointsByTimeFollowTheClock) {
+  Recorder rec;
+  ManualClock clock;
+  RunnerOptions options;
+  options.clock = &clock;
+  options.checkpoint_period = std::chrono::seconds(10);
+  TaskRunner runner(std::make_unique<CountingTask>(1000000000), {}, options, rec.Callbacks());
+  runner.Start();
+  const auto checkpoints = [&] {
+    std::lock_guard lock(rec.mu);
+    return rec.checkpoints.size();
+  };
+  ASSERT_TRUE(testing::WaitUntil([&] { return runner.passes() >= 1000; }));
+  EXPECT_EQ(checkpoints(), 0u) << "a checkpoint before the clock reached the period";
+  clock.Advance(std::chrono::seconds(9));
+  uint64_t from = runner.passes();
+  ASSERT_TRUE(testing::WaitUntil([&] { return runner.passes() >= from + 1000; }));
+  EXPECT_EQ(checkpoints(), 0u) << "9 s of a 10 s period";
+  clock.Advance(std::chrono::seconds(1));
+  ASSERT_TRUE(testing::WaitUntil([&] { return checkpoints() >= 1; }));
+  from = runner.passes();
+  ASSERT_TRUE(testing::WaitUntil([&] { return runner.passes() >= from + 1000; }));
+  EXPECT_EQ(checkpoints(), 1u) << "the next one is due 10 s after the first";
+  clock.Advance(std::chrono::seconds(10));
+  ASSERT_TRUE(testing::WaitUntil([&] { return checkpoints() >= 2; }));
+  runner.Halt();
+  runner.Join();
+  std::lock_guard lock(rec.mu);
+  EXPECT_LT(rec.checkpoints[0].first, rec.checkpoints[1].first);
+}
+
 // An emulated node (RunnerOptions::iteration_time): each iteration lasts what the hook says,
 // given the CPU time it used, and a halt does not wait for the sleep to end.
 TEST(TaskRunnerTest, AnEmulatedIterationLastsWhatTheNodeWouldTake) {
@@ -187,8 +220,9 @@ TEST(TaskRunnerTest, ARoundIsAnsweredOnceTheNeighbourAbsorbedOurNewestValueAndSt
     return converged;
   }));
   const auto unanswered = [&] {
-    // (Long enough for a wrong answer to show: the runner looks every 5 ms when idle.)
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    // Twenty passes of the runner's loop, each of which would have answered a wrong round.
+    const uint64_t from = runner.passes();
+    EXPECT_TRUE(testing::WaitUntil([&] { return runner.passes() >= from + 20; }));
     std::lock_guard lock(mu);
     return answers.empty();
   };
@@ -240,7 +274,9 @@ TEST(TaskRunnerTest, AnIdleTaskAcknowledgesWhatItAbsorbedOnce) {
     std::lock_guard lock(mu);
     return sent.size() == 4;
   }));
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // (no second acknowledgement)
+  // No second acknowledgement over twenty passes of the loop, each of which could send one.
+  const uint64_t from = runner.passes();
+  ASSERT_TRUE(testing::WaitUntil([&] { return runner.passes() >= from + 20; }));
   runner.Halt();
   runner.Join();
   ASSERT_EQ(sent.size(), 4u);
