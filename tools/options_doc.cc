@@ -3,10 +3,12 @@
 // tables into docs/ (--write) and checks that they are there unchanged (--check, a ctest).
 //
 // Sections: common (every program's network options), listening (the caps of a listening
-// side), supernode, daemon, spawner (their own options), job (a job file's keys).
+// side), supernode, daemon, spawner (their own options), job (a job file's keys), cg (the CG
+// app's [params]).
 #include <cstdio>
 #include <string>
 
+#include "apps/cg/cg_params.h"
 #include "daemon/daemon_options.h"
 #include "spawner/job_spec.h"
 #include "spawner/spawner_options.h"
@@ -15,10 +17,19 @@
 int main(int argc, char** argv) {
   using namespace aiac;
   if (argc != 2) {
-    std::fprintf(stderr, "usage: aiac-options-doc common|listening|supernode|daemon|spawner|job\n");
+    std::fprintf(stderr,
+                 "usage: aiac-options-doc common|listening|supernode|daemon|spawner|job|cg\n");
     return 2;
   }
   const std::string section = argv[1];
+  if (section == "cg") {
+    std::string table = "| param | default | meaning |\n|---|---|---|\n";
+    for (const auto& doc : cg::CgParamDocs()) {
+      table += std::string("| `") + doc.key + "` | " + doc.fallback + " | " + doc.meaning + " |\n";
+    }
+    std::fputs(table.c_str(), stdout);
+    return 0;
+  }
   // The daemon declares the common and listening options too, with the same defaults.
   daemon::DaemonOptions daemon_options;
   OptionSet daemon_set("aiac-daemon");

@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <set>
 
+#include "core/config.h"
+
 namespace aiac::cg {
 namespace {
 
@@ -144,24 +146,76 @@ Status ParseSplitting(const app::JobParams& params, CgParams& p) {
 
 }  // namespace
 
+const std::vector<CgParamDoc>& CgParamDocs() {
+  static const std::vector<CgParamDoc> docs = {
+      {"n", "none",
+       "generate A (n x n, symmetric, banded, strictly diagonally dominant) and b = A x "
+       "ones; each daemon rebuilds its own block"},
+      {"bandwidth", "min(8, n-1)", "with `n`: the generated A's half-bandwidth"},
+      {"seed", "1", "with `n`: the seed of the generated A's entries"},
+      {"matrix", "none",
+       "or read A from a Matrix Market file (coordinate real, `general` or `symmetric`); "
+       "the spawner splits it, and each task gets its block (sent, or built by its "
+       "daemon: `shared_input`)"},
+      {"rhs", "A x ones",
+       "with `matrix`: b from a Matrix Market file (array, or coordinate n x 1)"},
+      {"partition", "`auto`",
+       "how rows are split into task blocks: `metis` (METIS k-way partition of the "
+       "matrix graph, rows weighted by their stored entries), `contiguous` (equal slices "
+       "of consecutive rows), `auto`: for a matrix from a file, slices when they already "
+       "cut at most 1 % of its stored entries (a banded matrix: METIS could not do "
+       "better, and takes 2 s on 800,000 rows), else slices of its rows renumbered in "
+       "reverse Cuthill-McKee order when those cut at most 1 % (see below), else METIS; "
+       "slices for a generated one (its daemons then build their own blocks)"},
+      {"overlap", "`auto`",
+       "layers of the matrix graph each block extends past its own rows (0..100), or "
+       "`auto`: for a matrix from a file the most layers, up to 64, with which no block "
+       "grows past 1.5x its own rows (at least 1); 0 for a generated one; see below. In "
+       "slices of a symmetric pattern whose rows can move, each block is the slab of "
+       "consecutive rows that holds those layers ([CG "
+       "rows](balancing.md#live-balancing-run---balance))"},
+      {"matrix_cache", "true",
+       "with `matrix`: keep the parsed matrix in a binary file next to it, "
+       "`FILE.aiac-csr`, and load that on the next run on the same file (see below)"},
+      {"shared_input", "`auto`",
+       "with `matrix`: `true` when the daemons see the spawner's files at the same paths "
+       "(one host, a shared filesystem): each daemon builds its own block from the "
+       "matrix's cache, and the spawner sends it only the block's outline (its rows, b, "
+       "and who sends it what); `false`: the spawner sends every block; `auto`: `true` "
+       "for a `--local` run. Needs `matrix_cache` (see below)"},
+      {"tolerance", "1e-8",
+       "local convergence: max-norm change of a block over the block's max norm below "
+       "this..."},
+      {"stable_iterations", "3", "...for this many iterations in a row"},
+      {"inner", "`auto`",
+       "the block solver: `direct` factors each block once when its task is built "
+       "(Cholesky in the block's own order when it is banded: LAPACK's band Cholesky "
+       "(`dpbtrf`) when its band, rows x (bandwidth + 1), is at most twice its lower "
+       "nonzeros, else Eigen's sparse one when its lower envelope is; otherwise "
+       "CHOLMOD's, ordered by CHOLMOD (AMD, or METIS's nested dissection when AMD fills "
+       "too much), factored supernodally; LU by UMFPACK for unsymmetric blocks) and "
+       "solves with the factor at every iteration; `cg` runs an inner CG at every "
+       "iteration; `auto` factors when the block allows it (positive definite, or "
+       "nonsingular for LU) and the predicted factor fits in memory, else iterates"},
+      {"inner_tolerance", "1e-12",
+       "relative residual of each block's inner CG (`inner = \"cg\"`, or `auto` without "
+       "a factor)"},
+      {"residual_tolerance", "1e-8",
+       "`converged` only when norm(b - A x) / norm(b) of the gathered solution is at "
+       "most this (see [While it runs](#while-it-runs))"},
+      {"output", "none", "write x as a Matrix Market array file (relative to the job file)"},
+  };
+  return docs;
+}
+
 Result<CgParams> ParseCgParams(const app::JobParams& params) {
-  static const std::set<std::string> kKnown = {"n",
-                                               "bandwidth",
-                                               "seed",
-                                               "matrix",
-                                               "rhs",
-                                               "tolerance",
-                                               "stable_iterations",
-                                               "output",
-                                               "residual_tolerance",
-                                               "inner",
-                                               "matrix_cache",
-                                               "partition",
-                                               "overlap",
-                                               "shared_input",
-                                               "inner_tolerance"};
+  std::set<std::string> known;
+  for (const auto& doc : CgParamDocs()) known.insert(doc.key);
   for (const auto& [key, value] : params.values) {
-    if (!kKnown.count(key)) return InvalidArgument("cg: unknown parameter params." + key);
+    if (known.count(key)) continue;
+    std::string message = "cg: unknown parameter params." + key;
+    if (auto near = Nearest(key, known)) message += " (did you mean '" + *near + "'?)";
+    return InvalidArgument(message);
   }
   CgParams p;
   AIAC_RETURN_IF_ERROR(ParseSystem(params, p));

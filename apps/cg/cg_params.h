@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "app/app.h"
 #include "apps/cg/cg_problem.h"
@@ -45,6 +46,15 @@ struct CgParams {
   // block from the parameters, nothing is shipped.
   bool daemon_builds_block() const { return generated && !metis() && overlap <= 0; }
 };
+
+// What one parameter is, for the docs' table (tools/options_doc.cc prints it) and for the
+// check of unknown keys.
+struct CgParamDoc {
+  const char* key;
+  const char* fallback;  // the default, as users read it
+  const char* meaning;
+};
+const std::vector<CgParamDoc>& CgParamDocs();
 
 // Every parameter checked, with one line naming the first problem ("cg: params.n must be ...");
 // an unknown key is refused. Relative paths are resolved against the job file's folder.

@@ -33,7 +33,8 @@ size_t EditDistance(const std::string& a, const std::string& b) {
   return row[b.size()];
 }
 
-// The known key a typo most likely meant: at most two edits away.
+}  // namespace
+
 std::optional<std::string> Nearest(const std::string& typo, const std::set<std::string>& known) {
   std::optional<std::string> best;
   size_t best_distance = 3;
@@ -43,8 +44,6 @@ std::optional<std::string> Nearest(const std::string& typo, const std::set<std::
   }
   return best;
 }
-
-}  // namespace
 
 std::string NumberText(double value) {
   char text[32];

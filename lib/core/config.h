@@ -9,6 +9,7 @@
 #include <toml++/toml.h>
 
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -23,6 +24,9 @@ Result<toml::table> ParseTomlText(std::string_view text, const std::string& name
 
 // A number as the shortest text that reads back to it: 0.1, 2592000, 1e-08.
 std::string NumberText(double value);
+
+// The known name a typo most likely meant: the nearest at most two edits away, if any.
+std::optional<std::string> Nearest(const std::string& typo, const std::set<std::string>& known);
 
 class ConfigFile {
  public:

@@ -535,6 +535,8 @@ TEST(CgAppTest, BadInputIsOneLineBeforeAnyDaemon) {
       {Params({{"n", "10"}, {"matrix", "ok.mtx"}}, 1), "either params.matrix"},
       {Params({}, 1), "either params.matrix"},
       {Params({{"n", "10"}, {"colour", "red"}}, 1), "unknown parameter params.colour"},
+      {Params({{"n", "10"}, {"tolerence", "1e-9"}}, 1),
+       "unknown parameter params.tolerence (did you mean 'tolerance'?)"},
       {Params({{"n", "-4"}}, 1), "params.n must be in"},
       {Params({{"n", "10"}, {"bandwidth", "10"}}, 1), "bandwidth must be in 0..n-1"},
       {Params({{"n", "10"}, {"tolerance", "abc"}}, 1), "tolerance must be a number"},
