@@ -56,7 +56,7 @@ Result<ChildProcess> ChildProcess::Spawn(const std::vector<std::string>& argv,
 }
 
 ChildProcess::ChildProcess(ChildProcess&& other) noexcept
-    : pid_(other.pid_), exit_code_(other.exit_code_) {
+    : pid_(other.pid_), exit_code_(other.exit_code_), terminated_(other.terminated_) {
   other.pid_ = -1;
 }
 
@@ -65,6 +65,7 @@ ChildProcess& ChildProcess::operator=(ChildProcess&& other) noexcept {
     if (pid_ > 0) Stop();
     pid_ = other.pid_;
     exit_code_ = other.exit_code_;
+    terminated_ = other.terminated_;
     other.pid_ = -1;
   }
   return *this;
@@ -87,7 +88,9 @@ std::optional<int> ChildProcess::Poll() {
 }
 
 void ChildProcess::Signal(int sig) {
-  if (pid_ > 0 && !Poll()) kill(pid_, sig);
+  if (pid_ <= 0 || Poll()) return;
+  kill(pid_, sig);
+  if (sig == SIGTERM) terminated_ = true;
 }
 
 std::optional<int> ChildProcess::WaitFor(std::chrono::milliseconds timeout) {
@@ -101,7 +104,7 @@ std::optional<int> ChildProcess::WaitFor(std::chrono::milliseconds timeout) {
 
 int ChildProcess::Stop(std::chrono::milliseconds grace) {
   if (pid_ <= 0) return exit_code_.value_or(-1);
-  Signal(SIGTERM);
+  if (!terminated_) Signal(SIGTERM);
   if (!WaitFor(grace)) {
     kill(pid_, SIGKILL);
     int status = 0;

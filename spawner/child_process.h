@@ -32,13 +32,16 @@ class ChildProcess {
   void Signal(int sig);
   // Waits up to `timeout` for exit; nullopt on timeout.
   std::optional<int> WaitFor(std::chrono::milliseconds timeout);
-  // SIGTERM, wait up to `grace`, then SIGKILL; always reaps. Returns the exit code.
+  // SIGTERM (unless one was sent already: a second one tells aiac's programs to stop without
+  // waiting for their work to end), wait up to `grace`, then SIGKILL; always reaps. Returns the
+  // exit code.
   int Stop(std::chrono::milliseconds grace = std::chrono::milliseconds(3000));
 
  private:
   explicit ChildProcess(pid_t pid) : pid_(pid) {}
   pid_t pid_ = -1;
   std::optional<int> exit_code_;
+  bool terminated_ = false;  // SIGTERM sent
 };
 
 // The directory holding the running executable (/proc/self/exe), to find sibling binaries.
