@@ -14,44 +14,50 @@
 #include "spawner/spawner_options.h"
 #include "supernode/supernode_options.h"
 
+namespace {
+
+using namespace aiac;
+
+// The table of `section` from the options `Declare` binds to a default `Options`.
+template <class Options, void (*Declare)(OptionSet&, Options&)>
+std::string Table(const char* program, const std::string& section) {
+  Options options;
+  OptionSet set(program);
+  Declare(set, options);
+  return set.MarkdownTable(section);
+}
+
+std::string CgTable() {
+  std::string table = "| param | default | meaning |\n|---|---|---|\n";
+  for (const auto& doc : cg::CgParamDocs()) {
+    table += std::string("| `") + doc.key + "` | " + doc.fallback + " | " + doc.meaning + " |\n";
+  }
+  return table;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  using namespace aiac;
-  if (argc != 2) {
+  const std::string section = argc == 2 ? argv[1] : "";
+  std::string table;
+  if (section == "common" || section == "listening" || section == "daemon") {
+    // The daemon declares the common and listening options too, with the same defaults.
+    table = Table<daemon::DaemonOptions, daemon::DeclareDaemonOptions>("aiac-daemon", section);
+  } else if (section == "supernode") {
+    table = Table<supernode::SupernodeOptions, supernode::DeclareSupernodeOptions>("aiac-supernode",
+                                                                                   section);
+  } else if (section == "spawner") {
+    table =
+        Table<spawner::SpawnerOptions, spawner::DeclareSpawnerOptions>("aiac-spawner run", section);
+  } else if (section == "job") {
+    table = Table<spawner::JobSpec, spawner::DeclareJobOptions>("job file", section);
+  } else if (section == "cg") {
+    table = CgTable();
+  } else {
     std::fprintf(stderr,
                  "usage: aiac-options-doc common|listening|supernode|daemon|spawner|job|cg\n");
     return 2;
   }
-  const std::string section = argv[1];
-  if (section == "cg") {
-    std::string table = "| param | default | meaning |\n|---|---|---|\n";
-    for (const auto& doc : cg::CgParamDocs()) {
-      table += std::string("| `") + doc.key + "` | " + doc.fallback + " | " + doc.meaning + " |\n";
-    }
-    std::fputs(table.c_str(), stdout);
-    return 0;
-  }
-  // The daemon declares the common and listening options too, with the same defaults.
-  daemon::DaemonOptions daemon_options;
-  OptionSet daemon_set("aiac-daemon");
-  daemon::DeclareDaemonOptions(daemon_set, daemon_options);
-  supernode::SupernodeOptions supernode_options;
-  OptionSet supernode_set("aiac-supernode");
-  supernode::DeclareSupernodeOptions(supernode_set, supernode_options);
-  spawner::SpawnerOptions spawner_options;
-  OptionSet spawner_set("aiac-spawner run");
-  spawner::DeclareSpawnerOptions(spawner_set, spawner_options);
-  spawner::JobSpec job;
-  OptionSet job_set("job file");
-  spawner::DeclareJobOptions(job_set, job);
-
-  const OptionSet* set = section == "supernode" ? &supernode_set
-                         : section == "spawner" ? &spawner_set
-                         : section == "job"     ? &job_set
-                                                : &daemon_set;
-  if (section != "common" && section != "listening" && section != "daemon" && set == &daemon_set) {
-    std::fprintf(stderr, "aiac-options-doc: unknown section '%s'\n", section.c_str());
-    return 2;
-  }
-  std::fputs(set->MarkdownTable(section).c_str(), stdout);
+  std::fputs(table.c_str(), stdout);
   return 0;
 }
