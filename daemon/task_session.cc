@@ -22,10 +22,9 @@ Result<PreparedTask> PrepareTask(const Assignment& a, std::unique_ptr<app::App> 
   if (!task.ok()) return task.status();
   runtime::MoveState moves;
   if (restored) {
-    auto state = runtime::DecodeTaskState(restored->state);
-    if (!state.ok()) return state.status();
-    AIAC_RETURN_IF_ERROR((*task)->RestoreState(state->app_state));
-    moves = std::move(state->moves);
+    AIAC_ASSIGN_OR_RETURN(auto state, runtime::DecodeTaskState(restored->state));
+    AIAC_RETURN_IF_ERROR((*task)->RestoreState(state.app_state));
+    moves = std::move(state.moves);
   }
   // A task taking over mid-run starts with the local test its job tightened to so far.
   if (a.tighten > 1) AIAC_RETURN_IF_ERROR((*task)->Tighten(a.tighten));
@@ -64,11 +63,10 @@ Result<std::shared_ptr<TaskSession>> TaskSession::Create(
   std::shared_ptr<TaskSession> s(
       new TaskSession(io, a, std::move(keep_loaded), std::move(port), std::move(log)));
   for (const auto& [t, neighbour] : a.neighbours) {
-    auto ep = ParseEndpoint(neighbour.first);
-    if (!ep.ok()) return ep.status();
+    AIAC_ASSIGN_OR_RETURN(auto ep, ParseEndpoint(neighbour.first));
     auto link = std::make_shared<OutLink>();
     link->task = t;
-    link->address = *ep;
+    link->address = ep;
     link->daemon = neighbour.second;
     link->keep_all = a.sync;
     link->wake =
@@ -76,10 +74,9 @@ Result<std::shared_ptr<TaskSession>> TaskSession::Create(
     s->links_[t] = link;
   }
   for (const auto& [address, daemon] : a.backups) {
-    auto ep = ParseEndpoint(address);
-    if (!ep.ok()) return ep.status();
+    AIAC_ASSIGN_OR_RETURN(auto ep, ParseEndpoint(address));
     auto backup = std::make_shared<BackupLink>();
-    backup->address = *ep;
+    backup->address = ep;
     backup->daemon = daemon;
     backup->wake =
         std::make_unique<asio::steady_timer>(io, std::chrono::steady_clock::time_point::max());

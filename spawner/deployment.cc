@@ -28,12 +28,10 @@ Result<std::unique_ptr<Deployment>> Deployment::Create(DeploymentSpec spec,
   d->spec_ = std::move(spec);
   d->granted_ = std::move(granted);
   AIAC_RETURN_IF_ERROR(d->BuildPlatform());
-  auto tig = TigOf(d->spec_.graph);
-  if (!tig.ok()) return tig.status();
-  d->tig_ = std::make_unique<model::Tig>(std::move(*tig));
-  auto mapper = mapping::MakeMapper(d->spec_.mapping, 0.1);
-  if (!mapper.ok()) return mapper.status();
-  d->mapper_ = std::move(*mapper);
+  AIAC_ASSIGN_OR_RETURN(auto tig, TigOf(d->spec_.graph));
+  d->tig_ = std::make_unique<model::Tig>(std::move(tig));
+  AIAC_ASSIGN_OR_RETURN(auto mapper, mapping::MakeMapper(d->spec_.mapping, 0.1));
+  d->mapper_ = std::move(mapper);
   auto m = d->mapper_->Map(*d->platform_, *d->tig_);
   d->placement_ = std::make_unique<mapping::Placement>(std::move(m.placement));
   d->places_.resize(tasks);
@@ -110,10 +108,9 @@ Status Deployment::Regraph(std::vector<app::TaskNode> graph) {
     return InvalidArgument("a new task graph of " + std::to_string(graph.size()) + " tasks for " +
                            std::to_string(places_.size()));
   }
-  auto tig = TigOf(graph);
-  if (!tig.ok()) return tig.status();
+  AIAC_ASSIGN_OR_RETURN(auto tig, TigOf(graph));
   spec_.graph = std::move(graph);
-  tig_ = std::make_unique<model::Tig>(std::move(*tig));
+  tig_ = std::make_unique<model::Tig>(std::move(tig));
   senders_ = SendersOf(spec_.graph);
   RebuildPlacement();
   return Status::Ok();

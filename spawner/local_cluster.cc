@@ -77,9 +77,8 @@ size_t RemoveStaleLocalDirs(const std::string& root, const Logger& log) {
 
 Status LocalCluster::WriteConfigs() {
   RemoveStaleLocalDirs(TempRoot(), log_);
-  auto dir = MakeTempDir("aiac-local");
-  if (!dir.ok()) return dir.status();
-  dir_ = std::move(*dir);
+  AIAC_ASSIGN_OR_RETURN(auto dir, MakeTempDir("aiac-local"));
+  dir_ = std::move(dir);
   {
     std::ofstream owner(dir_ + "/owner.pid");
     owner << ::getpid() << "\n";

@@ -31,13 +31,11 @@ Result<model::Platform> PlatformFromJson(const json& j, const std::string& name)
     AIAC_RETURN_IF_ERROR(
         CheckFields(cs[i], where, {"name", "latency", "nodes"}, {"name", "nodes"}));
     model::ClusterSpec c;
-    auto cname = TextField(cs[i], "name", where);
-    if (!cname.ok()) return cname.status();
-    c.name = *cname;
+    AIAC_ASSIGN_OR_RETURN(auto cname, TextField(cs[i], "name", where));
+    c.name = cname;
     if (cs[i].contains("latency")) {
-      auto l = NumberField(cs[i], "latency", where);
-      if (!l.ok()) return l.status();
-      c.latency = *l;
+      AIAC_ASSIGN_OR_RETURN(auto l, NumberField(cs[i], "latency", where));
+      c.latency = l;
     }
     const json& ns = ArrayAt(cs[i], "nodes", error, where);
     AIAC_RETURN_IF_ERROR(error);
@@ -66,13 +64,10 @@ Result<model::Platform> PlatformFromJson(const json& j, const std::string& name)
   for (size_t i = 0; i < ls.size(); ++i) {
     const std::string where = name + ": inter_latency[" + std::to_string(i) + "]";
     AIAC_RETURN_IF_ERROR(CheckFields(ls[i], where, {"a", "b", "latency"}, {"a", "b", "latency"}));
-    auto a = TextField(ls[i], "a", where);
-    if (!a.ok()) return a.status();
-    auto b = TextField(ls[i], "b", where);
-    if (!b.ok()) return b.status();
-    auto l = NumberField(ls[i], "latency", where);
-    if (!l.ok()) return l.status();
-    inter.push_back({*a, *b, *l});
+    AIAC_ASSIGN_OR_RETURN(auto a, TextField(ls[i], "a", where));
+    AIAC_ASSIGN_OR_RETURN(auto b, TextField(ls[i], "b", where));
+    AIAC_ASSIGN_OR_RETURN(auto l, NumberField(ls[i], "latency", where));
+    inter.push_back({a, b, l});
   }
   auto platform = model::Platform::Build(std::move(clusters), std::move(inter));
   if (!platform.ok()) return InvalidArgument(name + ": " + platform.status().message());
@@ -88,11 +83,9 @@ Result<model::Tig> TigFromJson(const json& j, const std::string& name) {
   for (size_t i = 0; i < ts.size(); ++i) {
     const std::string where = name + ": tasks[" + std::to_string(i) + "]";
     AIAC_RETURN_IF_ERROR(CheckFields(ts[i], where, {"id", "cost"}, {"id", "cost"}));
-    auto id = IntegerField(ts[i], "id", where);
-    if (!id.ok()) return id.status();
-    auto cost = NumberField(ts[i], "cost", where);
-    if (!cost.ok()) return cost.status();
-    tasks.push_back({*id, *cost});
+    AIAC_ASSIGN_OR_RETURN(auto id, IntegerField(ts[i], "id", where));
+    AIAC_ASSIGN_OR_RETURN(auto cost, NumberField(ts[i], "cost", where));
+    tasks.push_back({id, cost});
   }
   std::vector<model::EdgeSpec> edges;
   const json& es = ArrayAt(j, "edges", error, name);
@@ -100,13 +93,10 @@ Result<model::Tig> TigFromJson(const json& j, const std::string& name) {
   for (size_t i = 0; i < es.size(); ++i) {
     const std::string where = name + ": edges[" + std::to_string(i) + "]";
     AIAC_RETURN_IF_ERROR(CheckFields(es[i], where, {"a", "b", "volume"}, {"a", "b", "volume"}));
-    auto a = IntegerField(es[i], "a", where);
-    if (!a.ok()) return a.status();
-    auto b = IntegerField(es[i], "b", where);
-    if (!b.ok()) return b.status();
-    auto v = NumberField(es[i], "volume", where);
-    if (!v.ok()) return v.status();
-    edges.push_back({*a, *b, *v});
+    AIAC_ASSIGN_OR_RETURN(auto a, IntegerField(es[i], "a", where));
+    AIAC_ASSIGN_OR_RETURN(auto b, IntegerField(es[i], "b", where));
+    AIAC_ASSIGN_OR_RETURN(auto v, NumberField(es[i], "volume", where));
+    edges.push_back({a, b, v});
   }
   auto tig = model::Tig::Build(std::move(tasks), std::move(edges));
   if (!tig.ok()) return InvalidArgument(name + ": " + tig.status().message());

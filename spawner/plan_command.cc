@@ -36,9 +36,8 @@ Result<std::vector<std::vector<double>>> Matrix(const json& v, const std::string
   if (!v.is_array()) return InvalidArgument("'" + what + "' must be an array of rows");
   std::vector<std::vector<double>> out;
   for (const auto& row : v) {
-    auto r = Numbers(row, what);
-    if (!r.ok()) return r.status();
-    out.push_back(std::move(*r));
+    AIAC_ASSIGN_OR_RETURN(auto r, Numbers(row, what));
+    out.push_back(std::move(r));
   }
   return out;
 }

@@ -26,9 +26,8 @@ Status Registry::Resync() {
 
 Status Registry::Load(Clock::time_point now) {
   if (!store_) return Status::Ok();
-  auto records = store_->LoadAll();
-  if (!records.ok()) return records.status();
-  for (auto& rec : *records) {
+  AIAC_ASSIGN_OR_RETURN(auto records, store_->LoadAll());
+  for (auto& rec : records) {
     next_seq_ = std::max(next_seq_, rec.seq + 1);
     const std::string id = rec.id;  // the right side of = is evaluated first: copy the key
     entries_[id] = Entry{std::move(rec), now, now};

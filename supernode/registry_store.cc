@@ -22,9 +22,8 @@ Result<std::unique_ptr<rocksdb::DB>> RocksDbRegistryStore::OpenDb(
 
 Result<std::unique_ptr<RocksDbRegistryStore>> RocksDbRegistryStore::Open(const std::string& dir) {
   std::vector<std::string> warnings;
-  auto db = OpenDb(dir, &warnings);
-  if (!db.ok()) return db.status();
-  auto store = std::unique_ptr<RocksDbRegistryStore>(new RocksDbRegistryStore(dir, std::move(*db)));
+  AIAC_ASSIGN_OR_RETURN(auto db, OpenDb(dir, &warnings));
+  auto store = std::unique_ptr<RocksDbRegistryStore>(new RocksDbRegistryStore(dir, std::move(db)));
   store->recovery_warnings_ = std::move(warnings);
   return store;
 }
@@ -67,9 +66,8 @@ Result<std::vector<DaemonRecord>> RocksDbRegistryStore::LoadAll() {
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(r));
   std::vector<DaemonRecord> out;
   for (it->Seek(std::string(kPrefix)); it->Valid() && it->key().starts_with(kPrefix); it->Next()) {
-    auto rec = Decode(it->value().ToStringView());
-    if (!rec.ok()) return rec.status();
-    out.push_back(std::move(*rec));
+    AIAC_ASSIGN_OR_RETURN(auto rec, Decode(it->value().ToStringView()));
+    out.push_back(std::move(rec));
   }
   AIAC_RETURN_IF_ERROR(storage::FromRocks(it->status(), "read registry"));
   return out;
@@ -80,9 +78,8 @@ Status RocksDbRegistryStore::ReplaceAll(const std::vector<DaemonRecord>& records
   if (broken_) {
     // The old instance may hold a failed writer; a fresh one starts clean from the synced WAL.
     db_.reset();
-    auto db = OpenDb(dir_, nullptr);
-    if (!db.ok()) return db.status();
-    db_ = std::move(*db);
+    AIAC_ASSIGN_OR_RETURN(auto db, OpenDb(dir_, nullptr));
+    db_ = std::move(db);
     broken_ = false;
   }
   rocksdb::WriteBatch batch;

@@ -43,17 +43,15 @@ SupernodeService::SupernodeService(asio::io_context& io, SupernodeOptions option
 SupernodeService::~SupernodeService() { Close(); }
 
 Result<Endpoint> SupernodeService::Start(const Endpoint& listen) {
-  auto listening = server_.Listen(listen);
-  if (!listening.ok()) return listening.status();
-  const Endpoint bound = *listening;
+  AIAC_ASSIGN_OR_RETURN(auto listening, server_.Listen(listen));
+  const Endpoint bound = listening;
 
   server_.Start();
   tasks_.Spawn(Housekeeping(), log_, "housekeeping");
   for (const auto& peer : options_.peers) {
-    auto ep_peer = ParseEndpoint(peer);
-    if (!ep_peer.ok()) return ep_peer.status();
-    if (*ep_peer == bound) continue;  // a shared peer list may name ourselves
-    tasks_.Spawn(DialPeer(*ep_peer), log_, "link with " + peer);
+    AIAC_ASSIGN_OR_RETURN(auto ep_peer, ParseEndpoint(peer));
+    if (ep_peer == bound) continue;  // a shared peer list may name ourselves
+    tasks_.Spawn(DialPeer(ep_peer), log_, "link with " + peer);
   }
   return bound;
 }

@@ -93,14 +93,13 @@ Result<std::unique_ptr<BlockDirect>> BlockDirect::Factor(const SpMat& a, bool sy
     if (band <= 2 * lower && band < std::numeric_limits<int>::max()) {
       AIAC_RETURN_IF_ERROR(d->FactorBand(bandwidth));
     } else if (LowerEnvelope(a) <= 2 * lower) {
-      auto llt = FactorCholesky<Eigen::NaturalOrdering<int>>(a, d->factor_nonzeros_);
-      if (!llt.ok()) return llt.status();
-      d->natural_ = std::move(*llt);
+      AIAC_ASSIGN_OR_RETURN(auto llt,
+                            FactorCholesky<Eigen::NaturalOrdering<int>>(a, d->factor_nonzeros_));
+      d->natural_ = std::move(llt);
     } else {
-      auto factor = CholmodFactor::Factor(a);
-      if (!factor.ok()) return factor.status();
-      d->factor_nonzeros_ = (*factor)->factor_nonzeros();
-      d->cholmod_ = std::move(*factor);
+      AIAC_ASSIGN_OR_RETURN(auto factor, CholmodFactor::Factor(a));
+      d->factor_nonzeros_ = factor->factor_nonzeros();
+      d->cholmod_ = std::move(factor);
     }
     return d;
   }

@@ -67,10 +67,9 @@ Result<MatrixRead> ParseMatrix(const std::string& path, bool use_cache,
       notes.push_back("cg: cache not used: " + cached.status().message());
     }
   }
-  auto a = ReadMatrixMarketRows(path);
-  if (!a.ok()) return a.status();
+  AIAC_ASSIGN_OR_RETURN(auto a, ReadMatrixMarketRows(path));
   MatrixRead read;
-  read.parsed = std::move(*a);
+  read.parsed = std::move(a);
   read.to_cache = version;
   return read;
 }
@@ -100,24 +99,23 @@ constexpr const char* kBlocksSentNote =
 
 Status CgApp::ReadSystem(const CgParams& p, bool shared_files, Reading& r) {
   const auto read_start = std::chrono::steady_clock::now();
-  auto matrix = ParseMatrix(p.matrix, p.matrix_cache, r.notes);
-  if (!matrix.ok()) return matrix.status();
-  problem_.a = std::move(matrix->parsed);  // (empty when the matrix is mapped: A())
-  mapped_ = std::move(matrix->mapped);
+  AIAC_ASSIGN_OR_RETURN(auto matrix, ParseMatrix(p.matrix, p.matrix_cache, r.notes));
+  problem_.a = std::move(matrix.parsed);  // (empty when the matrix is mapped: A())
+  mapped_ = std::move(matrix.mapped);
   // A parsed matrix's cache is written while the matrix is checked and partitioned (it is only
   // read: both may look at it at once); the writer is waited for before the plan is returned.
   // On an 800,000-row system the write took 0.3-0.8 s on our VM, the partition 0.2-0.4 s.
-  if (matrix->to_cache) {
+  if (matrix.to_cache) {
     r.cache_writer = std::async(std::launch::async,
-                                [path = p.matrix, &a = problem_.a, version = *matrix->to_cache] {
+                                [path = p.matrix, &a = problem_.a, version = *matrix.to_cache] {
                                   return WriteMatrixCache(path, a, version);
                                 });
   }
   shared_source_.reset();
   if (p.shared_input == "true" || (p.shared_input == "auto" && shared_files)) {
-    if (matrix->cached || matrix->to_cache) {  // (a cache that cannot be written: see Prepare)
+    if (matrix.cached || matrix.to_cache) {  // (a cache that cannot be written: see Prepare)
       shared_matrix_ = std::filesystem::absolute(p.matrix).string();
-      shared_source_ = matrix->cached ? matrix->cached : matrix->to_cache;
+      shared_source_ = matrix.cached ? matrix.cached : matrix.to_cache;
     } else {
       r.notes.push_back(kBlocksSentNote);
     }
@@ -396,10 +394,9 @@ Result<app::JobPlan> CgApp::Split(const CgParams& p, uint32_t task_count, const 
 
 Result<std::unique_ptr<app::Task>> CgApp::MakeTask(const app::JobParams& params, uint32_t task,
                                                    std::string_view slice) {
-  auto p = ParseCgParams(params);
-  if (!p.ok()) return p.status();
-  if (p->daemon_builds_block()) {
-    if (params.tasks < 1 || params.tasks > static_cast<uint32_t>(p->spec.n) ||
+  AIAC_ASSIGN_OR_RETURN(auto p, ParseCgParams(params));
+  if (p.daemon_builds_block()) {
+    if (params.tasks < 1 || params.tasks > static_cast<uint32_t>(p.spec.n) ||
         task >= params.tasks) {
       return InvalidArgument("cg: task " + std::to_string(task) + " of " +
                              std::to_string(params.tasks) + " does not fit n");
@@ -407,43 +404,41 @@ Result<std::unique_ptr<app::Task>> CgApp::MakeTask(const app::JobParams& params,
     // Equal slices unless the spawner sent their starts (Reweigh: daemons of unequal power).
     std::vector<int> starts;
     if (slice.empty()) {
-      starts = Partition(p->spec.n, static_cast<int>(params.tasks));
+      starts = Partition(p.spec.n, static_cast<int>(params.tasks));
     } else {
-      auto sent = DecodeSliceStarts(slice, p->spec.n, static_cast<int>(params.tasks));
-      if (!sent.ok()) return sent.status();
-      starts = std::move(*sent);
+      AIAC_ASSIGN_OR_RETURN(auto sent,
+                            DecodeSliceStarts(slice, p.spec.n, static_cast<int>(params.tasks)));
+      starts = std::move(sent);
     }
     const double rows = starts[task + 1] - starts[task];
     AIAC_RETURN_IF_ERROR(CheckFitsInMemory(
         "cg: block " + std::to_string(task) + " (" +
             std::to_string(starts[task + 1] - starts[task]) + " rows)",
-        rows * (2.0 * p->spec.bandwidth + 1) * kBytesPerEntry + rows * kBytesPerRow));
+        rows * (2.0 * p.spec.bandwidth + 1) * kBytesPerEntry + rows * kBytesPerRow));
     // Rows can move between neighbours while every block is wider than the bandwidth
     // (row_moves.h); all tasks see the same starts, so they agree.
     std::optional<MovableRows> movable;
-    if (SlicesCanMove(p->spec.bandwidth, starts)) {
-      movable = MovableRows{p->spec.n, p->spec.bandwidth, params.tasks, task, p->spec, 0, 0};
+    if (SlicesCanMove(p.spec.bandwidth, starts)) {
+      movable = MovableRows{p.spec.n, p.spec.bandwidth, params.tasks, task, p.spec, 0, 0};
     }
-    Block block = GeneratedBlock(p->spec, starts, task);
-    return NewCgTask(std::move(block), *p, std::move(movable));
+    Block block = GeneratedBlock(p.spec, starts, task);
+    return NewCgTask(std::move(block), p, std::move(movable));
   }
   std::optional<int> bandwidth;  // set: the rows of this slice of a file's matrix may move
   int overlap = 0;
   if (IsMovableSlice(slice)) {
-    auto movable = DecodeMovableSlice(slice);
-    if (!movable.ok()) return movable.status();
-    bandwidth = movable->bandwidth;
-    overlap = movable->overlap;
-    slice = movable->slice;
+    AIAC_ASSIGN_OR_RETURN(auto movable, DecodeMovableSlice(slice));
+    bandwidth = movable.bandwidth;
+    overlap = movable.overlap;
+    slice = movable.slice;
   }
   auto block = [&]() -> Result<Block> {
     if (!IsBlockOutline(slice)) return DecodeBlock(slice);
-    auto outline = DecodeBlockOutline(slice);
-    if (!outline.ok()) return outline.status();
-    return BuildBlockFromCache(std::move(*outline));
+    AIAC_ASSIGN_OR_RETURN(auto outline, DecodeBlockOutline(slice));
+    return BuildBlockFromCache(std::move(outline));
   }();
   if (!block.ok()) return block.status();
-  if (!bandwidth) return NewCgTask(std::move(*block), *p);
+  if (!bandwidth) return NewCgTask(std::move(*block), p);
   const std::vector<int>& rows = block->rows;
   const std::vector<int>& own = block->own;
   const bool neighbours_only = std::all_of(
@@ -459,7 +454,7 @@ Result<std::unique_ptr<app::Task>> CgApp::MakeTask(const app::JobParams& params,
         "consecutive rows that uses only its neighbours' rows: its rows cannot move");
   }
   MovableRows movable{block->n, *bandwidth, params.tasks, task, std::nullopt, lo, hi, overlap};
-  return NewCgTask(std::move(*block), *p, std::move(movable));
+  return NewCgTask(std::move(*block), p, std::move(movable));
 }
 
 Result<app::GatherReport> CgApp::Gather(const app::JobParams& params,

@@ -242,42 +242,40 @@ Result<std::string> CgTask::ExportItems(double work, uint32_t to) {
 
 Status CgTask::ImportItems(std::string_view bytes) {
   if (!movable_) return NotMovable();
-  auto m = DecodeRowMove(bytes, movable_->n);
-  if (!m.ok()) return m.status();
-  if (m->lo == m->hi) return Status::Ok();
-  if (!movable_->generated && m->entries.empty()) {
-    return InvalidArgument("cg: " + RowsText(m->lo, m->hi) +
+  AIAC_ASSIGN_OR_RETURN(auto m, DecodeRowMove(bytes, movable_->n));
+  if (m.lo == m.hi) return Status::Ok();
+  if (!movable_->generated && m.entries.empty()) {
+    return InvalidArgument("cg: " + RowsText(m.lo, m.hi) +
                            " of a matrix from a file came without their entries");
   }
   const int lo = Lo(), hi = Hi();
-  if (m->lo < hi && lo < m->hi) {
-    return InvalidArgument("cg: " + RowsText(m->lo, m->hi) + " are held here already (" +
+  if (m.lo < hi && lo < m.hi) {
+    return InvalidArgument("cg: " + RowsText(m.lo, m.hi) + " are held here already (" +
                            RowsText(lo, hi) + ")");
   }
-  const bool below = m->hi == lo && movable_->task > 0;
-  const bool above = m->lo == hi && movable_->task + 1 < movable_->tasks;
+  const bool below = m.hi == lo && movable_->task > 0;
+  const bool above = m.lo == hi && movable_->task + 1 < movable_->tasks;
   if (!below && !above) {
-    return InvalidArgument("cg: " + RowsText(m->lo, m->hi) + " are not next to this block's " +
+    return InvalidArgument("cg: " + RowsText(m.lo, m.hi) + " are not next to this block's " +
                            RowsText(lo, hi));
   }
   std::map<int, double> known;
-  for (size_t k = 0; k < m->x.size(); ++k) known[m->lo + static_cast<int>(k)] = m->x[k];
-  for (size_t k = 0; k < m->halo.size(); ++k) known[m->halo_lo + static_cast<int>(k)] = m->halo[k];
+  for (size_t k = 0; k < m.x.size(); ++k) known[m.lo + static_cast<int>(k)] = m.x[k];
+  for (size_t k = 0; k < m.halo.size(); ++k) known[m.halo_lo + static_cast<int>(k)] = m.halo[k];
   std::vector<HeldRows> entries;
-  if (!movable_->generated) entries.push_back(std::move(m->entries));
-  return below ? Rebuild(m->lo, hi, known, std::move(entries))
-               : Rebuild(lo, m->hi, known, std::move(entries));
+  if (!movable_->generated) entries.push_back(std::move(m.entries));
+  return below ? Rebuild(m.lo, hi, known, std::move(entries))
+               : Rebuild(lo, m.hi, known, std::move(entries));
 }
 
 Status CgTask::DropItems(std::string_view bytes) {
   if (!movable_) return NotMovable();
-  auto m = DecodeRowMove(bytes, movable_->n);
-  if (!m.ok()) return m.status();
-  if (m->lo == m->hi) return Status::Ok();
+  AIAC_ASSIGN_OR_RETURN(auto m, DecodeRowMove(bytes, movable_->n));
+  if (m.lo == m.hi) return Status::Ok();
   const int lo = Lo(), hi = Hi();
-  if (m->lo == lo && m->hi < hi) return Rebuild(m->hi, hi, {});
-  if (m->hi == hi && m->lo > lo) return Rebuild(lo, m->lo, {});
-  return InvalidArgument("cg: " + RowsText(m->lo, m->hi) + " are not at an end of this block's " +
+  if (m.lo == lo && m.hi < hi) return Rebuild(m.hi, hi, {});
+  if (m.hi == hi && m.lo > lo) return Rebuild(lo, m.lo, {});
+  return InvalidArgument("cg: " + RowsText(m.lo, m.hi) + " are not at an end of this block's " +
                          RowsText(lo, hi));
 }
 
@@ -387,9 +385,8 @@ Status CgTask::Rebuild(int lo, int hi, const std::map<int, double>& known,
   std::optional<HeldRows> rows;
   if (!m.generated) {
     const auto [first, last] = SlabRows(m.n, lo, hi, m.overlap);
-    auto held = RowsFor(first, last, std::move(incoming));
-    if (!held.ok()) return held.status();
-    rows = std::move(*held);
+    AIAC_ASSIGN_OR_RETURN(auto held, RowsFor(first, last, std::move(incoming)));
+    rows = std::move(held);
   }
   Block old = std::move(b_);
   Eigen::VectorXd old_x = std::move(x_);
@@ -446,9 +443,8 @@ void CgTask::KeepRowsBeyondSlice() {
 
 Result<std::unique_ptr<app::Task>> NewCgTask(Block block, const CgParams& params,
                                              std::optional<MovableRows> movable) {
-  auto t = CgTask::Make(std::move(block), params, std::move(movable));
-  if (!t.ok()) return t.status();
-  return std::unique_ptr<app::Task>(std::move(*t));
+  AIAC_ASSIGN_OR_RETURN(auto t, CgTask::Make(std::move(block), params, std::move(movable)));
+  return std::unique_ptr<app::Task>(std::move(t));
 }
 
 }  // namespace aiac::cg

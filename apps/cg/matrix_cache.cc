@@ -96,9 +96,8 @@ Result<MatrixFileVersion> MatrixFileVersionOf(const std::string& path) {
 
 Result<MappedMatrixCache> LoadMatrixCache(const std::string& matrix_path,
                                           const MatrixFileVersion& version) {
-  auto cache = MappedMatrixCache::Map(matrix_path, version, true);
-  if (!cache.ok()) return cache.status();
-  AIAC_RETURN_IF_ERROR(cache->CheckWhole());
+  AIAC_ASSIGN_OR_RETURN(auto cache, MappedMatrixCache::Map(matrix_path, version, true));
+  AIAC_RETURN_IF_ERROR(cache.CheckWhole());
   return cache;
 }
 

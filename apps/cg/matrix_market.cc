@@ -404,14 +404,13 @@ Result<ParsedEntries> ParseCoordinateFile(const std::string& path) {
 }  // namespace
 
 Result<CoordinateMatrix> ReadMatrixMarket(const std::string& path) {
-  auto parsed = ParseCoordinateFile(path);
-  if (!parsed.ok()) return parsed.status();
+  AIAC_ASSIGN_OR_RETURN(auto parsed, ParseCoordinateFile(path));
   CoordinateMatrix m;
-  m.rows = parsed->rows;
-  m.cols = parsed->cols;
-  m.entries.reserve(parsed->stored);
-  for (Chunk& c : parsed->chunks) {
-    ForEachStored(c, parsed->symmetric, [&](int row, int col, double value) {
+  m.rows = parsed.rows;
+  m.cols = parsed.cols;
+  m.entries.reserve(parsed.stored);
+  for (Chunk& c : parsed.chunks) {
+    ForEachStored(c, parsed.symmetric, [&](int row, int col, double value) {
       m.entries.push_back({row, col, value});
     });
     std::vector<Triplet>().swap(c.entries);
@@ -554,13 +553,12 @@ Result<std::vector<double>> ReadMatrixMarketVector(const std::string& path, int6
   std::ifstream in(path);
   if (!in) return NotFound("cannot read vector file " + path);
   int line_no = 0;
-  auto header = ReadHeader(in, path, line_no);
-  if (!header.ok()) return header.status();
+  AIAC_ASSIGN_OR_RETURN(auto header, ReadHeader(in, path, line_no));
   std::string line;
   if (!NextDataLine(in, line, line_no)) return InvalidArgument(path + ": no size line");
   std::istringstream size(line);
   long long rows = 0, cols = 0, nnz = 0;
-  const bool array = header->format == "array";
+  const bool array = header.format == "array";
   if (!(size >> rows >> cols) || (!array && !(size >> nnz)) || rows <= 0 || cols != 1 || nnz < 0) {
     return InvalidArgument(At(path, line_no) + "a vector must be ROWS x 1");
   }

@@ -88,8 +88,7 @@ class RingPluginTask final : public app::Task {
 }  // namespace
 
 Result<app::JobPlan> RingApp::Prepare(const app::JobParams& params) {
-  auto rounds = Rounds(params);
-  if (!rounds.ok()) return rounds.status();
+  AIAC_ASSIGN_OR_RETURN(auto rounds, Rounds(params));
   if (params.tasks < 2) return InvalidArgument("ring: needs at least 2 tasks");
   app::JobPlan plan;
   plan.supports_sync = false;
@@ -105,33 +104,31 @@ Result<app::JobPlan> RingApp::Prepare(const app::JobParams& params) {
 
 Result<std::unique_ptr<app::Task>> RingApp::MakeTask(const app::JobParams& params, uint32_t task,
                                                      std::string_view) {
-  auto rounds = Rounds(params);
-  if (!rounds.ok()) return rounds.status();
+  AIAC_ASSIGN_OR_RETURN(auto rounds, Rounds(params));
   if (params.tasks < 2 || task >= params.tasks)
     return InvalidArgument("ring: needs at least 2 tasks");
-  return std::unique_ptr<app::Task>(new RingPluginTask(task, params.tasks, *rounds));
+  return std::unique_ptr<app::Task>(new RingPluginTask(task, params.tasks, rounds));
 }
 
 Result<app::GatherReport> RingApp::Gather(const app::JobParams& params,
                                           const std::vector<std::string>& slices) {
-  auto rounds = Rounds(params);
-  if (!rounds.ok()) return rounds.status();
-  const uint64_t expected = RingTask::Expected(params.tasks, *rounds);
+  AIAC_ASSIGN_OR_RETURN(auto rounds, Rounds(params));
+  const uint64_t expected = RingTask::Expected(params.tasks, rounds);
   app::GatherReport report;
   uint64_t value = 0, iterations = 0;
   if (slices.empty() || !Unpack(slices[0], value, iterations))
     return Corruption("ring: task 0 sent no result");
   report.numbers = {{"value", static_cast<double>(value)},
                     {"expected", static_cast<double>(expected)},
-                    {"rounds", static_cast<double>(*rounds)}};
+                    {"rounds", static_cast<double>(rounds)}};
   if (value != expected) {
     return Internal("ring: task 0 ended with " + std::to_string(value) + ", expected " +
                     std::to_string(expected));
   }
   for (size_t t = 0; t < slices.size(); ++t) {
-    if (!Unpack(slices[t], value, iterations) || iterations != *rounds) {
+    if (!Unpack(slices[t], value, iterations) || iterations != rounds) {
       return Internal("ring: task " + std::to_string(t) + " handled " + std::to_string(iterations) +
-                      " tokens, expected " + std::to_string(*rounds));
+                      " tokens, expected " + std::to_string(rounds));
     }
   }
   return report;

@@ -86,25 +86,23 @@ class SyntheticTask final : public app::Task {
     return EncodeItems(out, spec_.item_bytes);
   }
   Status ImportItems(std::string_view bytes) override {
-    auto items = DecodeItems(bytes, spec_);
-    if (!items.ok()) return items.status();
+    AIAC_ASSIGN_OR_RETURN(auto items, DecodeItems(bytes, spec_));
     std::set<uint32_t> held;
     for (const Item& it : items_) held.insert(it.id);
-    for (const Item& it : *items) {
+    for (const Item& it : items) {
       if (!held.insert(it.id).second) {
         return InvalidArgument("synthetic: item " + std::to_string(it.id) +
                                " is already held here");
       }
     }
-    items_.insert(items_.end(), items->begin(), items->end());
+    items_.insert(items_.end(), items.begin(), items.end());
     return Status::Ok();
   }
 
   Status DropItems(std::string_view bytes) override {
-    auto items = DecodeItems(bytes, spec_);
-    if (!items.ok()) return items.status();
+    AIAC_ASSIGN_OR_RETURN(auto items, DecodeItems(bytes, spec_));
     std::set<uint32_t> drop;
-    for (const Item& it : *items) {
+    for (const Item& it : items) {
       if (!drop.insert(it.id).second)
         return InvalidArgument("synthetic: item " + std::to_string(it.id) +
                                " is twice in the items to drop");
@@ -121,9 +119,8 @@ class SyntheticTask final : public app::Task {
 
   std::string SaveState() const override { return EncodeItems(items_, spec_.item_bytes); }
   Status RestoreState(std::string_view state) override {
-    auto items = DecodeItems(state, spec_);
-    if (!items.ok()) return items.status();
-    items_ = std::move(*items);
+    AIAC_ASSIGN_OR_RETURN(auto items, DecodeItems(state, spec_));
+    items_ = std::move(items);
     return Status::Ok();
   }
   std::string ResultSlice() const override { return EncodeItems(items_, spec_.item_bytes); }
@@ -164,15 +161,13 @@ Result<WorkloadSpec> ParseWorkloadSpec(const app::JobParams& params) {
                          Field{"hot_factor", &spec.hot_factor, 1, 1000},
                          Field{"item_bytes", &spec.item_bytes, 0, 1 << 20}}) {
     if (const std::string* s = params.Find(f.key)) {
-      auto v = ParseCount(f.key, *s, f.lo, f.hi);
-      if (!v.ok()) return v.status();
-      *f.value = static_cast<uint32_t>(*v);
+      AIAC_ASSIGN_OR_RETURN(auto v, ParseCount(f.key, *s, f.lo, f.hi));
+      *f.value = static_cast<uint32_t>(v);
     }
   }
   if (const std::string* s = params.Find("seed")) {
-    auto v = ParseCount("seed", *s, 0, UINT64_MAX);
-    if (!v.ok()) return v.status();
-    spec.seed = *v;
+    AIAC_ASSIGN_OR_RETURN(auto v, ParseCount("seed", *s, 0, UINT64_MAX));
+    spec.seed = v;
   }
   if (const std::string* s = params.Find("hot_fraction")) {
     char* end = nullptr;
@@ -213,20 +208,18 @@ app::JobPlan SyntheticApp::Plan(const WorkloadSpec& spec,
 }
 
 Result<app::JobPlan> SyntheticApp::Prepare(const app::JobParams& params) {
-  auto spec = ParseWorkloadSpec(params);
-  if (!spec.ok()) return spec.status();
-  if (params.tasks < 1 || params.tasks > spec->items) {
+  AIAC_ASSIGN_OR_RETURN(auto spec, ParseWorkloadSpec(params));
+  if (params.tasks < 1 || params.tasks > spec.items) {
     return InvalidArgument("synthetic: " + std::to_string(params.tasks) + " tasks for " +
-                           std::to_string(spec->items) + " items (at least one item per task)");
+                           std::to_string(spec.items) + " items (at least one item per task)");
   }
-  return Plan(*spec, SplitItems(spec->items, params.tasks));
+  return Plan(spec, SplitItems(spec.items, params.tasks));
 }
 
 Result<std::optional<app::JobPlan>> SyntheticApp::Reweigh(const app::JobParams& params,
                                                           const std::vector<double>& task_powers) {
-  auto spec = ParseWorkloadSpec(params);
-  if (!spec.ok()) return spec.status();
-  if (task_powers.size() != params.tasks || params.tasks > spec->items) {
+  AIAC_ASSIGN_OR_RETURN(auto spec, ParseWorkloadSpec(params));
+  if (task_powers.size() != params.tasks || params.tasks > spec.items) {
     return InvalidArgument("synthetic: " + std::to_string(task_powers.size()) + " powers for " +
                            std::to_string(params.tasks) + " tasks");
   }
@@ -234,35 +227,31 @@ Result<std::optional<app::JobPlan>> SyntheticApp::Reweigh(const app::JobParams& 
     if (!(p > 0) || !std::isfinite(p))
       return InvalidArgument("synthetic: a daemon's power must be positive");
   }
-  return std::optional<app::JobPlan>(
-      Plan(*spec, SplitItems(spec->items, params.tasks, task_powers)));
+  return std::optional<app::JobPlan>(Plan(spec, SplitItems(spec.items, params.tasks, task_powers)));
 }
 
 Result<std::unique_ptr<app::Task>> SyntheticApp::MakeTask(const app::JobParams& params,
                                                           uint32_t task, std::string_view slice) {
   (void)task;
-  auto spec = ParseWorkloadSpec(params);
-  if (!spec.ok()) return spec.status();
-  auto ranges = DecodeRanges(slice, spec->items);
-  if (!ranges.ok()) return ranges.status();
-  return NewSyntheticTask(*spec, *ranges);
+  AIAC_ASSIGN_OR_RETURN(auto spec, ParseWorkloadSpec(params));
+  AIAC_ASSIGN_OR_RETURN(auto ranges, DecodeRanges(slice, spec.items));
+  return NewSyntheticTask(spec, ranges);
 }
 
 Result<app::GatherReport> SyntheticApp::Gather(const app::JobParams& params,
                                                const std::vector<std::string>& slices) {
-  auto spec = ParseWorkloadSpec(params);
-  if (!spec.ok()) return spec.status();
+  AIAC_ASSIGN_OR_RETURN(auto spec, ParseWorkloadSpec(params));
   std::vector<Item> all;
-  std::vector<char> seen(spec->items, 0);
+  std::vector<char> seen(spec.items, 0);
   uint64_t duplicated = 0, unfinished = 0;
   for (size_t t = 0; t < slices.size(); ++t) {
-    auto items = DecodeItems(slices[t], *spec);
+    auto items = DecodeItems(slices[t], spec);
     if (!items.ok())
       return Corruption("synthetic: result of task " + std::to_string(t) + ": " +
                         items.status().message());
     for (const Item& it : *items) {
       if (seen[it.id]++) ++duplicated;
-      if (it.done < spec->iterations) ++unfinished;
+      if (it.done < spec.iterations) ++unfinished;
       all.push_back(it);
     }
   }
@@ -273,8 +262,8 @@ Result<app::GatherReport> SyntheticApp::Gather(const app::JobParams& params,
   report.numbers["checksum"] = static_cast<double>(checksum);
   report.numbers["items"] = static_cast<double>(all.size());
   // The workload again, in this process: as much work as the whole run, so only when asked.
-  const uint64_t expected = spec->verify ? ExpectedChecksum(*spec) : checksum;
-  if (spec->verify) report.numbers["expected_checksum"] = static_cast<double>(expected);
+  const uint64_t expected = spec.verify ? ExpectedChecksum(spec) : checksum;
+  if (spec.verify) report.numbers["expected_checksum"] = static_cast<double>(expected);
   if (missing > 0 || duplicated > 0) {
     report.status = app::GatherStatus::kDiverged;
     report.error = std::to_string(missing) + " items missing and " + std::to_string(duplicated) +
@@ -282,7 +271,7 @@ Result<app::GatherReport> SyntheticApp::Gather(const app::JobParams& params,
   } else if (unfinished > 0) {
     report.status = app::GatherStatus::kUnconverged;
     report.error = std::to_string(unfinished) + " items have not taken their " +
-                   std::to_string(spec->iterations) + " steps";
+                   std::to_string(spec.iterations) + " steps";
   } else if (checksum != expected) {
     report.status = app::GatherStatus::kDiverged;
     report.error = "checksum " + std::to_string(checksum) + " is not the workload's " +

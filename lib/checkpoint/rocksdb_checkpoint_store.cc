@@ -143,10 +143,9 @@ Result<std::unique_ptr<rocksdb::DB>> RocksDbCheckpointStore::OpenDb(
 Result<std::unique_ptr<RocksDbCheckpointStore>> RocksDbCheckpointStore::Open(
     const std::string& dir) {
   std::vector<std::string> warnings;
-  auto db = OpenDb(dir, &warnings);
-  if (!db.ok()) return db.status();
+  AIAC_ASSIGN_OR_RETURN(auto db, OpenDb(dir, &warnings));
   auto store =
-      std::unique_ptr<RocksDbCheckpointStore>(new RocksDbCheckpointStore(dir, std::move(*db)));
+      std::unique_ptr<RocksDbCheckpointStore>(new RocksDbCheckpointStore(dir, std::move(db)));
   store->recovery_warnings_ = std::move(warnings);
   AIAC_RETURN_IF_ERROR(store->BuildIndex());
   return store;
@@ -192,9 +191,8 @@ Status RocksDbCheckpointStore::Writable() {
     // RocksDB refuses (or asserts on) writes after a failed one; a fresh instance starts clean
     // from the synced WAL.
     db_.reset();
-    auto db = OpenDb(dir_, nullptr);
-    if (!db.ok()) return db.status();
-    db_ = std::move(*db);
+    AIAC_ASSIGN_OR_RETURN(auto db, OpenDb(dir_, nullptr));
+    db_ = std::move(db);
     broken_ = false;
     AIAC_RETURN_IF_ERROR(BuildIndex());
   }

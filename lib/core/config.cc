@@ -68,16 +68,14 @@ Result<toml::table> ParseTomlText(std::string_view text, const std::string& name
 }
 
 Result<ConfigFile> ConfigFile::Parse(std::string_view text, std::string name) {
-  auto table = ParseTomlText(text, name);
-  if (!table.ok()) return table.status();
-  return ConfigFile(std::move(*table), std::move(name));
+  AIAC_ASSIGN_OR_RETURN(auto table, ParseTomlText(text, name));
+  return ConfigFile(std::move(table), std::move(name));
 }
 
 Result<ConfigFile> ConfigFile::Load(const std::string& path) {
   if (path.empty()) return ConfigFile(toml::table{}, "(defaults)");
-  auto table = ParseTomlFile(path);
-  if (!table.ok()) return table.status();
-  ConfigFile file(std::move(*table), path);
+  AIAC_ASSIGN_OR_RETURN(auto table, ParseTomlFile(path));
+  ConfigFile file(std::move(table), path);
   file.path_ = path;
   return file;
 }

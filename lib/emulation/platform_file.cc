@@ -157,10 +157,9 @@ model::Platform PlatformFile::ToModel() const {
 }
 
 Result<PlatformFile> ParsePlatformFile(std::string_view text, const std::string& name) {
-  auto table = ParseTomlText(text, name);
-  if (!table.ok()) return table.status();
+  AIAC_ASSIGN_OR_RETURN(auto table, ParseTomlText(text, name));
   PlatformFile p;
-  Fields top(*table, name);
+  Fields top(table, name);
   AIAC_RETURN_IF_ERROR(top.Text("name", p.name));
   const toml::node* clusters = top.Get("clusters");
   const toml::array* cs = clusters ? clusters->as_array() : nullptr;
@@ -218,9 +217,8 @@ Result<PlatformFile> ParsePlatformFile(std::string_view text, const std::string&
 }
 
 Result<PlatformFile> LoadPlatformFile(const std::string& path) {
-  auto text = ReadWholeFile(path);
-  if (!text.ok()) return text.status();
-  return ParsePlatformFile(*text, path);
+  AIAC_ASSIGN_OR_RETURN(auto text, ReadWholeFile(path));
+  return ParsePlatformFile(text, path);
 }
 
 }  // namespace aiac::emulation

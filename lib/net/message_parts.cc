@@ -109,10 +109,9 @@ Result<std::unique_ptr<IncomingMessage>> PartAssembler::Add(proto::Part::Reader 
   // far more than any message of ours has.
   FrameLimits whole = limits_;
   whole.max_segments = std::max<uint32_t>(limits_.max_segments, 4096);
-  auto message = ParseFrame(std::move(words), whole);
-  if (!message.ok()) return message.status();
-  AIAC_RETURN_IF_ERROR((*message)->CheckWellFormed());
-  if ((*message)->root().isPart()) return ProtocolError("a message part inside a message part");
+  AIAC_ASSIGN_OR_RETURN(auto message, ParseFrame(std::move(words), whole));
+  AIAC_RETURN_IF_ERROR(message->CheckWellFormed());
+  if (message->root().isPart()) return ProtocolError("a message part inside a message part");
   return message;
 }
 

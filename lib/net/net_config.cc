@@ -75,9 +75,8 @@ Status FinishNetOptions(NetOptions& options) {
     if (!options.cluster_key.empty()) {
       return InvalidArgument("set cluster_key or cluster_key_file, not both");
     }
-    auto key = ReadKeyFile(options.cluster_key_file);
-    if (!key.ok()) return key.status();
-    options.cluster_key = std::move(*key);
+    AIAC_ASSIGN_OR_RETURN(auto key, ReadKeyFile(options.cluster_key_file));
+    options.cluster_key = std::move(key);
   }
   AIAC_RETURN_IF_ERROR(CheckClusterKey(options.cluster_key));
   if (options.limits.max_frame_bytes < 1024) {

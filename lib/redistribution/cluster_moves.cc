@@ -79,9 +79,8 @@ Result<ClusterMoves> PlanClusterMoves(const ClusterMoveInput& in, ChannelPlanner
   AIAC_RETURN_IF_ERROR(CheckMigrationInput(groups));
   MigrationPlan plan;
   if (planner == ChannelPlanner::kDistPM) {
-    auto plans = PlanMigration(groups);
-    if (!plans.ok()) return plans.status();
-    plan = std::move(plans->distpm);
+    AIAC_ASSIGN_OR_RETURN(auto plans, PlanMigration(groups));
+    plan = std::move(plans.distpm);
   } else {
     plan = GreedyMigration(groups);
   }

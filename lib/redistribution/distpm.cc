@@ -222,13 +222,12 @@ Result<MigrationPlans> PlanMigration(const MigrationInput& in) {
     row.lower = row.upper = static_cast<double>(s.deficit[j]);
     lp.rows.push_back(std::move(row));
   }
-  auto solution = Minimize(lp);
-  if (!solution.ok()) return solution.status();
+  AIAC_ASSIGN_OR_RETURN(auto solution, Minimize(lp));
   std::vector<std::vector<double>> delta(no, std::vector<double>(nu));
   for (size_t i = 0; i < no; ++i)
-    for (size_t j = 0; j < nu; ++j) delta[i][j] = solution->x[var(i, j)];
+    for (size_t j = 0; j < nu; ++j) delta[i][j] = solution.x[var(i, j)];
   const auto amounts = RoundKeepingSums(delta, s.excess, s.deficit);
-  out.distpm.lp_objective = solution->objective;
+  out.distpm.lp_objective = solution.objective;
   for (size_t i = 0; i < no; ++i)
     for (size_t j = 0; j < nu; ++j)
       if (amounts[i][j] > 0) out.distpm.flows.push_back({s.over[i], s.under[j], amounts[i][j]});

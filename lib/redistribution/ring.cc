@@ -362,12 +362,11 @@ static Result<RingPlan> CirculationPlan(const RingInput& in, const std::string& 
     lp.rows.push_back(
         {{{prev(ip), in.c_prev[ip]}, {next(im), in.c_next[im]}, {tau, -1}}, -kInfinity, 0});
   }
-  auto solution = Minimize(lp);
-  if (!solution.ok()) return solution.status();
-  const double bound = solution->objective;
+  AIAC_ASSIGN_OR_RETURN(auto solution, Minimize(lp));
+  const double bound = solution.objective;
   // The rational circulation on link 0 -> 1; "one of the two natural ways of rounding" (round
   // it down or up, every other link following by conservation) keeps the optimum.
-  const double x = solution->x[next(0)] - solution->x[prev(1)];
+  const double x = solution.x[next(0)] - solution.x[prev(1)];
   const int64_t lo = static_cast<int64_t>(std::floor(x + 1e-9)),
                 hi = static_cast<int64_t>(std::ceil(x - 1e-9));
   int64_t best_x = lo;

@@ -139,12 +139,11 @@ Result<RingMoves> PlanRingMoves(const RingMovesInput& in, RingPlanner planner) {
     return out;
   RingInput ring{true, in.items, in.surplus, in.c_next, in.c_prev};
   if (Status s = CheckRingInput(ring); !s.ok()) return s;
-  auto plan = PlanRing(ring);
-  if (!plan.ok()) return plan.status();
-  out.lower_bound = plan->lower_bound;
+  AIAC_ASSIGN_OR_RETURN(auto plan, PlanRing(ring));
+  out.lower_bound = plan.lower_bound;
   if (planner == RingPlanner::kOptimal) {
-    out.ring_case = plan->ring_case;
-    out.flows = FlowsOfTransfers(n, plan->transfers);
+    out.ring_case = plan.ring_case;
+    out.flows = FlowsOfTransfers(n, plan.transfers);
   } else {
     out.flows = NearestFlows(in.surplus);
   }
