@@ -127,10 +127,12 @@ void TaskSession::Halt() {
 
 runtime::RunnerCallbacks TaskSession::Callbacks() {
   // The runner calls these on the task's thread; each posts its work to the io thread, where it
-  // runs only while the session lives and has not ended.
+  // runs only while the session lives and has not ended. Nothing here may touch the session
+  // itself: its runner's thread can outlive it (it is joined on the daemon's worker after the
+  // job ended), so they hold the io_context, which outlives both, and a weak pointer.
   std::weak_ptr<TaskSession> weak = weak_from_this();
-  auto on_io = [this, weak](auto fn) {
-    asio::post(io_, [weak, fn = std::move(fn)]() mutable {
+  auto on_io = [&io = io_, weak](auto fn) {
+    asio::post(io, [weak, fn = std::move(fn)]() mutable {
       auto s = weak.lock();
       if (s && !s->ended_) fn(*s);
     });
