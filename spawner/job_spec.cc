@@ -64,7 +64,7 @@ Result<JobSpec> LoadJobSpec(const std::string& path) {
   if (!std::filesystem::exists(path)) return NotFound("job file " + path + " does not exist");
   AIAC_ASSIGN_OR_RETURN(ConfigFile file, ConfigFile::Load(path));
   JobSpec job;
-  OptionSet set("job file");
+  OptionSet set;
   DeclareJobOptions(set, job);
   if (const toml::table* params = file.GetTable("params")) {
     AIAC_RETURN_IF_ERROR(ReadParams(path, *params, job.params));
@@ -75,6 +75,9 @@ Result<JobSpec> LoadJobSpec(const std::string& path) {
     return InvalidArgument(path + ": option 'name' must be 1-64 letters, digits, '-' or '_'");
   }
   if (job.app.empty()) return InvalidArgument(path + ": 'app' is missing");
+  if (file.Has("plugin") && job.plugin.empty()) {
+    return InvalidArgument(path + ": option 'plugin' must be a file name");
+  }
   job.base_dir = std::filesystem::absolute(path).parent_path().string();
   return job;
 }

@@ -73,10 +73,12 @@ TEST_F(RingRunTest, BadJobsExitTwoWithOneLine) {
   WriteFile(dir_ / "unknown.toml", "name = \"x\"\napp = \"nope\"\ntasks = 2\n");
   WriteFile(dir_ / "typo.toml", "name = \"x\"\napp = \"ring\"\ntaks = 2\n");
   WriteFile(dir_ / "norounds.toml", "name = \"x\"\napp = \"ring\"\ntasks = 2\n");
+  WriteFile(dir_ / "noplugin.toml", "name = \"x\"\napp = \"ring\"\ntasks = 2\nplugin = \"\"\n");
   const std::vector<std::pair<std::string, std::string>> cases = {
       {dir_ / "unknown.toml", "unknown app 'nope'"},
       {dir_ / "typo.toml", "unknown option 'taks' (did you mean 'tasks'?)"},
       {dir_ / "norounds.toml", "params.rounds is missing"},
+      {dir_ / "noplugin.toml", "option 'plugin' must be a file name"},
       {dir_ / "missing.toml", "does not exist"},
   };
   for (const auto& [file, message] : cases) {
