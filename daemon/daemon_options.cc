@@ -48,11 +48,4 @@ Status CheckDaemonOptions(const DaemonOptions& o) {
   return Status::Ok();
 }
 
-Status LoadDaemonOptions(const std::string& path, DaemonOptions& o) {
-  OptionSet set("aiac-daemon");
-  DeclareDaemonOptions(set, o);
-  AIAC_RETURN_IF_ERROR(set.Load(path));
-  return CheckDaemonOptions(o);
-}
-
 }  // namespace aiac::daemon

@@ -51,7 +51,4 @@ void DeclareDaemonOptions(OptionSet& set, DaemonOptions& options);
 // What the declarations cannot say: trusted keys that parse.
 Status CheckDaemonOptions(const DaemonOptions& options);
 
-// Reads `path` (may be empty) into `options`, and checks them.
-Status LoadDaemonOptions(const std::string& path, DaemonOptions& options);
-
 }  // namespace aiac::daemon

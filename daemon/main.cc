@@ -194,7 +194,7 @@ int main(int argc, char** argv) {
   Flags flags;
   AddFlags(app, flags);
   daemon::DaemonOptions o;
-  OptionSet declared("aiac-daemon");
+  OptionSet declared;
   daemon::DeclareDaemonOptions(declared, o);
   declared.AddFlags(app);
   CLI11_PARSE(app, argc, argv);

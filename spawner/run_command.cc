@@ -41,7 +41,7 @@ CLI::App* AddRunCommand(CLI::App& app, RunArgs& args) {
   CLI::App* run = app.add_subcommand("run", "run a job on daemons and print its summary");
   run->add_option("job", args.job_file, "job file (TOML)")->required();
   run->add_option("--config", args.config, "spawner options file (see conf/spawner.toml)");
-  args.declared = std::make_shared<OptionSet>("aiac-spawner run");
+  args.declared = std::make_shared<OptionSet>();
   DeclareSpawnerOptions(*args.declared, args.options);
   args.declared->AddFlags(*run);
   CLI::Option* sn = run->get_option("--supernode")->allow_extra_args(false);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/config.h"
+
 namespace aiac::spawner {
 
 namespace {
@@ -17,11 +19,9 @@ std::string NameOf(const std::vector<std::pair<std::string, E>>& names, E value)
 // "a, b, c or d".
 template <typename E>
 std::string Choices(const std::vector<std::pair<std::string, E>>& names) {
-  std::string out;
-  for (size_t i = 0; i < names.size(); ++i) {
-    out += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i].first;
-  }
-  return out;
+  std::vector<std::string> words;
+  for (const auto& [name, value] : names) words.push_back(name);
+  return ChoiceList(words);
 }
 
 template <typename E>

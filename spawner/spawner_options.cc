@@ -46,10 +46,4 @@ void DeclareSpawnerOptions(OptionSet& set, SpawnerOptions& o) {
   net::DeclareNetOptions(set, o.net);
 }
 
-Status LoadSpawnerOptions(const std::string& path, SpawnerOptions& o) {
-  OptionSet set("aiac-spawner run");
-  DeclareSpawnerOptions(set, o);
-  return set.Load(path);
-}
-
 }  // namespace aiac::spawner

@@ -46,7 +46,4 @@ struct SpawnerOptions {
 // `options`.
 void DeclareSpawnerOptions(OptionSet& set, SpawnerOptions& options);
 
-// Reads `path` (may be empty) into `options`; unknown keys and wrong types are errors.
-Status LoadSpawnerOptions(const std::string& path, SpawnerOptions& options);
-
 }  // namespace aiac::spawner

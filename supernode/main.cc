@@ -33,7 +33,7 @@ int main(int argc, char** argv) {
   std::string config;
   app.add_option("--config", config, "TOML options file (see conf/supernode.toml)");
   supernode::SupernodeOptions options;
-  OptionSet declared("aiac-supernode");
+  OptionSet declared;
   supernode::DeclareSupernodeOptions(declared, options);
   declared.AddFlags(app);
   CLI11_PARSE(app, argc, argv);

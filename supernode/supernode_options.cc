@@ -28,10 +28,4 @@ void DeclareSupernodeOptions(OptionSet& set, SupernodeOptions& o) {
   net::DeclareServerLimits(set, o.limits);
 }
 
-Status LoadSupernodeOptions(const std::string& path, SupernodeOptions& o) {
-  OptionSet set("aiac-supernode");
-  DeclareSupernodeOptions(set, o);
-  return set.Load(path);
-}
-
 }  // namespace aiac::supernode

@@ -41,7 +41,4 @@ struct SupernodeOptions {
 // Declares every option of aiac-supernode (the file's keys and the flags), bound to `options`.
 void DeclareSupernodeOptions(OptionSet& set, SupernodeOptions& options);
 
-// Reads `path` (may be empty) into `options`; unknown keys and wrong types are errors.
-Status LoadSupernodeOptions(const std::string& path, SupernodeOptions& options);
-
 }  // namespace aiac::supernode

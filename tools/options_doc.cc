@@ -20,9 +20,9 @@ using namespace aiac;
 
 // The table of `section` from the options `Declare` binds to a default `Options`.
 template <class Options, void (*Declare)(OptionSet&, Options&)>
-std::string Table(const char* program, const std::string& section) {
+std::string Table(const std::string& section) {
   Options options;
-  OptionSet set(program);
+  OptionSet set;
   Declare(set, options);
   return set.MarkdownTable(section);
 }
@@ -42,15 +42,13 @@ int main(int argc, char** argv) {
   std::string table;
   if (section == "common" || section == "listening" || section == "daemon") {
     // The daemon declares the common and listening options too, with the same defaults.
-    table = Table<daemon::DaemonOptions, daemon::DeclareDaemonOptions>("aiac-daemon", section);
+    table = Table<daemon::DaemonOptions, daemon::DeclareDaemonOptions>(section);
   } else if (section == "supernode") {
-    table = Table<supernode::SupernodeOptions, supernode::DeclareSupernodeOptions>("aiac-supernode",
-                                                                                   section);
+    table = Table<supernode::SupernodeOptions, supernode::DeclareSupernodeOptions>(section);
   } else if (section == "spawner") {
-    table =
-        Table<spawner::SpawnerOptions, spawner::DeclareSpawnerOptions>("aiac-spawner run", section);
+    table = Table<spawner::SpawnerOptions, spawner::DeclareSpawnerOptions>(section);
   } else if (section == "job") {
-    table = Table<spawner::JobSpec, spawner::DeclareJobOptions>("job file", section);
+    table = Table<spawner::JobSpec, spawner::DeclareJobOptions>(section);
   } else if (section == "cg") {
     table = CgTable();
   } else {

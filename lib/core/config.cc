@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cmath>
 #include <filesystem>
 #include <optional>
 #include <sstream>
@@ -43,6 +42,23 @@ std::optional<std::string> Nearest(const std::string& typo, const std::set<std::
     if (d < best_distance) best = key, best_distance = d;
   }
   return best;
+}
+
+std::string IntegerRange(int64_t min, int64_t max) {
+  return "an integer in " + std::to_string(min) + ".." + std::to_string(max);
+}
+
+std::string NumberRange(double min, double max) {
+  return "a number in [" + NumberText(min) + ", " + NumberText(max) + "]";
+}
+
+std::string ChoiceList(const std::vector<std::string>& choices) {
+  std::string out;
+  for (size_t i = 0; i < choices.size(); ++i) {
+    out += i == 0 ? "" : (i + 1 == choices.size() ? " or " : ", ");
+    out += choices[i];
+  }
+  return out;
 }
 
 std::string NumberText(double value) {
@@ -107,15 +123,6 @@ void ConfigFile::GetPath(const std::string& key, std::string& out) {
   out = p.string();
 }
 
-void ConfigFile::Get(const std::string& key, int64_t& out) {
-  if (const toml::node* n = Find(key)) {
-    if (auto v = n->as_integer())
-      out = v->get();
-    else
-      Reject(key, "must be an integer");
-  }
-}
-
 void ConfigFile::GetInteger(const std::string& key, int64_t& out, int64_t min, int64_t max) {
   const toml::node* n = Find(key);
   if (!n) return;
@@ -123,7 +130,7 @@ void ConfigFile::GetInteger(const std::string& key, int64_t& out, int64_t min, i
   if (v && v->get() >= min && v->get() <= max)
     out = v->get();
   else
-    Reject(key, "must be an integer in " + std::to_string(min) + ".." + std::to_string(max));
+    Reject(key, "must be " + IntegerRange(min, max));
 }
 
 void ConfigFile::GetNumber(const std::string& key, double& out, double min, double max) {
@@ -133,16 +140,7 @@ void ConfigFile::GetNumber(const std::string& key, double& out, double min, doub
   if (v && *v >= min && *v <= max)  // false for nan
     out = *v;
   else
-    Reject(key, "must be a number in [" + NumberText(min) + ", " + NumberText(max) + "]");
-}
-
-void ConfigFile::Get(const std::string& key, double& out) {
-  if (const toml::node* n = Find(key)) {
-    if (auto v = n->value<double>(); v && std::isfinite(*v))
-      out = *v;  // integers convert too
-    else
-      Reject(key, "must be a finite number");
-  }
+    Reject(key, "must be " + NumberRange(min, max));
 }
 
 void ConfigFile::Get(const std::string& key, bool& out) {

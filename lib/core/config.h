@@ -25,6 +25,12 @@ Result<toml::table> ParseTomlText(std::string_view text, const std::string& name
 // A number as the shortest text that reads back to it: 0.1, 2592000, 1e-08.
 std::string NumberText(double value);
 
+// What an option accepts, as its errors say it: "an integer in 1..100", "a number in [0, 10]",
+// "a, b or c".
+std::string IntegerRange(int64_t min, int64_t max);
+std::string NumberRange(double min, double max);
+std::string ChoiceList(const std::vector<std::string>& choices);
+
 // The known name a typo most likely meant: the nearest at most two edits away, if any.
 std::optional<std::string> Nearest(const std::string& typo, const std::set<std::string>& known);
 
@@ -36,8 +42,6 @@ class ConfigFile {
   static Result<ConfigFile> Parse(std::string_view text, std::string name);
 
   void Get(const std::string& key, std::string& out);
-  void Get(const std::string& key, int64_t& out);
-  void Get(const std::string& key, double& out);  // finite numbers only
   void Get(const std::string& key, bool& out);
   void Get(const std::string& key, std::vector<std::string>& out);
   // Milliseconds or counts: at most kMaxPositive (10^12: 31 years in ms, so no clock overflows).

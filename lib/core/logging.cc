@@ -4,18 +4,26 @@
 
 namespace aiac {
 
+namespace {
+
+constexpr std::pair<std::string_view, spdlog::level::level_enum> kLevels[] = {
+    {"trace", spdlog::level::trace}, {"debug", spdlog::level::debug},
+    {"info", spdlog::level::info},   {"warn", spdlog::level::warn},
+    {"error", spdlog::level::err},   {"critical", spdlog::level::critical},
+    {"off", spdlog::level::off}};
+
+}  // namespace
+
 const std::vector<std::string>& LogLevelNames() {
-  static const std::vector<std::string> names = {"trace", "debug",    "info", "warn",
-                                                 "error", "critical", "off"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const auto& [name, level] : kLevels) out.emplace_back(name);
+    return out;
+  }();
   return names;
 }
 
 Result<spdlog::level::level_enum> ParseLogLevel(std::string_view name) {
-  static constexpr std::pair<std::string_view, spdlog::level::level_enum> kLevels[] = {
-      {"trace", spdlog::level::trace}, {"debug", spdlog::level::debug},
-      {"info", spdlog::level::info},   {"warn", spdlog::level::warn},
-      {"error", spdlog::level::err},   {"critical", spdlog::level::critical},
-      {"off", spdlog::level::off}};
   for (const auto& [n, level] : kLevels) {
     if (n == name) return level;
   }

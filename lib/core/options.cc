@@ -25,19 +25,6 @@ std::string ListText(const std::vector<std::string>& values) {
   return out + "]";
 }
 
-std::string Joined(const std::vector<std::string>& words) {
-  std::string out;
-  for (size_t i = 0; i < words.size(); ++i) {
-    out += i == 0 ? "" : (i + 1 == words.size() ? " or " : ", ");
-    out += words[i];
-  }
-  return out;
-}
-
-std::string RangeText(int64_t min, int64_t max) {
-  return std::to_string(min) + ".." + std::to_string(max);
-}
-
 // "--x must be WHAT, not 'TEXT'".
 Status BadFlag(const std::string& flag, const std::string& what, const std::string& text) {
   return InvalidArgument(flag + " must be " + what + ", not '" + text + "'");
@@ -49,11 +36,29 @@ bool ParseInteger(const std::string& text, int64_t& out) {
   return ec == std::errc() && ptr == end;
 }
 
-bool ParseNumber(const std::string& text, double& out) {
-  if (text.empty()) return false;
+// A flag's number: finite, in [min, max]; `out` is set only then.
+Status ParseNumberFlag(const std::string& flag, const std::string& text, double min, double max,
+                       double& out) {
   char* end = nullptr;
-  out = std::strtod(text.c_str(), &end);
-  return end == text.c_str() + text.size() && std::isfinite(out);
+  const double value = text.empty() ? NAN : std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || !(value >= min && value <= max))
+    return BadFlag(flag, NumberRange(min, max), text);
+  out = value;
+  return Status::Ok();
+}
+
+// A flag that takes one value: `apply` gets its text (and the flag's name, for errors) when the
+// flag was given.
+using FlagApply = std::function<Status(const std::string& flag, const std::string& text)>;
+std::function<std::function<Status()>(CLI::App&, const std::string&)> OneValueFlag(
+    std::string type_name, FlagApply apply) {
+  return [type_name = std::move(type_name), apply = std::move(apply)](
+             CLI::App& app, const std::string& flag) -> std::function<Status()> {
+    auto text = std::make_shared<std::string>();
+    CLI::Option* given = app.add_option(flag, *text)->type_name(type_name);
+    return
+        [given, text, apply, flag] { return given->count() ? apply(flag, *text) : Status::Ok(); };
+  };
 }
 
 // The flag's description: the help, then the unit and the default, without the docs' markup.
@@ -99,20 +104,16 @@ OptionSet::Option& OptionSet::Text(const std::string& key, std::string& field, s
   return Add(
       {key, "", "string", Quoted(field), std::move(help), ""},
       [key, &field](ConfigFile& file) { file.Get(key, field); },
-      [&field](CLI::App& app, const std::string& flag) -> std::function<Status()> {
-        auto value = std::make_shared<std::string>();
-        CLI::Option* given = app.add_option(flag, *value);
-        return [given, value, &field] {
-          if (given->count()) field = *value;
-          return Status::Ok();
-        };
-      });
+      OneValueFlag("TEXT", [&field](const std::string&, const std::string& text) {
+        field = text;
+        return Status::Ok();
+      }));
 }
 
 OptionSet::Option& OptionSet::Choice(const std::string& key, std::string& field,
                                      std::vector<std::string> choices, std::string help) {
-  const std::string what = "one of " + Joined(choices);
-  help += " (" + Joined(choices) + ")";
+  const std::string what = "one of " + ChoiceList(choices);
+  help += " (" + ChoiceList(choices) + ")";
   auto allowed = [choices](const std::string& value) {
     return std::find(choices.begin(), choices.end(), value) != choices.end();
   };
@@ -126,16 +127,12 @@ OptionSet::Option& OptionSet::Choice(const std::string& key, std::string& field,
         else
           file.Reject(key, "must be " + what + ", not '" + value + "'");
       },
-      [&field, allowed, what](CLI::App& app, const std::string& flag) -> std::function<Status()> {
-        auto value = std::make_shared<std::string>();
-        CLI::Option* given = app.add_option(flag, *value);
-        return [given, value, &field, allowed, what, flag] {
-          if (!given->count()) return Status::Ok();
-          if (!allowed(*value)) return BadFlag(flag, what, *value);
-          field = *value;
-          return Status::Ok();
-        };
-      });
+      OneValueFlag("TEXT",
+                   [&field, allowed, what](const std::string& flag, const std::string& text) {
+                     if (!allowed(text)) return BadFlag(flag, what, text);
+                     field = text;
+                     return Status::Ok();
+                   }));
 }
 
 OptionSet::Option& OptionSet::Path(const std::string& key, std::string& field, std::string help) {
@@ -164,42 +161,26 @@ OptionSet::Option& OptionSet::Boolean(const std::string& key, bool& field, std::
   return Add(
       {key, "", "boolean", field ? "`true`" : "`false`", std::move(help), ""},
       [key, &field](ConfigFile& file) { file.Get(key, field); },
-      [&field](CLI::App& app, const std::string& flag) -> std::function<Status()> {
-        auto value = std::make_shared<std::string>();
-        CLI::Option* given = app.add_option(flag, *value)->type_name("true|false");
-        return [given, value, &field, flag] {
-          if (!given->count()) return Status::Ok();
-          if (*value != "true" && *value != "false") return BadFlag(flag, "true or false", *value);
-          field = *value == "true";
-          return Status::Ok();
-        };
-      });
+      OneValueFlag("true|false", [&field](const std::string& flag, const std::string& text) {
+        if (text != "true" && text != "false") return BadFlag(flag, "true or false", text);
+        field = text == "true";
+        return Status::Ok();
+      }));
 }
 
 OptionSet::Option& OptionSet::Number(const std::string& key, double& field, double min, double max,
                                      std::string help) {
-  const std::string what = "a number in [" + NumberText(min) + ", " + NumberText(max) + "]";
   return Add(
       {key, "", "number", NumberText(field), std::move(help), ""},
       [key, &field, min, max](ConfigFile& file) { file.GetNumber(key, field, min, max); },
-      [&field, min, max, what](CLI::App& app, const std::string& flag) -> std::function<Status()> {
-        auto text = std::make_shared<std::string>();
-        CLI::Option* given = app.add_option(flag, *text)->type_name("NUMBER");
-        return [given, text, &field, min, max, what, flag] {
-          if (!given->count()) return Status::Ok();
-          double value = 0;
-          if (!ParseNumber(*text, value) || value < min || value > max)
-            return BadFlag(flag, what, *text);
-          field = value;
-          return Status::Ok();
-        };
-      });
+      OneValueFlag("NUMBER", [&field, min, max](const std::string& flag, const std::string& text) {
+        return ParseNumberFlag(flag, text, min, max, field);
+      }));
 }
 
 OptionSet::Option& OptionSet::AddInteger(const std::string& key, std::function<int64_t()> get,
                                          std::function<void(int64_t)> set, int64_t min, int64_t max,
                                          std::string help) {
-  const std::string what = "an integer in " + RangeText(min, max);
   return Add(
       {key, "", "integer", std::to_string(get()), std::move(help), ""},
       [key, get, set, min, max](ConfigFile& file) {
@@ -207,18 +188,13 @@ OptionSet::Option& OptionSet::AddInteger(const std::string& key, std::function<i
         file.GetInteger(key, value, min, max);
         set(value);
       },
-      [set, min, max, what](CLI::App& app, const std::string& flag) -> std::function<Status()> {
-        auto text = std::make_shared<std::string>();
-        CLI::Option* given = app.add_option(flag, *text)->type_name("INT");
-        return [given, text, set, min, max, what, flag] {
-          if (!given->count()) return Status::Ok();
-          int64_t value = 0;
-          if (!ParseInteger(*text, value) || value < min || value > max)
-            return BadFlag(flag, what, *text);
-          set(value);
-          return Status::Ok();
-        };
-      });
+      OneValueFlag("INT", [set, min, max](const std::string& flag, const std::string& text) {
+        int64_t value = 0;
+        if (!ParseInteger(text, value) || value < min || value > max)
+          return BadFlag(flag, IntegerRange(min, max), text);
+        set(value);
+        return Status::Ok();
+      }));
 }
 
 OptionSet::Option& OptionSet::Duration(const std::string& key, std::chrono::milliseconds& field,
@@ -233,27 +209,20 @@ OptionSet::Option& OptionSet::Duration(const std::string& key, std::chrono::mill
 
 OptionSet::Option& OptionSet::Duration(const std::string& key, std::chrono::duration<double>& field,
                                        double min, double max, std::string help) {
-  auto seconds = std::make_shared<double>(field.count());
-  Option& option = Number(key, *seconds, min, max, std::move(help));
-  option.info_.type = "s";
-  // The number is read into `seconds`, then copied to the field.
-  auto read = option.read_;
-  option.read_ = [read, seconds, &field](ConfigFile& file) {
-    *seconds = field.count();
-    read(file);
-    field = std::chrono::duration<double>(*seconds);
-  };
-  auto add_flag = option.add_flag_;
-  option.add_flag_ = [add_flag, seconds, &field](CLI::App& app, const std::string& flag) {
-    std::function<Status()> apply = add_flag(app, flag);
-    return std::function<Status()>([apply, seconds, &field] {
-      *seconds = field.count();
-      AIAC_RETURN_IF_ERROR(apply());
-      field = std::chrono::duration<double>(*seconds);
-      return Status::Ok();
-    });
-  };
-  return option;
+  using Seconds = std::chrono::duration<double>;
+  return Add(
+      {key, "", "s", NumberText(field.count()), std::move(help), ""},
+      [key, &field, min, max](ConfigFile& file) {
+        double seconds = field.count();
+        file.GetNumber(key, seconds, min, max);
+        field = Seconds(seconds);
+      },
+      OneValueFlag("NUMBER", [&field, min, max](const std::string& flag, const std::string& text) {
+        double seconds = 0;
+        AIAC_RETURN_IF_ERROR(ParseNumberFlag(flag, text, min, max, seconds));
+        field = Seconds(seconds);
+        return Status::Ok();
+      }));
 }
 
 void OptionSet::AddFlags(CLI::App& app) {
@@ -278,12 +247,6 @@ Status OptionSet::Read(ConfigFile& file) {
 Status OptionSet::Load(const std::string& path) {
   AIAC_ASSIGN_OR_RETURN(ConfigFile file, ConfigFile::Load(path));
   return Read(file);
-}
-
-std::vector<OptionSet::Info> OptionSet::infos() const {
-  std::vector<Info> out;
-  for (const auto& option : options_) out.push_back(option->info_);
-  return out;
 }
 
 std::string OptionSet::MarkdownTable(const std::string& section) const {

@@ -5,7 +5,7 @@
 // A declaration binds to a field of an options struct whose value at that moment is the default:
 //
 //   DaemonOptions o;
-//   OptionSet set("aiac-daemon");
+//   OptionSet set;
 //   set.Duration("heartbeat_ms", o.heartbeat, "heartbeat period towards the super-node");
 //   set.Text("data_dir", o.data_dir, "...").Flag("--data");
 //   set.AddFlags(app);          // --heartbeat-ms, --data, ... on a CLI11 app
@@ -63,7 +63,7 @@ class OptionSet {
     std::function<std::function<Status()>(CLI::App&, const std::string& help)> add_flag_;
   };
 
-  explicit OptionSet(std::string program) : program_(std::move(program)) {}
+  OptionSet() = default;
 
   // Options declared from now on belong to `name`'s table in the docs.
   void Section(std::string name) { section_ = std::move(name); }
@@ -103,8 +103,6 @@ class OptionSet {
   // The same from a file's path (empty: no file, defaults and flags only).
   Status Load(const std::string& path);
 
-  const std::string& program() const { return program_; }
-  std::vector<Info> infos() const;
   // The options of `section` as a markdown table: | key | flag | type | default | meaning |.
   std::string MarkdownTable(const std::string& section) const;
 
@@ -114,7 +112,6 @@ class OptionSet {
   Option& AddInteger(const std::string& key, std::function<int64_t()> get,
                      std::function<void(int64_t)> set, int64_t min, int64_t max, std::string help);
 
-  std::string program_;
   std::string section_;
   bool flags_ = true;
   std::vector<std::unique_ptr<Option>> options_;

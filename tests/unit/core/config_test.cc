@@ -9,8 +9,8 @@ TEST(ConfigFileTest, AbsentKeysKeepDefaults) {
   auto file = ConfigFile::Parse("a = 5\n", "t.toml");
   ASSERT_TRUE(file.ok());
   int64_t a = 1, b = 2;
-  file->Get("a", a);
-  file->Get("b", b);
+  file->GetInteger("a", a, INT64_MIN, INT64_MAX);
+  file->GetInteger("b", b, INT64_MIN, INT64_MAX);
   EXPECT_TRUE(file->Finish().ok());
   EXPECT_EQ(a, 5);
   EXPECT_EQ(b, 2);
@@ -20,7 +20,7 @@ TEST(ConfigFileTest, UnknownKeyIsNamed) {
   auto file = ConfigFile::Parse("a = 5\ntypo = 1\n", "t.toml");
   ASSERT_TRUE(file.ok());
   int64_t a = 0;
-  file->Get("a", a);
+  file->GetInteger("a", a, INT64_MIN, INT64_MAX);
   Status s = file->Finish();
   EXPECT_FALSE(s.ok());
   EXPECT_EQ(s.message(), "t.toml: unknown option 'typo'");

@@ -27,7 +27,7 @@ struct Sample {
 // A set declared on a Sample, with flags on a CLI11 app.
 struct Declared {
   Sample s;
-  OptionSet set{"sample"};
+  OptionSet set;
   CLI::App app{"sample"};
 
   Declared() {
@@ -120,7 +120,7 @@ TEST(OptionSetTest, FileOnlyOptionsHaveNoFlag) {
 
 TEST(OptionSetTest, PathsAreRelativeToTheFile) {
   Sample s;
-  OptionSet set("sample");
+  OptionSet set;
   set.Path("key_file", s.key_file, "a key");
   ASSERT_TRUE(set.Load("").ok());
   EXPECT_EQ(s.key_file, "");
@@ -136,7 +136,7 @@ TEST(OptionSetTest, PathsAreRelativeToTheFile) {
 
 TEST(OptionSetTest, FileChecksRunBeforeTheFlags) {
   Sample s;
-  OptionSet set("sample");
+  OptionSet set;
   set.Text("name", s.name, "a name");
   set.CheckFile([](const ConfigFile& file) {
     return file.Has("name") ? InvalidArgument(file.name() + ": no names here") : Status::Ok();
