@@ -18,7 +18,7 @@ namespace {
 
 using net::AsString;
 
-Result<Assignment> Parse(proto::AssignTask::Reader in, const std::vector<std::string>& trusted_keys,
+Result<Assignment> Parse(proto::AssignTask::Reader in, const runtime::PluginTrust& trust,
                          const std::string& self_id) {
   Assignment a;
   a.job = in.getJob().cStr();
@@ -37,13 +37,13 @@ Result<Assignment> Parse(proto::AssignTask::Reader in, const std::vector<std::st
     return InvalidArgument("task " + std::to_string(a.task) + " of a job of " +
                            std::to_string(a.params.tasks) + " tasks");
   }
-  if (!trusted_keys.empty() &&
-      !runtime::SignedByOneOf(trusted_keys, a.plugin_hash, a.plugin_signature)) {
+  if (!trust.allow_unsigned &&
+      !runtime::SignedByOneOf(trust.keys, a.plugin_hash, a.plugin_signature)) {
     return Unauthenticated(
         "plugin " + Printable(a.plugin_name, 64) + " (" + Hex(a.plugin_hash).substr(0, 12) +
         ") is " + (a.plugin_signature.empty() ? "not signed" : "not signed by a trusted key") +
         "; daemon " + self_id + " runs only plugins signed by one of its " +
-        std::to_string(trusted_keys.size()) + " trusted_keys");
+        std::to_string(trust.keys.size()) + " trusted_keys");
   }
   for (auto p : in.getParams()) a.params.values[p.getKey().cStr()] = p.getValue().cStr();
   for (auto n : in.getNeighbours()) {
@@ -93,11 +93,10 @@ Result<Assignment> Parse(proto::AssignTask::Reader in, const std::vector<std::st
 
 }  // namespace
 
-Result<Assignment> ParseAssignment(proto::AssignTask::Reader in,
-                                   const std::vector<std::string>& trusted_keys,
+Result<Assignment> ParseAssignment(proto::AssignTask::Reader in, const runtime::PluginTrust& trust,
                                    const std::string& self_id) {
   try {
-    return Parse(in, trusted_keys, self_id);
+    return Parse(in, trust, self_id);
   } catch (const kj::Exception& e) {
     return ProtocolError("malformed task: " + Printable(e.getDescription().cStr(), 200));
   }

@@ -12,6 +12,7 @@
 #include "app/app.h"
 #include "core/status.h"
 #include "proto/aiac.capnp.h"
+#include "runtime/code_signing.h"
 
 namespace aiac::daemon {
 
@@ -46,11 +47,10 @@ struct Assignment {
 // CheckName, a plugin hash that is not 32 bytes, a task or neighbour outside the job, a sender
 // or backup daemon id that fails CheckName, a backup that is this daemon, a hosted task that
 // is this task, a group that repeats a task, leaves this task out or names a bad address or
-// daemon id, and, when `trusted_keys` (raw Ed25519 keys) is not empty, a
-// plugin hash not signed by one of them (kUnauthenticated). `self_id` is named in messages.
+// daemon id, and, unless `trust` allows unsigned plugins, a plugin hash not signed by one of
+// its keys (kUnauthenticated). `self_id` is named in messages.
 // Never throws: malformed text is kProtocol.
-Result<Assignment> ParseAssignment(proto::AssignTask::Reader in,
-                                   const std::vector<std::string>& trusted_keys,
+Result<Assignment> ParseAssignment(proto::AssignTask::Reader in, const runtime::PluginTrust& trust,
                                    const std::string& self_id);
 
 }  // namespace aiac::daemon

@@ -31,15 +31,25 @@ void DeclareDaemonOptions(OptionSet& set, DaemonOptions& o) {
   set.Duration("progress_ms", o.progress, "progress reports to the spawner while a task runs");
   set.Text("ready_file", o.ready_file, "write the bound HOST:PORT here once registered");
   set.List("trusted_keys", o.trusted_keys,
-           "Ed25519 public keys (64 hex characters); when set, only plugins signed by one of "
-           "them run")
-      .Flag("--trusted-key");
+           "Ed25519 public keys (64 hex characters) of plugin signers: only plugins signed by "
+           "one of them run (`aiac-spawner keygen --signing PREFIX` makes a pair)")
+      .Flag("--trusted-key")
+      .Default("none (required unless `allow_unsigned_plugins`)");
+  set.Boolean("allow_unsigned_plugins", o.allow_unsigned_plugins,
+              "run any plugin, signed or not: every holder of the cluster key can then run "
+              "native code on this daemon (a warning at every start)");
   set.Choice("log_level", o.log_level, LogLevelNames(), "log level");
   net::DeclareNetOptions(set, o.net);
   net::DeclareServerLimits(set, o.limits);
 }
 
 Status CheckDaemonOptions(const DaemonOptions& o) {
+  if (o.trusted_keys.empty() && !o.allow_unsigned_plugins) {
+    return InvalidArgument(
+        "option 'trusted_keys' is empty: list the public keys whose signed plugins this daemon "
+        "runs (`aiac-spawner keygen --signing PREFIX` writes PREFIX.pub), or set "
+        "allow_unsigned_plugins = true to let any holder of the cluster key run code here");
+  }
   for (const auto& key : o.trusted_keys) {
     if (auto raw = runtime::ParsePublicKey(key); !raw.ok()) {
       return InvalidArgument("option 'trusted_keys': " + raw.status().message());

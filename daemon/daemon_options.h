@@ -36,9 +36,12 @@ struct DaemonOptions {
   // File to write "HOST:PORT" to once listening. Default: none.
   std::string ready_file;
   // Ed25519 public keys (64 hex characters each) whose signatures this daemon accepts on
-  // plugins; when set, unsigned or otherwise signed plugins are refused. Default: none (the
-  // cluster key alone decides).
+  // plugins; unsigned or otherwise signed plugins are refused. Required (at least one) unless
+  // allow_unsigned_plugins.
   std::vector<std::string> trusted_keys;
+  // Runs plugins whatever signs them: any holder of the cluster key runs native code here.
+  // Default: false; logged as a warning at every start when true.
+  bool allow_unsigned_plugins = false;
   std::string log_level = "info";
   net::NetOptions net;
   // Connection and handshake caps of the listening side (net/server.h).
@@ -48,7 +51,8 @@ struct DaemonOptions {
 // Declares every option of aiac-daemon (the file's keys and the flags), bound to `options`.
 void DeclareDaemonOptions(OptionSet& set, DaemonOptions& options);
 
-// What the declarations cannot say: trusted keys that parse.
+// What the declarations cannot say: trusted keys that parse, and at least one of them unless
+// unsigned plugins are allowed by name.
 Status CheckDaemonOptions(const DaemonOptions& options);
 
 }  // namespace aiac::daemon

@@ -11,10 +11,10 @@
 #include <thread>
 
 #include "checkpoint/rocksdb_checkpoint_store.h"
+#include "core/atomic_file.h"
 #include "core/endpoint.h"
 #include "core/logging.h"
 #include "core/names.h"
-#include "core/ready_file.h"
 #include "daemon/background_load.h"
 #include "daemon/daemon_options.h"
 #include "daemon/supernode_link.h"
@@ -134,7 +134,8 @@ daemon::TaskHostOptions HostOptions(const daemon::DaemonOptions& o,
   }
   if (background)
     host.competing_jobs = [background] { return static_cast<double>(background->jobs()); };
-  for (const auto& key : o.trusted_keys) host.trusted_keys.push_back(*runtime::ParsePublicKey(key));
+  for (const auto& key : o.trusted_keys) host.trust.keys.push_back(*runtime::ParsePublicKey(key));
+  host.trust.allow_unsigned = o.allow_unsigned_plugins;
   return host;
 }
 
@@ -178,9 +179,15 @@ void LogStart(const daemon::DaemonOptions& o, const daemon::SelfDescription& sel
   log->info(
       "daemon {} listening on {} (cluster {}, power {:.2f}, {} cores{})", o.id, self.address,
       self.cluster, self.power, self.cores,
-      o.trusted_keys.empty()
-          ? ""
+      o.allow_unsigned_plugins
+          ? ", any plugin"
           : ", plugins signed by " + std::to_string(o.trusted_keys.size()) + " trusted keys only");
+  if (o.allow_unsigned_plugins) {
+    log->warn(
+        "daemon {} runs unsigned plugins (allow_unsigned_plugins = true): any holder of the "
+        "cluster key can run code on this machine",
+        o.id);
+  }
   if (node) {
     log->info("daemon {} emulates node {} of platform {} (slowdown {:g})", o.id, node->id(),
               platform, node->slowdown());

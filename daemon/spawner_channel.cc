@@ -76,7 +76,7 @@ SpawnerChannel::Next SpawnerChannel::OnTaskData(proto::TaskData::Reader chunk) {
 
 awaitable<SpawnerChannel::Next> SpawnerChannel::OnAssignTask(proto::AssignTask::Reader in) {
   early_moves_.clear();
-  auto read = ParseAssignment(in, host_.options_.trusted_keys, host_.options_.id);
+  auto read = ParseAssignment(in, host_.options_.trust, host_.options_.id);
   if (read.ok() && in.getDataSize() > 0) {
     auto data =
         incoming_.Take(read->job, read->task, in.getDataSize(), AsString(in.getDataSha256()));

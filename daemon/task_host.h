@@ -12,9 +12,9 @@
 //   checkpoint_service.h the checkpoints this daemon keeps for other tasks
 //
 // A plugin runs only when its bytes hash to the SHA-256 the task names (checked before they are
-// written), and, when trusted_keys is set, when that hash is signed by one of them
-// (runtime/code_signing.h). One task per daemon (MAHEVE section 3.3): an AssignTask while a job
-// runs, or while one is being set up, is refused.
+// written), and when that hash is signed by one of the trusted keys, unless the operator allowed
+// unsigned plugins (runtime/code_signing.h). One task per daemon (MAHEVE section 3.3): an
+// AssignTask while a job runs, or while one is being set up, is refused.
 //
 // Runs on the daemon's io_context thread, except the app's part of setting up a task and the
 // join of an ended task's thread, which run on a worker thread of their own.

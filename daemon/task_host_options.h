@@ -8,6 +8,7 @@
 
 #include "net/connection.h"
 #include "net/server.h"
+#include "runtime/code_signing.h"
 
 namespace aiac::daemon {
 
@@ -16,8 +17,9 @@ struct TaskHostOptions {
   net::NetOptions net;
   std::chrono::milliseconds progress{250};
   std::string plugin_dir;  // where received plugins are stored
-  // Raw 32-byte Ed25519 keys; when not empty, only plugins signed by one of them run.
-  std::vector<std::string> trusted_keys;
+  // Which plugins run: by default none; those signed by one of trust.keys, or any when
+  // trust.allow_unsigned.
+  runtime::PluginTrust trust;
   net::ServerLimits limits;
   // An emulated node's iteration times (emulation/emulated_node.h); unset: real times.
   std::function<std::chrono::nanoseconds(std::chrono::nanoseconds cpu)> iteration_time;

@@ -27,20 +27,32 @@ LocalCluster::LocalCluster(size_t daemons, size_t supernodes, std::string bin_di
       bin_dir_(std::move(bin_dir)),
       log_level_(std::move(log_level)),
       log_(std::move(log)),
-      key_(Hex(net::RandomBytes(16))) {}
+      key_(Hex(net::RandomBytes(16))),
+      signing_(runtime::SigningKey::Generate()) {}
 
 LocalCluster::~LocalCluster() { Stop(); }
+
+Result<std::string> LocalCluster::SignPlugin(std::string_view sha256) const {
+  if (!signing_.ok()) return signing_.status();
+  return signing_->Sign(sha256);
+}
 
 namespace {
 
 // This host's power for local daemons: measured once (200 ms) and kept for this user's later
-// local runs, like a daemon's DATA/power (monitor/power_cache.h). Not named aiac-local-*: those
-// are run directories, removed when their run is gone.
+// local runs in UserTempDir()/power, like a daemon's DATA/power (monitor/power_cache.h).
 double LocalPower(const Logger& log) {
-  const std::string path = TempRoot() + "/aiac-power-" + std::to_string(::getuid());
   const uint32_t cores = std::max(1u, std::thread::hardware_concurrency());
-  if (auto cached = monitor::ReadCachedPower(path, monitor::ThisHostName(), cores)) return *cached;
+  auto dir = UserTempDir();
+  if (!dir.ok())
+    log->warn("local cluster: the measured power is not kept: {}", dir.status().message());
+  const std::string path = dir.ok() ? *dir + "/power" : "";
+  if (dir.ok()) {
+    if (auto cached = monitor::ReadCachedPower(path, monitor::ThisHostName(), cores))
+      return *cached;
+  }
   const double power = monitor::MeasurePowerMedian();
+  if (!dir.ok()) return power;
   if (Status kept = monitor::WriteCachedPower(path, {power, monitor::ThisHostName(), cores});
       !kept.ok()) {
     log->warn("local cluster: power {:.2f} not cached: {}", power, kept.message());
@@ -144,6 +156,7 @@ net::awaitable<Result<std::string>> LocalCluster::StartSupernode(
 }
 
 Status LocalCluster::StartDaemons(const std::vector<std::string>& supernodes) {
+  if (!signing_.ok()) return signing_.status();
   // Every local daemon runs on this host: one measurement for all, rather than each daemon
   // measuring while the others start (which spread identical daemons over 2.5-4.0 GFlop/s and
   // skewed the mapping for nothing). (Emulated nodes take their powers from the platform.)
@@ -151,7 +164,7 @@ Status LocalCluster::StartDaemons(const std::vector<std::string>& supernodes) {
   for (size_t i = 1; i <= daemons_; ++i) {
     const std::string id = emulation_ ? emulation_->node_ids[i - 1] : "d" + std::to_string(i);
     std::vector<std::string> argv = ChildArgs("aiac-daemon", id);
-    argv.insert(argv.end(), {"--power", power});
+    argv.insert(argv.end(), {"--power", power, "--trusted-key", signing_->PublicHex()});
     if (emulation_) {
       for (std::string arg :
            {std::string("--emulate"), emulation_->platform_path, std::string("--emulate-slowdown"),

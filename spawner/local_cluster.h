@@ -1,6 +1,7 @@
 // `spawner run --local N [--local-supernodes K]`: K peer super-nodes and N daemons started as
-// child processes on free loopback ports, with a fresh random cluster_key and data in a
-// temporary directory. Each daemon lists every super-node, starting with a different one, so
+// child processes on free loopback ports, with a fresh random cluster_key, a throwaway
+// plugin-signing key (the daemons trust only it; SignPlugin signs the job's plugin) and data in
+// a temporary directory. Each daemon lists every super-node, starting with a different one, so
 // registrations are spread and a daemon whose super-node dies registers with the next. Stop() (and
 // the destructor) terminates and reaps every child and removes the directory: no process and no
 // file is left behind, also after an error or Ctrl-C. A run killed outright (SIGKILL) cannot
@@ -17,6 +18,7 @@
 #include "core/endpoint.h"
 #include "core/logging.h"
 #include "net/asio.h"
+#include "runtime/code_signing.h"
 #include "spawner/child_process.h"
 
 namespace aiac::spawner {
@@ -48,6 +50,8 @@ class LocalCluster {
   net::awaitable<Result<std::vector<Endpoint>>> Start(std::chrono::milliseconds timeout);
   // The key every process of this cluster shares.
   const std::string& cluster_key() const { return key_; }
+  // The signature of a plugin's SHA-256 by this cluster's signing key, the one its daemons trust.
+  Result<std::string> SignPlugin(std::string_view sha256) const;
   // Reaps and logs the children that exited while they should be running. A run goes on
   // without them: the job runner replaces lost daemons, and fails over to another super-node.
   void Reap();
@@ -75,6 +79,7 @@ class LocalCluster {
   std::string bin_dir_, log_level_;
   Logger log_;
   std::string dir_, key_;
+  Result<runtime::SigningKey> signing_;
   std::vector<std::pair<std::string, ChildProcess>> children_;  // super-nodes first, then daemons
   std::set<std::string> reaped_;  // children that exited during the run
   bool stopped_ = false;

@@ -242,7 +242,8 @@ Status LoadJob(RunPlan& plan) {
       LoadAndPrepare(job, options.plugin_dir.empty() ? DefaultPluginDir() : options.plugin_dir,
                      args.local != 0));
   plan.prepared = SteadyClock::now();
-  if (!options.signing_key_file.empty()) {
+  // A local cluster's daemons trust only its throwaway key (Execute signs with it).
+  if (!options.signing_key_file.empty() && args.local == 0) {
     AIAC_ASSIGN_OR_RETURN(const runtime::SigningKey key,
                           runtime::SigningKey::Load(options.signing_key_file));
     plan.app.signature = key.Sign(plan.app.sha256);
@@ -308,6 +309,10 @@ std::optional<RunSummary> Execute(RunPlan& plan, const Logger& log, Status& erro
     }
     plan.options.net.cluster_key = cluster->cluster_key();
     plan.options.net.cluster_key_file.clear();  // the run's own key replaces any configured one
+    // Its daemons trust only the cluster's throwaway signing key.
+    auto signature = cluster->SignPlugin(plan.app.sha256);
+    if (error = signature.status(); !error.ok()) return std::nullopt;
+    plan.app.signature = *signature;
   }
   if (error = net::FinishNetOptions(plan.options.net); !error.ok()) return std::nullopt;
   JobRunner runner(plan.job, plan.app, plan.options, plan.settings, log);

@@ -40,8 +40,9 @@ void DeclareSpawnerOptions(OptionSet& set, SpawnerOptions& o) {
   set.Text("plugin_dir", o.plugin_dir, "where `libaiac_app_<app>.so` are found")
       .Default("`plugins/` beside `bin/`");
   set.Path("signing_key_file", o.signing_key_file,
-           "Ed25519 private key (PEM, mode 600) to sign plugins with, for daemons that set "
-           "`trusted_keys` (`aiac-spawner keygen --signing PREFIX` makes one)");
+           "Ed25519 private key (PEM, mode 600) that signs the job's plugin, for daemons that "
+           "list its public key in `trusted_keys` (`aiac-spawner keygen --signing PREFIX` makes "
+           "a pair); not read with `--local`, whose own key signs");
   set.Choice("log_level", o.log_level, LogLevelNames(), "log level");
   net::DeclareNetOptions(set, o.net);
 }

@@ -3,11 +3,11 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "core/atomic_file.h"
 #include "core/endpoint.h"
 #include "core/hex.h"
 #include "core/logging.h"
 #include "core/names.h"
-#include "core/ready_file.h"
 #include "net/net_config.h"
 #include "net/random.h"
 #include "net/shutdown.h"

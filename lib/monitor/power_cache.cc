@@ -7,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/atomic_file.h"
+
 namespace aiac::monitor {
 
 std::optional<PowerRecord> ParsePowerRecord(const std::string& text) {
@@ -42,16 +44,7 @@ std::optional<double> ReadCachedPower(const std::string& path, const std::string
 }
 
 Status WriteCachedPower(const std::string& path, const PowerRecord& r) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << FormatPowerRecord(r);
-    out.flush();
-    if (!out) return IoError("cannot write " + tmp);
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0)
-    return IoError("cannot rename " + tmp + " to " + path);
-  return Status::Ok();
+  return WriteFileAtomically(path, FormatPowerRecord(r));
 }
 
 std::string ThisHostName() {

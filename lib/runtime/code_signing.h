@@ -1,6 +1,7 @@
-// Code signing for app plugins (Ed25519, OpenSSL), on top of the cluster key: a daemon whose
-// operator lists trusted_keys loads a plugin only when its SHA-256 is signed by one of them,
-// so holding the cluster key is not enough to run code on it.
+// Code signing for app plugins (Ed25519, OpenSSL), on top of the cluster key: a daemon loads a
+// plugin only when its SHA-256 is signed by one of its operator's trusted_keys, so holding the
+// cluster key is not enough to run code on it. Signing is on unless the operator turns it off by
+// name (allow_unsigned_plugins = true); a daemon with neither does not start.
 //
 // What is signed: the 14 bytes "aiac-plugin-v1" followed by the plugin's 32-byte SHA-256. The
 // signature travels in AssignTask.pluginSignature and is checked against the hash the task
@@ -47,6 +48,13 @@ class SigningKey {
 
 // Decodes a public key written as 64 hex characters into its 32 raw bytes.
 Result<std::string> ParsePublicKey(std::string_view hex);
+
+// Which plugins a daemon runs: those whose hash is signed by one of `keys` (raw 32-byte
+// Ed25519 keys), or any plugin when `allow_unsigned`. The default runs none.
+struct PluginTrust {
+  std::vector<std::string> keys;
+  bool allow_unsigned = false;
+};
 
 // True when `signature` is a valid signature of `sha256` by one of `trusted` (raw 32-byte keys).
 bool SignedByOneOf(const std::vector<std::string>& trusted, std::string_view sha256,

@@ -5,9 +5,9 @@
 
 #include <filesystem>
 
+#include "core/atomic_file.h"
 #include "core/hex.h"
 #include "core/read_file.h"
-#include "core/ready_file.h"
 
 namespace aiac::runtime {
 

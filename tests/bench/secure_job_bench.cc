@@ -54,9 +54,14 @@ Outcome RunJob(net::Transport transport, const std::string& dir, const std::stri
   std::vector<std::unique_ptr<daemon::SupernodeLink>> links;
   for (int i = 0; i < daemons; ++i) {
     const std::string id = "d" + std::to_string(i + 1);
-    daemon::TaskHostOptions options{
-        id, net, std::chrono::milliseconds(250), dir + "/" + tag + "-" + id + "/plugins", {}, {},
-        {}, {}};
+    daemon::TaskHostOptions options{id,
+                                    net,
+                                    std::chrono::milliseconds(250),
+                                    dir + "/" + tag + "-" + id + "/plugins",
+                                    {{}, true},
+                                    {},
+                                    {},
+                                    {}};
     auto host = std::make_unique<daemon::TaskHost>(
         io, options, std::make_unique<checkpoint::MemoryCheckpointStore>(), log);
     auto bound = host->Listen(Endpoint{"127.0.0.1", 0});

@@ -31,8 +31,8 @@ void Validate(aiac::proto::Envelope::Reader env) {
         (void)aiac::CheckName("daemon id", id.cStr());
       break;
     case E::ASSIGN_TASK:
-      (void)aiac::daemon::ParseAssignment(env.getAssignTask(), {}, "d1");
-      (void)aiac::daemon::ParseAssignment(env.getAssignTask(), kTrusted, "d1");
+      (void)aiac::daemon::ParseAssignment(env.getAssignTask(), {{}, true}, "d1");
+      (void)aiac::daemon::ParseAssignment(env.getAssignTask(), {kTrusted, false}, "d1");
       break;
     case E::DEPENDENCY_DATA: {
       auto d = env.getDependencyData();

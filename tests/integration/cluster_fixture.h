@@ -5,12 +5,15 @@
 
 #include <stdlib.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "runtime/code_signing.h"
 #include "support/processes.h"
 
 namespace aiac::testing {
@@ -26,6 +29,35 @@ class ClusterFixture : public ::testing::Test {
     setenv("TMPDIR", dir_.path().c_str(), 1);
     WriteFile(dir_ / "key.toml", std::string("cluster_key = \"") + kClusterKey + "\"\n");
     WriteFile(dir_ / "wrong.toml", "cluster_key = \"not-the-key-0123456789\"\n");
+    auto publisher = runtime::SigningKey::Generate();
+    EXPECT_TRUE(publisher.ok()) << publisher.status().message();
+    if (publisher.ok()) {
+      WriteFile(dir_ / "publisher.key", publisher->PrivatePem());
+      std::filesystem::permissions(dir_ / "publisher.key", std::filesystem::perms::owner_read);
+      publisher_pub_ = publisher->PublicHex();
+    }
+  }
+
+  // Daemons refuse unsigned plugins (docs/security.md), so a fixture platform signs as a real one
+  // does: the daemons it starts trust the fixture's publisher key, and the hand-run spawners sign
+  // with it. A test that chooses its own trust passes `--trusted-key` or
+  // `--allow-unsigned-plugins` to a daemon, or `--signing-key-file` to a spawner; `--local` runs
+  // sign with their own throwaway key.
+  std::vector<std::string> Signed(const std::string& binary, std::vector<std::string> args) const {
+    auto has = [&](const char* flag) {
+      return std::find(args.begin(), args.end(), flag) != args.end();
+    };
+    if (binary == "aiac-daemon" && !has("--trusted-key") && !has("--allow-unsigned-plugins")) {
+      args.insert(args.end(), {"--trusted-key", publisher_pub_});
+    } else if (binary == "aiac-spawner" && !args.empty() && args[0] == "run" && !has("--local") &&
+               !has("--signing-key-file")) {
+      args.insert(args.end(), {"--signing-key-file", dir_ / "publisher.key"});
+    }
+    return args;
+  }
+  spawner::ChildProcess Start(const std::string& binary, const std::vector<std::string>& args,
+                              const std::string& log) const {
+    return testing::Start(binary, Signed(binary, args), log);
   }
 
   // Starts a super-node; returns its HOST:PORT.
@@ -96,6 +128,7 @@ class ClusterFixture : public ::testing::Test {
   }
 
   TempDir dir_;
+  std::string publisher_pub_;  // the public half of dir_/publisher.key
   std::optional<std::string> saved_tmpdir_;
   std::map<std::string, spawner::ChildProcess> procs_;
 };

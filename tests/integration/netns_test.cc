@@ -81,7 +81,8 @@ class MultiHostTest : public ClusterFixture {
   void StartIn(int h, const std::string& name, const std::string& binary,
                const std::vector<std::string>& args) {
     std::vector<std::string> argv{"netns", "exec", Ns("h" + std::to_string(h)), BinPath(binary)};
-    argv.insert(argv.end(), args.begin(), args.end());
+    const std::vector<std::string> signed_args = Signed(binary, args);
+    argv.insert(argv.end(), signed_args.begin(), signed_args.end());
     auto child = spawner::ChildProcess::Spawn(
         [&] {
           std::vector<std::string> full{"/usr/sbin/ip"};

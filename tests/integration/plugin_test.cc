@@ -44,6 +44,10 @@ TEST_F(PluginTest, PluginWhoseHashDoesNotMatchIsRefused) {
   net::NetOptions opts;
   opts.cluster_key = kClusterKey;
   const std::string claimed = runtime::Sha256("the real plugin");
+  // Signed by the publisher d1 trusts: the hash check is what refuses it.
+  auto publisher = runtime::SigningKey::Load(dir_ / "publisher.key");
+  ASSERT_TRUE(publisher.ok()) << publisher.status().message();
+  const std::string signature = publisher->Sign(claimed);
   std::vector<std::string> replies;
   net::asio::co_spawn(
       io,
@@ -59,6 +63,8 @@ TEST_F(PluginTest, PluginWhoseHashDoesNotMatchIsRefused) {
           a.setApp("ring");
           a.setPluginHash(
               kj::arrayPtr(reinterpret_cast<const kj::byte*>(claimed.data()), claimed.size()));
+          a.setPluginSignature(
+              kj::arrayPtr(reinterpret_cast<const kj::byte*>(signature.data()), signature.size()));
         });
         for (int i = 0; i < 2; ++i) {
           auto msg = co_await (*conn)->Receive();
@@ -96,27 +102,20 @@ TEST_F(PluginTest, DaemonWithTrustedKeysRunsOnlyPluginsSignedByThem) {
   ASSERT_EQ(RunSpawner({"keygen", "--signing", dir_ / "other"}, "keygen2"), 0) << Log("keygen2");
   std::string pub = ReadFile(dir_ / "trusted.pub");
   pub.pop_back();
-  WriteFile(dir_ / "trust.toml", std::string("cluster_key = \"") + kClusterKey +
-                                     "\"\ntrusted_keys = [\"" + pub + "\"]\n");
-  for (auto [name, key] :
-       {std::pair{"signed-other", "other.key"}, std::pair{"signed-trusted", "trusted.key"}}) {
-    WriteFile(dir_ / (std::string(name) + ".toml"), std::string("cluster_key = \"") + kClusterKey +
-                                                        "\"\nsigning_key_file = \"" + key + "\"\n");
-  }
   const std::string sn = StartSupernode("sn1");
-  for (auto d : {"d1", "d2"}) StartDaemon(d, {sn}, "trust.toml");
+  for (auto d : {"d1", "d2"}) StartDaemon(d, {sn}, "key.toml", "1", {"--trusted-key", pub});
   const std::string job = RingJob(2, 10);
 
   ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "key.toml", "--supernode", sn, job, "--json",
-                        dir_ / "unsigned.json"},
+                        dir_ / "unsigned.json", "--signing-key-file", ""},
                        "unsigned"),
             1)
       << Log("unsigned");
   EXPECT_NE(Json("unsigned.json")["error"].get<std::string>().find("is not signed;"),
             std::string::npos)
       << Json("unsigned.json")["error"];
-  ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "signed-other.toml", "--supernode", sn, job,
-                        "--json", dir_ / "other.json"},
+  ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "key.toml", "--supernode", sn, job, "--json",
+                        dir_ / "other.json", "--signing-key-file", dir_ / "other.key"},
                        "other"),
             1)
       << Log("other");
@@ -128,12 +127,33 @@ TEST_F(PluginTest, DaemonWithTrustedKeysRunsOnlyPluginsSignedByThem) {
     EXPECT_TRUE(!std::filesystem::exists(plugins) || std::filesystem::is_empty(plugins)) << d;
   }
   // The refused runs gave their daemons back; a run signed by the trusted key converges.
-  ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "signed-trusted.toml", "--supernode", sn, job,
-                        "--json", dir_ / "trusted.json"},
+  ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "key.toml", "--supernode", sn, job, "--json",
+                        dir_ / "trusted.json", "--signing-key-file", dir_ / "trusted.key"},
                        "trusted"),
             0)
       << Log("trusted");
   EXPECT_EQ(Json("trusted.json")["status"], "converged");
+}
+
+// Signing is on unless turned off by name: a daemon that trusts no key does not start, and one
+// that allows unsigned plugins says so at start and runs them.
+TEST_F(PluginTest, ADaemonTrustingNoKeyDoesNotStartUnlessUnsignedPluginsAreAllowed) {
+  const std::string sn = StartSupernode("sn1");
+  auto refused = testing::Start(
+      "aiac-daemon",
+      {"--config", dir_ / "key.toml", "--id", "d0", "--data", dir_ / "d0", "--supernode", sn},
+      dir_ / "d0.log");
+  EXPECT_EQ(refused.WaitFor(std::chrono::seconds(60)), std::optional<int>(2)) << Log("d0");
+  EXPECT_TRUE(LogHas("d0", "option 'trusted_keys' is empty")) << Log("d0");
+  for (auto d : {"d1", "d2"}) {
+    StartDaemon(d, {sn}, "key.toml", "1", {"--allow-unsigned-plugins", "true"});
+  }
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("d2", "runs unsigned plugins"); })) << Log("d2");
+  ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "key.toml", "--supernode", sn, RingJob(2, 5),
+                        "--signing-key-file", ""},
+                       "unsigned"),
+            0)
+      << Log("unsigned");
 }
 
 }  // namespace

@@ -50,7 +50,9 @@ class StopTest : public ::testing::Test {
   }
 
   Daemon StartDaemon(const std::string& id, const Endpoint& supernode) {
-    daemon::TaskHostOptions options{id, net_, 50ms, dir_ / (id + "/plugins"), {}, {}, {}, {}};
+    // Unsigned plugins: this test is about stopping, not code signing.
+    daemon::TaskHostOptions options{id,         net_, 50ms, dir_ / (id + "/plugins"),
+                                    {{}, true}, {},   {},   {}};
     auto store = checkpoint::RocksDbCheckpointStore::Open(dir_ / (id + "/checkpoints"));
     EXPECT_TRUE(store.ok()) << store.status().message();
     Daemon d;
