@@ -63,7 +63,12 @@ Result<MatrixRead> ParseMatrix(const std::string& path, bool use_cache,
       read.cached = version;
       return read;
     }
-    if (cached.status().code() != StatusCode::kNotFound) {
+    if (cached.status().code() == StatusCode::kCorruption) {
+      // Removed now, so that a cache that cannot be written again leaves no damaged one behind.
+      std::error_code ec;
+      std::filesystem::remove(MatrixCachePath(path), ec);
+      notes.push_back("cg: warning: removed a damaged cache: " + cached.status().message());
+    } else if (cached.status().code() != StatusCode::kNotFound) {
       notes.push_back("cg: cache not used: " + cached.status().message());
     }
   }
@@ -102,6 +107,21 @@ Status CgApp::ReadSystem(const CgParams& p, bool shared_files, Reading& r) {
   AIAC_ASSIGN_OR_RETURN(auto matrix, ParseMatrix(p.matrix, p.matrix_cache, r.notes));
   problem_.a = std::move(matrix.parsed);  // (empty when the matrix is mapped: A())
   mapped_ = std::move(matrix.mapped);
+  if (mapped_) {
+    if (Status bad = CheckMatrix(A(), p.matrix); !bad.ok()) {
+      // The cache's checksums and structure hold, yet its matrix fails what the file's would
+      // pass: it was not made from this file (or the file fails too: the read below says so).
+      // Kept, it would fail every later run.
+      mapped_.reset();
+      const std::string cache = MatrixCachePath(p.matrix);
+      std::error_code ec;
+      std::filesystem::remove(cache, ec);
+      r.notes.push_back("cg: warning: removed the cache " + cache + ": " + bad.message() +
+                        "; reading the file again");
+      AIAC_ASSIGN_OR_RETURN(matrix, ParseMatrix(p.matrix, p.matrix_cache, r.notes));
+      problem_.a = std::move(matrix.parsed);
+    }
+  }
   // A parsed matrix's cache is written while the matrix is checked and partitioned (it is only
   // read: both may look at it at once); the writer is waited for before the plan is returned.
   // On an 800,000-row system the write took 0.3-0.8 s on our VM, the partition 0.2-0.4 s.

@@ -88,7 +88,7 @@ Problem Generate(const GeneratedSpec& spec) {
   return {std::move(a), std::move(b)};
 }
 
-Status CheckSystem(const SpRef& a, const Eigen::VectorXd& b, const std::string& name) {
+Status CheckMatrix(const SpRef& a, const std::string& name) {
   if (a.rows() != a.cols()) {
     return InvalidArgument(name + ": the matrix is " + std::to_string(a.rows()) + " x " +
                            std::to_string(a.cols()) + ", not square");
@@ -98,6 +98,11 @@ Status CheckSystem(const SpRef& a, const Eigen::VectorXd& b, const std::string& 
       return InvalidArgument(name + ": zero on the diagonal at row " + std::to_string(i + 1));
     }
   }
+  return Status::Ok();
+}
+
+Status CheckSystem(const SpRef& a, const Eigen::VectorXd& b, const std::string& name) {
+  AIAC_RETURN_IF_ERROR(CheckMatrix(a, name));
   if (b.size() != a.rows()) {
     return InvalidArgument(name + ": the right-hand side has " + std::to_string(b.size()) +
                            " entries, the matrix " + std::to_string(a.rows()) + " rows");

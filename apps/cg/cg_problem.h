@@ -45,7 +45,9 @@ Problem Generate(const GeneratedSpec& spec);
 // The 5-point Laplacian of a kx x ky grid (rows along the grid, `diag` on the diagonal, -1 to
 // each neighbour): the 2-D Poisson problem, SPD for diag >= 4, for tests and benchmarks.
 SpMat GridLaplacian(int kx, int ky, double diag = 4);
-// Checks a system read from files: square, no zero on the diagonal, b of the right size.
+// Checks a matrix read from a file: square, no zero on the diagonal.
+Status CheckMatrix(const SpRef& a, const std::string& name);
+// Checks a system read from files: CheckMatrix, and b of the right size and finite.
 Status CheckSystem(const SpRef& a, const Eigen::VectorXd& b, const std::string& name);
 
 // Rows [starts[l], starts[l+1]) belong to task l; sizes differ by at most one.

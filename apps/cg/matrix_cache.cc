@@ -15,8 +15,8 @@
 
 #include "apps/cg/byte_codec.h"
 #include "apps/cg/matrix_market.h"
+#include "core/atomic_file.h"
 #include "core/crc32c.h"
-#include "core/write_all.h"
 
 namespace aiac::cg {
 
@@ -114,33 +114,12 @@ Status SaveMatrixCache(const std::string& matrix_path, const SpMat& a,
   h.inner_crc = Crc32c(Bytes(a.innerIndexPtr(), h.nnz));
   h.values_crc = Crc32c(Bytes(a.valuePtr(), h.nnz));
   const std::string path = MatrixCachePath(matrix_path);
-  const std::string temp = path + ".tmp-" + std::to_string(::getpid());
-  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return IoError("cannot write " + temp + ": " + std::strerror(errno));
   const char padding[alignof(double)] = {};
   const auto pad = ValuesOffset(h.rows, h.nnz) - sizeof h -
                    static_cast<uint64_t>(h.rows + 1 + h.nnz) * sizeof(int);
-  Status written = Status::Ok();
-  for (auto bytes :
-       {Bytes(&h, 1), Bytes(a.outerIndexPtr(), h.rows + 1), Bytes(a.innerIndexPtr(), h.nnz),
-        std::string_view(padding, pad), Bytes(a.valuePtr(), h.nnz)}) {
-    if (const int err = WriteAll(fd, bytes); err != 0) {
-      written = IoError("cannot write " + temp + ": " + std::strerror(err));
-      break;
-    }
-  }
-  if (::close(fd) != 0 && written.ok())
-    written = IoError("cannot write " + temp + ": " + std::strerror(errno));
-  if (!written.ok()) {
-    std::remove(temp.c_str());
-    return written;
-  }
-  if (std::rename(temp.c_str(), path.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    std::remove(temp.c_str());
-    return IoError("cannot rename " + temp + " to " + path + ": " + why);
-  }
-  return Status::Ok();
+  return WriteFileAtomically(
+      path, {Bytes(&h, 1), Bytes(a.outerIndexPtr(), h.rows + 1), Bytes(a.innerIndexPtr(), h.nnz),
+             std::string_view(padding, pad), Bytes(a.valuePtr(), h.nnz)});
 }
 
 Result<MappedMatrixCache> MappedMatrixCache::Open(const std::string& matrix_path,

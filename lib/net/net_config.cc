@@ -1,5 +1,8 @@
 #include "net/net_config.h"
 
+#include <array>
+#include <cmath>
+#include <cstdio>
 #include <fstream>
 
 #include "core/hex.h"
@@ -42,6 +45,21 @@ void DeclareServerLimits(OptionSet& set, ServerLimits& limits) {
               "handshakes in progress at once");
   set.Integer("max_handshakes_per_address", limits.max_handshakes_per_address, 1,
               ConfigFile::kMaxPositive, "handshakes in progress at once from one IP address");
+  set.Duration("stalled_handshake_ms", limits.stalled_handshake,
+               "a handshake pending this long is closed to admit a newcomer when a handshake cap "
+               "is reached");
+}
+
+double KeyEntropyBits(std::string_view key) {
+  std::array<size_t, 256> count{};
+  for (unsigned char c : key) ++count[c];
+  double bits = 0;
+  for (size_t n : count) {
+    if (n == 0) continue;
+    const double p = static_cast<double>(n) / static_cast<double>(key.size());
+    bits -= static_cast<double>(n) * std::log2(p);
+  }
+  return bits;
 }
 
 Status CheckClusterKey(std::string_view key) {
@@ -55,6 +73,13 @@ Status CheckClusterKey(std::string_view key) {
     return InvalidArgument("cluster_key is " + std::to_string(key.size()) +
                            " bytes, shorter than " + std::to_string(kMinKeyBytes) + ": " +
                            kHowToMakeOne);
+  }
+  if (const double bits = KeyEntropyBits(key); bits < kMinKeyEntropyBits) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.0f", bits);
+    return InvalidArgument(std::string("cluster_key is not random (about ") + text +
+                           " bits of entropy, at least " + std::to_string(kMinKeyEntropyBits) +
+                           " needed): " + kHowToMakeOne);
   }
   return Status::Ok();
 }

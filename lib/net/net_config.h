@@ -10,6 +10,13 @@ namespace aiac::net {
 // The key the shipped configs carried before keys were checked; refused everywhere.
 inline constexpr std::string_view kPlaceholderKey = "change-me-to-a-long-random-secret";
 inline constexpr size_t kMinKeyBytes = 16;
+// Least entropy a key must show by KeyEntropyBits (a keygen key: about 250 bits).
+inline constexpr int kMinKeyEntropyBits = 64;
+
+// A simple estimate of the entropy in `key`: its length times the Shannon entropy of its bytes'
+// frequencies, in bits. 0 for a repeated byte; it cannot tell a random key from a permutation of
+// one, so it only refuses the keys that are plainly not random.
+double KeyEntropyBits(std::string_view key);
 
 // Declares cluster_key, cluster_key_file (a path relative to the config file's folder),
 // max_frame_bytes, max_message_bytes and handshake_timeout_ms, in the docs' "common" table.
@@ -24,7 +31,8 @@ void DeclareServerLimits(OptionSet& set, ServerLimits& limits);
 // line that says how to fix it.
 Status FinishNetOptions(NetOptions& options);
 
-// The checks on a key alone (not empty, not the placeholder, at least kMinKeyBytes).
+// The checks on a key alone (not empty, not the placeholder, at least kMinKeyBytes, at least
+// kMinKeyEntropyBits by KeyEntropyBits).
 Status CheckClusterKey(std::string_view key);
 
 // Reads a key file: the first line, surrounding white space removed. Refused when the file is

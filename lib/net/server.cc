@@ -2,6 +2,8 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
+
 #include "net/listener.h"
 
 namespace aiac::net {
@@ -69,24 +71,80 @@ void Server::Close() {
   stopping_ = true;
   error_code ec;
   acceptor_.close(ec);
+  for (auto& [key, silent] : silent_) silent.socket->close(ec);
   auto conns = connections_;
   for (auto& c : conns) c->Close();
 }
 
-bool Server::Admit(const std::string& address, std::string& why) {
-  const auto it = handshakes_by_address_.find(address);
-  const size_t from_address = it == handshakes_by_address_.end() ? 0 : it->second;
-  if (connections_.size() >= limits_.max_connections) {
-    why = std::to_string(connections_.size()) + " connections open (max_connections)";
-  } else if (handshakes_ >= limits_.max_handshakes) {
-    why = std::to_string(handshakes_) + " handshakes in progress (max_handshakes)";
-  } else if (from_address >= limits_.max_handshakes_per_address) {
-    why = std::to_string(from_address) + " handshakes in progress from " + address +
-          " (max_handshakes_per_address)";
-  } else {
-    return true;
+namespace {
+
+// The oldest entry of `in` (from `address` only, when given) that began before `before`.
+template <typename Map>
+typename Map::const_iterator Oldest(const Map& in, const std::string* address,
+                                    std::chrono::steady_clock::time_point before) {
+  auto oldest = in.end();
+  for (auto it = in.begin(); it != in.end(); ++it) {
+    if (address && it->second.address != *address) continue;
+    if (it->second.since <= before &&
+        (oldest == in.end() || it->second.since < oldest->second.since))
+      oldest = it;
   }
-  return false;
+  return oldest;
+}
+
+template <typename Map>
+size_t CountFrom(const Map& in, const std::string& address) {
+  return static_cast<size_t>(std::count_if(
+      in.begin(), in.end(), [&](const auto& e) { return e.second.address == address; }));
+}
+
+}  // namespace
+
+void Server::MakeRoomForSilent(const std::string& address) {
+  const size_t from_address = CountFrom(silent_, address);
+  const bool address_full = from_address >= limits_.max_handshakes_per_address;
+  if (!address_full && silent_.size() < limits_.max_handshakes) return;
+  // An honest client speaks as soon as it is connected: the oldest silent one is the one that
+  // least looks like it. Closing it (rather than refusing the newcomer) keeps a flood of silent
+  // connections from shutting out anyone who shares its address.
+  auto victim = silent_.end();
+  for (auto it = silent_.begin(); it != silent_.end(); ++it) {
+    if (address_full && it->second.address != address) continue;
+    error_code ec;
+    if (it->second.socket->available(ec) > 0) continue;  // spoke: its coroutine will resume
+    if (victim == silent_.end() || it->second.since < victim->second.since) victim = it;
+  }
+  if (victim == silent_.end()) return;
+  if (auto suffix = refusal_log_.Allow()) {
+    log_->warn("closed a silent connection from {} to admit one from {} ({} silent from {}){}",
+               victim->second.address, address, from_address, address, *suffix);
+  }
+  error_code ignored;
+  victim->second.socket->close(ignored);
+  silent_.erase(victim);
+}
+
+bool Server::AdmitHandshake(const std::string& address, std::string& why) {
+  const size_t from_address = CountFrom(pending_, address);
+  const bool address_full = from_address >= limits_.max_handshakes_per_address;
+  if (!address_full && pending_.size() < limits_.max_handshakes) return true;
+  auto victim = Oldest(pending_, address_full ? &address : nullptr,
+                       std::chrono::steady_clock::now() - limits_.stalled_handshake);
+  if (victim == pending_.end()) {
+    why = address_full ? std::to_string(from_address) + " handshakes in progress from " + address +
+                             " (max_handshakes_per_address), none stalled"
+                       : std::to_string(pending_.size()) +
+                             " handshakes in progress (max_handshakes), none stalled";
+    return false;
+  }
+  if (auto suffix = refusal_log_.Allow()) {
+    log_->warn("closed a stalled handshake from {} to admit a connection from {}{}",
+               victim->second.address, address, *suffix);
+  }
+  ConnectionPtr conn = victim->first;
+  pending_.erase(victim);
+  conn->Close();
+  return true;
 }
 
 awaitable<void> Server::AcceptLoop() {
@@ -110,26 +168,65 @@ awaitable<void> Server::AcceptLoop() {
     error_code addr_ec;
     const auto remote = socket.remote_endpoint(addr_ec);
     const std::string address = addr_ec ? "?" : remote.address().to_string();
-    std::string why;
-    if (!Admit(address, why)) {
+    if (connections_.size() + silent_.size() >= limits_.max_connections) {
       if (auto suffix = refusal_log_.Allow()) {
-        log_->warn("closed a connection from {} at once: {}{}", address, why, *suffix);
+        log_->warn("closed a connection from {} at once: {} connections open (max_connections){}",
+                   address, connections_.size() + silent_.size(), *suffix);
       }
       socket.close(addr_ec);
       continue;
     }
-    auto conn = Connection::Create(std::move(socket), options_, Side::kServer);
-    connections_.insert(conn);
-    ++handshakes_;
-    ++handshakes_by_address_[address];
-    tasks_.Spawn(Serve(conn, address), log_, "connection from " + address);
+    tasks_.Spawn(Serve(std::move(socket), address), log_, "connection from " + address);
   }
 }
 
-awaitable<void> Server::Serve(ConnectionPtr conn, std::string address) {
+awaitable<void> Server::Serve(tcp::socket socket, std::string address) {
+  error_code ec;
+  if (socket.available(ec) == 0 && !ec) {
+    // Nothing received yet: wait for the client's first bytes (a TLS ClientHello) before it
+    // may count against the handshake caps.
+    MakeRoomForSilent(address);
+    const uint64_t key = next_silent_++;
+    silent_.emplace(key, Silent{address, std::chrono::steady_clock::now(), &socket});
+    asio::steady_timer limit(io_, options_.handshake_timeout);
+    limit.async_wait([this, key](error_code e) {
+      if (e) return;
+      if (auto it = silent_.find(key); it != silent_.end()) {
+        error_code ignored;
+        it->second.socket->close(ignored);
+      }
+    });
+    std::tie(ec) = co_await socket.async_wait(tcp::socket::wait_read, use_nothrow);
+    limit.cancel();
+    const bool evicted = silent_.erase(key) == 0;
+    if (ec || evicted || stopping_ || !socket.is_open()) {
+      if (!stopping_ && !evicted) {
+        if (auto suffix = refusal_log_.Allow()) {
+          log_->warn("closed a connection from {}: nothing received in {} ms{}", address,
+                     options_.handshake_timeout.count(), *suffix);
+        }
+      }
+      socket.close(ec);
+      co_return;
+    }
+  }
+  std::string why;
+  if (!AdmitHandshake(address, why)) {
+    if (auto suffix = refusal_log_.Allow()) {
+      log_->warn("closed a connection from {} at once: {}{}", address, why, *suffix);
+    }
+    socket.close(ec);
+    co_return;
+  }
+  auto conn = Connection::Create(std::move(socket), options_, Side::kServer);
+  connections_.insert(conn);
+  pending_.emplace(conn, Pending{address, std::chrono::steady_clock::now()});
+  co_await Serve(std::move(conn));
+}
+
+awaitable<void> Server::Serve(ConnectionPtr conn) {
   Status hs = co_await conn->Handshake(role_, id_);
-  --handshakes_;
-  if (--handshakes_by_address_[address] == 0) handshakes_by_address_.erase(address);
+  pending_.erase(conn);  // (gone already when Admit closed it to make room)
   if (!hs.ok()) {
     if (auto suffix = stopping_ ? std::nullopt : refusal_log_.Allow()) {
       log_->warn("refused connection from {}: {}{}", conn->remote_address(), hs.message(), *suffix);

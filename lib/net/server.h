@@ -3,9 +3,22 @@
 //
 // What a peer without the key can cost: one descriptor and a few KiB (the TLS state and a
 // pre-auth frame of at most kPreAuthFrameBytes) per connection, for at most the handshake
-// timeout, and at most max_handshakes_per_address such connections per IP address,
-// max_handshakes in all. Past max_connections (never more than the descriptor limit allows,
-// minus a reserve for files) new connections are closed at once. When accept() itself fails for
+// timeout, and at most twice max_handshakes_per_address such connections per IP address (silent
+// ones and handshakes, below), twice max_handshakes in all. Past max_connections (never more than
+// the descriptor limit allows, minus a reserve for files) new connections are closed at once.
+//
+// Those caps must not lock out the legitimate peers that share an address (or the machine) with
+// a flood. An honest client sends its ClientHello as soon as it is connected, so:
+// - a connection that has sent nothing yet is "silent" and not yet a handshake; silent ones
+//   count against the same caps, but separately, and a newcomer that finds them at the cap
+//   closes the oldest silent one instead of being refused. A flood of half-open connections
+//   then only ever displaces itself;
+// - a connection whose bytes have come is a handshake; a newcomer that finds the handshakes at
+//   the cap makes room by closing the oldest one in the way when that one has been pending for
+//   at least stalled_handshake (an honest handshake takes a round trip or two), and is closed
+//   at once otherwise.
+// Only connections before the end of their handshake count: an authenticated connection never
+// counts against a cap other than max_connections. When accept() itself fails for
 // lack of descriptors the loop backs off (100 ms doubling to 1 s) instead of spinning. Each of
 // these is logged at most once a second, with a count of what was dropped since.
 //
@@ -40,6 +53,9 @@ struct ServerLimits {
   size_t max_handshakes = 256;
   // Most handshakes in progress at once from one IP address. Default: 32.
   size_t max_handshakes_per_address = 32;
+  // A handshake pending this long may be closed to make room for a newcomer when a cap is
+  // reached. Default: 1000 ms.
+  std::chrono::milliseconds stalled_handshake{1000};
 };
 
 // Logs at most once per `period`; the next line says how many were left out.
@@ -81,12 +97,19 @@ class Server {
   void Track(const ConnectionPtr& conn) { connections_.insert(conn); }
   void Untrack(const ConnectionPtr& conn) { connections_.erase(conn); }
   size_t open_connections() const { return connections_.size(); }
-  size_t handshakes_in_progress() const { return handshakes_; }
+  size_t handshakes_in_progress() const { return pending_.size(); }
 
  private:
   awaitable<void> AcceptLoop();
-  awaitable<void> Serve(ConnectionPtr conn, std::string address);
-  bool Admit(const std::string& address, std::string& why);
+  awaitable<void> Serve(ConnectionPtr conn);
+  // Waits for the first bytes of an accepted connection when none came yet, then runs it.
+  awaitable<void> Serve(tcp::socket socket, std::string address);
+  // A silent connection from `address` is about to wait: when its address's (or the global)
+  // silent ones are at the cap, closes the oldest of them.
+  void MakeRoomForSilent(const std::string& address);
+  // Whether a connection from `address` may start its handshake; when a handshake cap is
+  // reached, closes the oldest handshake in the way if it has stalled. `why` says why not.
+  bool AdmitHandshake(const std::string& address, std::string& why);
 
   asio::io_context& io_;
   NetOptions options_;
@@ -99,8 +122,18 @@ class Server {
   bool stopping_ = false;
   TaskGroup tasks_;  // the accept loop and one Serve per accepted connection
   std::set<ConnectionPtr> connections_;
-  size_t handshakes_ = 0;
-  std::map<std::string, size_t> handshakes_by_address_;
+  struct Pending {
+    std::string address;
+    std::chrono::steady_clock::time_point since;
+  };
+  std::map<ConnectionPtr, Pending> pending_;  // handshakes in progress
+  struct Silent {
+    std::string address;
+    std::chrono::steady_clock::time_point since;
+    tcp::socket* socket;  // in its Serve coroutine's frame, which erases it before it ends
+  };
+  std::map<uint64_t, Silent> silent_;  // accepted, nothing received yet
+  uint64_t next_silent_ = 0;
   RateLimitedLog refusal_log_;
   RateLimitedLog accept_log_;
 };

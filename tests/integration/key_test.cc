@@ -1,5 +1,5 @@
-// Keys: no process starts with a missing, short or placeholder key or a key file others can
-// read; keygen makes keys only the owner can read; no key ever reaches a log.
+// Keys: no process starts with a missing, short, placeholder or plainly not random key or a key
+// file others can read; keygen makes keys only the owner can read; no key ever reaches a log.
 #include <sys/stat.h>
 
 #include "integration/cluster_fixture.h"
@@ -35,6 +35,19 @@ TEST_F(KeyTest, ShortKeyIsRefused) {
   ASSERT_TRUE(code.has_value());
   EXPECT_EQ(*code, 2);
   EXPECT_TRUE(LogHas("sn", "shorter than 16")) << Log("sn");
+}
+
+// Long enough but plainly not random: a repeated byte, a short pattern repeated.
+TEST_F(KeyTest, KeyThatIsNotRandomIsRefused) {
+  for (const char* key : {"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "abababababababababababab"}) {
+    SCOPED_TRACE(key);
+    WriteFile(dir_ / "r.toml", std::string("cluster_key = \"") + key + "\"\n");
+    auto code = SupernodeExit(dir_, dir_ / "r.toml", procs_);
+    ASSERT_TRUE(code.has_value());
+    EXPECT_EQ(*code, 2);
+    EXPECT_TRUE(LogHas("sn", "cluster_key is not random")) << Log("sn");
+    EXPECT_TRUE(LogHas("sn", "aiac-spawner keygen")) << Log("sn");
+  }
 }
 
 TEST_F(KeyTest, KeyFileReadableByOthersIsRefusedAndAPrivateOneWorks) {

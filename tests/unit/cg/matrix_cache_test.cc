@@ -219,6 +219,50 @@ TEST(MatrixCacheTest, ACacheWithABadStructureIsRefusedEvenWithRightChecksums) {
   }
 }
 
+// A cache whose checksums and structure hold but whose matrix is not the file's (a zero where
+// the file has its diagonal): Prepare removes it with a warning, reads the file and writes a
+// good cache, so the next run reads the cache again instead of failing on it for ever.
+TEST(MatrixCacheTest, ACacheWhoseMatrixFailsTheChecksIsRemovedAndRebuilt) {
+  TempDir dir;
+  const std::string path = dir / "t.mtx";
+  WriteFile(path, Tridiagonal(50, "4"));
+  auto version = MatrixFileVersionOf(path);
+  ASSERT_TRUE(version.ok());
+  SpMat forged = ReadIt(path, /*cache=*/false).a;
+  forged.coeffRef(7, 7) = 0;
+  ASSERT_OK(SaveMatrixCache(path, forged, *version));
+  ASSERT_TRUE(Load(path).ok());  // checksums and structure hold
+  for (const bool first : {true, false}) {
+    CgApp app;
+    auto plan = app.Prepare(Params({{"matrix", path}}, 2));
+    ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+    const Read notes{SpMat(), plan->notes};
+    EXPECT_EQ(Says(notes, "warning: removed the cache"), first)
+        << ::testing::PrintToString(notes.notes);
+    EXPECT_EQ(Says(notes, "zero on the diagonal at row 8"), first);
+    EXPECT_EQ(Says(notes, "wrote the cache"), first);
+    if (!first) EXPECT_TRUE(Says(notes, "from its cache")) << ::testing::PrintToString(notes.notes);
+  }
+  auto rebuilt = Load(path);
+  ASSERT_TRUE(rebuilt.ok()) << rebuilt.status().message();
+  EXPECT_TRUE(Same(*rebuilt, ReadIt(path, /*cache=*/false).a));
+}
+
+// A damaged cache is removed when it is found, not only replaced once a new one is written.
+TEST(MatrixCacheTest, ADamagedCacheIsRemovedWhenFound) {
+  TempDir dir;
+  const std::string path = dir / "t.mtx";
+  WriteFile(path, Tridiagonal(50, "4"));
+  ReadIt(path);
+  FlipFromEnd(MatrixCachePath(path), 3);
+  std::vector<std::string> notes;
+  auto read = ParseMatrix(path, true, notes);
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  EXPECT_FALSE(std::filesystem::exists(MatrixCachePath(path)));
+  EXPECT_TRUE(Says(Read{SpMat(), notes}, "warning: removed a damaged cache"))
+      << ::testing::PrintToString(notes);
+}
+
 TEST(MatrixCacheTest, AFolderWhereTheCacheWouldGoIsReportedNotFatal) {
   TempDir dir;
   const std::string path = dir / "t.mtx";
