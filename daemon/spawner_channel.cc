@@ -10,6 +10,9 @@
 
 namespace aiac::daemon {
 
+SpawnerChannel::SpawnerChannel(TaskHost& host, net::ConnectionPtr conn)
+    : host_(host), conn_(std::move(conn)), incoming_(host_.options_.net.budget.get()) {}
+
 using net::AsString;
 using net::awaitable;
 

@@ -19,7 +19,7 @@ namespace aiac::daemon {
 
 class SpawnerChannel {
  public:
-  SpawnerChannel(TaskHost& host, net::ConnectionPtr conn) : host_(host), conn_(std::move(conn)) {}
+  SpawnerChannel(TaskHost& host, net::ConnectionPtr conn);
 
   // Reads and handles the spawner's messages until the connection ends or breaks the protocol.
   net::awaitable<void> Serve();

@@ -19,8 +19,11 @@ Status TaskDataBuffer::Add(proto::TaskData::Reader chunk) {
 Status TaskDataBuffer::Add(const std::string& key, uint64_t offset, uint64_t total,
                            std::string_view bytes) {
   if (offset == 0) {
+    reserved_.Release();  // (an earlier transfer left unfinished)
     AIAC_RETURN_IF_ERROR(CheckFitsInMemory("data of " + std::to_string(total) + " bytes",
                                            static_cast<double>(total)));
+    AIAC_ASSIGN_OR_RETURN(
+        reserved_, ReserveFrom(budget_, "data of " + std::to_string(total) + " bytes", total));
     key_ = key;
     total_ = total;
     bytes_.clear();
@@ -51,6 +54,7 @@ Result<std::string> TaskDataBuffer::Take(const std::string& key, uint64_t size,
                                          const std::string& sha256) {
   std::string bytes = std::move(bytes_);
   const bool same = key == key_;
+  reserved_.Release();
   bytes_.clear();
   key_.clear();
   total_ = 0;

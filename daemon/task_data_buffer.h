@@ -3,8 +3,9 @@
 // chunks. Chunks arrive in order, offset 0 first; Take() checks size and hash before handing
 // the bytes over.
 //
-// The declared total is checked against the memory this host can spare before anything is
-// kept, so a spawner cannot make a daemon buffer more than it can hold. Not thread-safe: one per
+// The declared total is checked against the memory this host can spare and reserved from the
+// process's memory budget before anything is kept, so spawners cannot make a daemon buffer more
+// than it can hold, one connection or many. Not thread-safe: one per
 // spawner connection, on the io thread.
 #pragma once
 
@@ -12,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/memory_budget.h"
 #include "core/status.h"
 #include "proto/aiac.capnp.h"
 
@@ -19,6 +21,9 @@ namespace aiac::daemon {
 
 class TaskDataBuffer {
  public:
+  // Declared totals reserve from `budget` (the process's, net::NetOptions::budget) when given.
+  explicit TaskDataBuffer(MemoryBudget* budget = nullptr) : budget_(budget) {}
+
   // Takes one chunk. An error (out of order, another task's chunk mid-way, more than the total,
   // a total that does not fit in memory) means the sender is broken or hostile.
   Status Add(proto::TaskData::Reader chunk);
@@ -39,6 +44,8 @@ class TaskDataBuffer {
     return job + '\0' + std::to_string(task);
   }
 
+  MemoryBudget* budget_;
+  MemoryBudget::Reservation reserved_;  // total_ bytes, while the chunks come
   std::string key_;
   uint64_t total_ = 0;
   std::string bytes_;

@@ -22,6 +22,12 @@ uint64_t CgroupValue(const std::string& file) {
   }
 }
 
+std::string MiB(uint64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024));
+  return buf;
+}
+
 std::string GiB(double bytes) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f GiB", bytes / (1024.0 * 1024 * 1024));
@@ -59,6 +65,47 @@ Status CheckFitsInMemory(const std::string& what, double bytes) {
   if (bytes <= static_cast<double>(available)) return Status::Ok();
   return ResourceExhausted(what + " needs about " + GiB(bytes) + " of memory, this machine has " +
                            GiB(static_cast<double>(available)) + " available");
+}
+
+MemoryBudget::Reservation& MemoryBudget::Reservation::operator=(Reservation&& other) noexcept {
+  if (this != &other) {
+    Release();
+    reserved_ = std::move(other.reserved_);
+    bytes_ = other.bytes_;
+    other.bytes_ = 0;
+  }
+  return *this;
+}
+
+void MemoryBudget::Reservation::Release() {
+  if (reserved_ && bytes_ > 0) reserved_->fetch_sub(bytes_);
+  bytes_ = 0;
+  reserved_.reset();
+}
+
+Result<MemoryBudget::Reservation> MemoryBudget::Reserve(const std::string& what, uint64_t bytes) {
+  uint64_t now = reserved_->load();
+  do {
+    if (bytes > limit_ || now > limit_ - bytes) {
+      return ResourceExhausted(what + ": " + MiB(bytes) +
+                               " do not fit in this process's memory budget (" + MiB(now) + " of " +
+                               MiB(limit_) + " in use)");
+    }
+  } while (!reserved_->compare_exchange_weak(now, now + bytes));
+  Reservation r;
+  r.reserved_ = reserved_;
+  r.bytes_ = bytes;
+  return r;
+}
+
+Result<MemoryBudget::Reservation> ReserveFrom(MemoryBudget* budget, const std::string& what,
+                                              uint64_t bytes) {
+  if (!budget) return MemoryBudget::Reservation();
+  return budget->Reserve(what, bytes);
+}
+
+uint64_t DefaultMemoryBudgetBytes() {
+  return std::max<uint64_t>(uint64_t{256} << 20, AvailableMemoryBytes() / 2);
 }
 
 }  // namespace aiac

@@ -47,8 +47,8 @@ Connection::Connection(tcp::socket connected, const NetOptions& options, Side si
       stream_(std::move(connected), side == Side::kClient ? tls_->client() : tls_->server()),
       options_(options),
       side_(side),
-      parser_(PreAuthLimits(options.limits)),
-      parts_(options.limits),
+      parser_(PreAuthLimits(options.limits), options.budget.get()),
+      parts_(options.limits, options.budget.get()),
       wake_(stream_.get_executor(), std::chrono::steady_clock::time_point::max()),
       drained_(stream_.get_executor(), std::chrono::steady_clock::time_point::max()),
       closed_(stream_.get_executor(), std::chrono::steady_clock::time_point::max()) {

@@ -66,6 +66,12 @@ struct NetOptions {
   std::shared_ptr<const TlsContext> tls;
   Transport transport = Transport::kTls;
   FrameLimits limits;
+  // The process's memory budget for what peers declare they will send (core/memory_budget.h),
+  // shared by every connection: made by FinishNetOptions from memory_budget_mb. Null (only
+  // in tests): declared sizes are checked against the machine's memory alone.
+  std::shared_ptr<MemoryBudget> budget;
+  // Its size in MiB; 0: DefaultMemoryBudgetBytes(). Default: 0.
+  uint64_t memory_budget_mb = 0;
   // Longest a handshake may take. Default: 5000 ms.
   std::chrono::milliseconds handshake_timeout{5000};
   // Bytes queued for sending before the connection is declared stuck and closed.

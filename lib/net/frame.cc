@@ -66,13 +66,21 @@ Result<std::unique_ptr<IncomingMessage>> FrameParser::Next() {
     return ResourceExhausted("frame of " + std::to_string(total) + " bytes exceeds the limit of " +
                              std::to_string(limits_.max_frame_bytes));
   }
-  if (avail < total) return std::unique_ptr<IncomingMessage>();
+  if (avail < total) {
+    if (total > kUnbudgetedFrameBytes && reserved_.bytes() == 0) {
+      AIAC_ASSIGN_OR_RETURN(
+          reserved_, ReserveFrom(budget_, "a frame of " + std::to_string(total) + " bytes", total));
+    }
+    return std::unique_ptr<IncomingMessage>();
+  }
   auto words = kj::heapArray<capnp::word>(total / 8);
   std::memcpy(words.begin(), p, total);
   start_ += total;
+  reserved_.Release();
   if (start_ == buffer_.size()) {
     buffer_.clear();
     start_ = 0;
+    if (buffer_.capacity() > (1u << 20)) std::vector<std::byte>().swap(buffer_);
   } else if (start_ > (1u << 20) && start_ * 2 > buffer_.size()) {
     buffer_.erase(buffer_.begin(), buffer_.begin() + static_cast<std::ptrdiff_t>(start_));
     start_ = 0;

@@ -4,7 +4,10 @@
 // Frame layout (capnp encoding spec): u32 segment count - 1, u32 size in words of each segment,
 // padding to 8 bytes, then the segments. The parser checks the segment table against the
 // configured caps before buffering a body, so an oversized or garbage header is refused after
-// at most a few bytes. Not thread-safe; one parser per connection.
+// at most a few bytes, and a large frame reserves its size from the process's memory budget
+// before its body is buffered. Its buffer is given back once a large frame is through, so a
+// connection that once received one does not keep its size for ever. Not thread-safe; one parser
+// per connection.
 #pragma once
 
 #include <capnp/message.h>
@@ -18,6 +21,7 @@
 #include <span>
 #include <vector>
 
+#include "core/memory_budget.h"
 #include "core/status.h"
 #include "proto/aiac.capnp.h"
 
@@ -57,7 +61,11 @@ class IncomingMessage {
 
 class FrameParser {
  public:
-  explicit FrameParser(FrameLimits limits = {}) : limits_(limits) {}
+  // Frames larger than kUnbudgetedFrameBytes reserve their size from `budget` (the process's)
+  // while they are read, when given.
+  explicit FrameParser(FrameLimits limits = {}, MemoryBudget* budget = nullptr)
+      : limits_(limits), budget_(budget) {}
+  static constexpr size_t kUnbudgetedFrameBytes = 64 * 1024;
 
   // Replaces the caps for the frames still to come (raised once a peer is authenticated).
   void set_limits(const FrameLimits& limits) { limits_ = limits; }
@@ -71,6 +79,8 @@ class FrameParser {
 
  private:
   FrameLimits limits_;
+  MemoryBudget* budget_;
+  MemoryBudget::Reservation reserved_;  // the frame being read, when it is a large one
   std::vector<std::byte> buffer_;
   size_t start_ = 0;
 };

@@ -53,7 +53,8 @@ std::vector<kj::Array<capnp::word>> SplitIntoParts(kj::ArrayPtr<const capnp::wor
   return parts;
 }
 
-PartAssembler::PartAssembler(FrameLimits limits) : limits_(limits) {}
+PartAssembler::PartAssembler(FrameLimits limits, MemoryBudget* budget)
+    : limits_(limits), budget_(budget) {}
 PartAssembler::~PartAssembler() = default;
 
 Result<std::unique_ptr<IncomingMessage>> PartAssembler::Add(proto::Part::Reader part) {
@@ -75,6 +76,8 @@ Result<std::unique_ptr<IncomingMessage>> PartAssembler::Add(proto::Part::Reader 
     }
     AIAC_RETURN_IF_ERROR(CheckFitsInMemory("a message of " + std::to_string(total) + " bytes",
                                            static_cast<double>(total)));
+    AIAC_ASSIGN_OR_RETURN(
+        reserved_, ReserveFrom(budget_, "a message of " + std::to_string(total) + " bytes", total));
     words_ = kj::heapArray<capnp::word>(total / sizeof(capnp::word));
     total_ = total;
     received_ = 0;
@@ -101,6 +104,7 @@ Result<std::unique_ptr<IncomingMessage>> PartAssembler::Add(proto::Part::Reader 
   const auto expected = part.getSha256();
   total_ = received_ = 0;
   digest_.reset();
+  reserved_.Release();  // the message is the caller's now
   kj::Array<capnp::word> words = std::move(words_);
   if (expected.size() != len || std::memcmp(expected.begin(), sha, len) != 0) {
     return ProtocolError("message reassembled from parts does not match its SHA-256");

@@ -6,8 +6,9 @@
 // under max_frame_bytes and a single oversized frame is still refused.
 //
 // End to end: the first part declares the total size, checked against max_message_bytes and
-// the memory this process may use before anything is kept; every part must continue where the
-// last ended; the last carries the SHA-256 of the whole frame, checked before it is read.
+// the memory this process may use, and reserved from its memory budget, before anything is kept;
+// every part must continue where the last ended; the last carries the SHA-256 of the whole frame,
+// checked before it is read.
 #pragma once
 
 #include <capnp/message.h>
@@ -16,6 +17,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/memory_budget.h"
 #include "core/status.h"
 #include "net/frame.h"
 
@@ -31,7 +33,8 @@ std::vector<kj::Array<capnp::word>> SplitIntoParts(kj::ArrayPtr<const capnp::wor
 
 class PartAssembler {
  public:
-  explicit PartAssembler(FrameLimits limits);
+  // Declared totals reserve from `budget` (the process's) when given.
+  explicit PartAssembler(FrameLimits limits, MemoryBudget* budget = nullptr);
   ~PartAssembler();
   PartAssembler(const PartAssembler&) = delete;
   PartAssembler& operator=(const PartAssembler&) = delete;
@@ -46,6 +49,8 @@ class PartAssembler {
  private:
   struct Digest;
   FrameLimits limits_;
+  MemoryBudget* budget_;
+  MemoryBudget::Reservation reserved_;  // total_ bytes, while the parts come
   kj::Array<capnp::word> words_;
   uint64_t total_ = 0, received_ = 0;
   std::unique_ptr<Digest> digest_;

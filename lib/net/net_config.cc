@@ -1,5 +1,6 @@
 #include "net/net_config.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -35,6 +36,10 @@ void DeclareNetOptions(OptionSet& set, NetOptions& o) {
               "use)");
   set.Duration("handshake_timeout_ms", o.handshake_timeout,
                "longest a connect plus handshake may take");
+  set.Integer("memory_budget_mb", o.memory_budget_mb, 0, ConfigFile::kMaxPositive,
+              "MiB this process may hold for what peers declared they would send (messages in "
+              "parts, task and plugin data, large frames being read), all connections together; "
+              "0 = half the memory available at start, at least 256");
 }
 
 void DeclareServerLimits(OptionSet& set, ServerLimits& limits) {
@@ -110,6 +115,10 @@ Status FinishNetOptions(NetOptions& options) {
   auto tls = TlsContext::Make(options.cluster_key);
   if (!tls.ok()) return tls.status();
   options.tls = *tls;
+  if (!options.budget) {
+    const uint64_t mb = std::min<uint64_t>(options.memory_budget_mb, uint64_t{1} << 40);
+    options.budget = std::make_shared<MemoryBudget>(mb > 0 ? mb << 20 : DefaultMemoryBudgetBytes());
+  }
   return Status::Ok();
 }
 

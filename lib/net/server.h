@@ -96,7 +96,10 @@ class Server {
   // A connection this process dialled: Stop() closes it too. Untrack when it is done.
   void Track(const ConnectionPtr& conn) { connections_.insert(conn); }
   void Untrack(const ConnectionPtr& conn) { connections_.erase(conn); }
-  size_t open_connections() const { return connections_.size(); }
+  // Connections open, silent ones included.
+  size_t open_connections() const { return connections_.size() + silent_.size(); }
+  // Accepted connections that have sent nothing yet, and those in their handshake.
+  size_t silent_connections() const { return silent_.size(); }
   size_t handshakes_in_progress() const { return pending_.size(); }
 
  private:

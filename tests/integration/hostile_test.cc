@@ -166,6 +166,59 @@ TEST_F(HostileTest, ThousandMalformedHandshakesLeaveNoDescriptorsBehind) {
   EXPECT_TRUE(WaitUntil([&] { return LogHas("sn1", "daemon d1 registered"); })) << Log("sn1");
 }
 
+// Members declare what they will send; the budget is per process, not per message: four
+// connections each declaring a 60 MiB message in parts, then four sending 60 MiB frames, against
+// a super-node with a 100 MiB budget. The first message holds 60 MiB of it; the seven others are
+// closed with one line each, and the super-node keeps serving.
+TEST_F(HostileTest, DeclaredSizesShareOneBudgetAcrossConnections) {
+  const std::string sn = StartSupernode("sn1", {"--memory-budget-mb", "100"});
+  auto ep = ParseEndpoint(sn);
+  ASSERT_TRUE(ep.ok());
+  net::NetOptions opts;
+  opts.cluster_key = kClusterKey;
+  asio::io_context io;
+  std::vector<net::ConnectionPtr> held;
+  asio::co_spawn(
+      io,
+      [&]() -> net::awaitable<void> {
+        for (int c = 0; c < 8; ++c) {
+          auto conn = co_await net::Dial(*ep, opts, proto::Role::DAEMON,
+                                         "d-member" + std::to_string(c), proto::Role::SUPERNODE);
+          if (!conn.ok()) co_return;
+          const std::string bytes(1024, 'm');
+          capnp::MallocMessageBuilder message;
+          auto env = message.initRoot<proto::Envelope>();
+          if (c < 4) {
+            auto part = env.initPart();
+            part.setTotal(60u << 20);
+            part.setBytes(kj::arrayPtr(reinterpret_cast<const capnp::byte*>(bytes.data()), 1024));
+          } else {
+            // The start of a frame of 60 MiB (max_frame_bytes is 64 MiB): the rest never comes.
+            const std::string big(60u << 20, 'f');
+            auto result = env.initResult();
+            result.setData(
+                kj::arrayPtr(reinterpret_cast<const capnp::byte*>(big.data()), big.size()));
+          }
+          (*conn)->Send(message);
+          held.push_back(*conn);
+        }
+      },
+      asio::detached);
+  io.run_for(std::chrono::seconds(20));
+  ASSERT_EQ(held.size(), 8u);
+  ASSERT_TRUE(WaitUntil([&] {
+    const std::string log = Log("sn1");
+    size_t refusals = 0;
+    for (size_t p = 0; (p = log.find("in this process's memory budget", p)) != std::string::npos;
+         ++p)
+      ++refusals;
+    return refusals >= 7;
+  })) << Log("sn1");
+  EXPECT_TRUE(LogHas("sn1", "a message of 62914560 bytes: 60.0 MiB do not fit")) << Log("sn1");
+  StartDaemon("d1", {sn});
+  EXPECT_TRUE(WaitUntil([&] { return LogHas("sn1", "daemon d1 registered"); })) << Log("sn1");
+}
+
 TEST_F(HostileTest, HugeFrameBeforeAuthenticationCostsNoMemory) {
   const std::string sn = StartSupernode("sn1");
   const pid_t pid = procs_.at("sn1").pid();

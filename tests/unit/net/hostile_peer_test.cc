@@ -227,7 +227,8 @@ TEST(HostilePeerTest, ServerCapsHandshakesPerAddressAndStillServesOthers) {
   ASSERT_OK(bound.status());
   server.Start();
   const auto target = tcp::endpoint(asio::ip::make_address("127.0.0.1"), bound->port);
-  // Ten silent connections from 127.0.0.3: three wait in their handshake, seven are closed.
+  // Ten silent connections from 127.0.0.3: three wait for their first bytes (the newest: each
+  // newcomer closes the oldest), seven are closed.
   std::vector<tcp::socket> flood;
   for (int i = 0; i < 10; ++i) {
     tcp::socket s(io);
@@ -236,8 +237,9 @@ TEST(HostilePeerTest, ServerCapsHandshakesPerAddressAndStillServesOthers) {
     s.connect(target);
     flood.push_back(std::move(s));
   }
-  ASSERT_TRUE(RunUntil(io, [&] { return server.handshakes_in_progress() == 3; }));
+  ASSERT_TRUE(RunUntil(io, [&] { return server.silent_connections() == 3; }));
   EXPECT_EQ(server.open_connections(), 3u);
+  EXPECT_EQ(server.handshakes_in_progress(), 0u);
   // A well-behaved peer from another address is served meanwhile.
   std::optional<Status> dialled;
   // Named, not temporaries: g++ 12 mishandles temporaries bound to references across co_await.
@@ -253,6 +255,49 @@ TEST(HostilePeerTest, ServerCapsHandshakesPerAddressAndStillServesOthers) {
       asio::detached);
   ASSERT_TRUE(RunUntil(io, [&] { return dialled.has_value() && served == 1; }));
   ASSERT_OK(*dialled);
+  ASSERT_TRUE(StopServer(io, server));
+}
+
+// Handshakes that began and stalled (a byte, then nothing) fill the per-address cap; a newcomer
+// from that address closes the oldest stalled one instead of being refused.
+TEST(HostilePeerTest, ServerClosesAStalledHandshakeToAdmitANewcomer) {
+  asio::io_context io;
+  ServerLimits limits;
+  limits.max_handshakes_per_address = 3;
+  limits.stalled_handshake = std::chrono::milliseconds(50);
+  int served = 0;
+  Server server(io, Options(), limits, proto::Role::SUPERNODE,
+                MakeLogger("test", spdlog::level::off), [&](ConnectionPtr) -> awaitable<void> {
+                  ++served;
+                  co_return;
+                });
+  server.set_id("sn1");
+  auto bound = server.Listen(Endpoint{"127.0.0.1", 0});
+  ASSERT_OK(bound.status());
+  server.Start();
+  const auto target = tcp::endpoint(asio::ip::make_address("127.0.0.1"), bound->port);
+  std::vector<tcp::socket> stalled;
+  for (int i = 0; i < 3; ++i) {
+    tcp::socket s(io);
+    s.connect(target);
+    asio::write(s, asio::buffer("\x16", 1));  // the first byte of a TLS record, then nothing
+    stalled.push_back(std::move(s));
+  }
+  ASSERT_TRUE(RunUntil(io, [&] { return server.handshakes_in_progress() == 3; }));
+  std::optional<Status> dialled;
+  const Endpoint at{"127.0.0.1", bound->port};
+  const NetOptions options = Options();
+  const std::string id = "d1";
+  asio::co_spawn(
+      io,
+      [&]() -> awaitable<void> {
+        auto c = co_await Dial(at, options, proto::Role::DAEMON, id, proto::Role::SUPERNODE);
+        dialled = c.status();
+      },
+      asio::detached);
+  ASSERT_TRUE(RunUntil(io, [&] { return dialled.has_value() && served == 1; }));
+  ASSERT_OK(*dialled);
+  EXPECT_EQ(server.handshakes_in_progress(), 2u);  // one stalled handshake made room
   ASSERT_TRUE(StopServer(io, server));
 }
 
@@ -341,8 +386,8 @@ TEST(HostilePeerTest, OutOfDescriptorsTheServerBacksOffAndRecovers) {
   EXPECT_LE(logged, 3u) << text;  // at most about one a second
   EXPECT_NE(text.find("pausing accepts"), std::string::npos) << text;
   // Descriptors are back: every waiting connection is accepted.
-  EXPECT_TRUE(RunUntil(io, [&] { return server.handshakes_in_progress() == 20; }))
-      << server.handshakes_in_progress() << " accepted\n"
+  EXPECT_TRUE(RunUntil(io, [&] { return server.silent_connections() == 20; }))
+      << server.silent_connections() << " accepted\n"
       << lines.str();
   ASSERT_TRUE(StopServer(io, server));
 }
