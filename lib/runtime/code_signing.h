@@ -18,12 +18,14 @@
 #include <string_view>
 #include <vector>
 
+#include "core/ed25519.h"
 #include "core/status.h"
 
 namespace aiac::runtime {
 
-inline constexpr size_t kSignatureBytes = 64;
+inline constexpr size_t kSignatureBytes = kEd25519SignatureBytes;
 
+// A publisher's plugin-signing key.
 class SigningKey {
  public:
   // Reads a PEM private key; refused when the file is accessible by group or others.
@@ -31,23 +33,19 @@ class SigningKey {
   // A fresh key pair.
   static Result<SigningKey> Generate();
 
-  // 64-byte signature over `sha256` (32 bytes).
+  // 64-byte signature over `sha256` (32 bytes), in the plugin domain.
   std::string Sign(std::string_view sha256) const;
   // The public key as 64 hex characters.
-  std::string PublicHex() const;
+  std::string PublicHex() const { return key_.PublicHex(); }
   // The private key as PEM text (for keygen).
-  std::string PrivatePem() const;
+  std::string PrivatePem() const { return key_.PrivatePem(); }
 
  private:
-  struct Free {
-    void operator()(void* p) const;
-  };
-  explicit SigningKey(void* pkey) : pkey_(pkey) {}
-  std::unique_ptr<void, Free> pkey_;
+  explicit SigningKey(Ed25519Key key) : key_(std::move(key)) {}
+  Ed25519Key key_;
 };
 
-// Decodes a public key written as 64 hex characters into its 32 raw bytes.
-Result<std::string> ParsePublicKey(std::string_view hex);
+using aiac::ParsePublicKey;
 
 // Which plugins a daemon runs: those whose hash is signed by one of `keys` (raw 32-byte
 // Ed25519 keys), or any plugin when `allow_unsigned`. The default runs none.
