@@ -1,5 +1,6 @@
 #include "daemon/routed_imports.h"
 
+#include "core/sha256.h"
 #include "runtime/plugin.h"
 
 namespace aiac::daemon {
@@ -7,7 +8,7 @@ namespace aiac::daemon {
 std::optional<std::string> RoutedImports::Expect(uint64_t move, const std::string& sha256) {
   if (taken_.count(move)) return std::nullopt;
   auto came = arrived_.find(move);
-  if (came != arrived_.end() && runtime::Sha256(came->second) == sha256) {
+  if (came != arrived_.end() && Sha256(came->second) == sha256) {
     std::string items = std::move(came->second);
     arrived_.erase(came);
     taken_.insert(move);
@@ -27,7 +28,7 @@ Result<std::optional<std::string>> RoutedImports::Arrive(uint64_t move, std::str
     while (arrived_.size() > kMaxWaiting) arrived_.erase(arrived_.begin());
     return std::optional<std::string>();
   }
-  if (runtime::Sha256(items) != named->second) {
+  if (Sha256(items) != named->second) {
     return InvalidArgument("the items of move " + std::to_string(move) +
                            " do not hash to what the spawner named");
   }

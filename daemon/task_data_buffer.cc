@@ -2,6 +2,7 @@
 
 #include "core/memory_budget.h"
 #include "core/printable.h"
+#include "core/sha256.h"
 #include "runtime/plugin.h"
 
 namespace aiac::daemon {
@@ -62,7 +63,7 @@ Result<std::string> TaskDataBuffer::Take(const std::string& key, uint64_t size,
     return InvalidArgument("incomplete: " + std::to_string(same ? bytes.size() : 0) + " of " +
                            std::to_string(size) + " bytes received");
   }
-  if (runtime::Sha256(bytes) != sha256) return Corruption("data does not match its SHA-256");
+  if (Sha256(bytes) != sha256) return Corruption("data does not match its SHA-256");
   return bytes;
 }
 

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "core/read_file.h"
+#include "core/sha256.h"
 #include "spawner/child_process.h"
 
 namespace aiac::spawner {
@@ -24,7 +25,7 @@ Result<LoadedApp> LoadAndPrepare(const JobSpec& job, const std::string& plugin_d
   auto bytes = ReadWholeFile(out.path);
   if (!bytes.ok()) return bytes.status();
   out.bytes = std::move(*bytes);
-  out.sha256 = runtime::Sha256(out.bytes);
+  out.sha256 = Sha256(out.bytes);
   auto plugin = runtime::Plugin::Load(out.path);
   if (!plugin.ok()) return plugin.status();
   out.plugin = *plugin;

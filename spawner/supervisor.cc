@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/printable.h"
+#include "core/sha256.h"
 #include "net/capnp_bytes.h"
 #include "runtime/move_kind_wire.h"
 #include "runtime/plugin.h"
@@ -284,7 +285,7 @@ void Supervisor::Apply(const LedgerOutcome& outcome, SteadyTime now) {
       mi.setTo(step.move.to);
       if (routed_import) {
         // The items come daemon to daemon: only their hash from here.
-        mi.setSha256(net::AsBytes(runtime::Sha256(step.move.items)));
+        mi.setSha256(net::AsBytes(Sha256(step.move.items)));
       } else {
         mi.setItems(net::AsBytes(step.move.items));
       }

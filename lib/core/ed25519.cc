@@ -94,21 +94,11 @@ bool Ed25519Verify(std::string_view public_key, std::string_view message,
 }
 
 Result<std::string> ParsePublicKey(std::string_view hex, std::string_view what) {
-  auto digit = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-  };
-  const std::string bad = std::string(what) + " must be 64 hex characters";
-  if (hex.size() != 2 * kEd25519PublicKeyBytes) return InvalidArgument(bad);
-  std::string raw(kEd25519PublicKeyBytes, '\0');
-  for (size_t i = 0; i < raw.size(); ++i) {
-    const int hi = digit(hex[2 * i]), lo = digit(hex[2 * i + 1]);
-    if (hi < 0 || lo < 0) return InvalidArgument(bad);
-    raw[i] = static_cast<char>(hi * 16 + lo);
+  auto raw = Unhex(hex);
+  if (hex.size() != 2 * kEd25519PublicKeyBytes || !raw) {
+    return InvalidArgument(std::string(what) + " must be 64 hex characters");
   }
-  return raw;
+  return std::move(*raw);
 }
 
 }  // namespace aiac

@@ -1,7 +1,6 @@
 #include "runtime/plugin.h"
 
 #include <dlfcn.h>
-#include <openssl/evp.h>
 
 #include <filesystem>
 
@@ -10,13 +9,6 @@
 #include "core/read_file.h"
 
 namespace aiac::runtime {
-
-std::string Sha256(std::string_view bytes) {
-  unsigned char out[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  AIAC_CHECK(EVP_Digest(bytes.data(), bytes.size(), out, &len, EVP_sha256(), nullptr) == 1);
-  return std::string(reinterpret_cast<char*>(out), len);
-}
 
 Result<std::shared_ptr<Plugin>> Plugin::Load(const std::string& path) {
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);

@@ -1,4 +1,4 @@
-// App plugins as files: SHA-256 of their bytes, loading with dlopen, and a daemon's store of
+// App plugins as files: loading with dlopen, and a daemon's store of
 // received plugins (DATA_DIR/plugins/<sha256>.so), so a second job with the same plugin reuses
 // the stored copy. A loaded library stays loaded for the life of the process (tasks point into
 // its code). Not thread-safe: used from the io thread.
@@ -10,13 +10,12 @@
 
 #include "app/app.h"
 #include "core/hex.h"
+#include "core/sha256.h"
 #include "core/status.h"
 
 namespace aiac::runtime {
 
 using aiac::Hex;
-
-std::string Sha256(std::string_view bytes);  // 32 raw bytes
 
 // A loaded plugin: makes new App objects.
 class Plugin {

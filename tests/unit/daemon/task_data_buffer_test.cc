@@ -3,6 +3,7 @@
 #include <capnp/message.h>
 #include <gtest/gtest.h>
 
+#include "core/sha256.h"
 #include "net/capnp_bytes.h"
 #include "runtime/plugin.h"
 
@@ -28,7 +29,7 @@ TEST(TaskDataBufferTest, ReassemblesChunksAndChecksSizeAndHash) {
   for (size_t off = 0; off < whole.size(); off += 4096) {
     ASSERT_TRUE(Feed(buffer, "job-1", 3, off, whole.size(), whole.substr(off, 4096)).ok());
   }
-  auto got = buffer.Take("job-1", 3, whole.size(), runtime::Sha256(whole));
+  auto got = buffer.Take("job-1", 3, whole.size(), Sha256(whole));
   ASSERT_TRUE(got.ok()) << got.status().message();
   EXPECT_EQ(*got, whole);
 }
@@ -56,12 +57,12 @@ TEST(TaskDataBufferTest, TakeChecksTheTaskTheSizeAndTheHash) {
   {
     TaskDataBuffer b;
     ASSERT_TRUE(Feed(b, "j", 0, 0, 10, whole).ok());
-    EXPECT_FALSE(b.Take("j", 1, 10, runtime::Sha256(whole)).ok()) << "another task";
+    EXPECT_FALSE(b.Take("j", 1, 10, Sha256(whole)).ok()) << "another task";
   }
   {
     TaskDataBuffer b;
     ASSERT_TRUE(Feed(b, "j", 0, 0, 10, "01234").ok());
-    auto got = b.Take("j", 0, 10, runtime::Sha256(whole));
+    auto got = b.Take("j", 0, 10, Sha256(whole));
     ASSERT_FALSE(got.ok());
     EXPECT_NE(got.status().message().find("5 of 10 bytes"), std::string::npos)
         << got.status().message();
@@ -69,12 +70,12 @@ TEST(TaskDataBufferTest, TakeChecksTheTaskTheSizeAndTheHash) {
   {
     TaskDataBuffer b;
     ASSERT_TRUE(Feed(b, "j", 0, 0, 10, "0123456788").ok());
-    auto got = b.Take("j", 0, 10, runtime::Sha256(whole));
+    auto got = b.Take("j", 0, 10, Sha256(whole));
     ASSERT_FALSE(got.ok());
     EXPECT_EQ(got.status().code(), StatusCode::kCorruption);
   }
   TaskDataBuffer empty;
-  EXPECT_FALSE(empty.Take("j", 0, 10, runtime::Sha256(whole)).ok()) << "nothing received";
+  EXPECT_FALSE(empty.Take("j", 0, 10, Sha256(whole)).ok()) << "nothing received";
 }
 
 // Chunks of a plugin: the same rules under another key, and the task data of a job is not
@@ -92,13 +93,13 @@ TEST(TaskDataBufferTest, PluginChunksAreKeptApartAndChecked) {
   b = TaskDataBuffer();
   ASSERT_TRUE(b.Add("plugin", 0, 12, "plugin").ok());
   ASSERT_TRUE(b.Add("plugin", 6, 12, "-bytes").ok());
-  auto got = b.Take("plugin", 12, runtime::Sha256(whole));
+  auto got = b.Take("plugin", 12, Sha256(whole));
   ASSERT_TRUE(got.ok()) << got.status().message();
   EXPECT_EQ(*got, whole);
   ASSERT_TRUE(b.Add("plugin", 0, 12, "plugin-bytez").ok());
-  EXPECT_EQ(b.Take("plugin", 12, runtime::Sha256(whole)).status().code(), StatusCode::kCorruption);
+  EXPECT_EQ(b.Take("plugin", 12, Sha256(whole)).status().code(), StatusCode::kCorruption);
   ASSERT_TRUE(Feed(b, "j", 0, 0, 12, whole).ok());
-  EXPECT_FALSE(b.Take("plugin", 12, runtime::Sha256(whole)).ok()) << "task data is not a plugin";
+  EXPECT_FALSE(b.Take("plugin", 12, Sha256(whole)).ok()) << "task data is not a plugin";
 }
 
 }  // namespace
