@@ -12,7 +12,8 @@ void DeclareDaemonOptions(OptionSet& set, DaemonOptions& o) {
            "super-nodes to register with, `[\"host:port\", ...]`, tried in order")
       .Flag("--supernode")
       .Default("none (required)");
-  set.Text("id", o.id, "name in the registry").Default("`d-HOST-PORT`");
+  set.Text("id", o.id, "name in the registry; must be the one its certificate names")
+      .Default("the certificate's");
   set.Text("listen", o.listen,
            "where spawners and neighbour daemons connect; registered as the daemon's address "
            "(port 0: any free port)");
@@ -36,8 +37,13 @@ void DeclareDaemonOptions(OptionSet& set, DaemonOptions& o) {
       .Flag("--trusted-key")
       .Default("none (required unless `allow_unsigned_plugins`)");
   set.Boolean("allow_unsigned_plugins", o.allow_unsigned_plugins,
-              "run any plugin, signed or not: every holder of the cluster key can then run "
-              "native code on this daemon (a warning at every start)");
+              "run any plugin, signed or not: every spawner can then run native code on this "
+              "daemon (a warning at every start)");
+  set.Text("enroll_token", o.enroll_token,
+           "a one-time enrollment token (`aiac-spawner enroll-token`): with no certificate yet, "
+           "the daemon gets one from the super-node the token names, under the id it names, "
+           "and keeps it in `certificate_file`; ignored once certified")
+      .Default("none");
   set.Choice("log_level", o.log_level, LogLevelNames(), "log level");
   net::DeclareNetOptions(set, o.net);
   net::DeclareServerLimits(set, o.limits);
@@ -48,7 +54,7 @@ Status CheckDaemonOptions(const DaemonOptions& o) {
     return InvalidArgument(
         "option 'trusted_keys' is empty: list the public keys whose signed plugins this daemon "
         "runs (`aiac-spawner keygen --signing PREFIX` writes PREFIX.pub), or set "
-        "allow_unsigned_plugins = true to let any holder of the cluster key run code here");
+        "allow_unsigned_plugins = true to let any spawner run code here");
   }
   for (const auto& key : o.trusted_keys) {
     if (auto raw = runtime::ParsePublicKey(key); !raw.ok()) {

@@ -14,7 +14,8 @@
 namespace aiac::daemon {
 
 struct DaemonOptions {
-  // Identifier in the registry. Default: "d-" + host name + "-" + listening port.
+  // Identifier in the registry: the one its certificate (or its enrollment token) names.
+  // Default: that one.
   std::string id;
   // Super-nodes to register with, tried in order; the next one when one goes away. Required.
   std::vector<std::string> supernodes;
@@ -42,6 +43,9 @@ struct DaemonOptions {
   // Runs plugins whatever signs them: any holder of the cluster key runs native code here.
   // Default: false; logged as a warning at every start when true.
   bool allow_unsigned_plugins = false;
+  // A one-time enrollment token (net/enrollment_token.h), used when there is no certificate
+  // yet. Default: none.
+  std::string enroll_token;
   std::string log_level = "info";
   net::NetOptions net;
   // Connection and handshake caps of the listening side (net/server.h).

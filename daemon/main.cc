@@ -17,11 +17,14 @@
 #include "core/names.h"
 #include "daemon/background_load.h"
 #include "daemon/daemon_options.h"
+#include "daemon/enrollment.h"
 #include "daemon/supernode_link.h"
 #include "daemon/task_host.h"
 #include "emulation/emulated_node.h"
 #include "monitor/power_benchmark.h"
 #include "monitor/power_cache.h"
+#include "net/enrollment_token.h"
+#include "net/identity.h"
 #include "net/net_config.h"
 #include "net/shutdown.h"
 #include "runtime/code_signing.h"
@@ -68,9 +71,59 @@ void AddFlags(CLI::App& app, Flags& f) {
 Status LoadOptions(const Flags& f, OptionSet& declared, daemon::DaemonOptions& o) {
   AIAC_RETURN_IF_ERROR(declared.Load(f.config));
   AIAC_RETURN_IF_ERROR(daemon::CheckDaemonOptions(o));
-  AIAC_RETURN_IF_ERROR(net::FinishNetOptions(o.net));
+  if (o.net.identity_key_file.empty()) o.net.identity_key_file = o.data_dir + "/identity.key";
+  if (o.net.certificate_file.empty()) o.net.certificate_file = o.data_dir + "/identity.cert";
+  if (o.net.revocation_file.empty()) o.net.revocation_file = o.data_dir + "/revocations.json";
+  AIAC_RETURN_IF_ERROR(net::FinishNetOptions(o.net, proto::Role::DAEMON, !o.enroll_token.empty()));
   if (o.supernodes.empty()) return InvalidArgument("no super-node given (--supernode HOST:PORT)");
+  if (!o.net.identity->enrolling()) return net::AdoptCertifiedId(o.net, o.id);
+  AIAC_ASSIGN_OR_RETURN(const net::EnrollmentToken token,
+                        net::DecodeEnrollmentToken(o.enroll_token));
+  if (!o.id.empty() && o.id != token.node_id) {
+    return InvalidArgument("id '" + o.id + "' is not the one the enrollment token names ('" +
+                           token.node_id + "'): leave the id out, or use that one");
+  }
+  o.id = token.node_id;
   return Status::Ok();
+}
+
+// A daemon with an enrollment token and no certificate yet gets one (daemon/enrollment.h) and
+// keeps it in certificate_file; from then on it is certified like any other.
+Status EnrollNow(net::asio::io_context& io, const std::vector<Endpoint>& supernodes,
+                 daemon::DaemonOptions& o, const Logger& log) {
+  std::optional<Result<net::Certificate>> got;
+  net::asio::co_spawn(
+      io,
+      [&]() -> net::awaitable<void> {
+        got = co_await daemon::Enroll(supernodes, o.net, o.enroll_token, log);
+      },
+      net::asio::detached);
+  io.run();
+  io.restart();
+  if (!got) return Aborted("enrollment did not finish");
+  AIAC_ASSIGN_OR_RETURN(net::Certificate cert, std::move(*got));
+  AIAC_RETURN_IF_ERROR(WriteFileAtomically(o.net.certificate_file, net::CertificateJson(cert)));
+  log->info("daemon {} enrolled by super-node {}; its certificate is in {} (valid {} more days)",
+            cert.id, cert.issuer ? cert.issuer->id : std::string("?"), o.net.certificate_file,
+            (cert.expires - net::UnixNow()) / 86400);
+  const net::NodeIdentity& enrolling = *o.net.identity;
+  AIAC_ASSIGN_OR_RETURN(o.net.identity,
+                        net::MakeNodeIdentity(enrolling.key, std::move(cert), enrolling.trust));
+  return Status::Ok();
+}
+
+// A revocation list a super-node passed on: adopted, kept, and the revoked peers cut off.
+void OnRevocations(const net::RevocationList& list, const daemon::DaemonOptions& o,
+                   daemon::TaskHost& host, const Logger& log) {
+  auto adopted = net::AdoptRevocations(*o.net.identity, list, o.net.revocation_file);
+  if (!adopted.ok() && adopted.status().code() == StatusCode::kUnauthenticated) {
+    log->warn("revocation list refused: {}", adopted.status().message());
+    return;
+  }
+  if (!adopted.ok()) log->warn("revocation list not kept: {}", adopted.status().message());
+  if (adopted.ok() && !*adopted) return;
+  log->info("revocation list {} adopted: {} keys revoked", list.serial, list.keys.size());
+  host.CloseRevoked();
 }
 
 // An emulated node (--emulate): its cluster and power are the platform's, its links and
@@ -184,8 +237,8 @@ void LogStart(const daemon::DaemonOptions& o, const daemon::SelfDescription& sel
           : ", plugins signed by " + std::to_string(o.trusted_keys.size()) + " trusted keys only");
   if (o.allow_unsigned_plugins) {
     log->warn(
-        "daemon {} runs unsigned plugins (allow_unsigned_plugins = true): any holder of the "
-        "cluster key can run code on this machine",
+        "daemon {} runs unsigned plugins (allow_unsigned_plugins = true): any spawner can run "
+        "code on this machine",
         o.id);
   }
   if (node) {
@@ -222,11 +275,14 @@ int main(int argc, char** argv) {
   auto checkpoints = OpenCheckpoints(o.data_dir, log);
   if (!checkpoints.ok()) return Fail(checkpoints.status());
   net::asio::io_context io;
+  if (o.net.identity->enrolling()) {
+    if (Status s = EnrollNow(io, *supernode_eps, o, log); !s.ok()) return Fail(s);
+  } else if (!o.enroll_token.empty()) {
+    log->info("daemon {} is certified already: its enrollment token is not used", o.id);
+  }
   daemon::TaskHost host(io, HostOptions(o, *node, background->get()), std::move(*checkpoints), log);
   auto bound = host.Listen(*listen_ep);
   if (!bound.ok()) return Fail(bound.status());
-  if (o.id.empty()) o.id = "d-" + monitor::ThisHostName() + "-" + std::to_string(bound->port);
-  if (Status s = CheckName("daemon id", o.id); !s.ok()) return Fail(s);
   host.set_id(o.id);
 
   daemon::SelfDescription self;
@@ -253,7 +309,8 @@ int main(int argc, char** argv) {
         // still has to reach the super-node, so that both sides log why.
         fatal = why;
         shutdown.Begin(std::chrono::seconds(2));
-      });
+      },
+      [&](const net::RevocationList& list) { OnRevocations(list, o, host, log); });
   host.Serve();
   link->Start();
   LogStart(o, self, node->get(), flags.emulate, log);

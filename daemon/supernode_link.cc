@@ -9,7 +9,8 @@ namespace asio = net::asio;
 SupernodeLink::SupernodeLink(asio::any_io_executor executor, std::vector<Endpoint> supernodes,
                              SelfDescription self, net::NetOptions net,
                              std::chrono::milliseconds heartbeat, Logger log,
-                             std::function<bool()> busy, std::function<void(Status)> on_fatal)
+                             std::function<bool()> busy, std::function<void(Status)> on_fatal,
+                             std::function<void(const net::RevocationList&)> on_revocations)
     : supernodes_(std::move(supernodes)),
       self_(std::move(self)),
       net_(std::move(net)),
@@ -17,6 +18,7 @@ SupernodeLink::SupernodeLink(asio::any_io_executor executor, std::vector<Endpoin
       log_(std::move(log)),
       busy_(std::move(busy)),
       on_fatal_(std::move(on_fatal)),
+      on_revocations_(std::move(on_revocations)),
       heartbeat_timer_(executor),
       tasks_(executor) {}
 
@@ -116,6 +118,8 @@ net::awaitable<Status> SupernodeLink::ReadAcks(net::ConnectionPtr conn) {
         log_->info("super-node {} forgot this daemon: registering again", conn->peer().id);
         SendRegister(*conn);
       }
+    } else if (env.isRevocations()) {
+      on_revocations_(net::ReadRevocationList(env.getRevocations()));
     } else if (env.isRefuse()) {
       conn->Close();
       co_return Unavailable("refused: " + Printable(env.getRefuse().getReason().cStr(), 200));

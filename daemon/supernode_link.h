@@ -1,6 +1,7 @@
 // A daemon's link to the super-nodes: register, heartbeat, and move to the next super-node in
 // the list when the current one goes away. Gives up only when every super-node has refused the
 // handshake (a wrong cluster_key or protocol version cannot fix itself): then `on_fatal` runs.
+// The revocation lists a super-node passes on (net/revocation.h) go to `on_revocations`.
 #pragma once
 
 #include <functional>
@@ -10,6 +11,7 @@
 #include "core/endpoint.h"
 #include "core/logging.h"
 #include "net/connection.h"
+#include "net/revocation.h"
 #include "net/task_group.h"
 #include "proto/aiac.capnp.h"
 
@@ -27,7 +29,8 @@ class SupernodeLink {
  public:
   SupernodeLink(net::asio::any_io_executor executor, std::vector<Endpoint> supernodes,
                 SelfDescription self, net::NetOptions net, std::chrono::milliseconds heartbeat,
-                Logger log, std::function<bool()> busy, std::function<void(Status)> on_fatal);
+                Logger log, std::function<bool()> busy, std::function<void(Status)> on_fatal,
+                std::function<void(const net::RevocationList&)> on_revocations);
 
   // Registers with the first super-node that answers, and keeps heartbeating; the next
   // super-node of the list when one is lost.
@@ -50,6 +53,7 @@ class SupernodeLink {
   Logger log_;
   std::function<bool()> busy_;
   std::function<void(Status)> on_fatal_;
+  std::function<void(const net::RevocationList&)> on_revocations_;
   net::ConnectionPtr current_;
   bool stopping_ = false;
   net::asio::steady_timer heartbeat_timer_;

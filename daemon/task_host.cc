@@ -2,6 +2,7 @@
 
 #include "daemon/neighbour_channel.h"
 #include "daemon/spawner_channel.h"
+#include "net/identity.h"
 
 namespace aiac::daemon {
 
@@ -48,6 +49,15 @@ awaitable<void> TaskHost::Stop() {
   co_await drained->async_wait(net::use_nothrow);
 }
 
+void TaskHost::CloseRevoked() {
+  if (!options_.net.identity) return;
+  const net::RevokedKeys& revoked = *options_.net.identity->trust.revoked;
+  if (job_spawner_ && revoked.Contains(job_spawner_->peer().public_key)) {
+    EndJob("its spawner's key is revoked");
+  }
+  server_.CloseRevoked(revoked);
+}
+
 awaitable<void> TaskHost::Serve(net::ConnectionPtr conn) {
   if (conn->peer().role == proto::Role::SPAWNER) {
     co_await SpawnerChannel(*this, conn).Serve();
@@ -71,7 +81,7 @@ NeighbourMove TaskHost::MoveOf(proto::NeighbourMoved::Reader m) {
 void TaskHost::OnNeighbourMoved(const NeighbourMove& m) {
   const auto coordinator = job_->group().coordinator_of_member();
   if (!job_->Move(m)) return;
-  checkpoints_.Moved(m.task, m.daemon);
+  checkpoints_.Moved(m.task, m.daemon, m.incarnation);
   if (coordinator && coordinator->task == m.task) links_.CoordinatorMoved();
 }
 

@@ -59,6 +59,9 @@ class TaskHost {
   // thread: the host may then be destroyed.
   net::awaitable<void> Stop();
   bool busy() const { return job_ != nullptr || setting_up_.has_value(); }
+  // A revocation list was adopted: closes the connections of peers whose key it revokes, and
+  // ends the job when its spawner's key is revoked.
+  void CloseRevoked();
 
  private:
   friend class SpawnerChannel;
@@ -73,15 +76,19 @@ class TaskHost {
   // starts the session, and answers TaskReady.
   net::awaitable<void> Accept(Assignment assignment, std::shared_ptr<runtime::Plugin> plugin,
                               net::ConnectionPtr conn);
-  // The newest checkpoint of the task that verifies, from any of its backups; none when no
-  // backup has one.
-  net::awaitable<std::optional<checkpoint::Checkpoint>> FetchCheckpoint(const Assignment& a);
-  // One backup's newest checkpoint of the task; `retry` set when the backup has not heard of
-  // the task yet.
+  // The newest checkpoint of the task that verifies (its checksum, and its proof under
+  // `spawner_key`, the job's spawner's), from any of its backups; none when no backup has one.
+  net::awaitable<std::optional<checkpoint::Checkpoint>> FetchCheckpoint(const Assignment& a,
+                                                                        std::string spawner_key);
+  // One backup's newest checkpoint of the task, checked; `retry` set when the backup has not
+  // heard of the task yet.
   net::awaitable<std::optional<checkpoint::Checkpoint>> FetchFrom(const Assignment& a,
                                                                   const std::string& address,
                                                                   const std::string& daemon,
+                                                                  const std::string& spawner_key,
                                                                   bool& retry);
+  // This daemon's key, which signs its task's checkpoints; none without an identity (tests).
+  std::optional<Ed25519Key> CheckpointKey() const;
   // PrepareTask on the worker thread; resumes on the io thread with its result.
   net::awaitable<Result<PreparedTask>> PrepareOffIo(std::shared_ptr<Assignment> a,
                                                     std::unique_ptr<app::App> app,

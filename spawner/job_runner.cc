@@ -6,6 +6,7 @@
 #include <map>
 
 #include "core/hex.h"
+#include "net/identity.h"
 #include "net/random.h"
 #include "spawner/gateways.h"
 
@@ -30,7 +31,9 @@ JobRunner::JobRunner(JobSpec job, LoadedApp& app, SpawnerOptions options, RunSet
   summary_.mapping = settings_.mapping;
   summary_.balancing.mode = balance::BalanceModeName(settings_.balance);
   summary_.balancing.migration = MigrationName(settings_.migration);
-  spawner_id_ = "spawner-" + std::to_string(getpid());
+  // The id its certificate names; in tests without identities, one per process.
+  spawner_id_ = options_.net.identity ? options_.net.identity->certificate.id
+                                      : "spawner-" + std::to_string(getpid());
 }
 
 void JobRunner::Abort(const std::string& why) {
@@ -62,6 +65,9 @@ awaitable<RunSummary> JobRunner::Run(std::vector<Endpoint> supernodes) {
   deadline_ = times_.start + std::chrono::duration_cast<std::chrono::milliseconds>(job_.timeout);
   supernodes_ =
       std::make_unique<SupernodeSession>(std::move(supernodes), options_.net, spawner_id_, log_);
+  supernodes_->OnRevoked([this] {
+    if (links_) links_->CloseRevoked();
+  });
   supernodes_->Start(executor);
   if (Status acquired = co_await Acquire(); !acquired.ok()) {
     supernodes_->Stop();

@@ -7,10 +7,10 @@
 #include <cstdio>
 #include <cstring>
 
+#include "core/ed25519.h"
 #include "core/status.h"
 #include "core/write_all.h"
 #include "net/net_config.h"
-#include "runtime/code_signing.h"
 
 namespace aiac::spawner {
 
@@ -38,21 +38,25 @@ int Fail(const Status& s) {
 CLI::App* AddKeygenCommand(CLI::App& app, KeygenArgs& args) {
   CLI::App* cmd = app.add_subcommand("keygen", "make a cluster key, or a plugin-signing key pair");
   auto* out = cmd->add_option("--out", args.out, "write the cluster key to this file (mode 600)");
-  cmd->add_option("--signing", args.signing,
-                  "write an Ed25519 signing key pair to PREFIX.key and PREFIX.pub")
-      ->excludes(out);
+  auto* signing = cmd->add_option("--signing", args.signing,
+                                  "write an Ed25519 signing key pair to PREFIX.key and PREFIX.pub")
+                      ->excludes(out);
+  cmd->add_option("--authority", args.authority,
+                  "write a deployment authority's key pair to PREFIX.key and PREFIX.pub")
+      ->excludes(out)
+      ->excludes(signing);
   return cmd;
 }
 
 int KeygenCommand(const KeygenArgs& args) {
-  if (!args.signing.empty()) {
-    auto key = runtime::SigningKey::Generate();
+  if (!args.signing.empty() || !args.authority.empty()) {
+    const std::string& prefix = args.signing.empty() ? args.authority : args.signing;
+    auto key = Ed25519Key::Generate();
     if (!key.ok()) return Fail(key.status());
-    if (Status s = WritePrivateFile(args.signing + ".key", key->PrivatePem(), 0600); !s.ok()) {
+    if (Status s = WritePrivateFile(prefix + ".key", key->PrivatePem(), 0600); !s.ok()) {
       return Fail(s);
     }
-    if (Status s = WritePrivateFile(args.signing + ".pub", key->PublicHex() + "\n", 0644);
-        !s.ok()) {
+    if (Status s = WritePrivateFile(prefix + ".pub", key->PublicHex() + "\n", 0644); !s.ok()) {
       return Fail(s);
     }
     std::printf("%s\n", key->PublicHex().c_str());

@@ -28,9 +28,33 @@ LocalCluster::LocalCluster(size_t daemons, size_t supernodes, std::string bin_di
       log_level_(std::move(log_level)),
       log_(std::move(log)),
       key_(Hex(net::RandomBytes(16))),
-      signing_(runtime::SigningKey::Generate()) {}
+      signing_(runtime::SigningKey::Generate()),
+      authority_(Ed25519Key::Generate()) {}
 
 LocalCluster::~LocalCluster() { Stop(); }
+
+namespace {
+
+// Long enough for any run; the authority dies with the run's directory anyway.
+int64_t LocalExpiry() { return net::UnixNow() + 30 * 24 * 3600; }
+
+}  // namespace
+
+Result<std::shared_ptr<const net::NodeIdentity>> LocalCluster::SpawnerIdentity() const {
+  if (!authority_.ok()) return authority_.status();
+  AIAC_ASSIGN_OR_RETURN(Ed25519Key key, Ed25519Key::Generate());
+  AIAC_ASSIGN_OR_RETURN(net::Certificate cert,
+                        net::Certify(*authority_, "spawner-local", proto::Role::SPAWNER,
+                                     key.PublicKey(), LocalExpiry()));
+  return net::MakeNodeIdentity(std::move(key), std::move(cert),
+                               net::Trust({authority_->PublicKey()}));
+}
+
+Status LocalCluster::WriteIdentity(const std::string& id, proto::Role role) const {
+  if (!authority_.ok()) return authority_.status();
+  return net::WriteNewIdentity(*authority_, id, role, LocalExpiry(), dir_ + "/" + id + ".key",
+                               dir_ + "/" + id + ".cert");
+}
 
 Result<std::string> LocalCluster::SignPlugin(std::string_view sha256) const {
   if (!signing_.ok()) return signing_.status();
@@ -96,8 +120,10 @@ Status LocalCluster::WriteConfigs() {
     owner << ::getpid() << "\n";
     if (!owner) return IoError("cannot write " + dir_ + "/owner.pid");
   }
+  if (!authority_.ok()) return authority_.status();
   std::ofstream conf(dir_ + "/cluster.toml");
-  conf << "cluster_key = \"" << key_ << "\"\n";
+  conf << "cluster_key = \"" << key_ << "\"\nauthority_keys = [\"" << authority_->PublicHex()
+       << "\"]\n";
   conf.close();
   if (!conf) return IoError("cannot write " + dir_ + "/cluster.toml");
   fs::permissions(dir_ + "/cluster.toml", fs::perms::owner_read | fs::perms::owner_write);
@@ -116,13 +142,18 @@ std::vector<std::string> LocalCluster::ChildArgs(const std::string& binary,
           "--data",
           dir_ + "/" + id,
           "--log-level",
-          log_level_};
+          log_level_,
+          "--identity-key-file",
+          dir_ + "/" + id + ".key",
+          "--certificate-file",
+          dir_ + "/" + id + ".cert"};
 }
 
 net::awaitable<Result<std::string>> LocalCluster::StartSupernode(
     size_t k, const std::vector<std::string>& peers, std::chrono::milliseconds timeout) {
   const std::string id = "sn-local-" + std::to_string(k);
   const std::string ready = dir_ + "/" + id + ".addr";
+  if (Status s = WriteIdentity(id, proto::Role::SUPERNODE); !s.ok()) co_return s;
   std::vector<std::string> argv = ChildArgs("aiac-supernode", id);
   argv.insert(argv.end(), {"--ready-file", ready});
   // Linking from the later to the earlier ones links every pair once.
@@ -163,6 +194,7 @@ Status LocalCluster::StartDaemons(const std::vector<std::string>& supernodes) {
   const std::string power = emulation_ ? std::string("1") : std::to_string(LocalPower(log_));
   for (size_t i = 1; i <= daemons_; ++i) {
     const std::string id = emulation_ ? emulation_->node_ids[i - 1] : "d" + std::to_string(i);
+    AIAC_RETURN_IF_ERROR(WriteIdentity(id, proto::Role::DAEMON));
     std::vector<std::string> argv = ChildArgs("aiac-daemon", id);
     argv.insert(argv.end(), {"--power", power, "--trusted-key", signing_->PublicHex()});
     if (emulation_) {

@@ -1,5 +1,6 @@
 // `spawner run --local N [--local-supernodes K]`: K peer super-nodes and N daemons started as
 // child processes on free loopback ports, with a fresh random cluster_key, a throwaway
+// authority that certifies every process of the run (SpawnerIdentity for this one), a throwaway
 // plugin-signing key (the daemons trust only it; SignPlugin signs the job's plugin) and data in
 // a temporary directory. Each daemon lists every super-node, starting with a different one, so
 // registrations are spread and a daemon whose super-node dies registers with the next. Stop() (and
@@ -18,6 +19,7 @@
 #include "core/endpoint.h"
 #include "core/logging.h"
 #include "net/asio.h"
+#include "net/identity.h"
 #include "runtime/code_signing.h"
 #include "spawner/child_process.h"
 
@@ -52,6 +54,8 @@ class LocalCluster {
   const std::string& cluster_key() const { return key_; }
   // The signature of a plugin's SHA-256 by this cluster's signing key, the one its daemons trust.
   Result<std::string> SignPlugin(std::string_view sha256) const;
+  // The identity of the spawner that runs this cluster's job, certified by its authority.
+  Result<std::shared_ptr<const net::NodeIdentity>> SpawnerIdentity() const;
   // Reaps and logs the children that exited while they should be running. A run goes on
   // without them: the job runner replaces lost daemons, and fails over to another super-node.
   void Reap();
@@ -78,8 +82,12 @@ class LocalCluster {
   bool all_supernodes_gone_ = false;
   std::string bin_dir_, log_level_;
   Logger log_;
+  // Writes a key pair and a certificate for child `id` in the run's directory.
+  Status WriteIdentity(const std::string& id, proto::Role role) const;
+
   std::string dir_, key_;
   Result<runtime::SigningKey> signing_;
+  Result<Ed25519Key> authority_;
   std::vector<std::pair<std::string, ChildProcess>> children_;  // super-nodes first, then daemons
   std::set<std::string> reaped_;  // children that exited during the run
   bool stopped_ = false;

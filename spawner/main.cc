@@ -1,6 +1,7 @@
 // aiac-spawner: runs a user's job on daemons (run), and answers planning questions offline.
 #include <CLI/CLI.hpp>
 
+#include "spawner/authority_commands.h"
 #include "spawner/keygen_command.h"
 #include "spawner/map_command.h"
 #include "spawner/plan_command.h"
@@ -17,6 +18,12 @@ int main(int argc, char** argv) {
   CLI::App* plan = aiac::spawner::AddPlanCommand(app, plan_args);
   aiac::spawner::KeygenArgs keygen_args;
   CLI::App* keygen = aiac::spawner::AddKeygenCommand(app, keygen_args);
+  aiac::spawner::CertifyArgs certify_args;
+  CLI::App* certify = aiac::spawner::AddCertifyCommand(app, certify_args);
+  aiac::spawner::EnrollTokenArgs enroll_args;
+  CLI::App* enroll = aiac::spawner::AddEnrollTokenCommand(app, enroll_args);
+  aiac::spawner::RevokeArgs revoke_args;
+  CLI::App* revoke = aiac::spawner::AddRevokeCommand(app, revoke_args);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -26,5 +33,8 @@ int main(int argc, char** argv) {
   if (map->parsed()) return aiac::spawner::MapCommand(map_args);
   if (plan->parsed()) return aiac::spawner::PlanCommand(plan_args);
   if (keygen->parsed()) return aiac::spawner::KeygenCommand(keygen_args);
+  if (certify->parsed()) return aiac::spawner::CertifyCommand(certify_args);
+  if (enroll->parsed()) return aiac::spawner::EnrollTokenCommand(enroll_args);
+  if (revoke->parsed()) return aiac::spawner::RevokeCommand(revoke_args);
   return 2;
 }

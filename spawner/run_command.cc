@@ -313,8 +313,12 @@ std::optional<RunSummary> Execute(RunPlan& plan, const Logger& log, Status& erro
     auto signature = cluster->SignPlugin(plan.app.sha256);
     if (error = signature.status(); !error.ok()) return std::nullopt;
     plan.app.signature = *signature;
+    auto identity = cluster->SpawnerIdentity();
+    if (error = identity.status(); !error.ok()) return std::nullopt;
+    plan.options.net.identity = *identity;
   }
-  if (error = net::FinishNetOptions(plan.options.net); !error.ok()) return std::nullopt;
+  if (error = net::FinishNetOptions(plan.options.net, proto::Role::SPAWNER); !error.ok())
+    return std::nullopt;
   JobRunner runner(plan.job, plan.app, plan.options, plan.settings, log);
   std::unique_ptr<FaultInjector> injector = MakeInjector(args, runner, cluster, log);
   RunSummary summary;

@@ -4,6 +4,7 @@
 
 #include "core/printable.h"
 #include "net/describe_exception.h"
+#include "net/identity.h"
 
 namespace aiac::spawner {
 
@@ -120,6 +121,10 @@ awaitable<Status> SupernodeSession::Serve(net::ConnectionPtr conn) {
     auto msg = co_await conn->Receive();
     if (!msg.ok()) co_return msg.status();
     auto env = (*msg)->root();
+    if (env.isRevocations()) {
+      OnRevocations(net::ReadRevocationList(env.getRevocations()));
+      continue;
+    }
     if (!env.isGrantDaemons()) {
       conn->Refuse("unexpected message");
       co_return ProtocolError("unexpected message from the super-node");
@@ -135,6 +140,19 @@ awaitable<Status> SupernodeSession::Serve(net::ConnectionPtr conn) {
     }
     it->second->Fill(std::move(answer));
   }
+}
+
+void SupernodeSession::OnRevocations(const net::RevocationList& list) {
+  if (!net_.identity) return;
+  auto adopted = net::AdoptRevocations(*net_.identity, list, net_.revocation_file);
+  if (!adopted.ok() && adopted.status().code() == StatusCode::kUnauthenticated) {
+    log_->warn("revocation list refused: {}", adopted.status().message());
+    return;
+  }
+  if (!adopted.ok()) log_->warn("revocation list not kept: {}", adopted.status().message());
+  if (adopted.ok() && !*adopted) return;
+  log_->info("revocation list {} adopted: {} keys revoked", list.serial, list.keys.size());
+  if (on_revoked_) on_revoked_();
 }
 
 awaitable<Status> SupernodeSession::WaitConnected(int rounds) {

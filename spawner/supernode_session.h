@@ -7,11 +7,15 @@
 // A grant lost with its super-node leaves nothing behind: that super-node is gone, and the
 // daemons it granted register again elsewhere, as free.
 //
+// The revocation lists the super-node passes on (net/revocation.h) are adopted into the
+// spawner's trust (and kept in its revocation_file, when it names one); `on_revoked` then runs.
+//
 // Single-threaded: everything runs on the executor given to Start(). Stop() closes the
 // connection and ends the link-keeping coroutine; outstanding Request()s return Unavailable.
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -22,6 +26,7 @@
 #include "core/logging.h"
 #include "net/connection.h"
 #include "net/reply_slot.h"
+#include "net/revocation.h"
 #include "spawner/granted_daemon.h"
 
 namespace aiac::spawner {
@@ -39,6 +44,8 @@ class SupernodeSession {
                    Logger log);
   ~SupernodeSession();
 
+  // What to do once a revocation list was adopted (before Start()).
+  void OnRevoked(std::function<void()> on_revoked) { on_revoked_ = std::move(on_revoked); }
   // Starts keeping the link on `executor`.
   void Start(net::asio::any_io_executor executor);
   // Waits until connected. Unavailable with the last dial error when no super-node of the list
@@ -75,6 +82,8 @@ class SupernodeSession {
   net::awaitable<void> KeepLinked();
   // Reads grants until the link fails; returns why it did.
   net::awaitable<Status> Serve(net::ConnectionPtr conn);
+  // A revocation list from the super-node: adopted when newer, then on_revoked_.
+  void OnRevocations(const net::RevocationList& list);
   // Wakes every coroutine waiting in WaitForChange().
   void Signal();
   // Closes the link and wakes every waiter (Stop, Finish).
@@ -95,6 +104,7 @@ class SupernodeSession {
   std::string last_error_;
   int failovers_ = 0;
   bool linked_once_ = false;
+  std::function<void()> on_revoked_;
   bool stopping_ = false;
 };
 

@@ -5,11 +5,8 @@
 
 #include "core/atomic_file.h"
 #include "core/endpoint.h"
-#include "core/hex.h"
 #include "core/logging.h"
-#include "core/names.h"
 #include "net/net_config.h"
-#include "net/random.h"
 #include "net/shutdown.h"
 #include "supernode/registry.h"
 #include "supernode/registry_store.h"
@@ -38,7 +35,16 @@ int main(int argc, char** argv) {
   declared.AddFlags(app);
   CLI11_PARSE(app, argc, argv);
   if (Status s = declared.Load(config); !s.ok()) return Fail(s);
-  if (Status s = net::FinishNetOptions(options.net); !s.ok()) return Fail(s);
+  if (options.net.identity_key_file.empty())
+    options.net.identity_key_file = options.data_dir + "/identity.key";
+  if (options.net.certificate_file.empty())
+    options.net.certificate_file = options.data_dir + "/identity.cert";
+  if (options.net.revocation_file.empty())
+    options.net.revocation_file = options.data_dir + "/revocations.json";
+  if (Status s = net::FinishNetOptions(options.net, proto::Role::SUPERNODE); !s.ok())
+    return Fail(s);
+  if (Status s = net::AdoptCertifiedId(options.net, options.id); !s.ok()) return Fail(s);
+  options.net.accept_enrollment = options.net.identity->certificate.enroller;
   auto log_level = ParseLogLevel(options.log_level);
   if (!log_level.ok()) return Fail(log_level.status());
   auto endpoint = ParseEndpoint(options.listen);
@@ -46,11 +52,6 @@ int main(int argc, char** argv) {
   for (const auto& p : options.peers) {
     if (auto e = ParseEndpoint(p); !e.ok()) return Fail(e.status());
   }
-  if (options.id.empty()) {
-    options.id =
-        "sn-" + (endpoint->port ? std::to_string(endpoint->port) : Hex(net::RandomBytes(3)));
-  }
-  if (Status s = CheckName("super-node id", options.id); !s.ok()) return Fail(s);
   Logger log = MakeLogger("supernode", *log_level);
 
   auto store = supernode::RocksDbRegistryStore::Open(options.data_dir);
@@ -65,11 +66,12 @@ int main(int argc, char** argv) {
   if (Status s = registry.Load(supernode::Registry::Clock::now()); !s.ok()) return Fail(s);
 
   net::asio::io_context io;
-  supernode::SupernodeService service(io, options, registry, log);
+  supernode::SupernodeService service(io, options, registry, log, store->get());
   auto bound = service.Start(*endpoint);
   if (!bound.ok()) return Fail(bound.status());
-  log->info("super-node {} listening on {} ({} daemons in registry, {} peers)", options.id,
-            bound->ToString(), registry.size(), options.peers.size());
+  log->info("super-node {} listening on {} ({} daemons in registry, {} peers{})", options.id,
+            bound->ToString(), registry.size(), options.peers.size(),
+            options.net.accept_enrollment ? ", enrolls daemons" : "");
   if (!options.ready_file.empty()) {
     if (Status s = WriteFileAtomically(options.ready_file, bound->ToString()); !s.ok())
       return Fail(s);

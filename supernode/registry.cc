@@ -17,6 +17,12 @@ void Registry::Erase(const std::string& id) {
   if (store_ && store_error_.ok()) Note(store_->Delete(id));
 }
 
+bool Registry::Remove(const std::string& id) {
+  if (entries_.erase(id) == 0) return false;
+  Erase(id);
+  return true;
+}
+
 Status Registry::Resync() {
   if (!store_ || store_error_.ok()) return Status::Ok();
   Status s = store_->ReplaceAll(Snapshot());

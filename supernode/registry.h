@@ -51,6 +51,8 @@ class Registry {
                                           Clock::time_point now);
   // Frees the listed daemons that are busy for `job`; returns how many were freed.
   size_t Release(const std::string& job, const std::vector<std::string>& ids);
+  // Forgets a daemon (its key was revoked): false when it was not registered.
+  bool Remove(const std::string& id);
 
   size_t size() const { return entries_.size(); }
   size_t free_count() const;

@@ -4,12 +4,14 @@
 #include <rocksdb/options.h>
 #include <rocksdb/write_batch.h>
 
+#include "core/hex.h"
 #include "storage/rocksdb_support.h"
 
 namespace aiac::supernode {
 namespace {
 
 constexpr std::string_view kPrefix = "daemon/";
+constexpr std::string_view kTokenPrefix = "token/";
 constexpr const char* kWhat = "registry store";
 
 }  // namespace
@@ -50,6 +52,22 @@ Status RocksDbRegistryStore::Put(const DaemonRecord& record) {
   w.sync = true;
   return Track(storage::FromRocks(db_->Put(w, std::string(kPrefix) + record.id, Encode(record)),
                                   "store daemon " + record.id));
+}
+
+Result<bool> RocksDbRegistryStore::Claim(const std::string& token_id) {
+  const std::string key = std::string(kTokenPrefix) + Hex(token_id);
+  std::string ignored;
+  const rocksdb::Status found = db_->Get(rocksdb::ReadOptions(), key, &ignored);
+  if (found.ok()) return false;
+  if (!found.IsNotFound()) {
+    AIAC_RETURN_IF_ERROR(storage::FromRocks(found, "read the used enrollment tokens"));
+  }
+  AIAC_RETURN_IF_ERROR(Writable());
+  rocksdb::WriteOptions w;
+  w.sync = true;
+  AIAC_RETURN_IF_ERROR(
+      Track(storage::FromRocks(db_->Put(w, key, ""), "record a used enrollment token")));
+  return true;
 }
 
 Status RocksDbRegistryStore::Delete(const std::string& id) {

@@ -1,5 +1,6 @@
 // Where a super-node keeps its registry so that a restart loses nothing: an interface, and its
-// RocksDB implementation (one key per daemon, "daemon/<id>", synced writes).
+// RocksDB implementation (one key per daemon, "daemon/<id>", synced writes), which also keeps
+// the enrollment tokens redeemed here ("token/<hex id>", supernode/enroller.h).
 //
 // Storage faults are errors, never aborts: RocksDB asserts when it is asked to write again after
 // a failed write, so the RocksDB store checks its filesystem before every write
@@ -16,6 +17,7 @@
 
 #include "core/status.h"
 #include "supernode/daemon_record.h"
+#include "supernode/enroller.h"
 
 namespace rocksdb {
 class DB;
@@ -35,7 +37,7 @@ class RegistryStore {
   virtual Status ReplaceAll(const std::vector<DaemonRecord>& records) = 0;
 };
 
-class RocksDbRegistryStore final : public RegistryStore {
+class RocksDbRegistryStore final : public RegistryStore, public UsedTokens {
  public:
   // Opens (creating if needed) the database in `dir`; refused at once when CheckWritable fails.
   static Result<std::unique_ptr<RocksDbRegistryStore>> Open(const std::string& dir);
@@ -45,6 +47,7 @@ class RocksDbRegistryStore final : public RegistryStore {
   Status Delete(const std::string& id) override;
   Result<std::vector<DaemonRecord>> LoadAll() override;
   Status ReplaceAll(const std::vector<DaemonRecord>& records) override;
+  Result<bool> Claim(const std::string& token_id) override;
 
   // Warnings RocksDB gave while recovering its write-ahead log at Open (for example "dropping
   // 11600 bytes; Corruption: truncated record body"): each means records were lost.

@@ -7,7 +7,8 @@ namespace aiac::supernode {
 
 void DeclareSupernodeOptions(OptionSet& set, SupernodeOptions& o) {
   set.Section("supernode");
-  set.Text("id", o.id, "name shown to peers and daemons").Default("`sn-PORT`");
+  set.Text("id", o.id, "name shown to peers and daemons; must be the one its certificate names")
+      .Default("the certificate's");
   set.Text("listen", o.listen, "HOST:PORT to listen on; port 0 = any free port");
   set.List("peers", o.peers,
            "other super-nodes; they exchange registry digests every `digest_interval_ms`")

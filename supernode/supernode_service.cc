@@ -29,7 +29,7 @@ size_t FreeIn(const std::vector<DaemonRecord>& view) {
 }  // namespace
 
 SupernodeService::SupernodeService(asio::io_context& io, SupernodeOptions options,
-                                   Registry& registry, Logger log)
+                                   Registry& registry, Logger log, UsedTokens* used_tokens)
     : io_(io),
       options_(std::move(options)),
       registry_(registry),
@@ -38,6 +38,10 @@ SupernodeService::SupernodeService(asio::io_context& io, SupernodeOptions option
               [this](net::ConnectionPtr conn) { return Serve(std::move(conn)); }),
       tasks_(io.get_executor()) {
   server_.set_id(options_.id);
+  const auto& identity = options_.net.identity;
+  if (identity && identity->certificate.enroller && used_tokens) {
+    enroller_.emplace(identity, *used_tokens);
+  }
 }
 
 SupernodeService::~SupernodeService() { Close(); }
@@ -72,6 +76,10 @@ awaitable<void> SupernodeService::Stop() {
 }
 
 awaitable<void> SupernodeService::Serve(net::ConnectionPtr conn) {
+  if (conn->peer().enrolling) {
+    co_await ServeEnrollment(conn);
+    co_return;
+  }
   switch (conn->peer().role) {
     case proto::Role::DAEMON:
       co_await ServeDaemon(conn);
@@ -118,9 +126,11 @@ awaitable<void> SupernodeService::ServeDaemon(net::ConnectionPtr conn) {
       log_->info("daemon {} {} at {} (cluster {}, power {:.2f}, {} cores)", rec.id,
                  known ? "re-registered" : "registered", rec.address, rec.cluster, rec.power,
                  rec.cores);
+      daemon_keys_[rec.id] = conn->peer().public_key;
       WakeHeld();
       conn->SendEnvelope(
           [&](proto::Envelope::Builder e) { e.initRegisterAck().setSupernodeId(options_.id); });
+      SendRevocations(*conn);
     } else if (env.isHeartbeat()) {
       const bool known = registry_.Heartbeat(conn->peer().id, env.getHeartbeat().getBusy(), now);
       conn->SendEnvelope([&](proto::Envelope::Builder e) { e.initHeartbeatAck().setKnown(known); });
@@ -133,6 +143,7 @@ awaitable<void> SupernodeService::ServeDaemon(net::ConnectionPtr conn) {
 }
 
 awaitable<void> SupernodeService::ServeSpawner(net::ConnectionPtr conn) {
+  SendRevocations(*conn);
   for (;;) {
     auto msg = co_await conn->Receive();
     if (!msg.ok()) co_return;
@@ -226,6 +237,7 @@ awaitable<void> SupernodeService::ServePeer(net::ConnectionPtr conn) {
   link.id = conn->peer().id;
   log_->info("linked with super-node {}", conn->Describe());
   SendDigest(link);
+  SendRevocations(*conn);
   for (;;) {
     auto msg = co_await conn->Receive();
     if (!msg.ok()) break;
@@ -235,6 +247,9 @@ awaitable<void> SupernodeService::ServePeer(net::ConnectionPtr conn) {
       for (auto d : env.getRegistryDigest().getDaemons()) view.push_back(FromProto(d));
       peers_[conn.get()].view = std::move(view);
       WakeHeld();
+    } else if (env.isRevocations()) {
+      OfferRevocations(net::ReadRevocationList(env.getRevocations()),
+                       "super-node " + conn->peer().id, conn.get());
     } else if (env.isRequestDaemons()) {
       auto req = env.getRequestDaemons();
       const uint64_t request_id = req.getRequestId();
@@ -318,6 +333,7 @@ awaitable<void> SupernodeService::Housekeeping() {
                  options_.grant_lease.count());
     }
     WatchStore();
+    ReloadRevocationFile();
     for (auto& [key, link] : peers_) SendDigest(link);
   }
 }

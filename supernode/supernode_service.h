@@ -12,11 +12,19 @@
 // release daemons, only super-nodes exchange digests and forward grants. Anything else closes
 // the connection with one log line.
 //
+// Trust (docs/security.md): an enroller super-node certifies daemons that come to enroll with a
+// one-time token (supernode/enroller.h); every super-node adopts the newest revocation list of
+// each authority, from its revocation file (re-read when it changes) or from a peer, writes it
+// back to that file, passes it on to its peers, daemons and spawners, closes the connections of
+// revoked peers and forgets revoked daemons.
+//
 // Runs on one io_context thread; Stop() closes every connection and ends every coroutine.
 #pragma once
 
+#include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include "core/endpoint.h"
@@ -25,6 +33,7 @@
 #include "net/reply_slot.h"
 #include "net/server.h"
 #include "net/task_group.h"
+#include "supernode/enroller.h"
 #include "supernode/registry.h"
 #include "supernode/supernode_options.h"
 
@@ -32,8 +41,9 @@ namespace aiac::supernode {
 
 class SupernodeService {
  public:
+  // `used_tokens` (may be null: no enrollment) records redeemed enrollment tokens.
   SupernodeService(net::asio::io_context& io, SupernodeOptions options, Registry& registry,
-                   Logger log);
+                   Logger log, UsedTokens* used_tokens = nullptr);
   ~SupernodeService();
 
   // Binds the listener and starts serving. Returns the bound endpoint.
@@ -59,6 +69,17 @@ class SupernodeService {
   net::awaitable<void> ServeDaemon(net::ConnectionPtr conn);
   net::awaitable<void> ServeSpawner(net::ConnectionPtr conn);
   net::awaitable<void> ServePeer(net::ConnectionPtr conn);
+  // An enrolling daemon (net::PeerIdentity::enrolling): one Enroll, one Enrolled, closed.
+  net::awaitable<void> ServeEnrollment(net::ConnectionPtr conn);
+  // Revocation lists: adopts `list` (from `source`, for the log) when newer, then writes it to
+  // the revocation file, passes it to every connection but `from`, closes revoked peers and
+  // forgets revoked daemons.
+  void OfferRevocations(const net::RevocationList& list, const std::string& source,
+                        const net::Connection* from);
+  // Sends every list held to `conn`.
+  void SendRevocations(net::Connection& conn);
+  // Adopts the revocation file's list when the file changed since the last look.
+  void ReloadRevocationFile();
   net::awaitable<void> DialPeer(Endpoint peer);
   net::awaitable<void> Housekeeping();
   // Logs once when the registry store fails, and resyncs it once it takes writes again.
@@ -78,6 +99,9 @@ class SupernodeService {
 
   net::asio::io_context& io_;
   SupernodeOptions options_;
+  std::optional<Enroller> enroller_;  // when this super-node's certificate says it enrolls
+  std::filesystem::file_time_type revocation_file_seen_{};
+  std::map<std::string, std::string> daemon_keys_;  // registered here: id -> certified key
   Registry& registry_;
   Logger log_;
   net::Server server_;

@@ -1,10 +1,14 @@
 #include "net/connection.h"
 
+#include <openssl/ssl.h>
+
 #include <algorithm>
 #include <vector>
 
 #include "core/hex.h"
+#include "net/capnp_bytes.h"
 #include "net/describe_exception.h"
+#include "net/identity.h"
 #include "net/message_parts.h"
 #include "net/random.h"
 #include "net/tls.h"
@@ -306,21 +310,52 @@ awaitable<Status> Connection::HandshakeSteps(proto::Role role, const std::string
     }
   }
   secured_ = true;
+  const NodeIdentity* identity = options_.identity.get();
+  if (identity && !identity->enrolling() &&
+      (identity->certificate.id != id || identity->certificate.role != role)) {
+    co_return Internal(std::string("this process speaks as ") + RoleName(role) + " " + id +
+                       " but its certificate names " + RoleName(identity->certificate.role) + " " +
+                       identity->certificate.id);
+  }
+  std::string exporter = Exporter();
   SendEnvelope([&](proto::Envelope::Builder env) {
     auto hello = env.initHello();
     hello.setVersion(kProtocolVersion);
     hello.setRole(role);
     hello.setNodeId(id);
+    if (identity) {
+      if (identity->enrolling()) {
+        hello.setEnrollKey(AsBytes(identity->key.PublicKey()));
+      } else {
+        FillCertificate(identity->certificate, hello.initCertificate());
+      }
+      hello.setBinding(AsBytes(identity->key.Sign(BindingBytes(side_ == Side::kClient, exporter))));
+    }
   });
-  co_return co_await CheckHello(role, id, expect);
+  co_return co_await CheckHello(role, id, expect, std::move(exporter));
+}
+
+std::string Connection::Exporter() {
+  if (!encrypted()) return "";
+  std::string out(32, '\0');
+  const int ok = SSL_export_keying_material(
+      stream_.native_handle(), reinterpret_cast<unsigned char*>(out.data()), out.size(),
+      kExporterLabel.data(), kExporterLabel.size(), nullptr, 0, 0);
+  AIAC_CHECK(ok == 1);
+  return out;
 }
 
 awaitable<Status> Connection::CheckHello(proto::Role own_role, const std::string& own_id,
-                                         std::optional<proto::Role> expect) {
+                                         std::optional<proto::Role> expect, std::string exporter) {
   auto first = co_await Receive();
   if (!first.ok()) co_return first.status();
   auto envelope = (*first)->root();
-  auto peer = ValidateHello(envelope, own_role, own_id, expect);
+  std::optional<ChannelCheck> check;
+  if (options_.identity) {
+    check = ChannelCheck{&options_.identity->trust, std::move(exporter), side_ == Side::kServer,
+                         UnixNow(), options_.accept_enrollment};
+  }
+  auto peer = ValidateHello(envelope, own_role, own_id, expect, check ? &*check : nullptr);
   if (!peer.ok()) {
     // A peer that refused us gets no Refuse back; everyone else learns why.
     if (!envelope.isRefuse()) Refuse("handshake: " + peer.status().message());

@@ -33,12 +33,14 @@
 
 namespace aiac::net {
 
-// 2: TLS 1.3 PSK transport (1 was an HMAC exchange in plaintext).
-inline constexpr uint32_t kProtocolVersion = 2;
+// 3: certificates and channel binding in the Hello (2: TLS 1.3 PSK transport; 1 was an HMAC
+// exchange in plaintext).
+inline constexpr uint32_t kProtocolVersion = 3;
 // Largest frame accepted before the peer's Hello has been checked.
 inline constexpr size_t kPreAuthFrameBytes = 4096;
 
 class TlsContext;
+struct NodeIdentity;
 
 // Which end of the TCP connection this is: the dialler is the TLS client.
 enum class Side { kClient, kServer };
@@ -64,6 +66,22 @@ struct NetOptions {
   // TLS contexts made from cluster_key once per process (FinishNetOptions). When null, each
   // connection derives its own, which is correct but slower.
   std::shared_ptr<const TlsContext> tls;
+  // This process's key, certificate and trusted authorities (net/identity.h), loaded by
+  // FinishNetOptions from the four options below. With one, every Hello carries the
+  // certificate and its channel binding, and a peer without a valid one is refused. Null only
+  // in tests and benchmarks that build NetOptions themselves: no binary runs without one.
+  std::shared_ptr<const NodeIdentity> identity;
+  std::vector<std::string> authority_keys;  // 64 hex each
+  std::string identity_key_file;
+  std::string certificate_file;
+  std::vector<std::string> revoked_keys;  // 64 hex each: node or authority keys
+  // A signed revocation list file (net/revocation.h) read at start; a newer one adopted later
+  // is written back to it. Default: none.
+  std::string revocation_file;
+  // An enroller super-node's: a daemon with no certificate may connect to enroll (its Hello
+  // offers a key instead), and do nothing else. Set by the super-node when its certificate
+  // says it is an enroller. Default: false.
+  bool accept_enrollment = false;
   Transport transport = Transport::kTls;
   FrameLimits limits;
   // The process's memory budget for what peers declare they will send (core/memory_budget.h),
@@ -138,7 +156,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   awaitable<Status> HandshakeSteps(proto::Role role, const std::string& id,
                                    std::optional<proto::Role> expect);
   awaitable<Status> CheckHello(proto::Role own_role, const std::string& own_id,
-                               std::optional<proto::Role> expect);
+                               std::optional<proto::Role> expect, std::string exporter);
+  // This TLS session's exporter value for Hello bindings (net/identity.h); empty in plaintext.
+  std::string Exporter();
   awaitable<void> WriterLoop();
   // Writes one frame to the stream.
   awaitable<error_code> Write(kj::Array<capnp::word> frame);

@@ -6,7 +6,9 @@
 
 #include "core/names.h"
 #include "core/printable.h"
+#include "net/capnp_bytes.h"
 #include "net/connection.h"
+#include "net/identity.h"
 
 namespace aiac::net {
 namespace {
@@ -16,8 +18,52 @@ bool KnownRole(proto::Role role) {
          role == proto::Role::SPAWNER;
 }
 
+bool BindingVerifies(proto::Hello::Reader hello, std::string_view key, const ChannelCheck& check) {
+  return Ed25519Verify(key, BindingBytes(check.peer_is_client, check.exporter),
+                       AsString(hello.getBinding()));
+}
+
+// The peer of a Hello that claims `role` and `id`, checked (ValidateHello): its certificate, or
+// its enrollment key where enrolling is allowed.
+Result<PeerIdentity> CheckCertificate(proto::Hello::Reader hello, proto::Role role,
+                                      std::string_view id, const ChannelCheck& check) {
+  if (!hello.hasCertificate() && hello.hasEnrollKey()) {
+    if (!check.accept_enrollment || role != proto::Role::DAEMON) {
+      return Unauthenticated(
+          "the peer has no certificate and comes to enroll, which only an "
+          "enroller super-node takes");
+    }
+    const std::string key = AsString(hello.getEnrollKey());
+    if (key.size() != kEd25519PublicKeyBytes || !BindingVerifies(hello, key, check)) {
+      return Unauthenticated(
+          "the enrolling peer's Hello is not bound to this connection by "
+          "the key it offers");
+    }
+    return PeerIdentity{role, std::string(id), key, /*enrolling=*/true};
+  }
+  if (!hello.hasCertificate()) {
+    return Unauthenticated(
+        "the peer shows no certificate (this node requires one: "
+        "authority_keys)");
+  }
+  const Certificate cert = ReadCertificate(hello.getCertificate());
+  AIAC_RETURN_IF_ERROR(VerifyCertificate(cert, *check.trust, check.now));
+  if (cert.role != role || cert.id != id) {
+    return Unauthenticated(std::string("the peer claims to be ") + RoleName(role) + " " +
+                           Printable(id, 128) + " but its certificate names " +
+                           RoleName(cert.role) + " " + Printable(cert.id, 128));
+  }
+  if (!BindingVerifies(hello, cert.public_key, check)) {
+    return Unauthenticated(
+        "the peer's Hello is not bound to this connection by its certified "
+        "key (relayed or reflected)");
+  }
+  return PeerIdentity{role, std::string(id), cert.public_key};
+}
+
 Result<PeerIdentity> Validate(proto::Envelope::Reader env, proto::Role own_role,
-                              std::string_view own_id, std::optional<proto::Role> expect) {
+                              std::string_view own_id, std::optional<proto::Role> expect,
+                              const ChannelCheck* check) {
   if (env.isRefuse()) {
     return Unauthenticated("refused: " + Printable(env.getRefuse().getReason().cStr(), 200));
   }
@@ -45,7 +91,8 @@ Result<PeerIdentity> Validate(proto::Envelope::Reader env, proto::Role own_role,
     return Unauthenticated(std::string("expected a ") + RoleName(*expect) + ", not a " +
                            RoleName(role));
   }
-  return PeerIdentity{role, std::string(id)};
+  if (check) return CheckCertificate(hello, role, id, *check);
+  return PeerIdentity{role, std::string(id), ""};
 }
 
 }  // namespace
@@ -63,9 +110,10 @@ const char* RoleName(proto::Role role) {
 }
 
 Result<PeerIdentity> ValidateHello(proto::Envelope::Reader envelope, proto::Role own_role,
-                                   std::string_view own_id, std::optional<proto::Role> expect) {
+                                   std::string_view own_id, std::optional<proto::Role> expect,
+                                   const ChannelCheck* check) {
   try {
-    return Validate(envelope, own_role, own_id, expect);
+    return Validate(envelope, own_role, own_id, expect, check);
   } catch (const kj::Exception& e) {
     return ProtocolError("malformed hello: " + Printable(e.getDescription().cStr(), 200));
   }

@@ -27,9 +27,18 @@ void DeclareNetOptions(OptionSet& set, NetOptions& options);
 void DeclareServerLimits(OptionSet& set, ServerLimits& limits);
 
 // Loads the key file if one was named, refuses a missing, short or placeholder key, checks the
-// limits, and builds the TLS context once for every connection of the process. Each error is one
-// line that says how to fix it.
-Status FinishNetOptions(NetOptions& options);
+// limits, builds the TLS context once for every connection of the process, and loads this
+// process's identity as `role` (unless one is set already, as `run --local` does): the
+// authorities (authority_keys, at least one), the revoked keys (revoked_keys, and the list in
+// revocation_file when the file exists), the identity key (made when missing) and its
+// certificate, which must verify and be for `role`. When there is no certificate yet and
+// `may_enroll` (a daemon given an enrollment token), the identity is an enrolling one
+// (NodeIdentity::enrolling). Each error is one line that says how to fix it.
+Status FinishNetOptions(NetOptions& options, proto::Role role, bool may_enroll = false);
+
+// The node id a process speaks as: the one its certificate names. `id` empty: set to it; another
+// id: InvalidArgument naming both.
+Status AdoptCertifiedId(const NetOptions& options, std::string& id);
 
 // The checks on a key alone (not empty, not the placeholder, at least kMinKeyBytes, at least
 // kMinKeyEntropyBits by KeyEntropyBits).

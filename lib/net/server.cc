@@ -76,6 +76,25 @@ void Server::Close() {
   for (auto& c : conns) c->Close();
 }
 
+std::vector<ConnectionPtr> Server::Authenticated() const {
+  std::vector<ConnectionPtr> out;
+  for (const auto& c : connections_) {
+    if (c->authenticated() && c->is_open()) out.push_back(c);
+  }
+  return out;
+}
+
+size_t Server::CloseRevoked(const RevokedKeys& revoked) {
+  size_t closed = 0;
+  for (const auto& c : Authenticated()) {
+    if (c->peer().public_key.empty() || !revoked.Contains(c->peer().public_key)) continue;
+    log_->warn("closed {}: its key is revoked", c->Describe());
+    c->Refuse("your key is revoked");
+    ++closed;
+  }
+  return closed;
+}
+
 namespace {
 
 // The oldest entry of `in` (from `address` only, when given) that began before `before`.

@@ -41,6 +41,7 @@
 #include "core/logging.h"
 #include "net/connection.h"
 #include "net/describe_exception.h"
+#include "net/revocation.h"
 #include "net/task_group.h"
 
 namespace aiac::net {
@@ -96,6 +97,11 @@ class Server {
   // A connection this process dialled: Stop() closes it too. Untrack when it is done.
   void Track(const ConnectionPtr& conn) { connections_.insert(conn); }
   void Untrack(const ConnectionPtr& conn) { connections_.erase(conn); }
+  // The authenticated connections open now (accepted or Track()ed), to tell them something.
+  std::vector<ConnectionPtr> Authenticated() const;
+  // Closes, with one log line each, the authenticated connections whose peer's key `revoked`
+  // now holds (a revocation list was adopted): how many.
+  size_t CloseRevoked(const RevokedKeys& revoked);
   // Connections open, silent ones included.
   size_t open_connections() const { return connections_.size() + silent_.size(); }
   // Accepted connections that have sent nothing yet, and those in their handshake.

@@ -30,11 +30,39 @@ struct DaemonInfo {
 # --- handshake (first frames of every connection, both directions) ---
 # Sent inside TLS (net/tls.h), after the PSK handshake proved the key.
 struct Hello {
-  version @0 :UInt32;       # kProtocolVersion (2)
+  version @0 :UInt32;       # kProtocolVersion (3)
   role @1 :Role;
   nodeId @2 :Text;          # core/names.h: 1-128 characters of [A-Za-z0-9._:@+-]
   nonce @3 :Data;           # unused since protocol 2 (TLS carries the freshness)
+  certificate @4 :Certificate;  # (protocol 3) the sender's, issued by a deployment authority
+  binding @5 :Data;         # Ed25519 by the certificate's key over the TLS channel (net/identity.h)
+  # A daemon that has no certificate yet and comes to enroll (net/enrollment_token.h): its new
+  # public key, which `binding` is made with; only an enroller super-node accepts it, for an
+  # Enroll alone.
+  enrollKey @6 :Data;
 }
+# Binds a node id and role to a public key, signed by an authority key or, for a daemon, by an
+# enroller super-node whose own certificate comes along as `issuer` (net/certificate.h).
+struct Certificate {
+  id @0 :Text;
+  role @1 :Role;
+  publicKey @2 :Data;       # Ed25519, 32 bytes
+  expires @3 :Int64;        # Unix time, seconds
+  signature @4 :Data;       # by the authority or the issuer, over the fields (net/certificate.h)
+  enroller @5 :Bool;        # a super-node that may certify enrolling daemons
+  issuer @6 :Certificate;   # the enroller's certificate, when an enroller signed this one
+}
+# Keys an authority no longer believes (net/revocation.h); super-nodes pass the newest on.
+struct RevocationList {
+  authority @0 :Data;
+  serial @1 :UInt64;
+  keys @2 :List(Data);
+  signature @3 :Data;
+}
+# An enrolling daemon to an enroller super-node: the operator's one-time token. The answer
+# certifies the key of the daemon's Hello under the id the token names.
+struct Enroll { token @0 :Text; }
+struct Enrolled { certificate @0 :Certificate; error @1 :Text; }
 struct Auth {
   mac @0 :Data;             # unused since protocol 2 (was the HMAC proof of protocol 1)
 }
@@ -107,6 +135,25 @@ struct AssignTask {
   # TaskProgress to the coordinator, which passes its group's on to the spawner in one
   # GroupReports per progress period. Empty: reports go straight to the spawner.
   group @22 :List(Neighbour);
+  # The spawner's grant of this (task, incarnation) to this daemon (checkpoint/proof.h): what
+  # its checkpoints are signed under, and what lets it read them back from the backups.
+  capability @23 :TaskCapability;
+}
+# Signed by the job's spawner: `daemonId`, whose certified key is `daemonKey`, runs incarnation
+# `incarnation` of task `task` of `job`.
+struct TaskCapability {
+  job @0 :Text;
+  task @1 :UInt32;
+  incarnation @2 :UInt64;
+  daemonId @3 :Text;
+  daemonKey @4 :Data;
+  signature @5 :Data;
+}
+# What makes a checkpoint believable: the capability of the daemon that made it, and that
+# daemon's signature over the checkpoint's job, task, incarnation, iteration and SHA-256.
+struct CheckpointProof {
+  capability @0 :TaskCapability;
+  signature @1 :Data;
 }
 # A chunk of a task's data (spawner -> daemon), for data too large for one frame: chunks of one
 # task go in order (offset 0 first), each well under the frame limit, then the AssignTask.
@@ -278,6 +325,7 @@ struct CheckpointPut {
   state @3 :Data;
   incarnation @4 :UInt64;
   checksum @5 :UInt32;      # CRC32C of state, computed where the task ran
+  proof @6 :CheckpointProof;
 }
 # A backup's answer to CheckpointPut: stored, or why not (`stored` false and `error` empty:
 # older than the checkpoints it keeps).
@@ -289,7 +337,8 @@ struct CheckpointAck {
   stored @4 :Bool;
   error @5 :Text;
 }
-struct CheckpointGet { job @0 :Text; task @1 :UInt32; }
+# `capability`: the asker's, for the task's incarnation it runs now.
+struct CheckpointGet { job @0 :Text; task @1 :UInt32; capability @2 :TaskCapability; }
 struct CheckpointData {
   job @0 :Text;
   task @1 :UInt32;
@@ -299,6 +348,7 @@ struct CheckpointData {
   incarnation @5 :UInt64;
   checksum @6 :UInt32;
   error @7 :Text;           # not found because the asker may not read it (yet)
+  proof @8 :CheckpointProof;
 }
 struct Migrate {
   job @0 :Text;
@@ -361,5 +411,8 @@ struct Envelope {
     linkAck @37 :LinkAck;
     linkProbe @38 :LinkProbe;
     groupReports @39 :GroupReports;
+    revocations @40 :RevocationList;
+    enroll @41 :Enroll;
+    enrolled @42 :Enrolled;
   }
 }

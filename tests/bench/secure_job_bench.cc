@@ -21,6 +21,7 @@
 #include "spawner/app_loader.h"
 #include "spawner/job_runner.h"
 #include "supernode/supernode_service.h"
+#include "support/identities.h"
 
 using namespace aiac;
 namespace asio = net::asio;
@@ -40,11 +41,18 @@ Outcome RunJob(net::Transport transport, const std::string& dir, const std::stri
   net.cluster_key = "secure-job-bench-key-0123456789";
   net.transport = transport;
   net.tls = *net::TlsContext::Make(net.cluster_key);
+  // Every process certified, as on a real platform: both runs pay for the identities alike.
+  const testing::TestAuthority authority;
+  auto member = [&](const std::string& id, proto::Role role) {
+    net::NetOptions o = net;
+    o.identity = authority.Identity(id, role);
+    return o;
+  };
 
   asio::io_context io;
   supernode::SupernodeOptions sn_options;
   sn_options.id = "sn-bench";
-  sn_options.net = net;
+  sn_options.net = member(sn_options.id, proto::Role::SUPERNODE);
   supernode::Registry registry(sn_options.id, nullptr);
   supernode::SupernodeService service(io, sn_options, registry, log);
   auto sn = service.Start(Endpoint{"127.0.0.1", 0});
@@ -54,8 +62,9 @@ Outcome RunJob(net::Transport transport, const std::string& dir, const std::stri
   std::vector<std::unique_ptr<daemon::SupernodeLink>> links;
   for (int i = 0; i < daemons; ++i) {
     const std::string id = "d" + std::to_string(i + 1);
+    const net::NetOptions daemon_net = member(id, proto::Role::DAEMON);
     daemon::TaskHostOptions options{id,
-                                    net,
+                                    daemon_net,
                                     std::chrono::milliseconds(250),
                                     dir + "/" + tag + "-" + id + "/plugins",
                                     {{}, true},
@@ -71,8 +80,9 @@ Outcome RunJob(net::Transport transport, const std::string& dir, const std::stri
     daemon::SelfDescription self{id, bound->ToString(), "default", 1.0, 1};
     daemon::TaskHost* h = host.get();
     links.push_back(std::make_unique<daemon::SupernodeLink>(
-        io.get_executor(), std::vector<Endpoint>{*sn}, self, net, std::chrono::milliseconds(1000),
-        log, [h] { return h->busy(); }, [](Status) {}));
+        io.get_executor(), std::vector<Endpoint>{*sn}, self, daemon_net,
+        std::chrono::milliseconds(1000), log, [h] { return h->busy(); }, [](Status) {},
+        [](const net::RevocationList&) {}));
     links.back()->Start();
     hosts.push_back(std::move(host));
   }
@@ -82,7 +92,7 @@ Outcome RunJob(net::Transport transport, const std::string& dir, const std::stri
   auto app = spawner::LoadAndPrepare(*job, spawner::DefaultPluginDir());
   if (!app.ok()) return {-1, "failed", app.status().message()};
   spawner::SpawnerOptions sp;
-  sp.net = net;
+  sp.net = member("spawner-bench", proto::Role::SPAWNER);
   sp.progress = std::chrono::milliseconds(60000);
   spawner::JobRunner runner(*job, *app, sp, spawner::RunSettings{}, log);
   spawner::RunSummary summary;

@@ -13,7 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "net/connection.h"
+#include "net/identity.h"
 #include "runtime/code_signing.h"
+#include "support/identities.h"
 #include "support/processes.h"
 
 namespace aiac::testing {
@@ -29,6 +32,7 @@ class ClusterFixture : public ::testing::Test {
     setenv("TMPDIR", dir_.path().c_str(), 1);
     WriteFile(dir_ / "key.toml", std::string("cluster_key = \"") + kClusterKey + "\"\n");
     WriteFile(dir_ / "wrong.toml", "cluster_key = \"not-the-key-0123456789\"\n");
+    std::filesystem::create_directories(dir_ / "ids");
     auto publisher = runtime::SigningKey::Generate();
     EXPECT_TRUE(publisher.ok()) << publisher.status().message();
     if (publisher.ok()) {
@@ -38,23 +42,55 @@ class ClusterFixture : public ::testing::Test {
     }
   }
 
-  // Daemons refuse unsigned plugins (docs/security.md), so a fixture platform signs as a real one
-  // does: the daemons it starts trust the fixture's publisher key, and the hand-run spawners sign
-  // with it. A test that chooses its own trust passes `--trusted-key` or
-  // `--allow-unsigned-plugins` to a daemon, or `--signing-key-file` to a spawner; `--local` runs
-  // sign with their own throwaway key.
+  // A fixture platform is set up as a real one is (docs/security.md):
+  // - every process has an identity certified by the fixture's authority: a key and a
+  //   certificate in dir_/ids, for its --id (a super-node or daemon) or "spawner" (every
+  //   hand-run spawner), and believes that authority (--authority-key);
+  // - daemons run only signed plugins: they trust the fixture's publisher key, and the hand-run
+  //   spawners sign with it.
+  // A test that chooses for itself passes the flag concerned (`--identity-key-file`,
+  // `--trusted-key` or `--allow-unsigned-plugins` to a daemon, `--signing-key-file` to a
+  // spawner); `--local` runs make their own.
   std::vector<std::string> Signed(const std::string& binary, std::vector<std::string> args) const {
     auto has = [&](const char* flag) {
       return std::find(args.begin(), args.end(), flag) != args.end();
     };
+    const bool run = binary == "aiac-spawner" && !args.empty() && args[0] == "run";
     if (binary == "aiac-daemon" && !has("--trusted-key") && !has("--allow-unsigned-plugins")) {
       args.insert(args.end(), {"--trusted-key", publisher_pub_});
-    } else if (binary == "aiac-spawner" && !args.empty() && args[0] == "run" && !has("--local") &&
-               !has("--signing-key-file")) {
+    } else if (run && !has("--local") && !has("--signing-key-file")) {
       args.insert(args.end(), {"--signing-key-file", dir_ / "publisher.key"});
+    }
+    if ((binary != "aiac-spawner" || (run && !has("--local"))) && !has("--identity-key-file")) {
+      auto id = std::find(args.begin(), args.end(), "--id");
+      const std::string name = id != args.end() && id + 1 != args.end() ? *(id + 1) : "spawner";
+      const proto::Role role = binary == "aiac-supernode" ? proto::Role::SUPERNODE
+                               : binary == "aiac-daemon"  ? proto::Role::DAEMON
+                                                          : proto::Role::SPAWNER;
+      const auto [key, cert] = IdentityFiles(name, role);
+      args.insert(args.end(), {"--identity-key-file", key, "--certificate-file", cert,
+                               "--authority-key", authority_.PublicHex()});
     }
     return args;
   }
+  // The key and certificate files of `name` as `role` in dir_/ids, made at the first call.
+  std::pair<std::string, std::string> IdentityFiles(const std::string& name,
+                                                    proto::Role role) const {
+    const std::string key = dir_ / ("ids/" + name + ".key"),
+                      cert = dir_ / ("ids/" + name + ".cert");
+    if (!std::filesystem::exists(cert)) {
+      Status made =
+          net::WriteNewIdentity(authority_.key(), name, role, net::UnixNow() + 86400, key, cert);
+      EXPECT_TRUE(made.ok()) << made.message();
+    }
+    return {key, cert};
+  }
+  // The network options of a process that holds the cluster key and a certificate of the
+  // fixture's authority for `id` as `role`: a member of the platform, as tests play one.
+  net::NetOptions Member(const std::string& id, proto::Role role) const {
+    return authority_.Member(kClusterKey, id, role);
+  }
+
   spawner::ChildProcess Start(const std::string& binary, const std::vector<std::string>& args,
                               const std::string& log) const {
     return testing::Start(binary, Signed(binary, args), log);
@@ -129,6 +165,7 @@ class ClusterFixture : public ::testing::Test {
 
   TempDir dir_;
   std::string publisher_pub_;  // the public half of dir_/publisher.key
+  TestAuthority authority_;    // certifies every process of the platform
   std::optional<std::string> saved_tmpdir_;
   std::map<std::string, spawner::ChildProcess> procs_;
 };

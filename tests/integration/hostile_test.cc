@@ -174,16 +174,15 @@ TEST_F(HostileTest, DeclaredSizesShareOneBudgetAcrossConnections) {
   const std::string sn = StartSupernode("sn1", {"--memory-budget-mb", "100"});
   auto ep = ParseEndpoint(sn);
   ASSERT_TRUE(ep.ok());
-  net::NetOptions opts;
-  opts.cluster_key = kClusterKey;
   asio::io_context io;
   std::vector<net::ConnectionPtr> held;
   asio::co_spawn(
       io,
       [&]() -> net::awaitable<void> {
         for (int c = 0; c < 8; ++c) {
-          auto conn = co_await net::Dial(*ep, opts, proto::Role::DAEMON,
-                                         "d-member" + std::to_string(c), proto::Role::SUPERNODE);
+          const std::string id = "d-member" + std::to_string(c);
+          auto conn = co_await net::Dial(*ep, Member(id, proto::Role::DAEMON), proto::Role::DAEMON,
+                                         id, proto::Role::SUPERNODE);
           if (!conn.ok()) co_return;
           const std::string bytes(1024, 'm');
           capnp::MallocMessageBuilder message;
@@ -375,15 +374,13 @@ TEST_F(HostileTest, MembersMayOnlyDoWhatTheirRoleAllows) {
     const size_t p = l.find("listening on ") + 13;
     return *ParseEndpoint(l.substr(p, l.find(' ', p) - p));
   };
-  net::NetOptions member;
-  member.cluster_key = kClusterKey;
   asio::io_context io;
   std::vector<Status> outcomes;
   auto probe = [&](Endpoint to, proto::Role as, std::string id, proto::Role expect,
                    auto fill) -> net::awaitable<void> {
     net::RetryPolicy once;
     once.attempts = 1;
-    auto conn = co_await net::Dial(to, member, as, id, expect, once);
+    auto conn = co_await net::Dial(to, Member(id, as), as, id, expect, once);
     if (!conn.ok()) {
       outcomes.push_back(conn.status());
       co_return;
@@ -436,8 +433,8 @@ TEST_F(HostileTest, MembersMayOnlyDoWhatTheirRoleAllows) {
   auto forged = [&]() -> net::awaitable<void> {
     net::RetryPolicy once;
     once.attempts = 1;
-    auto conn = co_await net::Dial(address(task0), member, proto::Role::DAEMON, "d-evil4",
-                                   proto::Role::DAEMON, once);
+    auto conn = co_await net::Dial(address(task0), Member("d-evil4", proto::Role::DAEMON),
+                                   proto::Role::DAEMON, "d-evil4", proto::Role::DAEMON, once);
     if (!conn.ok()) co_return;
     (*conn)->SendEnvelope(relay(task0));
     auto reply = co_await (*conn)->Receive();

@@ -19,6 +19,7 @@
 #include "spawner/app_loader.h"
 #include "spawner/job_runner.h"
 #include "supernode/supernode_service.h"
+#include "support/identities.h"
 #include "support/test_support.h"
 
 namespace aiac {
@@ -43,7 +44,7 @@ class StopTest : public ::testing::Test {
   Endpoint StartSupernode() {
     supernode::SupernodeOptions options;
     options.id = "sn1";
-    options.net = net_;
+    options.net = Member("sn1", proto::Role::SUPERNODE);
     registry_.emplace(options.id, nullptr);
     supernode_ = std::make_unique<supernode::SupernodeService>(io_, options, *registry_, log_);
     return *supernode_->Start(Endpoint{"127.0.0.1", 0});
@@ -51,8 +52,9 @@ class StopTest : public ::testing::Test {
 
   Daemon StartDaemon(const std::string& id, const Endpoint& supernode) {
     // Unsigned plugins: this test is about stopping, not code signing.
-    daemon::TaskHostOptions options{id,         net_, 50ms, dir_ / (id + "/plugins"),
-                                    {{}, true}, {},   {},   {}};
+    const net::NetOptions net = Member(id, proto::Role::DAEMON);
+    daemon::TaskHostOptions options{id,         net, 50ms, dir_ / (id + "/plugins"),
+                                    {{}, true}, {},  {},   {}};
     auto store = checkpoint::RocksDbCheckpointStore::Open(dir_ / (id + "/checkpoints"));
     EXPECT_TRUE(store.ok()) << store.status().message();
     Daemon d;
@@ -64,10 +66,17 @@ class StopTest : public ::testing::Test {
     daemon::TaskHost* host = d.host.get();
     d.link = std::make_unique<daemon::SupernodeLink>(
         io_.get_executor(), std::vector<Endpoint>{supernode},
-        daemon::SelfDescription{id, bound->ToString(), "default", 1.0, 1}, net_, 100ms, log_,
-        [host] { return host->busy(); }, [](Status) {});
+        daemon::SelfDescription{id, bound->ToString(), "default", 1.0, 1}, net, 100ms, log_,
+        [host] { return host->busy(); }, [](Status) {}, [](const net::RevocationList&) {});
     d.link->Start();
     return d;
+  }
+
+  // The network options of process `id` of this platform: the key, and its own identity.
+  net::NetOptions Member(const std::string& id, proto::Role role) const {
+    net::NetOptions o = net_;
+    o.identity = authority_.Identity(id, role);
+    return o;
   }
 
   // Runs the loop until `done` holds; false after `limit` (a generous bound, never expected).
@@ -81,6 +90,7 @@ class StopTest : public ::testing::Test {
   }
 
   testing::TempDir dir_;
+  testing::TestAuthority authority_;
   Logger log_;
   net::NetOptions net_;
   asio::io_context io_;
@@ -104,7 +114,7 @@ TEST_F(StopTest, DaemonsStoppedMidTaskAndMidCheckpointAreGoneForGood) {
   auto app = spawner::LoadAndPrepare(*job, spawner::DefaultPluginDir());
   ASSERT_TRUE(app.ok()) << app.status().message();
   spawner::SpawnerOptions options;
-  options.net = net_;
+  options.net = Member("spawner", proto::Role::SPAWNER);
   options.spares = 1;
   options.failure_timeout = 60s;  // only Stop() ends a daemon here
   spawner::RunSettings settings;
