@@ -6,6 +6,7 @@
 #include <cmath>
 #include <set>
 
+#include "checkpoint/proof_wire.h"
 #include "core/endpoint.h"
 #include "core/hex.h"
 #include "core/names.h"
@@ -88,6 +89,14 @@ Result<Assignment> Parse(proto::AssignTask::Reader in, const runtime::PluginTrus
     return InvalidArgument("assign: tighten must be at least 1");
   }
   a.tighten = std::max(1.0, tighten);
+  if (in.hasCapability()) {
+    a.capability = checkpoint::ReadCapability(in.getCapability());
+    const checkpoint::TaskCapability& c = *a.capability;
+    if (c.job != a.job || c.task != a.task || c.incarnation != a.incarnation ||
+        c.daemon_id != self_id) {
+      return InvalidArgument("assign: the capability is for another task, incarnation or daemon");
+    }
+  }
   return a;
 }
 

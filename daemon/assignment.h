@@ -5,11 +5,13 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "app/app.h"
+#include "checkpoint/proof.h"
 #include "core/status.h"
 #include "proto/aiac.capnp.h"
 #include "runtime/code_signing.h"
@@ -41,14 +43,18 @@ struct Assignment {
   double tighten = 1;    // the job's local tests were tightened this much so far (>= 1)
   // DistPM's group, its coordinator first (report_group.h); empty: report to the spawner.
   std::vector<GroupMember> group;
+  // The spawner's grant of this (task, incarnation) to this daemon (checkpoint/proof.h); its
+  // signature is checked by the caller, which knows the spawner's key.
+  std::optional<checkpoint::TaskCapability> capability;
 };
 
 // Reads `in`. Refused (with a message for TaskReady.error): a job id or app name that fails
 // CheckName, a plugin hash that is not 32 bytes, a task or neighbour outside the job, a sender
 // or backup daemon id that fails CheckName, a backup that is this daemon, a hosted task that
 // is this task, a group that repeats a task, leaves this task out or names a bad address or
-// daemon id, and, unless `trust` allows unsigned plugins, a plugin hash not signed by one of
-// its keys (kUnauthenticated). `self_id` is named in messages.
+// daemon id, a capability for another job, task, incarnation or daemon than `self_id`, and,
+// unless `trust` allows unsigned plugins, a plugin hash not signed by one of its keys
+// (kUnauthenticated). `self_id` is named in messages.
 // Never throws: malformed text is kProtocol.
 Result<Assignment> ParseAssignment(proto::AssignTask::Reader in, const runtime::PluginTrust& trust,
                                    const std::string& self_id);

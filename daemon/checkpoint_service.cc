@@ -2,6 +2,7 @@
 
 #include <future>
 
+#include "checkpoint/proof_wire.h"
 #include "net/capnp_bytes.h"
 
 namespace aiac::daemon {
@@ -25,9 +26,12 @@ void CheckpointService::Drain() {
   done.get_future().wait();
 }
 
-void CheckpointService::Host(const std::string& job, std::map<uint32_t, std::string> writers) {
+void CheckpointService::Host(const std::string& job, std::string spawner_key,
+                             std::map<uint32_t, std::string> writers) {
   job_ = job;
-  writers_ = std::move(writers);
+  spawner_key_ = std::move(spawner_key);
+  writers_.clear();
+  for (auto& [task, daemon] : writers) writers_[task] = Writer{std::move(daemon), 0};
   asio::post(disk_, [store = store_, job, log = log_] {
     auto jobs = store->Jobs();
     if (!jobs.ok()) return;
@@ -39,13 +43,17 @@ void CheckpointService::Host(const std::string& job, std::map<uint32_t, std::str
   });
 }
 
-void CheckpointService::Moved(uint32_t task, const std::string& daemon) {
-  if (auto writer = writers_.find(task); writer != writers_.end()) writer->second = daemon;
+void CheckpointService::Moved(uint32_t task, const std::string& daemon, uint64_t incarnation) {
+  auto writer = writers_.find(task);
+  if (writer != writers_.end() && incarnation > writer->second.incarnation) {
+    writer->second = Writer{daemon, incarnation};
+  }
 }
 
 void CheckpointService::EndJob(const std::string& job) {
   if (job_ == job) {
     job_.clear();
+    spawner_key_.clear();
     writers_.clear();
   }
   asio::post(disk_, [store = store_, job, log = log_] {
@@ -54,46 +62,81 @@ void CheckpointService::EndJob(const std::string& job) {
   });
 }
 
-bool CheckpointService::Allowed(const net::ConnectionPtr& conn, const std::string& job,
-                                uint32_t task, const char* what) {
+Status CheckpointService::Authorize(const net::ConnectionPtr& conn, const std::string& job,
+                                    uint32_t task, const checkpoint::TaskCapability& capability) {
+  const std::string which = "task " + std::to_string(task) + " of job " + job;
   auto writer = writers_.find(task);
-  if (writer != writers_.end() && writer->second == conn->peer().id) return true;
-  log_->warn("closed {}: {} for task {} of job {}, whose checkpoints it may not touch",
-             conn->Describe(), what, task, job);
-  return false;
+  if (writer == writers_.end()) return Unauthenticated(which + " is not kept here");
+  AIAC_RETURN_IF_ERROR(checkpoint::VerifyCapability(capability, spawner_key_));
+  if (capability.job != job || capability.task != task) {
+    return Unauthenticated("its capability is for task " + std::to_string(capability.task) +
+                           " of job " + capability.job);
+  }
+  const net::PeerIdentity& peer = conn->peer();
+  if (capability.daemon_id != peer.id || capability.daemon_key != peer.public_key) {
+    return Unauthenticated("its capability is daemon " + capability.daemon_id + "'s");
+  }
+  Writer& w = writer->second;
+  if (capability.incarnation < w.incarnation ||
+      (capability.incarnation == w.incarnation && capability.daemon_id != w.daemon)) {
+    return Unauthenticated("incarnation " + std::to_string(capability.incarnation) + " of " +
+                           which + " is over (incarnation " + std::to_string(w.incarnation) +
+                           " runs on daemon " + w.daemon + ")");
+  }
+  w = Writer{capability.daemon_id, capability.incarnation};
+  return Status::Ok();
 }
 
 bool CheckpointService::OnPut(const net::ConnectionPtr& conn, proto::CheckpointPut::Reader put) {
   std::string job = put.getJob().cStr();
   if (job.empty() || job != job_) return true;  // not (or no longer) hosted here: stale, drop it
   const uint32_t task = put.getTask();
-  if (!Allowed(conn, job, task, "checkpoint")) return false;
   checkpoint::Checkpoint c{job,
                            task,
                            put.getIncarnation(),
                            put.getIteration(),
                            AsString(put.getState()),
                            put.getChecksum()};
+  Status allowed = put.hasProof() ? Status::Ok() : Unauthenticated("it carries no proof");
+  checkpoint::CheckpointProof proof;
+  if (allowed.ok()) {
+    proof = checkpoint::ReadProof(put.getProof());
+    allowed = Authorize(conn, job, task, proof.capability);
+  }
+  if (!allowed.ok()) {
+    log_->warn("closed {}: refused its {}: {}", conn->Describe(), checkpoint::Describe(c),
+               allowed.message());
+    return false;
+  }
+  c.proof = checkpoint::EncodeProof(proof);
   std::weak_ptr<bool> alive = alive_;
-  asio::post(disk_, [this, alive, conn, c = std::move(c)] {
-    auto stored = store_->Put(c);
+  // The signature covers the state's SHA-256: checked on the storage thread, with the write.
+  asio::post(disk_, [this, alive, conn, c = std::move(c), proof = std::move(proof),
+                     spawner_key = spawner_key_] {
+    Status believed = checkpoint::VerifyCheckpoint(c, proof, spawner_key);
+    Result<bool> stored = believed.ok() ? store_->Put(c) : Result<bool>(believed);
     if (stored.ok() && *stored) ++stored_;
-    asio::post(io_,
-               [this, alive, conn, stored, job = c.job, task = c.task, incarnation = c.incarnation,
-                iteration = c.iteration, description = checkpoint::Describe(c)] {
-                 if (alive.expired() || !*alive.lock()) return;
-                 if (!stored.ok())
-                   log_->warn("{} not stored: {}", description, stored.status().message());
-                 conn->SendEnvelope([&](proto::Envelope::Builder e) {
-                   auto a = e.initCheckpointAck();
-                   a.setJob(job);
-                   a.setTask(task);
-                   a.setIncarnation(incarnation);
-                   a.setIteration(iteration);
-                   a.setStored(stored.ok() && *stored);
-                   if (!stored.ok()) a.setError(stored.status().message());
-                 });
-               });
+    asio::post(io_, [this, alive, conn, stored, believed, job = c.job, task = c.task,
+                     incarnation = c.incarnation, iteration = c.iteration,
+                     description = checkpoint::Describe(c)] {
+      if (alive.expired() || !*alive.lock()) return;
+      if (!believed.ok()) {
+        log_->warn("closed {}: refused its {}: {}", conn->Describe(), description,
+                   believed.message());
+        conn->Refuse("checkpoint refused: " + believed.message());
+        return;
+      }
+      if (!stored.ok()) log_->warn("{} not stored: {}", description, stored.status().message());
+      conn->SendEnvelope([&](proto::Envelope::Builder e) {
+        auto a = e.initCheckpointAck();
+        a.setJob(job);
+        a.setTask(task);
+        a.setIncarnation(incarnation);
+        a.setIteration(iteration);
+        a.setStored(stored.ok() && *stored);
+        if (!stored.ok()) a.setError(stored.status().message());
+      });
+    });
   });
   return true;
 }
@@ -111,17 +154,19 @@ bool CheckpointService::OnGet(const net::ConnectionPtr& conn, proto::CheckpointG
     });
     return true;
   }
-  if (auto writer = writers_.find(task);
-      writer == writers_.end() || writer->second != conn->peer().id) {
-    log_->debug("{} asked for task {}'s checkpoint of job {}, which it does not run (yet)",
-                conn->Describe(), task, job);
+  Status allowed = get.hasCapability()
+                       ? Authorize(conn, job, task, checkpoint::ReadCapability(get.getCapability()))
+                       : Unauthenticated("it shows no capability");
+  if (!allowed.ok()) {
+    log_->warn("{} may not read task {}'s checkpoints of job {}: {}", conn->Describe(), task, job,
+               allowed.message());
     conn->SendEnvelope([&](proto::Envelope::Builder e) {
       auto d = e.initCheckpointData();
       d.setJob(job);
       d.setTask(task);
       d.setFound(false);
-      d.setError("daemon " + conn->peer().id + " does not run task " + std::to_string(task) +
-                 " of job " + job);
+      d.setError("daemon " + conn->peer().id + " may not read task " + std::to_string(task) +
+                 "'s checkpoints: " + allowed.message());
     });
     return true;
   }
@@ -136,8 +181,20 @@ bool CheckpointService::OnGet(const net::ConnectionPtr& conn, proto::CheckpointG
       if (loaded.ok()) {
         for (const auto& why : loaded->skipped) log_->warn("job {}: skipped {}", job, why);
       }
-      const checkpoint::Checkpoint* newest =
-          loaded.ok() && !loaded->valid.empty() ? &loaded->valid.front() : nullptr;
+      // The newest one that still has its proof: one without (of before proofs, or damaged)
+      // would be refused by the asker anyway.
+      const checkpoint::Checkpoint* newest = nullptr;
+      std::optional<checkpoint::CheckpointProof> proof;
+      for (const auto& c : loaded.ok() ? loaded->valid : std::vector<checkpoint::Checkpoint>{}) {
+        auto decoded = checkpoint::DecodeProof(c.proof);
+        if (!decoded.ok()) {
+          log_->warn("job {}: skipped {}: it has no proof", job, checkpoint::Describe(c));
+          continue;
+        }
+        newest = &c;
+        proof = std::move(*decoded);
+        break;
+      }
       conn->SendEnvelope([&](proto::Envelope::Builder e) {
         auto d = e.initCheckpointData();
         d.setJob(job);
@@ -148,6 +205,7 @@ bool CheckpointService::OnGet(const net::ConnectionPtr& conn, proto::CheckpointG
           d.setIteration(newest->iteration);
           d.setChecksum(newest->checksum);
           d.setState(AsBytes(newest->state));
+          checkpoint::FillProof(*proof, d.initProof());
         }
       });
     });

@@ -2,6 +2,7 @@
 
 #include <thread>
 
+#include "checkpoint/proof_wire.h"
 #include "core/printable.h"
 #include "net/capnp_bytes.h"
 #include "net/server.h"
@@ -182,6 +183,9 @@ awaitable<bool> NeighbourLinks::PutCheckpoint(const Session& job, TaskSession::B
     p.setIteration(c.iteration);
     p.setChecksum(c.checksum);
     p.setState(AsBytes(c.state));
+    if (auto proof = checkpoint::DecodeProof(c.proof); proof.ok()) {
+      checkpoint::FillProof(*proof, p.initProof());
+    }
   });
   // One checkpoint in flight per backup: the next waits for this one's acknowledgement, and
   // newer ones replace `pending` meanwhile.

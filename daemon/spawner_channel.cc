@@ -6,6 +6,7 @@
 #include "core/hex.h"
 #include "core/printable.h"
 #include "net/capnp_bytes.h"
+#include "net/identity.h"
 #include "runtime/move_kind_wire.h"
 
 namespace aiac::daemon {
@@ -97,6 +98,12 @@ awaitable<SpawnerChannel::Next> SpawnerChannel::OnAssignTask(proto::AssignTask::
     co_return Next::kGoOn;
   }
   Assignment a = std::move(*read);
+  if (Status granted = CheckCapability(a); !granted.ok()) {
+    host_.log_->warn("task {} of job {} from {} refused: {}", a.task, a.job, conn_->Describe(),
+                     granted.message());
+    host_.Reply(*conn_, a.job, a.task, granted.message());
+    co_return Next::kGoOn;
+  }
   if (host_.busy()) {
     host_.Reply(*conn_, a.job, a.task,
                 "daemon " + host_.options_.id + " is busy with job " +
@@ -118,6 +125,17 @@ awaitable<SpawnerChannel::Next> SpawnerChannel::OnAssignTask(proto::AssignTask::
   }
   co_await host_.Accept(std::move(a), *plugin, conn_);
   co_return Next::kGoOn;
+}
+
+Status SpawnerChannel::CheckCapability(const Assignment& a) const {
+  const auto& identity = host_.options_.net.identity;
+  if (!identity) return Status::Ok();  // (tests without identities)
+  if (!a.capability) return Unauthenticated("the assignment carries no capability");
+  AIAC_RETURN_IF_ERROR(checkpoint::VerifyCapability(*a.capability, conn_->peer().public_key));
+  if (a.capability->daemon_key != identity->key.PublicKey()) {
+    return Unauthenticated("the capability names another key than this daemon's");
+  }
+  return Status::Ok();
 }
 
 std::optional<std::string> SpawnerChannel::PluginBytes(proto::PluginData::Reader pd) {

@@ -38,6 +38,9 @@ class SpawnerChannel {
   void OnHalt();
   // A message a spawner never sends: the connection closes.
   Next Refuse(const std::string& what, const std::string& reason);
+  // Whether the assignment's capability is the spawner's (the key it proved in the handshake)
+  // and names this daemon's key: what its checkpoints will be signed under.
+  Status CheckCapability(const Assignment& a) const;
   // The bytes of the plugin the waiting assignment asked for, once all of them came; nullopt
   // meanwhile, or when they do not match (the task is then refused, with a TaskReady saying why).
   std::optional<std::string> PluginBytes(proto::PluginData::Reader pd);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "checkpoint/proof.h"
 #include "core/names.h"
 #include "net/capnp_bytes.h"
 #include "runtime/move_kind_wire.h"
@@ -58,10 +59,14 @@ TaskSession::~TaskSession() {
 Result<std::shared_ptr<TaskSession>> TaskSession::Create(
     asio::io_context& io, const Assignment& a, PreparedTask prepared,
     std::shared_ptr<runtime::Plugin> keep_loaded, std::chrono::milliseconds progress_period,
-    SpawnerPort port, Logger log,
+    SpawnerPort port, Logger log, std::optional<Ed25519Key> checkpoint_key,
     std::function<std::chrono::nanoseconds(std::chrono::nanoseconds)> iteration_time) {
   std::shared_ptr<TaskSession> s(
       new TaskSession(io, a, std::move(keep_loaded), std::move(port), std::move(log)));
+  if (checkpoint_key && a.capability) {
+    s->signer_ = std::make_shared<const CheckpointSigner>(
+        CheckpointSigner{std::move(*checkpoint_key), *a.capability});
+  }
   for (const auto& [t, neighbour] : a.neighbours) {
     AIAC_ASSIGN_OR_RETURN(auto ep, ParseEndpoint(neighbour.first));
     auto link = std::make_shared<OutLink>();
@@ -160,10 +165,17 @@ runtime::RunnerCallbacks TaskSession::Callbacks() {
   cb.moved = [on_io](runtime::MoveReport r) {
     on_io([r = std::move(r)](TaskSession& s) { s.SendMoved(r); });
   };
-  cb.checkpoint = [on_io](std::string state, uint64_t iteration) {
-    on_io([state = std::move(state), iteration](TaskSession& s) mutable {
-      s.QueueCheckpoint(std::move(state), iteration);
-    });
+  // The checksum and the signature are made here, on the task's thread, where the state was
+  // made: a restore then verifies the state against what this daemon saw, whatever happened on
+  // the way and on the backup's disk, and the io thread never hashes a large state.
+  cb.checkpoint = [on_io, job = job_, task = task_, incarnation = incarnation_, signer = signer_](
+                      std::string state, uint64_t iteration) {
+    auto c = checkpoint::MakeCheckpoint(job, task, incarnation, iteration, std::move(state));
+    if (signer) {
+      c.proof =
+          checkpoint::EncodeProof(checkpoint::ProveCheckpoint(signer->key, signer->capability, c));
+    }
+    on_io([c = std::move(c)](TaskSession& s) mutable { s.QueueCheckpoint(std::move(c)); });
   };
   cb.answer = [on_io](uint64_t round, bool converged) {
     on_io([=](TaskSession& s) { s.SendAnswer(round, converged); });
@@ -232,10 +244,7 @@ void TaskSession::SendMoved(const runtime::MoveReport& r) {
   }
 }
 
-void TaskSession::QueueCheckpoint(std::string state, uint64_t iteration) {
-  // The checksum is computed here, where the task ran: a restore then verifies the state
-  // against what this daemon saw, whatever happened on the way and on the backup's disk.
-  auto c = checkpoint::MakeCheckpoint(job_, task_, incarnation_, iteration, std::move(state));
+void TaskSession::QueueCheckpoint(checkpoint::Checkpoint c) {
   for (auto& backup : backups_) {
     backup->pending = c;
     backup->wake->cancel();

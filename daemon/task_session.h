@@ -23,6 +23,7 @@
 
 #include "app/app.h"
 #include "checkpoint/checkpoint.h"
+#include "core/ed25519.h"
 #include "core/endpoint.h"
 #include "core/logging.h"
 #include "daemon/assignment.h"
@@ -115,12 +116,15 @@ class TaskSession : public std::enable_shared_from_this<TaskSession> {
 
   // A session for assignment `a` with its prepared task; the runner is built but not started.
   // Fails on a neighbour or backup address that does not parse. `keep_loaded` holds the app's
-  // code in memory while the task runs (null in tests with an app linked in). `iteration_time`:
-  // an emulated node's iteration times (runtime::RunnerOptions::iteration_time), else unset.
+  // code in memory while the task runs (null in tests with an app linked in). `checkpoint_key`:
+  // this daemon's key, which signs each checkpoint under a.capability (checkpoint/proof.h) on
+  // the task's thread; without it (or a capability) checkpoints go unsigned, and backups refuse
+  // them. `iteration_time`: an emulated node's iteration times
+  // (runtime::RunnerOptions::iteration_time), else unset.
   static Result<std::shared_ptr<TaskSession>> Create(
       net::asio::io_context& io, const Assignment& a, PreparedTask prepared,
       std::shared_ptr<runtime::Plugin> keep_loaded, std::chrono::milliseconds progress_period,
-      SpawnerPort port, Logger log,
+      SpawnerPort port, Logger log, std::optional<Ed25519Key> checkpoint_key = std::nullopt,
       std::function<std::chrono::nanoseconds(std::chrono::nanoseconds)> iteration_time = {});
   ~TaskSession();
   TaskSession(const TaskSession&) = delete;
@@ -188,7 +192,7 @@ class TaskSession : public std::enable_shared_from_this<TaskSession> {
   void QueueValues(std::vector<runtime::OutgoingValue> values, uint64_t iteration, bool converged);
   void SendLocalConvergence(bool converged, uint64_t iteration);
   void SendMoved(const runtime::MoveReport& report);
-  void QueueCheckpoint(std::string state, uint64_t iteration);
+  void QueueCheckpoint(checkpoint::Checkpoint c);
   void SendAnswer(uint64_t round, bool converged);
   void SendSnapshot(uint64_t round, const std::string& slice, uint64_t iteration);
   // The task ended (halted, or failed: then its daemon says whether it diverged).
@@ -202,6 +206,13 @@ class TaskSession : public std::enable_shared_from_this<TaskSession> {
   uint64_t incarnation_;
   SpawnerPort port_;
   Logger log_;
+  // This daemon's key and capability, when its checkpoints are signed; shared with the task's
+  // thread, which signs.
+  struct CheckpointSigner {
+    Ed25519Key key;
+    checkpoint::TaskCapability capability;
+  };
+  std::shared_ptr<const CheckpointSigner> signer_;
   std::shared_ptr<runtime::Plugin> keep_loaded_;  // declared before the app: unloaded after it
   std::unique_ptr<app::App> app_;
   std::map<uint32_t, std::shared_ptr<OutLink>> links_;

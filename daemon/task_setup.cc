@@ -1,6 +1,8 @@
 // TaskHost: setting up the task a spawner assigned (task_host.h).
+#include "checkpoint/proof_wire.h"
 #include "daemon/task_host.h"
 #include "net/capnp_bytes.h"
+#include "net/identity.h"
 
 namespace aiac::daemon {
 
@@ -42,7 +44,7 @@ awaitable<void> TaskHost::Accept(Assignment assignment, std::shared_ptr<runtime:
       std::make_shared<asio::steady_timer>(io_, std::chrono::steady_clock::time_point::max());
   setup_done_ = setup_done;
   std::optional<checkpoint::Checkpoint> restored;
-  if (a->restore) restored = co_await FetchCheckpoint(*a);
+  if (a->restore) restored = co_await FetchCheckpoint(*a, conn->peer().public_key);
   const auto building = std::chrono::steady_clock::now();
   auto prepared = co_await PrepareOffIo(a, plugin->NewApp(), std::move(restored));
   const std::chrono::duration<double> built = std::chrono::steady_clock::now() - building;
@@ -57,10 +59,10 @@ awaitable<void> TaskHost::Accept(Assignment assignment, std::shared_ptr<runtime:
         [conn](const auto& fill) { conn->SendEnvelope(fill); },
         [this](const std::string& why) { EndJob(why); },
         [this](uint64_t move, const std::string& items) { relay_.OnExported(move, items); }};
-    session = prepared.ok()
-                  ? TaskSession::Create(io_, *a, std::move(*prepared), plugin, options_.progress,
-                                        std::move(port), log_, options_.iteration_time)
-                  : Result<Session>(prepared.status());
+    session = prepared.ok() ? TaskSession::Create(io_, *a, std::move(*prepared), plugin,
+                                                  options_.progress, std::move(port), log_,
+                                                  CheckpointKey(), options_.iteration_time)
+                            : Result<Session>(prepared.status());
   }
   if (!session.ok()) {
     log_->warn("job {}: task {} refused: {}", a->job, a->task, session.status().message());
@@ -79,7 +81,7 @@ void TaskHost::Run(Session session, const Assignment& a, net::ConnectionPtr spaw
   job_spawner_ = std::move(spawner);
   relay_.Reset();
   monitors_.Clear();
-  checkpoints_.Host(a.job, a.hosted);
+  checkpoints_.Host(a.job, job_spawner_->peer().public_key, a.hosted);
   links_.Start(job_, [this] { return relay_.Connections(); });
 }
 
@@ -106,7 +108,13 @@ awaitable<Result<PreparedTask>> TaskHost::PrepareOffIo(
   co_return std::move(*work->result);
 }
 
-awaitable<std::optional<checkpoint::Checkpoint>> TaskHost::FetchCheckpoint(const Assignment& a) {
+std::optional<Ed25519Key> TaskHost::CheckpointKey() const {
+  if (!options_.net.identity) return std::nullopt;
+  return options_.net.identity->key;
+}
+
+awaitable<std::optional<checkpoint::Checkpoint>> TaskHost::FetchCheckpoint(
+    const Assignment& a, std::string spawner_key) {
   // Ask every backup for its newest checkpoint that verifies, and take the newest of those. A
   // backup that has not heard of the move yet (the spawner's NeighbourMoved and this AssignTask
   // travel on different connections) says so; it is asked again, for up to 5 s.
@@ -115,7 +123,7 @@ awaitable<std::optional<checkpoint::Checkpoint>> TaskHost::FetchCheckpoint(const
   for (;;) {
     bool retry = false;
     for (const auto& [address, daemon] : a.backups) {
-      auto c = co_await FetchFrom(a, address, daemon, retry);
+      auto c = co_await FetchFrom(a, address, daemon, spawner_key, retry);
       if (c && (!best || checkpoint::Newer(*c, *best))) best = std::move(c);
     }
     if (best || !retry || stopping_ || std::chrono::steady_clock::now() > deadline) break;
@@ -135,6 +143,7 @@ awaitable<std::optional<checkpoint::Checkpoint>> TaskHost::FetchCheckpoint(const
 awaitable<std::optional<checkpoint::Checkpoint>> TaskHost::FetchFrom(const Assignment& a,
                                                                      const std::string& address,
                                                                      const std::string& daemon,
+                                                                     const std::string& spawner_key,
                                                                      bool& retry) {
   auto ep = ParseEndpoint(address);
   if (!ep.ok()) co_return std::nullopt;
@@ -145,6 +154,7 @@ awaitable<std::optional<checkpoint::Checkpoint>> TaskHost::FetchFrom(const Assig
     auto g = e.initCheckpointGet();
     g.setJob(a.job);
     g.setTask(a.task);
+    if (a.capability) checkpoint::FillCapability(*a.capability, g.initCapability());
   });
   auto msg = co_await (*conn)->Receive();
   (*conn)->Close();
@@ -160,6 +170,19 @@ awaitable<std::optional<checkpoint::Checkpoint>> TaskHost::FetchFrom(const Assig
     log_->warn("job {}: backup {} sent a damaged {}", a.job, daemon, checkpoint::Describe(c));
     co_return std::nullopt;
   }
+  // Only a checkpoint the task's own daemon signed, under a capability of the job's spawner,
+  // for an earlier incarnation than this one, is believed: a backup cannot forge one.
+  const auto proof = checkpoint::ReadProof(d.getProof());
+  Status believed = checkpoint::VerifyCheckpoint(c, proof, spawner_key);
+  if (believed.ok() && c.incarnation >= a.incarnation) {
+    believed = Unauthenticated(checkpoint::Describe(c) + " is not of an earlier incarnation");
+  }
+  if (!believed.ok()) {
+    log_->warn("job {}: refused the checkpoint backup {} sent: {}", a.job, daemon,
+               believed.message());
+    co_return std::nullopt;
+  }
+  c.proof = checkpoint::EncodeProof(proof);
   co_return c;
 }
 

@@ -2,8 +2,11 @@
 
 #include <algorithm>
 
+#include "checkpoint/proof_wire.h"
+#include "core/sha256.h"
 #include "net/capnp_bytes.h"
 #include "net/describe_exception.h"
+#include "net/identity.h"
 #include "runtime/plugin.h"
 
 namespace aiac::spawner {
@@ -69,6 +72,13 @@ awaitable<void> DaemonLinks::WatchDaemon(size_t index, uint64_t incarnation) {
   auto conn = co_await net::Dial(*at, c_.options.net, proto::Role::SPAWNER, c_.spawner_id,
                                  proto::Role::DAEMON, retry);
   if (!supervisor_->Current(index, incarnation)) co_return;
+  const std::string& granted = supervisor_->deployment().task(index).daemon;
+  if (conn.ok() && (*conn)->peer().id != granted) {
+    // Another daemon answers at the address the granted one registered: it gets nothing.
+    (*conn)->Close();
+    conn = Unavailable("daemon " + (*conn)->peer().id + " answered at " + address + ", not " +
+                       granted);
+  }
   if (!conn.ok()) {
     supervisor_->OnUnreachable(index, incarnation, conn.status().message(), Clock::now());
     co_return;
@@ -92,6 +102,17 @@ awaitable<void> DaemonLinks::WatchDaemon(size_t index, uint64_t incarnation) {
       co_return;
     }
     supervisor_->OnReport(index, incarnation, (*msg)->root(), Clock::now());
+  }
+}
+
+void DaemonLinks::CloseRevoked() {
+  if (!c_.options.net.identity) return;
+  const net::RevokedKeys& revoked = *c_.options.net.identity->trust.revoked;
+  for (size_t i = 0; i < conns_.size(); ++i) {
+    if (!conns_[i] || !revoked.Contains(conns_[i]->peer().public_key)) continue;
+    c_.log->warn("job {}: task {}'s daemon {} is revoked: replacing it", c_.job_id, i,
+                 conns_[i]->peer().id);
+    conns_[i]->Close();
   }
 }
 
@@ -154,12 +175,12 @@ awaitable<void> DaemonLinks::SendAssignment(size_t index, uint64_t incarnation,
     }
   }
   mine->SendEnvelope([&](proto::Envelope::Builder e) {
-    FillAssignment(e.initAssignTask(), index, incarnation, chunked);
+    FillAssignment(e.initAssignTask(), index, incarnation, chunked, mine->peer().public_key);
   });
 }
 
 void DaemonLinks::FillAssignment(proto::AssignTask::Builder a, size_t index, uint64_t incarnation,
-                                 bool chunked) const {
+                                 bool chunked, const std::string& daemon_key) const {
   const Deployment& deployment = supervisor_->deployment();
   const std::string& data = c_.app.plan.slices[index];
   a.setJob(c_.job_id);
@@ -172,7 +193,7 @@ void DaemonLinks::FillAssignment(proto::AssignTask::Builder a, size_t index, uin
   a.setSync(c_.settings.sync);
   if (chunked) {
     a.setDataSize(data.size());
-    a.setDataSha256(AsBytes(runtime::Sha256(data)));
+    a.setDataSha256(AsBytes(Sha256(data)));
   } else {
     a.setData(AsBytes(data));
   }
@@ -212,6 +233,12 @@ void DaemonLinks::FillAssignment(proto::AssignTask::Builder a, size_t index, uin
   a.setIncarnation(incarnation);
   a.setRestore(supervisor_->started());
   a.setTighten(supervisor_->tighten());
+  if (const auto& identity = c_.options.net.identity) {
+    checkpoint::FillCapability(
+        checkpoint::GrantCapability(identity->key, c_.job_id, static_cast<uint32_t>(index),
+                                    incarnation, deployment.task(index).daemon, daemon_key),
+        a.initCapability());
+  }
 }
 
 awaitable<void> DaemonLinks::ReplaceFromSupernode(size_t index, uint64_t incarnation,

@@ -48,6 +48,9 @@ class DaemonLinks {
   // Asks the daemon of the task running on `daemon` to exit at once (fault injection with
   // daemons started by hand). False when no task runs there.
   bool AskToExit(const std::string& daemon);
+  // A revocation list was adopted: closes the links to daemons whose key it revokes, so that
+  // the supervisor replaces them as lost.
+  void CloseRevoked();
   // The end of the run: each link closes once its peer has read the last frames (a half-close,
   // then the peer's own close, Connection::CloseWhenFlushed) or `deadline` passes; the
   // super-node link ends alike.
@@ -60,8 +63,10 @@ class DaemonLinks {
   // Sends task `index`'s assignment for `incarnation` on `conn`: its data in TaskData chunks
   // first when it is large (one chunk queued at a time), then the AssignTask.
   net::awaitable<void> SendAssignment(size_t index, uint64_t incarnation, net::ConnectionPtr conn);
+  // `daemon_key`: the key the daemon proved in the handshake, which the task's capability
+  // names (checkpoint/proof.h).
   void FillAssignment(proto::AssignTask::Builder a, size_t index, uint64_t incarnation,
-                      bool chunked) const;
+                      bool chunked, const std::string& daemon_key) const;
   // The app plugin to task `index`'s daemon, in chunks when it is large.
   void SendPlugin(size_t index);
   // The size of the chunks large data (task data, plugins) goes in: well under the frame limit.

@@ -4,7 +4,7 @@ namespace aiac::checkpoint {
 
 Checkpoint MakeCheckpoint(std::string job, uint32_t task, uint64_t incarnation, uint64_t iteration,
                           std::string state) {
-  Checkpoint c{std::move(job), task, incarnation, iteration, std::move(state), 0};
+  Checkpoint c{std::move(job), task, incarnation, iteration, std::move(state), 0, ""};
   c.checksum = Crc32c(c.state);
   return c;
 }

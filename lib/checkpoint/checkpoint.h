@@ -4,7 +4,8 @@
 // by (incarnation, iteration): a task restored on a new daemon runs under a higher incarnation,
 // so its first checkpoints are newer than the last ones of its dead predecessor even when their
 // iteration counts are lower. `checksum` is the CRC32C of `state`, computed by the daemon that
-// ran the task, so a checkpoint damaged anywhere between there and a restore is recognised.
+// ran the task, so a checkpoint damaged anywhere between there and a restore is recognised;
+// `proof` says which daemon made it and is signed by it, so that a forged one is too.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +24,9 @@ struct Checkpoint {
   uint64_t iteration = 0;
   std::string state;
   uint32_t checksum = 0;  // Crc32c(state)
+  // Who made it, and its signature (checkpoint/proof.h: EncodeProof); kept with it by every
+  // store. Empty: none (a checkpoint of before proofs, or one made without an identity).
+  std::string proof;
 };
 
 // A checkpoint of `state`, its checksum filled in.

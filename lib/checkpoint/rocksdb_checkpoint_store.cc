@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <set>
 
 #include "core/read_file.h"
@@ -23,11 +24,15 @@ constexpr std::string_view kPrefix = "ck/";
 constexpr const char* kWhat = "checkpoint store";
 constexpr size_t kSuffixBytes = 4 + 8 + 8;  // task, incarnation, iteration
 
-// Record header, little-endian: magic, checksum, incarnation, iteration; then the state
-// ("ACK1") or one byte, the slot holding it ("ACK2"). The header repeats what the key says, so
-// a value stored under the wrong key is caught.
-constexpr std::string_view kInline = "ACK1";
-constexpr std::string_view kInFile = "ACK2";
+// Record header, little-endian: magic, checksum, incarnation, iteration, the proof's length and
+// the proof (checkpoint/proof.h); then the state ("ACK3") or one byte, the slot holding it
+// ("ACK4"). The header repeats what the key says, so a value stored under the wrong key is
+// caught. Records of before proofs ("ACK1", "ACK2": no proof length, no proof) still read, with
+// no proof: a daemon refuses to restore from them.
+constexpr std::string_view kInline = "ACK3";
+constexpr std::string_view kInFile = "ACK4";
+constexpr std::string_view kInlineUnproved = "ACK1";
+constexpr std::string_view kInFileUnproved = "ACK2";
 constexpr size_t kHeaderBytes = 4 + 4 + 8 + 8;
 
 void PutBigEndian(std::string& out, uint64_t v, int bytes) {
@@ -78,32 +83,61 @@ std::string Header(const Checkpoint& c, int slot) {
   PutLittleEndian(h, c.checksum, 4);
   PutLittleEndian(h, c.incarnation, 8);
   PutLittleEndian(h, c.iteration, 8);
+  PutLittleEndian(h, c.proof.size(), 4);
+  h.append(c.proof);
   if (slot >= 0) h.push_back(static_cast<char>(slot));
   return h;
 }
 
-// The slot a record's state is in, -1 when inline, -2 when it is no record.
-int SlotOf(std::string_view value) {
-  if (value.size() < kHeaderBytes) return -2;
-  if (value.substr(0, 4) == kInline) return -1;
-  if (value.substr(0, 4) == kInFile && value.size() == kHeaderBytes + 1) {
-    const int slot = static_cast<unsigned char>(value[kHeaderBytes]);
-    return slot <= 1 ? slot : -2;
+// Where the parts of a stored value are: its slot (-1: the state is inline), its proof, and
+// where an inline state starts. Null when it is not a record.
+struct Layout {
+  int slot = -1;
+  std::string_view proof;
+  size_t state_at = 0;
+};
+std::optional<Layout> LayoutOf(std::string_view value) {
+  if (value.size() < kHeaderBytes) return std::nullopt;
+  const std::string_view magic = value.substr(0, 4);
+  Layout l;
+  size_t at = kHeaderBytes;
+  if (magic == kInline || magic == kInFile) {
+    if (value.size() < at + 4) return std::nullopt;
+    const uint64_t n = GetLittleEndian(value.substr(at), 4);
+    at += 4;
+    if (value.size() < at + n) return std::nullopt;
+    l.proof = value.substr(at, n);
+    at += n;
+  } else if (magic != kInlineUnproved && magic != kInFileUnproved) {
+    return std::nullopt;
   }
-  return -2;
+  if (magic == kInFile || magic == kInFileUnproved) {
+    if (value.size() != at + 1) return std::nullopt;
+    l.slot = static_cast<unsigned char>(value[at]);
+    if (l.slot > 1) return std::nullopt;
+  }
+  l.state_at = at;
+  return l;
 }
 
-// Fills c.checksum and, for an inline record, c.state from a stored value; Corruption when it
-// is not a record or disagrees with its key.
+// The slot a record's state is in, -1 when inline, -2 when it is no record.
+int SlotOf(std::string_view value) {
+  auto l = LayoutOf(value);
+  return l ? l->slot : -2;
+}
+
+// Fills c.checksum, c.proof and, for an inline record, c.state from a stored value; Corruption
+// when it is not a record or disagrees with its key.
 Status Decode(std::string_view value, Checkpoint& c) {
-  const int slot = SlotOf(value);
-  if (slot == -2) return Corruption(Describe(c) + " is not a checkpoint record");
+  auto l = LayoutOf(value);
+  if (!l) return Corruption(Describe(c) + " is not a checkpoint record");
   if (GetLittleEndian(value.substr(8), 8) != c.incarnation ||
       GetLittleEndian(value.substr(16), 8) != c.iteration) {
     return Corruption(Describe(c) + " holds the record of another iteration");
   }
   c.checksum = static_cast<uint32_t>(GetLittleEndian(value.substr(4), 4));
-  if (slot == -1) c.state.assign(value.substr(kHeaderBytes));
+  c.proof.assign(l->proof);
+  if (l->slot == -1) c.state.assign(value.substr(l->state_at));
   return Status::Ok();
 }
 

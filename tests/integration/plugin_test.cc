@@ -2,8 +2,10 @@
 // not match the hash.
 #include "runtime/plugin.h"
 
+#include "checkpoint/proof_wire.h"
 #include "core/endpoint.h"
 #include "core/read_file.h"
+#include "core/sha256.h"
 #include "integration/cluster_fixture.h"
 #include "net/connection.h"
 
@@ -25,8 +27,8 @@ TEST_F(PluginTest, SecondJobReusesTheStoredPlugin) {
   // Stored under the daemon's data directory, named by hash.
   auto bytes = ReadWholeFile(BinPath("../plugins/libaiac_app_ring.so"));
   ASSERT_TRUE(bytes.ok());
-  EXPECT_TRUE(std::filesystem::exists(
-      dir_ / ("d1/plugins/" + runtime::Hex(runtime::Sha256(*bytes)) + ".so")));
+  EXPECT_TRUE(
+      std::filesystem::exists(dir_ / ("d1/plugins/" + runtime::Hex(Sha256(*bytes)) + ".so")));
 }
 
 TEST_F(PluginTest, PluginWhoseHashDoesNotMatchIsRefused) {
@@ -41,9 +43,8 @@ TEST_F(PluginTest, PluginWhoseHashDoesNotMatchIsRefused) {
   ASSERT_TRUE(ep.ok()) << addr;
 
   net::asio::io_context io;
-  net::NetOptions opts;
-  opts.cluster_key = kClusterKey;
-  const std::string claimed = runtime::Sha256("the real plugin");
+  const net::NetOptions opts = Member("test-spawner", proto::Role::SPAWNER);
+  const std::string claimed = Sha256("the real plugin");
   // Signed by the publisher d1 trusts: the hash check is what refuses it.
   auto publisher = runtime::SigningKey::Load(dir_ / "publisher.key");
   ASSERT_TRUE(publisher.ok()) << publisher.status().message();
@@ -65,6 +66,10 @@ TEST_F(PluginTest, PluginWhoseHashDoesNotMatchIsRefused) {
               kj::arrayPtr(reinterpret_cast<const kj::byte*>(claimed.data()), claimed.size()));
           a.setPluginSignature(
               kj::arrayPtr(reinterpret_cast<const kj::byte*>(signature.data()), signature.size()));
+          a.setIncarnation(1);
+          checkpoint::FillCapability(checkpoint::GrantCapability(opts.identity->key, "j", 0, 1,
+                                                                 "d1", (*conn)->peer().public_key),
+                                     a.initCapability());
         });
         for (int i = 0; i < 2; ++i) {
           auto msg = co_await (*conn)->Receive();
@@ -74,7 +79,7 @@ TEST_F(PluginTest, PluginWhoseHashDoesNotMatchIsRefused) {
           if (r.getNeedPlugin()) {
             // Another plugin, labelled with its own (correct) hash: not the one the task names.
             const std::string other = "not the real plugin";
-            const std::string other_hash = runtime::Sha256(other);
+            const std::string other_hash = Sha256(other);
             (*conn)->SendEnvelope([&](proto::Envelope::Builder e) {
               auto pd = e.initPluginData();
               pd.setSha256(kj::arrayPtr(reinterpret_cast<const kj::byte*>(other_hash.data()),

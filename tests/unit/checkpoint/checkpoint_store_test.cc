@@ -148,6 +148,62 @@ TEST(RocksDbCheckpointStoreTest, EverythingKeptSurvivesAReopen) {
   EXPECT_EQ(Iterations(*(*store)->Load("j", 3)), (std::vector<uint64_t>{6, 5}));
 }
 
+TEST(RocksDbCheckpointStoreTest, EachCheckpointsProofIsKeptWithItInlineOrInAFile) {
+  testing::TempDir dir;
+  const size_t big = RocksDbCheckpointStore::kInFileBytes + 3;
+  auto small = MakeCheckpoint("j", 1, 2, 10, StateOf(10, 100));
+  small.proof = "proof of the small one";
+  auto large = MakeCheckpoint("j", 1, 2, 11, StateOf(11, big));
+  large.proof = std::string(300, '\x07');
+  {
+    auto store = RocksDbCheckpointStore::Open(dir / "ck");
+    ASSERT_TRUE(store.ok());
+    ASSERT_TRUE(*(*store)->Put(small));
+    ASSERT_TRUE(*(*store)->Put(large));
+  }
+  auto store = RocksDbCheckpointStore::Open(dir / "ck");
+  ASSERT_TRUE(store.ok());
+  auto l = (*store)->Load("j", 1);
+  ASSERT_TRUE(l.ok());
+  ASSERT_EQ(l->valid.size(), 2u);
+  EXPECT_EQ(l->valid[0].proof, large.proof);
+  EXPECT_EQ(l->valid[0].state, large.state);
+  EXPECT_EQ(l->valid[1].proof, small.proof);
+  EXPECT_EQ(l->valid[1].state, small.state);
+}
+
+TEST(RocksDbCheckpointStoreTest, ARecordOfBeforeProofsStillReadsWithoutOne) {
+  testing::TempDir dir;
+  { ASSERT_TRUE(RocksDbCheckpointStore::Open(dir / "ck").ok()); }
+  {
+    // The old inline record: "ACK1", checksum, incarnation, iteration (little-endian), state.
+    rocksdb::DB* raw = nullptr;
+    ASSERT_TRUE(rocksdb::DB::Open(rocksdb::Options(), dir / "ck", &raw).ok());
+    std::unique_ptr<rocksdb::DB> db(raw);
+    auto le = [](uint64_t v, int n) {
+      std::string out;
+      for (int i = 0; i < n; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+      return out;
+    };
+    auto be = [](uint64_t v, int n) {
+      std::string out;
+      for (int i = n - 1; i >= 0; --i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+      return out;
+    };
+    const std::string state = "old state";
+    const std::string key = "ck/j/" + be(0, 4) + be(1, 8) + be(3, 8);
+    const std::string value = "ACK1" + le(Crc32c(state), 4) + le(1, 8) + le(3, 8) + state;
+    ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), key, value).ok());
+  }
+  auto store = RocksDbCheckpointStore::Open(dir / "ck");
+  ASSERT_TRUE(store.ok());
+  auto l = (*store)->Load("j", 0);
+  ASSERT_TRUE(l.ok());
+  ASSERT_EQ(l->valid.size(), 1u);
+  EXPECT_EQ(l->valid[0].state, "old state");
+  EXPECT_TRUE(l->valid[0].proof.empty());
+}
+
 TEST(RocksDbCheckpointStoreTest, FlippedBytesOnDiskAreDetectedAndTheOlderOneServed) {
   testing::TempDir dir;
   {
