@@ -185,7 +185,8 @@ bool CheckpointService::OnGet(const net::ConnectionPtr& conn, proto::CheckpointG
       // would be refused by the asker anyway.
       const checkpoint::Checkpoint* newest = nullptr;
       std::optional<checkpoint::CheckpointProof> proof;
-      for (const auto& c : loaded.ok() ? loaded->valid : std::vector<checkpoint::Checkpoint>{}) {
+      const std::vector<checkpoint::Checkpoint> none;
+      for (const auto& c : loaded.ok() ? loaded->valid : none) {  // (both lvalues: no copy)
         auto decoded = checkpoint::DecodeProof(c.proof);
         if (!decoded.ok()) {
           log_->warn("job {}: skipped {}: it has no proof", job, checkpoint::Describe(c));

@@ -318,21 +318,38 @@ awaitable<Status> Connection::HandshakeSteps(proto::Role role, const std::string
                        identity->certificate.id);
   }
   std::string exporter = Exporter();
-  SendEnvelope([&](proto::Envelope::Builder env) {
-    auto hello = env.initHello();
-    hello.setVersion(kProtocolVersion);
-    hello.setRole(role);
-    hello.setNodeId(id);
-    if (identity) {
-      if (identity->enrolling()) {
-        hello.setEnrollKey(AsBytes(identity->key.PublicKey()));
-      } else {
-        FillCertificate(identity->certificate, hello.initCertificate());
+  auto send_hello = [&] {
+    SendEnvelope([&](proto::Envelope::Builder env) {
+      auto hello = env.initHello();
+      hello.setVersion(kProtocolVersion);
+      hello.setRole(role);
+      hello.setNodeId(id);
+      if (identity) {
+        if (identity->enrolling()) {
+          hello.setEnrollKey(AsBytes(identity->key.PublicKey()));
+        } else {
+          FillCertificate(identity->certificate, hello.initCertificate());
+        }
+        hello.setBinding(
+            AsBytes(identity->key.Sign(BindingBytes(side_ == Side::kClient, exporter))));
       }
-      hello.setBinding(AsBytes(identity->key.Sign(BindingBytes(side_ == Side::kClient, exporter))));
-    }
-  });
-  co_return co_await CheckHello(role, id, expect, std::move(exporter));
+    });
+  };
+  // The dialler speaks first; the accepting side answers with its own Hello only once it took
+  // the dialler's, so that a dialler it refuses reads the Refuse, never a Hello first (it would
+  // take itself for accepted, and come straight back).
+  if (side_ == Side::kClient) {
+    send_hello();
+    co_return co_await CheckHello(role, id, expect, std::move(exporter));
+  }
+  Status checked = co_await CheckHello(role, id, expect, exporter);
+  if (!checked.ok()) co_return checked;
+  send_hello();
+  // Out before the handshake counts as done (the watchdog bounds the wait): a handler that ends
+  // at once must not close the connection on an unsent Hello.
+  co_await Drained();
+  if (!open_) co_return Aborted("handshake with " + remote_ + " was cut short");
+  co_return checked;
 }
 
 std::string Connection::Exporter() {

@@ -1,14 +1,17 @@
-// A framed Cap'n Proto connection over TLS 1.3 on Asio TCP, authenticated by the cluster key.
+// A framed Cap'n Proto connection over TLS 1.3 on Asio TCP, admitted by the cluster key and
+// authenticated by the peer's certificate.
 //
 // One Connection per TCP stream. Send() never blocks: frames go into a queue drained by one
 // writer coroutine, so frames never interleave. Receive() is called by one reader coroutine at a
 // time. Handshake() must run first on both ends: the TLS 1.3 PSK handshake (net/tls.h: proves
 // both sides hold the cluster key, bound to the whole exchange), then, encrypted, one Hello
-// (version, role, node id) each way; nothing else is sent or accepted before both succeed. Until
+// (version, role, node id, certificate and its binding to this channel: net/identity.h) each
+// way, the dialler's first: the accepting side answers with its own only once it accepted the
+// dialler's, else with a Refuse. Nothing else is sent or accepted before both succeed. Until
 // then frames are capped at kPreAuthFrameBytes. Any failure (wrong key, wrong version, a bad
-// node id, a role the caller did not expect, an oversized or malformed frame, the handshake
-// timeout) closes the connection; the caller logs the returned Status once and keeps serving
-// everyone else.
+// node id, a certificate that does not verify or back the claim, a role the caller did not
+// expect, an oversized or malformed frame, the handshake timeout) closes the connection; the
+// caller logs the returned Status once and keeps serving everyone else.
 //
 // Thread-safety: none; use from the io_context's single thread. Lifetime: shared_ptr; the writer
 // coroutine holds a reference until Close().

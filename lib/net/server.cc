@@ -250,6 +250,9 @@ awaitable<void> Server::Serve(ConnectionPtr conn) {
     if (auto suffix = stopping_ ? std::nullopt : refusal_log_.Allow()) {
       log_->warn("refused connection from {}: {}{}", conn->remote_address(), hs.message(), *suffix);
     }
+    // The dialler is told why (a Refuse in place of our Hello): let it go out. It is one small
+    // frame, written at once into the socket's buffer.
+    if (conn->refusing()) co_await conn->Closed(std::chrono::milliseconds(1000));
   } else {
     std::exception_ptr failure;
     try {

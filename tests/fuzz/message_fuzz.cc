@@ -4,14 +4,19 @@
 // here; anything else (a crash, a sanitizer report, another exception) is a finding.
 #include <kj/exception.h>
 
+#include "checkpoint/proof_wire.h"
 #include "core/names.h"
 #include "daemon/assignment.h"
+#include "net/certificate.h"
+#include "net/enrollment_token.h"
+#include "net/revocation.h"
 #include "supernode/daemon_record.h"
 #include "tests/fuzz/fuzz_frames.h"
 
 namespace {
 
 const std::vector<std::string> kTrusted = {std::string(32, '\x07')};
+const std::string kSpawnerKey(32, '\x09');
 
 void Validate(aiac::proto::Envelope::Reader env) {
   using E = aiac::proto::Envelope;
@@ -40,6 +45,40 @@ void Validate(aiac::proto::Envelope::Reader env) {
       (void)d.getData().size();
       break;
     }
+    case E::CHECKPOINT_PUT: {
+      auto p = env.getCheckpointPut();
+      aiac::checkpoint::Checkpoint c{p.getJob().cStr(), p.getTask(), p.getIncarnation(),
+                                     p.getIteration(),  "",          p.getChecksum()};
+      (void)aiac::checkpoint::VerifyCheckpoint(c, aiac::checkpoint::ReadProof(p.getProof()),
+                                               kSpawnerKey);
+      break;
+    }
+    case E::CHECKPOINT_GET:
+      (void)aiac::checkpoint::VerifyCapability(
+          aiac::checkpoint::ReadCapability(env.getCheckpointGet().getCapability()), kSpawnerKey);
+      break;
+    case E::CHECKPOINT_DATA: {
+      auto proof = aiac::checkpoint::ReadProof(env.getCheckpointData().getProof());
+      (void)aiac::checkpoint::DecodeProof(aiac::checkpoint::EncodeProof(proof));
+      break;
+    }
+    case E::REVOCATIONS: {
+      aiac::net::RevokedKeys revoked;
+      (void)revoked.Adopt(aiac::net::ReadRevocationList(env.getRevocations()), kTrusted);
+      break;
+    }
+    case E::ENROLL: {
+      auto token = aiac::net::DecodeEnrollmentToken(env.getEnroll().getToken().cStr());
+      if (token.ok()) (void)aiac::net::VerifyEnrollmentToken(*token, aiac::net::Trust(kTrusted), 0);
+      break;
+    }
+    case E::ENROLLED:
+      if (env.getEnrolled().hasCertificate()) {
+        (void)aiac::net::VerifyCertificate(
+            aiac::net::ReadCertificate(env.getEnrolled().getCertificate()),
+            aiac::net::Trust(kTrusted), 0);
+      }
+      break;
     case E::PLUGIN_DATA:
       (void)env.getPluginData().getSha256().size();
       (void)env.getPluginData().getBytes().size();

@@ -4,7 +4,11 @@
 #include <fstream>
 #include <string>
 
+#include "checkpoint/proof_wire.h"
 #include "net/connection.h"
+#include "net/enrollment_token.h"
+#include "net/identity.h"
+#include "net/revocation.h"
 
 namespace {
 
@@ -29,6 +33,17 @@ int main(int argc, char** argv) {
   namespace fs = std::filesystem;
   const fs::path root = argv[1];
   const std::string hash(32, 'h');
+  // Real keys, certificates and proofs: the fuzzers start from signed messages as peers send.
+  const aiac::Ed25519Key authority = *aiac::Ed25519Key::Generate();
+  const aiac::Ed25519Key enroller = *aiac::Ed25519Key::Generate();
+  const aiac::Ed25519Key node = *aiac::Ed25519Key::Generate();
+  const auto sn_cert = std::make_shared<const aiac::net::Certificate>(*aiac::net::Certify(
+      authority, "sn1", aiac::proto::Role::SUPERNODE, enroller.PublicKey(), 1'900'000'000, true));
+  const aiac::net::Certificate enrolled =
+      *aiac::net::Certify(enroller, "vol-1", aiac::proto::Role::DAEMON, node.PublicKey(),
+                          1'900'000'000, false, sn_cert);
+  const auto capability =
+      aiac::checkpoint::GrantCapability(authority, "job-1", 0, 1, "vol-1", node.PublicKey());
   const std::vector<std::pair<std::string, std::string>> seeds = {
       {"hello", Frame([](Envelope::Builder e) {
          auto h = e.initHello();
@@ -42,6 +57,49 @@ int main(int argc, char** argv) {
          h.setRole(aiac::proto::Role::SUPERNODE);
          h.setNodeId("sn1");
          h.setNonce(Bytes(std::string(16, 'n')));
+       })},
+      {"hello-certified", Frame([&](Envelope::Builder e) {
+         auto h = e.initHello();
+         h.setVersion(aiac::net::kProtocolVersion);
+         h.setRole(aiac::proto::Role::DAEMON);
+         h.setNodeId("vol-1");
+         aiac::net::FillCertificate(enrolled, h.initCertificate());
+         h.setBinding(Bytes(node.Sign(aiac::net::BindingBytes(true, std::string(32, 'x')))));
+       })},
+      {"hello-enrolling", Frame([&](Envelope::Builder e) {
+         auto h = e.initHello();
+         h.setVersion(aiac::net::kProtocolVersion);
+         h.setRole(aiac::proto::Role::DAEMON);
+         h.setNodeId("vol-2");
+         h.setEnrollKey(Bytes(node.PublicKey()));
+         h.setBinding(Bytes(node.Sign(aiac::net::BindingBytes(true, std::string(32, 'x')))));
+       })},
+      {"enroll", Frame([&](Envelope::Builder e) {
+         e.initEnroll().setToken(aiac::net::EncodeEnrollmentToken(
+             *aiac::net::MakeEnrollmentToken(authority, "vol-2", "sn1", 1'900'000'000, 30)));
+       })},
+      {"enrolled", Frame([&](Envelope::Builder e) {
+         aiac::net::FillCertificate(enrolled, e.initEnrolled().initCertificate());
+       })},
+      {"revocations", Frame([&](Envelope::Builder e) {
+         aiac::net::FillRevocationList(
+             *aiac::net::MakeRevocationList(authority, 7, {node.PublicKey()}), e.initRevocations());
+       })},
+      {"checkpoint-put", Frame([&](Envelope::Builder e) {
+         auto c = aiac::checkpoint::MakeCheckpoint("job-1", 0, 1, 9, "state");
+         auto p = e.initCheckpointPut();
+         p.setJob(c.job);
+         p.setIncarnation(1);
+         p.setIteration(9);
+         p.setChecksum(c.checksum);
+         p.setState(Bytes(c.state));
+         aiac::checkpoint::FillProof(aiac::checkpoint::ProveCheckpoint(node, capability, c),
+                                     p.initProof());
+       })},
+      {"checkpoint-get", Frame([&](Envelope::Builder e) {
+         auto g = e.initCheckpointGet();
+         g.setJob("job-1");
+         aiac::checkpoint::FillCapability(capability, g.initCapability());
        })},
       {"refuse", Frame([](Envelope::Builder e) { e.initRefuse().setReason("wrong key"); })},
       {"register", Frame([](Envelope::Builder e) {

@@ -43,9 +43,9 @@ class ClusterFixture : public ::testing::Test {
   }
 
   // A fixture platform is set up as a real one is (docs/security.md):
-  // - every process has an identity certified by the fixture's authority: a key and a
-  //   certificate in dir_/ids, for its --id (a super-node or daemon) or "spawner" (every
-  //   hand-run spawner), and believes that authority (--authority-key);
+  // - every process believes the fixture's authority (--authority-key) and has an identity it
+  //   certified: a key and a certificate in dir_/ids, for its --id (a super-node or daemon) or
+  //   "spawner" (every hand-run spawner), unless the test gives --identity-key-file;
   // - daemons run only signed plugins: they trust the fixture's publisher key, and the hand-run
   //   spawners sign with it.
   // A test that chooses for itself passes the flag concerned (`--identity-key-file`,
@@ -61,15 +61,18 @@ class ClusterFixture : public ::testing::Test {
     } else if (run && !has("--local") && !has("--signing-key-file")) {
       args.insert(args.end(), {"--signing-key-file", dir_ / "publisher.key"});
     }
-    if ((binary != "aiac-spawner" || (run && !has("--local"))) && !has("--identity-key-file")) {
+    const bool member = binary != "aiac-spawner" || (run && !has("--local"));
+    if (member && !has("--authority-key")) {
+      args.insert(args.end(), {"--authority-key", authority_.PublicHex()});
+    }
+    if (member && !has("--identity-key-file")) {
       auto id = std::find(args.begin(), args.end(), "--id");
       const std::string name = id != args.end() && id + 1 != args.end() ? *(id + 1) : "spawner";
       const proto::Role role = binary == "aiac-supernode" ? proto::Role::SUPERNODE
                                : binary == "aiac-daemon"  ? proto::Role::DAEMON
                                                           : proto::Role::SPAWNER;
       const auto [key, cert] = IdentityFiles(name, role);
-      args.insert(args.end(), {"--identity-key-file", key, "--certificate-file", cert,
-                               "--authority-key", authority_.PublicHex()});
+      args.insert(args.end(), {"--identity-key-file", key, "--certificate-file", cert});
     }
     return args;
   }
@@ -84,6 +87,17 @@ class ClusterFixture : public ::testing::Test {
       EXPECT_TRUE(made.ok()) << made.message();
     }
     return {key, cert};
+  }
+  // The fixture's authority key as a file (mode 600), for the authority's commands (`aiac-spawner
+  // certify`, `enroll-token`, `revoke`).
+  std::string AuthorityKeyFile() const {
+    const std::string path = dir_ / "authority.key";
+    if (!std::filesystem::exists(path)) {
+      WriteFile(path, authority_.key().PrivatePem());
+      std::filesystem::permissions(
+          path, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+    }
+    return path;
   }
   // The network options of a process that holds the cluster key and a certificate of the
   // fixture's authority for `id` as `role`: a member of the platform, as tests play one.
