@@ -96,7 +96,8 @@ bool CheckpointService::OnPut(const net::ConnectionPtr& conn, proto::CheckpointP
                            put.getIncarnation(),
                            put.getIteration(),
                            AsString(put.getState()),
-                           put.getChecksum()};
+                           put.getChecksum(),
+                           ""};
   Status allowed = put.hasProof() ? Status::Ok() : Unauthenticated("it carries no proof");
   checkpoint::CheckpointProof proof;
   if (allowed.ok()) {

@@ -85,9 +85,9 @@ int CertifyCommand(const CertifyArgs& args) {
   if (!path.ok()) return Fail("certify", path.status());
   auto written = net::LoadCertificate(*path);
   if (!written.ok()) return Fail("certify", written.status());
-  std::printf("%s: %s %s%s, key %s, valid %d days\n", path->c_str(),
-              net::CertificateRoleName(written->role), written->id.c_str(),
-              written->enroller ? " (enroller)" : "", Hex(written->public_key).c_str(), args.days);
+  std::printf("%s: %s %s%s, key %s, valid %d days\n", path->c_str(), net::RoleName(written->role),
+              written->id.c_str(), written->enroller ? " (enroller)" : "",
+              Hex(written->public_key).c_str(), args.days);
   return 0;
 }
 

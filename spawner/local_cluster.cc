@@ -193,7 +193,9 @@ Status LocalCluster::StartDaemons(const std::vector<std::string>& supernodes) {
   // skewed the mapping for nothing). (Emulated nodes take their powers from the platform.)
   const std::string power = emulation_ ? std::string("1") : std::to_string(LocalPower(log_));
   for (size_t i = 1; i <= daemons_; ++i) {
-    const std::string id = emulation_ ? emulation_->node_ids[i - 1] : "d" + std::to_string(i);
+    // (Appended, not "d" + ...: g++ 12 warns falsely of an overlapping copy there.)
+    const std::string id =
+        emulation_ ? emulation_->node_ids[i - 1] : std::string("d").append(std::to_string(i));
     AIAC_RETURN_IF_ERROR(WriteIdentity(id, proto::Role::DAEMON));
     std::vector<std::string> argv = ChildArgs("aiac-daemon", id);
     argv.insert(argv.end(), {"--power", power, "--trusted-key", signing_->PublicHex()});

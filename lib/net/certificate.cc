@@ -111,7 +111,7 @@ Status VerifyCertificate(const Certificate& cert, const Trust& trust, int64_t no
   return CheckSigned(cert, issuer.public_key, "its issuer", trust, now);
 }
 
-const char* CertificateRoleName(proto::Role role) {
+const char* RoleName(proto::Role role) {
   switch (role) {
     case proto::Role::SUPERNODE:
       return "super-node";
@@ -125,7 +125,7 @@ const char* CertificateRoleName(proto::Role role) {
 
 Result<proto::Role> ParseRole(std::string_view name) {
   for (proto::Role role : {proto::Role::SUPERNODE, proto::Role::DAEMON, proto::Role::SPAWNER}) {
-    if (name == CertificateRoleName(role)) return role;
+    if (name == RoleName(role)) return role;
   }
   return InvalidArgument("role " + Quoted(name) + " is none of super-node, daemon, spawner");
 }
@@ -133,7 +133,7 @@ Result<proto::Role> ParseRole(std::string_view name) {
 std::string CertificateJson(const Certificate& cert) {
   nlohmann::ordered_json j;
   j["id"] = cert.id;
-  j["role"] = CertificateRoleName(cert.role);
+  j["role"] = RoleName(cert.role);
   j["public_key"] = Hex(cert.public_key);
   j["expires"] = cert.expires;
   if (cert.enroller) j["enroller"] = true;

@@ -81,8 +81,8 @@ Result<Certificate> LoadCertificate(const std::string& path);
 void FillCertificate(const Certificate& cert, proto::Certificate::Builder out);
 Certificate ReadCertificate(proto::Certificate::Reader in);
 
-// "super-node", "daemon", "spawner" and back (for files and command lines).
-const char* CertificateRoleName(proto::Role role);
+// "super-node", "daemon", "spawner" and back (for logs, files and command lines).
+const char* RoleName(proto::Role role);
 Result<proto::Role> ParseRole(std::string_view name);
 
 // Unix seconds now.

@@ -97,18 +97,6 @@ Result<PeerIdentity> Validate(proto::Envelope::Reader env, proto::Role own_role,
 
 }  // namespace
 
-const char* RoleName(proto::Role role) {
-  switch (role) {
-    case proto::Role::SUPERNODE:
-      return "super-node";
-    case proto::Role::DAEMON:
-      return "daemon";
-    case proto::Role::SPAWNER:
-      return "spawner";
-  }
-  return "unknown";
-}
-
 Result<PeerIdentity> ValidateHello(proto::Envelope::Reader envelope, proto::Role own_role,
                                    std::string_view own_id, std::optional<proto::Role> expect,
                                    const ChannelCheck* check) {

@@ -31,8 +31,6 @@ struct ChannelCheck {
   bool accept_enrollment = false;
 };
 
-const char* RoleName(proto::Role role);
-
 // The peer's identity, or why it is refused: not a Hello (a Refuse is reported with its
 // reason, made printable), another protocol version, an unknown role, a node id that fails
 // CheckName, our own role and id (a reflected connection), or a role other than `expect`; and,

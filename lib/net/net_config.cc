@@ -184,14 +184,14 @@ Status LoadIdentity(NetOptions& options, proto::Role role, bool may_enroll) {
                     options.identity_key_file +
                     ": have the authority certify it with "
                     "`aiac-spawner certify --authority-key AUTHORITY.key --role " +
-                    CertificateRoleName(role) + " --id ID " + key.PublicHex() + " --out " +
+                    RoleName(role) + " --id ID " + key.PublicHex() + " --out " +
                     options.certificate_file + "`" +
                     (role == proto::Role::DAEMON ? ", or enroll with a token (enroll_token)" : ""));
   }
   AIAC_ASSIGN_OR_RETURN(Certificate cert, LoadCertificate(options.certificate_file));
   if (cert.role != role) {
-    return InvalidArgument(options.certificate_file + " certifies a " +
-                           CertificateRoleName(cert.role) + ", not a " + CertificateRoleName(role));
+    return InvalidArgument(options.certificate_file + " certifies a " + RoleName(cert.role) +
+                           ", not a " + RoleName(role));
   }
   auto identity = MakeNodeIdentity(std::move(key), std::move(cert), std::move(trust));
   if (!identity.ok()) {

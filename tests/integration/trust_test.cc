@@ -22,6 +22,37 @@ using namespace std::chrono_literals;
 
 class TrustTest : public ClusterFixture {
  protected:
+  // The synthetic job of these tests: 3 tasks, checkpointed every 0.1 s on two backups, long
+  // enough (seconds) to be attacked and to lose a daemon under way.
+  static constexpr uint64_t kItems = 6000, kIterations = 100, kBaseCost = 2000;
+  // Starts it on four daemons of super-node `sn` (the spawner reserving a spare); its summary
+  // goes to syn.json. The checksum a run that lost nothing ends with is ExpectedChecksum(seed).
+  spawner::ChildProcess StartSyntheticJob(const std::string& sn, uint64_t seed) {
+    for (const char* d : {"d1", "d2", "d3", "d4"}) StartDaemon(d, {sn});
+    EXPECT_TRUE(WaitUntil([&] { return LogHas("sn1", "daemon d4 registered"); })) << Log("sn1");
+    WriteFile(dir_ / "spawner.toml",
+              ReadFile(dir_ / "key.toml") + "spares = 1\nprogress_ms = 100\n");
+    const std::string job =
+        WriteJob("syn.toml",
+                 "name = \"syn\"\napp = \"synthetic\"\ntasks = 3\ntimeout_s = 300\n"
+                 "backups = 2\ncheckpoint_seconds = 0.1\n[params]\nitems = " +
+                     std::to_string(kItems) + "\niterations = " + std::to_string(kIterations) +
+                     "\nbase_cost = " + std::to_string(kBaseCost) +
+                     "\nseed = " + std::to_string(seed) + "\n");
+    return Start("aiac-spawner",
+                 {"run", "--config", dir_ / "spawner.toml", "--supernode", sn, job, "--json",
+                  dir_ / "syn.json"},
+                 dir_ / "spawner.log");
+  }
+  static double ExpectedChecksum(uint64_t seed) {
+    synthetic::WorkloadSpec spec;
+    spec.items = kItems;
+    spec.iterations = kIterations;
+    spec.base_cost = kBaseCost;
+    spec.seed = seed;
+    return static_cast<double>(synthetic::ExpectedChecksum(spec));
+  }
+
   // The address daemon `d` listens on, from its log.
   Endpoint AddressOf(const std::string& d) {
     const std::string l = Log(d);
@@ -126,23 +157,7 @@ TEST_F(TrustTest, TheClusterKeyAloneOrARogueAuthoritysCertificateGetsNothing) {
 // the run's checksum is the one of a run that lost nothing.
 TEST_F(TrustTest, AMemberCanNeitherReadNorForgeAnotherTasksCheckpoints) {
   const std::string sn = StartSupernode("sn1");
-  for (const char* d : {"d1", "d2", "d3", "d4"}) StartDaemon(d, {sn});
-  ASSERT_TRUE(WaitUntil([&] { return LogHas("sn1", "daemon d4 registered"); })) << Log("sn1");
-  WriteFile(dir_ / "spawner.toml", ReadFile(dir_ / "key.toml") + "spares = 1\nprogress_ms = 100\n");
-  synthetic::WorkloadSpec spec;
-  spec.items = 6000;
-  spec.iterations = 100;
-  spec.base_cost = 2000;
-  spec.seed = 9;
-  const std::string job = WriteJob(
-      "syn.toml",
-      "name = \"syn\"\napp = \"synthetic\"\ntasks = 3\ntimeout_s = 300\nbackups = 2\n"
-      "checkpoint_seconds = 0.1\n[params]\nitems = 6000\niterations = 100\nbase_cost = 2000\n"
-      "seed = 9\n");
-  auto spawner = Start("aiac-spawner",
-                       {"run", "--config", dir_ / "spawner.toml", "--supernode", sn, job, "--json",
-                        dir_ / "syn.json"},
-                       dir_ / "spawner.log");
+  auto spawner = StartSyntheticJob(sn, 9);
   std::smatch m;
   std::string log;
   ASSERT_TRUE(WaitUntil(
@@ -211,8 +226,7 @@ TEST_F(TrustTest, AMemberCanNeitherReadNorForgeAnotherTasksCheckpoints) {
   ASSERT_EQ(j["replacements"].size(), 1u) << j.dump();
   EXPECT_GT(j["replacements"][0]["restored_iteration"].get<uint64_t>(), 0u)
       << j.dump() << Log("d1") << Log("d2") << Log("d3") << Log("d4");
-  EXPECT_EQ(j["result"]["checksum"].get<double>(),
-            static_cast<double>(synthetic::ExpectedChecksum(spec)));
+  EXPECT_EQ(j["result"]["checksum"].get<double>(), ExpectedChecksum(9));
 }
 
 TEST_F(TrustTest, ADaemonEnrollsOnceWithItsTokenAndRunsJobs) {
@@ -294,24 +308,8 @@ TEST_F(TrustTest, ADaemonEnrollsOnceWithItsTokenAndRunsJobs) {
 TEST_F(TrustTest, ARevokedDaemonIsCutOffEverywhereAndItsTaskMovesOn) {
   const std::string sn1 = StartSupernode("sn1");
   const std::string sn2 = StartSupernode("sn2", {"--peer", sn1});
-  for (const char* d : {"d1", "d2", "d3", "d4"}) StartDaemon(d, {sn1});
-  ASSERT_TRUE(WaitUntil([&] { return LogHas("sn1", "daemon d4 registered"); })) << Log("sn1");
   ASSERT_TRUE(WaitUntil([&] { return LogHas("sn2", "linked with super-node"); })) << Log("sn2");
-  WriteFile(dir_ / "spawner.toml", ReadFile(dir_ / "key.toml") + "spares = 1\n");
-  synthetic::WorkloadSpec spec;
-  spec.items = 6000;
-  spec.iterations = 100;
-  spec.base_cost = 2000;
-  spec.seed = 4;
-  const std::string job = WriteJob(
-      "syn.toml",
-      "name = \"syn\"\napp = \"synthetic\"\ntasks = 3\ntimeout_s = 300\n"
-      "checkpoint_seconds = 0.1\n[params]\nitems = 6000\niterations = 100\nbase_cost = 2000\n"
-      "seed = 4\n");
-  auto spawner = Start("aiac-spawner",
-                       {"run", "--config", dir_ / "spawner.toml", "--supernode", sn1, job, "--json",
-                        dir_ / "syn.json"},
-                       dir_ / "spawner.log");
+  auto spawner = StartSyntheticJob(sn1, 4);
   std::smatch m;
   std::string log;
   ASSERT_TRUE(WaitUntil(
@@ -340,8 +338,7 @@ TEST_F(TrustTest, ARevokedDaemonIsCutOffEverywhereAndItsTaskMovesOn) {
   EXPECT_EQ(j["status"], "converged") << j.dump();
   ASSERT_GE(j["replacements"].size(), 1u) << j.dump();
   EXPECT_EQ(j["replacements"][0]["failed"], victim) << j.dump();
-  EXPECT_EQ(j["result"]["checksum"].get<double>(),
-            static_cast<double>(synthetic::ExpectedChecksum(spec)));
+  EXPECT_EQ(j["result"]["checksum"].get<double>(), ExpectedChecksum(4));
   // The revoked daemon is refused wherever it knocks, and the lists were kept for a restart.
   EXPECT_TRUE(WaitUntil([&] { return LogHas("sn1", "its key") && LogHas("sn1", "is revoked"); }))
       << Log("sn1");
