@@ -165,8 +165,8 @@ awaitable<std::optional<checkpoint::Checkpoint>> TaskHost::FetchFrom(const Assig
     co_return std::nullopt;
   }
   checkpoint::Checkpoint c{
-      a.job, a.task, d.getIncarnation(), d.getIteration(), AsString(d.getState()), d.getChecksum(),
-      ""};
+      a.job,           a.task, d.getIncarnation(), d.getIteration(), AsString(d.getState()),
+      d.getChecksum(), ""};
   if (d.getJob() != a.job || d.getTask() != a.task || !checkpoint::Verifies(c)) {
     log_->warn("job {}: backup {} sent a damaged {}", a.job, daemon, checkpoint::Describe(c));
     co_return std::nullopt;
