@@ -35,45 +35,58 @@ void ConvergenceForecast::Tighten(double factor) {
 
 void ConvergenceForecast::Restart() { samples_.clear(); }
 
+std::vector<size_t> ConvergenceForecast::Envelope(long start) const {
+  // The sample of largest log(change) among those of the trailing quarter of the window (3 s
+  // at least) up to each sample of the window: a sliding maximum over time (indexes of falling
+  // values in `maxes`), linear in the samples, which grow by one a second for the whole run.
+  // The trailing samples may precede the window.
+  const auto first = static_cast<size_t>(start);
+  const double span = std::max(3.0, (samples_.back().t - samples_[first].t) / 4);
+  std::vector<size_t> high(samples_.size() - first);
+  std::deque<size_t> maxes;
+  size_t from = first;
+  while (from > 0 && samples_[from - 1].t > samples_[first].t - span) --from;
+  for (size_t j = from; j < samples_.size(); ++j) {
+    while (!maxes.empty() && samples_[maxes.back()].log_change <= samples_[j].log_change)
+      maxes.pop_back();
+    maxes.push_back(j);
+    while (samples_[maxes.front()].t <= samples_[j].t - span) maxes.pop_front();
+    if (j >= first) high[j - first] = maxes.front();
+  }
+  return high;
+}
+
 std::optional<double> ConvergenceForecast::SecondsToGo() const {
   if (!(threshold_ > 0)) return std::nullopt;
   const long start = WindowStart();
   if (start < 0) return std::nullopt;
-  // Least squares of y = a + s t over the window, y the lowest log(change) of the samples of
-  // the last quarter of the window up to each one: spikes a few samples wide are ignored, and a
-  // dip is forgotten a quarter of the window later.
   const size_t count = samples_.size() - static_cast<size_t>(start);
   if (count < 5) return std::nullopt;
-  const size_t span = std::max<size_t>(3, count / 4);
-  // A sliding minimum (indexes of rising values in `mins`): linear in the samples, which grow by
-  // one a second for the whole run. The trailing samples may precede the window.
-  std::vector<double> low(count);
-  std::deque<size_t> mins;
-  const auto first =
-      static_cast<size_t>(start) + 1 > span ? static_cast<size_t>(start) + 1 - span : 0;
-  for (size_t j = first; j < samples_.size(); ++j) {
-    while (!mins.empty() && samples_[mins.back()].log_change >= samples_[j].log_change)
-      mins.pop_back();
-    mins.push_back(j);
-    if (mins.front() + span <= j) mins.pop_front();
-    if (j >= static_cast<size_t>(start))
-      low[j - static_cast<size_t>(start)] = samples_[mins.front()].log_change;
-  }
+  // Least squares of y = a + s t over the window's upper envelope of log(change), each point at
+  // the time of the sample that gives it: an asynchronous task's change is 0 or tiny whenever no
+  // new input came since its last iteration, and large when one did, so the lowest samples are
+  // noise and the highest ones say how far the iterate still moves.
+  const std::vector<size_t> high = Envelope(start);
   double n = 0, st = 0, sy = 0, stt = 0, sty = 0;
-  for (size_t k = 0; k < count; ++k) {
-    const double t = samples_[static_cast<size_t>(start) + k].t;
+  for (size_t k : high) {
+    const double t = samples_[k].t, y = samples_[k].log_change;
     n += 1;
     st += t;
-    sy += low[k];
+    sy += y;
     stt += t * t;
-    sty += t * low[k];
+    sty += t * y;
   }
   const double var = stt - st * st / n;
-  if (!(var > 0)) return std::nullopt;
-  const double slope = (sty - st * sy / n) / var;
   const double last = samples_.back().t;
-  const double now = (sy + slope * (n * last - st)) / n;  // the fit at the newest sample
-  const double gap = std::min(now, low.back()) - std::log(threshold_);
+  const Sample& then = samples_[high.front()];
+  const Sample& lately = samples_[high.back()];
+  // The envelope's own fall over the window: a late spike can tilt the fit where the spikes
+  // still fall, so a fall sets the rate when the fit sees none.
+  const double fall = then.log_change - lately.log_change;
+  double slope = var > 0 ? (sty - st * sy / n) / var : 0;
+  if (slope >= 0 && fall > 0 && lately.t > then.t) slope = -fall / (lately.t - then.t);
+  const double now = var > 0 ? (sy + slope * (n * last - st)) / n : lately.log_change;
+  const double gap = std::min(now, lately.log_change) - std::log(threshold_);
   if (gap <= 0) return 0.0;
   if (slope >= 0) return std::numeric_limits<double>::infinity();
   return gap / -slope;
@@ -82,23 +95,24 @@ std::optional<double> ConvergenceForecast::SecondsToGo() const {
 std::string ConvergenceForecast::Verdict() const {
   const auto to_go = SecondsToGo();
   if (!to_go || samples_.back().t + *to_go <= options_.limit_factor * timeout_s_) return "";
-  const Sample& then = samples_[static_cast<size_t>(WindowStart())];
-  const double last = samples_.back().t, from = then.t;
-  const double change_then = std::exp(then.log_change);
+  const long start = WindowStart();
+  const std::vector<size_t> high = Envelope(start);
+  const double last = samples_.back().t, from = samples_[static_cast<size_t>(start)].t;
+  const double change_then = std::exp(samples_[high.front()].log_change);
+  const double change_now = std::exp(samples_[high.back()].log_change);
   char buf[320];
   if (std::isinf(*to_go)) {
     std::snprintf(
         buf, sizeof buf,
         "the largest local change stopped falling over the last %.0f s (%.2e -> %.2e, the local "
         "test wants %.1e)",
-        last - from, change_then, std::exp(samples_.back().log_change), threshold_);
+        last - from, change_then, change_now, threshold_);
   } else {
     std::snprintf(buf, sizeof buf,
                   "at the rate of the last %.0f s (largest local change %.2e -> %.2e) the local "
                   "tests would need "
                   "about %.2g s more to reach %.1e; timeout_s is %.0f",
-                  last - from, change_then, std::exp(samples_.back().log_change), *to_go,
-                  threshold_, timeout_s_);
+                  last - from, change_then, change_now, *to_go, threshold_, timeout_s_);
   }
   return buf;
 }

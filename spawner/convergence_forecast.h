@@ -8,10 +8,14 @@
 // squares; at that rate, reaching the app's local threshold takes
 // log(change / threshold) / rate seconds more. When that time would end past `limit_factor`
 // times the run's timeout, the run cannot make it. A change that does not fall at all, over a
-// window, is the same verdict. Asynchronous iterations make the largest change spiky (a task
-// that receives a neighbour's new values jumps), so the fit is made to the lowest change of the
-// trailing quarter of the window at each sample, over many samples, a window of half the run
-// so far, with a generous factor.
+// window, is the same verdict; one whose envelope fell over the window never is: its fall gives
+// the rate then.
+// Asynchronous iterations make the largest change spiky: a task's change is 0, or tiny, when
+// no new input came since its last iteration (zeros are ignored), and jumps when one did; the
+// spikes are what tells how far the iterate still moves. So the fit is made to the upper
+// envelope, the largest change of the trailing quarter of the window (3 s at least) at each
+// sample, placed at that change's own time, over many samples, a window of half the run so
+// far, with a generous factor. Checked on recorded asynchronous runs (tests/data/forecast).
 //
 // Pure: the caller passes the times in. Not thread-safe.
 #pragma once
@@ -58,6 +62,9 @@ class ConvergenceForecast {
   };
   // The window's first sample, or -1 when there is no window yet.
   long WindowStart() const;
+  // The upper envelope of log(change) at each sample of the window from `start` on: the index of
+  // the sample that gives it.
+  std::vector<size_t> Envelope(long start) const;
   double threshold_, timeout_s_;
   Options options_;
   std::vector<Sample> samples_;

@@ -5,8 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
+#include <sstream>
+
+#include "support/test_support.h"
 
 namespace aiac::spawner {
 namespace {
@@ -84,7 +88,8 @@ TEST(ConvergenceForecastTest, AFewSlowIterationsGiveNoVerdict) {
 
 TEST(ConvergenceForecastTest, SpikesOnAFallingTrendAreNotStagnation) {
   // A decade every 10 s, with a spike of 40x every 7 s (a task that just got new values): the
-  // least squares of the raw changes would see little fall; the lowest changes do.
+  // least squares of the raw changes would see little fall; their upper envelope falls as the
+  // trend does.
   ConvergenceForecast f(1e-8, 100);
   for (double t = 0; t <= 40; t += 1) {
     const double trend = 0.1 * std::pow(10.0, -t / 10);
@@ -117,6 +122,62 @@ TEST(ConvergenceForecastTest, AlreadyBelowTheThresholdNeedsNoTime) {
   f.Add(31, 0, 3100);  // a converged run reports 0: ignored, not a log of zero
   f.Add(32, std::nan(""), 3200);
   EXPECT_EQ(*f.SecondsToGo(), 0);
+}
+
+// Zeros between spikes (an asynchronous task iterated without new input), the spikes falling
+// 14x over the window, tiny samples between: falling, never "stopped falling".
+TEST(ConvergenceForecastTest, AFallOfMoreThanTwiceOverTheWindowIsNeverAStall) {
+  ConvergenceForecast f(1e-8, 300);
+  for (double t = 0; t <= 60; t += 1) {
+    const int k = static_cast<int>(t);
+    const double spike = 5e-5 * std::pow(14.0, -t / 60);
+    f.Add(t, k % 3 == 0 ? spike : k % 3 == 1 ? 0 : 1e-12 * (1 + t), 100 * t);
+    EXPECT_EQ(f.Verdict().find("stopped falling"), std::string::npos) << t << ": " << f.Verdict();
+  }
+  ASSERT_TRUE(f.SecondsToGo());
+  EXPECT_FALSE(std::isinf(*f.SecondsToGo()));
+}
+
+// Recorded asynchronous runs (tests/data/forecast/*.trace), replayed as the job runner feeds the
+// forecast (a window of a tenth of timeout_s, 2 to 20 s; a restart at every item move; the
+// threshold divided at every tightening): the first verdict, "" when there is none.
+std::string FirstVerdict(const std::string& trace, double timeout_s, double threshold) {
+  ConvergenceForecast f(threshold, timeout_s,
+                        ConvergenceForecast::Options{std::clamp(timeout_s / 10, 2.0, 20.0), 2});
+  std::istringstream in(
+      testing::ReadFile(std::string(AIAC_SOURCE_DIR) + "/tests/data/forecast/" + trace + ".trace"));
+  std::string line;
+  int samples = 0;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream words(line);
+    std::string first;
+    words >> first;
+    if (first == "restart") {
+      f.Restart();
+    } else if (first == "tighten") {
+      double factor = 0;
+      words >> factor;
+      f.Tighten(factor);
+    } else {
+      double iteration = 0, change = 0;
+      words >> iteration >> change;
+      f.Add(std::stod(first), change, iteration);
+      ++samples;
+      if (std::string why = f.Verdict(); !why.empty()) return "at " + first + " s: " + why;
+    }
+  }
+  EXPECT_GT(samples, 50) << trace;
+  return "";
+}
+
+TEST(ConvergenceForecastTest, RecordedAsyncRunsThatConvergeAreNotStopped) {
+  // Two runs of the 1-D Poisson problem that converged after 56 and 58 s, and a stiffness-like
+  // matrix the old forecast stopped after 96 s as "stopped falling" while its largest changes
+  // fell 5x over the last 48 s (it needs a few minutes, well within 2 x timeout_s).
+  for (const char* trace : {"tridiagonal_10000_a", "tridiagonal_10000_b", "stiffness_4900"}) {
+    EXPECT_EQ(FirstVerdict(trace, 300, 1e-8), "") << trace;
+  }
 }
 
 }  // namespace
