@@ -225,6 +225,14 @@ void Supervisor::OnReady(size_t task, proto::TaskReady::Reader r, SteadyTime now
     return;
   }
   s.ready = true;
+  if (r.getNotes().size() > 0) {
+    const std::string note =
+        "task " + std::to_string(task) + ": " + Printable(r.getNotes().cStr(), 300, false);
+    if (std::find(notes_.begin(), notes_.end(), note) == notes_.end()) {
+      log_->info("job {}: {}", settings_.job_id, note);
+      notes_.push_back(note);
+    }
+  }
   if (s.replacement >= 0) {
     auto& rep = replacements_[static_cast<size_t>(s.replacement)];
     rep.restored_iteration = r.getRestoredIteration();
@@ -416,9 +424,15 @@ void Supervisor::Tick(SteadyTime now) {
 void Supervisor::Lose(size_t task, const std::string& why, SteadyTime now) {
   TaskState& s = tasks_[task];
   const std::string dead = s.outcome.daemon;
+  if (!failure_.empty() || halting_) {
+    // The run is over (halted, or failed already): its daemons closing is its own shutdown,
+    // not a failure to count.
+    log_->debug("job {}: daemon {} (task {}) {} after the run ended", settings_.job_id, dead, task,
+                why);
+    return;
+  }
   ++failures_;
   log_->warn("job {}: daemon {} (task {}) {}", settings_.job_id, dead, task, why);
-  if (!failure_.empty() || halting_) return;
   if (settings_.sync) {
     // A task restored at iteration k would wait for values of k + 1 its neighbours sent long ago.
     Fail("daemon " + dead + " (task " + std::to_string(task) + ") " + why +

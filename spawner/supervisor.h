@@ -133,6 +133,8 @@ class Supervisor {
   std::vector<TaskOutcome> outcomes() const;
   uint32_t failures() const { return failures_; }
   const std::vector<Replacement>& replacements() const { return replacements_; }
+  // What the tasks said of their set-up (app::Task::Notes), "task T: ...", each once.
+  const std::vector<std::string>& notes() const { return notes_; }
   SupervisorProgress progress() const;
   // Daemons running a task now (started, connected, ready, not finished), none once the run
   // converged or failed: the targets of fault injection.
@@ -210,6 +212,7 @@ class Supervisor {
   std::vector<TaskState> tasks_;
   runtime::ConvergenceDetector detector_;
   uint32_t failures_ = 0;
+  std::vector<std::string> notes_;
   std::vector<Replacement> replacements_;
   bool started_ = false;
   bool halting_ = false;

@@ -361,16 +361,28 @@ TEST_F(SupervisorTest, SyncModeFailsTheRunOnALossWithTheReason) {
   EXPECT_TRUE(sup_->RunningTaskDaemons().empty());
 }
 
-TEST_F(SupervisorTest, OnceHaltedALossIsCountedButNotReplaced) {
+// The spawner's own shutdown (a halt after an early end, a timeout) closes every link: those
+// daemons are not lost, and a summary that counted them reported failures that never were.
+TEST_F(SupervisorTest, OnceHaltedALossIsNeitherCountedNorReplaced) {
   Make(2, 4);
   Running();
   sup_->Halt();
   EXPECT_EQ(wire_.last(0), "halt");
   sup_->OnLost(1, 1, "connection reset", At(100));
-  EXPECT_EQ(sup_->failures(), 1u);
+  sup_->OnLost(0, 1, "connection closed", At(100));
+  EXPECT_EQ(sup_->failures(), 0u);
   EXPECT_EQ(sup_->deployment().task(1).incarnation, 1u);
   EXPECT_EQ(wire_.connects.size(), 2u);
   EXPECT_TRUE(sup_->failure().empty());
+}
+
+TEST_F(SupervisorTest, OnlyTheLossThatFailedTheRunCountsNotTheShutdownAfterIt) {
+  Make(2, 4, /*sync=*/true);
+  Running();
+  sup_->OnLost(1, 1, "connection reset", At(100));  // fails the run: sync mode
+  ASSERT_FALSE(sup_->failure().empty());
+  sup_->OnLost(0, 1, "connection closed", At(101));  // the shutdown that follows
+  EXPECT_EQ(sup_->failures(), 1u);
 }
 
 TEST_F(SupervisorTest, GlobalConvergenceTakesAConfirmationRoundThatALossCancels) {
