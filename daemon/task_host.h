@@ -97,7 +97,7 @@ class TaskHost {
   void Run(Session session, const Assignment& a, net::ConnectionPtr spawner);
   void Reply(net::Connection& conn, const std::string& job, uint32_t task, const std::string& error,
              bool need_plugin = false, uint64_t restored_iteration = 0,
-             const runtime::MoveState* moves = nullptr);
+             const runtime::MoveState* moves = nullptr, const std::string& notes = "");
 
   // ---- The job's life.
   static NeighbourMove MoveOf(proto::NeighbourMoved::Reader m);

@@ -31,6 +31,7 @@ Result<PreparedTask> PrepareTask(const Assignment& a, std::unique_ptr<app::App> 
   if (a.tighten > 1) AIAC_RETURN_IF_ERROR((*task)->Tighten(a.tighten));
   PreparedTask p;
   p.dependencies = (*task)->Dependencies();
+  p.notes = (*task)->Notes();
   p.task = std::move(*task);
   p.app = std::move(app);
   p.restored = std::move(restored);

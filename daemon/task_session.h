@@ -42,6 +42,7 @@ struct PreparedTask {
   std::vector<uint32_t> dependencies;
   std::optional<checkpoint::Checkpoint> restored;
   runtime::MoveState moves;  // the restored checkpoint's item moves (task_state.h)
+  std::string notes;         // app::Task::Notes(), read once it was built and restored
 };
 
 // Builds task a.task of `app` from a.slice, restores `restored` when there is one (its runtime

@@ -12,7 +12,7 @@ using net::awaitable;
 
 void TaskHost::Reply(net::Connection& conn, const std::string& job, uint32_t task,
                      const std::string& error, bool need_plugin, uint64_t restored_iteration,
-                     const runtime::MoveState* moves) {
+                     const runtime::MoveState* moves, const std::string& notes) {
   conn.SendEnvelope([&](proto::Envelope::Builder e) {
     auto r = e.initTaskReady();
     r.setJob(job);
@@ -20,6 +20,7 @@ void TaskHost::Reply(net::Connection& conn, const std::string& job, uint32_t tas
     r.setError(error);
     r.setNeedPlugin(need_plugin);
     r.setRestoredIteration(restored_iteration);
+    r.setNotes(notes);
     if (moves) {
       r.setRestoredMoves(moves->moves);
       auto out = r.initOutbox(static_cast<unsigned>(moves->outbox.size()));
@@ -54,6 +55,7 @@ awaitable<void> TaskHost::Accept(Assignment assignment, std::shared_ptr<runtime:
   Result<Session> session = Unavailable("daemon " + options_.id + " is stopping");
   // Told to the spawner with the TaskReady (the session takes the prepared task's own copy).
   const runtime::MoveState restored_moves = prepared.ok() ? prepared->moves : runtime::MoveState{};
+  const std::string notes = prepared.ok() ? prepared->notes : "";
   if (!stopping_) {
     SpawnerPort port{
         [conn](const auto& fill) { conn->SendEnvelope(fill); },
@@ -73,7 +75,8 @@ awaitable<void> TaskHost::Accept(Assignment assignment, std::shared_ptr<runtime:
   Run(*session, *a, conn);
   log_->info("job {}: running task {} of {} (app {}, {} mode, built in {:.2f} s)", a->job, a->task,
              a->params.tasks, a->app, a->sync ? "sync" : "async", built.count());
-  Reply(*conn, a->job, a->task, "", false, restored_iteration, &restored_moves);
+  if (!notes.empty()) log_->info("job {}: task {}: {}", a->job, a->task, notes);
+  Reply(*conn, a->job, a->task, "", false, restored_iteration, &restored_moves, notes);
 }
 
 void TaskHost::Run(Session session, const Assignment& a, net::ConnectionPtr spawner) {

@@ -83,9 +83,22 @@ awaitable<RunSummary> JobRunner::Run(std::vector<Endpoint> supernodes) {
       outcome = checked.status();
     }
   }
-  // Short of a result with every task still running: their current iterate is the best there is.
-  if (!outcome.ok() && supervisor_->started() && supervisor_->failure().empty())
-    co_await GatherPartial();
+  // Short of a result with every task still running: their current iterate is the best there is,
+  // and when it passes the app's own test it is the answer, whatever the local tests said (they
+  // may never settle: an iteration that oscillates along a singular system's null space).
+  if (!outcome.ok() && supervisor_->started() && supervisor_->failure().empty()) {
+    auto last = co_await GatherPartial();
+    if (last && last->status == app::GatherStatus::kConverged) {
+      const std::string note = "the local tests had not settled (" + outcome.message() +
+                               "), but the last iterate meets the app's test";
+      log_->info("job {}: {}: converged", summary_.job_id, note);
+      summary_.notes.push_back(note);
+      if (times_.started && times_.checked)
+        summary_.compute_seconds = Seconds(*times_.checked - *times_.started);
+      verified = std::move(*last);
+      outcome = Status::Ok();
+    }
+  }
   co_await Finish(outcome.ok());
   if (!outcome.ok()) co_return Summarize(FailureStatus(), outcome.message());
   // (residual and output were kept when the result was checked)
@@ -110,6 +123,8 @@ RunSummary JobRunner::Summarize(RunStatus status, std::string error) {
     summary_.links = MeasuredChannels(*supervisor_);
     summary_.per_task = supervisor_->outcomes();
     summary_.failures = supervisor_->failures();
+    summary_.notes.insert(summary_.notes.begin(), supervisor_->notes().begin(),
+                          supervisor_->notes().end());
     summary_.replacements = supervisor_->replacements();
     summary_.balancing.coordinators = static_cast<uint32_t>(supervisor_->groups());
     summary_.balancing.relayed_reports = supervisor_->relayed_reports();
@@ -360,17 +375,18 @@ awaitable<Result<std::optional<app::GatherReport>>> JobRunner::GatherSnapshots(
   co_return std::optional<app::GatherReport>(std::move(*report));
 }
 
-awaitable<void> JobRunner::GatherPartial() {
+awaitable<std::optional<app::GatherReport>> JobRunner::GatherPartial() {
   auto gathered = co_await GatherSnapshots("gathering the last iterate",
                                            Clock::now() + std::chrono::seconds(10));
   if (!gathered.ok() || !*gathered) {
     log_->warn("job {}: no last iterate to write: {}", summary_.job_id,
                gathered.ok() ? "a task moved meanwhile" : gathered.status().message());
-    co_return;
+    co_return std::nullopt;
   }
   const app::GatherReport& report = **gathered;
   log_->info("job {}: last iterate gathered, residual {:.3e}{}", summary_.job_id, report.residual,
              report.output.empty() ? "" : ", written to " + report.output);
+  co_return std::move(*gathered);
 }
 
 // ---- Finish.

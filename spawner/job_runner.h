@@ -96,7 +96,7 @@ class JobRunner {
   // The run ended short of a result while every task still runs (a timeout, a forecast that it
   // cannot converge): gathers the tasks' current slices so that the last iterate is written,
   // with its residual, and the summary says it is partial.
-  net::awaitable<void> GatherPartial();
+  net::awaitable<std::optional<app::GatherReport>> GatherPartial();
 
   // ---- Finish: halt, final counts, release.
   net::awaitable<void> Finish(bool converged);

@@ -126,6 +126,7 @@ nlohmann::json ToJson(const RunSummary& s) {
   j["links"] = LinksJson(s.links);
   j["balancing"] = BalancingJson(s.balancing);
   j["partial"] = !s.succeeded() && !s.output.empty();
+  if (!s.notes.empty()) j["notes"] = s.notes;
   j["result"] = s.result;
   return j;
 }
@@ -162,6 +163,7 @@ std::string ToText(const RunSummary& s) {
                 s.phases.read, s.phases.prepare, s.phases.assign, s.phases.iterate,
                 s.phases.gather);
   out << phases;
+  for (const auto& note : s.notes) out << "\nnote: " << note;
   if (!s.error.empty()) out << "\nerror: " << s.error;
   return out.str();
 }

@@ -1,11 +1,12 @@
 // What `aiac-spawner run` reports: the printed summary and the --json file.
 //
 // JSON fields: job, job_id, app, status ("converged", "failed", "diverged", "aborted"), error
-// (when not converged), mode ("async"/"sync"), tasks, daemons, mapping, wall_seconds,
-// setup_seconds (daemons granted to every task ready), compute_seconds (tasks started to global
-// convergence; -1 when it was not reached), phases {read, prepare, assign, iterate, gather}
-// (seconds; they add up to wall_seconds),
-// iterations {min, max, per_task}, residual (when the app has one), output, per_task
+// (when not converged), notes (what the user should know: the tasks' notes of their set-up, a
+// converged run whose local tests never settled; only when there are some), mode ("async"/"sync"),
+// tasks, daemons, mapping, wall_seconds, setup_seconds (daemons granted to every task ready),
+// compute_seconds (tasks started to global convergence; -1 when it was not reached), phases {read,
+// prepare, assign, iterate, gather} (seconds; they add up to wall_seconds), iterations {min, max,
+// per_task}, residual (when the app has one), output, per_task
 // [{task, daemon, address, iterations}], checkpoints {written, bytes} (copies the backups
 // acknowledged, and their state bytes), failures (daemons lost), replacements [{task, failed,
 // daemon, restored_iteration, seconds_to_resume}], supernode_failovers (times the spawner moved
@@ -61,6 +62,7 @@ struct RunSummary {
   std::string job, job_id, app;
   RunStatus status = RunStatus::kFailed;
   std::string error;
+  std::vector<std::string> notes;  // what the user should know, a line each
   std::string mode = "async";
   std::string mapping = "maheve";
   double residual = -1;  // < 0: none

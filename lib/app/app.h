@@ -23,7 +23,7 @@ namespace aiac::app {
 // 2: Task::Tighten, GatherReport "unconverged"; 3: App::Reweigh; 4: movable items (WorkDone ...
 // ImportItems); 5: DropItems; 6: ExportItems names the taking task, JobPlan::items_in_chain;
 // 7: GatherReport::status is a GatherStatus, and an iteration that diverges returns Diverged().
-inline constexpr int kApiVersion = 7;
+inline constexpr int kApiVersion = 8;
 inline constexpr const char* kFactorySymbol = "aiac_app_create";
 
 // The job's [params] as text, plus what the runtime knows.
@@ -99,6 +99,10 @@ class Task {
   virtual void InputsFinal(bool final) {}
   virtual std::string SaveState() const = 0;
   virtual Status RestoreState(std::string_view state) = 0;
+  // What the user should know of how this task was set up (one line, or empty): read once after
+  // MakeTask (and RestoreState), told to the spawner, which logs it and lists it in the run's
+  // summary (`notes`). Default: nothing.
+  virtual std::string Notes() const { return ""; }
   // The task's part of the result. Also called between iterations while the task runs, for the
   // spawner to check a globally converged result before it says so.
   virtual std::string ResultSlice() const = 0;

@@ -172,6 +172,7 @@ struct TaskReady {
   restoredIteration @4 :UInt64; # restore: the iteration of the checkpoint used (0: initial state)
   restoredMoves @5 :UInt64;     # restore: the item moves the checkpoint had applied (ItemsMoved.moves)
   outbox @6 :List(ExportedItems); # restore: exports the checkpoint holds unconfirmed (MoveItems confirm)
+  notes @7 :Text;               # app::Task::Notes(): what the user should know of the set-up
 }
 # Items a task exported, kept with its checkpoints until the spawner confirms it has them.
 struct ExportedItems { move @0 :UInt64; moves @1 :UInt64; items @2 :Data; count @3 :UInt64; }

@@ -138,7 +138,7 @@ TEST_F(CheckpointServiceTest, TheNamedDaemonStoresAndFetchesItsTasksCheckpoints)
   EXPECT_EQ(net::AsString(d.getState()), "state at 20");
   EXPECT_EQ(d.getChecksum(), Crc32c("state at 20"));
   // It comes with the proof its daemon made: a restoring daemon can check it.
-  checkpoint::Checkpoint got{"job", 1, 1, 20, "state at 20", d.getChecksum()};
+  checkpoint::Checkpoint got{"job", 1, 1, 20, "state at 20", d.getChecksum(), ""};
   EXPECT_OK(
       checkpoint::VerifyCheckpoint(got, checkpoint::ReadProof(d.getProof()), spawner_.PublicKey()));
 
