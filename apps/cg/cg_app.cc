@@ -22,6 +22,7 @@
 #include "apps/cg/byte_codec.h"
 #include "apps/cg/cg_messages.h"
 #include "apps/cg/held_rows.h"
+#include "apps/cg/matching.h"
 #include "apps/cg/matrix_cache.h"
 #include "apps/cg/matrix_market.h"
 #include "apps/cg/partition.h"
@@ -155,7 +156,41 @@ Status CgApp::ReadSystem(const CgParams& p, bool shared_files, Reading& r) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - rhs_start).count();
     problem_.b = Eigen::Map<Eigen::VectorXd>(b.data(), static_cast<Eigen::Index>(b.size()));
   }
-  return CheckSystem(A(), problem_.b, p.matrix);
+  AIAC_RETURN_IF_ERROR(CheckSystem(A(), problem_.b, p.matrix));
+  return PutLargeEntriesOnTheDiagonal(p, r);
+}
+
+Status CgApp::PutLargeEntriesOnTheDiagonal(const CgParams& p, Reading& r) {
+  row_order_.clear();
+  const int zero = FirstZeroOnDiagonal(A());
+  if (zero < 0) return Status::Ok();
+  // Block Jacobi needs nonsingular diagonal blocks, not a zero-free diagonal: with large entries
+  // on it, the blocks are (Duff and Koster's maximum product transversal).
+  auto perm = LargeDiagonalRows(A());
+  if (!perm.ok()) {
+    return InvalidArgument(p.matrix + ": zero on the diagonal at row " + std::to_string(zero + 1) +
+                           ", and " + perm.status().message());
+  }
+  permuted_ = PermuteRows(A(), *perm);
+  Eigen::VectorXd b(problem_.b.size());
+  size_t moved = 0;
+  for (size_t j = 0; j < perm->size(); ++j) {
+    b[static_cast<Eigen::Index>(j)] = problem_.b[(*perm)[j]];
+    moved += (*perm)[j] != static_cast<int>(j);
+  }
+  problem_.b = std::move(b);
+  row_order_ = std::move(*perm);
+  r.notes.push_back("cg: zero on the diagonal at row " + std::to_string(zero + 1) + ": " +
+                    std::to_string(moved) +
+                    " rows permuted to put large entries on the diagonal (maximum product "
+                    "matching, as MC64; the unknowns keep their order)");
+  if (!shared_matrix_.empty()) {
+    // The daemons' copy (the cache) is in the file's row order.
+    shared_matrix_.clear();
+    shared_source_.reset();
+    r.notes.push_back(kBlocksSentNote);
+  }
+  return Status::Ok();
 }
 
 void CgApp::ChoosePartition(const CgParams& p, uint32_t tasks, std::vector<std::string>& notes) {

@@ -111,11 +111,17 @@ class CgApp final : public app::App {
   Result<app::JobPlan> Split(const CgParams& p, uint32_t tasks, const Shares& shares,
                              std::vector<std::string> notes);
 
-  // The system's matrix: renumbered, else the mapped cache it came from, else problem_.a.
+  // A matrix with zeros on its diagonal: its rows permuted to put large entries there
+  // (matching.h), and b with them.
+  Status PutLargeEntriesOnTheDiagonal(const CgParams& p, Reading& reading);
+
+  // The system's matrix: renumbered, else with its rows permuted, else the mapped cache it came
+  // from, else problem_.a.
   SpRef A() const {
-    return !order_.empty() ? SpRef(renumbered_)
-           : mapped_       ? SpRef(mapped_->matrix())
-                           : SpRef(problem_.a);
+    return !order_.empty()       ? SpRef(renumbered_)
+           : !row_order_.empty() ? SpRef(permuted_)
+           : mapped_             ? SpRef(mapped_->matrix())
+                                 : SpRef(problem_.a);
   }
 
   std::optional<CgParams> params_;  // parsed once, by Prepare
@@ -126,6 +132,10 @@ class CgApp final : public app::App {
   // order. Results are put back in the file's order.
   std::vector<int> order_;
   SpMat renumbered_;
+  // A matrix whose diagonal has zeros: row j of permuted_ is the file's row row_order_[j] (only
+  // rows move: the unknowns keep their numbering). Empty: no zero on the diagonal.
+  std::vector<int> row_order_;
+  SpMat permuted_;
   bool metis_ = false;  // METIS rather than slices, decided by Prepare
   // The matrix's bandwidth when its rows may move between slices (a generated system, or a file's
   // matrix with a symmetric pattern in slices), from Prepare; chain_: they may in the last plan.

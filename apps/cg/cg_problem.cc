@@ -94,11 +94,20 @@ Status CheckMatrix(const SpRef& a, const std::string& name) {
                            std::to_string(a.cols()) + ", not square");
   }
   for (int i = 0; i < a.rows(); ++i) {
-    if (a.coeff(i, i) == 0) {
-      return InvalidArgument(name + ": zero on the diagonal at row " + std::to_string(i + 1));
+    for (SpRef::InnerIterator it(a, i); it; ++it) {
+      if (!std::isfinite(it.value())) {
+        return InvalidArgument(name + ": the matrix is not finite at row " + std::to_string(i + 1));
+      }
     }
   }
   return Status::Ok();
+}
+
+int FirstZeroOnDiagonal(const SpRef& a) {
+  for (int i = 0; i < a.rows(); ++i) {
+    if (a.coeff(i, i) == 0) return i;
+  }
+  return -1;
 }
 
 Status CheckSystem(const SpRef& a, const Eigen::VectorXd& b, const std::string& name) {

@@ -45,8 +45,11 @@ Problem Generate(const GeneratedSpec& spec);
 // The 5-point Laplacian of a kx x ky grid (rows along the grid, `diag` on the diagonal, -1 to
 // each neighbour): the 2-D Poisson problem, SPD for diag >= 4, for tests and benchmarks.
 SpMat GridLaplacian(int kx, int ky, double diag = 4);
-// Checks a matrix read from a file: square, no zero on the diagonal.
+// Checks a matrix read from a file: square, every stored value finite. (Zeros on the diagonal
+// are the CG app's to deal with: it permutes rows, matching.h.)
 Status CheckMatrix(const SpRef& a, const std::string& name);
+// The first row whose diagonal entry is zero (or not stored), -1 when none is.
+int FirstZeroOnDiagonal(const SpRef& a);
 // Checks a system read from files: CheckMatrix, and b of the right size and finite.
 Status CheckSystem(const SpRef& a, const Eigen::VectorXd& b, const std::string& name);
 

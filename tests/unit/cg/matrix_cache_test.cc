@@ -219,9 +219,10 @@ TEST(MatrixCacheTest, ACacheWithABadStructureIsRefusedEvenWithRightChecksums) {
   }
 }
 
-// A cache whose checksums and structure hold but whose matrix is not the file's (a zero where
-// the file has its diagonal): Prepare removes it with a warning, reads the file and writes a
-// good cache, so the next run reads the cache again instead of failing on it for ever.
+// A cache whose checksums and structure hold but whose matrix is not the file's (a value no
+// file could hold, not a number, on the diagonal): Prepare removes it with a warning, reads the
+// file and writes a good cache, so the next run reads the cache again instead of failing on it for
+// ever.
 TEST(MatrixCacheTest, ACacheWhoseMatrixFailsTheChecksIsRemovedAndRebuilt) {
   TempDir dir;
   const std::string path = dir / "t.mtx";
@@ -229,7 +230,7 @@ TEST(MatrixCacheTest, ACacheWhoseMatrixFailsTheChecksIsRemovedAndRebuilt) {
   auto version = MatrixFileVersionOf(path);
   ASSERT_TRUE(version.ok());
   SpMat forged = ReadIt(path, /*cache=*/false).a;
-  forged.coeffRef(7, 7) = 0;
+  forged.coeffRef(7, 7) = std::nan("");
   ASSERT_OK(SaveMatrixCache(path, forged, *version));
   ASSERT_TRUE(Load(path).ok());  // checksums and structure hold
   for (const bool first : {true, false}) {
@@ -239,7 +240,7 @@ TEST(MatrixCacheTest, ACacheWhoseMatrixFailsTheChecksIsRemovedAndRebuilt) {
     const Read notes{SpMat(), plan->notes};
     EXPECT_EQ(Says(notes, "warning: removed the cache"), first)
         << ::testing::PrintToString(notes.notes);
-    EXPECT_EQ(Says(notes, "zero on the diagonal at row 8"), first);
+    EXPECT_EQ(Says(notes, "not finite at row 8"), first);
     EXPECT_EQ(Says(notes, "wrote the cache"), first);
     if (!first) EXPECT_TRUE(Says(notes, "from its cache")) << ::testing::PrintToString(notes.notes);
   }
