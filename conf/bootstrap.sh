@@ -26,7 +26,7 @@ packages=(
   libssl-dev                # TLS 1.3 transport, Ed25519 plugin signatures
   libglpk-dev libeigen3-dev # linear programs, linear algebra
   libmetis-dev              # the CG app's partition of a matrix into task blocks
-  libsuitesparse-dev        # CHOLMOD: the CG app's factor of SPD blocks
+  libsuitesparse-dev        # CHOLMOD, UMFPACK, SPQR: the CG app's block factors
   liblapack-dev             # LAPACK's band Cholesky: the CG app's factor of banded blocks
   libopenblas0-serial       # fast BLAS for CHOLMOD, single-threaded (the tasks are the threads)
   clang libclang-rt-14-dev  # the sanitizer and fuzzing build (conf/sanitize.sh)

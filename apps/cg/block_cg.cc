@@ -58,7 +58,16 @@ BlockCg::BlockCg(const SpMat& a)
   if (!IsSymmetric(a)) {
     bicgstab_ = std::make_unique<Eigen::BiCGSTAB<SpMat, Eigen::DiagonalPreconditioner<double>>>();
     bicgstab_->compute(a);
+  } else if ((a.diagonal().array() <= 0).any()) {
+    // A positive definite matrix has a positive diagonal: this one is not, CG would break down.
+    UseMinres();
   }
+}
+
+void BlockCg::UseMinres() {
+  minres_ = std::make_unique<
+      Eigen::MINRES<SpMat, Eigen::Lower | Eigen::Upper, AbsDiagonalPreconditioner>>();
+  minres_->compute(a_);
 }
 
 BlockCg::Outcome BlockCg::SolveUnsymmetric(const Eigen::VectorXd& b, Eigen::VectorXd& x,
@@ -74,6 +83,33 @@ BlockCg::Outcome BlockCg::SolveUnsymmetric(const Eigen::VectorXd& b, Eigen::Vect
     breakdown = "BiCGSTAB produced non-finite values";
   }
   return {static_cast<int>(bicgstab_->iterations()), residual, breakdown};
+}
+
+template <typename MatType>
+BlockCg::AbsDiagonalPreconditioner& BlockCg::AbsDiagonalPreconditioner::factorize(
+    const MatType& mat) {
+  m_invdiag.resize(mat.cols());
+  for (Eigen::Index i = 0; i < mat.rows(); ++i) {
+    const double d = std::abs(mat.coeff(i, i));
+    m_invdiag(i) = d != 0 ? 1.0 / d : 1.0;
+  }
+  m_isInitialized = true;
+  return *this;
+}
+
+BlockCg::Outcome BlockCg::SolveIndefinite(const Eigen::VectorXd& b, Eigen::VectorXd& x,
+                                          double tolerance, int max_iterations, double b_norm) {
+  minres_->setTolerance(tolerance);
+  minres_->setMaxIterations(max_iterations);
+  x = minres_->solveWithGuess(b, x);
+  const double residual = (b - a_ * x).norm() / b_norm;
+  std::string breakdown;
+  if (minres_->info() == Eigen::NumericalIssue) {
+    breakdown = "MINRES broke down (numerical issue)";
+  } else if (!std::isfinite(residual)) {
+    breakdown = "MINRES produced non-finite values";
+  }
+  return {static_cast<int>(minres_->iterations()), residual, breakdown};
 }
 
 double BlockCg::MultiplyP() {
@@ -108,6 +144,7 @@ BlockCg::Outcome BlockCg::Solve(const Eigen::VectorXd& b, Eigen::VectorXd& x, do
     return {0, 0, ""};
   }
   if (bicgstab_) return SolveUnsymmetric(b, x, tolerance, max_iterations, b_norm);
+  if (minres_) return SolveIndefinite(b, x, tolerance, max_iterations, b_norm);
   const Eigen::Index n = a_.rows();
   double* xp = x.data();
   double* r = r_.data();
@@ -132,10 +169,14 @@ BlockCg::Outcome BlockCg::Solve(const Eigen::VectorXd& b, Eigen::VectorXd& x, do
   // with p.q; x, r, z updated with r.r and r.z in one sweep; then p.
   while (k < max_iterations) {
     const double pq = MultiplyP();
-    if (!(pq > 0)) {
-      return {
-          k, std::sqrt(rr) / b_norm,
-          "CG broke down: p'Ap = " + std::to_string(pq) + ", the block is not positive definite"};
+    // (rz <= 0: the Jacobi preconditioner itself is not positive definite, a negative diagonal.)
+    if ((!(pq > 0) || !(rz > 0)) && std::isfinite(pq) && std::isfinite(rz)) {
+      // Negative or zero curvature: the block is not positive definite, and CG cannot go on.
+      // MINRES can, on any symmetric block, from the iterate CG reached.
+      UseMinres();
+      Outcome rest = SolveIndefinite(b, x, tolerance, max_iterations, b_norm);
+      rest.iterations += k;
+      return rest;
     }
     const double alpha = rz / pq;
     double rr_next = 0, rz_next = 0;

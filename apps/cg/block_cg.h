@@ -1,7 +1,11 @@
 // The inner solver of the multisplitting method: preconditioned conjugate gradient (Jacobi
 // preconditioner) on one task's diagonal block A_ll, warm-started from the previous iterate.
-// CG needs a symmetric block: an unsymmetric one (from a `general` Matrix Market file) is
-// solved with Eigen's BiCGSTAB instead, same preconditioner and tolerance.
+// CG needs a symmetric positive definite block: an unsymmetric one (from a `general` Matrix
+// Market file) is solved with Eigen's BiCGSTAB instead, same preconditioner and tolerance, and a
+// symmetric one that turns out not to be positive definite (CG meets a direction of negative
+// or zero curvature: indefinite, negative definite or singular) with MINRES from then on, whose
+// Jacobi preconditioner takes the diagonal's magnitudes (MINRES needs a positive definite one);
+// on a singular consistent block MINRES reaches a solution all the same.
 // Pure; allocates its work vectors once per solver.
 #pragma once
 
@@ -9,6 +13,7 @@
 #include <Eigen/Sparse>
 #include <memory>
 #include <string>
+#include <unsupported/Eigen/IterativeSolvers>
 
 #include "apps/cg/cg_problem.h"
 
@@ -20,6 +25,8 @@ class BlockCg {
   // matrix is). Keeps a reference: `a` must outlive the solver.
   explicit BlockCg(const SpMat& a);
   bool symmetric() const { return !bicgstab_; }
+  // "CG", "MINRES" (a symmetric block CG found not positive definite) or "BiCGSTAB".
+  const char* method() const { return bicgstab_ ? "BiCGSTAB" : minres_ ? "MINRES" : "CG"; }
 
   struct Outcome {
     int iterations;
@@ -35,12 +42,29 @@ class BlockCg {
   // Eigen's BiCGSTAB (Jacobi preconditioner) for an unsymmetric block.
   Outcome SolveUnsymmetric(const Eigen::VectorXd& b, Eigen::VectorXd& x, double tolerance,
                            int max_iterations, double b_norm);
+  // Eigen's MINRES for a symmetric block that is not positive definite.
+  Outcome SolveIndefinite(const Eigen::VectorXd& b, Eigen::VectorXd& x, double tolerance,
+                          int max_iterations, double b_norm);
+  // From now on MINRES solves this symmetric block: it is not positive definite.
+  void UseMinres();
   // q = A p, fused with p'q (returned): one pass over the block.
   double MultiplyP();
 
   const SpMat& a_;
   Eigen::VectorXd inv_diag_, r_, z_, p_, q_;
   std::unique_ptr<Eigen::BiCGSTAB<SpMat, Eigen::DiagonalPreconditioner<double>>> bicgstab_;
+  // Jacobi with the diagonal's magnitudes: positive definite whatever the block's signs.
+  class AbsDiagonalPreconditioner : public Eigen::DiagonalPreconditioner<double> {
+   public:
+    template <typename MatType>
+    AbsDiagonalPreconditioner& factorize(const MatType& mat);
+    template <typename MatType>
+    AbsDiagonalPreconditioner& compute(const MatType& mat) {
+      return factorize(mat);
+    }
+  };
+  std::unique_ptr<Eigen::MINRES<SpMat, Eigen::Lower | Eigen::Upper, AbsDiagonalPreconditioner>>
+      minres_;
 };
 
 }  // namespace aiac::cg

@@ -83,44 +83,90 @@ Status BlockDirect::FactorBand(int bandwidth) {
   return Status::Ok();
 }
 
-Result<std::unique_ptr<BlockDirect>> BlockDirect::Factor(const SpMat& a, bool symmetric) {
-  std::unique_ptr<BlockDirect> d(new BlockDirect(a));
-  if (symmetric) {
-    const double lower = static_cast<double>(a.nonZeros() + a.rows()) / 2;  // with the diagonal
-    const int bandwidth = LowerBandwidth(a);
-    const double band = static_cast<double>(a.rows()) * (bandwidth + 1);
-    // (LAPACK indexes the band with ints.)
-    if (band <= 2 * lower && band < std::numeric_limits<int>::max()) {
-      AIAC_RETURN_IF_ERROR(d->FactorBand(bandwidth));
-    } else if (LowerEnvelope(a) <= 2 * lower) {
-      AIAC_ASSIGN_OR_RETURN(auto llt,
-                            FactorCholesky<Eigen::NaturalOrdering<int>>(a, d->factor_nonzeros_));
-      d->natural_ = std::move(llt);
-    } else {
-      AIAC_ASSIGN_OR_RETURN(auto factor, CholmodFactor::Factor(a));
-      d->factor_nonzeros_ = factor->factor_nonzeros();
-      d->cholmod_ = std::move(factor);
-    }
-    return d;
+namespace {
+
+// Why a factorization failed, told apart by its text: the next one is tried only for these.
+constexpr std::string_view kNotPositiveDefinite = "the block is not positive definite";
+constexpr std::string_view kSingular = "the block is singular";
+
+bool Says(const Status& s, std::string_view what) {
+  return s.code() == StatusCode::kInvalidArgument && s.message().starts_with(what);
+}
+
+}  // namespace
+
+Status BlockDirect::FactorSpd() {
+  const SpMat& a = a_;
+  const double lower = static_cast<double>(a.nonZeros() + a.rows()) / 2;  // with the diagonal
+  const int bandwidth = LowerBandwidth(a);
+  const double band = static_cast<double>(a.rows()) * (bandwidth + 1);
+  // (LAPACK indexes the band with ints.)
+  if (band <= 2 * lower && band < std::numeric_limits<int>::max()) return FactorBand(bandwidth);
+  if (LowerEnvelope(a) <= 2 * lower) {
+    AIAC_ASSIGN_OR_RETURN(natural_,
+                          FactorCholesky<Eigen::NaturalOrdering<int>>(a, factor_nonzeros_));
+    return Status::Ok();
   }
-  d->columns_ = a;
-  d->columns_.makeCompressed();
-  d->lu_ = std::make_unique<Umfpack>();
-  d->lu_->umfpackControl()(UMFPACK_IRSTEP) = 0;  // no refinement steps: the outer iteration refines
-  d->lu_->analyzePattern(d->columns_);
-  if (d->lu_->info() != Eigen::Success) {
+  AIAC_ASSIGN_OR_RETURN(cholmod_, CholmodFactor::Factor(a));
+  factor_nonzeros_ = cholmod_->factor_nonzeros();
+  return Status::Ok();
+}
+
+Status BlockDirect::FactorLu() {
+  columns_ = a_;
+  columns_.makeCompressed();
+  lu_ = std::make_unique<Umfpack>();
+  lu_->umfpackControl()(UMFPACK_IRSTEP) = 0;  // no refinement steps: the outer iteration refines
+  lu_->analyzePattern(columns_);
+  if (lu_->info() != Eigen::Success) {
     return InvalidArgument("the block cannot be factored (UMFPACK's analysis failed)");
   }
   // Checked before the numbers are computed: UMFPACK's own estimate of its peak memory.
   const double peak =
-      d->lu_->statistic(UMFPACK_PEAK_MEMORY_ESTIMATE) * d->lu_->statistic(UMFPACK_SIZE_OF_UNIT);
+      lu_->statistic(UMFPACK_PEAK_MEMORY_ESTIMATE) * lu_->statistic(UMFPACK_SIZE_OF_UNIT);
+  lu_peak_ = peak;
   AIAC_RETURN_IF_ERROR(
-      CheckFitsInMemory("the LU factors of a " + std::to_string(a.rows()) + "-row block", peak));
-  d->lu_->factorize(d->columns_);
-  if (d->lu_->info() != Eigen::Success) {
-    return InvalidArgument("the block is singular (its LU factorization failed)");
+      CheckFitsInMemory("the LU factors of a " + std::to_string(a_.rows()) + "-row block", peak));
+  lu_->factorize(columns_);
+  // UMFPACK finishes a singular matrix's factors, with zeros on U's diagonal, and says so: they
+  // cannot be solved with.
+  const double rcond = lu_->statistic(UMFPACK_RCOND);
+  if (lu_->info() != Eigen::Success || !(rcond > 1e3 * std::numeric_limits<double>::epsilon())) {
+    lu_.reset();
+    return Status(StatusCode::kInvalidArgument,
+                  std::string(kSingular) + " (LU finds its condition number over 1e13)");
   }
-  d->factor_nonzeros_ = d->lu_->statistic(UMFPACK_LNZ) + d->lu_->statistic(UMFPACK_UNZ);
+  factor_nonzeros_ = lu_->statistic(UMFPACK_LNZ) + lu_->statistic(UMFPACK_UNZ);
+  return Status::Ok();
+}
+
+Status BlockDirect::FactorQr(double peak) {
+  // SuiteSparseQR gives no estimate before it factors: the LU's peak, twice, bounds it here
+  // (Q's Householder vectors and R take about what L and U take, for a square block).
+  AIAC_RETURN_IF_ERROR(CheckFitsInMemory(
+      "the QR factors of a singular " + std::to_string(a_.rows()) + "-row block", 2 * peak));
+  qr_ = std::make_unique<Eigen::SPQR<LongMat>>();
+  qr_->compute(LongMat(a_));
+  if (qr_->info() != Eigen::Success) {
+    qr_.reset();
+    return InvalidArgument(std::string(kSingular) + " and its QR factorization failed");
+  }
+  factor_nonzeros_ = static_cast<double>(qr_->matrixR().nonZeros());
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<BlockDirect>> BlockDirect::Factor(const SpMat& a, bool symmetric) {
+  std::unique_ptr<BlockDirect> d(new BlockDirect(a));
+  if (symmetric) {
+    Status spd = d->FactorSpd();
+    if (spd.ok()) return d;
+    if (!Says(spd, kNotPositiveDefinite)) return spd;
+    d.reset(new BlockDirect(a));  // (what the failed attempt left)
+  }
+  Status lu = d->FactorLu();
+  if (lu.ok()) return d;
+  if (!Says(lu, kSingular)) return lu;
+  AIAC_RETURN_IF_ERROR(d->FactorQr(d->lu_peak_));
   return d;
 }
 
@@ -143,9 +189,12 @@ BlockDirect::Outcome BlockDirect::Solve(const Eigen::VectorXd& b, Eigen::VectorX
     ok = natural_->info() == Eigen::Success;
   } else if (cholmod_) {
     ok = cholmod_->Solve(b, x);
-  } else {
+  } else if (lu_) {
     x = lu_->solve(b);
     ok = lu_->info() == Eigen::Success;
+  } else {
+    x = qr_->solve(b);
+    ok = qr_->info() == Eigen::Success;
   }
   const double residual = measure ? (b - a_ * x).norm() / b_norm : -1;
   if (!ok) return {residual, "the solve with the block's factor failed"};

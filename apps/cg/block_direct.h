@@ -15,9 +15,16 @@
 // to LAPACK's band Cholesky (dpbtrf): on a 201,024-row block of bandwidth 8, 9 ms against 28 ms
 // for Eigen's SimplicialLLT, which also copies the block into a permuted column-major matrix
 // first; a profile block (a few long rows) to SimplicialLLT.
+//
+// A symmetric block that is not positive definite (indefinite, negative definite, or singular)
+// is factored by LU with pivoting (UMFPACK), as an unsymmetric one is. A block that LU finds
+// singular is solved in the least-squares sense by SuiteSparseQR's rank-revealing QR: for the
+// right-hand sides a consistent system gives, an exact solution (the outer iteration then goes
+// on as with any other block). method() says which.
 // Pure; the factor is the only large allocation.
 #pragma once
 
+#include <Eigen/SPQRSupport>
 #include <Eigen/SparseCholesky>
 #include <Eigen/UmfPackSupport>
 #include <memory>
@@ -32,9 +39,9 @@ namespace aiac::cg {
 
 class BlockDirect {
  public:
-  // Factors `a` (kept by reference: it must outlive the solver). Refused, with the reason: a
-  // symmetric block that is not positive definite, a singular one, or a Cholesky factor whose
-  // predicted size does not fit the memory this process may use (core/memory_budget.h).
+  // Factors `a` (kept by reference: it must outlive the solver): Cholesky when it is symmetric
+  // and positive definite, else LU, else (singular) a least-squares QR. Refused, with the reason,
+  // when no factor fits the memory this process may use (core/memory_budget.h).
   static Result<std::unique_ptr<BlockDirect>> Factor(const SpMat& a, bool symmetric);
 
   struct Outcome {
@@ -54,6 +61,9 @@ class BlockDirect {
   }
   // The factor is LAPACK's band Cholesky (rather than SimplicialLLT's, CHOLMOD's or UMFPACK's).
   bool banded() const { return !band_.empty(); }
+  // "Cholesky", "LU" (a symmetric block that is not positive definite, or an unsymmetric one),
+  // or "least-squares QR" (a singular block).
+  const char* method() const { return qr_ ? "least-squares QR" : lu_ ? "LU" : "Cholesky"; }
 
   // Entries of the lower triangle's envelope: for each row, from its first stored column to the
   // diagonal. A Cholesky factor in the natural order has no entry outside it.
@@ -76,6 +86,12 @@ class BlockDirect {
   // LAPACK's band Cholesky of a_ into band_ (dpbtrf); an error when a_ is not positive definite
   // or its band does not fit in memory.
   Status FactorBand(int bandwidth);
+  // Cholesky of the symmetric a_: kNotPositiveDefinite when it is not.
+  Status FactorSpd();
+  // UMFPACK's LU of a_: kSingular when it is singular.
+  Status FactorLu();
+  // SuiteSparseQR's rank-revealing QR of a_, for a least-squares solve; `peak` bounds its memory.
+  Status FactorQr(double peak);
 
   explicit BlockDirect(const SpMat& a) : a_(a) {}
 
@@ -92,6 +108,10 @@ class BlockDirect {
   };
   ColMat columns_;
   std::unique_ptr<Umfpack> lu_;
+  double lu_peak_ = 0;  // UMFPACK's estimate of its peak memory, in bytes
+  // Rank-revealing QR of a singular block (SuiteSparseQR's indices are 64-bit).
+  using LongMat = Eigen::SparseMatrix<double, Eigen::ColMajor, SuiteSparse_long>;
+  std::unique_ptr<Eigen::SPQR<LongMat>> qr_;
   // LAPACK's band storage of the lower triangle, then its Cholesky factor in place (dpbtrf):
   // column j holds rows j..j + bandwidth_, band_[j * (bandwidth_ + 1) + (i - j)] = L(i, j).
   std::vector<double> band_;

@@ -193,10 +193,14 @@ const std::vector<CgParamDoc>& CgParamDocs() {
        "(`dpbtrf`) when its band, rows x (bandwidth + 1), is at most twice its lower "
        "nonzeros, else Eigen's sparse one when its lower envelope is; otherwise "
        "CHOLMOD's, ordered by CHOLMOD (AMD, or METIS's nested dissection when AMD fills "
-       "too much), factored supernodally; LU by UMFPACK for unsymmetric blocks) and "
+       "too much), factored supernodally; LU with pivoting by UMFPACK for unsymmetric "
+       "blocks and for symmetric ones that are not positive definite; a rank-revealing QR "
+       "by SuiteSparseQR, solving in the least-squares sense, for singular ones) and "
        "solves with the factor at every iteration; `cg` runs an inner CG at every "
-       "iteration; `auto` factors when the block allows it (positive definite, or "
-       "nonsingular for LU) and the predicted factor fits in memory, else iterates"},
+       "iteration (MINRES for a symmetric block that is not positive definite, BiCGSTAB "
+       "for an unsymmetric one); `auto` factors when the predicted factor fits in "
+       "memory, else iterates. The run's notes say when a block is not positive "
+       "definite or singular"},
       {"inner_tolerance", "1e-12",
        "relative residual of each block's inner CG (`inner = \"cg\"`, or `auto` without "
        "a factor)"},

@@ -333,6 +333,26 @@ void CgTask::IndexInputs() {
   }
 }
 
+std::string CgTask::Notes() const {
+  if (!solver_->symmetric()) {
+    if (direct_ && direct_->method() == std::string_view("least-squares QR"))
+      return "block of " + b_.Describe() + ": singular, solved in the least-squares sense (QR)";
+    return "";
+  }
+  if (direct_) {
+    const std::string_view method = direct_->method();
+    if (method == "LU")
+      return "block of " + b_.Describe() + ": not positive definite, factored by LU";
+    if (method == "least-squares QR") {
+      return "block of " + b_.Describe() + ": singular, solved in the least-squares sense (QR)";
+    }
+    return "";
+  }
+  if (std::string_view(solver_->method()) == "MINRES")
+    return "block of " + b_.Describe() + ": not positive definite, solved by MINRES";
+  return "";
+}
+
 Status CgTask::MakeSolvers() {
   solver_ = std::make_unique<BlockCg>(b_.local);
   direct_.reset();

@@ -60,6 +60,10 @@ class CgTask final : public app::Task {
   // The values of the rows this task owns (overlap rows are their owners' to give), after
   // their count and the global row of the first (-1 when they are not consecutive).
   std::string ResultSlice() const override;
+  // How its block is solved, when that is not the usual (Cholesky or CG of a symmetric positive
+  // definite block, LU or BiCGSTAB of an unsymmetric one): "block of rows 1..500: not positive
+  // definite, factored by LU", "... singular, solved in the least-squares sense (QR)".
+  std::string Notes() const override;
 
   // ---- Moving rows (row_moves.h). The work unit is an owned row solved once: an iteration of a
   // block owning r rows does r units (with overlap it solves more, the same number more for

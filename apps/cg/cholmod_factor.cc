@@ -47,6 +47,18 @@ Result<std::unique_ptr<CholmodFactor>> CholmodFactor::Factor(const SpMat& a) {
     return Internal("CHOLMOD could not factor the block (status " +
                     std::to_string(f->common_.status) + ")");
   }
+  // A simplicial factor is LDL' and does not fail on a block that is not positive definite: its
+  // D does. (D(j,j) is stored first in column j, where L's unit diagonal would be.)
+  if (!f->factor_->is_super && !f->factor_->is_ll) {
+    const auto* p = static_cast<const int*>(f->factor_->p);
+    const auto* x = static_cast<const double*>(f->factor_->x);
+    for (size_t j = 0; j < f->factor_->n; ++j) {
+      if (!(x[p[j]] > 0)) {
+        return InvalidArgument(
+            "the block is not positive definite (its Cholesky factorization failed)");
+      }
+    }
+  }
   f->nonzeros_ = f->common_.lnz;
   // Simplicial LL' from here on: faster solves with one right-hand side.
   if (f->factor_->is_super &&

@@ -527,7 +527,8 @@ TEST(CgAppTest, BadInputIsOneLineBeforeAnyDaemon) {
                            "%%MatrixMarket matrix array real general\n3 1\n1\n1\n1\n");
   const std::vector<std::pair<app::JobParams, std::string>> cases = {
       {Params({{"matrix", "rect.mtx"}}, 1, dir.path()), "is 2 x 3, not square"},
-      {Params({{"matrix", "zero.mtx"}}, 1, dir.path()), "zero on the diagonal at row 2"},
+      {Params({{"matrix", "zero.mtx"}}, 1, dir.path()),
+       "zero on the diagonal at row 2, and the matrix is structurally singular"},
       {Params({{"matrix", "ok.mtx"}}, 3, dir.path()), "3 tasks for 2 rows"},
       {Params({{"matrix", "ok.mtx"}, {"rhs", "b3.mtx"}}, 1, dir.path()),
        "vector of 3 rows for a matrix of 2"},
@@ -551,23 +552,92 @@ TEST(CgAppTest, BadInputIsOneLineBeforeAnyDaemon) {
   }
 }
 
-TEST(BlockCgTest, AnIndefiniteBlockIsABreakdownNotAnAnswer) {
-  // Symmetric with a positive diagonal, eigenvalues 3 and -1: CG meets p'Ap < 0 at once.
+TEST(BlockCgTest, AnIndefiniteBlockGoesOnWithMinres) {
+  // Symmetric with a positive diagonal, eigenvalues 3 and -1: CG meets p'Ap < 0 at once, and
+  // used to end the task there ("CG broke down").
   SpMat a(2, 2);
   std::vector<Eigen::Triplet<double>> t = {{0, 0, 1}, {0, 1, 2}, {1, 0, 2}, {1, 1, 1}};
   a.setFromTriplets(t.begin(), t.end());
   BlockCg solver(a);
   ASSERT_TRUE(solver.symmetric());
+  EXPECT_STREQ(solver.method(), "CG");
   Eigen::VectorXd x = Eigen::VectorXd::Zero(2);
   Eigen::VectorXd b(2);
   b << 1, -1;
   auto out = solver.Solve(b, x, 1e-12, 100);
-  EXPECT_NE(out.breakdown.find("not positive definite"), std::string::npos) << out.breakdown;
+  EXPECT_EQ(out.breakdown, "");
+  EXPECT_LT(out.relative_residual, 1e-10);
+  EXPECT_STREQ(solver.method(), "MINRES");
+  EXPECT_NEAR(x[0], -1, 1e-10);  // [[1, 2], [2, 1]] x = (1, -1): x = (-1, 1)
+  EXPECT_NEAR(x[1], 1, 1e-10);
 }
 
-TEST(CgAppTest, AnInnerBreakdownEndsTheTaskSayingSoNotDiverged) {
+TEST(BlockCgTest, NegativeDefiniteAndSingularBlocksAreSolvedByMinres) {
+  // -tridiag(-1, 4, -1): a negative diagonal, so MINRES from the start.
+  SpMat neg = -GridLaplacian(30, 1);
+  BlockCg solver(neg);
+  EXPECT_STREQ(solver.method(), "MINRES");
+  Eigen::VectorXd x = Eigen::VectorXd::Zero(30), b = neg * Eigen::VectorXd::Ones(30);
+  auto out = solver.Solve(b, x, 1e-12, 500);
+  EXPECT_EQ(out.breakdown, "");
+  EXPECT_LT((x - Eigen::VectorXd::Ones(30)).cwiseAbs().maxCoeff(), 1e-9);
+  // Singular and consistent ([[1, 1], [1, 1]] beside -2): a solution all the same.
+  SpMat sing(3, 3);
+  std::vector<Eigen::Triplet<double>> t = {{0, 0, 1}, {0, 1, 1}, {1, 0, 1}, {1, 1, 1}, {2, 2, -2}};
+  sing.setFromTriplets(t.begin(), t.end());
+  BlockCg s2(sing);
+  Eigen::VectorXd y = Eigen::VectorXd::Zero(3), c = sing * Eigen::VectorXd::Ones(3);
+  out = s2.Solve(c, y, 1e-12, 100);
+  EXPECT_EQ(out.breakdown, "");
+  EXPECT_LT((c - sing * y).norm(), 1e-10);
+}
+
+TEST(BlockDirectTest, NotPositiveDefiniteGoesToLuAndSingularToLeastSquares) {
+  // Indefinite, nonsingular: LU.
+  SpMat ind(2, 2);
+  std::vector<Eigen::Triplet<double>> t = {{0, 0, 1}, {0, 1, 2}, {1, 0, 2}, {1, 1, 1}};
+  ind.setFromTriplets(t.begin(), t.end());
+  auto lu = BlockDirect::Factor(ind, true);
+  ASSERT_TRUE(lu.ok()) << lu.status().message();
+  EXPECT_STREQ((*lu)->method(), "LU");
+  Eigen::VectorXd x(2), b(2);
+  b << 1, -1;
+  EXPECT_EQ((*lu)->Solve(b, x).breakdown, "");
+  EXPECT_NEAR(x[0], -1, 1e-12);
+  // Singular: least squares, exact on a consistent right-hand side; and one the block cannot
+  // meet gets its best fit, not a failure.
+  SpMat sing(3, 3);
+  t = {{0, 0, 1}, {0, 1, 1}, {1, 0, 1}, {1, 1, 1}, {2, 2, -2}};
+  sing.setFromTriplets(t.begin(), t.end());
+  auto qr = BlockDirect::Factor(sing, true);
+  ASSERT_TRUE(qr.ok()) << qr.status().message();
+  EXPECT_STREQ((*qr)->method(), "least-squares QR");
+  Eigen::VectorXd y(3), c = sing * Eigen::VectorXd::Ones(3);
+  auto out = (*qr)->Solve(c, y);
+  EXPECT_EQ(out.breakdown, "");
+  EXPECT_LT(out.relative_residual, 1e-12);
+  Eigen::VectorXd d(3);
+  d << 1, 3, 4;  // rows 1 and 2 disagree: the best is x1 + x2 = 2
+  out = (*qr)->Solve(d, y);
+  EXPECT_EQ(out.breakdown, "");
+  EXPECT_NEAR(y[0] + y[1], 2, 1e-12);
+  EXPECT_NEAR(y[2], -2, 1e-12);
+  // Negative definite: LU too, from the band path and from CHOLMOD's (a 2-D grid is neither
+  // banded nor a profile in its natural order).
+  for (const SpMat& negative : {SpMat(-GridLaplacian(30, 1)), SpMat(-GridLaplacian(40, 40))}) {
+    auto neg = BlockDirect::Factor(negative, true);
+    ASSERT_TRUE(neg.ok()) << neg.status().message();
+    EXPECT_STREQ((*neg)->method(), "LU");
+    Eigen::VectorXd z(negative.rows()), e = negative * Eigen::VectorXd::Ones(negative.rows());
+    EXPECT_LT((*neg)->Solve(e, z).relative_residual, 1e-12);
+  }
+}
+
+// Two uncoupled indefinite blocks: [[1, 2], [2, 1]] twice, b = (1, -1, 1, -1). The blocks used
+// to end the task with "inner solver breakdown": they are factored by LU now, and the task says
+// so in its notes.
+TEST(CgAppTest, AnIndefiniteBlockIsFactoredByLuAndItsTaskSaysSo) {
   testing::TempDir dir;
-  // Two uncoupled indefinite blocks: [[1, 2], [2, 1]] twice, b = (1, -1, 1, -1).
   testing::WriteFile(dir.path() + "/A.mtx",
                      "%%MatrixMarket matrix coordinate real general\n4 4 8\n"
                      "1 1 1\n1 2 2\n2 1 2\n2 2 1\n3 3 1\n3 4 2\n4 3 2\n4 4 1\n");
@@ -579,12 +649,11 @@ TEST(CgAppTest, AnInnerBreakdownEndsTheTaskSayingSoNotDiverged) {
   ASSERT_TRUE(plan.ok()) << plan.status().message();
   auto task = app.MakeTask(params, 0, plan->slices[0]);
   ASSERT_TRUE(task.ok()) << task.status().message();
-  auto step = (*task)->Iterate();
-  ASSERT_FALSE(step.ok());
-  EXPECT_NE(step.status().message().find("inner solver breakdown in the block of rows 1..2"),
+  EXPECT_NE((*task)->Notes().find("rows 1..2: not positive definite, factored by LU"),
             std::string::npos)
-      << step.status().message();
-  EXPECT_NE(step.status().code(), StatusCode::kDiverged);
+      << (*task)->Notes();
+  auto step = (*task)->Iterate();
+  ASSERT_TRUE(step.ok()) << step.status().message();
 }
 
 TEST(BlockDirectTest, FactorsOnceAndSolvesLikeEigen) {
@@ -664,7 +733,7 @@ TEST(BlockDirectTest, BandedBlocksKeepTheirOrderOthersAreReorderedByAmd) {
   EXPECT_LT((*amd)->factor_nonzeros(), BlockDirect::LowerEnvelope(grid) / 2);
 }
 
-TEST(BlockDirectTest, UnsymmetricBlocksAreFactoredByLuAndBadOnesRefused) {
+TEST(BlockDirectTest, UnsymmetricBlocksAreFactoredByLuAndHardOnesNotRefused) {
   const int n = 300;
   const SpMat a = UnsymmetricBlock(n);
   auto lu = BlockDirect::Factor(a, false);
@@ -680,32 +749,29 @@ TEST(BlockDirectTest, UnsymmetricBlocksAreFactoredByLuAndBadOnesRefused) {
     EXPECT_LT((x - reference.solve(b)).cwiseAbs().maxCoeff(), 1e-10);
     b *= -2;
   }
-  // Indefinite (eigenvalues 3 and -1): no Cholesky factor.
-  SpMat indefinite(2, 2);
-  std::vector<Eigen::Triplet<double>> u = {{0, 0, 1}, {0, 1, 2}, {1, 0, 2}, {1, 1, 1}};
-  indefinite.setFromTriplets(u.begin(), u.end());
-  auto no = BlockDirect::Factor(indefinite, true);
-  ASSERT_FALSE(no.ok());
-  EXPECT_NE(no.status().message().find("not positive definite"), std::string::npos)
-      << no.status().message();
-  // A banded block made indefinite far from its first rows: LAPACK's band factor refuses it too.
+  // A banded block made indefinite far from its first rows: LAPACK's band Cholesky fails on it,
+  // LU takes it.
   Problem banded = Generate({2000, 4, 5});
   banded.a.coeffRef(1500, 1500) = -1;
-  auto refused = BlockDirect::Factor(banded.a, true);
-  ASSERT_FALSE(refused.ok());
-  EXPECT_NE(refused.status().message().find("not positive definite"), std::string::npos)
-      << refused.status().message();
-  // Singular: no LU factor.
+  auto indefinite = BlockDirect::Factor(banded.a, true);
+  ASSERT_TRUE(indefinite.ok()) << indefinite.status().message();
+  EXPECT_STREQ((*indefinite)->method(), "LU");
+  Eigen::VectorXd y(2000);
+  EXPECT_LT((*indefinite)->Solve(banded.b, y).relative_residual, 1e-12);
+  // Singular and unsymmetric ([[1, 2], [2, 4]] as a general block): least squares.
   SpMat singular(2, 2);
   std::vector<Eigen::Triplet<double>> v = {{0, 0, 1}, {0, 1, 2}, {1, 0, 2}, {1, 1, 4}};
   singular.setFromTriplets(v.begin(), v.end());
-  auto none = BlockDirect::Factor(singular, false);
-  ASSERT_FALSE(none.ok());
-  EXPECT_NE(none.status().message().find("singular"), std::string::npos) << none.status().message();
+  auto qr = BlockDirect::Factor(singular, false);
+  ASSERT_TRUE(qr.ok()) << qr.status().message();
+  EXPECT_STREQ((*qr)->method(), "least-squares QR");
+  Eigen::VectorXd c(2), z(2);
+  c << 3, 6;  // consistent: (1, 1) solves it
+  EXPECT_LT((*qr)->Solve(c, z).relative_residual, 1e-12);
 }
 
-// inner = "direct" and inner = "cg" reach the same answer; "direct" refuses a block it cannot
-// factor when the task is built, "auto" then iterates (and CG reports the breakdown).
+// inner = "direct" and inner = "cg" reach the same answer; an indefinite block is factored by LU
+// (it was refused when the task was built), and the task says so.
 TEST(CgAppTest, DirectAndIterativeInnerSolvesAgree) {
   CgApp app;
   std::map<std::string, double> error;
@@ -730,12 +796,9 @@ TEST(CgAppTest, DirectAndIterativeInnerSolvesAgree) {
   auto direct = Params({{"matrix", "A.mtx"}, {"rhs", "b.mtx"}, {"inner", "direct"}}, 2, dir.path());
   auto plan = app.Prepare(direct);
   ASSERT_TRUE(plan.ok()) << plan.status().message();
-  auto refused = app.MakeTask(direct, 0, plan->slices[0]);
-  ASSERT_FALSE(refused.ok());
-  EXPECT_NE(
-      refused.status().message().find("block of rows 1..2 cannot be factored (inner = \"direct\")"),
-      std::string::npos)
-      << refused.status().message();
+  auto task = app.MakeTask(direct, 0, plan->slices[0]);
+  ASSERT_TRUE(task.ok()) << task.status().message();
+  EXPECT_NE((*task)->Notes().find("factored by LU"), std::string::npos) << (*task)->Notes();
   auto bad = Params({{"n", "100"}, {"inner", "lu"}}, 2);
   EXPECT_NE(app.Prepare(bad).status().message().find("params.inner must be"), std::string::npos);
 }
