@@ -28,6 +28,7 @@ Result<Assignment> Parse(proto::AssignTask::Reader in, const runtime::PluginTrus
   a.plugin_name = in.getPluginName().cStr();
   a.plugin_hash = AsString(in.getPluginHash());
   a.plugin_signature = AsString(in.getPluginSignature());
+  a.plugin_signer = AsString(in.getPluginSigner());
   a.slice = AsString(in.getData());
   a.sync = in.getSync();
   a.params.tasks = in.getTaskCount();
@@ -38,13 +39,13 @@ Result<Assignment> Parse(proto::AssignTask::Reader in, const runtime::PluginTrus
     return InvalidArgument("task " + std::to_string(a.task) + " of a job of " +
                            std::to_string(a.params.tasks) + " tasks");
   }
-  if (!trust.allow_unsigned &&
-      !runtime::SignedByOneOf(trust.keys, a.plugin_hash, a.plugin_signature)) {
-    return Unauthenticated(
-        "plugin " + Printable(a.plugin_name, 64) + " (" + Hex(a.plugin_hash).substr(0, 12) +
-        ") is " + (a.plugin_signature.empty() ? "not signed" : "not signed by a trusted key") +
-        "; daemon " + self_id + " runs only plugins signed by one of its " +
-        std::to_string(trust.keys.size()) + " trusted_keys");
+  if (Status signed_ =
+          runtime::CheckPluginSignature(trust, a.plugin_hash, a.plugin_signer, a.plugin_signature);
+      !signed_.ok()) {
+    return Unauthenticated("plugin " + Printable(a.plugin_name, 64) + " (" +
+                           Hex(a.plugin_hash).substr(0, 12) + ") " + signed_.message() +
+                           "; daemon " + self_id + " runs only plugins signed by one of its " +
+                           std::to_string(trust.keys.size()) + " trusted_keys");
   }
   for (auto p : in.getParams()) a.params.values[p.getKey().cStr()] = p.getValue().cStr();
   for (auto n : in.getNeighbours()) {

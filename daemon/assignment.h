@@ -28,7 +28,7 @@ struct Assignment {
   std::string job;
   uint32_t task = 0;
   app::JobParams params;
-  std::string app, plugin_name, plugin_hash, plugin_signature, slice;
+  std::string app, plugin_name, plugin_hash, plugin_signature, plugin_signer, slice;
   std::map<uint32_t, std::pair<std::string, std::string>> neighbours;  // task -> address, daemon
   std::map<uint32_t, std::string> senders;                             // task -> daemon id
   bool sync = false;

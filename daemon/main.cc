@@ -188,6 +188,13 @@ daemon::TaskHostOptions HostOptions(const daemon::DaemonOptions& o,
   if (background)
     host.competing_jobs = [background] { return static_cast<double>(background->jobs()); };
   for (const auto& key : o.trusted_keys) host.trust.keys.push_back(*runtime::ParsePublicKey(key));
+  // A signing key revoked like any other (revoked_keys, an authority's revocation list) runs
+  // nothing here any more, even when trusted_keys still lists it.
+  if (o.net.identity) {
+    host.trust.revoked = [revoked = o.net.identity->trust.revoked](std::string_view key) {
+      return revoked->Contains(key);
+    };
+  }
   host.trust.allow_unsigned = o.allow_unsigned_plugins;
   return host;
 }

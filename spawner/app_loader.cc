@@ -4,6 +4,7 @@
 
 #include "core/read_file.h"
 #include "core/sha256.h"
+#include "runtime/plugin_signature.h"
 #include "spawner/child_process.h"
 
 namespace aiac::spawner {
@@ -26,6 +27,13 @@ Result<LoadedApp> LoadAndPrepare(const JobSpec& job, const std::string& plugin_d
   if (!bytes.ok()) return bytes.status();
   out.bytes = std::move(*bytes);
   out.sha256 = Sha256(out.bytes);
+  // The publisher's signature, when it ships one beside the plugin: sent to the daemons as it is.
+  if (const std::string sig = runtime::SignaturePathFor(out.path); std::filesystem::exists(sig)) {
+    AIAC_ASSIGN_OR_RETURN(const runtime::PluginSignature s,
+                          runtime::ReadSignatureFor(sig, out.sha256));
+    out.signature = s.signature;
+    out.signer = s.public_key;
+  }
   auto plugin = runtime::Plugin::Load(out.path);
   if (!plugin.ok()) return plugin.status();
   out.plugin = *plugin;

@@ -1,7 +1,8 @@
 // Finding and loading a job's app plugin at the spawner, and preparing the job with it before
 // any daemon is used. The plugin file is `plugin` from the job file, else
 // PLUGIN_DIR/libaiac_app_<app>.so (PLUGIN_DIR: the spawner's `plugin_dir` option, by default
-// the plugins/ folder next to the spawner's bin/ folder).
+// the plugins/ folder next to the spawner's bin/ folder); its signature, when the publisher
+// signed it, PLUGIN.sig beside it (runtime/plugin_signature.h).
 #pragma once
 
 #include <memory>
@@ -15,10 +16,13 @@
 namespace aiac::spawner {
 
 struct LoadedApp {
-  std::string path;                         // the plugin file
-  std::string bytes;                        // its content, sent to daemons that lack it
-  std::string sha256;                       // raw 32 bytes
-  std::string signature;                    // Ed25519 over sha256 when signing_key_file is set
+  std::string path;    // the plugin file
+  std::string bytes;   // its content, sent to daemons that lack it
+  std::string sha256;  // raw 32 bytes
+  // Ed25519 over sha256: the publisher's (PLUGIN.sig beside the plugin), or made at submit with
+  // --sign-with, or by a --local cluster's own key; empty when unsigned.
+  std::string signature;
+  std::string signer;                       // the public key (32 raw bytes) that made `signature`
   std::shared_ptr<runtime::Plugin> plugin;  // keeps the code loaded
   std::unique_ptr<app::App> app;            // prepared, kept for Gather
   app::JobParams params;

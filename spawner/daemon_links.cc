@@ -189,6 +189,7 @@ void DaemonLinks::FillAssignment(proto::AssignTask::Builder a, size_t index, uin
   a.setApp(c_.job.app);
   a.setPluginHash(AsBytes(c_.app.sha256));
   a.setPluginSignature(AsBytes(c_.app.signature));
+  a.setPluginSigner(AsBytes(c_.app.signer));
   a.setPluginName(c_.app.path.substr(c_.app.path.find_last_of('/') + 1));
   a.setSync(c_.settings.sync);
   if (chunked) {

@@ -2,7 +2,7 @@
 //   (no option)       prints a fresh cluster key (32 random bytes, 64 hex characters);
 //   --out FILE        writes the cluster key to FILE (mode 600) instead, for cluster_key_file;
 //   --signing PREFIX  writes an Ed25519 plugin-signing key pair: PREFIX.key (PEM, mode 600, for
-//                     the spawner's signing_key_file) and PREFIX.pub (the public key in hex, for
+//                     the spawner's sign_with) and PREFIX.pub (the public key in hex, for
 //                     daemons' trusted_keys), and prints the public key;
 //   --authority PREFIX  the same for a deployment authority: PREFIX.key (kept offline) certifies
 //                     nodes (`certify`), PREFIX.pub goes to every process's authority_keys.

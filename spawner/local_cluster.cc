@@ -56,9 +56,10 @@ Status LocalCluster::WriteIdentity(const std::string& id, proto::Role role) cons
                                dir_ + "/" + id + ".cert");
 }
 
-Result<std::string> LocalCluster::SignPlugin(std::string_view sha256) const {
+Result<std::pair<std::string, std::string>> LocalCluster::SignPlugin(
+    std::string_view sha256) const {
   if (!signing_.ok()) return signing_.status();
-  return signing_->Sign(sha256);
+  return std::make_pair(signing_->Sign(sha256), signing_->PublicKey());
 }
 
 namespace {
@@ -198,7 +199,12 @@ Status LocalCluster::StartDaemons(const std::vector<std::string>& supernodes) {
         emulation_ ? emulation_->node_ids[i - 1] : std::string("d").append(std::to_string(i));
     AIAC_RETURN_IF_ERROR(WriteIdentity(id, proto::Role::DAEMON));
     std::vector<std::string> argv = ChildArgs("aiac-daemon", id);
-    argv.insert(argv.end(), {"--power", power, "--trusted-key", signing_->PublicHex()});
+    argv.insert(argv.end(), {"--power", power});
+    if (trusted_keys_.empty()) {
+      argv.insert(argv.end(), {"--trusted-key", signing_->PublicHex()});
+    } else {
+      for (const std::string& key : trusted_keys_) argv.insert(argv.end(), {"--trusted-key", key});
+    }
     if (emulation_) {
       for (std::string arg :
            {std::string("--emulate"), emulation_->platform_path, std::string("--emulate-slowdown"),

@@ -52,8 +52,11 @@ class LocalCluster {
   net::awaitable<Result<std::vector<Endpoint>>> Start(std::chrono::milliseconds timeout);
   // The key every process of this cluster shares.
   const std::string& cluster_key() const { return key_; }
-  // The signature of a plugin's SHA-256 by this cluster's signing key, the one its daemons trust.
-  Result<std::string> SignPlugin(std::string_view sha256) const;
+  // The signature of a plugin's SHA-256 by this cluster's signing key, the one its daemons trust,
+  // and that key (32 raw bytes).
+  Result<std::pair<std::string, std::string>> SignPlugin(std::string_view sha256) const;
+  // Set before Start: the daemons trust these public keys (hex), not the cluster's own key.
+  void set_trusted_keys(std::vector<std::string> keys) { trusted_keys_ = std::move(keys); }
   // The identity of the spawner that runs this cluster's job, certified by its authority.
   Result<std::shared_ptr<const net::NodeIdentity>> SpawnerIdentity() const;
   // Reaps and logs the children that exited while they should be running. A run goes on
@@ -92,6 +95,7 @@ class LocalCluster {
   std::set<std::string> reaped_;  // children that exited during the run
   bool stopped_ = false;
   std::optional<LocalEmulation> emulation_;
+  std::vector<std::string> trusted_keys_;  // empty: the daemons trust signing_
 };
 
 }  // namespace aiac::spawner

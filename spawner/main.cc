@@ -6,6 +6,7 @@
 #include "spawner/map_command.h"
 #include "spawner/plan_command.h"
 #include "spawner/run_command.h"
+#include "spawner/sign_command.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"aiac spawner: run jobs on aiac daemons"};
@@ -24,6 +25,8 @@ int main(int argc, char** argv) {
   CLI::App* enroll = aiac::spawner::AddEnrollTokenCommand(app, enroll_args);
   aiac::spawner::RevokeArgs revoke_args;
   CLI::App* revoke = aiac::spawner::AddRevokeCommand(app, revoke_args);
+  aiac::spawner::SignArgs sign_args;
+  CLI::App* sign = aiac::spawner::AddSignCommand(app, sign_args);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -36,5 +39,6 @@ int main(int argc, char** argv) {
   if (certify->parsed()) return aiac::spawner::CertifyCommand(certify_args);
   if (enroll->parsed()) return aiac::spawner::EnrollTokenCommand(enroll_args);
   if (revoke->parsed()) return aiac::spawner::RevokeCommand(revoke_args);
+  if (sign->parsed()) return aiac::spawner::SignCommand(sign_args);
   return 2;
 }

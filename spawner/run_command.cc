@@ -19,6 +19,7 @@
 #include "net/net_config.h"
 #include "net/server.h"
 #include "runtime/code_signing.h"
+#include "runtime/plugin_signature.h"
 #include "spawner/app_loader.h"
 #include "spawner/fault_injector.h"
 #include "spawner/job_runner.h"
@@ -242,11 +243,25 @@ Status LoadJob(RunPlan& plan) {
       LoadAndPrepare(job, options.plugin_dir.empty() ? DefaultPluginDir() : options.plugin_dir,
                      args.local != 0));
   plan.prepared = SteadyClock::now();
-  // A local cluster's daemons trust only its throwaway key (Execute signs with it).
-  if (!options.signing_key_file.empty() && args.local == 0) {
+  // Signed at submit when asked (one's own cluster); otherwise the publisher's PLUGIN.sig goes
+  // as it is. A local cluster's daemons trust only its throwaway key (Execute signs with it),
+  // unless they are given the keys to trust.
+  if (!options.sign_with.empty() && (args.local == 0 || !options.local_trusted_keys.empty())) {
     AIAC_ASSIGN_OR_RETURN(const runtime::SigningKey key,
-                          runtime::SigningKey::Load(options.signing_key_file));
+                          runtime::SigningKey::Load(options.sign_with));
     plan.app.signature = key.Sign(plan.app.sha256);
+    plan.app.signer = key.PublicKey();
+  }
+  if (!options.local_trusted_keys.empty()) {
+    if (args.local == 0) return InvalidArgument("--local-trusted-key needs --local");
+    for (const auto& key : options.local_trusted_keys) {
+      AIAC_RETURN_IF_ERROR(ParsePublicKey(key, "a key of local_trusted_keys").status());
+    }
+    if (plan.app.signature.empty()) {
+      return InvalidArgument("--local-trusted-key: plugin " + plan.app.path +
+                             " is not signed (no " + runtime::SignaturePathFor(plan.app.path) +
+                             "; aiac-spawner sign makes it)");
+    }
   }
   if (args.sync && !plan.app.plan.supports_sync) {
     return InvalidArgument("--sync: app " + job.app + " has no synchronous mode");
@@ -309,10 +324,15 @@ std::optional<RunSummary> Execute(RunPlan& plan, const Logger& log, Status& erro
     }
     plan.options.net.cluster_key = cluster->cluster_key();
     plan.options.net.cluster_key_file.clear();  // the run's own key replaces any configured one
-    // Its daemons trust only the cluster's throwaway signing key.
-    auto signature = cluster->SignPlugin(plan.app.sha256);
-    if (error = signature.status(); !error.ok()) return std::nullopt;
-    plan.app.signature = *signature;
+    if (plan.options.local_trusted_keys.empty()) {
+      // Its daemons trust only the cluster's throwaway signing key.
+      auto signature = cluster->SignPlugin(plan.app.sha256);
+      if (error = signature.status(); !error.ok()) return std::nullopt;
+      plan.app.signature = signature->first;
+      plan.app.signer = signature->second;
+    } else {
+      cluster->set_trusted_keys(plan.options.local_trusted_keys);
+    }
     auto identity = cluster->SpawnerIdentity();
     if (error = identity.status(); !error.ok()) return std::nullopt;
     plan.options.net.identity = *identity;

@@ -39,10 +39,14 @@ void DeclareSpawnerOptions(OptionSet& set, SpawnerOptions& o) {
              "log level of the processes `--local` starts");
   set.Text("plugin_dir", o.plugin_dir, "where `libaiac_app_<app>.so` are found")
       .Default("`plugins/` beside `bin/`");
-  set.Path("signing_key_file", o.signing_key_file,
-           "Ed25519 private key (PEM, mode 600) that signs the job's plugin, for daemons that "
-           "list its public key in `trusted_keys` (`aiac-spawner keygen --signing PREFIX` makes "
-           "a pair); not read with `--local`, whose own key signs");
+  set.Path("sign_with", o.sign_with,
+           "sign the job's plugin at submit with this Ed25519 private key (PEM, mode 600), for "
+           "one's own development cluster; a published plugin ships its publisher's signature "
+           "instead (PLUGIN.sig, `aiac-spawner sign`), and the spawner then needs no key");
+  set.List("local_trusted_keys", o.local_trusted_keys,
+           "with `--local`: the public keys (64 hex) its daemons trust, instead of a throwaway "
+           "key that signs the plugin; the plugin must then carry a signature by one of them")
+      .Flag("--local-trusted-key");
   set.Choice("log_level", o.log_level, LogLevelNames(), "log level");
   net::DeclareNetOptions(set, o.net);
 }

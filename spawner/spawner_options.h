@@ -34,10 +34,12 @@ struct SpawnerOptions {
   std::string plugin_dir;
   // Log level of the processes started by --local. Default: "warn".
   std::string local_log_level = "warn";
-  // Ed25519 private key (PEM, mode 600) to sign plugins with, for daemons that set
-  // trusted_keys (`aiac-spawner keygen --signing PREFIX` makes one); relative to the config
-  // file's folder. Default: none.
-  std::string signing_key_file;
+  // Ed25519 private key (PEM, mode 600) that signs the job's plugin at submit (one's own
+  // development cluster); relative to the config file's folder. Default: none, the plugin's own
+  // PLUGIN.sig is shipped (runtime/plugin_signature.h).
+  std::string sign_with;
+  // With --local: the public keys (hex) the local daemons trust instead of a throwaway key.
+  std::vector<std::string> local_trusted_keys;
   std::string log_level = "info";
   net::NetOptions net;
 };

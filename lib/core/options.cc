@@ -149,7 +149,9 @@ OptionSet::Option& OptionSet::List(const std::string& key, std::vector<std::stri
       [key, &field](ConfigFile& file) { file.Get(key, field); },
       [&field](CLI::App& app, const std::string& flag) -> std::function<Status()> {
         auto values = std::make_shared<std::vector<std::string>>();
-        CLI::Option* given = app.add_option(flag, *values);
+        // One value per flag, repeated for more (`--supernode A --supernode B`): a list flag
+        // does not swallow the positional arguments that follow it.
+        CLI::Option* given = app.add_option(flag, *values)->allow_extra_args(false);
         return [given, values, &field] {
           if (given->count()) field = *values;
           return Status::Ok();

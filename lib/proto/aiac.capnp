@@ -138,6 +138,9 @@ struct AssignTask {
   # The spawner's grant of this (task, incarnation) to this daemon (checkpoint/proof.h): what
   # its checkpoints are signed under, and what lets it read them back from the backups.
   capability @23 :TaskCapability;
+  # The public key (32 raw bytes) pluginSignature claims to be by, from the publisher's
+  # signature file (runtime/plugin_signature.h): named in refusals, checked against revoked_keys.
+  pluginSigner @24 :Data;
 }
 # Signed by the job's spawner: `daemonId`, whose certified key is `daemonKey`, runs incarnation
 # `incarnation` of task `task` of `job`.

@@ -1,5 +1,8 @@
 #include "runtime/code_signing.h"
 
+#include "core/hex.h"
+#include "core/sha256.h"
+
 namespace aiac::runtime {
 namespace {
 
@@ -35,6 +38,27 @@ bool SignedByOneOf(const std::vector<std::string>& trusted, std::string_view sha
     if (Ed25519Verify(raw, message, signature)) return true;
   }
   return false;
+}
+
+std::string KeyId(std::string_view public_key) {
+  return Hex(std::string_view(Sha256(public_key)).substr(0, 8));
+}
+
+Status CheckPluginSignature(const PluginTrust& trust, std::string_view sha256,
+                            std::string_view signer, std::string_view signature) {
+  const auto revoked = [&](std::string_view key) { return trust.revoked && trust.revoked(key); };
+  if (!signer.empty() && revoked(signer)) {
+    return Unauthenticated("is signed by key " + KeyId(signer) + ", which is revoked here");
+  }
+  if (trust.allow_unsigned) return Status::Ok();
+  if (signature.empty()) return Unauthenticated("is not signed");
+  std::vector<std::string> keys;
+  for (const std::string& key : trust.keys) {
+    if (!revoked(key)) keys.push_back(key);
+  }
+  if (SignedByOneOf(keys, sha256, signature)) return Status::Ok();
+  return Unauthenticated(std::string("is not signed by a trusted key") +
+                         (signer.empty() ? "" : " (signed by key " + KeyId(signer) + ")"));
 }
 
 }  // namespace aiac::runtime

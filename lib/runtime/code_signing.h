@@ -13,6 +13,7 @@
 // 32-byte Ed25519 key), the form trusted_keys takes.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -35,7 +36,8 @@ class SigningKey {
 
   // 64-byte signature over `sha256` (32 bytes), in the plugin domain.
   std::string Sign(std::string_view sha256) const;
-  // The public key as 64 hex characters.
+  // The public key: 32 raw bytes, or 64 hex characters.
+  std::string PublicKey() const { return key_.PublicKey(); }
   std::string PublicHex() const { return key_.PublicHex(); }
   // The private key as PEM text (for keygen).
   std::string PrivatePem() const { return key_.PrivatePem(); }
@@ -49,13 +51,27 @@ using aiac::ParsePublicKey;
 
 // Which plugins a daemon runs: those whose hash is signed by one of `keys` (raw 32-byte
 // Ed25519 keys), or any plugin when `allow_unsigned`. The default runs none.
+// Keys `revoked` answers true for are refused even when listed in `keys`: a publisher's key that
+// leaked is revoked everywhere by one list (the daemon's revoked_keys and its authority's
+// revocation lists, net/revocation.h), while the other trusted keys keep working.
 struct PluginTrust {
   std::vector<std::string> keys;
   bool allow_unsigned = false;
+  std::function<bool(std::string_view public_key)> revoked;  // null: none
 };
+
+// A signing key's short name in messages and signature files: the first 8 bytes of the SHA-256
+// of its raw public key, in hex (16 characters).
+std::string KeyId(std::string_view public_key);
 
 // True when `signature` is a valid signature of `sha256` by one of `trusted` (raw 32-byte keys).
 bool SignedByOneOf(const std::vector<std::string>& trusted, std::string_view sha256,
                    std::string_view signature);
+
+// Whether `trust` runs the plugin with hash `sha256` signed by `signer` (32 raw bytes, or empty
+// when the sender did not name it) with `signature`: OK, or why not ("is not signed", ...: the
+// plugin's name goes first).
+Status CheckPluginSignature(const PluginTrust& trust, std::string_view sha256,
+                            std::string_view signer, std::string_view signature);
 
 }  // namespace aiac::runtime

@@ -11,7 +11,11 @@
 namespace aiac::runtime {
 
 Result<std::shared_ptr<Plugin>> Plugin::Load(const std::string& path) {
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  // dlopen searches the library path for a name without a slash: "my.so" in the current
+  // folder must be named as a path.
+  std::error_code ec;
+  const std::string file = std::filesystem::absolute(path, ec).string();
+  void* handle = dlopen((ec ? path : file).c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) return InvalidArgument(std::string("cannot load plugin: ") + dlerror());
   auto factory = reinterpret_cast<app::Factory>(dlsym(handle, app::kFactorySymbol));
   if (!factory) {

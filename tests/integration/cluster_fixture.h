@@ -49,7 +49,7 @@ class ClusterFixture : public ::testing::Test {
   // - daemons run only signed plugins: they trust the fixture's publisher key, and the hand-run
   //   spawners sign with it.
   // A test that chooses for itself passes the flag concerned (`--identity-key-file`,
-  // `--trusted-key` or `--allow-unsigned-plugins` to a daemon, `--signing-key-file` to a
+  // `--trusted-key` or `--allow-unsigned-plugins` to a daemon, `--sign-with` to a
   // spawner); `--local` runs make their own.
   std::vector<std::string> Signed(const std::string& binary, std::vector<std::string> args) const {
     auto has = [&](const char* flag) {
@@ -58,8 +58,8 @@ class ClusterFixture : public ::testing::Test {
     const bool run = binary == "aiac-spawner" && !args.empty() && args[0] == "run";
     if (binary == "aiac-daemon" && !has("--trusted-key") && !has("--allow-unsigned-plugins")) {
       args.insert(args.end(), {"--trusted-key", publisher_pub_});
-    } else if (run && !has("--local") && !has("--signing-key-file")) {
-      args.insert(args.end(), {"--signing-key-file", dir_ / "publisher.key"});
+    } else if (run && !has("--local") && !has("--sign-with")) {
+      args.insert(args.end(), {"--sign-with", dir_ / "publisher.key"});
     }
     const bool member = binary != "aiac-spawner" || (run && !has("--local"));
     if (member && !has("--authority-key")) {

@@ -8,6 +8,7 @@
 #include "core/sha256.h"
 #include "integration/cluster_fixture.h"
 #include "net/connection.h"
+#include "runtime/code_signing.h"
 
 namespace aiac::testing {
 namespace {
@@ -112,7 +113,7 @@ TEST_F(PluginTest, DaemonWithTrustedKeysRunsOnlyPluginsSignedByThem) {
   const std::string job = RingJob(2, 10);
 
   ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "key.toml", "--supernode", sn, job, "--json",
-                        dir_ / "unsigned.json", "--signing-key-file", ""},
+                        dir_ / "unsigned.json", "--sign-with", ""},
                        "unsigned"),
             1)
       << Log("unsigned");
@@ -120,7 +121,7 @@ TEST_F(PluginTest, DaemonWithTrustedKeysRunsOnlyPluginsSignedByThem) {
             std::string::npos)
       << Json("unsigned.json")["error"];
   ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "key.toml", "--supernode", sn, job, "--json",
-                        dir_ / "other.json", "--signing-key-file", dir_ / "other.key"},
+                        dir_ / "other.json", "--sign-with", dir_ / "other.key"},
                        "other"),
             1)
       << Log("other");
@@ -133,11 +134,103 @@ TEST_F(PluginTest, DaemonWithTrustedKeysRunsOnlyPluginsSignedByThem) {
   }
   // The refused runs gave their daemons back; a run signed by the trusted key converges.
   ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "key.toml", "--supernode", sn, job, "--json",
-                        dir_ / "trusted.json", "--signing-key-file", dir_ / "trusted.key"},
+                        dir_ / "trusted.json", "--sign-with", dir_ / "trusted.key"},
                        "trusted"),
             0)
       << Log("trusted");
   EXPECT_EQ(Json("trusted.json")["status"], "converged");
+}
+
+// BOINC's model: the publisher signs the plugin once (`sign`, PLUGIN.sig beside it), and a
+// spawner with no private key submits work for it. A daemon that revoked the publisher's key
+// refuses it although its trusted_keys still lists the key.
+TEST_F(PluginTest, APublishersSignatureRunsWithNoKeyAtTheSpawnerUntilTheKeyIsRevoked) {
+  ASSERT_EQ(RunSpawner({"keygen", "--signing", dir_ / "app-publisher"}, "keygen"), 0)
+      << Log("keygen");
+  std::string pub = ReadFile(dir_ / "app-publisher.pub");
+  pub.pop_back();
+  std::filesystem::create_directories(dir_ / "app");
+  std::filesystem::copy_file(BinPath("../plugins/libaiac_app_ring.so"),
+                             dir_ / "app/libaiac_app_ring.so");
+  ASSERT_EQ(
+      RunSpawner({"sign", dir_ / "app/libaiac_app_ring.so", "--key", dir_ / "app-publisher.key"},
+                 "sign"),
+      0)
+      << Log("sign");
+  auto key = runtime::SigningKey::Load(dir_ / "app-publisher.key");
+  ASSERT_TRUE(key.ok()) << key.status().message();
+  EXPECT_NE(Log("sign").find("with key " + runtime::KeyId(key->PublicKey())), std::string::npos)
+      << Log("sign");
+  ASSERT_TRUE(std::filesystem::exists(dir_ / "app/libaiac_app_ring.so.sig"));
+  const std::string job =
+      WriteJob("published.toml",
+               "name = \"published\"\napp = \"ring\"\ntasks = 2\ntimeout_s = 60\n"
+               "plugin = \"app/libaiac_app_ring.so\"\n[params]\nrounds = 10\n");
+  const std::string sn = StartSupernode("sn1");
+  for (auto d : {"d1", "d2"}) StartDaemon(d, {sn}, "key.toml", "1", {"--trusted-key", pub});
+  ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "key.toml", "--supernode", sn, job, "--json",
+                        dir_ / "published.json", "--sign-with", ""},
+                       "published"),
+            0)
+      << Log("published");
+  EXPECT_EQ(Json("published.json")["status"], "converged");
+
+  // A daemon that revoked the key (as an authority's revocation list would), alone at its
+  // super-node.
+  const std::string sn2 = StartSupernode("sn2");
+  for (auto d : {"d3", "d4"}) {
+    StartDaemon(d, {sn2}, "key.toml", "1", {"--trusted-key", pub, "--revoked-key", pub});
+  }
+  const std::string one = WriteJob("one.toml",
+                                   "name = \"one\"\napp = \"ring\"\ntasks = 1\ntimeout_s = 60\n"
+                                   "plugin = \"app/libaiac_app_ring.so\"\n[params]\nrounds = 10\n");
+  ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "key.toml", "--supernode", sn2, job, "--json",
+                        dir_ / "revoked.json", "--sign-with", ""},
+                       "revoked"),
+            1)
+      << Log("revoked");
+  EXPECT_NE(Json("revoked.json")["error"].get<std::string>().find(
+                "is signed by key " + runtime::KeyId(key->PublicKey()) + ", which is revoked here"),
+            std::string::npos)
+      << Json("revoked.json")["error"];
+}
+
+// `run --local` with the keys its daemons trust: the plugin's own signature must do.
+TEST_F(PluginTest, ALocalClusterCanTrustOnlyThePublishersKey) {
+  ASSERT_EQ(RunSpawner({"keygen", "--signing", dir_ / "app-publisher"}, "keygen"), 0);
+  ASSERT_EQ(RunSpawner({"keygen", "--signing", dir_ / "someone"}, "keygen2"), 0);
+  std::string pub = ReadFile(dir_ / "app-publisher.pub"), someone = ReadFile(dir_ / "someone.pub");
+  pub.pop_back();
+  someone.pop_back();
+  std::filesystem::create_directories(dir_ / "app");
+  std::filesystem::copy_file(BinPath("../plugins/libaiac_app_ring.so"),
+                             dir_ / "app/libaiac_app_ring.so");
+  const std::string job =
+      WriteJob("published.toml",
+               "name = \"published\"\napp = \"ring\"\ntasks = 2\ntimeout_s = 60\n"
+               "plugin = \"app/libaiac_app_ring.so\"\n[params]\nrounds = 10\n");
+  // Unsigned: refused before anything starts.
+  EXPECT_EQ(RunSpawner({"run", "--local", "2", "--local-trusted-key", pub, job}, "unsigned"), 2);
+  EXPECT_TRUE(LogHas("unsigned", "is not signed (no ")) << Log("unsigned");
+  ASSERT_EQ(
+      RunSpawner({"sign", dir_ / "app/libaiac_app_ring.so", "--key", dir_ / "app-publisher.key"},
+                 "sign"),
+      0)
+      << Log("sign");
+  ASSERT_EQ(RunSpawner({"run", "--local", "2", "--local-trusted-key", pub, job, "--json",
+                        dir_ / "trusted.json"},
+                       "trusted"),
+            0)
+      << Log("trusted");
+  EXPECT_EQ(Json("trusted.json")["status"], "converged");
+  ASSERT_EQ(RunSpawner({"run", "--local", "2", "--local-trusted-key", someone, job, "--json",
+                        dir_ / "untrusted.json"},
+                       "untrusted"),
+            1)
+      << Log("untrusted");
+  EXPECT_NE(Json("untrusted.json")["error"].get<std::string>().find("not signed by a trusted key"),
+            std::string::npos)
+      << Json("untrusted.json")["error"];
 }
 
 // Signing is on unless turned off by name: a daemon that trusts no key does not start, and one
@@ -155,7 +248,7 @@ TEST_F(PluginTest, ADaemonTrustingNoKeyDoesNotStartUnlessUnsignedPluginsAreAllow
   }
   ASSERT_TRUE(WaitUntil([&] { return LogHas("d2", "runs unsigned plugins"); })) << Log("d2");
   ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "key.toml", "--supernode", sn, RingJob(2, 5),
-                        "--signing-key-file", ""},
+                        "--sign-with", ""},
                        "unsigned"),
             0)
       << Log("unsigned");
