@@ -1,11 +1,14 @@
-// The app plugin API. An app is a shared library exporting one C function,
+// The app plugin API. An app is a shared library exporting two C functions, both written by
+// AIAC_DEFINE_APP(MyApp):
 //
-//   extern "C" aiac::app::App* aiac_app_create();     // AIAC_APP_FACTORY_SYMBOL
+//   extern "C" int aiac_app_api_version();           // kApiVersion, read first
+//   extern "C" aiac::app::App* aiac_app_create();     // a new App the caller owns
 //
-// returning a new App the caller owns. The same library is loaded by the spawner (to check the
-// job and build the task graph before any daemon is used, and to gather the result) and by every
-// daemon of the job (to run one task each). Apps do no networking and start no threads: the
-// runtime moves their bytes and calls them from one thread per task.
+// The loader refuses a plugin of another API version before it uses any of its classes. The same
+// library is loaded by the spawner (to check the job and build the task graph before any daemon is
+// used, and to gather the result) and by every daemon of the job (to run one task each). Apps do no
+// networking and start no threads: the runtime moves their bytes and calls them from one thread per
+// task.
 #pragma once
 
 #include <cstdint>
@@ -22,9 +25,12 @@ namespace aiac::app {
 
 // 2: Task::Tighten, GatherReport "unconverged"; 3: App::Reweigh; 4: movable items (WorkDone ...
 // ImportItems); 5: DropItems; 6: ExportItems names the taking task, JobPlan::items_in_chain;
-// 7: GatherReport::status is a GatherStatus, and an iteration that diverges returns Diverged().
-inline constexpr int kApiVersion = 8;
+// 7: GatherReport::status is a GatherStatus, and an iteration that diverges returns Diverged();
+// 8: Task::Notes; 9: the plugin exports its API version as a C function, read before any of its
+// classes is used (a plugin of another version has another vtable layout).
+inline constexpr int kApiVersion = 9;
 inline constexpr const char* kFactorySymbol = "aiac_app_create";
+inline constexpr const char* kApiVersionSymbol = "aiac_app_api_version";
 
 // The job's [params] as text, plus what the runtime knows.
 struct JobParams {
@@ -198,10 +204,14 @@ class App {
 };
 
 using Factory = App* (*)();
+using ApiVersionFunction = int (*)();
 
 }  // namespace aiac::app
 
 #define AIAC_DEFINE_APP(AppClass)                                                         \
+  extern "C" __attribute__((visibility("default"))) int aiac_app_api_version() {          \
+    return ::aiac::app::kApiVersion;                                                      \
+  }                                                                                       \
   extern "C" __attribute__((visibility("default"))) ::aiac::app::App* aiac_app_create() { \
     return new AppClass();                                                                \
   }

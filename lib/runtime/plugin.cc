@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <filesystem>
+#include <optional>
 
 #include "core/atomic_file.h"
 #include "core/hex.h"
@@ -17,15 +18,24 @@ Result<std::shared_ptr<Plugin>> Plugin::Load(const std::string& path) {
   const std::string file = std::filesystem::absolute(path, ec).string();
   void* handle = dlopen((ec ? path : file).c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) return InvalidArgument(std::string("cannot load plugin: ") + dlerror());
+  // The version first: a plugin of another API version has other classes, and calling into
+  // them (even api_version()) would be undefined.
+  auto version = reinterpret_cast<app::ApiVersionFunction>(dlsym(handle, app::kApiVersionSymbol));
   auto factory = reinterpret_cast<app::Factory>(dlsym(handle, app::kFactorySymbol));
   if (!factory) {
     dlclose(handle);
-    return InvalidArgument("plugin " + path + " exports no " + app::kFactorySymbol + "()");
+    return InvalidArgument("plugin " + path + " exports no " + app::kFactorySymbol +
+                           "() (is it an aiac app? AIAC_DEFINE_APP writes it)");
+  }
+  const std::optional<int> built_for = version ? std::optional<int>(version()) : std::nullopt;
+  if (built_for != app::kApiVersion) {
+    dlclose(handle);
+    return InvalidArgument("plugin " + path + " was built for app API " +
+                           (built_for ? std::to_string(*built_for) : std::string("8 or older")) +
+                           ", this aiac speaks " + std::to_string(app::kApiVersion) +
+                           ": rebuild it against this aiac's headers");
   }
   auto plugin = std::shared_ptr<Plugin>(new Plugin(handle, factory));
-  if (plugin->NewApp()->api_version() != app::kApiVersion) {
-    return InvalidArgument("plugin " + path + " was built for another app API version");
-  }
   return plugin;
 }
 

@@ -100,7 +100,11 @@ Status TaskRunner::RunCommands(uint64_t iteration, bool& converged) {
     } else if (c.kind == Command::kMove) {
       RunMove(std::move(c.move), iteration, converged);
     } else {
-      AIAC_RETURN_IF_ERROR(task_->Tighten(c.factor));
+      // The gathered result fell short although every local test passed: an app whose local
+      // tests can pass before its global test does must implement Tighten (docs/app-api.md).
+      if (Status t = task_->Tighten(c.factor); !t.ok()) {
+        return Status(t.code(), "Task::Tighten: " + t.message());
+      }
       converged = task_->LocallyConverged();
       cb_.local_convergence(converged, iteration);
     }
