@@ -4,6 +4,7 @@
 #include "spawner/authority_commands.h"
 #include "spawner/keygen_command.h"
 #include "spawner/map_command.h"
+#include "spawner/new_app_command.h"
 #include "spawner/plan_command.h"
 #include "spawner/run_command.h"
 #include "spawner/sign_command.h"
@@ -27,6 +28,8 @@ int main(int argc, char** argv) {
   CLI::App* revoke = aiac::spawner::AddRevokeCommand(app, revoke_args);
   aiac::spawner::SignArgs sign_args;
   CLI::App* sign = aiac::spawner::AddSignCommand(app, sign_args);
+  aiac::spawner::NewAppArgs new_app_args;
+  CLI::App* new_app = aiac::spawner::AddNewAppCommand(app, new_app_args);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -40,5 +43,6 @@ int main(int argc, char** argv) {
   if (enroll->parsed()) return aiac::spawner::EnrollTokenCommand(enroll_args);
   if (revoke->parsed()) return aiac::spawner::RevokeCommand(revoke_args);
   if (sign->parsed()) return aiac::spawner::SignCommand(sign_args);
+  if (new_app->parsed()) return aiac::spawner::NewAppCommand(new_app_args);
   return 2;
 }
