@@ -3,6 +3,7 @@
 #include "daemon/task_host.h"
 #include "net/capnp_bytes.h"
 #include "net/identity.h"
+#include "runtime/app_log.h"
 
 namespace aiac::daemon {
 
@@ -99,6 +100,10 @@ awaitable<Result<PreparedTask>> TaskHost::PrepareOffIo(
     std::optional<Result<PreparedTask>> result;
     asio::steady_timer done;
   };
+  // The app's own lines go to this daemon's log, tagged with whose they are.
+  a->params.logger =
+      runtime::MakeAppLog(log_, "job " + a->job + " task " + std::to_string(a->task) + "." +
+                                    std::to_string(a->incarnation));
   auto work = std::make_shared<Work>(
       Work{std::move(a), std::move(app), std::move(restored), std::nullopt,
            asio::steady_timer(io_, std::chrono::steady_clock::time_point::max())});

@@ -4,6 +4,7 @@
 
 #include "core/read_file.h"
 #include "core/sha256.h"
+#include "runtime/app_log.h"
 #include "runtime/plugin_signature.h"
 #include "spawner/child_process.h"
 
@@ -14,7 +15,7 @@ std::string DefaultPluginDir() {
 }
 
 Result<LoadedApp> LoadAndPrepare(const JobSpec& job, const std::string& plugin_dir,
-                                 bool shared_files) {
+                                 bool shared_files, Logger log) {
   LoadedApp out;
   out.path = job.plugin.empty() ? plugin_dir + "/libaiac_app_" + job.app + ".so" : job.plugin;
   if (!std::filesystem::exists(out.path)) {
@@ -46,6 +47,7 @@ Result<LoadedApp> LoadAndPrepare(const JobSpec& job, const std::string& plugin_d
   out.params.tasks = job.tasks;
   out.params.base_dir = job.base_dir;
   out.params.shared_files = shared_files;
+  out.params.logger = runtime::MakeAppLog(std::move(log), "job " + job.name + " (app)");
   auto plan = out.app->Prepare(out.params);
   if (!plan.ok()) return plan.status();
   if (plan->graph.size() != job.tasks || plan->slices.size() != job.tasks) {

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "app/app.h"
+#include "core/logging.h"
 #include "core/status.h"
 #include "runtime/plugin.h"
 #include "spawner/job_spec.h"
@@ -32,8 +33,9 @@ struct LoadedApp {
 std::string DefaultPluginDir();
 
 // Loads the plugin, checks the app's name, and runs Prepare (parameters, input files, TIG).
-// `shared_files`: the daemons will see this host's files (app::JobParams::shared_files).
+// `shared_files`: the daemons will see this host's files (app::JobParams::shared_files). The
+// app's log lines (JobParams::logger) go to `log` (nowhere when null).
 Result<LoadedApp> LoadAndPrepare(const JobSpec& job, const std::string& plugin_dir,
-                                 bool shared_files = false);
+                                 bool shared_files = false, Logger log = nullptr);
 
 }  // namespace aiac::spawner

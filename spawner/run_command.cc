@@ -241,7 +241,7 @@ Status LoadJob(RunPlan& plan) {
   AIAC_ASSIGN_OR_RETURN(
       plan.app,
       LoadAndPrepare(job, options.plugin_dir.empty() ? DefaultPluginDir() : options.plugin_dir,
-                     args.local != 0));
+                     args.local != 0, MakeLogger("spawner", plan.level)));
   plan.prepared = SteadyClock::now();
   // Signed at submit when asked (one's own cluster); otherwise the publisher's PLUGIN.sig goes
   // as it is. A local cluster's daemons trust only its throwaway key (Execute signs with it),

@@ -449,6 +449,18 @@ Result<app::JobPlan> CgApp::Split(const CgParams& p, uint32_t task_count, const 
 
 Result<std::unique_ptr<app::Task>> CgApp::MakeTask(const app::JobParams& params, uint32_t task,
                                                    std::string_view slice) {
+  AIAC_ASSIGN_OR_RETURN(auto made, BuildTask(params, task, slice));
+  if (params.logger) {
+    std::string line = "cg: block of task " + std::to_string(task) + " built from a " +
+                       std::to_string(slice.size()) + "-byte slice";
+    if (const std::string notes = made->Notes(); !notes.empty()) line += " (" + notes + ")";
+    params.logger->Debug(line);
+  }
+  return made;
+}
+
+Result<std::unique_ptr<app::Task>> CgApp::BuildTask(const app::JobParams& params, uint32_t task,
+                                                    std::string_view slice) {
   AIAC_ASSIGN_OR_RETURN(auto p, ParseCgParams(params));
   if (p.daemon_builds_block()) {
     if (params.tasks < 1 || params.tasks > static_cast<uint32_t>(p.spec.n) ||

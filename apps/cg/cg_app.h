@@ -76,6 +76,9 @@ class CgApp final : public app::App {
                                    const std::vector<std::string>& slices) override;
 
  private:
+  // MakeTask's work (MakeTask logs what it built).
+  Result<std::unique_ptr<app::Task>> BuildTask(const app::JobParams& params, uint32_t task,
+                                               std::string_view slice);
   // What reading a system from files gave besides the matrix: notes, the seconds spent reading,
   // and the writer of a parsed matrix's cache, still at work (waited for when it goes).
   struct Reading {

@@ -27,10 +27,27 @@ namespace aiac::app {
 // ImportItems); 5: DropItems; 6: ExportItems names the taking task, JobPlan::items_in_chain;
 // 7: GatherReport::status is a GatherStatus, and an iteration that diverges returns Diverged();
 // 8: Task::Notes; 9: the plugin exports its API version as a C function, read before any of its
-// classes is used (a plugin of another version has another vtable layout).
+// classes is used (a plugin of another version has another vtable layout), and JobParams::logger.
 inline constexpr int kApiVersion = 9;
 inline constexpr const char* kFactorySymbol = "aiac_app_create";
 inline constexpr const char* kApiVersionSymbol = "aiac_app_api_version";
+
+// How much a log line matters.
+enum class LogLevel { kDebug, kInfo, kWarn, kError };
+
+// Where an app writes log lines: the daemon's log for a task's hooks, tagged with the job, the
+// task and its incarnation (`... daemon info job cg-1a2b task 2.1: <line>`), and the spawner's for
+// Prepare and Gather. One line per event that matters, no newline; debug lines show only when
+// the process logs at debug level. Thread-safe.
+class Log {
+ public:
+  virtual ~Log() = default;
+  virtual void Write(LogLevel level, std::string_view line) const = 0;
+  void Debug(std::string_view line) const { Write(LogLevel::kDebug, line); }
+  void Info(std::string_view line) const { Write(LogLevel::kInfo, line); }
+  void Warn(std::string_view line) const { Write(LogLevel::kWarn, line); }
+  void Error(std::string_view line) const { Write(LogLevel::kError, line); }
+};
 
 // The job's [params] as text, plus what the runtime knows.
 struct JobParams {
@@ -41,6 +58,8 @@ struct JobParams {
   // whose daemons are its children on this host). An app may then let daemons read their input
   // themselves; a job on other hosts says so in its own params.
   bool shared_files = false;
+  // Never null when the runtime (or app::RunLocally) calls a hook; a task may keep a copy.
+  std::shared_ptr<const Log> logger;
 
   const std::string* Find(const std::string& key) const {
     auto it = values.find(key);

@@ -81,6 +81,27 @@ void CgRunTest::CheckGenerated(const std::string& mode_flag, int daemons) {
 TEST_F(CgRunTest, GeneratedSystemAsyncMatchesEigen) { CheckGenerated("", 4); }
 TEST_F(CgRunTest, GeneratedSystemSyncMatchesEigen) { CheckGenerated("--sync", 5); }
 
+// An app's own log lines (JobParams::logger) reach the daemon's log, tagged with the job, the
+// task and its incarnation.
+TEST_F(CgRunTest, TheAppsLogLinesAreTaggedWithJobTaskAndIncarnation) {
+  const std::string sn = StartSupernode("sn1");
+  for (auto d : {"d1", "d2"}) StartDaemon(d, {sn});
+  WriteJob("cg.toml",
+           "name = \"cg-log\"\napp = \"cg\"\ntasks = 2\ntimeout_s = 120\n[params]\n"
+           "n = 2000\nbandwidth = 4\nseed = 1\n");
+  ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "key.toml", "--supernode", sn, dir_ / "cg.toml",
+                        "--json", dir_ / "cg.json"}),
+            0)
+      << Log("spawner");
+  const std::string job = Json("cg.json")["job_id"].get<std::string>();
+  const std::string logs = Log("d1") + Log("d2");
+  for (int task : {0, 1}) {
+    const std::string line = "job " + job + " task " + std::to_string(task) +
+                             ".1: cg: block of task " + std::to_string(task) + " built";
+    EXPECT_NE(logs.find(line), std::string::npos) << line << "\n" << logs;
+  }
+}
+
 TEST_F(CgRunTest, MatrixMarketFilesMatchEigen) {
   // A symmetric file (lower triangle) of an SPD, diagonally dominant matrix, and a coordinate rhs.
   const int n = 3000;
