@@ -136,22 +136,22 @@ class JacobiTask final : public app::Task {
   double LocalChange() const override { return change_; }
   bool LocallyConverged() const override { return converged(); }
 
-  // The state is what a restored task needs to go on: its values, its neighbours' and its test.
+  // The state is what a restored task needs to go on: its values and its neighbours'. (Not its
+  // test: the runtime tightens a restored task to the job's tightening so far.)
   std::string SaveState() const override {
-    std::vector<double> s = {left_, right_, tolerance_};
+    std::vector<double> s = {left_, right_};
     s.insert(s.end(), x_.begin(), x_.end());
     return Pack(s.data(), s.size());
   }
   Status RestoreState(std::string_view state) override {
-    if (state.size() != (x_.size() + 3) * sizeof(double)) {
+    if (state.size() != (x_.size() + 2) * sizeof(double)) {
       return InvalidArgument("a checkpoint of another split");
     }
-    std::vector<double> s(x_.size() + 3);
+    std::vector<double> s(x_.size() + 2);
     std::memcpy(s.data(), state.data(), state.size());
     left_ = s[0];
     right_ = s[1];
-    tolerance_ = s[2];
-    std::copy(s.begin() + 3, s.end(), x_.begin());
+    std::copy(s.begin() + 2, s.end(), x_.begin());
     change_ = INFINITY;
     return Status::Ok();
   }
@@ -248,6 +248,43 @@ class JacobiApp final : public app::App {
 AIAC_DEFINE_APP(JacobiApp)
 )aiac";
 
+constexpr const char* kLocal =
+    R"aiac(// @NAME@'s tasks run in this process with in-memory links (app::RunLocally, docs/app-api.md):
+// asynchronously with delays and with every task restored from its checkpoint every 7
+// iterations, then synchronously. No cluster needed. Build and run:
+//   g++ -O2 @NAME@.cc @NAME@_local.cc -o @NAME@_local $(pkg-config --cflags --libs aiac) && ./@NAME@_local
+// (or in CMakeLists.txt: add_executable(@NAME@_local @NAME@.cc @NAME@_local.cc) and
+// target_link_libraries(@NAME@_local PRIVATE aiac::app)).
+#include <cstdio>
+#include <memory>
+
+#include "app/local_run.h"
+
+extern "C" aiac::app::App* aiac_app_create();  // AIAC_DEFINE_APP in @NAME@.cc
+
+int main() {
+  for (const bool sync : {false, true}) {
+    std::unique_ptr<aiac::app::App> app(aiac_app_create());
+    aiac::app::LocalRunOptions options;
+    options.tasks = 4;
+    options.sync = sync;
+    options.restore_every = sync ? 0 : 7;
+    options.params = {{"n", "10000"}};
+    auto run = aiac::app::RunLocally(*app, options);
+    if (!run.ok()) {
+      std::fprintf(stderr, "@NAME@: %s\n", run.status().message().c_str());
+      return 1;
+    }
+    const bool converged = run->report.status == aiac::app::GatherStatus::kConverged;
+    std::printf("@NAME@ %s: %s, residual %g, %llu restores\n", sync ? "sync" : "async",
+                converged ? "converged" : run->report.error.c_str(), run->report.residual,
+                static_cast<unsigned long long>(run->restores));
+    if (!converged) return 1;
+  }
+  return 0;
+}
+)aiac";
+
 std::string Fill(std::string text, const std::string& name) {
   for (size_t at; (at = text.find("@NAME@")) != std::string::npos;) text.replace(at, 6, name);
   return text;
@@ -258,7 +295,8 @@ std::string Fill(std::string text, const std::string& name) {
 std::vector<std::pair<std::string, std::string>> AppTemplate(const std::string& name) {
   return {{"CMakeLists.txt", Fill(kCMakeLists, name)},
           {name + ".cc", Fill(kSource, name)},
-          {name + ".toml", Fill(kJob, name)}};
+          {name + ".toml", Fill(kJob, name)},
+          {name + "_local.cc", Fill(kLocal, name)}};
 }
 
 }  // namespace aiac::spawner

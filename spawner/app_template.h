@@ -1,5 +1,6 @@
 // The files `aiac-spawner new-app NAME` writes: a complete, buildable app against the installed
-// SDK (find_package(aiac)), small enough to read in one sitting, and its job file. The app
+// SDK (find_package(aiac)), small enough to read in one sitting, its job file, and a program
+// that runs it in one process (app::RunLocally). The app
 // solves A x = b by asynchronous Jacobi iterations, A = tridiag(-1, 4, -1) of `n` rows and
 // b = A * ones (so x = ones): each task owns a slab of rows and needs one value from each
 // neighbouring task per iteration. A is strictly diagonally dominant, so the iterations

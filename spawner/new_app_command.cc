@@ -45,7 +45,7 @@ Status Write(const NewAppArgs& args, std::string& dir) {
 
 CLI::App* AddNewAppCommand(CLI::App& app, NewAppArgs& args) {
   CLI::App* cmd = app.add_subcommand(
-      "new-app", "write a buildable app skeleton (CMakeLists.txt, NAME.cc, NAME.toml)");
+      "new-app", "write a buildable app (CMakeLists.txt, NAME.cc, NAME.toml, NAME_local.cc)");
   cmd->add_option("name", args.name, "the app's name (lower-case letters, digits, '_')")
       ->required();
   cmd->add_option("--dir", args.dir, "where to write it (default ./NAME)");
@@ -59,13 +59,13 @@ int NewAppCommand(const NewAppArgs& args) {
     return 2;
   }
   std::printf(
-      "wrote %s/: CMakeLists.txt, %s.cc, %s.toml\n"
+      "wrote %s/: CMakeLists.txt, %s.cc, %s.toml, %s_local.cc\n"
       "build:  cmake -S %s -B %s/build -DCMAKE_PREFIX_PATH=<aiac's install prefix> && cmake "
       "--build "
       "%s/build\n"
       "run:    aiac-spawner run --local 4 %s/%s.toml\n",
-      dir.c_str(), args.name.c_str(), args.name.c_str(), dir.c_str(), dir.c_str(), dir.c_str(),
-      dir.c_str(), args.name.c_str());
+      dir.c_str(), args.name.c_str(), args.name.c_str(), args.name.c_str(), dir.c_str(),
+      dir.c_str(), dir.c_str(), dir.c_str(), args.name.c_str());
   return 0;
 }
 

@@ -1,0 +1,122 @@
+// app::RunLocally, the SDK's in-process harness: the CG app run as the runtime would run it
+// (asynchronous with delays, synchronous, restored from checkpoints, tightened), and a hook's
+// error named with the hook and the task.
+#include "app/local_run.h"
+
+#include <gtest/gtest.h>
+
+#include "apps/cg/cg_app.h"
+
+namespace aiac::app {
+namespace {
+
+LocalRunOptions CgOptions(uint64_t seed) {
+  LocalRunOptions o;
+  o.tasks = 4;
+  o.params = {{"n", "2000"}, {"bandwidth", "5"}, {"seed", "3"}, {"tolerance", "1e-10"}};
+  o.seed = seed;
+  o.log = [](LogLevel, std::string_view) {};
+  return o;
+}
+
+TEST(LocalRunTest, TheCgAppConvergesAsynchronouslyAndDeterministically) {
+  cg::CgApp a, b;
+  auto first = RunLocally(a, CgOptions(7));
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  EXPECT_EQ(first->report.status, GatherStatus::kConverged) << first->report.error;
+  EXPECT_LT(first->report.residual, 1e-8);
+  auto again = RunLocally(b, CgOptions(7));
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->iterations, first->iterations);
+}
+
+TEST(LocalRunTest, SynchronousRunsAndTasksRestoredFromCheckpointsConvergeToo) {
+  cg::CgApp sync_app, restored_app;
+  LocalRunOptions sync = CgOptions(1);
+  sync.sync = true;
+  auto s = RunLocally(sync_app, sync);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->report.status, GatherStatus::kConverged);
+  // Synchronous: every task iterates once per round.
+  EXPECT_EQ(*std::min_element(s->iterations.begin(), s->iterations.end()),
+            *std::max_element(s->iterations.begin(), s->iterations.end()));
+  LocalRunOptions restored = CgOptions(2);
+  restored.restore_every = 5;
+  auto r = RunLocally(restored_app, restored);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->report.status, GatherStatus::kConverged);
+  EXPECT_GT(r->restores, 4u);
+}
+
+TEST(LocalRunTest, AResultShortOfTheAppsTestTightensTheTasks) {
+  cg::CgApp app;
+  LocalRunOptions o = CgOptions(3);
+  o.params["tolerance"] = "1e-3";
+  o.params["residual_tolerance"] = "1e-10";
+  auto r = RunLocally(app, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->report.status, GatherStatus::kConverged);
+  EXPECT_GT(r->tightenings, 0u);
+  EXPECT_LT(r->report.residual, 1e-10);
+}
+
+// An app whose task 1 fails its third iteration, and which logs from MakeTask.
+class FailingTask final : public Task {
+ public:
+  explicit FailingTask(uint32_t t) : t_(t) {}
+  std::vector<uint32_t> Dependencies() const override { return {}; }
+  Status Absorb(uint32_t, std::string_view) override { return Status::Ok(); }
+  Result<bool> Iterate() override {
+    if (t_ == 1 && ++n_ == 3) return InvalidArgument("boom");
+    return true;
+  }
+  std::vector<Outgoing> TakeOutgoing() override { return {}; }
+  double LocalChange() const override { return 1; }
+  bool LocallyConverged() const override { return false; }
+  std::string SaveState() const override { return ""; }
+  Status RestoreState(std::string_view) override { return Status::Ok(); }
+  std::string ResultSlice() const override { return ""; }
+
+ private:
+  uint32_t t_;
+  int n_ = 0;
+};
+
+class FailingApp final : public App {
+ public:
+  std::string_view name() const override { return "failing"; }
+  Result<JobPlan> Prepare(const JobParams& p) override {
+    JobPlan plan;
+    plan.graph.resize(p.tasks);
+    plan.slices.resize(p.tasks);
+    return plan;
+  }
+  Result<std::unique_ptr<Task>> MakeTask(const JobParams& p, uint32_t t,
+                                         std::string_view) override {
+    p.logger->Info("making task " + std::to_string(t));
+    return std::unique_ptr<Task>(new FailingTask(t));
+  }
+  Result<GatherReport> Gather(const JobParams&, const std::vector<std::string>&) override {
+    return GatherReport{};
+  }
+};
+
+TEST(LocalRunTest, AHooksErrorNamesTheHookAndTheTaskAndTheLogReachesTheCallback) {
+  FailingApp app;
+  LocalRunOptions o;
+  o.tasks = 2;
+  std::vector<std::string> lines;
+  o.log = [&](LogLevel level, std::string_view line) {
+    EXPECT_EQ(level, LogLevel::kInfo);
+    lines.emplace_back(line);
+  };
+  auto r = RunLocally(app, o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "Task::Iterate (task 1): boom");
+  EXPECT_EQ(lines, (std::vector<std::string>{"making task 0", "making task 1"}));
+  o.tasks = 0;
+  EXPECT_FALSE(RunLocally(app, o).ok());
+}
+
+}  // namespace
+}  // namespace aiac::app
