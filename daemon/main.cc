@@ -27,6 +27,7 @@
 #include "net/identity.h"
 #include "net/net_config.h"
 #include "net/shutdown.h"
+#include "net/version.h"
 #include "runtime/code_signing.h"
 
 namespace {
@@ -258,13 +259,18 @@ void LogStart(const daemon::DaemonOptions& o, const daemon::SelfDescription& sel
 
 int main(int argc, char** argv) {
   CLI::App app{"aiac daemon: runs tasks for spawners"};
+  app.set_version_flag("--version", aiac::net::VersionLine("aiac-daemon"));
   Flags flags;
   AddFlags(app, flags);
   daemon::DaemonOptions o;
   OptionSet declared;
   daemon::DeclareDaemonOptions(declared, o);
   declared.AddFlags(app);
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;  // --help and --version: 0; a usage error: 2
+  }
   if (Status s = LoadOptions(flags, declared, o); !s.ok()) return Fail(s);
   auto supernode_eps = Endpoints(o.supernodes);
   if (!supernode_eps.ok()) return Fail(supernode_eps.status());

@@ -1,6 +1,7 @@
 // aiac-spawner: runs a user's job on daemons (run), and answers planning questions offline.
 #include <CLI/CLI.hpp>
 
+#include "net/version.h"
 #include "spawner/authority_commands.h"
 #include "spawner/keygen_command.h"
 #include "spawner/map_command.h"
@@ -11,6 +12,7 @@
 
 int main(int argc, char** argv) {
   CLI::App app{"aiac spawner: run jobs on aiac daemons"};
+  app.set_version_flag("--version", aiac::net::VersionLine("aiac-spawner"));
   app.require_subcommand(1);
   aiac::spawner::RunArgs run_args;
   CLI::App* run = aiac::spawner::AddRunCommand(app, run_args);

@@ -76,7 +76,9 @@ CLI::App* AddRunCommand(CLI::App& app, RunArgs& args) {
                   "with --local: start K peer super-nodes (default 1); daemons list them all")
       ->check(CLI::Range(1, 16))
       ->needs(local);
-  run->add_option("--json", args.json, "write the run summary as JSON to this file");
+  run->add_option("--json", args.json,
+                  "write the run summary as JSON to this file (`-`: to standard output, the "
+                  "summary line then going to standard error)");
   run->add_option("--mapping", args.mapping, "maheve (default), default, aiac-qm or f-ec");
   run->add_flag("--sync", args.sync,
                 "synchronous iterations (each waits for its neighbours), for comparison");
@@ -392,9 +394,16 @@ std::optional<RunSummary> Execute(RunPlan& plan, const Logger& log, Status& erro
 
 // Prints the summary, writes it as JSON when asked; the process exit code.
 int Report(const RunSummary& summary, const std::string& json) {
-  std::printf("%s\n", ToText(summary).c_str());
-  std::fflush(stdout);
-  if (!json.empty()) {
+  if (json == "-") {
+    // Standard output holds the JSON alone, for a program to read; the line goes to stderr.
+    std::fprintf(stderr, "%s\n", ToText(summary).c_str());
+    std::printf("%s\n", ToJson(summary).dump(2).c_str());
+    std::fflush(stdout);
+  } else {
+    std::printf("%s\n", ToText(summary).c_str());
+    std::fflush(stdout);
+  }
+  if (!json.empty() && json != "-") {
     std::ofstream out(json);
     out << ToJson(summary).dump(2) << "\n";
     if (!out) {

@@ -8,6 +8,7 @@
 #include "core/logging.h"
 #include "net/net_config.h"
 #include "net/shutdown.h"
+#include "net/version.h"
 #include "supernode/registry.h"
 #include "supernode/registry_store.h"
 #include "supernode/supernode_service.h"
@@ -27,13 +28,18 @@ constexpr std::chrono::seconds kStopLimit{30};
 int main(int argc, char** argv) {
   using namespace aiac;
   CLI::App app{"aiac super-node: registry of free daemons"};
+  app.set_version_flag("--version", aiac::net::VersionLine("aiac-supernode"));
   std::string config;
   app.add_option("--config", config, "TOML options file (see conf/supernode.toml)");
   supernode::SupernodeOptions options;
   OptionSet declared;
   supernode::DeclareSupernodeOptions(declared, options);
   declared.AddFlags(app);
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;  // --help and --version: 0; a usage error: 2
+  }
   if (Status s = declared.Load(config); !s.ok()) return Fail(s);
   if (options.net.identity_key_file.empty())
     options.net.identity_key_file = options.data_dir + "/identity.key";

@@ -42,6 +42,11 @@ export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
 # shellcheck disable=SC2046
 g++ -O1 -shared -fPIC heat/heat.cc -o libaiac_app_heat.so $(pkg-config --cflags --libs aiac)
 "$spawner" sign libaiac_app_heat.so --key publisher.key >/dev/null
+# The headers also answer to their full name.
+sed 's|#include "app/app.h"|#include <aiac/app/app.h>|' heat/heat.cc >heat_full_name.cc
+grep -q '<aiac/app/app.h>' heat_full_name.cc
+# shellcheck disable=SC2046
+g++ -O1 -shared -fPIC heat_full_name.cc -o libaiac_app_heat2.so $(pkg-config --cflags --libs aiac)
 # shellcheck disable=SC2046
 g++ -O1 heat/heat.cc heat/heat_local.cc -o heat_local $(pkg-config --cflags --libs aiac)
 ./heat_local | tee local.txt

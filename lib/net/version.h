@@ -1,0 +1,13 @@
+// What `--version` prints for each program: its version, the commit it was built from, and the
+// versions of what it speaks with others (the wire protocol, the app API).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace aiac::net {
+
+// "aiac-daemon 0.1.0 (commit 1a2b3c4d5e6f, protocol 3, app API 9)".
+std::string VersionLine(std::string_view program);
+
+}  // namespace aiac::net
