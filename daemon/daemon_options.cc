@@ -17,6 +17,10 @@ void DeclareDaemonOptions(OptionSet& set, DaemonOptions& o) {
   set.Text("listen", o.listen,
            "where spawners and neighbour daemons connect; registered as the daemon's address "
            "(port 0: any free port)");
+  set.Text("advertise", o.advertise,
+           "the address registered for others to connect to, when not `listen`'s (listening on "
+           "0.0.0.0, behind NAT): HOST:PORT, or HOST for the bound port")
+      .Default("the bound address");
   set.Text("cluster", o.cluster, "cluster name (for the mapping)");
   set.Number("power", o.power, 0, 1e9,
              "relative power; 0 = the value kept in `DATA/power`, else measured (GFlop/s of a "
@@ -45,6 +49,9 @@ void DeclareDaemonOptions(OptionSet& set, DaemonOptions& o) {
            "and keeps it in `certificate_file`; ignored once certified")
       .Default("none");
   set.Choice("log_level", o.log_level, LogLevelNames(), "log level");
+  set.Choice("log_format", o.log_format, LogFormatNames(),
+             "log lines as text (ISO 8601 time first) or as one JSON object each (time, process, "
+             "level, message), for machines");
   net::DeclareNetOptions(set, o.net);
   net::DeclareServerLimits(set, o.limits);
 }
@@ -61,7 +68,33 @@ Status CheckDaemonOptions(const DaemonOptions& o) {
       return InvalidArgument("option 'trusted_keys': " + raw.status().message());
     }
   }
+  if (!o.advertise.empty()) {
+    if (Status s = AdvertisedAddress(Endpoint{"127.0.0.1", 1}, o.advertise).status(); !s.ok()) {
+      return s;
+    }
+  }
   return Status::Ok();
+}
+
+bool IsWildcard(const std::string& host) {
+  return host.empty() || host == "0.0.0.0" || host == "::" || host == "[::]";
+}
+
+Result<std::string> AdvertisedAddress(const Endpoint& bound, const std::string& advertise) {
+  if (advertise.empty()) return bound.ToString();
+  // "HOST" alone (no port; an IPv6 address is bracketed when a port follows).
+  const bool has_port = advertise.rfind(':') != std::string::npos &&
+                        (advertise.front() != '[' || advertise.find("]:") != std::string::npos);
+  Result<Endpoint> ep =
+      ParseEndpoint(has_port ? advertise : advertise + ":" + std::to_string(bound.port));
+  if (!ep.ok() || IsWildcard(ep->host)) {
+    return InvalidArgument(
+        "option 'advertise' must be HOST:PORT or HOST, an address others reach, "
+        "not '" +
+        advertise + "'");
+  }
+  if (ep->port == 0) ep->port = bound.port;
+  return ep->ToString();
 }
 
 }  // namespace aiac::daemon

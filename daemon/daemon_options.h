@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/endpoint.h"
 #include "core/options.h"
 #include "core/status.h"
 #include "net/connection.h"
@@ -21,6 +22,10 @@ struct DaemonOptions {
   std::vector<std::string> supernodes;
   // Where spawners and neighbour daemons reach this daemon. Default: 127.0.0.1:0 (free port).
   std::string listen = "127.0.0.1:0";
+  // The address registered for spawners and other daemons to connect to, when it is not the one
+  // listened on (listening on 0.0.0.0, behind NAT): "HOST:PORT", or "HOST" for the bound port.
+  // Default: the bound address.
+  std::string advertise;
   // Cluster name used by the mapping. Default: "default".
   std::string cluster = "default";
   // Relative computing power; 0 = measure with a short benchmark at start-up. Default: 0.
@@ -47,6 +52,7 @@ struct DaemonOptions {
   // yet. Default: none.
   std::string enroll_token;
   std::string log_level = "info";
+  std::string log_format = "text";  // or "json": one JSON object per line
   net::NetOptions net;
   // Connection and handshake caps of the listening side (net/server.h).
   net::ServerLimits limits;
@@ -58,5 +64,12 @@ void DeclareDaemonOptions(OptionSet& set, DaemonOptions& options);
 // What the declarations cannot say: trusted keys that parse, and at least one of them unless
 // unsigned plugins are allowed by name.
 Status CheckDaemonOptions(const DaemonOptions& options);
+
+// The address a daemon bound to `bound` registers: `advertise` ("HOST:PORT", or "HOST" for the
+// bound port) when set, else the bound address.
+Result<std::string> AdvertisedAddress(const Endpoint& bound, const std::string& advertise);
+
+// Whether `host` is an address no other host can connect to (0.0.0.0, ::, empty).
+bool IsWildcard(const std::string& host);
 
 }  // namespace aiac::daemon

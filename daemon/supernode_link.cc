@@ -26,6 +26,15 @@ void SupernodeLink::Start() { tasks_.Spawn(Run(), log_, "super-node link"); }
 
 net::awaitable<void> SupernodeLink::Stop() {
   stopping_ = true;
+  if (current_ && current_->is_open()) {
+    // Told, the super-node forgets this daemon now instead of daemon_timeout_ms later, and
+    // grants it to no spawner meanwhile. Bounded: a super-node that does not answer is left.
+    const net::ConnectionPtr conn = current_;
+    conn->SendEnvelope(
+        [&](proto::Envelope::Builder e) { e.initDeregister().setDaemonId(self_.id); });
+    conn->CloseWhenFlushed();
+    co_await conn->Closed(std::chrono::seconds(2));
+  }
   if (current_) current_->Close();
   heartbeat_timer_.cancel();
   co_await tasks_.Wait();

@@ -134,6 +134,19 @@ awaitable<void> SupernodeService::ServeDaemon(net::ConnectionPtr conn) {
     } else if (env.isHeartbeat()) {
       const bool known = registry_.Heartbeat(conn->peer().id, env.getHeartbeat().getBusy(), now);
       conn->SendEnvelope([&](proto::Envelope::Builder e) { e.initHeartbeatAck().setKnown(known); });
+    } else if (env.isDeregister()) {
+      const std::string id = env.getDeregister().getDaemonId().cStr();
+      if (id != conn->peer().id) {
+        conn->Refuse("deregister: daemon id differs from the handshake id");
+        log_->warn("closed {}: deregistered {}", conn->Describe(), Printable(id));
+        co_return;
+      }
+      if (registry_.Remove(id)) {
+        daemon_keys_.erase(id);
+        log_->info("daemon {} deregistered: it is stopping", id);
+      }
+      conn->CloseWhenFlushed();
+      co_return;
     } else {
       log_->warn("closed {}: unexpected message from a daemon", conn->Describe());
       conn->Refuse("unexpected message");

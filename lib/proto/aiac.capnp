@@ -75,6 +75,9 @@ struct Register { daemon @0 :DaemonInfo; }
 struct RegisterAck { supernodeId @0 :Text; }
 struct Heartbeat { daemonId @0 :Text; busy @1 :Bool; }
 struct HeartbeatAck { known @0 :Bool; }   # false: the super-node forgot us, register again
+# A daemon that is stopping: its super-node forgets it at once (rather than after
+# daemon_timeout_ms of silence) and closes the connection.
+struct Deregister { daemonId @0 :Text; }
 
 # --- spawner <-> super-node, super-node <-> super-node ---
 struct RequestDaemons {
@@ -418,5 +421,6 @@ struct Envelope {
     revocations @40 :RevocationList;
     enroll @41 :Enroll;
     enrolled @42 :Enrolled;
+    deregister @43 :Deregister;
   }
 }

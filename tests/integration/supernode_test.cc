@@ -1,4 +1,6 @@
 // Super-node persistence, daemon fail-over, and peers sharing their daemons.
+#include <csignal>
+
 #include "integration/cluster_fixture.h"
 
 namespace aiac::testing {
@@ -10,10 +12,49 @@ TEST_F(SupernodeTest, RestartKeepsTheRegistry) {
   const std::string sn = StartSupernode("sn1");
   StartDaemon("d1", {sn});
   ASSERT_TRUE(WaitUntil([&] { return LogHas("sn1", "daemon d1 registered"); })) << Log("sn1");
-  procs_.erase("d1");  // stop the daemon: only the stored record can bring it back
+  // Killed (a stopped daemon deregisters): only the stored record can bring it back.
+  procs_.at("d1").Signal(SIGKILL);
+  procs_.at("d1").WaitFor(std::chrono::seconds(30));
+  procs_.erase("d1");
   procs_.erase("sn1");
   StartSupernode("sn1", {}, sn);
   EXPECT_TRUE(LogHas("sn1", "(1 daemons in registry")) << Log("sn1");
+}
+
+// A daemon told to stop (SIGTERM, as systemd does) deregisters on its way out: the super-node
+// forgets it at once, not after its failure timeout, and grants it to no one.
+TEST_F(SupernodeTest, AStoppingDaemonDeregistersAndIsNotGrantedAfter) {
+  const std::string sn = StartSupernode("sn1", {"--failure-timeout-ms", "600000"});
+  StartDaemon("d1", {sn});
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("sn1", "daemon d1 registered"); })) << Log("sn1");
+  procs_.at("d1").Signal(SIGTERM);
+  EXPECT_EQ(procs_.at("d1").WaitFor(std::chrono::seconds(60)), std::optional<int>(0)) << Log("d1");
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("sn1", "daemon d1 deregistered: it is stopping"); }))
+      << Log("sn1");
+  EXPECT_FALSE(LogHas("sn1", "daemon d1 expired"));
+  // Nothing left to grant: a job finds no daemon (it fails after its short wait).
+  EXPECT_EQ(RunSpawner({"run", "--config", dir_ / "key.toml", "--supernode", sn, RingJob(2, 5),
+                        "--wait-daemons-ms", "1000"},
+                       "spawner"),
+            1)
+      << Log("spawner");
+}
+
+// A daemon listening on every interface registers the address it is told to advertise, and
+// warns when it has none to give.
+TEST_F(SupernodeTest, ADaemonOnAWildcardAddressAdvertisesARoutableOne) {
+  const std::string sn = StartSupernode("sn1");
+  for (auto d : {"d1", "d2"}) {
+    StartDaemon(d, {sn}, "key.toml", "1", {"--listen", "0.0.0.0:0", "--advertise", "127.0.0.1"});
+  }
+  StartDaemon("d3", {sn}, "key.toml", "1", {"--listen", "0.0.0.0:0"});
+  ASSERT_TRUE(WaitUntil([&] {
+    return LogHas("sn1", "daemon d1 registered at 127.0.0.1:") &&
+           LogHas("sn1", "daemon d2 registered at 127.0.0.1:") && LogHas("d3", "listening on");
+  })) << Log("sn1");
+  EXPECT_TRUE(LogHas("d3", "which no other host can connect to")) << Log("d3");
+  EXPECT_FALSE(LogHas("d1", "which no other host can connect to")) << Log("d1");
+  EXPECT_TRUE(LogHas("sn1", "daemon d3 registered at 0.0.0.0:")) << Log("sn1");
 }
 
 // A daemon given no power measures it once and keeps it in DATA/power: restarted, it

@@ -1,0 +1,26 @@
+// The address a daemon registers: the bound one, or the one it is told to advertise.
+#include "daemon/daemon_options.h"
+
+#include <gtest/gtest.h>
+
+namespace aiac::daemon {
+namespace {
+
+TEST(AdvertisedAddressTest, TheBoundAddressUnlessAnotherIsGiven) {
+  const Endpoint bound{"0.0.0.0", 7500};
+  EXPECT_EQ(*AdvertisedAddress(bound, ""), "0.0.0.0:7500");
+  EXPECT_EQ(*AdvertisedAddress(bound, "10.0.0.2"), "10.0.0.2:7500");
+  EXPECT_EQ(*AdvertisedAddress(bound, "node7.example.org:9000"), "node7.example.org:9000");
+  EXPECT_EQ(*AdvertisedAddress(bound, "10.0.0.2:0"), "10.0.0.2:7500");
+  for (const char* bad : {"0.0.0.0", "::", "host:port", "host:70000", ":"}) {
+    auto r = AdvertisedAddress(bound, bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.status().message().find("option 'advertise'"), std::string::npos);
+  }
+  EXPECT_TRUE(IsWildcard("0.0.0.0"));
+  EXPECT_TRUE(IsWildcard("::"));
+  EXPECT_FALSE(IsWildcard("127.0.0.1"));
+}
+
+}  // namespace
+}  // namespace aiac::daemon
