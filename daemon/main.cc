@@ -15,6 +15,7 @@
 #include "core/endpoint.h"
 #include "core/logging.h"
 #include "core/names.h"
+#include "core/usage_error.h"
 #include "daemon/background_load.h"
 #include "daemon/daemon_options.h"
 #include "daemon/enrollment.h"
@@ -269,7 +270,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;  // --help and --version: 0; a usage error: 2
+    return aiac::UsageError(app, e, argc, argv);  // 0 for --help, --version; else 2
   }
   if (Status s = LoadOptions(flags, declared, o); !s.ok()) return Fail(s);
   auto supernode_eps = Endpoints(o.supernodes);
@@ -281,7 +282,9 @@ int main(int argc, char** argv) {
   if (Status s = CheckName("cluster name", o.cluster); !s.ok()) return Fail(s);
   auto log_level = ParseLogLevel(o.log_level);
   if (!log_level.ok()) return Fail(log_level.status());
-  Logger log = MakeLogger("daemon", *log_level);
+  auto log_format = ParseLogFormat(o.log_format);
+  if (!log_format.ok()) return Fail(log_format.status());
+  Logger log = MakeLogger("daemon", *log_level, *log_format);
   auto background = StartBackground(flags, log);
   if (!background.ok()) return Fail(background.status());
 
@@ -300,7 +303,15 @@ int main(int argc, char** argv) {
 
   daemon::SelfDescription self;
   self.id = o.id;
-  self.address = bound->ToString();
+  auto advertised = daemon::AdvertisedAddress(*bound, o.advertise);
+  if (!advertised.ok()) return Fail(advertised.status());
+  self.address = *advertised;
+  if (o.advertise.empty() && daemon::IsWildcard(bound->host)) {
+    log->warn(
+        "daemon {} listens on {} and would register that address, which no other host can "
+        "connect to: set advertise = \"HOST\" (--advertise) to an address they reach",
+        o.id, self.address);
+  }
   self.cluster = o.cluster;
   self.cores = o.cores > 0 ? static_cast<uint32_t>(o.cores)
                            : std::max(1u, std::thread::hardware_concurrency());

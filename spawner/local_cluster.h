@@ -66,6 +66,9 @@ class LocalCluster {
   // SIGKILLs daemon `id` (fault injection); false when there is no such running daemon.
   bool Kill(const std::string& id);
 
+  // The children's log format ("text" or "json"), set before Start: the run's own.
+  void set_log_format(std::string format) { log_format_ = std::move(format); }
+
   // An emulated platform, set before Start (LocalEmulation).
   void set_emulation(LocalEmulation emulation) { emulation_ = std::move(emulation); }
 
@@ -83,7 +86,7 @@ class LocalCluster {
 
   size_t daemons_, supernodes_;
   bool all_supernodes_gone_ = false;
-  std::string bin_dir_, log_level_;
+  std::string bin_dir_, log_level_, log_format_ = "text";
   Logger log_;
   // Writes a key pair and a certificate for child `id` in the run's directory.
   Status WriteIdentity(const std::string& id, proto::Role role) const;

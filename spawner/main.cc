@@ -1,6 +1,7 @@
 // aiac-spawner: runs a user's job on daemons (run), and answers planning questions offline.
 #include <CLI/CLI.hpp>
 
+#include "core/usage_error.h"
 #include "net/version.h"
 #include "spawner/authority_commands.h"
 #include "spawner/keygen_command.h"
@@ -35,7 +36,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
+    return aiac::UsageError(app, e, argc, argv);  // 0 for --help, --version; else 2
   }
   if (run->parsed()) return aiac::spawner::RunCommand(run_args);
   if (map->parsed()) return aiac::spawner::MapCommand(map_args);

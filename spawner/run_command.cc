@@ -126,6 +126,7 @@ struct RunPlan {
   RunSettings settings;
   SpawnerOptions options;
   spdlog::level::level_enum level = spdlog::level::info;
+  LogFormat log_format = LogFormat::kText;
   JobSpec job;
   LoadedApp app;
   std::vector<Endpoint> supernodes;
@@ -222,6 +223,7 @@ Status LoadJob(RunPlan& plan) {
   SpawnerOptions& options = plan.options;
   options = args.options;
   AIAC_ASSIGN_OR_RETURN(plan.level, ParseLogLevel(options.log_level));
+  AIAC_ASSIGN_OR_RETURN(plan.log_format, ParseLogFormat(options.log_format));
   AIAC_ASSIGN_OR_RETURN(plan.job, LoadJobSpec(args.job_file));
   JobSpec& job = plan.job;
   if (job.tasks == 0) {
@@ -243,7 +245,7 @@ Status LoadJob(RunPlan& plan) {
   AIAC_ASSIGN_OR_RETURN(
       plan.app,
       LoadAndPrepare(job, options.plugin_dir.empty() ? DefaultPluginDir() : options.plugin_dir,
-                     args.local != 0, MakeLogger("spawner", plan.level)));
+                     args.local != 0, MakeLogger("spawner", plan.level, plan.log_format)));
   plan.prepared = SteadyClock::now();
   // Signed at submit when asked (one's own cluster); otherwise the publisher's PLUGIN.sig goes
   // as it is. A local cluster's daemons trust only its throwaway key (Execute signs with it),
@@ -318,6 +320,7 @@ std::optional<RunSummary> Execute(RunPlan& plan, const Logger& log, Status& erro
   if (args.local > 0) {
     cluster = std::make_unique<LocalCluster>(args.local, static_cast<size_t>(args.local_supernodes),
                                              SelfDirectory(), plan.options.local_log_level, log);
+    cluster->set_log_format(plan.options.log_format);
     if (plan.emulation) {
       log->info("emulating platform {}: {} nodes, slowdown {:g}{}", args.platform, args.local,
                 plan.emulation->slowdown,
@@ -421,7 +424,7 @@ int RunCommand(RunArgs& args) {
   if (Status s = args.declared->Load(args.config); !s.ok()) return BadInput(s);
   auto plan = PlanRun(args);
   if (!plan.ok()) return BadInput(plan.status());
-  Logger log = MakeLogger("spawner", plan->level);
+  Logger log = MakeLogger("spawner", plan->level, plan->log_format);
   for (const auto& note : plan->app.plan.notes) log->info("{}", note);
   Status refused;
   auto summary = Execute(*plan, log, refused);

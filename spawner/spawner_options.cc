@@ -48,6 +48,9 @@ void DeclareSpawnerOptions(OptionSet& set, SpawnerOptions& o) {
            "key that signs the plugin; the plugin must then carry a signature by one of them")
       .Flag("--local-trusted-key");
   set.Choice("log_level", o.log_level, LogLevelNames(), "log level");
+  set.Choice("log_format", o.log_format, LogFormatNames(),
+             "log lines as text (ISO 8601 time first) or as one JSON object each (time, process, "
+             "level, message), for machines");
   net::DeclareNetOptions(set, o.net);
 }
 

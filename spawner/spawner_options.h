@@ -41,6 +41,7 @@ struct SpawnerOptions {
   // With --local: the public keys (hex) the local daemons trust instead of a throwaway key.
   std::vector<std::string> local_trusted_keys;
   std::string log_level = "info";
+  std::string log_format = "text";  // or "json": one JSON object per line
   net::NetOptions net;
 };
 

@@ -6,6 +6,7 @@
 #include "core/atomic_file.h"
 #include "core/endpoint.h"
 #include "core/logging.h"
+#include "core/usage_error.h"
 #include "net/net_config.h"
 #include "net/shutdown.h"
 #include "net/version.h"
@@ -38,7 +39,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;  // --help and --version: 0; a usage error: 2
+    return aiac::UsageError(app, e, argc, argv);  // 0 for --help, --version; else 2
   }
   if (Status s = declared.Load(config); !s.ok()) return Fail(s);
   if (options.net.identity_key_file.empty())
@@ -58,7 +59,9 @@ int main(int argc, char** argv) {
   for (const auto& p : options.peers) {
     if (auto e = ParseEndpoint(p); !e.ok()) return Fail(e.status());
   }
-  Logger log = MakeLogger("supernode", *log_level);
+  auto log_format = ParseLogFormat(options.log_format);
+  if (!log_format.ok()) return Fail(log_format.status());
+  Logger log = MakeLogger("supernode", *log_level, *log_format);
 
   auto store = supernode::RocksDbRegistryStore::Open(options.data_dir);
   if (!store.ok()) return Fail(store.status());

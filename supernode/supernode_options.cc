@@ -25,6 +25,9 @@ void DeclareSupernodeOptions(OptionSet& set, SupernodeOptions& o) {
                "wait for a peer's answer to a forwarded request");
   set.Text("ready_file", o.ready_file, "write the bound HOST:PORT here once listening");
   set.Choice("log_level", o.log_level, LogLevelNames(), "log level");
+  set.Choice("log_format", o.log_format, LogFormatNames(),
+             "log lines as text (ISO 8601 time first) or as one JSON object each (time, process, "
+             "level, message), for machines");
   net::DeclareNetOptions(set, o.net);
   net::DeclareServerLimits(set, o.limits);
 }

@@ -33,6 +33,7 @@ struct SupernodeOptions {
   // File to write "HOST:PORT" to once listening (used by `spawner run --local`). Default: none.
   std::string ready_file;
   std::string log_level = "info";
+  std::string log_format = "text";  // or "json": one JSON object per line
   net::NetOptions net;
   // Connection and handshake caps of the listening side (net/server.h).
   net::ServerLimits limits;

@@ -18,7 +18,14 @@ using Logger = std::shared_ptr<spdlog::logger>;
 const std::vector<std::string>& LogLevelNames();
 Result<spdlog::level::level_enum> ParseLogLevel(std::string_view name);
 
+// How log lines look: text (`2026-11-26T16:47:06.123+00:00 daemon info ...`) or one JSON object
+// per line (`{"time":"...","process":"daemon","level":"info","message":"..."}`), for machines.
+enum class LogFormat { kText, kJson };
+const std::vector<std::string>& LogFormatNames();
+Result<LogFormat> ParseLogFormat(std::string_view name);
+
 // A logger named `name` (the process role) writing one line per event to stderr.
-Logger MakeLogger(const std::string& name, spdlog::level::level_enum level);
+Logger MakeLogger(const std::string& name, spdlog::level::level_enum level,
+                  LogFormat format = LogFormat::kText);
 
 }  // namespace aiac

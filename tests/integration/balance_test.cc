@@ -439,7 +439,7 @@ TEST_F(BalanceTest, CgRowsOfDifferentNeighboursMoveSideBySide) {
   std::vector<Move> moves;
   const std::string log = Log("spawner");
   const std::regex line(
-      R"((\d\d):(\d\d):(\d\d\.\d+) .*move \d+: \d+ items from task (\d) to task (\d) in ([0-9.]+) s)");
+      R"((\d\d):(\d\d):(\d\d\.\d+)[+-]\d\d:\d\d .*move \d+: \d+ items from task (\d) to task (\d) in ([0-9.]+) s)");
   for (std::sregex_iterator it(log.begin(), log.end(), line), end; it != end; ++it) {
     const auto& m = *it;
     const double at = 3600 * std::stod(m[1]) + 60 * std::stod(m[2]) + std::stod(m[3]);
