@@ -67,7 +67,7 @@ Outcome RunJob(net::Transport transport, const std::string& dir, const std::stri
                                     daemon_net,
                                     std::chrono::milliseconds(250),
                                     dir + "/" + tag + "-" + id + "/plugins",
-                                    {{}, true},
+                                    {{}, true, {}},
                                     {},
                                     {},
                                     {}};

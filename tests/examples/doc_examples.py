@@ -9,8 +9,8 @@ conf/ and apps/ (so that outputs, caches and keys land there, never in the sourc
 build/ pointing at BUILD_DIR. What it must exit with follows from the lines the block shows after
 it: a line "aiac-spawner: ..." or "aiac-spawner map: ..." is a refused input (exit 2), a summary
 line "job NAME (APP, MODE): failed ..." or "... diverged ..." a run that ends short (exit 1);
-otherwise it must succeed (exit 0). Every file of examples/ must be used by at least one
-example, so that no example rots unseen. Exits 0 when every example behaved as shown.
+otherwise it must succeed (exit 0). Every file of examples/ but data/ and an app's sources must
+be used by at least one example, so that no example rots unseen. Exits 0 when every example behaved as shown.
 """
 import argparse
 import os
@@ -78,7 +78,8 @@ def main():
         used = " ".join(cmd for _, _, cmd, _ in examples)
         for f in sorted((args.source / "examples").rglob("*")):
             rel = f.relative_to(args.source)
-            if f.is_file() and rel.parts[1] != "data" and str(rel) not in used:
+            source = f.suffix in (".cc", ".h") or f.name == "CMakeLists.txt"
+            if f.is_file() and rel.parts[1] != "data" and not source and str(rel) not in used:
                 failures.append(f"{rel}: no example of the documents uses it")
     root = scratch_folder(args.source, args.build)
     try:

@@ -53,8 +53,8 @@ class StopTest : public ::testing::Test {
   Daemon StartDaemon(const std::string& id, const Endpoint& supernode) {
     // Unsigned plugins: this test is about stopping, not code signing.
     const net::NetOptions net = Member(id, proto::Role::DAEMON);
-    daemon::TaskHostOptions options{id,         net, 50ms, dir_ / (id + "/plugins"),
-                                    {{}, true}, {},  {},   {}};
+    daemon::TaskHostOptions options{id, net, 50ms, dir_ / (id + "/plugins"), {{}, true, {}},
+                                    {}, {},  {}};
     auto store = checkpoint::RocksDbCheckpointStore::Open(dir_ / (id + "/checkpoints"));
     EXPECT_TRUE(store.ok()) << store.status().message();
     Daemon d;
