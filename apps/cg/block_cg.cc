@@ -70,19 +70,21 @@ void BlockCg::UseMinres() {
   minres_->compute(a_);
 }
 
-BlockCg::Outcome BlockCg::SolveUnsymmetric(const Eigen::VectorXd& b, Eigen::VectorXd& x,
-                                           double tolerance, int max_iterations, double b_norm) {
-  bicgstab_->setTolerance(tolerance);
-  bicgstab_->setMaxIterations(max_iterations);
-  x = bicgstab_->solveWithGuess(b, x);
+template <typename Solver>
+BlockCg::Outcome BlockCg::SolveWith(Solver& solver, const char* name, const Eigen::VectorXd& b,
+                                    Eigen::VectorXd& x, double tolerance, int max_iterations,
+                                    double b_norm) {
+  solver.setTolerance(tolerance);
+  solver.setMaxIterations(max_iterations);
+  x = solver.solveWithGuess(b, x);
   const double residual = (b - a_ * x).norm() / b_norm;
   std::string breakdown;
-  if (bicgstab_->info() == Eigen::NumericalIssue) {
-    breakdown = "BiCGSTAB broke down (numerical issue)";
+  if (solver.info() == Eigen::NumericalIssue) {
+    breakdown = std::string(name) + " broke down (numerical issue)";
   } else if (!std::isfinite(residual)) {
-    breakdown = "BiCGSTAB produced non-finite values";
+    breakdown = std::string(name) + " produced non-finite values";
   }
-  return {static_cast<int>(bicgstab_->iterations()), residual, breakdown};
+  return {static_cast<int>(solver.iterations()), residual, breakdown};
 }
 
 template <typename MatType>
@@ -95,21 +97,6 @@ BlockCg::AbsDiagonalPreconditioner& BlockCg::AbsDiagonalPreconditioner::factoriz
   }
   m_isInitialized = true;
   return *this;
-}
-
-BlockCg::Outcome BlockCg::SolveIndefinite(const Eigen::VectorXd& b, Eigen::VectorXd& x,
-                                          double tolerance, int max_iterations, double b_norm) {
-  minres_->setTolerance(tolerance);
-  minres_->setMaxIterations(max_iterations);
-  x = minres_->solveWithGuess(b, x);
-  const double residual = (b - a_ * x).norm() / b_norm;
-  std::string breakdown;
-  if (minres_->info() == Eigen::NumericalIssue) {
-    breakdown = "MINRES broke down (numerical issue)";
-  } else if (!std::isfinite(residual)) {
-    breakdown = "MINRES produced non-finite values";
-  }
-  return {static_cast<int>(minres_->iterations()), residual, breakdown};
 }
 
 double BlockCg::MultiplyP() {
@@ -143,8 +130,8 @@ BlockCg::Outcome BlockCg::Solve(const Eigen::VectorXd& b, Eigen::VectorXd& x, do
     x.setZero();
     return {0, 0, ""};
   }
-  if (bicgstab_) return SolveUnsymmetric(b, x, tolerance, max_iterations, b_norm);
-  if (minres_) return SolveIndefinite(b, x, tolerance, max_iterations, b_norm);
+  if (bicgstab_) return SolveWith(*bicgstab_, "BiCGSTAB", b, x, tolerance, max_iterations, b_norm);
+  if (minres_) return SolveWith(*minres_, "MINRES", b, x, tolerance, max_iterations, b_norm);
   const Eigen::Index n = a_.rows();
   double* xp = x.data();
   double* r = r_.data();
@@ -174,7 +161,7 @@ BlockCg::Outcome BlockCg::Solve(const Eigen::VectorXd& b, Eigen::VectorXd& x, do
       // Negative or zero curvature: the block is not positive definite, and CG cannot go on.
       // MINRES can, on any symmetric block, from the iterate CG reached.
       UseMinres();
-      Outcome rest = SolveIndefinite(b, x, tolerance, max_iterations, b_norm);
+      Outcome rest = SolveWith(*minres_, "MINRES", b, x, tolerance, max_iterations, b_norm);
       rest.iterations += k;
       return rest;
     }

@@ -39,12 +39,12 @@ class BlockCg {
   Outcome Solve(const Eigen::VectorXd& b, Eigen::VectorXd& x, double tolerance, int max_iterations);
 
  private:
-  // Eigen's BiCGSTAB (Jacobi preconditioner) for an unsymmetric block.
-  Outcome SolveUnsymmetric(const Eigen::VectorXd& b, Eigen::VectorXd& x, double tolerance,
-                           int max_iterations, double b_norm);
-  // Eigen's MINRES for a symmetric block that is not positive definite.
-  Outcome SolveIndefinite(const Eigen::VectorXd& b, Eigen::VectorXd& x, double tolerance,
-                          int max_iterations, double b_norm);
+  // One of Eigen's iterative solvers, `name` in a breakdown's message: BiCGSTAB (Jacobi
+  // preconditioner) for an unsymmetric block, MINRES for a symmetric one that is not positive
+  // definite.
+  template <typename Solver>
+  Outcome SolveWith(Solver& solver, const char* name, const Eigen::VectorXd& b, Eigen::VectorXd& x,
+                    double tolerance, int max_iterations, double b_norm);
   // From now on MINRES solves this symmetric block: it is not positive definite.
   void UseMinres();
   // q = A p, fused with p'q (returned): one pass over the block.

@@ -41,13 +41,10 @@ TEST_F(CliTest, EveryProgramSaysItsVersionCommitAndProtocols) {
 }
 
 TEST_F(CliTest, AnUnknownFlagOrABadValueIsAUsageErrorEverywhere) {
-  for (const std::string program : {"aiac-spawner run", "aiac-supernode", "aiac-daemon"}) {
-    EXPECT_EQ(
-        Output(BinPath(program.substr(0, program.find(' '))) +
-               program.substr(std::min(program.size(), program.find(' '))) + " --no-such-flag 1")
-            .second,
-        2)
-        << program;
+  for (const auto& [program, command] :
+       {std::pair{"aiac-spawner", " run"}, std::pair{"aiac-supernode", ""},
+        std::pair{"aiac-daemon", ""}}) {
+    EXPECT_EQ(Output(BinPath(program) + command + " --no-such-flag 1").second, 2) << program;
   }
   EXPECT_EQ(Output(BinPath("aiac-spawner") + " no-such-command").second, 2);
   EXPECT_EQ(Output(BinPath("aiac-daemon") + " --heartbeat-ms soon").second, 2);
