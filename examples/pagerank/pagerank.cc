@@ -75,7 +75,8 @@ Result<Params> ReadParams(const app::JobParams& p) {
   static const char* kKnown[] = {"graph",     "nodes",   "rmat_scale", "rmat_edges",
                                  "rmat_seed", "damping", "tolerance",  "residual_tolerance",
                                  "output"};
-  for (const auto& [key, value] : p.values) {
+  for (const auto& entry : p.values) {
+    const std::string& key = entry.first;
     if (std::find_if(std::begin(kKnown), std::end(kKnown),
                      [&](const char* k) { return key == k; }) == std::end(kKnown)) {
       return InvalidArgument("pagerank: unknown parameter params." + key);
