@@ -1,6 +1,7 @@
 #include "daemon/supernode_link.h"
 
 #include "core/printable.h"
+#include "net/version.h"
 
 namespace aiac::daemon {
 
@@ -50,6 +51,7 @@ void SupernodeLink::SendRegister(net::Connection& conn) {
     d.setPower(self_.power);
     d.setCores(self_.cores);
     d.setState(busy ? proto::DaemonState::BUSY : proto::DaemonState::FREE);
+    d.setVersion(std::string(net::Version()));
   });
 }
 

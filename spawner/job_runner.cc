@@ -1,14 +1,15 @@
 #include "spawner/job_runner.h"
 
-#include <unistd.h>
-
 #include <algorithm>
+#include <cmath>
 #include <map>
+#include <string_view>
 
 #include "core/hex.h"
 #include "net/identity.h"
 #include "net/random.h"
 #include "spawner/gateways.h"
+#include "spawner/supernode_query.h"
 
 namespace aiac::spawner {
 
@@ -32,13 +33,19 @@ JobRunner::JobRunner(JobSpec job, LoadedApp& app, SpawnerOptions options, RunSet
   summary_.balancing.mode = balance::BalanceModeName(settings_.balance);
   summary_.balancing.migration = MigrationName(settings_.migration);
   // The id its certificate names; in tests without identities, one per process.
-  spawner_id_ = options_.net.identity ? options_.net.identity->certificate.id
-                                      : "spawner-" + std::to_string(getpid());
+  spawner_id_ = SpawnerId(options_.net);
 }
 
 void JobRunner::Abort(const std::string& why) {
-  if (aborted_) return;
+  const bool again = aborted_;
   aborted_ = true;
+  if (!again) abort_reason_ = why;
+  if (!again && supervisor_ && supervisor_->started()) {
+    // The tasks run: their current iterate is gathered (Run) before they are halted.
+    log_->warn("job {}: {}; gathering the last iterate", summary_.job_id, why);
+    Wake();
+    return;
+  }
   Fail(why);
   // Still waiting for daemons: nothing to give back, so the super-node link can go now.
   if (supernodes_ && !supervisor_) supernodes_->Stop();
@@ -68,6 +75,10 @@ awaitable<RunSummary> JobRunner::Run(std::vector<Endpoint> supernodes) {
   supernodes_->OnRevoked([this] {
     if (links_) links_->CloseRevoked();
   });
+  supernodes_->OnCancel([this](const std::string& who) { Abort("cancelled by " + who); });
+  started_unix_ = std::chrono::duration_cast<std::chrono::seconds>(
+                      std::chrono::system_clock::now().time_since_epoch())
+                      .count();
   supernodes_->Start(executor);
   if (Status acquired = co_await Acquire(); !acquired.ok()) {
     supernodes_->Stop();
@@ -87,8 +98,11 @@ awaitable<RunSummary> JobRunner::Run(std::vector<Endpoint> supernodes) {
   // and when it passes the app's own test it is the answer, whatever the local tests said (they
   // may never settle: an iteration that oscillates along a singular system's null space).
   if (!outcome.ok() && supervisor_->started() && supervisor_->failure().empty()) {
+    gathering_last_ = true;
     auto last = co_await GatherPartial();
-    if (last && last->status == app::GatherStatus::kConverged) {
+    gathering_last_ = false;
+    // (an aborted run stays aborted: the user stopped it, whatever its last iterate is)
+    if (last && last->status == app::GatherStatus::kConverged && !aborted_) {
       const std::string note = "the local tests had not settled (" + outcome.message() +
                                "), but the last iterate meets the app's test";
       log_->info("job {}: {}: converged", summary_.job_id, note);
@@ -285,6 +299,8 @@ Status JobRunner::ReweighTasks(Deployment& deployment) {
 
 awaitable<Status> JobRunner::Deploy() {
   const auto granted_at = Clock::now();
+  phase_ = "assigning";
+  ReportStatus(granted_at, /*at_once=*/true);  // registers the job with the super-node
   supervisor_->Deploy(granted_at);
   Status ready =
       co_await WaitUntil([&] { return supervisor_->AllReady(); }, "assigning", deadline_);
@@ -384,7 +400,8 @@ awaitable<std::optional<app::GatherReport>> JobRunner::GatherPartial() {
     co_return std::nullopt;
   }
   const app::GatherReport& report = **gathered;
-  log_->info("job {}: last iterate gathered, residual {:.3e}{}", summary_.job_id, report.residual,
+  log_->info("job {}: last iterate gathered{}{}", summary_.job_id,
+             report.residual < 0 ? "" : fmt::format(", residual {:.3e}", report.residual),
              report.output.empty() ? "" : ", written to " + report.output);
   co_return std::move(*gathered);
 }
@@ -403,6 +420,7 @@ awaitable<void> JobRunner::Finish(bool converged) {
   }
   std::vector<std::string> ids;
   for (const auto& d : supervisor_->deployment().granted()) ids.push_back(d.id);
+  supernodes_->EndJob(summary_.job_id);
   supernodes_->Release(summary_.job_id, ids);
   // Each link ends once its peer has read the last frames (the halts, the release), a second at
   // most for all.
@@ -414,8 +432,12 @@ awaitable<void> JobRunner::Finish(bool converged) {
 awaitable<Status> JobRunner::WaitUntil(const std::function<bool()>& done, const char* phase,
                                        SteadyTime deadline, bool iterating) {
   auto next_progress = Clock::now() + options_.progress;
+  // "assigning", "running", "checking the result", "gathering ...": the status phase is the
+  // first word.
+  phase_ = std::string(phase).substr(0, std::string_view(phase).find(' '));
   for (;;) {
     if (!failure().empty()) co_return aborted_ ? Aborted(failure()) : Unavailable(failure());
+    if (aborted_ && !gathering_last_) co_return Aborted(abort_reason_);
     if (done()) co_return Status::Ok();
     const auto now = Clock::now();
     if (now > deadline) {
@@ -426,6 +448,7 @@ awaitable<Status> JobRunner::WaitUntil(const std::function<bool()>& done, const 
       supervisor_->Tick(now);
       const SupervisorProgress progress = supervisor_->progress();
       PrintProgress(progress);
+      ReportStatus(now);
       if (on_progress_) on_progress_();
       next_progress = now + options_.progress;
       if (iterating) {
@@ -462,6 +485,30 @@ void JobRunner::PrintProgress(const SupervisorProgress& p) {
       "live daemons {}/{}, failures {}, replacements {}, checkpoints {}",
       SinceStart(Clock::now()), summary_.job_id, p.min_iteration, p.max_iteration, p.max_change,
       p.converged, p.tasks, p.live, p.tasks, p.failures, p.replacements, p.checkpoints);
+}
+
+void JobRunner::ReportStatus(SteadyTime now, bool at_once) {
+  if (!supervisor_ || (!at_once && now - last_status_ < std::chrono::seconds(1))) return;
+  last_status_ = now;
+  net::JobStatus s;
+  s.id = summary_.job_id;
+  s.app = job_.app;
+  s.tasks = job_.tasks;
+  s.daemons = static_cast<uint32_t>(supervisor_->deployment().granted().size());
+  s.started_unix = started_unix_;
+  s.phase = phase_;
+  const SupervisorProgress p = supervisor_->progress();
+  s.min_iteration = p.min_iteration;
+  s.max_iteration = p.max_iteration;
+  s.max_change = p.max_change;
+  s.failures = p.failures;
+  s.replacements = p.replacements;
+  s.moves = balancing_ ? balancing_->moves() : 0;
+  if (forecast_) {
+    if (auto eta = forecast_->SecondsToGo(); eta && std::isfinite(*eta)) s.eta_seconds = *eta;
+  }
+  s.task_list = supervisor_->TaskStatuses(now);
+  supernodes_->Report(s);
 }
 
 std::optional<SupervisorProgress> JobRunner::progress() const {

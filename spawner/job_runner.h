@@ -12,8 +12,13 @@
 // (daemon_links.h), BalancingDriver decides the moves (balancing_driver.h), and the link to the
 // super-nodes fails over when its super-node is lost (supernode_session.h).
 //
-// One JobRunner per run, on the spawner's io_context. Abort() (Ctrl-C) ends the run early; the
-// daemons are still halted and released.
+// One JobRunner per run, on the spawner's io_context. Abort() (Ctrl-C, or `aiac-spawner cancel`
+// through the super-node) ends the run early: the tasks' current iterate is gathered and written
+// when they run (a partial result), then the daemons are halted and released. A second Abort()
+// does not wait for that iterate.
+//
+// From its grant on, the job is registered with the super-node and described to it (phase,
+// progress, tasks) at most once a second, for `aiac-spawner status`.
 #pragma once
 
 #include <chrono>
@@ -119,6 +124,8 @@ class JobRunner {
     if (wake_) wake_->cancel();
   }
   void PrintProgress(const SupervisorProgress& progress);
+  // Describes the job to the super-node (net/job_status.h): at most once a second unless `now`.
+  void ReportStatus(SteadyTime now, bool at_once = false);
   double SinceStart(SteadyTime t) const {
     return std::chrono::duration<double>(t - times_.start).count();
   }
@@ -138,6 +145,11 @@ class JobRunner {
   std::unique_ptr<net::asio::steady_timer> wake_;
   std::string failure_;  // before the supervisor exists
   bool aborted_ = false;
+  std::string abort_reason_;
+  bool gathering_last_ = false;      // an aborted run's last iterate is being gathered
+  std::string phase_ = "acquiring";  // for the super-node: the phase WaitUntil is in
+  SteadyTime last_status_{};
+  int64_t started_unix_ = 0;
   PhaseTimes times_;
   SteadyTime deadline_;
   std::optional<ConvergenceForecast> forecast_;  // when the app gives a local threshold

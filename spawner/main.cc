@@ -10,6 +10,7 @@
 #include "spawner/plan_command.h"
 #include "spawner/run_command.h"
 #include "spawner/sign_command.h"
+#include "spawner/status_command.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"aiac spawner: run jobs on aiac daemons"};
@@ -31,6 +32,10 @@ int main(int argc, char** argv) {
   CLI::App* revoke = aiac::spawner::AddRevokeCommand(app, revoke_args);
   aiac::spawner::SignArgs sign_args;
   CLI::App* sign = aiac::spawner::AddSignCommand(app, sign_args);
+  aiac::spawner::StatusArgs status_args;
+  CLI::App* status = aiac::spawner::AddStatusCommand(app, status_args);
+  aiac::spawner::CancelArgs cancel_args;
+  CLI::App* cancel = aiac::spawner::AddCancelCommand(app, cancel_args);
   aiac::spawner::NewAppArgs new_app_args;
   CLI::App* new_app = aiac::spawner::AddNewAppCommand(app, new_app_args);
   try {
@@ -46,6 +51,8 @@ int main(int argc, char** argv) {
   if (enroll->parsed()) return aiac::spawner::EnrollTokenCommand(enroll_args);
   if (revoke->parsed()) return aiac::spawner::RevokeCommand(revoke_args);
   if (sign->parsed()) return aiac::spawner::SignCommand(sign_args);
+  if (status->parsed()) return aiac::spawner::StatusCommand(status_args);
+  if (cancel->parsed()) return aiac::spawner::CancelCommand(cancel_args);
   if (new_app->parsed()) return aiac::spawner::NewAppCommand(new_app_args);
   return 2;
 }

@@ -125,6 +125,12 @@ awaitable<Status> SupernodeSession::Serve(net::ConnectionPtr conn) {
       OnRevocations(net::ReadRevocationList(env.getRevocations()));
       continue;
     }
+    if (env.isCancelJob()) {
+      const std::string requester = Printable(env.getCancelJob().getRequester().cStr(), 200, false);
+      log_->warn("cancel asked by {} (through {})", requester, conn->Describe());
+      if (on_cancel_) on_cancel_(requester);
+      continue;
+    }
     if (!env.isGrantDaemons()) {
       conn->Refuse("unexpected message");
       co_return ProtocolError("unexpected message from the super-node");
@@ -209,6 +215,16 @@ void SupernodeSession::Release(const std::string& job, const std::vector<std::st
     auto list = r.initDaemonIds(static_cast<unsigned>(ids.size()));
     for (size_t i = 0; i < ids.size(); ++i) list.set(static_cast<unsigned>(i), ids[i]);
   });
+}
+
+void SupernodeSession::Report(const net::JobStatus& job) {
+  if (!conn_ || !conn_->is_open()) return;
+  conn_->SendEnvelope([&](proto::Envelope::Builder e) { net::ToProto(job, e.initJobStatus()); });
+}
+
+void SupernodeSession::EndJob(const std::string& job) {
+  if (!conn_ || !conn_->is_open()) return;
+  conn_->SendEnvelope([&](proto::Envelope::Builder e) { e.initJobEnded().setJob(job); });
 }
 
 }  // namespace aiac::spawner

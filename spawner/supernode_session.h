@@ -25,6 +25,7 @@
 #include "core/endpoint.h"
 #include "core/logging.h"
 #include "net/connection.h"
+#include "net/job_status.h"
 #include "net/reply_slot.h"
 #include "net/revocation.h"
 #include "spawner/granted_daemon.h"
@@ -46,6 +47,11 @@ class SupernodeSession {
 
   // What to do once a revocation list was adopted (before Start()).
   void OnRevoked(std::function<void()> on_revoked) { on_revoked_ = std::move(on_revoked); }
+  // What to do when someone asks to cancel the job (`aiac-spawner cancel`); `requester` says who
+  // (before Start()).
+  void OnCancel(std::function<void(const std::string& requester)> on_cancel) {
+    on_cancel_ = std::move(on_cancel);
+  }
   // Starts keeping the link on `executor`.
   void Start(net::asio::any_io_executor executor);
   // Waits until connected. Unavailable with the last dial error when no super-node of the list
@@ -67,6 +73,11 @@ class SupernodeSession {
   // Gives `ids` back, on the current link (best effort: a lost release is undone by the
   // super-nodes' grant lease).
   void Release(const std::string& job, const std::vector<std::string>& ids);
+  // Tells the super-node what the job is doing (registering it the first time, and again on each
+  // new link); best effort, like Release().
+  void Report(const net::JobStatus& job);
+  // The job is over: the super-node forgets it.
+  void EndJob(const std::string& job);
   // Ends the session: closes the link at once (a Release() just queued may be lost: Finish()
   // keeps it) and wakes every waiting Request() and WaitConnected().
   void Stop();
@@ -105,6 +116,7 @@ class SupernodeSession {
   int failovers_ = 0;
   bool linked_once_ = false;
   std::function<void()> on_revoked_;
+  std::function<void(const std::string&)> on_cancel_;
   bool stopping_ = false;
 };
 

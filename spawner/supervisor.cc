@@ -595,6 +595,27 @@ SupervisorProgress Supervisor::progress() const {
   return p;
 }
 
+std::vector<net::TaskStatus> Supervisor::TaskStatuses(SteadyTime now) const {
+  std::vector<net::TaskStatus> rows;
+  rows.reserve(tasks_.size());
+  for (size_t t = 0; t < tasks_.size(); ++t) {
+    const TaskState& s = tasks_[t];
+    net::TaskStatus row;
+    row.task = static_cast<uint32_t>(t);
+    row.daemon = deployment_->task(t).daemon;
+    row.incarnation = deployment_->task(t).incarnation;
+    row.iteration = s.outcome.iterations;
+    row.change = std::isfinite(s.change) ? s.change : 0;
+    row.checkpoints = s.outcome.checkpoints;
+    if (s.report) {
+      row.report_age_ms =
+          std::chrono::duration_cast<std::chrono::milliseconds>(now - s.report_at).count();
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
 std::vector<std::string> Supervisor::RunningTaskDaemons() const {
   std::vector<std::string> out;
   if (!started_ || !failure_.empty() || detector_.converged()) return out;

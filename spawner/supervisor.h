@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "core/logging.h"
+#include "net/job_status.h"
 #include "proto/aiac.capnp.h"
 #include "runtime/convergence.h"
 #include "spawner/deployment.h"
@@ -136,6 +137,8 @@ class Supervisor {
   // What the tasks said of their set-up (app::Task::Notes), "task T: ...", each once.
   const std::vector<std::string>& notes() const { return notes_; }
   SupervisorProgress progress() const;
+  // One row per task for `aiac-spawner status --job` (net/job_status.h), as of `now`.
+  std::vector<net::TaskStatus> TaskStatuses(SteadyTime now) const;
   // Daemons running a task now (started, connected, ready, not finished), none once the run
   // converged or failed: the targets of fault injection.
   std::vector<std::string> RunningTaskDaemons() const;

@@ -18,6 +18,10 @@ Status CheckDaemonRecord(const DaemonRecord& r) {
   if (!std::isfinite(r.power) || r.power < 0) {
     return InvalidArgument("power must be a finite number >= 0");
   }
+  if (r.version.size() > 32 || Printable(r.version, 32, false) != r.version) {
+    return InvalidArgument("version " + Printable(r.version, 32) +
+                           " is not a version (32 printable characters at most)");
+  }
   return Status::Ok();
 }
 
@@ -30,6 +34,7 @@ void ToProto(const DaemonRecord& r, proto::DaemonInfo::Builder out) {
   out.setState(r.busy ? proto::DaemonState::BUSY : proto::DaemonState::FREE);
   out.setJob(r.job);
   out.setOwner(r.owner);
+  out.setVersion(r.version);
 }
 
 DaemonRecord FromProto(proto::DaemonInfo::Reader in) {
@@ -42,13 +47,25 @@ DaemonRecord FromProto(proto::DaemonInfo::Reader in) {
   r.busy = in.getState() == proto::DaemonState::BUSY;
   r.job = in.getJob().cStr();
   r.owner = in.getOwner().cStr();
+  r.version = in.getVersion().cStr();
   return r;
 }
 
+void ToProto(const DaemonView& v, proto::DaemonInfo::Builder out) {
+  ToProto(v.record, out);
+  out.setRunning(v.running);
+  out.setHeartbeatAgeMs(v.heartbeat_age.count());
+}
+
+DaemonView ViewFromProto(proto::DaemonInfo::Reader in) {
+  return {FromProto(in), in.getRunning(), std::chrono::milliseconds(in.getHeartbeatAgeMs())};
+}
+
 std::string Encode(const DaemonRecord& r) {
-  nlohmann::json j = {{"id", r.id},       {"address", r.address}, {"cluster", r.cluster},
-                      {"power", r.power}, {"cores", r.cores},     {"busy", r.busy},
-                      {"job", r.job},     {"owner", r.owner},     {"seq", r.seq}};
+  nlohmann::json j = {{"id", r.id},          {"address", r.address}, {"cluster", r.cluster},
+                      {"power", r.power},    {"cores", r.cores},     {"busy", r.busy},
+                      {"job", r.job},        {"owner", r.owner},     {"seq", r.seq},
+                      {"version", r.version}};
   return j.dump();
 }
 
@@ -65,6 +82,7 @@ Result<DaemonRecord> Decode(std::string_view text) {
     r.job = j.at("job").get<std::string>();
     r.owner = j.at("owner").get<std::string>();
     r.seq = j.at("seq").get<uint64_t>();
+    r.version = j.value("version", std::string());  // records written before 0.1.0 have none
     return r;
   } catch (const nlohmann::json::exception& e) {
     return Corruption(std::string("daemon record does not decode: ") + e.what());

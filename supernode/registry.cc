@@ -36,7 +36,7 @@ Status Registry::Load(Clock::time_point now) {
   for (auto& rec : records) {
     next_seq_ = std::max(next_seq_, rec.seq + 1);
     const std::string id = rec.id;  // the right side of = is evaluated first: copy the key
-    entries_[id] = Entry{std::move(rec), now, now};
+    entries_[id] = Entry{std::move(rec), now, now, false};
   }
   return Status::Ok();
 }
@@ -58,10 +58,12 @@ Status Registry::Register(DaemonRecord rec, Clock::time_point now) {
     rec.seq = next_seq_++;
     if (!rec.busy) rec.job.clear();
   }
-  if (rec.busy) busy_seen = now;
+  const bool running = rec.busy;  // as the daemon says, before the grant is carried over
+  if (running) busy_seen = now;
   Persist(rec);
+  std::erase_if(lost_, [&](const LostEntry& l) { return l.record.id == rec.id; });
   const std::string id = rec.id;  // the right side of = is evaluated first: copy the key
-  entries_[id] = Entry{std::move(rec), now, busy_seen};
+  entries_[id] = Entry{std::move(rec), now, busy_seen, running};
   return Status::Ok();
 }
 
@@ -69,6 +71,7 @@ bool Registry::Heartbeat(const std::string& id, bool daemon_busy, Clock::time_po
   auto it = entries_.find(id);
   if (it == entries_.end()) return false;
   it->second.last_heartbeat = now;
+  it->second.running = daemon_busy;
   if (daemon_busy) it->second.busy_seen = now;
   return true;
 }
@@ -95,6 +98,8 @@ std::vector<DaemonRecord> Registry::Expire(Clock::time_point now,
       // A failed delete leaves the record on disk until Resync; a restart before then gives it
       // one more timeout and it expires again, so nothing is lost or duplicated.
       Erase(it->first);
+      lost_.push_back({it->second.record, it->second.last_heartbeat, now});
+      if (lost_.size() > kMaxLost) lost_.pop_front();
       gone.push_back(std::move(it->second.record));
       it = entries_.erase(it);
     } else {
@@ -157,6 +162,28 @@ std::vector<DaemonRecord> Registry::Snapshot() const {
   std::vector<DaemonRecord> out;
   for (const auto& [id, e] : entries_) out.push_back(e.record);
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.seq < b.seq; });
+  return out;
+}
+
+std::vector<DaemonView> Registry::View(Clock::time_point now) const {
+  std::vector<DaemonView> out;
+  out.reserve(entries_.size());
+  for (const auto& [id, e] : entries_) {
+    out.push_back({e.record, e.running,
+                   std::chrono::duration_cast<std::chrono::milliseconds>(now - e.last_heartbeat)});
+  }
+  std::sort(out.begin(), out.end(),
+            [](const auto& a, const auto& b) { return a.record.seq < b.record.seq; });
+  return out;
+}
+
+std::vector<DaemonView> Registry::Lost(Clock::time_point now) const {
+  std::vector<DaemonView> out;
+  for (const LostEntry& l : lost_) {
+    if (now - l.lost_at > kLostMemory) continue;
+    out.push_back({l.record, false,
+                   std::chrono::duration_cast<std::chrono::milliseconds>(now - l.last_heartbeat)});
+  }
   return out;
 }
 

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <chrono>
+#include <deque>
 #include <map>
 #include <string>
 #include <vector>
@@ -24,6 +25,9 @@ namespace aiac::supernode {
 class Registry {
  public:
   using Clock = std::chrono::steady_clock;
+  // How long, and how many, expired daemons are still shown as lost.
+  static constexpr std::chrono::minutes kLostMemory{10};
+  static constexpr size_t kMaxLost = 256;
 
   // `store` may be null (memory only); it must outlive the registry.
   Registry(std::string self_id, RegistryStore* store) : self_(std::move(self_id)), store_(store) {}
@@ -59,6 +63,11 @@ class Registry {
   const DaemonRecord* Find(const std::string& id) const;
   // Every record, in registration order.
   std::vector<DaemonRecord> Snapshot() const;
+  // Every record with its heartbeat, in registration order.
+  std::vector<DaemonView> View(Clock::time_point now) const;
+  // The daemons that expired within kLostMemory of `now` (kMaxLost at most, newest last) and did
+  // not register again; heartbeat_age is since their last heartbeat.
+  std::vector<DaemonView> Lost(Clock::time_point now) const;
   const std::string& self_id() const { return self_; }
 
   // Ok while the store mirrors memory; else the first store failure since it last did.
@@ -72,6 +81,11 @@ class Registry {
     DaemonRecord record;
     Clock::time_point last_heartbeat;
     Clock::time_point busy_seen;  // grant time, then each heartbeat that reported a task
+    bool running = false;         // the last heartbeat (or the registration) reported a task
+  };
+  struct LostEntry {
+    DaemonRecord record;
+    Clock::time_point last_heartbeat, lost_at;
   };
   void Persist(const DaemonRecord& rec);
   void Erase(const std::string& id);
@@ -80,6 +94,7 @@ class Registry {
   std::string self_;
   RegistryStore* store_;
   std::map<std::string, Entry> entries_;
+  std::deque<LostEntry> lost_;  // oldest first
   uint64_t next_seq_ = 1;
   Status store_error_;
 };

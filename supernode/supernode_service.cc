@@ -21,9 +21,9 @@ std::vector<std::string> Ids(const std::vector<DaemonRecord>& records) {
   return ids;
 }
 
-size_t FreeIn(const std::vector<DaemonRecord>& view) {
+size_t FreeIn(const std::vector<DaemonView>& view) {
   return static_cast<size_t>(
-      std::count_if(view.begin(), view.end(), [](const DaemonRecord& r) { return !r.busy; }));
+      std::count_if(view.begin(), view.end(), [](const DaemonView& v) { return !v.record.busy; }));
 }
 
 }  // namespace
@@ -66,6 +66,7 @@ void SupernodeService::Close() {
   if (housekeeping_timer_) housekeeping_timer_->cancel();
   WakeHeld();
   for (auto& [id, slot] : pending_) slot->Abandon();
+  for (auto& [id, slot] : cancels_) slot->Abandon();
   server_.Close();
 }
 
@@ -157,10 +158,35 @@ awaitable<void> SupernodeService::ServeDaemon(net::ConnectionPtr conn) {
 
 awaitable<void> SupernodeService::ServeSpawner(net::ConnectionPtr conn) {
   SendRevocations(*conn);
+  co_await ServeSpawnerMessages(conn);
+  // The jobs this spawner registered end with its connection.
+  ForgetJobsOf(*conn);
+}
+
+awaitable<void> SupernodeService::ServeSpawnerMessages(net::ConnectionPtr conn) {
   for (;;) {
     auto msg = co_await conn->Receive();
     if (!msg.ok()) co_return;
     auto env = (*msg)->root();
+    if (env.isJobStatus()) {
+      if (!OnJobStatus(conn, env.getJobStatus())) co_return;
+      continue;
+    }
+    if (env.isJobEnded()) {
+      OnJobEnded(*conn, env.getJobEnded().getJob().cStr());
+      continue;
+    }
+    if (env.isStatusQuery()) {
+      AnswerStatus(*conn, env.getStatusQuery().getRequestId());
+      continue;
+    }
+    if (env.isCancelJob()) {
+      auto c = env.getCancelJob();
+      const std::string requester = conn->peer().id + " (" + conn->remote_address() + ")";
+      tasks_.Spawn(Cancel(conn, c.getRequestId(), c.getJob().cStr(), requester, true), log_,
+                   "cancel");
+      continue;
+    }
     if (env.isRequestDaemons()) {
       auto req = env.getRequestDaemons();
       const uint64_t request_id = req.getRequestId();
@@ -256,10 +282,26 @@ awaitable<void> SupernodeService::ServePeer(net::ConnectionPtr conn) {
     if (!msg.ok()) break;
     auto env = (*msg)->root();
     if (env.isRegistryDigest()) {
-      std::vector<DaemonRecord> view;
-      for (auto d : env.getRegistryDigest().getDaemons()) view.push_back(FromProto(d));
-      peers_[conn.get()].view = std::move(view);
+      auto digest = env.getRegistryDigest();
+      PeerLink& peer = peers_[conn.get()];
+      peer.view.clear();
+      for (auto d : digest.getDaemons()) peer.view.push_back(ViewFromProto(d));
+      peer.jobs.clear();
+      for (auto j : digest.getJobs()) {
+        // A job a peer cannot describe is left out of status; the digest's daemons still count.
+        if (auto job = net::FromProto(j); job.ok()) peer.jobs.push_back(std::move(*job));
+      }
+      peer.view_at = Registry::Clock::now();
       WakeHeld();
+    } else if (env.isCancelJob()) {
+      auto c = env.getCancelJob();
+      tasks_.Spawn(Cancel(conn, c.getRequestId(), c.getJob().cStr(),
+                          Printable(c.getRequester().cStr(), 200, false) + " via super-node " +
+                              conn->peer().id,
+                          false),
+                   log_, "forwarded cancel");
+    } else if (env.isCancelAnswer()) {
+      OnCancelAnswer(env.getCancelAnswer());
     } else if (env.isRevocations()) {
       OfferRevocations(net::ReadRevocationList(env.getRevocations()),
                        "super-node " + conn->peer().id, conn.get());
@@ -378,12 +420,15 @@ void SupernodeService::SendGrant(net::Connection& conn, uint64_t request_id,
 }
 
 void SupernodeService::SendDigest(PeerLink& link) {
-  const auto records = registry_.Snapshot();
+  const auto records = registry_.View(Registry::Clock::now());
+  const auto jobs = jobs_.Jobs();
   link.conn->SendEnvelope([&](proto::Envelope::Builder e) {
     auto d = e.initRegistryDigest();
     d.setSupernodeId(options_.id);
     auto list = d.initDaemons(static_cast<unsigned>(records.size()));
     for (size_t i = 0; i < records.size(); ++i) ToProto(records[i], list[i]);
+    auto job_list = d.initJobs(static_cast<unsigned>(jobs.size()));
+    for (size_t i = 0; i < jobs.size(); ++i) net::ToProto(jobs[i], job_list[i]);
   });
 }
 

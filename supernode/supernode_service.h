@@ -18,6 +18,12 @@
 // back to that file, passes it on to its peers, daemons and spawners, closes the connections of
 // revoked peers and forgets revoked daemons.
 //
+// What runs, and stopping it (supernode_status.cc): a spawner registers its job with its first
+// JobStatus and updates it at most once a second; `aiac-spawner status` (StatusQuery) gets the
+// registry and the jobs of this super-node and, from their digests, of its peers; `aiac-spawner
+// cancel` (CancelJob, spawners only) reaches the job's spawner here or through the peer the job
+// is registered with, and is logged with who asked.
+//
 // Runs on one io_context thread; Stop() closes every connection and ends every coroutine.
 #pragma once
 
@@ -34,6 +40,7 @@
 #include "net/server.h"
 #include "net/task_group.h"
 #include "supernode/enroller.h"
+#include "supernode/job_board.h"
 #include "supernode/registry.h"
 #include "supernode/supernode_options.h"
 
@@ -58,7 +65,9 @@ class SupernodeService {
   struct PeerLink {
     net::ConnectionPtr conn;
     std::string id;
-    std::vector<DaemonRecord> view;  // the peer's last digest
+    std::vector<DaemonView> view;  // the peer's last digest
+    std::vector<net::JobStatus> jobs;
+    Registry::Clock::time_point view_at{};  // when it came
   };
   struct GrantOutcome {
     std::vector<DaemonRecord> daemons;
@@ -68,6 +77,7 @@ class SupernodeService {
   net::awaitable<void> Serve(net::ConnectionPtr conn);
   net::awaitable<void> ServeDaemon(net::ConnectionPtr conn);
   net::awaitable<void> ServeSpawner(net::ConnectionPtr conn);
+  net::awaitable<void> ServeSpawnerMessages(net::ConnectionPtr conn);
   net::awaitable<void> ServePeer(net::ConnectionPtr conn);
   // An enrolling daemon (net::PeerIdentity::enrolling): one Enroll, one Enrolled, closed.
   net::awaitable<void> ServeEnrollment(net::ConnectionPtr conn);
@@ -97,6 +107,20 @@ class SupernodeService {
   // Wakes the held requests: the daemons they may get changed.
   void WakeHeld();
 
+  // ---- Jobs, status and cancel (supernode_status.cc).
+  // A spawner's JobStatus: registers or updates its job. False when the connection must close.
+  bool OnJobStatus(const net::ConnectionPtr& conn, proto::JobStatus::Reader in);
+  void OnJobEnded(const net::Connection& conn, const std::string& job);
+  // The spawner's connection ended: its jobs are forgotten.
+  void ForgetJobsOf(const net::Connection& conn);
+  void AnswerStatus(net::Connection& conn, uint64_t request_id);
+  // Tells job `job`'s spawner to end it, here or through the peer it is registered with
+  // (`allow_forward`), and answers `conn` (a spawner, or the peer that forwarded the cancel).
+  net::awaitable<void> Cancel(net::ConnectionPtr conn, uint64_t request_id, std::string job,
+                              std::string requester, bool allow_forward);
+  // A peer's answer to a forwarded cancel.
+  void OnCancelAnswer(proto::CancelAnswer::Reader answer);
+
   net::asio::io_context& io_;
   SupernodeOptions options_;
   std::optional<Enroller> enroller_;  // when this super-node's certificate says it enrolls
@@ -113,6 +137,11 @@ class SupernodeService {
   uint64_t next_request_ = 1;
   std::unique_ptr<net::asio::steady_timer> housekeeping_timer_;
   std::set<net::asio::steady_timer*> held_;  // the timers of the requests waiting for daemons
+  JobBoard jobs_;
+  struct CancelOutcome {
+    std::string error, supernode;
+  };
+  std::map<uint64_t, std::shared_ptr<net::ReplySlot<CancelOutcome>>> cancels_;  // forwarded
 };
 
 }  // namespace aiac::supernode

@@ -6,6 +6,8 @@
 
 namespace aiac::net {
 
+std::string_view Version() { return AIAC_VERSION; }
+
 std::string VersionLine(std::string_view program) {
   return std::string(program) + " " + AIAC_VERSION + " (commit " + AIAC_COMMIT + ", protocol " +
          std::to_string(kProtocolVersion) + ", app API " + std::to_string(app::kApiVersion) + ")";

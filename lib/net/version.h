@@ -7,6 +7,8 @@
 
 namespace aiac::net {
 
+// "0.1.0": the version a daemon registers with (net/job_status.h shows it in `status`).
+std::string_view Version();
 // "aiac-daemon 0.1.0 (commit 1a2b3c4d5e6f, protocol 3, app API 9)".
 std::string VersionLine(std::string_view program);
 

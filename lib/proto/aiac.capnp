@@ -25,6 +25,10 @@ struct DaemonInfo {
   state @5 :DaemonState;
   job @6 :Text;             # the job it is granted to, when busy
   owner @7 :Text;           # id of the super-node it is registered with
+  version @8 :Text;         # the aiac version the daemon runs ("0.1.0"), as it registered
+  # In digests and status reports only (the owner fills them in when it sends them):
+  running @9 :Bool;         # its last heartbeat said it runs a task (busy and not running: granted)
+  heartbeatAgeMs @10 :Int64;  # since its last heartbeat, at the owner, when the record was sent
 }
 
 # --- handshake (first frames of every connection, both directions) ---
@@ -101,6 +105,66 @@ struct ReleaseDaemons {
 struct RegistryDigest {
   supernodeId @0 :Text;
   daemons @1 :List(DaemonInfo);   # the daemons registered with that super-node
+  jobs @2 :List(JobStatus);       # the jobs registered with it (net/job_status.h)
+}
+
+# --- what a deployment is doing: `aiac-spawner status` and `cancel` (docs/operations.md) ---
+# One task of a running job, as its spawner last heard of it.
+struct TaskStatus {
+  task @0 :UInt32;
+  daemonId @1 :Text;        # its daemon (the one lost, while it waits for another)
+  iteration @2 :UInt64;
+  change @3 :Float64;       # its latest local change
+  incarnation @4 :UInt64;
+  checkpoints @5 :UInt64;   # copies its backups acknowledged
+  reportAgeMs @6 :Int64;    # since its latest report (-1: none yet in this incarnation)
+}
+# A running job, as its spawner describes it. The spawner's first JobStatus registers the job
+# with its super-node; the next ones (a second apart at least) update it; JobEnded, or the
+# spawner's connection closing, forgets it.
+struct JobStatus {
+  id @0 :Text;
+  app @1 :Text;
+  spawnerId @2 :Text;       # filled in by the super-node: the id the spawner proved
+  spawnerAddress @3 :Text;  # filled in by the super-node: where the spawner connects from
+  tasks @4 :UInt32;
+  daemons @5 :UInt32;       # granted, spares included
+  startedUnix @6 :Int64;    # when the spawner started the job, Unix seconds
+  phase @7 :Text;           # acquiring | assigning | running | checking | gathering
+  minIteration @8 :UInt64;
+  maxIteration @9 :UInt64;
+  maxChange @10 :Float64;   # the largest of the tasks' latest local changes
+  failures @11 :UInt32;
+  replacements @12 :UInt32;
+  moves @13 :UInt64;        # item moves by live balancing so far
+  etaSeconds @14 :Float64;  # the forecast's time to convergence; < 0: none yet
+  taskList @15 :List(TaskStatus);
+  supernodeId @16 :Text;    # filled in by the super-node the job is registered with
+}
+struct JobEnded { job @0 :Text; }
+# Any process holding a spawner's credentials asks a super-node what it knows.
+struct StatusQuery { requestId @0 :UInt64; }
+struct StatusReport {
+  requestId @0 :UInt64;
+  supernodeId @1 :Text;
+  daemons @2 :List(DaemonInfo);   # its own, then its peers' (from their latest digests)
+  lost @3 :List(DaemonInfo);      # its daemons that stopped heartbeating lately (kLostMemory)
+  jobs @4 :List(JobStatus);       # its own, then its peers'
+  peers @5 :List(Text);           # the peer super-nodes linked now
+}
+# Ends a running job as Ctrl-C at its spawner would. From a spawner's credentials to a
+# super-node; from the super-node to the job's spawner (or, `forwarded`, to the peer super-node
+# the job is registered with).
+struct CancelJob {
+  requestId @0 :UInt64;
+  job @1 :Text;
+  requester @2 :Text;       # filled in by the first super-node: who asked, and from where
+  forwarded @3 :Bool;
+}
+struct CancelAnswer {
+  requestId @0 :UInt64;
+  error @1 :Text;           # empty: the job's spawner was told
+  supernodeId @2 :Text;     # the super-node the job is registered with
 }
 
 # --- spawner <-> daemon ---
@@ -422,5 +486,11 @@ struct Envelope {
     enroll @41 :Enroll;
     enrolled @42 :Enrolled;
     deregister @43 :Deregister;
+    jobStatus @44 :JobStatus;
+    jobEnded @45 :JobEnded;
+    statusQuery @46 :StatusQuery;
+    statusReport @47 :StatusReport;
+    cancelJob @48 :CancelJob;
+    cancelAnswer @49 :CancelAnswer;
   }
 }

@@ -4,7 +4,8 @@
     tests/examples/doc_examples.py --build BUILD_DIR --source SOURCE_DIR [--list] [NAME_REGEX]
 
 An example is a line of a fenced code block in README.md or docs/*.md that starts with
-"$ build/bin/aiac-spawner". It is run from a scratch folder that holds copies of examples/,
+"$ build/bin/aiac-spawner", or "$ examples/" (a script of examples/, such as one that starts a
+federation by hand). It is run from a scratch folder that holds copies of examples/,
 conf/ and apps/ (so that outputs, caches and keys land there, never in the source tree) with
 build/ pointing at BUILD_DIR. What it must exit with follows from the lines the block shows after
 it: a line "aiac-spawner: ..." or "aiac-spawner map: ..." is a refused input (exit 2), a summary
@@ -23,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-PROMPT = "$ build/bin/aiac-spawner"
+PROMPTS = ("$ build/bin/aiac-spawner", "$ examples/")
 
 
 def examples_in(path):
@@ -34,7 +35,7 @@ def examples_in(path):
         if line.startswith("```"):
             in_code = not in_code
             continue
-        if not in_code or not line.startswith(PROMPT):
+        if not in_code or not line.startswith(PROMPTS):
             continue
         command = re.sub(r"\s{2,}#.*$", "", line[2:]).strip()
         expected = 0

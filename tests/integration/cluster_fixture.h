@@ -61,7 +61,10 @@ class ClusterFixture : public ::testing::Test {
     } else if (run && !has("--local") && !has("--sign-with")) {
       args.insert(args.end(), {"--sign-with", dir_ / "publisher.key"});
     }
-    const bool member = binary != "aiac-spawner" || (run && !has("--local"));
+    // `status` and `cancel` ask the super-nodes with a spawner's credentials.
+    const bool asks =
+        binary == "aiac-spawner" && !args.empty() && (args[0] == "status" || args[0] == "cancel");
+    const bool member = binary != "aiac-spawner" || (run && !has("--local")) || asks;
     if (member && !has("--authority-key")) {
       args.insert(args.end(), {"--authority-key", authority_.PublicHex()});
     }
@@ -159,6 +162,15 @@ class ClusterFixture : public ::testing::Test {
   std::string WriteJob(const std::string& name, const std::string& content) {
     WriteFile(dir_ / name, content);
     return dir_ / name;
+  }
+
+  // Runs `aiac-spawner status ...` (or `cancel`) with the fixture's key and a spawner's
+  // identity; its exit code, and what it printed in `out`.
+  int Ask(std::vector<std::string> args, std::string& out, const std::string& log = "ask") {
+    args.insert(args.begin() + 1, {"--config", dir_ / "key.toml"});
+    const int code = RunSpawner(args, log, std::chrono::seconds(60));
+    out = Log(log);
+    return code;
   }
 
   std::string Log(const std::string& name) { return ReadFile(dir_ / (name + ".log")); }

@@ -23,6 +23,7 @@ DaemonRecord Daemon(const std::string& id, bool busy = false, const std::string&
   r.cores = 4;
   r.busy = busy;
   r.job = job;
+  r.version = "0.1.0";
   return r;
 }
 
@@ -40,6 +41,44 @@ TEST(RegistryTest, RegisterHeartbeatExpire) {
   EXPECT_EQ(reg.size(), 1u);
   EXPECT_TRUE(reg.Expire(t0 + milliseconds(1900), milliseconds(1000)).empty());
   EXPECT_EQ(reg.Expire(t0 + milliseconds(2000), milliseconds(1000)).size(), 1u);
+}
+
+// What `aiac-spawner status` shows: free, granted (busy, no task reported yet) or busy (a
+// heartbeat said it runs a task), with the heartbeat's age; then the lost ones.
+TEST(RegistryTest, ViewTellsGrantedFromRunningAndRemembersTheLost) {
+  Registry reg("sn", nullptr);
+  const auto t0 = Clock::time_point{} + std::chrono::hours(1);
+  ASSERT_OK(reg.Register(Daemon("a"), t0));
+  ASSERT_OK(reg.Register(Daemon("b"), t0));
+  ASSERT_OK(reg.Register(Daemon("c"), t0));
+  ASSERT_TRUE(reg.Grant("job1", 2, t0).ok());
+  ASSERT_TRUE(reg.Heartbeat("a", true, t0 + milliseconds(300)));
+  auto view = reg.View(t0 + milliseconds(500));
+  ASSERT_EQ(view.size(), 3u);
+  EXPECT_TRUE(view[0].record.busy && view[0].running);    // a: busy
+  EXPECT_TRUE(view[1].record.busy && !view[1].running);   // b: granted
+  EXPECT_TRUE(!view[2].record.busy && !view[2].running);  // c: free
+  EXPECT_EQ(view[0].heartbeat_age, milliseconds(200));
+  EXPECT_EQ(view[1].heartbeat_age, milliseconds(500));
+  // b and c fall silent and expire: lost, with their silence, until they register again.
+  ASSERT_TRUE(reg.Heartbeat("a", true, t0 + milliseconds(1400)));
+  ASSERT_EQ(reg.Expire(t0 + milliseconds(1500), milliseconds(1000)).size(), 2u);
+  auto lost = reg.Lost(t0 + milliseconds(2000));
+  ASSERT_EQ(lost.size(), 2u);
+  EXPECT_EQ(lost[0].record.id, "b");
+  EXPECT_EQ(lost[0].record.job, "job1");
+  EXPECT_EQ(lost[0].heartbeat_age, milliseconds(2000));
+  ASSERT_OK(reg.Register(Daemon("c"), t0 + milliseconds(2100)));
+  lost = reg.Lost(t0 + milliseconds(2200));
+  ASSERT_EQ(lost.size(), 1u);
+  EXPECT_EQ(lost[0].record.id, "b");
+  // Forgotten after kLostMemory; never more than kMaxLost.
+  EXPECT_TRUE(reg.Lost(t0 + Registry::kLostMemory + milliseconds(1501)).empty());
+  for (size_t i = 0; i < Registry::kMaxLost + 10; ++i) {
+    ASSERT_OK(reg.Register(Daemon("x" + std::to_string(i)), t0 + milliseconds(3000)));
+  }
+  reg.Expire(t0 + milliseconds(9000), milliseconds(1000));
+  EXPECT_EQ(reg.Lost(t0 + milliseconds(9000)).size(), Registry::kMaxLost);
 }
 
 TEST(RegistryTest, EmptyIdRefused) {
@@ -132,6 +171,7 @@ TEST(RegistryPersistenceTest, RestartKeepsDaemonsAndGrants) {
   EXPECT_FALSE(reg.Find("b")->busy);
   EXPECT_EQ(reg.Find("b")->power, 2.5);
   EXPECT_EQ(reg.Find("b")->cores, 4u);
+  EXPECT_EQ(reg.Find("b")->version, "0.1.0");
   // Registration order survives, and new daemons come after the old ones.
   ASSERT_OK(reg.Register(Daemon("new"), now));
   auto snap = reg.Snapshot();
