@@ -123,6 +123,11 @@ awaitable<RunSummary> JobRunner::Run(std::vector<Endpoint> supernodes) {
 }
 
 RunSummary JobRunner::Summarize(RunStatus status, std::string error) {
+  if (progress_line_) progress_line_("");
+  if (history_ && !history_->Flush()) {
+    log_->warn("job {}: --history {} is incomplete: a write failed", summary_.job_id,
+               history_->path());
+  }
   summary_.status = status;
   summary_.error = std::move(error);
   const auto end = Clock::now();
@@ -221,8 +226,10 @@ Status JobRunner::MapTasks() {
                          spawner_id_, log_, [this](const std::string& why) { Fail(why); },
                          [this] { Wake(); }},
       job_.tasks);
+  SupervisorPort port = links_->Port();
+  if (history_) port.record = [this](const HistoryEntry& e) { RecordHistory(e); };
   supervisor_ = std::make_unique<Supervisor>(std::move(settings), std::move(deployment),
-                                             links_->Port(), log_);
+                                             std::move(port), log_);
   links_->Attach(*supervisor_);
   GroupByCluster();
   if (!failure_.empty()) supervisor_->Fail(failure_);  // aborted meanwhile
@@ -388,6 +395,8 @@ awaitable<Result<std::optional<app::GatherReport>>> JobRunner::GatherSnapshots(
   }
   summary_.residual = report->residual;
   summary_.output = report->output;
+  if (history_ && report->residual >= 0)
+    history_->Residual(SinceStart(Clock::now()), report->residual);
   co_return std::optional<app::GatherReport>(std::move(*report));
 }
 
@@ -480,11 +489,46 @@ std::string JobRunner::Forecast(SteadyTime now, const SupervisorProgress& progre
 }
 
 void JobRunner::PrintProgress(const SupervisorProgress& p) {
+  if (quiet_) return;
+  // The forecast's time to go: "-" until it has a window, "never" when the change does not fall.
+  std::string eta = "-";
+  if (auto to_go = forecast_ ? forecast_->SecondsToGo() : std::nullopt) {
+    eta = std::isfinite(*to_go) ? fmt::format("{:.0f}s", *to_go) : "never";
+  }
+  const double elapsed = SinceStart(Clock::now());
+  const uint64_t moves = balancing_ ? balancing_->moves() : 0;
+  if (progress_line_) {
+    // On a terminal: what fits in 80 columns (the job's id and the rest are in the log lines).
+    progress_line_(
+        fmt::format("[{:6.1f}s] iter {}..{}  change {:.2e}  eta {}  live {}/{}  "
+                    "failures {}  moves {}",
+                    elapsed, p.min_iteration, p.max_iteration, p.max_change, eta, p.live, p.tasks,
+                    p.failures, moves));
+    return;
+  }
   log_->info(
-      "[{:6.1f}s] job {}: iterations {}..{}, max local change {:.3e}, locally converged {}/{}, "
-      "live daemons {}/{}, failures {}, replacements {}, checkpoints {}",
-      SinceStart(Clock::now()), summary_.job_id, p.min_iteration, p.max_iteration, p.max_change,
-      p.converged, p.tasks, p.live, p.tasks, p.failures, p.replacements, p.checkpoints);
+      "[{:6.1f}s] job {}: iterations {}..{}, max local change {:.3e}, eta {}, locally converged "
+      "{}/{}, live daemons {}/{}, failures {}, replacements {}, moves {}, checkpoints {}",
+      elapsed, summary_.job_id, p.min_iteration, p.max_iteration, p.max_change, eta, p.converged,
+      p.tasks, p.live, p.tasks, p.failures, p.replacements, moves, p.checkpoints);
+}
+
+void JobRunner::RecordHistory(const HistoryEntry& e) {
+  const double t = SinceStart(e.at);
+  switch (e.kind) {
+    case HistoryEntry::Kind::kReport:
+      history_->Report(t, e.task, e.incarnation, e.iteration, e.change);
+      break;
+    case HistoryEntry::Kind::kFailure:
+      history_->Failure(t, e.task, e.incarnation);
+      break;
+    case HistoryEntry::Kind::kResumed:
+      history_->Resumed(t, e.task, e.incarnation, e.iteration);
+      break;
+    case HistoryEntry::Kind::kMove:
+      history_->Move(t, e.task, e.count);
+      break;
+  }
 }
 
 void JobRunner::ReportStatus(SteadyTime now, bool at_once) {

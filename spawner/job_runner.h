@@ -36,6 +36,7 @@
 #include "spawner/convergence_forecast.h"
 #include "spawner/daemon_links.h"
 #include "spawner/job_spec.h"
+#include "spawner/run_history.h"
 #include "spawner/run_settings.h"
 #include "spawner/run_summary.h"
 #include "spawner/spawner_options.h"
@@ -53,6 +54,15 @@ class JobRunner {
   void Abort(const std::string& why);
   // Optional: called at every progress tick (the local cluster reaps its exited children).
   void set_on_progress(std::function<void()> hook) { on_progress_ = std::move(hook); }
+  // Where the progress line goes: by default a log line at each tick; `show` draws it in place
+  // instead (a terminal, core/status_line_sink.h), and is given "" once the run ends; `quiet`
+  // shows none.
+  void set_progress_line(std::function<void(const std::string&)> show) {
+    progress_line_ = std::move(show);
+  }
+  void set_quiet(bool quiet) { quiet_ = quiet; }
+  // `run --history`: every task report, loss, resumption, item move and gathered residual.
+  void set_history(std::unique_ptr<RunHistory> history) { history_ = std::move(history); }
   // The daemons running a task now (started, connected, not being replaced); for fault injection.
   std::vector<std::string> RunningTaskDaemons() const;
   // What the progress line shows; nullopt before the tasks are mapped.
@@ -124,6 +134,7 @@ class JobRunner {
     if (wake_) wake_->cancel();
   }
   void PrintProgress(const SupervisorProgress& progress);
+  void RecordHistory(const HistoryEntry& entry);
   // Describes the job to the super-node (net/job_status.h): at most once a second unless `now`.
   void ReportStatus(SteadyTime now, bool at_once = false);
   double SinceStart(SteadyTime t) const {
@@ -156,6 +167,9 @@ class JobRunner {
   size_t forecast_moves_ = 0;                    // replacements the forecast has seen
   uint64_t forecast_item_moves_ = 0;             // item moves (live balancing) it has seen
   std::function<void()> on_progress_;
+  std::function<void(const std::string&)> progress_line_;
+  bool quiet_ = false;
+  std::unique_ptr<RunHistory> history_;
 };
 
 }  // namespace aiac::spawner

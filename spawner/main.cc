@@ -8,6 +8,7 @@
 #include "spawner/map_command.h"
 #include "spawner/new_app_command.h"
 #include "spawner/plan_command.h"
+#include "spawner/plot_command.h"
 #include "spawner/run_command.h"
 #include "spawner/sign_command.h"
 #include "spawner/status_command.h"
@@ -36,6 +37,8 @@ int main(int argc, char** argv) {
   CLI::App* status = aiac::spawner::AddStatusCommand(app, status_args);
   aiac::spawner::CancelArgs cancel_args;
   CLI::App* cancel = aiac::spawner::AddCancelCommand(app, cancel_args);
+  aiac::spawner::PlotArgs plot_args;
+  CLI::App* plot_cmd = aiac::spawner::AddPlotCommand(app, plot_args);
   aiac::spawner::NewAppArgs new_app_args;
   CLI::App* new_app = aiac::spawner::AddNewAppCommand(app, new_app_args);
   try {
@@ -53,6 +56,7 @@ int main(int argc, char** argv) {
   if (sign->parsed()) return aiac::spawner::SignCommand(sign_args);
   if (status->parsed()) return aiac::spawner::StatusCommand(status_args);
   if (cancel->parsed()) return aiac::spawner::CancelCommand(cancel_args);
+  if (plot_cmd->parsed()) return aiac::spawner::PlotCommand(plot_args);
   if (new_app->parsed()) return aiac::spawner::NewAppCommand(new_app_args);
   return 2;
 }

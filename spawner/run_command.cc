@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "core/logging.h"
+#include "core/status_line_sink.h"
 #include "emulation/platform_file.h"
 #include "mapping/mapper.h"
 #include "net/net_config.h"
@@ -79,6 +80,13 @@ CLI::App* AddRunCommand(CLI::App& app, RunArgs& args) {
   run->add_option("--json", args.json,
                   "write the run summary as JSON to this file (`-`: to standard output, the "
                   "summary line then going to standard error)");
+  run->add_flag("--quiet", args.quiet,
+                "no progress line (on a terminal one line rewritten in place, elsewhere a log "
+                "line a second)");
+  run->add_option("--history", args.history,
+                  "write the convergence history to this CSV file: every task report, lost "
+                  "daemon, resumption, item move and gathered residual (tools/plot_history.py "
+                  "draws it)");
   run->add_option("--mapping", args.mapping, "maheve (default), default, aiac-qm or f-ec");
   run->add_flag("--sync", args.sync,
                 "synchronous iterations (each waits for its neighbours), for comparison");
@@ -313,7 +321,8 @@ std::unique_ptr<FaultInjector> MakeInjector(const RunArgs& args, JobRunner& runn
 
 // Starts the local cluster when there is one, runs the job and stops it: the run's summary, or
 // nullopt when the network options are refused (`error` then says why).
-std::optional<RunSummary> Execute(RunPlan& plan, const Logger& log, Status& error) {
+std::optional<RunSummary> Execute(RunPlan& plan, const Logger& log, StatusLineSink* line,
+                                  std::unique_ptr<RunHistory> history, Status& error) {
   const RunArgs& args = plan.args;
   asio::io_context io;
   std::unique_ptr<LocalCluster> cluster;
@@ -345,6 +354,9 @@ std::optional<RunSummary> Execute(RunPlan& plan, const Logger& log, Status& erro
   if (error = net::FinishNetOptions(plan.options.net, proto::Role::SPAWNER); !error.ok())
     return std::nullopt;
   JobRunner runner(plan.job, plan.app, plan.options, plan.settings, log);
+  runner.set_quiet(args.quiet);
+  if (history) runner.set_history(std::move(history));
+  if (line) runner.set_progress_line([line](const std::string& text) { line->SetLine(text); });
   std::unique_ptr<FaultInjector> injector = MakeInjector(args, runner, cluster, log);
   RunSummary summary;
   summary.job = plan.job.name;
@@ -424,10 +436,21 @@ int RunCommand(RunArgs& args) {
   if (Status s = args.declared->Load(args.config); !s.ok()) return BadInput(s);
   auto plan = PlanRun(args);
   if (!plan.ok()) return BadInput(plan.status());
-  Logger log = MakeLogger("spawner", plan->level, plan->log_format);
+  std::unique_ptr<RunHistory> history;
+  if (!args.history.empty()) {
+    auto created = RunHistory::Create(args.history);
+    if (!created.ok()) return BadInput(created.status());
+    history = std::move(*created);
+  }
+  // On a terminal, the progress is one line rewritten in place under the log lines.
+  std::shared_ptr<StatusLineSink> line;
+  if (!args.quiet && plan->log_format == LogFormat::kText && isatty(STDERR_FILENO)) {
+    line = std::make_shared<StatusLineSink>();
+  }
+  Logger log = MakeLogger("spawner", plan->level, plan->log_format, line);
   for (const auto& note : plan->app.plan.notes) log->info("{}", note);
   Status refused;
-  auto summary = Execute(*plan, log, refused);
+  auto summary = Execute(*plan, log, line.get(), std::move(history), refused);
   if (!summary) return BadInput(refused);
   return Report(*summary, args.json);
 }

@@ -173,6 +173,7 @@ void Supervisor::OnProgress(size_t task, proto::TaskProgress::Reader p, SteadyTi
   }
   s.report = r;
   s.report_at = now;
+  Record(HistoryEntry::Kind::kReport, task, now, r.iteration, s.change);
   if (r.items >= 0 && !ledger_.busy()) {
     // Every item owned by exactly one task: the counts add up whenever nothing is in transit.
     std::vector<std::pair<int64_t, uint64_t>> counts;
@@ -239,6 +240,7 @@ void Supervisor::OnReady(size_t task, proto::TaskReady::Reader r, SteadyTime now
     rep.seconds_to_resume = Seconds(now - s.failed_at);
     s.outcome.iterations = rep.restored_iteration;
     s.replacement = -1;
+    Record(HistoryEntry::Kind::kResumed, task, now, rep.restored_iteration);
     log_->info("job {}: task {} resumes on daemon {} from iteration {}, {:.2f} s after the loss",
                settings_.job_id, task, s.outcome.daemon, rep.restored_iteration,
                rep.seconds_to_resume);
@@ -334,6 +336,7 @@ void Supervisor::Apply(const LedgerOutcome& outcome, SteadyTime now) {
       // (Only when it imported something: its runner then reports its convergence anew; an
       // export of no item never reaches the target, which would stay withdrawn for good.)
       if (c.count > 0) detector_.Withdraw(static_cast<uint32_t>(c.to));
+      Record(HistoryEntry::Kind::kMove, c.from, now, 0, 0, c.count);
     }
     completed_moves_.emplace_back(c, Seconds(now - started));
   }
@@ -433,6 +436,7 @@ void Supervisor::Lose(size_t task, const std::string& why, SteadyTime now) {
   }
   ++failures_;
   log_->warn("job {}: daemon {} (task {}) {}", settings_.job_id, dead, task, why);
+  Record(HistoryEntry::Kind::kFailure, task, now);
   if (settings_.sync) {
     // A task restored at iteration k would wait for values of k + 1 its neighbours sent long ago.
     Fail("daemon " + dead + " (task " + std::to_string(task) + ") " + why +

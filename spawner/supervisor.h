@@ -61,6 +61,19 @@ struct SupervisorPort {
   std::function<void(size_t task, uint64_t incarnation, const std::string& what)> request_daemon;
   // Something the run waits for may hold now.
   std::function<void()> changed;
+  // Optional: what happened to the tasks, for `run --history` (run_history.h).
+  std::function<void(const struct HistoryEntry&)> record;
+};
+
+// One event of a task's history: a progress report, its daemon lost, it resumed elsewhere
+// (`iteration`: the checkpoint's), or items moved from it (`count`).
+struct HistoryEntry {
+  enum class Kind { kReport, kFailure, kResumed, kMove };
+  Kind kind = Kind::kReport;
+  size_t task = 0;
+  uint64_t incarnation = 0, iteration = 0, count = 0;
+  double change = 0;
+  SteadyTime at{};
 };
 
 // What the progress line shows.
@@ -206,6 +219,13 @@ class Supervisor {
   void SendAll(const EnvelopeFill& fill);
   void Changed() {
     if (port_.changed) port_.changed();
+  }
+  void Record(HistoryEntry::Kind kind, size_t task, SteadyTime at, uint64_t iteration = 0,
+              double change = 0, uint64_t count = 0) {
+    if (port_.record) {
+      port_.record(HistoryEntry{kind, task, deployment_->task(task).incarnation, iteration, count,
+                                change, at});
+    }
   }
 
   SupervisorSettings settings_;

@@ -74,8 +74,9 @@ class JsonEscapedMessage final : public spdlog::custom_flag_formatter {
 
 }  // namespace
 
-Logger MakeLogger(const std::string& name, spdlog::level::level_enum level, LogFormat format) {
-  auto sink = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
+Logger MakeLogger(const std::string& name, spdlog::level::level_enum level, LogFormat format,
+                  spdlog::sink_ptr sink) {
+  if (!sink) sink = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
   auto logger = std::make_shared<spdlog::logger>(name, std::move(sink));
   // ISO 8601 date and time, with the UTC offset: logs of several hosts and days compare.
   constexpr const char* kTime = "%Y-%m-%dT%H:%M:%S.%e%z";

@@ -24,8 +24,9 @@ enum class LogFormat { kText, kJson };
 const std::vector<std::string>& LogFormatNames();
 Result<LogFormat> ParseLogFormat(std::string_view name);
 
-// A logger named `name` (the process role) writing one line per event to stderr.
+// A logger named `name` (the process role) writing one line per event to stderr, or to `sink`
+// when one is given (core/status_line_sink.h: a progress line kept under the log on a terminal).
 Logger MakeLogger(const std::string& name, spdlog::level::level_enum level,
-                  LogFormat format = LogFormat::kText);
+                  LogFormat format = LogFormat::kText, spdlog::sink_ptr sink = nullptr);
 
 }  // namespace aiac

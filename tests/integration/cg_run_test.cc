@@ -90,10 +90,15 @@ TEST_F(CgRunTest, TheAppsLogLinesAreTaggedWithJobTaskAndIncarnation) {
            "name = \"cg-log\"\napp = \"cg\"\ntasks = 2\ntimeout_s = 120\n[params]\n"
            "n = 2000\nbandwidth = 4\nseed = 1\n");
   ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "key.toml", "--supernode", sn, dir_ / "cg.toml",
-                        "--json", dir_ / "cg.json"}),
+                        "--json", dir_ / "cg.json", "--history", dir_ / "h.csv"}),
             0)
       << Log("spawner");
   const std::string job = Json("cg.json")["job_id"].get<std::string>();
+  // The history (run --history) has the residual of the result checked (this run ends before
+  // the tasks' first progress reports; FaultTest checks those).
+  const std::string history = ReadFile(dir_ / "h.csv");
+  EXPECT_EQ(history.rfind("seconds,event,task,incarnation,iteration,change,residual\n", 0), 0u);
+  EXPECT_NE(history.find(",residual,,,,,"), std::string::npos) << history;
   const std::string logs = Log("d1") + Log("d2");
   for (int task : {0, 1}) {
     const std::string line = "job " + job + " task " + std::to_string(task) +

@@ -309,10 +309,19 @@ TEST_F(FaultTest, AKilledDaemonDoesNotChangeTheSyntheticChecksum) {
       "name = \"syn\"\napp = \"synthetic\"\ntasks = 3\ntimeout_s = 300\ncheckpoint_seconds = 0.2\n"
       "[params]\nitems = 8000\niterations = 60\nbase_cost = 2000\nseed = 5\n");
   ASSERT_EQ(RunSpawner({"run", "--local", "5", dir_ / "syn.toml", "--json", dir_ / "syn.json",
-                        "--kill-every", "0.5", "--kill-count", "1", "--kill-seed", "3"},
+                        "--kill-every", "0.5", "--kill-count", "1", "--kill-seed", "3", "--history",
+                        dir_ / "syn.csv"},
                        "spawner", std::chrono::seconds(240)),
             0)
       << Log("spawner");
+  // The history has the loss and the resumption, and draws (`aiac-spawner plot`).
+  const std::string history = ReadFile(dir_ / "syn.csv");
+  EXPECT_NE(history.find(",report,0,1,"), std::string::npos) << history;
+  EXPECT_NE(history.find(",failure,"), std::string::npos) << history;
+  EXPECT_NE(history.find(",resumed,"), std::string::npos) << history;
+  ASSERT_EQ(RunSpawner({"plot", dir_ / "syn.csv", "-o", dir_ / "syn.png"}, "plot"), 0)
+      << Log("plot");
+  EXPECT_EQ(ReadFile(dir_ / "syn.png").substr(0, 4), "\x89PNG");
   auto j = Json("syn.json");
   EXPECT_EQ(j["status"], "converged") << j.dump();
   EXPECT_EQ(j["failures"], 1) << Log("spawner");
