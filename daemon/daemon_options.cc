@@ -28,10 +28,16 @@ void DeclareDaemonOptions(OptionSet& set, DaemonOptions& o) {
              "values count on the same host name and core count only; `--measure-power` "
              "measures again");
   set.Integer("cores", o.cores, 0, 1 << 20, "cores offered; 0 = all");
+  set.Duration("remeasure_power_ms", o.remeasure_power,
+               "with a measured power (`power = 0`): how often an idle daemon measures it again, "
+               "registering the new figure when it moved by more than 10 %; 0 = never");
   set.Text("data_dir", o.data_dir,
            "stored plugins (`plugins/`) and the checkpoints this daemon keeps for others "
            "(`checkpoints/`, RocksDB)")
       .Flag("--data");
+  set.Integer("plugin_cache_mb", o.plugin_cache_mb, 0, 1 << 20,
+              "the most the plugins stored in `DATA/plugins` may take: past it, the least "
+              "recently used ones are removed (never one this daemon has loaded); 0 = no bound");
   set.Duration("heartbeat_ms", o.heartbeat, "heartbeat period towards the super-node");
   set.Duration("progress_ms", o.progress, "progress reports to the spawner while a task runs");
   set.Text("ready_file", o.ready_file, "write the bound HOST:PORT here once registered");

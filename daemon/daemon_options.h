@@ -35,6 +35,10 @@ struct DaemonOptions {
   // Directory for this daemon's data (checkpoints of others, stored plugins). Default:
   // ./daemon-data.
   std::string data_dir = "daemon-data";
+  // How often an idle daemon measures its power again (0: never; daemon/power_watch.h).
+  std::chrono::milliseconds remeasure_power{600000};
+  // The most the plugins stored in DATA/plugins may take; past it the least recently used go.
+  int64_t plugin_cache_mb = 256;
   // Heartbeat period towards the super-node.
   std::chrono::milliseconds heartbeat{1000};
   // Period of progress reports to the spawner while a task runs.

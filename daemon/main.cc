@@ -19,6 +19,7 @@
 #include "daemon/background_load.h"
 #include "daemon/daemon_options.h"
 #include "daemon/enrollment.h"
+#include "daemon/power_watch.h"
 #include "daemon/supernode_link.h"
 #include "daemon/task_host.h"
 #include "emulation/emulated_node.h"
@@ -172,6 +173,7 @@ daemon::TaskHostOptions HostOptions(const daemon::DaemonOptions& o,
                                     daemon::BackgroundLoad* background) {
   daemon::TaskHostOptions host{o.id, o.net,    o.progress, o.data_dir + "/plugins",
                                {},   o.limits, {},         {}};
+  host.plugin_cache_bytes = static_cast<uint64_t>(o.plugin_cache_mb) << 20;
   if (node) {
     const auto started = std::chrono::steady_clock::now();
     auto guard = std::make_shared<std::mutex>();
@@ -319,9 +321,22 @@ int main(int argc, char** argv) {
 
   Status fatal;
   std::optional<daemon::SupernodeLink> link;
+  // A measured power is measured again while the daemon is idle (a given or emulated one is not).
+  const bool measured = o.power <= 0;
+  daemon::PowerWatch power_watch(
+      io.get_executor(), self.power, measured ? o.remeasure_power : std::chrono::milliseconds(0),
+      {[&] { return host.busy(); }, [] { return monitor::MeasurePowerMedian(); },
+       [&](double power) {
+         Status kept = monitor::WriteCachedPower(o.data_dir + "/power",
+                                                 {power, monitor::ThisHostName(), self.cores});
+         if (!kept.ok()) log->warn("power {:.2f} not cached: {}", power, kept.message());
+         link->UpdatePower(power);
+       }},
+      log);
   net::Shutdown shutdown(
       io, log,
       [&]() -> net::awaitable<void> {
+        co_await power_watch.Stop();
         co_await link->Stop();
         co_await host.Stop();
       },
@@ -337,6 +352,7 @@ int main(int argc, char** argv) {
       [&](const net::RevocationList& list) { OnRevocations(list, o, host, log); });
   host.Serve();
   link->Start();
+  power_watch.Start();
   LogStart(o, self, node->get(), flags.emulate, log);
   if (!o.ready_file.empty()) {
     if (Status s = WriteFileAtomically(o.ready_file, bound->ToString()); !s.ok()) return Fail(s);

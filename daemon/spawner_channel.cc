@@ -175,6 +175,7 @@ awaitable<SpawnerChannel::Next> SpawnerChannel::OnPluginData(proto::PluginData::
     host_.Reply(*conn_, a->job, a->task, plugin.status().message());
     co_return Next::kGoOn;
   }
+  host_.EvictPlugins();
   co_await host_.Accept(std::move(*a), *plugin, conn_);
   for (const auto& move : early_moves_) {
     if (FromJobSpawner()) host_.OnNeighbourMoved(move);

@@ -41,6 +41,12 @@ net::awaitable<void> SupernodeLink::Stop() {
   co_await tasks_.Wait();
 }
 
+void SupernodeLink::UpdatePower(double power) {
+  self_.power = power;
+  // A Register of a known daemon refreshes its record and keeps any grant it holds.
+  if (current_ && current_->is_open()) SendRegister(*current_);
+}
+
 void SupernodeLink::SendRegister(net::Connection& conn) {
   const bool busy = busy_();
   conn.SendEnvelope([&](proto::Envelope::Builder e) {

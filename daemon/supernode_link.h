@@ -35,6 +35,8 @@ class SupernodeLink {
   // Registers with the first super-node that answers, and keeps heartbeating; the next
   // super-node of the list when one is lost.
   void Start();
+  // The daemon's power changed (daemon/power_watch.h): registers again with the new figure.
+  void UpdatePower(double power);
   // Closes the link; completes once its coroutines (the link, the heartbeats) have ended.
   net::awaitable<void> Stop();
 

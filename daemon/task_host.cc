@@ -16,7 +16,7 @@ TaskHost::TaskHost(asio::io_context& io, TaskHostOptions options,
       log_(std::move(log)),
       server_(io, options_.net, options_.limits, proto::Role::DAEMON, log_,
               [this](net::ConnectionPtr conn) { return Serve(std::move(conn)); }),
-      plugins_(options_.plugin_dir),
+      plugins_(options_.plugin_dir, options_.plugin_cache_bytes),
       checkpoints_(io, std::move(checkpoints), log_),
       tasks_(io.get_executor()),
       links_(
@@ -24,6 +24,14 @@ TaskHost::TaskHost(asio::io_context& io, TaskHostOptions options,
       relay_(
           io, options_, links_, monitors_, tasks_, [this] { return job_; }, log_) {
   server_.set_id(options_.id);
+  EvictPlugins();  // a bound lowered since the last start
+}
+
+void TaskHost::EvictPlugins() {
+  for (const auto& file : plugins_.Evict()) {
+    log_->info("plugin {} removed from DATA/plugins: least recently used, past the {} MB bound",
+               file, options_.plugin_cache_bytes >> 20);
+  }
 }
 
 TaskHost::~TaskHost() { Close(); }

@@ -111,6 +111,9 @@ class TaskHost {
   Logger log_;
   net::Server server_;
   runtime::PluginStore plugins_;
+  // Keeps DATA/plugins within its bound (TaskHostOptions::plugin_cache_bytes), logging each
+  // file removed.
+  void EvictPlugins();
   CheckpointService checkpoints_;
   Session job_;
   net::ConnectionPtr job_spawner_;  // the connection of the spawner that assigned job_

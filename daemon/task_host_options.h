@@ -27,6 +27,8 @@ struct TaskHostOptions {
   // --background): its run-queue samples are then 1 + that. Unset: sampled from /proc/stat
   // (monitor/run_queue.h), once per progress report.
   std::function<double()> competing_jobs;
+  // The most the stored plugins may take on disk (runtime::PluginStore); 0: no bound.
+  uint64_t plugin_cache_bytes = 0;
 };
 
 }  // namespace aiac::daemon

@@ -2,8 +2,10 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <optional>
+#include <set>
 
 #include "core/atomic_file.h"
 #include "core/hex.h"
@@ -48,8 +50,10 @@ std::string PluginStore::PathFor(std::string_view sha256) const {
 
 Result<std::shared_ptr<Plugin>> PluginStore::Find(std::string_view sha256) {
   const std::string key(sha256);
-  if (auto it = loaded_.find(key); it != loaded_.end()) return it->second;
   const std::string path = PathFor(sha256);
+  std::error_code ignored;  // a file that cannot be touched is only evicted sooner
+  std::filesystem::last_write_time(path, std::filesystem::file_time_type::clock::now(), ignored);
+  if (auto it = loaded_.find(key); it != loaded_.end()) return it->second;
   auto bytes = ReadWholeFile(path);
   if (!bytes.ok()) return NotFound("plugin " + Hex(sha256) + " is not stored here");
   if (Sha256(*bytes) != sha256) {
@@ -72,6 +76,54 @@ Result<std::shared_ptr<Plugin>> PluginStore::Add(std::string_view sha256, std::s
   if (ec) return IoError("cannot create " + dir_ + ": " + ec.message());
   AIAC_RETURN_IF_ERROR(WriteFileAtomically(PathFor(sha256), std::string(bytes)));
   return Find(sha256);
+}
+
+uint64_t PluginStore::StoredBytes() const {
+  uint64_t total = 0;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir_, ec)) {
+    std::error_code size_ec;
+    if (entry.path().extension() == ".so" && entry.is_regular_file(size_ec)) {
+      const auto size = entry.file_size(size_ec);
+      if (!size_ec) total += size;
+    }
+  }
+  return total;
+}
+
+std::vector<std::string> PluginStore::Evict() {
+  std::vector<std::string> removed;
+  if (max_bytes_ == 0) return removed;
+  struct Stored {
+    std::filesystem::path path;
+    uint64_t size;
+    std::filesystem::file_time_type used;
+  };
+  std::vector<Stored> stored;
+  uint64_t total = 0;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir_, ec)) {
+    std::error_code e;
+    if (entry.path().extension() != ".so" || !entry.is_regular_file(e)) continue;
+    Stored s{entry.path(), entry.file_size(e), entry.last_write_time(e)};
+    if (e) continue;
+    total += s.size;
+    stored.push_back(std::move(s));
+  }
+  std::sort(stored.begin(), stored.end(),
+            [](const Stored& a, const Stored& b) { return a.used < b.used; });
+  std::set<std::string> in_use;
+  for (const auto& [hash, plugin] : loaded_) in_use.insert(PathFor(hash));
+  for (const Stored& s : stored) {
+    if (total <= max_bytes_) break;
+    if (in_use.count(s.path.string())) continue;
+    std::error_code e;
+    if (std::filesystem::remove(s.path, e) && !e) {
+      total -= s.size;
+      removed.push_back(s.path.filename().string());
+    }
+  }
+  return removed;
 }
 
 }  // namespace aiac::runtime

@@ -32,7 +32,7 @@ std::vector<std::string> TaskDaemons(const std::string& log) {
 // The largest checkpoint count of the spawner's progress lines ("..., checkpoints 58").
 int MaxCheckpoints(const std::string& log) {
   int most = 0;
-  std::regex re("replacements [0-9]+, checkpoints ([0-9]+)");
+  std::regex re("moves [0-9]+, checkpoints ([0-9]+)");
   for (std::sregex_iterator it(log.begin(), log.end(), re), end; it != end; ++it)
     most = std::max(most, std::stoi((*it)[1]));
   return most;

@@ -2,6 +2,7 @@
 // operator runs them: two peer super-nodes, daemons on each, a job that would run for ever.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -148,6 +149,31 @@ TEST_F(DeploymentStatusTest, ALostDaemonIsListedAsLost) {
       std::chrono::seconds(60)))
       << seen.dump(2);
   EXPECT_GE(seen["daemons"][0]["heartbeat_age_s"].get<double>(), 1.0);
+}
+
+// A measured power is measured again while the daemon is idle: one kept from an earlier start
+// (here a figure no host delivers) gives way to what the host delivers now, in DATA/power and at
+// the super-node.
+TEST_F(DeploymentStatusTest, AnIdleDaemonMeasuresItsPowerAgain) {
+  const std::string sn = StartSupernode("sn-a");
+  char host[256] = {};
+  ASSERT_EQ(gethostname(host, sizeof host - 1), 0);
+  std::filesystem::create_directories(dir_ / "d1");
+  WriteFile(dir_ / "d1/power", "power 100000\nhost " + std::string(host) + "\ncores 2\n");
+  StartDaemon("d1", {sn}, "key.toml", "0", {"--cores", "2", "--remeasure-power-ms", "300"});
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("d1", "power measured again while idle"); },
+                        std::chrono::seconds(60)))
+      << Log("d1");
+  nlohmann::json seen;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        seen = Status(sn);
+        return seen.is_object() && seen["daemons"].size() == 1 &&
+               seen["daemons"][0]["power"].get<double>() < 100000;
+      },
+      std::chrono::seconds(60)))
+      << seen.dump(2) << Log("sn-a");
+  EXPECT_EQ(ReadFile(dir_ / "d1/power").find("power 100000"), std::string::npos);
 }
 
 TEST_F(DeploymentStatusTest, ASuperNodeThatIsDownOrAWrongKeyIsOneLineAndExitOne) {
