@@ -421,7 +421,12 @@ void SupernodeService::SendGrant(net::Connection& conn, uint64_t request_id,
 
 void SupernodeService::SendDigest(PeerLink& link) {
   const auto records = registry_.View(Registry::Clock::now());
-  const auto jobs = jobs_.Jobs();
+  auto jobs = jobs_.Jobs();
+  // A large job's task rows would make every digest large: its peers get its figures, and its
+  // rows are shown by the super-node it is registered with.
+  for (auto& job : jobs) {
+    if (job.task_list.size() > kDigestTaskRows) job.task_list.clear();
+  }
   link.conn->SendEnvelope([&](proto::Envelope::Builder e) {
     auto d = e.initRegistryDigest();
     d.setSupernodeId(options_.id);

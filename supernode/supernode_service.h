@@ -48,6 +48,9 @@ namespace aiac::supernode {
 
 class SupernodeService {
  public:
+  // The most task rows of a job a digest carries to the peers (status --job at a peer then shows
+  // the job without its rows).
+  static constexpr size_t kDigestTaskRows = 1024;
   // `used_tokens` (may be null: no enrollment) records redeemed enrollment tokens.
   SupernodeService(net::asio::io_context& io, SupernodeOptions options, Registry& registry,
                    Logger log, UsedTokens* used_tokens = nullptr);
