@@ -213,7 +213,7 @@ class JacobiApp final : public app::App {
     for (const std::string& s : slices) {
       const size_t at = x.size();
       x.resize(at + s.size() / sizeof(double));
-      std::memcpy(x.data() + at, s.data(), s.size());
+      if (!s.empty()) std::memcpy(x.data() + at, s.data(), s.size());
     }
     const int64_t n = params_.n;
     if (static_cast<int64_t>(x.size()) != n) return InvalidArgument("the slices are not n values");

@@ -248,7 +248,7 @@ class Writer {
   template <class T>
   void PutVector(const std::vector<T>& v) {
     Put<uint64_t>(v.size());
-    bytes_.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+    if (!v.empty()) bytes_.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
   }
   std::string Take() { return std::move(bytes_); }
 
@@ -271,7 +271,7 @@ class Reader {
     uint64_t size = 0;
     if (!Get(size) || size > most || bytes_.size() < size * sizeof(T)) return false;
     v.resize(size);
-    std::memcpy(v.data(), bytes_.data(), size * sizeof(T));
+    if (size > 0) std::memcpy(v.data(), bytes_.data(), size * sizeof(T));  // data() may be null
     bytes_.remove_prefix(size * sizeof(T));
     return true;
   }
