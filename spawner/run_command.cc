@@ -85,7 +85,7 @@ CLI::App* AddRunCommand(CLI::App& app, RunArgs& args) {
                 "line a second)");
   run->add_option("--history", args.history,
                   "write the convergence history to this CSV file: every task report, lost "
-                  "daemon, resumption, item move and gathered residual (tools/plot_history.py "
+                  "daemon, resumption, item move and gathered residual (`aiac-spawner plot` "
                   "draws it)");
   run->add_option("--mapping", args.mapping, "maheve (default), default, aiac-qm or f-ec");
   run->add_flag("--sync", args.sync,

@@ -1,5 +1,5 @@
 // `run --history FILE`: the run's convergence history as CSV, one row per event, for plotting
-// (tools/plot_history.py) or any spreadsheet:
+// (`aiac-spawner plot`, spawner/plot_command.h) or any spreadsheet:
 //   seconds,event,task,incarnation,iteration,change,residual
 // `seconds` since the run started; `event` is `report` (a task's progress report: its
 // iteration and local change), `failure` (its daemon was lost), `resumed` (it runs again on
