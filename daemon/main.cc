@@ -203,17 +203,23 @@ daemon::TaskHostOptions HostOptions(const daemon::DaemonOptions& o,
   return host;
 }
 
+// Keeps a measured power in DATA/power for the next start (a failure only costs a measurement).
+void KeepPower(const daemon::DaemonOptions& o, uint32_t cores, double power, const Logger& log) {
+  Status kept =
+      monitor::WriteCachedPower(o.data_dir + "/power", {power, monitor::ThisHostName(), cores});
+  if (!kept.ok()) log->warn("power {:.2f} not cached: {}", power, kept.message());
+}
+
 // The power this daemon registers with: given, else the value kept in DATA/power for this host,
 // else measured (and kept there for the next start).
 double Power(const daemon::DaemonOptions& o, uint32_t cores, bool measure, const Logger& log) {
   if (o.power > 0) return o.power;
-  const std::string cache = o.data_dir + "/power";
   auto cached =
-      measure ? std::nullopt : monitor::ReadCachedPower(cache, monitor::ThisHostName(), cores);
+      measure ? std::nullopt
+              : monitor::ReadCachedPower(o.data_dir + "/power", monitor::ThisHostName(), cores);
   if (cached) return *cached;
   const double power = monitor::MeasurePowerMedian();
-  Status kept = monitor::WriteCachedPower(cache, {power, monitor::ThisHostName(), cores});
-  if (!kept.ok()) log->warn("power {:.2f} not cached: {}", power, kept.message());
+  KeepPower(o, cores, power, log);
   return power;
 }
 
@@ -327,9 +333,7 @@ int main(int argc, char** argv) {
       io.get_executor(), self.power, measured ? o.remeasure_power : std::chrono::milliseconds(0),
       {[&] { return host.busy(); }, [] { return monitor::MeasurePowerMedian(); },
        [&](double power) {
-         Status kept = monitor::WriteCachedPower(o.data_dir + "/power",
-                                                 {power, monitor::ThisHostName(), self.cores});
-         if (!kept.ok()) log->warn("power {:.2f} not cached: {}", power, kept.message());
+         KeepPower(o, self.cores, power, log);
          link->UpdatePower(power);
        }},
       log);

@@ -46,7 +46,7 @@ std::string Fixed(double v, const char* format) {
   return buf;
 }
 
-std::string Seconds(double s) { return s < 0 ? "-" : Fixed(s, "%.1fs"); }
+std::string SecondsText(double s) { return s < 0 ? "-" : Fixed(s, "%.1fs"); }
 
 }  // namespace
 
@@ -140,7 +140,8 @@ std::string ToText(const FederationStatus& s) {
   for (const auto& d : s.daemons) {
     rows.push_back({d.id, d.address, d.cluster, Fixed(d.power, "%.2f"), std::to_string(d.cores),
                     d.state, d.job.empty() ? "-" : d.job, d.task < 0 ? "-" : std::to_string(d.task),
-                    Seconds(d.heartbeat_age_s), d.version.empty() ? "-" : d.version, d.supernode});
+                    SecondsText(d.heartbeat_age_s), d.version.empty() ? "-" : d.version,
+                    d.supernode});
   }
   out += AlignedTable({"DAEMON", "ADDRESS", "CLUSTER", "POWER", "CORES", "STATE", "JOB", "TASK",
                        "HEARTBEAT", "VERSION", "SUPERNODE"},
@@ -153,7 +154,7 @@ std::string ToText(const FederationStatus& s) {
                     std::to_string(j.min_iteration) + ".." + std::to_string(j.max_iteration),
                     Fixed(j.max_change, "%.3e"), std::to_string(j.failures),
                     std::to_string(j.replacements), std::to_string(j.moves),
-                    Seconds(j.eta_seconds)});
+                    SecondsText(j.eta_seconds)});
   }
   out += "\n" + AlignedTable({"JOB", "APP", "SPAWNER", "TASKS", "DAEMONS", "STARTED", "PHASE",
                               "ITERATIONS", "CHANGE", "FAILURES", "REPLACED", "MOVES", "ETA"},
@@ -168,13 +169,13 @@ std::string ToText(const net::JobStatus& j) {
       ", iterations " + std::to_string(j.min_iteration) + ".." + std::to_string(j.max_iteration) +
       ", max local change " + Fixed(j.max_change, "%.3e") + ", failures " +
       std::to_string(j.failures) + ", replacements " + std::to_string(j.replacements) + ", moves " +
-      std::to_string(j.moves) + ", eta " + Seconds(j.eta_seconds) + "\n";
+      std::to_string(j.moves) + ", eta " + SecondsText(j.eta_seconds) + "\n";
   std::vector<std::vector<std::string>> rows;
   for (const auto& t : j.task_list) {
     rows.push_back({std::to_string(t.task), t.daemon, std::to_string(t.iteration),
                     Fixed(t.change, "%.3e"), std::to_string(t.incarnation),
                     std::to_string(t.checkpoints),
-                    t.report_age_ms < 0 ? "-" : Seconds(t.report_age_ms / 1000.0)});
+                    t.report_age_ms < 0 ? "-" : SecondsText(t.report_age_ms / 1000.0)});
   }
   out += AlignedTable(
       {"TASK", "DAEMON", "ITERATION", "CHANGE", "INCARNATION", "CHECKPOINTS", "LAST REPORT"}, rows);

@@ -477,7 +477,7 @@ std::string JobRunner::Forecast(SteadyTime now, const SupervisorProgress& progre
   if (!forecast_) return {};
   // A task that moved restarts from its checkpoint, and one that gave or took items starts its
   // convergence again on other work: the curve so far says nothing of either.
-  const uint64_t item_moves = balancing_ ? balancing_->moves() : 0;
+  const uint64_t item_moves = ItemMoves();
   if (supervisor_->replacements().size() != forecast_moves_ || item_moves != forecast_item_moves_) {
     forecast_moves_ = supervisor_->replacements().size();
     forecast_item_moves_ = item_moves;
@@ -492,11 +492,11 @@ void JobRunner::PrintProgress(const SupervisorProgress& p) {
   if (quiet_) return;
   // The forecast's time to go: "-" until it has a window, "never" when the change does not fall.
   std::string eta = "-";
-  if (auto to_go = forecast_ ? forecast_->SecondsToGo() : std::nullopt) {
+  if (auto to_go = SecondsToGo()) {
     eta = std::isfinite(*to_go) ? fmt::format("{:.0f}s", *to_go) : "never";
   }
   const double elapsed = SinceStart(Clock::now());
-  const uint64_t moves = balancing_ ? balancing_->moves() : 0;
+  const uint64_t moves = ItemMoves();
   if (progress_line_) {
     // On a terminal: what fits in 80 columns (the job's id and the rest are in the log lines).
     progress_line_(
@@ -547,10 +547,8 @@ void JobRunner::ReportStatus(SteadyTime now, bool at_once) {
   s.max_change = p.max_change;
   s.failures = p.failures;
   s.replacements = p.replacements;
-  s.moves = balancing_ ? balancing_->moves() : 0;
-  if (forecast_) {
-    if (auto eta = forecast_->SecondsToGo(); eta && std::isfinite(*eta)) s.eta_seconds = *eta;
-  }
+  s.moves = ItemMoves();
+  if (auto eta = SecondsToGo(); eta && std::isfinite(*eta)) s.eta_seconds = *eta;
   s.task_list = supervisor_->TaskStatuses(now);
   supernodes_->Report(s);
 }

@@ -134,6 +134,12 @@ class JobRunner {
     if (wake_) wake_->cancel();
   }
   void PrintProgress(const SupervisorProgress& progress);
+  // Live balancing's item moves so far (0 without it).
+  uint64_t ItemMoves() const { return balancing_ ? balancing_->moves() : 0; }
+  // The forecast's time to convergence (convergence_forecast.h); nullopt without one.
+  std::optional<double> SecondsToGo() const {
+    return forecast_ ? forecast_->SecondsToGo() : std::nullopt;
+  }
   void RecordHistory(const HistoryEntry& entry);
   // Describes the job to the super-node (net/job_status.h): at most once a second unless `now`.
   void ReportStatus(SteadyTime now, bool at_once = false);
