@@ -35,6 +35,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   iproute2                  # ip netns: the multi-host test (tests/integration/netns_test.cc)
   gnuplot-nox               # the plots of the experiments (tests/eval)
+  chromium                  # headless browser: the super-node web page's test (metrics_test.cc)
 )
 if ((with_petsc)); then packages+=(petsc-dev); fi
 

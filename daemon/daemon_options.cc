@@ -41,6 +41,10 @@ void DeclareDaemonOptions(OptionSet& set, DaemonOptions& o) {
   set.Duration("heartbeat_ms", o.heartbeat, "heartbeat period towards the super-node");
   set.Duration("progress_ms", o.progress, "progress reports to the spawner while a task runs");
   set.Text("ready_file", o.ready_file, "write the bound HOST:PORT here once registered");
+  set.Text("metrics", o.metrics,
+           "serve Prometheus metrics at http://HOST:PORT/metrics (PORT alone: on 127.0.0.1; "
+           "port 0: any free port, logged)")
+      .Default("off");
   set.List("trusted_keys", o.trusted_keys,
            "Ed25519 public keys (64 hex characters) of plugin signers: only plugins signed by "
            "one of them run (`aiac-spawner keygen --signing PREFIX` makes a pair)")

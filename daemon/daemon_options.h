@@ -45,6 +45,8 @@ struct DaemonOptions {
   std::chrono::milliseconds progress{250};
   // File to write "HOST:PORT" to once listening. Default: none.
   std::string ready_file;
+  // HOST:PORT (or PORT: 127.0.0.1) where `/metrics` is served. Default: none (off).
+  std::string metrics;
   // Ed25519 public keys (64 hex characters each) whose signatures this daemon accepts on
   // plugins; unsigned or otherwise signed plugins are refused. Required (at least one) unless
   // allow_unsigned_plugins.

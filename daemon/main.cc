@@ -26,6 +26,7 @@
 #include "monitor/power_benchmark.h"
 #include "monitor/power_cache.h"
 #include "net/enrollment_token.h"
+#include "net/http_server.h"
 #include "net/identity.h"
 #include "net/net_config.h"
 #include "net/shutdown.h"
@@ -325,6 +326,11 @@ int main(int argc, char** argv) {
                            : std::max(1u, std::thread::hardware_concurrency());
   self.power = Power(o, self.cores, flags.measure_power, log);
 
+  net::HttpServer http(io, log);
+  if (!o.metrics.empty()) {
+    if (auto at = net::ServeMetrics(http, o.metrics, log); !at.ok()) return Fail(at.status());
+  }
+
   Status fatal;
   std::optional<daemon::SupernodeLink> link;
   // A measured power is measured again while the daemon is idle (a given or emulated one is not).
@@ -341,6 +347,7 @@ int main(int argc, char** argv) {
       io, log,
       [&]() -> net::awaitable<void> {
         co_await power_watch.Stop();
+        co_await http.Stop();
         co_await link->Stop();
         co_await host.Stop();
       },

@@ -1,43 +1,18 @@
-// What `aiac-spawner status` shows: the daemons and running jobs a super-node knows, its own and
-// (from their digests) its peers', read from its StatusReport; as aligned tables or as JSON
-// (docs/operations.md, "Seeing and stopping what runs", gives the fields).
+// What `aiac-spawner status` shows as text: the federation (net/federation_status.h) as aligned
+// tables, like `sinfo` and `squeue`, or one job and its tasks.
 #pragma once
 
-#include <cstdint>
-#include <nlohmann/json.hpp>
 #include <string>
-#include <vector>
 
-#include "net/job_status.h"
-#include "proto/aiac.capnp.h"
+#include "net/federation_status.h"
 
 namespace aiac::spawner {
 
-struct DaemonRow {
-  std::string id, address, cluster;
-  double power = 0;
-  uint32_t cores = 0;
-  std::string state;  // free | granted | busy | lost
-  std::string job;    // granted or busy: the job
-  int64_t task = -1;  // busy: the task it runs, from its job's status (-1: none known)
-  double heartbeat_age_s = 0;
-  std::string version;    // the aiac version it runs ("": unknown)
-  std::string supernode;  // the super-node it is registered with
-};
+using net::DaemonRow;
+using net::FederationStatus;
+using net::ReadStatusReport;
+using net::ToJson;
 
-struct FederationStatus {
-  std::string supernode;           // the one that answered
-  std::vector<std::string> peers;  // its peers linked now
-  std::vector<DaemonRow> daemons;  // registered (free, granted, busy), then lost
-  std::vector<net::JobStatus> jobs;
-};
-
-// Every text the report carries goes through Printable(): a peer's digest cannot put control
-// characters in a terminal or invalid UTF-8 in the JSON.
-FederationStatus ReadStatusReport(proto::StatusReport::Reader report);
-
-nlohmann::json ToJson(const FederationStatus& status);
-nlohmann::json ToJson(const net::JobStatus& job);
 std::string ToText(const FederationStatus& status);
 // One job: its figures, then a row per task.
 std::string ToText(const net::JobStatus& job);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "spawner/spawner_metrics.h"
+
 namespace aiac::spawner {
 namespace {
 
@@ -305,6 +307,7 @@ void LiveBalancing::OnMoveDone(const CompletedMove& move, double seconds, bool b
   }
   ++stats_.moves;
   stats_.items_moved += move.count;
+  SpawnerMetrics::Get().items_moved.Add(move.count);
   if (between_clusters) stats_.items_between_clusters += move.count;
   if (move.count > 0 && move.bytes > 0) {
     ++sized_moves_;

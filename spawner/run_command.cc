@@ -17,6 +17,7 @@
 #include "core/status_line_sink.h"
 #include "emulation/platform_file.h"
 #include "mapping/mapper.h"
+#include "net/http_server.h"
 #include "net/net_config.h"
 #include "net/server.h"
 #include "runtime/code_signing.h"
@@ -363,6 +364,12 @@ std::optional<RunSummary> Execute(RunPlan& plan, const Logger& log, StatusLineSi
   summary.app = plan.job.app;
   summary.tasks = plan.job.tasks;
 
+  net::HttpServer http(io, log);
+  if (!plan.options.metrics.empty()) {
+    auto at = net::ServeMetrics(http, plan.options.metrics, log);
+    if (error = at.status(); !error.ok()) return std::nullopt;
+  }
+
   asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](net::error_code ec, int sig) {
     if (ec) return;
@@ -382,6 +389,7 @@ std::optional<RunSummary> Execute(RunPlan& plan, const Logger& log, StatusLineSi
           auto started = co_await cluster->Start(std::chrono::milliseconds(10000));
           if (!started.ok()) {
             summary.error = "local cluster: " + started.status().message();
+            co_await http.Stop();
             io.stop();
             co_return;
           }
@@ -390,6 +398,7 @@ std::optional<RunSummary> Execute(RunPlan& plan, const Logger& log, StatusLineSi
         }
         if (injector) net::SpawnLogged(io.get_executor(), injector->Run(), log, "fault injection");
         summary = co_await runner.Run(targets);
+        co_await http.Stop();
         io.stop();
       },
       asio::detached);

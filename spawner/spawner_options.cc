@@ -47,6 +47,10 @@ void DeclareSpawnerOptions(OptionSet& set, SpawnerOptions& o) {
            "with `--local`: the public keys (64 hex) its daemons trust, instead of a throwaway "
            "key that signs the plugin; the plugin must then carry a signature by one of them")
       .Flag("--local-trusted-key");
+  set.Text("metrics", o.metrics,
+           "serve Prometheus metrics at http://HOST:PORT/metrics during the run (PORT alone: on "
+           "127.0.0.1; port 0: any free port, logged)")
+      .Default("off");
   set.Choice("log_level", o.log_level, LogLevelNames(), "log level");
   set.Choice("log_format", o.log_format, LogFormatNames(),
              "log lines as text (ISO 8601 time first) or as one JSON object each (time, process, "

@@ -40,6 +40,8 @@ struct SpawnerOptions {
   std::string sign_with;
   // With --local: the public keys (hex) the local daemons trust instead of a throwaway key.
   std::vector<std::string> local_trusted_keys;
+  // HOST:PORT (or PORT: 127.0.0.1) where `/metrics` is served during the run. Default: none.
+  std::string metrics;
   std::string log_level = "info";
   std::string log_format = "text";  // or "json": one JSON object per line
   net::NetOptions net;

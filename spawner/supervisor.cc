@@ -8,6 +8,7 @@
 #include "net/capnp_bytes.h"
 #include "runtime/move_kind_wire.h"
 #include "runtime/plugin.h"
+#include "spawner/spawner_metrics.h"
 
 namespace aiac::spawner {
 
@@ -238,6 +239,7 @@ void Supervisor::OnReady(size_t task, proto::TaskReady::Reader r, SteadyTime now
     auto& rep = replacements_[static_cast<size_t>(s.replacement)];
     rep.restored_iteration = r.getRestoredIteration();
     rep.seconds_to_resume = Seconds(now - s.failed_at);
+    SpawnerMetrics::Get().resume_seconds.Observe(rep.seconds_to_resume);
     s.outcome.iterations = rep.restored_iteration;
     s.replacement = -1;
     Record(HistoryEntry::Kind::kResumed, task, now, rep.restored_iteration);
@@ -435,6 +437,7 @@ void Supervisor::Lose(size_t task, const std::string& why, SteadyTime now) {
     return;
   }
   ++failures_;
+  SpawnerMetrics::Get().failures_detected.Add();
   log_->warn("job {}: daemon {} (task {}) {}", settings_.job_id, dead, task, why);
   Record(HistoryEntry::Kind::kFailure, task, now);
   if (settings_.sync) {
@@ -495,6 +498,7 @@ void Supervisor::Move(size_t task, const std::string& dead) {
   s.outcome.address = next.address;
   s.replacement = static_cast<int>(replacements_.size());
   replacements_.push_back({static_cast<uint32_t>(task), dead, next.daemon, 0, -1});
+  SpawnerMetrics::Get().replacements.Add();
   log_->info("job {}: task {} goes to daemon {} (incarnation {})", settings_.job_id, task,
              next.daemon, next.incarnation);
   // Every other daemon first learns where the task went (its values, its checkpoints, and the

@@ -7,6 +7,7 @@
 #include "core/endpoint.h"
 #include "core/logging.h"
 #include "core/usage_error.h"
+#include "net/http_server.h"
 #include "net/net_config.h"
 #include "net/shutdown.h"
 #include "net/version.h"
@@ -86,8 +87,19 @@ int main(int argc, char** argv) {
       return Fail(s);
   }
 
+  net::HttpServer http(io, log);
+  if (!options.metrics.empty()) {
+    service.ServeWeb(http);
+    if (auto at = net::ServeMetrics(http, options.metrics, log); !at.ok()) return Fail(at.status());
+  }
+
   net::Shutdown shutdown(
-      io, log, [&]() -> net::awaitable<void> { co_await service.Stop(); }, kStopLimit);
+      io, log,
+      [&]() -> net::awaitable<void> {
+        co_await http.Stop();
+        co_await service.Stop();
+      },
+      kStopLimit);
   io.run();
   return 0;
 }

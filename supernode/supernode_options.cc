@@ -24,6 +24,10 @@ void DeclareSupernodeOptions(OptionSet& set, SupernodeOptions& o) {
   set.Duration("forward_timeout_ms", o.forward_timeout,
                "wait for a peer's answer to a forwarded request");
   set.Text("ready_file", o.ready_file, "write the bound HOST:PORT here once listening");
+  set.Text("metrics", o.metrics,
+           "serve Prometheus metrics at http://HOST:PORT/metrics and the live web page at `/` "
+           "(PORT alone: on 127.0.0.1; port 0: any free port, logged)")
+      .Default("off");
   set.Choice("log_level", o.log_level, LogLevelNames(), "log level");
   set.Choice("log_format", o.log_format, LogFormatNames(),
              "log lines as text (ISO 8601 time first) or as one JSON object each (time, process, "

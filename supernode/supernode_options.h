@@ -32,6 +32,9 @@ struct SupernodeOptions {
   std::chrono::milliseconds forward_timeout{3000};
   // File to write "HOST:PORT" to once listening (used by `spawner run --local`). Default: none.
   std::string ready_file;
+  // HOST:PORT (or PORT: 127.0.0.1) where `/metrics` and the web page `/` are served.
+  // Default: none (off).
+  std::string metrics;
   std::string log_level = "info";
   std::string log_format = "text";  // or "json": one JSON object per line
   net::NetOptions net;

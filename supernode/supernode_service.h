@@ -24,6 +24,10 @@
 // cancel` (CancelJob, spawners only) reaches the job's spawner here or through the peer the job
 // is registered with, and is logged with who asked.
 //
+// Seen from outside (supernode_web.cc): with `--metrics`, the process's Prometheus metrics (with
+// aiac_daemons{state} and aiac_jobs of this super-node) and a read-only web page at `/` that
+// reads `/api/status` (what `status --json` prints) and `/api/history?job=ID` (JobHistory).
+//
 // Runs on one io_context thread; Stop() closes every connection and ends every coroutine.
 #pragma once
 
@@ -35,12 +39,15 @@
 
 #include "core/endpoint.h"
 #include "core/logging.h"
+#include "core/metrics.h"
 #include "net/connection.h"
+#include "net/http_server.h"
 #include "net/reply_slot.h"
 #include "net/server.h"
 #include "net/task_group.h"
 #include "supernode/enroller.h"
 #include "supernode/job_board.h"
+#include "supernode/job_history.h"
 #include "supernode/registry.h"
 #include "supernode/supernode_options.h"
 
@@ -63,6 +70,9 @@ class SupernodeService {
   net::awaitable<void> Stop();
   // The first half of Stop, for the destructor: closes, does not wait.
   void Close();
+  // Serves the web page and its data on `http` (which also serves `/metrics`), and adds this
+  // super-node's gauges to the process's metrics. `http` runs on the same io_context.
+  void ServeWeb(net::HttpServer& http);
 
  private:
   struct PeerLink {
@@ -117,6 +127,8 @@ class SupernodeService {
   // The spawner's connection ended: its jobs are forgotten.
   void ForgetJobsOf(const net::Connection& conn);
   void AnswerStatus(net::Connection& conn, uint64_t request_id);
+  // The registry and jobs of this super-node and, from their digests, of its peers.
+  void FillStatusReport(proto::StatusReport::Builder report);
   // Tells job `job`'s spawner to end it, here or through the peer it is registered with
   // (`allow_forward`), and answers `conn` (a spawner, or the peer that forwarded the cancel).
   net::awaitable<void> Cancel(net::ConnectionPtr conn, uint64_t request_id, std::string job,
@@ -141,6 +153,9 @@ class SupernodeService {
   std::unique_ptr<net::asio::steady_timer> housekeeping_timer_;
   std::set<net::asio::steady_timer*> held_;  // the timers of the requests waiting for daemons
   JobBoard jobs_;
+  JobHistory history_;
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  metrics::Registry::Collector daemons_metric_, jobs_metric_;
   struct CancelOutcome {
     std::string error, supernode;
   };

@@ -22,7 +22,14 @@ bool SupernodeService::OnJobStatus(const net::ConnectionPtr& conn, proto::JobSta
   job->supernode = options_.id;
   const std::string id = job->id, app = job->app;
   const uint32_t tasks = job->tasks, daemons = job->daemons;
-  switch (jobs_.Put(std::move(*job), conn)) {
+  const net::JobStatus figures = *job;
+  const auto update = jobs_.Put(std::move(*job), conn);
+  if (update != JobBoard::Update::kRefused) {
+    history_.Record(
+        figures,
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count());
+  }
+  switch (update) {
     case JobBoard::Update::kRegistered:
       log_->info("job {} registered by spawner {}: app {}, {} tasks on {} daemons", id,
                  conn->Describe(), app, tasks, daemons);
@@ -38,16 +45,28 @@ bool SupernodeService::OnJobStatus(const net::ConnectionPtr& conn, proto::JobSta
 }
 
 void SupernodeService::OnJobEnded(const net::Connection& conn, const std::string& job) {
-  if (jobs_.End(job, &conn)) log_->info("job {} ended", Printable(job, 128, false));
+  if (jobs_.End(job, &conn)) {
+    history_.Forget(job);
+    log_->info("job {} ended", Printable(job, 128, false));
+  }
 }
 
 void SupernodeService::ForgetJobsOf(const net::Connection& conn) {
   for (const auto& id : jobs_.DropSpawner(&conn)) {
+    history_.Forget(id);
     log_->info("job {} forgotten: its spawner's connection closed", id);
   }
 }
 
 void SupernodeService::AnswerStatus(net::Connection& conn, uint64_t request_id) {
+  conn.SendEnvelope([&](proto::Envelope::Builder e) {
+    auto r = e.initStatusReport();
+    r.setRequestId(request_id);
+    FillStatusReport(r);
+  });
+}
+
+void SupernodeService::FillStatusReport(proto::StatusReport::Builder r) {
   const auto now = Registry::Clock::now();
   const auto own = registry_.View(now);
   const auto lost = registry_.Lost(now);
@@ -71,23 +90,18 @@ void SupernodeService::AnswerStatus(net::Connection& conn, uint64_t request_id) 
       if (seen_jobs.insert(j.id).second) jobs.push_back(j);
     }
   }
-  conn.SendEnvelope([&](proto::Envelope::Builder e) {
-    auto r = e.initStatusReport();
-    r.setRequestId(request_id);
-    r.setSupernodeId(options_.id);
-    auto daemons = r.initDaemons(static_cast<unsigned>(own.size() + theirs.size()));
-    unsigned i = 0;
-    for (const auto& v : own) ToProto(v, daemons[i++]);
-    for (const auto& v : theirs) ToProto(v, daemons[i++]);
-    auto gone = r.initLost(static_cast<unsigned>(lost.size()));
-    for (size_t k = 0; k < lost.size(); ++k) ToProto(lost[k], gone[static_cast<unsigned>(k)]);
-    auto job_list = r.initJobs(static_cast<unsigned>(jobs.size()));
-    for (size_t k = 0; k < jobs.size(); ++k)
-      net::ToProto(jobs[k], job_list[static_cast<unsigned>(k)]);
-    auto peer_list = r.initPeers(static_cast<unsigned>(peer_ids.size()));
-    for (size_t k = 0; k < peer_ids.size(); ++k)
-      peer_list.set(static_cast<unsigned>(k), peer_ids[k]);
-  });
+  r.setSupernodeId(options_.id);
+  auto daemons = r.initDaemons(static_cast<unsigned>(own.size() + theirs.size()));
+  unsigned i = 0;
+  for (const auto& v : own) ToProto(v, daemons[i++]);
+  for (const auto& v : theirs) ToProto(v, daemons[i++]);
+  auto gone = r.initLost(static_cast<unsigned>(lost.size()));
+  for (size_t k = 0; k < lost.size(); ++k) ToProto(lost[k], gone[static_cast<unsigned>(k)]);
+  auto job_list = r.initJobs(static_cast<unsigned>(jobs.size()));
+  for (size_t k = 0; k < jobs.size(); ++k)
+    net::ToProto(jobs[k], job_list[static_cast<unsigned>(k)]);
+  auto peer_list = r.initPeers(static_cast<unsigned>(peer_ids.size()));
+  for (size_t k = 0; k < peer_ids.size(); ++k) peer_list.set(static_cast<unsigned>(k), peer_ids[k]);
 }
 
 awaitable<void> SupernodeService::Cancel(net::ConnectionPtr conn, uint64_t request_id,

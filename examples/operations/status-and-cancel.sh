@@ -4,6 +4,8 @@
 #   - an authority, a cluster key and a publisher key; a certificate for each process;
 #   - two peer super-nodes, two daemons on the first and one on the second;
 #   - a job submitted to the first super-node, that would run for hours;
+#   - the first super-node serving its metrics and its live web page (`--metrics`), read while
+#     the job runs;
 #   - `aiac-spawner status` at the second super-node (the federation as it sees it),
 #     `status --job ID` (the job's tasks), then `aiac-spawner cancel ID` there: the job's own
 #     spawner ends it as Ctrl-C would, with status "aborted".
@@ -51,7 +53,8 @@ common=(--cluster-key-file cluster.key --authority-key "$authority")
 
 # The super-nodes, then the daemons.
 "$bin/aiac-supernode" "${common[@]}" --id sn1 --listen 127.0.0.1:0 --ready-file sn1.addr \
-  --data sn1.db --identity-key-file sn1.key --certificate-file sn1.cert 2>sn1.log &
+  --data sn1.db --identity-key-file sn1.key --certificate-file sn1.cert \
+  --metrics 127.0.0.1:0 2>sn1.log &
 pids+=($!)
 wait_for 30 test -s sn1.addr
 sn1=$(cat sn1.addr)
@@ -108,6 +111,16 @@ echo "\$ aiac-spawner status --supernode $sn2"
 echo
 echo "\$ aiac-spawner status --supernode $sn2 --job $job"
 "$spawner" status --config spawner.toml --supernode "$sn2" --job "$job"
+echo
+# sn1's metrics (the port it chose is in its log), as Prometheus scrapes them.
+web=$(grep -o 'metrics at http://[0-9.:]*' sn1.log | head -1 | sed 's/metrics at //')
+echo "\$ curl -s $web/metrics | grep -E '^aiac_(daemons|jobs)'"
+python3 - "$web" <<'PY'
+import sys, urllib.request
+page = urllib.request.urlopen(sys.argv[1] + "/metrics").read().decode()
+print("\n".join(l for l in page.splitlines() if l.startswith(("aiac_daemons", "aiac_jobs"))))
+PY
+echo "(the live page: $web/)"
 echo
 echo "\$ aiac-spawner cancel $job --supernode $sn2"
 "$spawner" cancel "$job" --config spawner.toml --supernode "$sn2"

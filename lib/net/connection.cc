@@ -10,6 +10,7 @@
 #include "net/describe_exception.h"
 #include "net/identity.h"
 #include "net/message_parts.h"
+#include "net/net_metrics.h"
 #include "net/random.h"
 #include "net/tls.h"
 
@@ -60,6 +61,7 @@ Connection::Connection(tcp::socket connected, const NetOptions& options, Side si
   socket().set_option(tcp::no_delay(true), ec);
   auto ep = socket().remote_endpoint(ec);
   remote_ = ec ? std::string("?") : Endpoint{ep.address().to_string(), ep.port()}.ToString();
+  NetMetrics::Get().connections_open.Add(1);
 }
 
 Connection::~Connection() { Close(); }
@@ -106,6 +108,7 @@ void Connection::CloseWhenFlushed() {
 void Connection::Close() {
   if (!open_) return;
   open_ = false;
+  NetMetrics::Get().connections_open.Add(-1);
   error_code ec;
   socket().shutdown(tcp::socket::shutdown_both, ec);
   socket().close(ec);
@@ -141,6 +144,10 @@ awaitable<error_code> Connection::Write(kj::Array<capnp::word> frame) {
   auto [ec, n] = encrypted() ? co_await asio::async_write(stream_, buffer, use_nothrow)
                              : co_await asio::async_write(socket(), buffer, use_nothrow);
   queued_bytes_ -= bytes;
+  if (!ec) {
+    NetMetrics::Get().frames_sent.Add();
+    NetMetrics::Get().bytes_sent.Add(bytes);
+  }
   co_return ec;
 }
 
@@ -227,6 +234,7 @@ awaitable<Result<std::unique_ptr<IncomingMessage>>> Connection::Receive() {
       co_return why;
     }
     if (*next) {
+      NetMetrics::Get().frames_received.Add();
       Status well_formed = (*next)->CheckWellFormed();
       if (!well_formed.ok()) {
         Refuse(well_formed.message());
@@ -265,6 +273,7 @@ awaitable<Result<std::unique_ptr<IncomingMessage>>> Connection::Receive() {
       }
       co_return Unavailable("read from " + Describe() + " failed: " + ec.message());
     }
+    NetMetrics::Get().bytes_received.Add(n);
     parser_.Feed(std::span<const std::byte>(read_buffer_.data(), n));
   }
 }
@@ -292,6 +301,7 @@ awaitable<Status> Connection::Handshake(proto::Role role, std::string id,
   done = true;
   watchdog.cancel();
   if (timed_out) status = Timeout("handshake with " + remote_ + " timed out");
+  if (!status.ok()) NetMetrics::Get().HandshakeFailures(timed_out ? "timeout" : fail_reason_).Add();
   // A Refuse queued above closes the connection once written; anything else closes now.
   if (!status.ok() && !close_when_flushed_) Close();
   co_return status;
@@ -305,6 +315,7 @@ awaitable<Status> Connection::HandshakeSteps(proto::Role role, const std::string
     auto [ec] = co_await stream_.async_handshake(kind, use_nothrow);
     if (!open_) co_return Aborted("handshake with " + remote_ + " was cut short");
     if (ec) {
+      fail_reason_ = "tls";
       Status why = TlsHandshakeError(ec, side_ == Side::kClient);
       co_return Status(why.code(), "handshake with " + remote_ + ": " + why.message());
     }
@@ -365,7 +376,10 @@ std::string Connection::Exporter() {
 awaitable<Status> Connection::CheckHello(proto::Role own_role, const std::string& own_id,
                                          std::optional<proto::Role> expect, std::string exporter) {
   auto first = co_await Receive();
-  if (!first.ok()) co_return first.status();
+  if (!first.ok()) {
+    if (PeerMisbehaved(first.status())) fail_reason_ = "protocol";
+    co_return first.status();
+  }
   auto envelope = (*first)->root();
   std::optional<ChannelCheck> check;
   if (options_.identity) {
@@ -374,6 +388,10 @@ awaitable<Status> Connection::CheckHello(proto::Role own_role, const std::string
   }
   auto peer = ValidateHello(envelope, own_role, own_id, expect, check ? &*check : nullptr);
   if (!peer.ok()) {
+    fail_reason_ = envelope.isRefuse()                                     ? "refused"
+                   : peer.status().message().find("protocol version") == 0 ? "version"
+                   : peer.status().code() == StatusCode::kUnauthenticated  ? "identity"
+                                                                           : "protocol";
     // A peer that refused us gets no Refuse back; everyone else learns why.
     if (!envelope.isRefuse()) Refuse("handshake: " + peer.status().message());
     co_return Status(peer.status().code(),

@@ -196,6 +196,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool close_when_flushed_ = false;
   bool authenticated_ = false;
   PeerIdentity peer_;
+  // Why the handshake failed, for aiac_handshake_failures_total (net/net_metrics.h).
+  const char* fail_reason_ = "closed";
   std::string remote_;
   std::array<std::byte, 64 * 1024> read_buffer_;
 };

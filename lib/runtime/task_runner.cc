@@ -4,7 +4,19 @@
 #include <cstdlib>
 #include <ctime>
 
+#include "core/metrics.h"
+
 namespace aiac::runtime {
+namespace {
+
+// aiac_task_iterations_total (docs/operations.md, "Metrics"): every task of the process.
+metrics::Counter& IterationsComputed() {
+  static metrics::Counter& counter = metrics::Registry::Process().GetCounter(
+      "aiac_task_iterations_total", "Iterations computed by the tasks this daemon ran");
+  return counter;
+}
+
+}  // namespace
 
 TaskRunner::TaskRunner(std::unique_ptr<app::Task> task, std::vector<uint32_t> neighbours,
                        RunnerOptions options, RunnerCallbacks callbacks)
@@ -244,6 +256,7 @@ void TaskRunner::Loop() {
     if (did_work) {
       busy_ += iterate_time_;  // not the wait for a synchronous step's inputs
       ++iteration;
+      IterationsComputed().Add();
       auto out = Track(task_->TakeOutgoing(), iteration);
       const bool now = task_->LocallyConverged();
       if (!out.empty() || options_.sync) cb_.send(std::move(out), iteration, now);
