@@ -38,6 +38,15 @@ Result<SupernodeAnswer> AskSupernode(const std::vector<Endpoint>& supernodes,
             refused += dialed.status().code() == StatusCode::kUnauthenticated;
             continue;
           }
+          if ((*dialed)->peer().version < net::kJobStatusVersion) {
+            // It would close the connection on a message it does not know.
+            errors += (errors.empty() ? "" : "; ") + at.ToString() + ": super-node " +
+                      (*dialed)->peer().id + " speaks protocol " +
+                      std::to_string((*dialed)->peer().version) + ", status and cancel need " +
+                      std::to_string(net::kJobStatusVersion) + " (upgrade it)";
+            (*dialed)->Close();
+            continue;
+          }
           conn = *dialed;
           conn->SendEnvelope(request);
           for (;;) {

@@ -1,6 +1,7 @@
 // One question to the super-nodes, for the commands that ask them and end (`status`, `cancel`):
 // dials each super-node of the list in turn, as a spawner, until one answers; sends the request
-// and returns the first reply `accept` takes (revocation lists on the way are skipped).
+// and returns the first reply `accept` takes (revocation lists on the way are skipped). A
+// super-node that agreed on a protocol older than net::kJobStatusVersion is not asked.
 #pragma once
 
 #include <chrono>

@@ -219,11 +219,21 @@ void SupernodeSession::Release(const std::string& job, const std::vector<std::st
 
 void SupernodeSession::Report(const net::JobStatus& job) {
   if (!conn_ || !conn_->is_open()) return;
+  if (conn_->peer().version < net::kJobStatusVersion) {
+    // An older super-node would close the connection on a JobStatus: the job runs unlisted.
+    if (unlisted_at_ != conn_.get()) {
+      unlisted_at_ = conn_.get();
+      log_->info(
+          "super-node {} speaks protocol {}: job {} is not listed by `status` there (it needs {})",
+          conn_->peer().id, conn_->peer().version, job.id, net::kJobStatusVersion);
+    }
+    return;
+  }
   conn_->SendEnvelope([&](proto::Envelope::Builder e) { net::ToProto(job, e.initJobStatus()); });
 }
 
 void SupernodeSession::EndJob(const std::string& job) {
-  if (!conn_ || !conn_->is_open()) return;
+  if (!conn_ || !conn_->is_open() || conn_->peer().version < net::kJobStatusVersion) return;
   conn_->SendEnvelope([&](proto::Envelope::Builder e) { e.initJobEnded().setJob(job); });
 }
 

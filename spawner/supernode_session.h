@@ -107,6 +107,8 @@ class SupernodeSession {
   std::string spawner_id_;
   Logger log_;
   net::ConnectionPtr conn_;
+  // The connection to an older super-node that was told once the job goes unlisted there.
+  const net::Connection* unlisted_at_ = nullptr;
   std::set<net::asio::steady_timer*> waiters_;  // one timer per coroutine in WaitForChange()
   std::map<uint64_t, std::shared_ptr<net::ReplySlot<GrantAnswer>>> pending_;
   uint64_t next_request_ = 1;

@@ -168,6 +168,9 @@ awaitable<void> SupernodeService::ServeSpawnerMessages(net::ConnectionPtr conn) 
     auto msg = co_await conn->Receive();
     if (!msg.ok()) co_return;
     auto env = (*msg)->root();
+    const bool of_v4 =
+        env.isJobStatus() || env.isJobEnded() || env.isStatusQuery() || env.isCancelJob();
+    if (of_v4 && !Speaks(*conn, net::kJobStatusVersion)) co_return;
     if (env.isJobStatus()) {
       if (!OnJobStatus(conn, env.getJobStatus())) co_return;
       continue;
@@ -293,6 +296,9 @@ awaitable<void> SupernodeService::ServePeer(net::ConnectionPtr conn) {
       }
       peer.view_at = Registry::Clock::now();
       WakeHeld();
+    } else if ((env.isCancelJob() || env.isCancelAnswer()) &&
+               !Speaks(*conn, net::kJobStatusVersion)) {
+      co_return;
     } else if (env.isCancelJob()) {
       auto c = env.getCancelJob();
       tasks_.Spawn(Cancel(conn, c.getRequestId(), c.getJob().cStr(),
@@ -419,6 +425,15 @@ void SupernodeService::SendGrant(net::Connection& conn, uint64_t request_id,
   });
 }
 
+bool SupernodeService::Speaks(net::Connection& conn, uint32_t version) {
+  if (conn.peer().version >= version) return true;
+  log_->warn("closed {}: a message of protocol {} on a connection that agreed on {}",
+             conn.Describe(), version, conn.peer().version);
+  conn.Refuse("unexpected message: protocol " + std::to_string(conn.peer().version) +
+              " was agreed");
+  return false;
+}
+
 void SupernodeService::SendDigest(PeerLink& link) {
   const auto records = registry_.View(Registry::Clock::now());
   auto jobs = jobs_.Jobs();
@@ -427,6 +442,8 @@ void SupernodeService::SendDigest(PeerLink& link) {
   for (auto& job : jobs) {
     if (job.task_list.size() > kDigestTaskRows) job.task_list.clear();
   }
+  // A peer of an older protocol knows no jobs in digests: it reads the daemons alone.
+  if (link.conn->peer().version < net::kJobStatusVersion) jobs.clear();
   link.conn->SendEnvelope([&](proto::Envelope::Builder e) {
     auto d = e.initRegistryDigest();
     d.setSupernodeId(options_.id);

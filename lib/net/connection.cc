@@ -332,7 +332,8 @@ awaitable<Status> Connection::HandshakeSteps(proto::Role role, const std::string
   auto send_hello = [&] {
     SendEnvelope([&](proto::Envelope::Builder env) {
       auto hello = env.initHello();
-      hello.setVersion(kProtocolVersion);
+      hello.setVersion(std::min(kMinProtocolVersion, options_.max_protocol_version));
+      hello.setMaxVersion(options_.max_protocol_version);
       hello.setRole(role);
       hello.setNodeId(id);
       if (identity) {
@@ -386,7 +387,9 @@ awaitable<Status> Connection::CheckHello(proto::Role own_role, const std::string
     check = ChannelCheck{&options_.identity->trust, std::move(exporter), side_ == Side::kServer,
                          UnixNow(), options_.accept_enrollment};
   }
-  auto peer = ValidateHello(envelope, own_role, own_id, expect, check ? &*check : nullptr);
+  auto peer = ValidateHello(envelope, own_role, own_id, expect, check ? &*check : nullptr,
+                            {std::min(kMinProtocolVersion, options_.max_protocol_version),
+                             options_.max_protocol_version});
   if (!peer.ok()) {
     fail_reason_ = envelope.isRefuse()                                     ? "refused"
                    : peer.status().message().find("protocol version") == 0 ? "version"

@@ -36,9 +36,6 @@
 
 namespace aiac::net {
 
-// 3: certificates and channel binding in the Hello (2: TLS 1.3 PSK transport; 1 was an HMAC
-// exchange in plaintext).
-inline constexpr uint32_t kProtocolVersion = 3;
 // Largest frame accepted before the peer's Hello has been checked.
 inline constexpr size_t kPreAuthFrameBytes = 4096;
 
@@ -98,6 +95,9 @@ struct NetOptions {
   // Bytes queued for sending before the connection is declared stuck and closed.
   // Default: 256 MiB.
   size_t max_queued_bytes = 256u << 20;
+  // The newest protocol version this process offers (net/hello.h): kProtocolVersion, or an
+  // older one of the window to hold a newer one back (and in the mixed-version tests).
+  uint32_t max_protocol_version = kProtocolVersion;
   // Emulated platforms only: the link to an authenticated peer, asked once after the handshake;
   // nullopt (or no function, the default): frames go out at once.
   std::function<std::optional<EmulatedLink>(const PeerIdentity& peer)> emulated_link;

@@ -63,17 +63,19 @@ Result<PeerIdentity> CheckCertificate(proto::Hello::Reader hello, proto::Role ro
 
 Result<PeerIdentity> Validate(proto::Envelope::Reader env, proto::Role own_role,
                               std::string_view own_id, std::optional<proto::Role> expect,
-                              const ChannelCheck* check) {
+                              const ChannelCheck* check, VersionWindow ours) {
   if (env.isRefuse()) {
     return Unauthenticated("refused: " + Printable(env.getRefuse().getReason().cStr(), 200));
   }
   if (!env.isHello()) return ProtocolError("expected hello, got another message");
   auto hello = env.getHello();
-  if (hello.getVersion() != kProtocolVersion) {
-    return Unauthenticated("protocol version " + std::to_string(hello.getVersion()) +
-                           " not supported (this node speaks " + std::to_string(kProtocolVersion) +
-                           ")");
+  const VersionWindow theirs{
+      hello.getVersion(), hello.getMaxVersion() == 0 ? hello.getVersion() : hello.getMaxVersion()};
+  if (theirs.max < theirs.min) {
+    return ProtocolError("malformed hello: newest protocol version " + std::to_string(theirs.max) +
+                         " before the oldest " + std::to_string(theirs.min));
   }
+  AIAC_ASSIGN_OR_RETURN(const uint32_t agreed, AgreeVersion(ours, theirs));
   const proto::Role role = hello.getRole();
   if (!KnownRole(role)) {
     return ProtocolError("unknown role " + std::to_string(static_cast<int>(role)));
@@ -91,17 +93,37 @@ Result<PeerIdentity> Validate(proto::Envelope::Reader env, proto::Role own_role,
     return Unauthenticated(std::string("expected a ") + RoleName(*expect) + ", not a " +
                            RoleName(role));
   }
-  if (check) return CheckCertificate(hello, role, id, *check);
-  return PeerIdentity{role, std::string(id), ""};
+  PeerIdentity peer;
+  if (check) {
+    AIAC_ASSIGN_OR_RETURN(peer, CheckCertificate(hello, role, id, *check));
+  } else {
+    peer = PeerIdentity{role, std::string(id), ""};
+  }
+  peer.version = agreed;
+  return peer;
+}
+
+std::string WindowText(VersionWindow w) {
+  return w.min == w.max ? std::to_string(w.min)
+                        : std::to_string(w.min) + ".." + std::to_string(w.max);
 }
 
 }  // namespace
 
+Result<uint32_t> AgreeVersion(VersionWindow ours, VersionWindow theirs) {
+  const uint32_t agreed = std::min(ours.max, theirs.max);
+  if (agreed < ours.min || agreed < theirs.min) {
+    return Unauthenticated("protocol version " + WindowText(theirs) +
+                           " not supported (this node speaks " + WindowText(ours) + ")");
+  }
+  return agreed;
+}
+
 Result<PeerIdentity> ValidateHello(proto::Envelope::Reader envelope, proto::Role own_role,
                                    std::string_view own_id, std::optional<proto::Role> expect,
-                                   const ChannelCheck* check) {
+                                   const ChannelCheck* check, VersionWindow ours) {
   try {
-    return Validate(envelope, own_role, own_id, expect, check);
+    return Validate(envelope, own_role, own_id, expect, check, ours);
   } catch (const kj::Exception& e) {
     return ProtocolError("malformed hello: " + Printable(e.getDescription().cStr(), 200));
   }

@@ -11,6 +11,27 @@
 
 namespace aiac::net {
 
+// The protocol versions (docs/operations.md, "Upgrade, backup and wipe"). Two peers speak the
+// newest version both know, provided it is in both windows; each build speaks its own version
+// and the one before, so hosts can be upgraded one at a time.
+// 4: version negotiation; jobs registered with super-nodes, `status` and `cancel` (JobStatus,
+//    JobEnded, StatusQuery, StatusReport, CancelJob, CancelAnswer).
+// 3: certificates and channel binding in the Hello (2: TLS 1.3 PSK transport; 1 was an HMAC
+//    exchange in plaintext).
+inline constexpr uint32_t kProtocolVersion = 4;
+inline constexpr uint32_t kMinProtocolVersion = 3;
+// The first version with jobs at the super-nodes, `status` and `cancel`: nobody sends those
+// messages to a peer that agreed on an older one, and a super-node closes a peer that does.
+inline constexpr uint32_t kJobStatusVersion = 4;
+
+struct VersionWindow {
+  uint32_t min = kMinProtocolVersion;
+  uint32_t max = kProtocolVersion;
+};
+
+// The newest version in both windows; Unauthenticated, naming both windows, when none is.
+Result<uint32_t> AgreeVersion(VersionWindow ours, VersionWindow theirs);
+
 struct PeerIdentity {
   proto::Role role = proto::Role::DAEMON;
   std::string id;
@@ -18,6 +39,8 @@ struct PeerIdentity {
   // A daemon with no certificate yet that came to enroll: `public_key` is the key it offers,
   // `id` the one it asks for; it may send an Enroll and nothing else.
   bool enrolling = false;
+  // The protocol version the two ends agreed on.
+  uint32_t version = kProtocolVersion;
 };
 
 // What a Hello's certificate is checked against (net/identity.h): whom we trust, this TLS
@@ -32,17 +55,17 @@ struct ChannelCheck {
 };
 
 // The peer's identity, or why it is refused: not a Hello (a Refuse is reported with its
-// reason, made printable), another protocol version, an unknown role, a node id that fails
-// CheckName, our own role and id (a reflected connection), or a role other than `expect`; and,
-// with `check` (a process with an identity), a Hello without a certificate, a certificate that
-// does not verify (net/certificate.h) or names another role or id than the Hello, or a binding
-// that is not the certified key's over this channel (relayed or reflected). With
+// reason, made printable), no protocol version in common with `ours`, an unknown role, a node id
+// that fails CheckName, our own role and id (a reflected connection), or a role other than
+// `expect`; and, with `check` (a process with an identity), a Hello without a certificate, a
+// certificate that does not verify (net/certificate.h) or names another role or id than the Hello,
+// or a binding that is not the certified key's over this channel (relayed or reflected). With
 // check->accept_enrollment, a daemon's Hello may offer a key (enrollKey) bound to the channel
 // instead: the peer is then `enrolling`.
 // kUnauthenticated for refusals a correct peer could meet (version, reflection, role,
 // certificate), kProtocol for malformed input. Never throws: malformed text is kProtocol.
 Result<PeerIdentity> ValidateHello(proto::Envelope::Reader envelope, proto::Role own_role,
                                    std::string_view own_id, std::optional<proto::Role> expect,
-                                   const ChannelCheck* check = nullptr);
+                                   const ChannelCheck* check = nullptr, VersionWindow ours = {});
 
 }  // namespace aiac::net

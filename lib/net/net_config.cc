@@ -40,6 +40,10 @@ void DeclareNetOptions(OptionSet& set, NetOptions& o) {
               "use)");
   set.Duration("handshake_timeout_ms", o.handshake_timeout,
                "longest a connect plus handshake may take");
+  set.Integer("max_protocol_version", o.max_protocol_version, kMinProtocolVersion, kProtocolVersion,
+              "newest protocol version offered to peers (each pair speaks the newest both offer); "
+              "lower only to hold a newer version back while hosts are upgraded")
+      .Default(std::to_string(kProtocolVersion) + " (this build's)");
   set.List("authority_keys", o.authority_keys,
            "public keys (64 hex characters) of the deployment authorities whose certificates "
            "this process believes (`aiac-spawner keygen --authority PREFIX` makes one)")

@@ -10,7 +10,8 @@ std::string_view Version() { return AIAC_VERSION; }
 
 std::string VersionLine(std::string_view program) {
   return std::string(program) + " " + AIAC_VERSION + " (commit " + AIAC_COMMIT + ", protocol " +
-         std::to_string(kProtocolVersion) + ", app API " + std::to_string(app::kApiVersion) + ")";
+         std::to_string(kProtocolVersion) + " down to " + std::to_string(kMinProtocolVersion) +
+         ", app API " + std::to_string(app::kApiVersion) + ")";
 }
 
 }  // namespace aiac::net

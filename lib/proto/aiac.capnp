@@ -34,7 +34,11 @@ struct DaemonInfo {
 # --- handshake (first frames of every connection, both directions) ---
 # Sent inside TLS (net/tls.h), after the PSK handshake proved the key.
 struct Hello {
-  version @0 :UInt32;       # kProtocolVersion (3)
+  # The protocol versions the sender speaks: `version` to `maxVersion` (net/hello.h). A version 3
+  # node sent its one version in `version` and knew no `maxVersion` (read as 0: the same), and
+  # refuses any other `version`: so `version` carries the oldest one a node speaks, which a
+  # node of that version accepts.
+  version @0 :UInt32;
   role @1 :Role;
   nodeId @2 :Text;          # core/names.h: 1-128 characters of [A-Za-z0-9._:@+-]
   nonce @3 :Data;           # unused since protocol 2 (TLS carries the freshness)
@@ -44,6 +48,7 @@ struct Hello {
   # public key, which `binding` is made with; only an enroller super-node accepts it, for an
   # Enroll alone.
   enrollKey @6 :Data;
+  maxVersion @7 :UInt32;    # (protocol 4) the newest version the sender speaks; 0: `version`
 }
 # Binds a node id and role to a public key, signed by an authority key or, for a daemon, by an
 # enroller super-node whose own certificate comes along as `issuer` (net/certificate.h).

@@ -1,0 +1,59 @@
+// A platform in the middle of an upgrade: processes of the previous protocol version (pinned
+// with max_protocol_version = 3, which makes a current build offer what a version 3 build
+// offers) beside current ones. Each pair speaks the newest version both know; a job runs across
+// them; what the old version lacks (jobs at the super-node, status, cancel) is said, not failed.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cluster_fixture.h"
+
+namespace aiac::testing {
+namespace {
+
+class MixedVersionTest : public ClusterFixture {};
+
+TEST_F(MixedVersionTest, OldAndNewProcessesRunAJobTogether) {
+  WriteFile(dir_ / "sn.toml", ReadFile(dir_ / "key.toml") + "digest_interval_ms = 200\n");
+  const std::vector<std::string> old{"--max-protocol-version", "3"};
+  std::vector<std::string> old_sn = old;
+  const std::string sn_old = StartSupernode("sn-old", old_sn, "127.0.0.1:0", "sn.toml");
+  const std::string sn_new = StartSupernode("sn-new", {"--peer", sn_old}, "127.0.0.1:0", "sn.toml");
+  StartDaemon("d1", {sn_old}, "key.toml", "1", old);
+  StartDaemon("d2", {sn_old});
+  StartDaemon("d3", {sn_new});
+
+  // The new super-node lists every daemon, the old one's from its (version 3) digest.
+  std::string out;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        if (Ask({"status", "--supernode", sn_new, "--json"}, out) != 0) return false;
+        auto seen = nlohmann::json::parse(out, nullptr, false);
+        return seen.is_object() && seen["daemons"].size() == 3;
+      },
+      std::chrono::seconds(60)))
+      << out << Log("sn-new");
+  // The old one has no status to give: said in one line.
+  EXPECT_EQ(Ask({"status", "--supernode", sn_old}, out, "old-status"), 1) << out;
+  EXPECT_NE(out.find("speaks protocol 3, status and cancel need 4"), std::string::npos) << out;
+
+  // A job on the old super-node's daemons, one old and one new, from a new spawner.
+  ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "key.toml", "--supernode", sn_old,
+                        RingJob(2, 200), "--json", dir_ / "ring.json"},
+                       "spawner", std::chrono::seconds(120)),
+            0)
+      << Log("spawner") << Log("sn-old");
+  const nlohmann::json summary = Json("ring.json");
+  EXPECT_EQ(summary["status"], "converged") << summary.dump(2);
+  std::set<std::string> used;
+  for (const auto& t : summary["per_task"]) used.insert(t["daemon"].get<std::string>());
+  EXPECT_EQ(used, (std::set<std::string>{"d1", "d2"}));
+  EXPECT_TRUE(LogHas("spawner", "super-node sn-old speaks protocol 3")) << Log("spawner");
+  // Nobody sent anyone a message its version does not know.
+  for (const char* p : {"sn-old", "sn-new", "d1", "d2", "d3"}) {
+    EXPECT_FALSE(LogHas(p, "unexpected message")) << p << "\n" << Log(p);
+  }
+}
+
+}  // namespace
+}  // namespace aiac::testing
