@@ -6,6 +6,7 @@
 #include "core/names.h"
 #include "net/capnp_bytes.h"
 #include "runtime/move_kind_wire.h"
+#include "runtime/task_profile_wire.h"
 
 namespace aiac::daemon {
 
@@ -290,6 +291,8 @@ void TaskSession::SendResult(const Result<std::string>& slice, uint64_t iteratio
       r.setError(slice.status().message());
     }
     r.setDiverged(!slice.ok() && slice.status().code() == StatusCode::kDiverged);
+    // The runner's last progress came just before its result (runtime/task_runner.h).
+    runtime::ToProto(progress_measures_.profile, r.initProfile());
   });
   if (!slice.ok()) log_->warn("job {}: task {} failed: {}", job_, task_, slice.status().message());
   port_.ended(slice.ok() ? "halted" : "failed");
@@ -379,6 +382,7 @@ void TaskSession::FillProgress(proto::TaskProgress::Builder p, double run_queue_
   p.setItems(progress_measures_.items);
   p.setMoves(progress_measures_.moves);
   p.setBusySeconds(progress_measures_.busy_s);
+  runtime::ToProto(progress_measures_.profile, p.initProfile());
   p.setRunQueueMean(run_queue_mean);
   p.setRunQueueStd(run_queue_std);
   auto out = p.initLinks(static_cast<unsigned>(links.size()));

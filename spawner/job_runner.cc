@@ -149,7 +149,26 @@ RunSummary JobRunner::Summarize(RunStatus status, std::string error) {
     summary_.balancing.relayed_reports = supervisor_->relayed_reports();
   }
   if (supernodes_) summary_.supernode_failovers = static_cast<uint32_t>(supernodes_->failovers());
+  if (trace_) WriteTrace(end);
   return summary_;
+}
+
+void JobRunner::WriteTrace(SteadyTime end) {
+  const double started = times_.started ? SinceStart(*times_.started) : SinceStart(end);
+  const double checked = times_.checked ? SinceStart(*times_.checked) : SinceStart(end);
+  trace_->Phase("assign", 0, started);
+  trace_->Phase("iterate", started, checked);
+  trace_->Phase("gather", checked, SinceStart(end));
+  if (trace_->dropped() > 0) {
+    log_->warn("job {}: --trace {} keeps the first {} events, {} more were left out",
+               summary_.job_id, trace_->path(), RunTrace::kMaxEvents, trace_->dropped());
+  }
+  if (Status s = trace_->Write(summary_.job_id); !s.ok()) {
+    log_->warn("job {}: {}", summary_.job_id, s.message());
+  } else {
+    log_->info("job {}: trace written to {} (open it in ui.perfetto.dev)", summary_.job_id,
+               trace_->path());
+  }
 }
 
 // ---- Acquire.
@@ -227,7 +246,7 @@ Status JobRunner::MapTasks() {
                          [this] { Wake(); }},
       job_.tasks);
   SupervisorPort port = links_->Port();
-  if (history_) port.record = [this](const HistoryEntry& e) { RecordHistory(e); };
+  if (history_ || trace_) port.record = [this](const HistoryEntry& e) { RecordHistory(e); };
   supervisor_ = std::make_unique<Supervisor>(std::move(settings), std::move(deployment),
                                              std::move(port), log_);
   links_->Attach(*supervisor_);
@@ -515,6 +534,8 @@ void JobRunner::PrintProgress(const SupervisorProgress& p) {
 
 void JobRunner::RecordHistory(const HistoryEntry& e) {
   const double t = SinceStart(e.at);
+  if (trace_) trace_->Add(e, t);
+  if (!history_) return;
   switch (e.kind) {
     case HistoryEntry::Kind::kReport:
       history_->Report(t, e.task, e.incarnation, e.iteration, e.change);

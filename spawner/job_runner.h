@@ -39,6 +39,7 @@
 #include "spawner/run_history.h"
 #include "spawner/run_settings.h"
 #include "spawner/run_summary.h"
+#include "spawner/run_trace.h"
 #include "spawner/spawner_options.h"
 #include "spawner/supernode_session.h"
 #include "spawner/supervisor.h"
@@ -63,6 +64,8 @@ class JobRunner {
   void set_quiet(bool quiet) { quiet_ = quiet; }
   // `run --history`: every task report, loss, resumption, item move and gathered residual.
   void set_history(std::unique_ptr<RunHistory> history) { history_ = std::move(history); }
+  // `run --trace`: the same events as a Chrome trace, written when the run ends.
+  void set_trace(std::unique_ptr<RunTrace> trace) { trace_ = std::move(trace); }
   // The daemons running a task now (started, connected, not being replaced); for fault injection.
   std::vector<std::string> RunningTaskDaemons() const;
   // What the progress line shows; nullopt before the tasks are mapped.
@@ -176,6 +179,8 @@ class JobRunner {
   std::function<void(const std::string&)> progress_line_;
   bool quiet_ = false;
   std::unique_ptr<RunHistory> history_;
+  std::unique_ptr<RunTrace> trace_;
+  void WriteTrace(SteadyTime end);
 };
 
 }  // namespace aiac::spawner

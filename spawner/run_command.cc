@@ -26,6 +26,7 @@
 #include "spawner/fault_injector.h"
 #include "spawner/job_runner.h"
 #include "spawner/local_cluster.h"
+#include "spawner/log_view.h"
 
 namespace aiac::spawner {
 
@@ -88,6 +89,12 @@ CLI::App* AddRunCommand(CLI::App& app, RunArgs& args) {
                   "write the convergence history to this CSV file: every task report, lost "
                   "daemon, resumption, item move and gathered residual (`aiac-spawner plot` "
                   "draws it)");
+  run->add_flag("--log-view", args.log_view,
+                "after the summary, a table per task of where its time went (computing, waiting "
+                "for values, checkpoints, moves) and the messages and bytes it exchanged");
+  run->add_option("--trace", args.trace,
+                  "write the run as a Chrome trace (JSON) to this file: each task's iterations, "
+                  "checkpoints, losses and moves, to open in ui.perfetto.dev");
   run->add_option("--mapping", args.mapping, "maheve (default), default, aiac-qm or f-ec");
   run->add_flag("--sync", args.sync,
                 "synchronous iterations (each waits for its neighbours), for comparison");
@@ -323,7 +330,8 @@ std::unique_ptr<FaultInjector> MakeInjector(const RunArgs& args, JobRunner& runn
 // Starts the local cluster when there is one, runs the job and stops it: the run's summary, or
 // nullopt when the network options are refused (`error` then says why).
 std::optional<RunSummary> Execute(RunPlan& plan, const Logger& log, StatusLineSink* line,
-                                  std::unique_ptr<RunHistory> history, Status& error) {
+                                  std::unique_ptr<RunHistory> history,
+                                  std::unique_ptr<RunTrace> trace, Status& error) {
   const RunArgs& args = plan.args;
   asio::io_context io;
   std::unique_ptr<LocalCluster> cluster;
@@ -357,6 +365,7 @@ std::optional<RunSummary> Execute(RunPlan& plan, const Logger& log, StatusLineSi
   JobRunner runner(plan.job, plan.app, plan.options, plan.settings, log);
   runner.set_quiet(args.quiet);
   if (history) runner.set_history(std::move(history));
+  if (trace) runner.set_trace(std::move(trace));
   if (line) runner.set_progress_line([line](const std::string& text) { line->SetLine(text); });
   std::unique_ptr<FaultInjector> injector = MakeInjector(args, runner, cluster, log);
   RunSummary summary;
@@ -417,14 +426,16 @@ std::optional<RunSummary> Execute(RunPlan& plan, const Logger& log, StatusLineSi
 }
 
 // Prints the summary, writes it as JSON when asked; the process exit code.
-int Report(const RunSummary& summary, const std::string& json) {
+int Report(const RunSummary& summary, const std::string& json, bool log_view) {
   if (json == "-") {
     // Standard output holds the JSON alone, for a program to read; the line goes to stderr.
     std::fprintf(stderr, "%s\n", ToText(summary).c_str());
+    if (log_view) std::fprintf(stderr, "%s", LogViewText(summary).c_str());
     std::printf("%s\n", ToJson(summary).dump(2).c_str());
     std::fflush(stdout);
   } else {
     std::printf("%s\n", ToText(summary).c_str());
+    if (log_view) std::printf("%s", LogViewText(summary).c_str());
     std::fflush(stdout);
   }
   if (!json.empty() && json != "-") {
@@ -451,6 +462,12 @@ int RunCommand(RunArgs& args) {
     if (!created.ok()) return BadInput(created.status());
     history = std::move(*created);
   }
+  std::unique_ptr<RunTrace> trace;
+  if (!args.trace.empty()) {
+    auto created = RunTrace::Create(args.trace);
+    if (!created.ok()) return BadInput(created.status());
+    trace = std::move(*created);
+  }
   // On a terminal, the progress is one line rewritten in place under the log lines.
   std::shared_ptr<StatusLineSink> line;
   if (!args.quiet && plan->log_format == LogFormat::kText && isatty(STDERR_FILENO)) {
@@ -459,9 +476,9 @@ int RunCommand(RunArgs& args) {
   Logger log = MakeLogger("spawner", plan->level, plan->log_format, line);
   for (const auto& note : plan->app.plan.notes) log->info("{}", note);
   Status refused;
-  auto summary = Execute(*plan, log, line.get(), std::move(history), refused);
+  auto summary = Execute(*plan, log, line.get(), std::move(history), std::move(trace), refused);
   if (!summary) return BadInput(refused);
-  return Report(*summary, args.json);
+  return Report(*summary, args.json, args.log_view);
 }
 
 }  // namespace aiac::spawner

@@ -27,8 +27,10 @@ struct RunArgs {
       false;  // --shuffle-nodes (with --platform): daemons start in a seeded random order
   int local_supernodes = 1;
   std::string json;
-  bool quiet = false;   // --quiet: no progress line
-  std::string history;  // --history FILE: the convergence history as CSV (run_history.h)
+  bool quiet = false;     // --quiet: no progress line
+  std::string history;    // --history FILE: the convergence history as CSV (run_history.h)
+  bool log_view = false;  // --log-view: where each task's time went (log_view.h)
+  std::string trace;      // --trace FILE: a Chrome trace of the run (run_trace.h)
   std::string mapping = "maheve";
   bool sync = false;
   std::string balance = "dp";        // --balance dp|dm|off (live balancing, docs/balancing.md)

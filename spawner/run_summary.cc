@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "spawner/log_view.h"
+
 namespace aiac::spawner {
 
 const char* RunStatusName(RunStatus status) {
@@ -45,7 +47,8 @@ void AddTasks(const std::vector<TaskOutcome>& tasks, nlohmann::json& j) {
     j["per_task"].push_back({{"task", t.task},
                              {"daemon", t.daemon},
                              {"address", t.address},
-                             {"iterations", t.iterations}});
+                             {"iterations", t.iterations},
+                             {"profile", ProfileJson(t.profile)}});
     written += t.checkpoints;
     bytes += t.checkpoint_bytes;
   }

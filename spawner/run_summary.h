@@ -7,11 +7,11 @@
 // compute_seconds (tasks started to global convergence; -1 when it was not reached), phases {read,
 // prepare, assign, iterate, gather} (seconds; they add up to wall_seconds), iterations {min, max,
 // per_task}, residual (when the app has one), output, per_task
-// [{task, daemon, address, iterations}], checkpoints {written, bytes} (copies the backups
-// acknowledged, and their state bytes), failures (daemons lost), replacements [{task, failed,
-// daemon, restored_iteration, seconds_to_resume}], supernode_failovers (times the spawner moved
-// to another super-node after losing its own), tightenings (times every task converged but the
-// gathered result fell short of the app's test, so the local tests were tightened), partial
+// [{task, daemon, address, iterations, profile (log_view.h)}], checkpoints {written, bytes} (copies
+// the backups acknowledged, and their state bytes), failures (daemons lost), replacements [{task,
+// failed, daemon, restored_iteration, seconds_to_resume}], supernode_failovers (times the spawner
+// moved to another super-node after losing its own), tightenings (times every task converged but
+// the gathered result fell short of the app's test, so the local tests were tightened), partial
 // (true when the run did not converge but `output` holds the last result gathered), balancing
 // {mode ("dp", "dm" or "off"), migration, checks, redistributions, moves, abandoned, items_moved,
 // items_between_clusters, seconds_moving, planned_seconds, predicted_gain, observed_gain} (live
@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/task_runner.h"
 #include "spawner/live_balancing.h"
 
 namespace aiac::spawner {
@@ -34,6 +35,8 @@ struct TaskOutcome {
   uint64_t iterations = 0;
   uint64_t checkpoints = 0;  // copies acknowledged by its backups
   uint64_t checkpoint_bytes = 0;
+  // Where its time went and what it exchanged, over all its daemons (`--log-view`).
+  runtime::TaskProfile profile;
   bool finished = false;
   std::string data;  // the result slice, app-defined bytes
 };

@@ -8,6 +8,7 @@
 #include "net/capnp_bytes.h"
 #include "runtime/move_kind_wire.h"
 #include "runtime/plugin.h"
+#include "runtime/task_profile_wire.h"
 #include "spawner/spawner_metrics.h"
 
 namespace aiac::spawner {
@@ -136,6 +137,8 @@ void Supervisor::OnReport(size_t task, uint64_t incarnation, proto::Envelope::Re
   } else if (env.isResult()) {
     auto r = env.getResult();
     s.outcome.iterations = r.getIterations();
+    s.outcome.profile = s.earlier_profile;
+    s.outcome.profile += runtime::FromProto(r.getProfile());
     s.outcome.checkpoints = std::max(s.outcome.checkpoints, r.getCheckpoints());
     s.outcome.checkpoint_bytes = std::max(s.outcome.checkpoint_bytes, r.getCheckpointBytes());
     if (r.getError().size() > 0) {
@@ -174,6 +177,8 @@ void Supervisor::OnProgress(size_t task, proto::TaskProgress::Reader p, SteadyTi
   }
   s.report = r;
   s.report_at = now;
+  s.outcome.profile = s.earlier_profile;
+  s.outcome.profile += runtime::FromProto(p.getProfile());
   Record(HistoryEntry::Kind::kReport, task, now, r.iteration, s.change);
   if (r.items >= 0 && !ledger_.busy()) {
     // Every item owned by exactly one task: the counts add up whenever nothing is in transit.
@@ -466,6 +471,8 @@ void Supervisor::Lose(size_t task, const std::string& why, SteadyTime now) {
   s.failed_at = now;
   s.snapshot.reset();
   s.report.reset();
+  // What the lost daemon did, as its last report said, stays in the task's profile.
+  s.earlier_profile = s.outcome.profile;
   detector_.Withdraw(static_cast<uint32_t>(task));
   // The mapping picks the replacement among the granted daemons no task runs on (deployment.h);
   // when none is free, a super-node is asked for one.

@@ -74,6 +74,8 @@ struct HistoryEntry {
   uint64_t incarnation = 0, iteration = 0, count = 0;
   double change = 0;
   SteadyTime at{};
+  uint64_t checkpoints = 0;  // the task's checkpoint copies acknowledged so far
+  std::string daemon;        // its daemon then (for kFailure, the one lost)
 };
 
 // What the progress line shows.
@@ -197,6 +199,9 @@ class Supervisor {
     std::optional<std::string> snapshot;
     std::optional<TaskReport> report;  // its latest TaskProgress figures
     SteadyTime report_at{};
+    // runtime::TaskProfile of the daemons it lost, added up (outcome.profile adds the current
+    // daemon's latest).
+    runtime::TaskProfile earlier_profile;
   };
 
   // Task `task`'s daemon is gone (`why`): counted, then replaced unless the run is ending.
@@ -224,7 +229,8 @@ class Supervisor {
               double change = 0, uint64_t count = 0) {
     if (port_.record) {
       port_.record(HistoryEntry{kind, task, deployment_->task(task).incarnation, iteration, count,
-                                change, at});
+                                change, at, tasks_[task].outcome.checkpoints,
+                                tasks_[task].outcome.daemon});
     }
   }
 

@@ -294,6 +294,18 @@ struct TaskProgress {
   runQueueStd @13 :Float64;
   busySeconds @14 :Float64;     # runtime::TaskMeasures::busy_s: time in iterations that computed
   links @15 :List(LinkFigures); # this daemon's links to other daemons of the job, as measured
+  profile @16 :TaskProfile;     # runtime::TaskProfile, since the task started on this daemon
+}
+# Where a task's time went and what it exchanged (runtime::TaskProfile; `run --log-view`).
+struct TaskProfile {
+  computeSeconds @0 :Float64;
+  waitSeconds @1 :Float64;
+  checkpointSeconds @2 :Float64;
+  moveSeconds @3 :Float64;
+  messagesSent @4 :UInt64;
+  bytesSent @5 :UInt64;
+  messagesReceived @6 :UInt64;
+  bytesReceived @7 :UInt64;
 }
 # A group coordinator's reports (AssignTask.group): its own and its members' newest since the
 # last one, each as its task's daemon sent it.
@@ -380,6 +392,7 @@ struct Result {
   checkpointBytes @6 :UInt64;
   incarnation @7 :UInt64;
   diverged @8 :Bool;        # with error: the task's values diverged (kDiverged), not another failure
+  profile @9 :TaskProfile;  # as in TaskProgress, final
 }
 
 # --- daemon <-> daemon ---

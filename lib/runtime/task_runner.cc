@@ -9,6 +9,10 @@
 namespace aiac::runtime {
 namespace {
 
+double Seconds(std::chrono::steady_clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
+
 // aiac_task_iterations_total (docs/operations.md, "Metrics"): every task of the process.
 metrics::Counter& IterationsComputed() {
   static metrics::Counter& counter = metrics::Registry::Process().GetCounter(
@@ -57,9 +61,29 @@ void TaskRunner::Move(ItemMove move) {
   commands_.push_back({Command::kMove, 0, 1, std::move(move)});  // an idle loop sees it within 5 ms
 }
 
+TaskProfile& TaskProfile::operator+=(const TaskProfile& o) {
+  compute_s += o.compute_s;
+  wait_s += o.wait_s;
+  checkpoint_s += o.checkpoint_s;
+  move_s += o.move_s;
+  messages_sent += o.messages_sent;
+  bytes_sent += o.bytes_sent;
+  messages_received += o.messages_received;
+  bytes_received += o.bytes_received;
+  return *this;
+}
+
 TaskMeasures TaskRunner::Measures() const {
-  return {task_->WorkDone(), task_->RemainingWork(), task_->ItemCount(), moves_.moves,
-          std::chrono::duration<double>(busy_).count()};
+  const double busy = std::chrono::duration<double>(busy_).count();
+  TaskProfile profile = profile_;
+  profile.compute_s = busy;
+  return {
+      task_->WorkDone(), task_->RemainingWork(), task_->ItemCount(), moves_.moves, busy, profile};
+}
+
+void TaskRunner::CountSent(const std::vector<OutgoingValue>& out) {
+  profile_.messages_sent += out.size();
+  for (const auto& v : out) profile_.bytes_sent += v.bytes.size();
 }
 
 void TaskRunner::RunMove(ItemMove m, uint64_t iteration, bool& converged) {
@@ -110,7 +134,9 @@ Status TaskRunner::RunCommands(uint64_t iteration, bool& converged) {
     if (c.kind == Command::kSnapshot) {
       if (cb_.snapshot) cb_.snapshot(c.round, task_->ResultSlice(), iteration);
     } else if (c.kind == Command::kMove) {
+      const auto start = options_.clock->Now();
       RunMove(std::move(c.move), iteration, converged);
+      profile_.move_s += Seconds(options_.clock->Now() - start);
     } else {
       // The gathered result fell short although every local test passed: an app whose local
       // tests can pass before its global test does must implement Tighten (docs/app-api.md).
@@ -139,14 +165,22 @@ Status TaskRunner::Step(uint64_t next_iteration, bool& did_work) {
     // values).
     if (next_iteration > 1 && !neighbours_.empty()) {
       std::optional<std::vector<Mailbox::Value>> values;
+      const auto wait_start = options_.clock->Now();
       while (!halt_.load() && !(values = mailbox_.TakeIteration(neighbours_, next_iteration - 1,
                                                                 std::chrono::milliseconds(100)))) {
       }
+      profile_.wait_s += Seconds(options_.clock->Now() - wait_start);
       if (!values) return Status::Ok();  // halted while waiting
-      for (auto& v : *values) AIAC_RETURN_IF_ERROR(task_->Absorb(v.from, v.bytes));
+      for (auto& v : *values) {
+        Received(v);
+        AIAC_RETURN_IF_ERROR(task_->Absorb(v.from, v.bytes));
+      }
     }
   } else {
-    for (auto& v : mailbox_.TakeNew()) AIAC_RETURN_IF_ERROR(task_->Absorb(v.from, v.bytes));
+    for (auto& v : mailbox_.TakeNew()) {
+      Received(v);
+      AIAC_RETURN_IF_ERROR(task_->Absorb(v.from, v.bytes));
+    }
     task_->InputsFinal(mailbox_.AllConverged(neighbours_, need_seen_));
   }
   if (halt_.load()) return Status::Ok();
@@ -188,7 +222,10 @@ void TaskRunner::Acknowledge(uint64_t iteration, bool converged) {
     told_seen_[to] = now;
     values.push_back({to, bytes, now.first, now.second});
   }
-  if (!values.empty()) cb_.send(std::move(values), iteration, converged);
+  if (!values.empty()) {
+    CountSent(values);
+    cb_.send(std::move(values), iteration, converged);
+  }
 }
 
 void TaskRunner::MaybeCheckpoint(uint64_t iteration, bool now) {
@@ -200,7 +237,10 @@ void TaskRunner::MaybeCheckpoint(uint64_t iteration, bool now) {
   if (!by_count && !by_time && !now) return;
   // Serialising is the only cost on this thread: storing happens on the backups, and sending
   // on the network thread, so iterations go on meanwhile.
-  cb_.checkpoint(EncodeTaskState(moves_, task_->SaveState()), iteration);
+  const auto start = options_.clock->Now();
+  std::string state = EncodeTaskState(moves_, task_->SaveState());
+  profile_.checkpoint_s += Seconds(options_.clock->Now() - start);
+  cb_.checkpoint(std::move(state), iteration);
   last_checkpoint_ = iteration;
   next_checkpoint_ = options_.clock->Now() + options_.checkpoint_period;
 }
@@ -259,7 +299,10 @@ void TaskRunner::Loop() {
       IterationsComputed().Add();
       auto out = Track(task_->TakeOutgoing(), iteration);
       const bool now = task_->LocallyConverged();
-      if (!out.empty() || options_.sync) cb_.send(std::move(out), iteration, now);
+      if (!out.empty() || options_.sync) {
+        CountSent(out);
+        cb_.send(std::move(out), iteration, now);
+      }
       if (now != converged || iteration == options_.start_iteration + 1)
         cb_.local_convergence(now, iteration);
       converged = now;
@@ -267,7 +310,9 @@ void TaskRunner::Loop() {
     } else {
       // Nothing to compute until a neighbour sends something new.
       if (!options_.sync) Acknowledge(iteration, converged);
+      const auto wait_start = options_.clock->Now();
       mailbox_.WaitForNew(std::chrono::milliseconds(5));
+      profile_.wait_s += Seconds(options_.clock->Now() - wait_start);
     }
     // A converged task answers only once every neighbour that sends to it has absorbed the
     // newest changed value it had sent when the round became known, and was still converged
@@ -288,6 +333,8 @@ void TaskRunner::Loop() {
     }
     ++passes_;
   }
+  // The last figures, before the result: its daemon sends them with it.
+  cb_.progress(iteration, task_->LocalChange(), converged, Measures());
   if (!failure.ok()) {
     cb_.finished(failure, iteration);
   } else {

@@ -52,6 +52,20 @@ struct MoveReport {
   int64_t items_after = -1;
   uint64_t moves = 0;  // the task's move sequence number after the step
 };
+
+// Where a task's time went and what it exchanged, since it started on its daemon (`run
+// --log-view`, docs/user-guide.md): kept by the runner on its own thread.
+struct TaskProfile {
+  double compute_s = 0;     // in iterations that computed (TaskMeasures::busy_s)
+  double wait_s = 0;        // waiting for neighbours' values with nothing to compute
+  double checkpoint_s = 0;  // serialising its state for checkpoints (sending is not here)
+  double move_s = 0;        // live-balancing move steps
+  uint64_t messages_sent = 0, bytes_sent = 0;          // values to neighbours
+  uint64_t messages_received = 0, bytes_received = 0;  // neighbours' values absorbed
+
+  TaskProfile& operator+=(const TaskProfile& o);
+};
+
 // The task's figures for the spawner's balancer, with each progress report.
 struct TaskMeasures {
   double work_done = 0;
@@ -63,6 +77,7 @@ struct TaskMeasures {
   // done over them, what its host gives it when it has something to do. A task of an asynchronous
   // job that waits for its neighbours' values would otherwise look as slow as they are.
   double busy_s = 0;
+  TaskProfile profile;
 };
 
 struct RunnerCallbacks {
@@ -181,6 +196,13 @@ class TaskRunner {
   std::thread thread_;
   uint64_t last_checkpoint_ = 0;                // iteration; runner thread only
   std::chrono::steady_clock::duration busy_{};  // TaskMeasures::busy_s; runner thread only
+  TaskProfile profile_;                         // runner thread only; compute_s from busy_
+  // Adds `out` to the messages and bytes sent; `v` to those received.
+  void CountSent(const std::vector<OutgoingValue>& out);
+  void Received(const Mailbox::Value& v) {
+    ++profile_.messages_received;
+    profile_.bytes_received += v.bytes.size();
+  }
   // The last step's computing: Iterate()'s wall time, or the emulated node's stretch of it.
   std::chrono::steady_clock::duration iterate_time_{};
   MoveState moves_;  // runner thread only

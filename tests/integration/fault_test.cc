@@ -310,7 +310,7 @@ TEST_F(FaultTest, AKilledDaemonDoesNotChangeTheSyntheticChecksum) {
       "[params]\nitems = 8000\niterations = 60\nbase_cost = 2000\nseed = 5\n");
   ASSERT_EQ(RunSpawner({"run", "--local", "5", dir_ / "syn.toml", "--json", dir_ / "syn.json",
                         "--kill-every", "0.5", "--kill-count", "1", "--kill-seed", "3", "--history",
-                        dir_ / "syn.csv"},
+                        dir_ / "syn.csv", "--log-view", "--trace", dir_ / "syn-trace.json"},
                        "spawner", std::chrono::seconds(240)),
             0)
       << Log("spawner");
@@ -329,6 +329,28 @@ TEST_F(FaultTest, AKilledDaemonDoesNotChangeTheSyntheticChecksum) {
   EXPECT_EQ(j["result"]["items"], 8000);
   EXPECT_EQ(j["result"]["checksum"].get<double>(),
             static_cast<double>(synthetic::ExpectedChecksum(spec)));
+  // --log-view: a row per task and the total, from the profiles the summary also has.
+  EXPECT_TRUE(LogHas("spawner", "Where the time went")) << Log("spawner");
+  EXPECT_TRUE(LogHas("spawner", "COMPUTE")) << Log("spawner");
+  for (const auto& t : j["per_task"]) {
+    const auto& p = t["profile"];
+    EXPECT_GT(p["compute_s"].get<double>(), 0) << t;
+    EXPECT_GE(p["wait_s"].get<double>(), 0) << t;
+    EXPECT_GT(p["checkpoint_s"].get<double>(), 0) << t;  // a checkpoint every 0.2 s
+    EXPECT_GE(p["messages_sent"].get<uint64_t>(), 0u) << t;
+  }
+  // --trace: a Chrome trace with a track per task, their iterations, the loss and the repair.
+  const auto trace = nlohmann::json::parse(ReadFile(dir_ / "syn-trace.json"), nullptr, false);
+  ASSERT_TRUE(trace.is_object()) << ReadFile(dir_ / "syn-trace.json");
+  std::set<std::string> names, tracks;
+  for (const auto& e : trace["traceEvents"]) {
+    names.insert(e["name"].get<std::string>().substr(0, 10));
+    if (e["name"] == "thread_name") tracks.insert(e["args"]["name"].get<std::string>());
+  }
+  EXPECT_EQ(tracks, (std::set<std::string>{"phases", "task 0", "task 1", "task 2"}));
+  for (const char* n : {"iterations", "checkpoint", "daemon los", "replacing", "iterate"}) {
+    EXPECT_TRUE(names.count(n)) << n;
+  }
   EXPECT_TRUE(ProcessesMatching(dir_.path()).empty()) << "processes left behind";
 }
 
