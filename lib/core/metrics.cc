@@ -8,29 +8,16 @@
 namespace aiac::metrics {
 namespace {
 
-std::string Escape(std::string_view value) {
+// Backslash and newline escaped, and with `quote` the double quote too: label values escape
+// all three, help texts the first two.
+std::string Escape(std::string_view text, bool quote = true) {
   std::string out;
-  out.reserve(value.size());
-  for (char c : value) {
+  out.reserve(text.size());
+  for (char c : text) {
     if (c == '\\') {
       out += "\\\\";
-    } else if (c == '"') {
+    } else if (c == '"' && quote) {
       out += "\\\"";
-    } else if (c == '\n') {
-      out += "\\n";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
-// Help text escapes only backslash and newline.
-std::string EscapeHelp(std::string_view help) {
-  std::string out;
-  for (char c : help) {
-    if (c == '\\') {
-      out += "\\\\";
     } else if (c == '\n') {
       out += "\\n";
     } else {
@@ -194,7 +181,7 @@ std::string Registry::Text() const {
     const bool any =
         !f.counters.empty() || !f.gauges.empty() || f.histogram || (got != collected.end());
     if (!any) continue;
-    out += "# HELP " + name + " " + EscapeHelp(f.help) + "\n";
+    out += "# HELP " + name + " " + Escape(f.help, /*quote=*/false) + "\n";
     out += "# TYPE " + name + " " + TypeName(static_cast<int>(f.type)) + "\n";
     for (const auto& [labels, c] : f.counters) {
       out += name + labels + " " + std::to_string(c->value()) + "\n";

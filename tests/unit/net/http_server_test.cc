@@ -33,6 +33,14 @@ class HttpServerOnAThread : public ::testing::Test {
     asio::co_spawn(io_, server_.Stop(), asio::detached);
     thread_.join();
   }
+  // A raw connection to the server, to send what a client library would not.
+  tcp::socket Connect(asio::io_context& io) const {
+    tcp::socket s(io);
+    const size_t colon = address_.rfind(':');
+    s.connect({asio::ip::make_address("127.0.0.1"),
+               static_cast<unsigned short>(std::stoi(address_.substr(colon + 1)))});
+    return s;
+  }
   asio::io_context io_;
   HttpServer server_{io_, MakeLogger("http-test", spdlog::level::warn)};
   std::string address_;
@@ -48,10 +56,7 @@ TEST_F(HttpServerOnAThread, AnswersItsPathsAndRefusesTheRest) {
 
 TEST_F(HttpServerOnAThread, AHeaderPastTheLimitIsRefused) {
   asio::io_context io;
-  tcp::socket s(io);
-  const size_t colon = address_.rfind(':');
-  s.connect({asio::ip::make_address("127.0.0.1"),
-             static_cast<unsigned short>(std::stoi(address_.substr(colon + 1)))});
+  tcp::socket s = Connect(io);
   const std::string request = "GET /hello HTTP/1.1\r\nHost: x\r\nX-Big: " +
                               std::string(HttpServer::kMaxHeaderBytes * 2, 'a') + "\r\n\r\n";
   error_code ec;
@@ -63,10 +68,7 @@ TEST_F(HttpServerOnAThread, AHeaderPastTheLimitIsRefused) {
 
 TEST_F(HttpServerOnAThread, OnlyGetAndHead) {
   asio::io_context io;
-  tcp::socket s(io);
-  const size_t colon = address_.rfind(':');
-  s.connect({asio::ip::make_address("127.0.0.1"),
-             static_cast<unsigned short>(std::stoi(address_.substr(colon + 1)))});
+  tcp::socket s = Connect(io);
   const std::string request =
       "DELETE /hello HTTP/1.1\r\nHost: x\r\n\r\nHEAD /hello HTTP/1.1\r\n"
       "Host: x\r\nConnection: close\r\n\r\n";
