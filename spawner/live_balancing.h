@@ -47,7 +47,7 @@ struct TaskReport {
   int64_t items = -1;
   uint64_t moves = 0;
   double n_mean = 1, n_std = 0;
-  // Seconds the task spent computing so far (runtime::TaskMeasures::busy_s); < 0: not reported,
+  // Seconds the task spent computing so far (runtime::TaskProfile::compute_s); < 0: not reported,
   // the speed is then measured over wall time.
   double busy_s = -1;
   std::vector<MeasuredLink> links;

@@ -2,6 +2,8 @@
 // page (web/index.html) with the data it reads (docs/operations.md, "Metrics and the web page").
 #include <capnp/message.h>
 
+#include <map>
+
 #include "net/federation_status.h"
 #include "supernode/supernode_service.h"
 
@@ -25,21 +27,16 @@ void SupernodeService::ServeWeb(net::HttpServer& http) {
   daemons_metric_ = registry.AddGaugeCollector(
       "aiac_daemons", "Daemons registered with this super-node, by state", [this] {
         const auto now = Registry::Clock::now();
-        double free = 0, granted = 0, busy = 0;
+        std::map<std::string, double> count;
         for (const auto& v : registry_.View(now)) {
-          if (!v.record.busy) {
-            ++free;
-          } else if (v.running) {
-            ++busy;
-          } else {
-            ++granted;
-          }
+          ++count[net::DaemonStateName(false, v.record.busy, v.running)];
         }
-        const auto lost = static_cast<double>(registry_.Lost(now).size());
-        return metrics::Registry::Samples{{{{"state", "free"}}, free},
-                                          {{{"state", "granted"}}, granted},
-                                          {{{"state", "busy"}}, busy},
-                                          {{{"state", "lost"}}, lost}};
+        count["lost"] = static_cast<double>(registry_.Lost(now).size());
+        metrics::Registry::Samples samples;
+        for (const char* state : {"free", "granted", "busy", "lost"}) {
+          samples.push_back({{{"state", state}}, count[state]});
+        }
+        return samples;
       });
   jobs_metric_ = registry.AddGaugeCollector(
       "aiac_jobs", "Running jobs registered with this super-node", [this] {

@@ -20,7 +20,7 @@ DaemonRow ReadDaemon(proto::DaemonInfo::Reader d, bool lost) {
   row.power = std::isfinite(d.getPower()) ? d.getPower() : 0;
   row.cores = d.getCores();
   const bool busy = d.getState() == proto::DaemonState::BUSY;
-  row.state = lost ? "lost" : !busy ? "free" : d.getRunning() ? "busy" : "granted";
+  row.state = DaemonStateName(lost, busy, d.getRunning());
   if (busy || lost) row.job = Text(d.getJob());
   row.heartbeat_age_s = static_cast<double>(d.getHeartbeatAgeMs()) / 1000;
   row.version = Text(d.getVersion());
@@ -29,6 +29,10 @@ DaemonRow ReadDaemon(proto::DaemonInfo::Reader d, bool lost) {
 }
 
 }  // namespace
+
+const char* DaemonStateName(bool lost, bool busy, bool running) {
+  return lost ? "lost" : !busy ? "free" : running ? "busy" : "granted";
+}
 
 std::string IsoTime(int64_t unix_seconds) {
   if (unix_seconds <= 0) return "";

@@ -40,6 +40,10 @@ FederationStatus ReadStatusReport(proto::StatusReport::Reader report);
 nlohmann::json ToJson(const FederationStatus& status);
 nlohmann::json ToJson(const JobStatus& job);
 
+// What `status` calls a daemon's state: lost, free, busy (its last heartbeat said it runs a
+// task) or granted (busy for a job whose spawner has not started its task there yet).
+const char* DaemonStateName(bool lost, bool busy, bool running);
+
 // "2026-11-26T18:40:12+0000", in local time; "" for 0.
 std::string IsoTime(int64_t unix_seconds);
 

@@ -74,16 +74,15 @@ TaskProfile& TaskProfile::operator+=(const TaskProfile& o) {
 }
 
 TaskMeasures TaskRunner::Measures() const {
-  const double busy = std::chrono::duration<double>(busy_).count();
   TaskProfile profile = profile_;
-  profile.compute_s = busy;
-  return {
-      task_->WorkDone(), task_->RemainingWork(), task_->ItemCount(), moves_.moves, busy, profile};
+  profile.compute_s = Seconds(busy_);
+  return {task_->WorkDone(), task_->RemainingWork(), task_->ItemCount(), moves_.moves, profile};
 }
 
-void TaskRunner::CountSent(const std::vector<OutgoingValue>& out) {
-  profile_.messages_sent += out.size();
-  for (const auto& v : out) profile_.bytes_sent += v.bytes.size();
+void TaskRunner::Send(std::vector<OutgoingValue> values, uint64_t iteration, bool converged) {
+  profile_.messages_sent += values.size();
+  for (const auto& v : values) profile_.bytes_sent += v.bytes.size();
+  cb_.send(std::move(values), iteration, converged);
 }
 
 void TaskRunner::RunMove(ItemMove m, uint64_t iteration, bool& converged) {
@@ -222,10 +221,7 @@ void TaskRunner::Acknowledge(uint64_t iteration, bool converged) {
     told_seen_[to] = now;
     values.push_back({to, bytes, now.first, now.second});
   }
-  if (!values.empty()) {
-    CountSent(values);
-    cb_.send(std::move(values), iteration, converged);
-  }
+  if (!values.empty()) Send(std::move(values), iteration, converged);
 }
 
 void TaskRunner::MaybeCheckpoint(uint64_t iteration, bool now) {
@@ -299,10 +295,7 @@ void TaskRunner::Loop() {
       IterationsComputed().Add();
       auto out = Track(task_->TakeOutgoing(), iteration);
       const bool now = task_->LocallyConverged();
-      if (!out.empty() || options_.sync) {
-        CountSent(out);
-        cb_.send(std::move(out), iteration, now);
-      }
+      if (!out.empty() || options_.sync) Send(std::move(out), iteration, now);
       if (now != converged || iteration == options_.start_iteration + 1)
         cb_.local_convergence(now, iteration);
       converged = now;

@@ -56,7 +56,12 @@ struct MoveReport {
 // Where a task's time went and what it exchanged, since it started on its daemon (`run
 // --log-view`, docs/user-guide.md): kept by the runner on its own thread.
 struct TaskProfile {
-  double compute_s = 0;     // in iterations that computed (TaskMeasures::busy_s)
+  // Seconds spent in iterations that computed (Task::Iterate, or an emulated node's stretch of
+  // it), not waiting for input (a synchronous step's wait included): a task's speed is its work
+  // done over them, what its host gives it when it has something to do (live balancing). A task
+  // of an asynchronous job that waits for its neighbours' values would otherwise look as slow as
+  // they are.
+  double compute_s = 0;
   double wait_s = 0;        // waiting for neighbours' values with nothing to compute
   double checkpoint_s = 0;  // serialising its state for checkpoints (sending is not here)
   double move_s = 0;        // live-balancing move steps
@@ -72,11 +77,6 @@ struct TaskMeasures {
   double remaining = -1;
   int64_t items = -1;
   uint64_t moves = 0;
-  // Seconds spent in iterations that computed (Task::Iterate, or an emulated node's stretch of
-  // it), not waiting for input (a synchronous step's wait included): a task's speed is its work
-  // done over them, what its host gives it when it has something to do. A task of an asynchronous
-  // job that waits for its neighbours' values would otherwise look as slow as they are.
-  double busy_s = 0;
   TaskProfile profile;
 };
 
@@ -194,11 +194,13 @@ class TaskRunner {
   std::mutex commands_mu_;
   std::vector<Command> commands_;  // guarded by commands_mu_
   std::thread thread_;
-  uint64_t last_checkpoint_ = 0;                // iteration; runner thread only
-  std::chrono::steady_clock::duration busy_{};  // TaskMeasures::busy_s; runner thread only
-  TaskProfile profile_;                         // runner thread only; compute_s from busy_
-  // Adds `out` to the messages and bytes sent; `v` to those received.
-  void CountSent(const std::vector<OutgoingValue>& out);
+  uint64_t last_checkpoint_ = 0;  // iteration; runner thread only
+  // TaskProfile::compute_s, kept as a duration so that it adds up exactly; runner thread only.
+  std::chrono::steady_clock::duration busy_{};
+  TaskProfile profile_;  // runner thread only; compute_s from busy_
+  // Sends `values` (cb_.send), counted in profile_.
+  void Send(std::vector<OutgoingValue> values, uint64_t iteration, bool converged);
+  // Counts `v` in profile_ as received.
   void Received(const Mailbox::Value& v) {
     ++profile_.messages_received;
     profile_.bytes_received += v.bytes.size();

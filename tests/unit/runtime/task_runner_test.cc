@@ -284,7 +284,7 @@ TEST(TaskRunnerTest, AnIdleTaskAcknowledgesWhatItAbsorbedOnce) {
   EXPECT_EQ(sent[3], std::make_tuple(uint64_t{3}, uint64_t{7}, std::string("v3"), true));
 }
 
-// The time a task computed (TaskMeasures::busy_s, what live balancing measures speeds over)
+// The time a task computed (TaskProfile::compute_s, what live balancing measures speeds over)
 // counts its iterations, here emulated at 40 ms each, and neither idling once it has nothing to
 // do nor a synchronous step's wait for its neighbours' values.
 TEST(TaskRunnerTest, BusyTimeCountsTheIterationsNotTheWaits) {
@@ -320,14 +320,14 @@ TEST(TaskRunnerTest, BusyTimeCountsTheIterationsNotTheWaits) {
     // for the neighbour's fourth value (0.4 s in).
     ASSERT_TRUE(testing::WaitUntil([&] {
       std::lock_guard lock(mu);
-      return !reports.empty() && reports.back().second.busy_s >= 0.2 - 1e-9 &&
+      return !reports.empty() && reports.back().second.profile.compute_s >= 0.2 - 1e-9 &&
              (sync || reports.back().first - start > std::chrono::milliseconds(500));
     })) << (sync ? "sync" : "async");
     neighbour.join();
     runner.Halt();
     runner.Join();
     std::lock_guard lock(mu);
-    EXPECT_NEAR(reports.back().second.busy_s, 0.2, 1e-9) << (sync ? "sync" : "async");
+    EXPECT_NEAR(reports.back().second.profile.compute_s, 0.2, 1e-9) << (sync ? "sync" : "async");
     EXPECT_GE(reports.back().first - start, std::chrono::milliseconds(400))
         << (sync ? "sync" : "async");
   }
