@@ -83,6 +83,10 @@ Result<Assignment> Parse(proto::AssignTask::Reader in, const runtime::PluginTrus
     return InvalidArgument("a group without this task");
   a.checkpoint_every = in.getCheckpointEvery();
   a.checkpoint_ms = std::min<uint64_t>(in.getCheckpointMs(), uint64_t{1} << 40);
+  // Bounded so that no shift or conversion further on overflows (a bound that large is none).
+  a.memory_mb = std::min<uint64_t>(in.getMemoryMb(), uint64_t{1} << 30);
+  a.cpu_seconds = std::min<uint64_t>(in.getCpuSeconds(), uint64_t{1} << 40);
+  a.app_stall_ms = std::min<uint64_t>(in.getAppStallMs(), uint64_t{1} << 40);
   a.incarnation = std::max<uint64_t>(in.getIncarnation(), 1);
   a.restore = in.getRestore();
   const double tighten = in.getTighten();

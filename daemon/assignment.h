@@ -38,6 +38,8 @@ struct Assignment {
   std::map<uint32_t, std::string> hosted;
   uint64_t checkpoint_every = 0;
   uint64_t checkpoint_ms = 0;
+  // The job's limits on the app's child process (app_child.h); 0: none.
+  uint64_t memory_mb = 0, cpu_seconds = 0, app_stall_ms = 0;
   uint64_t incarnation = 1;
   bool restore = false;  // resume from the newest checkpoint on the backups
   double tighten = 1;    // the job's local tests were tightened this much so far (>= 1)

@@ -38,6 +38,11 @@ void DeclareDaemonOptions(OptionSet& set, DaemonOptions& o) {
   set.Integer("plugin_cache_mb", o.plugin_cache_mb, 0, 1 << 20,
               "the most the plugins stored in `DATA/plugins` may take: past it, the least "
               "recently used ones are removed (never one this daemon has loaded); 0 = no bound");
+  set.Choice("app_isolation", o.app_isolation, {"process", "thread"},
+             "where a task's app runs: `process`, a child process of the daemon (`aiac-app-child`, "
+             "next to `aiac-daemon`) that may crash, hang or hit the job's limits without taking "
+             "the daemon down; `thread`, in the daemon itself, for apps trusted not to crash (a "
+             "crash then ends the daemon)");
   set.Duration("heartbeat_ms", o.heartbeat, "heartbeat period towards the super-node");
   set.Duration("progress_ms", o.progress, "progress reports to the spawner while a task runs");
   set.Text("ready_file", o.ready_file, "write the bound HOST:PORT here once registered");

@@ -39,6 +39,9 @@ struct DaemonOptions {
   std::chrono::milliseconds remeasure_power{600000};
   // The most the plugins stored in DATA/plugins may take; past it the least recently used go.
   int64_t plugin_cache_mb = 256;
+  // Where tasks' apps run: "process" (a child process each, aiac-app-child: an app that crashes
+  // cannot take the daemon down) or "thread" (in the daemon, for apps trusted not to crash).
+  std::string app_isolation = "process";
   // Heartbeat period towards the super-node.
   std::chrono::milliseconds heartbeat{1000};
   // Period of progress reports to the spawner while a task runs.

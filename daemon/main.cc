@@ -15,6 +15,7 @@
 #include "core/endpoint.h"
 #include "core/logging.h"
 #include "core/names.h"
+#include "core/self_directory.h"
 #include "core/usage_error.h"
 #include "daemon/background_load.h"
 #include "daemon/daemon_options.h"
@@ -175,6 +176,11 @@ daemon::TaskHostOptions HostOptions(const daemon::DaemonOptions& o,
   daemon::TaskHostOptions host{o.id, o.net,    o.progress, o.data_dir + "/plugins",
                                {},   o.limits, {},         {}};
   host.plugin_cache_bytes = static_cast<uint64_t>(o.plugin_cache_mb) << 20;
+  // An emulated node stretches each iteration after its CPU time, which only a runner in the
+  // daemon can: its tasks' apps run there.
+  host.isolate_apps = o.app_isolation == "process" && !node;
+  host.app_child_executable = SelfDirectory() + "/aiac-app-child";
+  host.task_dir = o.data_dir + "/tasks";
   if (node) {
     const auto started = std::chrono::steady_clock::now();
     auto guard = std::make_shared<std::mutex>();

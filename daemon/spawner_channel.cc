@@ -110,7 +110,7 @@ awaitable<SpawnerChannel::Next> SpawnerChannel::OnAssignTask(proto::AssignTask::
                     (host_.job_ ? host_.job_->job() : std::string("being set up")));
     co_return Next::kGoOn;
   }
-  auto plugin = host_.plugins_.Find(a.plugin_hash);
+  auto plugin = host_.FindPlugin(a.plugin_hash);
   if (!plugin.ok() && plugin.status().code() == StatusCode::kNotFound) {
     host_.log_->info("job {}: plugin {} ({}) not stored here, asking the spawner", a.job,
                      Printable(a.plugin_name, 64), Hex(a.plugin_hash).substr(0, 12));
@@ -167,9 +167,9 @@ awaitable<SpawnerChannel::Next> SpawnerChannel::OnPluginData(proto::PluginData::
   // The bytes must hash to what the (checked, maybe signed) task names, before anything is
   // written or loaded: PluginStore::Add hashes them against a->plugin_hash.
   auto plugin = AsString(pd.getSha256()) != a->plugin_hash
-                    ? Result<std::shared_ptr<runtime::Plugin>>(InvalidArgument(
+                    ? Result<PluginRef>(InvalidArgument(
                           "plugin hash mismatch: the plugin sent is not the one the task names"))
-                    : host_.plugins_.Add(a->plugin_hash, *bytes);
+                    : host_.AddPlugin(a->plugin_hash, *bytes);
   if (!plugin.ok()) {
     host_.log_->warn("job {}: task {} refused: {}", a->job, a->task, plugin.status().message());
     host_.Reply(*conn_, a->job, a->task, plugin.status().message());

@@ -74,8 +74,13 @@ class TaskHost {
   // ---- Setting up a task (task_setup.cc).
   // Fetches the checkpoint when the task is a restore, builds the task on the worker thread,
   // starts the session, and answers TaskReady.
-  net::awaitable<void> Accept(Assignment assignment, std::shared_ptr<runtime::Plugin> plugin,
-                              net::ConnectionPtr conn);
+  net::awaitable<void> Accept(Assignment assignment, PluginRef plugin, net::ConnectionPtr conn);
+  // The plugin with this hash as the task needs it (loaded here only when apps run in the
+  // daemon); NotFound when the spawner must send it. AddPlugin stores the bytes sent first.
+  Result<PluginRef> FindPlugin(const std::string& sha256);
+  Result<PluginRef> AddPlugin(const std::string& sha256, std::string_view bytes);
+  // How task a's app process starts (TaskHostOptions::isolate_apps).
+  AppChildSpec ChildSpecFor(const Assignment& a) const;
   // The newest checkpoint of the task that verifies (its checksum, and its proof under
   // `spawner_key`, the job's spawner's), from any of its backups; none when no backup has one.
   net::awaitable<std::optional<checkpoint::Checkpoint>> FetchCheckpoint(const Assignment& a,
@@ -90,14 +95,16 @@ class TaskHost {
   // This daemon's key, which signs its task's checkpoints; none without an identity (tests).
   std::optional<Ed25519Key> CheckpointKey() const;
   // PrepareTask on the worker thread; resumes on the io thread with its result.
-  net::awaitable<Result<PreparedTask>> PrepareOffIo(std::shared_ptr<Assignment> a,
-                                                    std::unique_ptr<app::App> app,
-                                                    std::optional<checkpoint::Checkpoint> restored);
+  // `crash`: why the app's process died while it set up, if it did.
+  net::awaitable<Result<PreparedTask>> PrepareOffIo(std::shared_ptr<Assignment> a, PluginRef plugin,
+                                                    std::optional<checkpoint::Checkpoint> restored,
+                                                    std::optional<AppCrash>& crash);
   // The prepared task runs here from now on: its session, its links.
   void Run(Session session, const Assignment& a, net::ConnectionPtr spawner);
   void Reply(net::Connection& conn, const std::string& job, uint32_t task, const std::string& error,
              bool need_plugin = false, uint64_t restored_iteration = 0,
-             const runtime::MoveState* moves = nullptr, const std::string& notes = "");
+             const runtime::MoveState* moves = nullptr, const std::string& notes = "",
+             const AppCrash* crash = nullptr);
 
   // ---- The job's life.
   static NeighbourMove MoveOf(proto::NeighbourMoved::Reader m);

@@ -27,6 +27,11 @@ struct TaskHostOptions {
   // --background): its run-queue samples are then 1 + that. Unset: sampled from /proc/stat
   // (monitor/run_queue.h), once per progress report.
   std::function<double()> competing_jobs;
+  // Where a task's app runs: in a child process (app_child_executable, aiac-app-child) whose
+  // standard error goes to task_dir/JOB.TASK.INCARNATION.stderr, or (false) in the daemon.
+  bool isolate_apps = true;
+  std::string app_child_executable;
+  std::string task_dir;
   // The most the stored plugins may take on disk (runtime::PluginStore); 0: no bound.
   uint64_t plugin_cache_bytes = 0;
 };

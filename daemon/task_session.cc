@@ -4,6 +4,7 @@
 
 #include "checkpoint/proof.h"
 #include "core/names.h"
+#include "daemon/app_child_runner.h"
 #include "net/capnp_bytes.h"
 #include "runtime/move_kind_wire.h"
 #include "runtime/task_profile_wire.h"
@@ -14,29 +15,54 @@ namespace asio = net::asio;
 using net::AsBytes;
 using net::AsString;
 
+namespace {
+
+// The common end of both PrepareTasks: the checkpoint's state, the job's tightening so far.
+Result<PreparedTask> Restore(const Assignment& a, std::unique_ptr<app::Task> task,
+                             std::optional<checkpoint::Checkpoint> restored) {
+  runtime::MoveState moves;
+  if (restored) {
+    AIAC_ASSIGN_OR_RETURN(auto state, runtime::DecodeTaskState(restored->state));
+    AIAC_RETURN_IF_ERROR(task->RestoreState(state.app_state));
+    moves = std::move(state.moves);
+  }
+  // A task taking over mid-run starts with the local test its job tightened to so far.
+  if (a.tighten > 1) AIAC_RETURN_IF_ERROR(task->Tighten(a.tighten));
+  PreparedTask p;
+  p.dependencies = task->Dependencies();
+  p.notes = task->Notes();
+  p.task = std::move(task);
+  p.restored = std::move(restored);
+  p.moves = std::move(moves);
+  return p;
+}
+
+}  // namespace
+
 Result<PreparedTask> PrepareTask(const Assignment& a, std::unique_ptr<app::App> app,
                                  std::optional<checkpoint::Checkpoint> restored) {
   if (app->name() != a.app) {
     return InvalidArgument("plugin " + a.plugin_name + " holds app '" + std::string(app->name()) +
                            "', not '" + a.app + "'");
   }
-  auto task = app->MakeTask(a.params, a.task, a.slice);
-  if (!task.ok()) return task.status();
-  runtime::MoveState moves;
-  if (restored) {
-    AIAC_ASSIGN_OR_RETURN(auto state, runtime::DecodeTaskState(restored->state));
-    AIAC_RETURN_IF_ERROR((*task)->RestoreState(state.app_state));
-    moves = std::move(state.moves);
-  }
-  // A task taking over mid-run starts with the local test its job tightened to so far.
-  if (a.tighten > 1) AIAC_RETURN_IF_ERROR((*task)->Tighten(a.tighten));
-  PreparedTask p;
-  p.dependencies = (*task)->Dependencies();
-  p.notes = (*task)->Notes();
-  p.task = std::move(*task);
+  AIAC_ASSIGN_OR_RETURN(auto task, app->MakeTask(a.params, a.task, a.slice));
+  AIAC_ASSIGN_OR_RETURN(PreparedTask p, Restore(a, std::move(task), std::move(restored)));
   p.app = std::move(app);
-  p.restored = std::move(restored);
-  p.moves = std::move(moves);
+  return p;
+}
+
+Result<PreparedTask> PrepareTask(const Assignment& a, const AppChildSpec& child,
+                                 std::optional<checkpoint::Checkpoint> restored,
+                                 std::optional<AppCrash>& crash) {
+  AIAC_ASSIGN_OR_RETURN(auto task,
+                        ChildTask::Start(child, a.app, a.params, a.task, a.slice, &crash));
+  auto state = task->state();
+  auto p = Restore(a, std::move(task), std::move(restored));
+  if (!p.ok()) {
+    crash = state->crash();  // in RestoreState or Tighten
+    return p.status();
+  }
+  p->child = std::move(state);
   return p;
 }
 
@@ -101,8 +127,15 @@ Result<std::shared_ptr<TaskSession>> TaskSession::Create(
     options.checkpoint_period = std::chrono::milliseconds(a.checkpoint_ms);
   }
   s->app_ = std::move(prepared.app);
-  s->runner_ = std::make_unique<runtime::TaskRunner>(
-      std::move(prepared.task), std::move(prepared.dependencies), options, s->Callbacks());
+  s->child_ = prepared.child;
+  if (prepared.child) {
+    // The app runs in a child process: so does its runner (app_child_runner.h).
+    std::unique_ptr<ChildTask> child(static_cast<ChildTask*>(prepared.task.release()));
+    AIAC_ASSIGN_OR_RETURN(s->runner_, ChildRunner::Run(std::move(child), options, s->Callbacks()));
+  } else {
+    s->runner_ = std::make_unique<runtime::TaskRunner>(
+        std::move(prepared.task), std::move(prepared.dependencies), options, s->Callbacks());
+  }
   return s;
 }
 
@@ -277,6 +310,8 @@ void TaskSession::SendSnapshot(uint64_t round, const std::string& slice, uint64_
 }
 
 void TaskSession::SendResult(const Result<std::string>& slice, uint64_t iterations) {
+  const std::optional<AppCrash> crash =
+      !slice.ok() && child_ ? child_->crash() : std::optional<AppCrash>();
   port_.send([&](proto::Envelope::Builder e) {
     auto r = e.initResult();
     r.setJob(job_);
@@ -293,19 +328,31 @@ void TaskSession::SendResult(const Result<std::string>& slice, uint64_t iteratio
     r.setDiverged(!slice.ok() && slice.status().code() == StatusCode::kDiverged);
     // The runner's last progress came just before its result (runtime/task_runner.h).
     runtime::ToProto(progress_measures_.profile, r.initProfile());
+    if (crash) {
+      auto c = r.initCrash();
+      c.setCrashed(true);
+      c.setCause(crash->cause);
+      c.setIteration(iterations);
+      c.setStderrTail(crash->stderr_tail);
+    }
   });
-  if (!slice.ok()) log_->warn("job {}: task {} failed: {}", job_, task_, slice.status().message());
-  port_.ended(slice.ok() ? "halted" : "failed");
+  if (crash) {
+    log_->warn("job {}: task {}'s app crashed after iteration {}: {}; this daemon goes on", job_,
+               task_, iterations, crash->cause);
+  } else if (!slice.ok()) {
+    log_->warn("job {}: task {} failed: {}", job_, task_, slice.status().message());
+  }
+  port_.ended(crash ? "its app crashed" : slice.ok() ? "halted" : "failed");
 }
 
 bool TaskSession::Deliver(const std::string& sender, proto::DependencyData::Reader values) {
   if (ended_) return true;  // late: dropped, and not the sender's fault
   auto it = senders_.find(values.getFromTask());
   if (it == senders_.end() || it->second != sender) return false;
-  runner_->mailbox().Put(values.getFromTask(), values.getIteration(), AsString(values.getData()),
-                         values.getConverged(), values.getSeen(),
-                         std::max<uint64_t>(values.getIncarnation(), 1),
-                         std::max<uint64_t>(values.getSeenIncarnation(), 1));
+  runner_->Put(values.getFromTask(), values.getIteration(), AsString(values.getData()),
+               values.getConverged(), values.getSeen(),
+               std::max<uint64_t>(values.getIncarnation(), 1),
+               std::max<uint64_t>(values.getSeenIncarnation(), 1));
   return true;
 }
 

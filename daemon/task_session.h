@@ -26,6 +26,7 @@
 #include "core/ed25519.h"
 #include "core/endpoint.h"
 #include "core/logging.h"
+#include "daemon/app_child.h"
 #include "daemon/assignment.h"
 #include "daemon/report_group.h"
 #include "net/connection.h"
@@ -35,14 +36,22 @@
 
 namespace aiac::daemon {
 
+// The job's plugin as this daemon holds it: its file, checked against the task's hash, and the
+// library itself when the app runs in the daemon (TaskHostOptions::isolate_apps false).
+struct PluginRef {
+  std::string path;
+  std::shared_ptr<runtime::Plugin> loaded;
+};
+
 // The app's task, built and restored, ready for a session.
 struct PreparedTask {
-  std::unique_ptr<app::App> app;
+  std::unique_ptr<app::App> app;  // null when the task runs in a child process
   std::unique_ptr<app::Task> task;
   std::vector<uint32_t> dependencies;
   std::optional<checkpoint::Checkpoint> restored;
   runtime::MoveState moves;  // the restored checkpoint's item moves (task_state.h)
   std::string notes;         // app::Task::Notes(), read once it was built and restored
+  std::shared_ptr<const AppChildState> child;  // the task's child process, when it has one
 };
 
 // Builds task a.task of `app` from a.slice, restores `restored` when there is one (its runtime
@@ -50,6 +59,11 @@ struct PreparedTask {
 // arguments: safe on any thread.
 Result<PreparedTask> PrepareTask(const Assignment& a, std::unique_ptr<app::App> app,
                                  std::optional<checkpoint::Checkpoint> restored);
+// The same, the task built in a child process started as `child` says (app_child.h); when that
+// process crashes meanwhile, `crash` gets why.
+Result<PreparedTask> PrepareTask(const Assignment& a, const AppChildSpec& child,
+                                 std::optional<checkpoint::Checkpoint> restored,
+                                 std::optional<AppCrash>& crash);
 
 // A move of a neighbour task to another daemon (NeighbourMoved), copied out of its frame.
 struct NeighbourMove {
@@ -179,7 +193,7 @@ class TaskSession : public std::enable_shared_from_this<TaskSession> {
   struct Retired {
     std::shared_ptr<runtime::Plugin> plugin;
     std::unique_ptr<app::App> app;
-    std::unique_ptr<runtime::TaskRunner> runner;  // destroyed first: joins the task's thread
+    std::unique_ptr<runtime::Runner> runner;  // destroyed first: joins the task's thread
   };
   // Ends the session: no callback is handled after this, wakes are cancelled and connections
   // closed, the runner is told to halt. Returns the parts to let go (once; empty afterwards).
@@ -196,7 +210,8 @@ class TaskSession : public std::enable_shared_from_this<TaskSession> {
   void QueueCheckpoint(checkpoint::Checkpoint c);
   void SendAnswer(uint64_t round, bool converged);
   void SendSnapshot(uint64_t round, const std::string& slice, uint64_t iteration);
-  // The task ended (halted, or failed: then its daemon says whether it diverged).
+  // The task ended (halted, or failed: then its daemon says whether it diverged, or how its
+  // app's process died).
   void SendResult(const Result<std::string>& slice, uint64_t iterations);
   void FillProgress(proto::TaskProgress::Builder p, double run_queue_mean, double run_queue_std,
                     const std::vector<LinkReport>& links) const;
@@ -216,11 +231,13 @@ class TaskSession : public std::enable_shared_from_this<TaskSession> {
   std::shared_ptr<const CheckpointSigner> signer_;
   std::shared_ptr<runtime::Plugin> keep_loaded_;  // declared before the app: unloaded after it
   std::unique_ptr<app::App> app_;
+  std::shared_ptr<const AppChildState> child_;  // the app's process, when it has one
   std::map<uint32_t, std::shared_ptr<OutLink>> links_;
   std::vector<std::shared_ptr<BackupLink>> backups_;
   std::map<uint32_t, std::string> senders_;  // task -> the only daemon id that may send its values
   ReportGroup group_;
-  std::unique_ptr<runtime::TaskRunner> runner_;
+  // A TaskRunner here, or (the app in a child process) a ChildRunner.
+  std::unique_ptr<runtime::Runner> runner_;
   bool started_ = false;
   bool ended_ = false;
   uint64_t checkpoints_ = 0;  // copies the backups acknowledged

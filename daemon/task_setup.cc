@@ -1,4 +1,7 @@
 // TaskHost: setting up the task a spawner assigned (task_host.h).
+#include <algorithm>
+#include <filesystem>
+
 #include "checkpoint/proof_wire.h"
 #include "daemon/task_host.h"
 #include "net/capnp_bytes.h"
@@ -8,12 +11,34 @@
 namespace aiac::daemon {
 
 namespace asio = net::asio;
+
+namespace {
+
+// The newest task outputs (DATA/tasks/*.stderr) kept for the operator to read.
+constexpr size_t kTaskOutputsKept = 16;
+
+// Removes the oldest *.stderr files of `dir` beyond the newest `keep`.
+void PruneTaskOutputs(const std::string& dir, size_t keep) {
+  std::vector<std::pair<std::filesystem::file_time_type, std::filesystem::path>> files;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    std::error_code e;
+    if (entry.path().extension() == ".stderr")
+      files.emplace_back(entry.last_write_time(e), entry.path());
+  }
+  if (files.size() <= keep) return;
+  std::sort(files.begin(), files.end());
+  for (size_t i = 0; i + keep < files.size(); ++i) std::filesystem::remove(files[i].second, ec);
+}
+
+}  // namespace
 using net::AsString;
 using net::awaitable;
 
 void TaskHost::Reply(net::Connection& conn, const std::string& job, uint32_t task,
                      const std::string& error, bool need_plugin, uint64_t restored_iteration,
-                     const runtime::MoveState* moves, const std::string& notes) {
+                     const runtime::MoveState* moves, const std::string& notes,
+                     const AppCrash* crash) {
   conn.SendEnvelope([&](proto::Envelope::Builder e) {
     auto r = e.initTaskReady();
     r.setJob(job);
@@ -33,11 +58,42 @@ void TaskHost::Reply(net::Connection& conn, const std::string& job, uint32_t tas
         out[i].setItems(net::AsBytes(x.items));
       }
     }
+    if (crash) {
+      auto c = r.initCrash();
+      c.setCrashed(true);
+      c.setCause(crash->cause);
+      c.setStderrTail(crash->stderr_tail);
+    }
   });
 }
 
-awaitable<void> TaskHost::Accept(Assignment assignment, std::shared_ptr<runtime::Plugin> plugin,
-                                 net::ConnectionPtr conn) {
+Result<PluginRef> TaskHost::FindPlugin(const std::string& sha256) {
+  if (!options_.isolate_apps) {
+    AIAC_ASSIGN_OR_RETURN(auto loaded, plugins_.Find(sha256));
+    return PluginRef{"", std::move(loaded)};
+  }
+  AIAC_ASSIGN_OR_RETURN(std::string path, plugins_.FindFile(sha256));
+  return PluginRef{std::move(path), nullptr};
+}
+
+Result<PluginRef> TaskHost::AddPlugin(const std::string& sha256, std::string_view bytes) {
+  AIAC_RETURN_IF_ERROR(plugins_.AddFile(sha256, bytes).status());
+  return FindPlugin(sha256);
+}
+
+AppChildSpec TaskHost::ChildSpecFor(const Assignment& a) const {
+  AppChildSpec spec;
+  spec.executable = options_.app_child_executable;
+  spec.stderr_path = options_.task_dir + "/" + a.job + "." + std::to_string(a.task) + "." +
+                     std::to_string(a.incarnation) + ".stderr";
+  spec.memory_mb = a.memory_mb;
+  spec.cpu_seconds = a.cpu_seconds;
+  spec.stall = std::chrono::milliseconds(a.app_stall_ms);
+  spec.log = a.params.logger;
+  return spec;
+}
+
+awaitable<void> TaskHost::Accept(Assignment assignment, PluginRef plugin, net::ConnectionPtr conn) {
   auto a = std::make_shared<Assignment>(std::move(assignment));
   // Busy from here: another spawner's assignment is refused. Neighbours that heard of this
   // task's move may send values already: they wait for the setup.
@@ -48,7 +104,8 @@ awaitable<void> TaskHost::Accept(Assignment assignment, std::shared_ptr<runtime:
   std::optional<checkpoint::Checkpoint> restored;
   if (a->restore) restored = co_await FetchCheckpoint(*a, conn->peer().public_key);
   const auto building = std::chrono::steady_clock::now();
-  auto prepared = co_await PrepareOffIo(a, plugin->NewApp(), std::move(restored));
+  std::optional<AppCrash> crash;
+  auto prepared = co_await PrepareOffIo(a, plugin, std::move(restored), crash);
   const std::chrono::duration<double> built = std::chrono::steady_clock::now() - building;
   // From here on no suspension: whatever follows, the setup is over when Accept returns.
   setting_up_.reset();
@@ -62,14 +119,20 @@ awaitable<void> TaskHost::Accept(Assignment assignment, std::shared_ptr<runtime:
         [conn](const auto& fill) { conn->SendEnvelope(fill); },
         [this](const std::string& why) { EndJob(why); },
         [this](uint64_t move, const std::string& items) { relay_.OnExported(move, items); }};
-    session = prepared.ok() ? TaskSession::Create(io_, *a, std::move(*prepared), plugin,
+    session = prepared.ok() ? TaskSession::Create(io_, *a, std::move(*prepared), plugin.loaded,
                                                   options_.progress, std::move(port), log_,
                                                   CheckpointKey(), options_.iteration_time)
                             : Result<Session>(prepared.status());
   }
   if (!session.ok()) {
-    log_->warn("job {}: task {} refused: {}", a->job, a->task, session.status().message());
-    Reply(*conn, a->job, a->task, session.status().message());
+    if (crash) {
+      log_->warn("job {}: task {}'s app crashed while it was set up: {}; this daemon goes on",
+                 a->job, a->task, crash->cause);
+    } else {
+      log_->warn("job {}: task {} refused: {}", a->job, a->task, session.status().message());
+    }
+    Reply(*conn, a->job, a->task, session.status().message(), false, 0, nullptr, "",
+          crash ? &*crash : nullptr);
     co_return;
   }
   const uint64_t restored_iteration = prepared->restored ? prepared->restored->iteration : 0;
@@ -90,29 +153,43 @@ void TaskHost::Run(Session session, const Assignment& a, net::ConnectionPtr spaw
 }
 
 awaitable<Result<PreparedTask>> TaskHost::PrepareOffIo(
-    std::shared_ptr<Assignment> a, std::unique_ptr<app::App> app,
-    std::optional<checkpoint::Checkpoint> restored) {
+    std::shared_ptr<Assignment> a, PluginRef plugin, std::optional<checkpoint::Checkpoint> restored,
+    std::optional<AppCrash>& crash) {
   // Shared with the worker: this coroutine may be destroyed (the daemon stopping) while it runs.
   struct Work {
     std::shared_ptr<Assignment> a;
-    std::unique_ptr<app::App> app;
+    PluginRef plugin;
+    std::optional<AppChildSpec> child;
     std::optional<checkpoint::Checkpoint> restored;
     std::optional<Result<PreparedTask>> result;
     asio::steady_timer done;
+    std::optional<AppCrash> crash;
   };
   // The app's own lines go to this daemon's log, tagged with whose they are.
   a->params.logger =
       runtime::MakeAppLog(log_, "job " + a->job + " task " + std::to_string(a->task) + "." +
                                     std::to_string(a->incarnation));
+  std::optional<AppChildSpec> child;
+  if (!plugin.loaded) {
+    child = ChildSpecFor(*a);
+    child->plugin = plugin.path;
+    std::error_code ec;
+    std::filesystem::create_directories(options_.task_dir, ec);
+    PruneTaskOutputs(options_.task_dir, kTaskOutputsKept);
+  }
   auto work = std::make_shared<Work>(
-      Work{std::move(a), std::move(app), std::move(restored), std::nullopt,
+      Work{std::move(a), std::move(plugin), std::move(child), std::move(restored), std::nullopt,
            asio::steady_timer(io_, std::chrono::steady_clock::time_point::max())});
   asio::post(work_, [this, work] {
-    work->result.emplace(PrepareTask(*work->a, std::move(work->app), std::move(work->restored)));
+    work->result.emplace(
+        work->child
+            ? PrepareTask(*work->a, *work->child, std::move(work->restored), work->crash)
+            : PrepareTask(*work->a, work->plugin.loaded->NewApp(), std::move(work->restored)));
     // Posted: the timer belongs to the io thread. The wait below started before this can run.
     asio::post(io_, [work] { work->done.cancel(); });
   });
   co_await work->done.async_wait(net::use_nothrow);
+  crash = std::move(work->crash);
   co_return std::move(*work->result);
 }
 

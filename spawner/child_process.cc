@@ -115,10 +115,4 @@ int ChildProcess::Stop(std::chrono::milliseconds grace) {
   return exit_code_.value_or(-1);
 }
 
-std::string SelfDirectory() {
-  std::error_code ec;
-  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string(".") : exe.parent_path().string();
-}
-
 }  // namespace aiac::spawner

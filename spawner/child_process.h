@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/self_directory.h"
 #include "core/status.h"
 
 namespace aiac::spawner {
@@ -44,7 +45,7 @@ class ChildProcess {
   bool terminated_ = false;  // SIGTERM sent
 };
 
-// The directory holding the running executable (/proc/self/exe), to find sibling binaries.
-std::string SelfDirectory();
+// The directory holding the running executable, to find sibling binaries.
+using aiac::SelfDirectory;
 
 }  // namespace aiac::spawner

@@ -231,6 +231,9 @@ void DaemonLinks::FillAssignment(proto::AssignTask::Builder a, size_t index, uin
        supervisor_->group(index));
   a.setCheckpointEvery(c_.job.checkpoint_every);
   a.setCheckpointMs(static_cast<uint64_t>(c_.job.checkpoint_period.count() * 1000));
+  a.setMemoryMb(c_.job.memory_mb);
+  a.setCpuSeconds(c_.job.cpu_seconds);
+  a.setAppStallMs(static_cast<uint64_t>(c_.job.app_stall.count() * 1000));
   a.setIncarnation(incarnation);
   a.setRestore(supervisor_->started());
   a.setTighten(supervisor_->tighten());

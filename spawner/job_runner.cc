@@ -145,6 +145,7 @@ RunSummary JobRunner::Summarize(RunStatus status, std::string error) {
     summary_.notes.insert(summary_.notes.begin(), supervisor_->notes().begin(),
                           supervisor_->notes().end());
     summary_.replacements = supervisor_->replacements();
+    summary_.app_crashes = supervisor_->app_crashes();
     summary_.balancing.coordinators = static_cast<uint32_t>(supervisor_->groups());
     summary_.balancing.relayed_reports = supervisor_->relayed_reports();
   }

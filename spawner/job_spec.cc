@@ -58,6 +58,16 @@ void DeclareJobOptions(OptionSet& set, JobSpec& job) {
                "a checkpoint at least this often (0: not by time)");
   set.Integer("checkpoint_every", job.checkpoint_every, 0, 1000000000,
               "and one every this many iterations (0: not by iterations)");
+  set.Integer("memory_mb", job.memory_mb, 0, 1 << 30,
+              "the address space each task's app process may use, in MiB; past it allocations "
+              "fail, which ends the task as an app crash (0: no limit)");
+  set.Integer("cpu_seconds", job.cpu_seconds, 0, 1000000000,
+              "the CPU time each task's app process may use on one daemon; past it the process "
+              "is killed (SIGXCPU), an app crash (0: no limit)");
+  set.Duration("app_stall_seconds", job.app_stall, 0, 86400,
+               "one call into the app (an iteration, building the task, a checkpoint's state) "
+               "taking longer than this counts as hung: the app's process is killed, an app "
+               "crash (0: no limit)");
 }
 
 Result<JobSpec> LoadJobSpec(const std::string& path) {

@@ -8,6 +8,9 @@
 //   backups = 2             # daemons keeping each task's checkpoints (0: no checkpoints)
 //   checkpoint_seconds = 1  # a checkpoint at least this often (0: not by time)
 //   checkpoint_every = 0    # and every this many iterations (0: not by iterations)
+//   memory_mb = 32768       # each task's app process: address space limit (0: none)
+//   cpu_seconds = 0         # ... CPU time limit (0: none)
+//   app_stall_seconds = 300 # ... a call into the app longer than this: hung (0: no limit)
 //   [params]                # app parameters, passed to every task as text
 //   rounds = 1000
 #pragma once
@@ -34,7 +37,12 @@ struct JobSpec {
   uint32_t backups = 2;
   std::chrono::duration<double> checkpoint_period{1};  // 0: not by time
   uint64_t checkpoint_every = 0;                       // iterations; 0: not by iterations
-  std::string base_dir;                                // the job file's directory
+  // Limits on each task's app process (daemon/app_child.h): address space, CPU time (0: none),
+  // and how long one call into the app may take before it counts as hung (0: no limit).
+  uint64_t memory_mb = 32768;
+  uint64_t cpu_seconds = 0;
+  std::chrono::duration<double> app_stall{300};
+  std::string base_dir;  // the job file's directory
   std::map<std::string, std::string> params;
 };
 

@@ -201,7 +201,7 @@ Status LocalCluster::StartDaemons(const std::vector<std::string>& supernodes) {
         emulation_ ? emulation_->node_ids[i - 1] : std::string("d").append(std::to_string(i));
     AIAC_RETURN_IF_ERROR(WriteIdentity(id, proto::Role::DAEMON));
     std::vector<std::string> argv = ChildArgs("aiac-daemon", id);
-    argv.insert(argv.end(), {"--power", power});
+    argv.insert(argv.end(), {"--power", power, "--app-isolation", app_isolation_});
     if (trusted_keys_.empty()) {
       argv.insert(argv.end(), {"--trusted-key", signing_->PublicHex()});
     } else {

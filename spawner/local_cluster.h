@@ -55,6 +55,8 @@ class LocalCluster {
   // The signature of a plugin's SHA-256 by this cluster's signing key, the one its daemons trust,
   // and that key (32 raw bytes).
   Result<std::pair<std::string, std::string>> SignPlugin(std::string_view sha256) const;
+  // Set before Start: where the daemons run the tasks' apps (their app_isolation).
+  void set_app_isolation(std::string isolation) { app_isolation_ = std::move(isolation); }
   // Set before Start: the daemons trust these public keys (hex), not the cluster's own key.
   void set_trusted_keys(std::vector<std::string> keys) { trusted_keys_ = std::move(keys); }
   // The identity of the spawner that runs this cluster's job, certified by its authority.
@@ -99,6 +101,7 @@ class LocalCluster {
   bool stopped_ = false;
   std::optional<LocalEmulation> emulation_;
   std::vector<std::string> trusted_keys_;  // empty: the daemons trust signing_
+  std::string app_isolation_ = "process";
 };
 
 }  // namespace aiac::spawner

@@ -339,6 +339,7 @@ std::optional<RunSummary> Execute(RunPlan& plan, const Logger& log, StatusLineSi
     cluster = std::make_unique<LocalCluster>(args.local, static_cast<size_t>(args.local_supernodes),
                                              SelfDirectory(), plan.options.local_log_level, log);
     cluster->set_log_format(plan.options.log_format);
+    cluster->set_app_isolation(plan.options.local_app_isolation);
     if (plan.emulation) {
       log->info("emulating platform {}: {} nodes, slowdown {:g}{}", args.platform, args.local,
                 plan.emulation->slowdown,

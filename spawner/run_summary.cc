@@ -67,6 +67,18 @@ nlohmann::json ReplacementsJson(const std::vector<Replacement>& replacements) {
   return j;
 }
 
+nlohmann::json AppCrashesJson(const std::vector<AppCrashReport>& crashes) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& c : crashes) {
+    j.push_back({{"task", c.task},
+                 {"daemon", c.daemon},
+                 {"iteration", c.iteration},
+                 {"cause", c.cause},
+                 {"stderr", c.stderr_tail}});
+  }
+  return j;
+}
+
 nlohmann::json LinksJson(const std::vector<LinkFigure>& links) {
   nlohmann::json j = nlohmann::json::array();
   for (const LinkFigure& l : links) {
@@ -124,6 +136,7 @@ nlohmann::json ToJson(const RunSummary& s) {
   AddTasks(s.per_task, j);
   j["failures"] = s.failures;
   j["replacements"] = ReplacementsJson(s.replacements);
+  j["app_crashes"] = AppCrashesJson(s.app_crashes);
   j["supernode_failovers"] = s.supernode_failovers;
   j["tightenings"] = s.tightenings;
   j["links"] = LinksJson(s.links);
@@ -143,6 +156,7 @@ std::string ToText(const RunSummary& s) {
   if (s.residual >= 0) out << ", residual " << s.residual;
   if (s.failures > 0)
     out << ", " << s.failures << " daemons lost, " << s.replacements.size() << " replaced";
+  if (!s.app_crashes.empty()) out << ", " << s.app_crashes.size() << " app crashes";
   if (s.supernode_failovers > 0) out << ", " << s.supernode_failovers << " super-node fail-overs";
   if (j["checkpoints"]["written"].get<uint64_t>() > 0) {
     out << ", " << j["checkpoints"]["written"] << " checkpoints ("

@@ -9,13 +9,14 @@
 // per_task}, residual (when the app has one), output, per_task
 // [{task, daemon, address, iterations, profile (log_view.h)}], checkpoints {written, bytes} (copies
 // the backups acknowledged, and their state bytes), failures (daemons lost), replacements [{task,
-// failed, daemon, restored_iteration, seconds_to_resume}], supernode_failovers (times the spawner
-// moved to another super-node after losing its own), tightenings (times every task converged but
-// the gathered result fell short of the app's test, so the local tests were tightened), partial
-// (true when the run did not converge but `output` holds the last result gathered), balancing
-// {mode ("dp", "dm" or "off"), migration, checks, redistributions, moves, abandoned, items_moved,
-// items_between_clusters, seconds_moving, planned_seconds, predicted_gain, observed_gain} (live
-// balancing, spawner/live_balancing.h), result (app-defined numbers).
+// failed, daemon, restored_iteration, seconds_to_resume}], app_crashes [{task, daemon, iteration,
+// cause, stderr}] (a task's app process died or hung; its daemon did not), supernode_failovers
+// (times the spawner moved to another super-node after losing its own), tightenings (times every
+// task converged but the gathered result fell short of the app's test, so the local tests were
+// tightened), partial (true when the run did not converge but `output` holds the last result
+// gathered), balancing {mode ("dp", "dm" or "off"), migration, checks, redistributions, moves,
+// abandoned, items_moved, items_between_clusters, seconds_moving, planned_seconds, predicted_gain,
+// observed_gain} (live balancing, spawner/live_balancing.h), result (app-defined numbers).
 #pragma once
 
 #include <cstdint>
@@ -48,6 +49,15 @@ struct Replacement {
   std::string daemon;               // the one that took over
   uint64_t restored_iteration = 0;  // of the checkpoint it resumed from (0: the initial state)
   double seconds_to_resume = -1;    // from the loss to the task running again (-1: never)
+};
+
+// A task's app process died or hung (daemon/app_child.h); its daemon went on.
+struct AppCrashReport {
+  uint32_t task = 0;
+  std::string daemon;
+  uint64_t iteration = 0;   // the task's last iteration completed
+  std::string cause;        // "SIGSEGV", "exit code 3", "hung (no answer in 30 s)", ...
+  std::string stderr_tail;  // the last lines of the app's standard error, newline-separated
 };
 
 // How a run ended: the summary's `status`.
@@ -84,6 +94,7 @@ struct RunSummary {
   std::vector<TaskOutcome> per_task;
   uint32_t failures = 0;  // task daemons lost (unreachable, disconnected or silent)
   std::vector<Replacement> replacements;
+  std::vector<AppCrashReport> app_crashes;
   uint32_t supernode_failovers = 0;
   uint32_t tightenings = 0;
   BalancingStats balancing;

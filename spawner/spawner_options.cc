@@ -43,6 +43,9 @@ void DeclareSpawnerOptions(OptionSet& set, SpawnerOptions& o) {
            "sign the job's plugin at submit with this Ed25519 private key (PEM, mode 600), for "
            "one's own development cluster; a published plugin ships its publisher's signature "
            "instead (PLUGIN.sig, `aiac-spawner sign`), and the spawner then needs no key");
+  set.Choice("local_app_isolation", o.local_app_isolation, {"process", "thread"},
+             "with `--local`: where its daemons run the tasks' apps (the daemons' "
+             "`app_isolation`): `process`, a child process each, or `thread`, in the daemon");
   set.List("local_trusted_keys", o.local_trusted_keys,
            "with `--local`: the public keys (64 hex) its daemons trust, instead of a throwaway "
            "key that signs the plugin; the plugin must then carry a signature by one of them")

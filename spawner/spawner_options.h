@@ -38,6 +38,8 @@ struct SpawnerOptions {
   // development cluster); relative to the config file's folder. Default: none, the plugin's own
   // PLUGIN.sig is shipped (runtime/plugin_signature.h).
   std::string sign_with;
+  // With --local: where its daemons run tasks' apps (daemon option app_isolation).
+  std::string local_app_isolation = "process";
   // With --local: the public keys (hex) the local daemons trust instead of a throwaway key.
   std::vector<std::string> local_trusted_keys;
   // HOST:PORT (or PORT: 127.0.0.1) where `/metrics` is served during the run. Default: none.

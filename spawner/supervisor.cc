@@ -141,7 +141,9 @@ void Supervisor::OnReport(size_t task, uint64_t incarnation, proto::Envelope::Re
     s.outcome.profile += runtime::FromProto(r.getProfile());
     s.outcome.checkpoints = std::max(s.outcome.checkpoints, r.getCheckpoints());
     s.outcome.checkpoint_bytes = std::max(s.outcome.checkpoint_bytes, r.getCheckpointBytes());
-    if (r.getError().size() > 0) {
+    if (r.hasCrash() && r.getCrash().getCrashed()) {
+      OnAppCrash(task, r.getCrash(), now);
+    } else if (r.getError().size() > 0) {
       Fail(
           "task " + std::to_string(task) + " failed: " + Printable(r.getError().cStr(), 300, false),
           r.getDiverged() ? RunStatus::kDiverged : RunStatus::kFailed);
@@ -224,6 +226,10 @@ void Supervisor::OnReady(size_t task, proto::TaskReady::Reader r, SteadyTime now
   TaskState& s = tasks_[task];
   if (r.getNeedPlugin()) {
     port_.send_plugin(task);
+    return;
+  }
+  if (r.getError().size() > 0 && r.hasCrash() && r.getCrash().getCrashed()) {
+    OnAppCrash(task, r.getCrash(), now);  // its app crashed while it was set up
     return;
   }
   if (r.getError().size() > 0) {
@@ -431,7 +437,49 @@ void Supervisor::Tick(SteadyTime now) {
   }
 }
 
-void Supervisor::Lose(size_t task, const std::string& why, SteadyTime now) {
+void Supervisor::OnAppCrash(size_t task, proto::AppCrash::Reader c, SteadyTime now) {
+  TaskState& s = tasks_[task];
+  AppCrashReport report;
+  report.task = static_cast<uint32_t>(task);
+  report.daemon = s.outcome.daemon;
+  report.iteration = c.getIteration();
+  report.cause = Printable(c.getCause().cStr(), 200, false);
+  // The app's own output, from a daemon: each line made printable, at most 20 of them.
+  const std::string tail = c.getStderrTail().cStr();
+  std::vector<std::string> lines;
+  for (size_t at = 0; at < tail.size() && lines.size() < 20;) {
+    const size_t end = std::min(tail.find('\n', at), tail.size());
+    if (end > at)
+      lines.push_back(Printable(std::string_view(tail).substr(at, end - at), 300, false));
+    at = end + 1;
+  }
+  for (const auto& line : lines)
+    report.stderr_tail += (report.stderr_tail.empty() ? "" : "\n") + line;
+  app_crashes_.push_back(report);
+  s.crashed_on.push_back(report.daemon);
+  // The line that says most: the last one that is neither a frame of the backtrace nor the
+  // child's own "caught SIGx" (the cause says that).
+  std::string last;
+  for (auto it = lines.rbegin(); it != lines.rend() && last.empty(); ++it) {
+    if (it->find("[0x") == std::string::npos && it->rfind("aiac-app-child: ", 0) != 0)
+      last = ": " + *it;
+  }
+  log_->warn("job {}: task {}'s app crashed on daemon {} after iteration {}: {}{}",
+             settings_.job_id, task, report.daemon, report.iteration, report.cause, last);
+  if (s.crashed_on.size() >= 2) {
+    // The same task crashed on two daemons: the app, not a host, is at fault. Ending now keeps
+    // the job from eating every spare.
+    std::string where;
+    for (size_t i = 0; i < s.crashed_on.size(); ++i)
+      where += (i == 0 ? "" : i + 1 == s.crashed_on.size() ? " and " : ", ") + s.crashed_on[i];
+    Fail("app crashed: " + report.cause + " in task " + std::to_string(task) + " after iteration " +
+         std::to_string(report.iteration) + " on " + where + last);
+    return;
+  }
+  Lose(task, "app crashed: " + report.cause, now, /*daemon_lost=*/false);
+}
+
+void Supervisor::Lose(size_t task, const std::string& why, SteadyTime now, bool daemon_lost) {
   TaskState& s = tasks_[task];
   const std::string dead = s.outcome.daemon;
   if (!failure_.empty() || halting_) {
@@ -441,9 +489,11 @@ void Supervisor::Lose(size_t task, const std::string& why, SteadyTime now) {
                 why);
     return;
   }
-  ++failures_;
-  SpawnerMetrics::Get().failures_detected.Add();
-  log_->warn("job {}: daemon {} (task {}) {}", settings_.job_id, dead, task, why);
+  if (daemon_lost) {
+    ++failures_;
+    SpawnerMetrics::Get().failures_detected.Add();
+    log_->warn("job {}: daemon {} (task {}) {}", settings_.job_id, dead, task, why);
+  }
   Record(HistoryEntry::Kind::kFailure, task, now);
   if (settings_.sync) {
     // A task restored at iteration k would wait for values of k + 1 its neighbours sent long ago.

@@ -149,6 +149,9 @@ class Supervisor {
   std::vector<TaskOutcome> outcomes() const;
   uint32_t failures() const { return failures_; }
   const std::vector<Replacement>& replacements() const { return replacements_; }
+  // Tasks' app processes that died or hung, their daemons fine: the first of a task's goes to
+  // another daemon, from its newest checkpoint; the second ends the run.
+  const std::vector<AppCrashReport>& app_crashes() const { return app_crashes_; }
   // What the tasks said of their set-up (app::Task::Notes), "task T: ...", each once.
   const std::vector<std::string>& notes() const { return notes_; }
   SupervisorProgress progress() const;
@@ -202,10 +205,15 @@ class Supervisor {
     // runtime::TaskProfile of the daemons it lost, added up (outcome.profile adds the current
     // daemon's latest).
     runtime::TaskProfile earlier_profile;
+    std::vector<std::string> crashed_on;  // daemons its app crashed on
   };
 
   // Task `task`'s daemon is gone (`why`): counted, then replaced unless the run is ending.
-  void Lose(size_t task, const std::string& why, SteadyTime now);
+  // `daemon_lost` false: the daemon is fine, the task's app crashed there (not counted as a
+  // failure; the daemon is not used again for the job).
+  void Lose(size_t task, const std::string& why, SteadyTime now, bool daemon_lost = true);
+  // Task `task`'s app process died or hung on its daemon (Result.crash).
+  void OnAppCrash(size_t task, proto::AppCrash::Reader crash, SteadyTime now);
   // Task `task` goes to the daemon the deployment placed it on, its old one `dead`.
   void Move(size_t task, const std::string& dead);
   void OnReady(size_t task, proto::TaskReady::Reader r, SteadyTime now);
@@ -243,6 +251,7 @@ class Supervisor {
   uint32_t failures_ = 0;
   std::vector<std::string> notes_;
   std::vector<Replacement> replacements_;
+  std::vector<AppCrashReport> app_crashes_;
   bool started_ = false;
   bool halting_ = false;
   uint64_t snapshot_round_ = 0;

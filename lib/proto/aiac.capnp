@@ -213,6 +213,12 @@ struct AssignTask {
   # The public key (32 raw bytes) pluginSignature claims to be by, from the publisher's
   # signature file (runtime/plugin_signature.h): named in refusals, checked against revoked_keys.
   pluginSigner @24 :Data;
+  # The job's limits on the child process the task runs in (daemon/app_child.h): address space
+  # in MiB and CPU seconds (0: none), and how long one call into the app may take before it
+  # counts as hung (milliseconds; 0: no limit).
+  memoryMb @25 :UInt64;
+  cpuSeconds @26 :UInt64;
+  appStallMs @27 :UInt64;
 }
 # Signed by the job's spawner: `daemonId`, whose certified key is `daemonKey`, runs incarnation
 # `incarnation` of task `task` of `job`.
@@ -248,6 +254,7 @@ struct TaskReady {
   restoredMoves @5 :UInt64;     # restore: the item moves the checkpoint had applied (ItemsMoved.moves)
   outbox @6 :List(ExportedItems); # restore: exports the checkpoint holds unconfirmed (MoveItems confirm)
   notes @7 :Text;               # app::Task::Notes(): what the user should know of the set-up
+  crash @8 :AppCrash;           # with error: the app's process died or hung while it set up
 }
 # Items a task exported, kept with its checkpoints until the spawner confirms it has them.
 struct ExportedItems { move @0 :UInt64; moves @1 :UInt64; items @2 :Data; count @3 :UInt64; }
@@ -393,6 +400,15 @@ struct Result {
   incarnation @7 :UInt64;
   diverged @8 :Bool;        # with error: the task's values diverged (kDiverged), not another failure
   profile @9 :TaskProfile;  # as in TaskProgress, final
+  # With error: the app's process died or hung (its daemon is fine and stays up); what killed
+  # it. The spawner restarts the task elsewhere once, and ends the job at the second crash.
+  crash @10 :AppCrash;
+}
+struct AppCrash {
+  crashed @0 :Bool;
+  cause @1 :Text;           # "SIGSEGV", "SIGABRT", "exit code 3", "hung: no answer in 30 s", ...
+  iteration @2 :UInt64;     # the task's last iteration completed
+  stderrTail @3 :Text;      # the last lines (at most 20) of the task's standard error
 }
 
 # --- daemon <-> daemon ---

@@ -48,12 +48,10 @@ std::string PluginStore::PathFor(std::string_view sha256) const {
   return dir_ + "/" + Hex(sha256) + ".so";
 }
 
-Result<std::shared_ptr<Plugin>> PluginStore::Find(std::string_view sha256) {
-  const std::string key(sha256);
+Result<std::string> PluginStore::FindFile(std::string_view sha256) {
   const std::string path = PathFor(sha256);
   std::error_code ignored;  // a file that cannot be touched is only evicted sooner
   std::filesystem::last_write_time(path, std::filesystem::file_time_type::clock::now(), ignored);
-  if (auto it = loaded_.find(key); it != loaded_.end()) return it->second;
   auto bytes = ReadWholeFile(path);
   if (!bytes.ok()) return NotFound("plugin " + Hex(sha256) + " is not stored here");
   if (Sha256(*bytes) != sha256) {
@@ -61,12 +59,25 @@ Result<std::shared_ptr<Plugin>> PluginStore::Find(std::string_view sha256) {
     std::filesystem::remove(path, ec);  // corrupt copy: ask for it again
     return NotFound("stored plugin " + Hex(sha256) + " was corrupt");
   }
+  handed_out_.insert(std::string(sha256));
+  return path;
+}
+
+Result<std::shared_ptr<Plugin>> PluginStore::Find(std::string_view sha256) {
+  const std::string key(sha256);
+  if (auto it = loaded_.find(key); it != loaded_.end()) {
+    std::error_code ignored;
+    std::filesystem::last_write_time(PathFor(sha256), std::filesystem::file_time_type::clock::now(),
+                                     ignored);
+    return it->second;
+  }
+  AIAC_ASSIGN_OR_RETURN(std::string path, FindFile(sha256));
   auto plugin = Plugin::Load(path);
   if (plugin.ok()) loaded_[key] = *plugin;
   return plugin;
 }
 
-Result<std::shared_ptr<Plugin>> PluginStore::Add(std::string_view sha256, std::string_view bytes) {
+Result<std::string> PluginStore::AddFile(std::string_view sha256, std::string_view bytes) {
   if (Sha256(bytes) != sha256) {
     return InvalidArgument("plugin hash mismatch: the bytes received do not hash to " +
                            Hex(sha256));
@@ -75,6 +86,11 @@ Result<std::shared_ptr<Plugin>> PluginStore::Add(std::string_view sha256, std::s
   std::filesystem::create_directories(dir_, ec);
   if (ec) return IoError("cannot create " + dir_ + ": " + ec.message());
   AIAC_RETURN_IF_ERROR(WriteFileAtomically(PathFor(sha256), std::string(bytes)));
+  return FindFile(sha256);
+}
+
+Result<std::shared_ptr<Plugin>> PluginStore::Add(std::string_view sha256, std::string_view bytes) {
+  AIAC_RETURN_IF_ERROR(AddFile(sha256, bytes).status());
   return Find(sha256);
 }
 
@@ -114,6 +130,7 @@ std::vector<std::string> PluginStore::Evict() {
             [](const Stored& a, const Stored& b) { return a.used < b.used; });
   std::set<std::string> in_use;
   for (const auto& [hash, plugin] : loaded_) in_use.insert(PathFor(hash));
+  for (const auto& hash : handed_out_) in_use.insert(PathFor(hash));
   for (const Stored& s : stored) {
     if (total <= max_bytes_) break;
     if (in_use.count(s.path.string())) continue;

@@ -2,13 +2,15 @@
 // received plugins (DATA_DIR/plugins/<sha256>.so), so a second job with the same plugin reuses
 // the stored copy. A loaded library stays loaded for the life of the process (tasks point into
 // its code). The store is a bounded cache: past its size, the files least recently used (their
-// modification time, set at each use) go first, never one this process has loaded. Not
+// modification time, set at each use) go first, never one this process has loaded or handed
+// to a child process. Not
 // thread-safe: used from the io thread.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -43,9 +45,13 @@ class PluginStore {
   // The plugin with this hash, loading it from disk if it was stored before (and still hashes
   // right); NotFound when the daemon must be sent it. Marks its file as just used.
   Result<std::shared_ptr<Plugin>> Find(std::string_view sha256);
-  // Checks `bytes` against `sha256`, stores and loads them, then evicts (Evict). A mismatch is
-  // refused.
+  // Checks `bytes` against `sha256`, stores and loads them. A mismatch is refused.
   Result<std::shared_ptr<Plugin>> Add(std::string_view sha256, std::string_view bytes);
+  // As Find and Add, without loading the plugin here: the path of the stored file, which hashed
+  // right, for a child process to load (daemon/app_child.h). Such a file is not evicted by this
+  // process either.
+  Result<std::string> FindFile(std::string_view sha256);
+  Result<std::string> AddFile(std::string_view sha256, std::string_view bytes);
   // Removes stored plugins, least recently used first, until the store fits its bound; the ones
   // loaded by this process stay. The names of the files removed, for the log.
   std::vector<std::string> Evict();
@@ -57,6 +63,7 @@ class PluginStore {
   std::string dir_;
   uint64_t max_bytes_;
   std::map<std::string, std::shared_ptr<Plugin>> loaded_;
+  std::set<std::string> handed_out_;  // FindFile's, by hash
 };
 
 }  // namespace aiac::runtime

@@ -13,14 +13,13 @@ double Seconds(std::chrono::steady_clock::duration d) {
   return std::chrono::duration<double>(d).count();
 }
 
-// aiac_task_iterations_total (docs/operations.md, "Metrics"): every task of the process.
+}  // namespace
+
 metrics::Counter& IterationsComputed() {
   static metrics::Counter& counter = metrics::Registry::Process().GetCounter(
       "aiac_task_iterations_total", "Iterations computed by the tasks this daemon ran");
   return counter;
 }
-
-}  // namespace
 
 TaskRunner::TaskRunner(std::unique_ptr<app::Task> task, std::vector<uint32_t> neighbours,
                        RunnerOptions options, RunnerCallbacks callbacks)

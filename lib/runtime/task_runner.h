@@ -19,6 +19,7 @@
 
 #include "app/app.h"
 #include "core/clock.h"
+#include "core/metrics.h"
 #include "runtime/mailbox.h"
 #include "runtime/task_state.h"
 
@@ -121,29 +122,55 @@ struct RunnerOptions {
   const Clock* clock = &Clock::Steady();
 };
 
-class TaskRunner {
+// aiac_task_iterations_total (docs/operations.md, "Metrics"): the iterations every task of this
+// process computed (a runner in a child process counts in its daemon: app_child_runner.h).
+metrics::Counter& IterationsComputed();
+
+// What a task's session drives while the task runs: a TaskRunner in this process, or one in the
+// app's child process (daemon/app_child_runner.h). Every call is thread-safe and returns at once;
+// what the runner does comes back through its RunnerCallbacks.
+class Runner {
+ public:
+  virtual ~Runner() = default;
+  virtual void Start() = 0;
+  // A neighbour's value (Mailbox::Put).
+  virtual void Put(uint32_t from, uint64_t iteration, std::string bytes, bool sender_converged,
+                   uint64_t seen, uint64_t incarnation, uint64_t seen_incarnation) = 0;
+  virtual void Query(uint64_t round) = 0;
+  virtual void Snapshot(uint64_t round) = 0;
+  virtual void Tighten(double factor) = 0;
+  virtual void Move(ItemMove move) = 0;
+  virtual void Halt() = 0;
+};
+
+class TaskRunner final : public Runner {
  public:
   TaskRunner(std::unique_ptr<app::Task> task, std::vector<uint32_t> neighbours,
              RunnerOptions options, RunnerCallbacks callbacks);
-  ~TaskRunner();
+  ~TaskRunner() override;
 
   Mailbox& mailbox() { return mailbox_; }
-  void Start();
+  void Put(uint32_t from, uint64_t iteration, std::string bytes, bool sender_converged,
+           uint64_t seen, uint64_t incarnation, uint64_t seen_incarnation) override {
+    mailbox_.Put(from, iteration, std::move(bytes), sender_converged, seen, incarnation,
+                 seen_incarnation);
+  }
+  void Start() override;
   // Thread-safe: answer convergence round `round` after the next iteration (or at once when idle);
   // a converged asynchronous task waits until its two-way neighbours have absorbed its newest
   // changed value and stayed converged (Mailbox::AbsorbedByConverged).
-  void Query(uint64_t round);
+  void Query(uint64_t round) override;
   // Thread-safe: between two iterations, hand the current result slice to `snapshot`.
-  void Snapshot(uint64_t round);
+  void Snapshot(uint64_t round) override;
   // Thread-safe: before the next iteration, tighten the task's local test by `factor`
   // (app::Task::Tighten) and report its local convergence anew; an error ends the task.
-  void Tighten(double factor);
+  void Tighten(double factor) override;
   // Thread-safe: between two iterations, one step of an item move (app::Task::ExportItems,
   // ImportItems, DropItems, or forgetting a confirmed export); `moved` reports it, and a
   // checkpoint with the new items follows at once.
-  void Move(ItemMove move);
+  void Move(ItemMove move) override;
   // Thread-safe: stop after the current iteration, then `finished`.
-  void Halt();
+  void Halt() override;
   void Join();
   // Passes of the runner's loop so far (an iteration, or a look at the mailbox when idle, every
   // 5 ms at most): a test proves that nothing happened over some of them, not over some time.

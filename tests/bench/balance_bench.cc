@@ -28,6 +28,7 @@
 
 #include "bench_support.h"
 #include "spawner/child_process.h"
+#include "support/processes.h"
 
 using namespace aiac;
 
@@ -82,12 +83,12 @@ nlohmann::json Run(const std::string& dir, const std::string& name, const std::s
     while (!done.load() && (pid = FindDaemon(child->pid(), "d2")) < 0) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
-    while (!done.load() && kill(pid, SIGSTOP) == 0) {
+    while (!done.load() && aiac::testing::SignalTree(pid, SIGSTOP)) {
       std::this_thread::sleep_for(std::chrono::milliseconds(120));
-      kill(pid, SIGCONT);
+      aiac::testing::SignalTree(pid, SIGCONT);
       std::this_thread::sleep_for(std::chrono::milliseconds(40));
     }
-    if (pid > 0) kill(pid, SIGCONT);
+    if (pid > 0) aiac::testing::SignalTree(pid, SIGCONT);
   });
   const int code = child->WaitFor(std::chrono::minutes(10)).value_or(-1);
   done.store(true);

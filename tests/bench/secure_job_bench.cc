@@ -15,6 +15,7 @@
 #include <fstream>
 
 #include "checkpoint/memory_checkpoint_store.h"
+#include "core/self_directory.h"
 #include "daemon/supernode_link.h"
 #include "daemon/task_host.h"
 #include "net/tls.h"
@@ -71,6 +72,8 @@ Outcome RunJob(net::Transport transport, const std::string& dir, const std::stri
                                     {},
                                     {},
                                     {}};
+    options.app_child_executable = SelfDirectory() + "/aiac-app-child";
+    options.task_dir = dir + "/" + tag + "-" + id + "/tasks";
     auto host = std::make_unique<daemon::TaskHost>(
         io, options, std::make_unique<checkpoint::MemoryCheckpointStore>(), log);
     auto bound = host->Listen(Endpoint{"127.0.0.1", 0});

@@ -26,9 +26,9 @@ class Throttle {
   Throttle(pid_t pid, std::chrono::milliseconds run, std::chrono::milliseconds stop)
       : thread_([=, this] {
           while (!done_.load()) {
-            if (kill(pid, SIGSTOP) != 0) return;  // gone
+            if (!SignalTree(pid, SIGSTOP)) return;  // gone
             std::this_thread::sleep_for(stop);
-            kill(pid, SIGCONT);
+            SignalTree(pid, SIGCONT);
             std::this_thread::sleep_for(run);
           }
         }) {}

@@ -55,6 +55,8 @@ class StopTest : public ::testing::Test {
     const net::NetOptions net = Member(id, proto::Role::DAEMON);
     daemon::TaskHostOptions options{id, net, 50ms, dir_ / (id + "/plugins"), {{}, true, {}},
                                     {}, {},  {}};
+    options.app_child_executable = AIAC_BIN_DIR "/aiac-app-child";
+    options.task_dir = dir_ / (id + "/tasks");
     auto store = checkpoint::RocksDbCheckpointStore::Open(dir_ / (id + "/checkpoints"));
     EXPECT_TRUE(store.ok()) << store.status().message();
     Daemon d;

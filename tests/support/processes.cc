@@ -1,6 +1,9 @@
 #include "support/processes.h"
 
+#include <signal.h>
+
 #include <filesystem>
+#include <fstream>
 
 namespace aiac::testing {
 
@@ -29,6 +32,19 @@ std::vector<int> ProcessesMatching(const std::string& needle, const std::string&
     }
   }
   return pids;
+}
+
+bool SignalTree(int pid, int sig) {
+  if (kill(pid, sig) != 0) return false;
+  // A process's children, by each of its threads (the one that started them).
+  std::error_code ec;
+  for (const auto& task :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    std::ifstream children(task.path() / "children");
+    int child = 0;
+    while (children >> child) SignalTree(child, sig);
+  }
+  return true;
 }
 
 }  // namespace aiac::testing

@@ -17,4 +17,9 @@ spawner::ChildProcess Start(const std::string& binary, const std::vector<std::st
 // Pids of running (not zombie) processes whose command line contains `needle` (and `also`).
 std::vector<int> ProcessesMatching(const std::string& needle, const std::string& also = "");
 
+// Sends `sig` to `pid` and to every process it started, their children too (a daemon and the
+// processes its tasks' apps run in): what starving a host does to them all. False when `pid`
+// is gone.
+bool SignalTree(int pid, int sig);
+
 }  // namespace aiac::testing

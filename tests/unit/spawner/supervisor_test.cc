@@ -463,6 +463,56 @@ TEST_F(SupervisorTest, RefusalsAndTaskErrorsFailTheRunWithTheirReason) {
   EXPECT_EQ(sup_->failure_status(), RunStatus::kFailed);
 }
 
+// A crash report from task `t`'s daemon (daemon/app_child.h), in a Result or (while it was set
+// up) a TaskReady.
+void Crash(Supervisor& s, size_t t, uint64_t inc, SteadyTime now, bool setting_up = false) {
+  Report(s, t, inc, now, [&](proto::Envelope::Builder e) {
+    auto fill = [&](proto::AppCrash::Builder c) {
+      c.setCrashed(true);
+      c.setCause("SIGSEGV");
+      c.setIteration(41);
+      c.setStderrTail("my app: null pointer\n/lib/libapp.so(+0x1c)[0x7f00]");
+    };
+    if (setting_up) {
+      auto r = e.initTaskReady();
+      r.setError("app crashed: SIGSEGV");
+      fill(r.initCrash());
+    } else {
+      auto r = e.initResult();
+      r.setError("app crashed: SIGSEGV");
+      r.setIncarnation(inc);
+      fill(r.initCrash());
+    }
+  });
+}
+
+TEST_F(SupervisorTest, AnAppCrashMovesTheTaskOnceAndASecondCrashEndsTheRun) {
+  Make(3, 6);
+  Running();
+  const std::string first = sup_->outcome(1).daemon;
+  Crash(*sup_, 1, 1, At(100));
+  // Not a lost daemon: the task goes on elsewhere from its checkpoint, the run goes on.
+  EXPECT_TRUE(sup_->failure().empty()) << sup_->failure();
+  EXPECT_EQ(sup_->failures(), 0u);
+  ASSERT_EQ(sup_->app_crashes().size(), 1u);
+  EXPECT_EQ(sup_->app_crashes()[0].daemon, first);
+  EXPECT_EQ(sup_->app_crashes()[0].cause, "SIGSEGV");
+  EXPECT_EQ(sup_->app_crashes()[0].iteration, 41u);
+  const std::string second = sup_->outcome(1).daemon;
+  EXPECT_NE(second, first);
+  EXPECT_EQ(sup_->deployment().task(1).incarnation, 2u);
+  ASSERT_EQ(sup_->replacements().size(), 1u);
+  EXPECT_EQ(sup_->replacements()[0].failed, first);
+
+  // Its new daemon crashes too, while it sets the task up: the app is at fault, the run ends.
+  sup_->OnConnected(1, 2, At(200));
+  Crash(*sup_, 1, 2, At(300), /*setting_up=*/true);
+  EXPECT_EQ(sup_->failure(), "app crashed: SIGSEGV in task 1 after iteration 41 on " + first +
+                                 " and " + second + ": my app: null pointer");
+  EXPECT_EQ(sup_->app_crashes().size(), 2u);
+  EXPECT_EQ(sup_->replacements().size(), 1u) << "no spare spent on the second crash";
+}
+
 TEST_F(SupervisorTest, ATaskWhoseValuesDivergedEndsTheRunDiverged) {
   // The kind comes from the task's Result, not from its wording: a message that says
   // "diverged" without the flag is an ordinary failure, and one that does not say it with the

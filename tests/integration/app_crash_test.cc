@@ -1,0 +1,147 @@
+// An app that crashes cannot take a daemon down (daemon/app_child.h): a hand-started platform,
+// and the faulty test plugin (the cg app with crashes on demand, tests/plugins) run through the
+// real spawner. A task whose app crashes once goes on elsewhere from its checkpoint; a task whose
+// app crashes on two daemons ends the job within seconds; every daemon stays up and registered.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+
+#include "cluster_fixture.h"
+
+namespace aiac::testing {
+namespace {
+
+class AppCrashTest : public ClusterFixture {
+ protected:
+  // A super-node and `daemons` daemons d1, d2, ...; the super-node's address.
+  std::string Platform(int daemons) {
+    const std::string sn = StartSupernode("sn");
+    for (int i = 1; i <= daemons; ++i) StartDaemon("d" + std::to_string(i), {sn});
+    return sn;
+  }
+  // A 3-task cg job of the faulty plugin, whose `fault` lines ([params]) say what goes wrong;
+  // `system`: the [params] lines of the system solved.
+  std::string FaultyJob(const std::string& fault, const std::string& extra = "",
+                        const std::string& system = "n = 30000\nbandwidth = 8\nseed = 5\n") {
+    return WriteJob("faulty.toml",
+                    "name = \"faulty\"\napp = \"faulty\"\ntasks = 3\n"
+                    "timeout_s = 120\nbackups = 1\ncheckpoint_every = 1\n"
+                    "plugin = \"" AIAC_FAULTY_PLUGIN "\"\n" +
+                        extra + "[params]\n" + system + "tolerance = 1e-10\ncrash_task = 1\n" +
+                        fault);
+  }
+  int Run(const std::string& sn, const std::string& job, const std::string& json) {
+    return RunSpawner({"run", "--config", dir_ / "key.toml", "--supernode", sn, job, "--json",
+                       dir_ / json, "--quiet"},
+                      "spawner", std::chrono::seconds(240));
+  }
+  // Every daemon process still runs, and the super-node lists them all as free.
+  void ExpectEveryDaemonUpAndFree(const std::string& sn, int daemons) {
+    for (int i = 1; i <= daemons; ++i) {
+      const std::string d = "d" + std::to_string(i);
+      EXPECT_FALSE(procs_.at(d).Poll().has_value()) << d << " exited:\n" << Log(d);
+    }
+    nlohmann::json status;
+    EXPECT_TRUE(WaitUntil(
+        [&] {
+          std::string out;
+          if (Ask({"status", "--supernode", sn, "--json"}, out) != 0) return false;
+          status = nlohmann::json::parse(out, nullptr, false);
+          if (!status.is_object() || status["daemons"].size() != static_cast<size_t>(daemons))
+            return false;
+          for (const auto& d : status["daemons"]) {
+            if (d["state"] != "free") return false;
+          }
+          return true;
+        },
+        std::chrono::seconds(60)))
+        << status.dump(2);
+  }
+};
+
+TEST_F(AppCrashTest, AnAppCrashingOnTwoDaemonsEndsTheJobAndNoDaemonDies) {
+  const std::string sn = Platform(5);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_NE(Run(sn, FaultyJob("crash_how = \"segv\"\ncrash_at = 3\n"), "out.json"), 0);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const std::string log = Log("spawner");
+  // One clear line naming the signal, the task, and both daemons.
+  EXPECT_NE(log.find("app crashed: SIGSEGV in task 1 after iteration"), std::string::npos) << log;
+  auto summary = Json("out.json");
+  EXPECT_EQ(summary["status"], "failed");
+  ASSERT_EQ(summary["app_crashes"].size(), 2u) << summary.dump(2);
+  const std::string first = summary["app_crashes"][0]["daemon"];
+  const std::string second = summary["app_crashes"][1]["daemon"];
+  EXPECT_NE(first, second);
+  EXPECT_NE(summary["error"].get<std::string>().find(" on " + first + " and " + second),
+            std::string::npos)
+      << summary["error"];
+  for (const auto& c : summary["app_crashes"]) {
+    EXPECT_EQ(c["task"], 1);
+    EXPECT_EQ(c["cause"], "SIGSEGV");
+    EXPECT_NE(c["stderr"].get<std::string>().find("caught SIGSEGV; backtrace:"), std::string::npos)
+        << c["stderr"];
+  }
+  // Crashes are not daemons lost: no daemon failure counted, the run ended at the 2nd crash.
+  EXPECT_EQ(summary["failures"], 0);
+  EXPECT_EQ(summary["replacements"].size(), 1u);
+  EXPECT_LT(seconds, 200);  // a generous bound; it ends within seconds on a quiet machine
+  EXPECT_TRUE(LogHas(first, "app crashed after iteration")) << Log(first);
+  ExpectEveryDaemonUpAndFree(sn, 5);
+}
+
+TEST_F(AppCrashTest, AnAppCrashingOnceGoesOnFromItsCheckpointToTheRightAnswer) {
+  const std::string sn = Platform(4);
+  // A 2-D Poisson grid: a one-level method needs tens of iterations, so the crash comes mid-run.
+  const std::string grid = "matrix = \"" + SourcePath("examples/data/grid30.mtx") + "\"\n";
+  ASSERT_EQ(Run(sn,
+                FaultyJob("crash_how = \"abort\"\ncrash_at = 60\ncrash_once = \"" +
+                              (dir_ / "crashed") + "\"\n",
+                          "", grid),
+                "out.json"),
+            0)
+      << Log("spawner");
+  auto summary = Json("out.json");
+  EXPECT_EQ(summary["status"], "converged");
+  EXPECT_LT(summary["residual"].get<double>(), 1e-8);
+  ASSERT_EQ(summary["app_crashes"].size(), 1u) << summary.dump(1);
+  EXPECT_EQ(summary["app_crashes"][0]["cause"], "SIGABRT");
+  ASSERT_EQ(summary["replacements"].size(), 1u);
+  EXPECT_EQ(summary["replacements"][0]["task"], 1);
+  // From its checkpoint (one every iteration), not from scratch.
+  EXPECT_GT(summary["replacements"][0]["restored_iteration"].get<uint64_t>(), 0u)
+      << Log("d1") << Log("d2") << Log("d3") << Log("d4");
+  ExpectEveryDaemonUpAndFree(sn, 4);
+}
+
+TEST_F(AppCrashTest, AnAppCrashingWhileItIsSetUpIsAnAppCrashToo) {
+  const std::string sn = Platform(5);
+  EXPECT_NE(Run(sn, FaultyJob("crash_how = \"exit\"\ncrash_at = 0\n"), "out.json"), 0);
+  auto summary = Json("out.json");
+  EXPECT_EQ(summary["status"], "failed");
+  EXPECT_NE(summary["error"].get<std::string>().find("app crashed: exit code 3 in task 1"),
+            std::string::npos)
+      << summary["error"];
+  EXPECT_EQ(summary["app_crashes"].size(), 2u);
+  ExpectEveryDaemonUpAndFree(sn, 5);
+}
+
+TEST_F(AppCrashTest, AHungAppIsKilledAfterAppStallSeconds) {
+  const std::string sn = Platform(5);
+  EXPECT_NE(Run(sn, FaultyJob("crash_how = \"hang\"\ncrash_at = 3\n", "app_stall_seconds = 1\n"),
+                "out.json"),
+            0);
+  auto summary = Json("out.json");
+  EXPECT_EQ(summary["status"], "failed");
+  EXPECT_NE(
+      summary["error"].get<std::string>().find("app crashed: hung (no progress in 1 s) in task 1"),
+      std::string::npos)
+      << summary["error"];
+  ExpectEveryDaemonUpAndFree(sn, 5);
+}
+
+}  // namespace
+}  // namespace aiac::testing
