@@ -189,12 +189,14 @@ bool ChildRunner::Dispatch(proto::RunnerEvent::Reader e) {
       cb_.answer(e.getAnswer().getRound(), e.getAnswer().getConverged());
       return true;
     case proto::RunnerEvent::SNAPSHOT:
+      Reached(e.getSnapshot().getIteration());
       if (cb_.snapshot) {
         cb_.snapshot(e.getSnapshot().getRound(), AsString(e.getSnapshot().getSlice()),
                      e.getSnapshot().getIteration());
       }
       return true;
     case proto::RunnerEvent::CHECKPOINT:
+      Reached(e.getCheckpoint().getIteration());
       if (cb_.checkpoint) {
         cb_.checkpoint(AsString(e.getCheckpoint().getState()), e.getCheckpoint().getIteration());
       }
