@@ -73,7 +73,7 @@ int main(int argc, char** argv) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent) return 1;
   InstallFatalHandlers();
-#if !defined(__SANITIZE_ADDRESS__)
+#if !defined(AIAC_SANITIZE)
   // (AddressSanitizer reserves terabytes of address space: no limit there.)
   if (memory_mb > 0 && !Limit(RLIMIT_AS, memory_mb << 20, memory_mb << 20)) {
     std::fprintf(stderr, "aiac-app-child: cannot limit memory to %llu MiB: %s\n",

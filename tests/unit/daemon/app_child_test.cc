@@ -195,7 +195,7 @@ TEST(AppChildTest, TheCpuLimitEndsAnAppThatComputesForEver) {
   EXPECT_EQ(CrashOf(*task).cause, "SIGXCPU (cpu_seconds = 1)");
 }
 
-#if !defined(__SANITIZE_ADDRESS__)
+#if !defined(AIAC_SANITIZE)
 TEST(AppChildTest, TheMemoryLimitEndsAnAppThatAllocatesWithoutEnd) {
   TempDir dir;
   auto task = Faulty(dir, "alloc", [](AppChildSpec s) {
