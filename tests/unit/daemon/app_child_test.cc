@@ -39,6 +39,22 @@ std::map<std::string, std::string> CgParams() {
   return {{"n", "2000"}, {"bandwidth", "5"}, {"seed", "3"}, {"tolerance", "1e-10"}};
 }
 
+// A cg job of `tasks` tasks on the system of CgParams: its params and its plan (the tasks' slices).
+struct CgJob {
+  app::JobParams params;
+  std::vector<std::string> slices;
+};
+CgJob PlanCg(uint32_t tasks) {
+  CgJob job;
+  job.params.values = CgParams();
+  job.params.tasks = tasks;
+  auto plan = cg::CgApp().Prepare(job.params);
+  EXPECT_TRUE(plan.ok()) << plan.status().message();
+  if (plan.ok()) job.slices = plan->slices;
+  job.slices.resize(tasks);
+  return job;
+}
+
 // The cg app whose tasks run in child processes (the faulty plugin, told to do nothing wrong
 // unless `fault` says otherwise); Prepare and Gather stay in this process.
 class ChildCgApp final : public app::App {
@@ -109,18 +125,13 @@ TEST(AppChildTest, ATaskInAChildProcessComputesExactlyWhatItComputesInProcess) {
 // Builds task 0 of a 2-task cg job in a child that does `how` at its 2nd iteration.
 std::unique_ptr<ChildTask> Faulty(const TempDir& dir, const std::string& how,
                                   AppChildSpec spec_changes(AppChildSpec) = nullptr) {
-  cg::CgApp cg;
-  app::JobParams params;
-  params.values = CgParams();
-  params.tasks = 2;
-  auto plan = cg.Prepare(params);
-  EXPECT_TRUE(plan.ok());
+  auto [params, slices] = PlanCg(2);
   params.values["crash_how"] = how;
   params.values["crash_at"] = "2";
   params.values["crash_task"] = "0";
   AppChildSpec spec = ChildCgApp::Spec(dir, how);
   if (spec_changes) spec = spec_changes(spec);
-  auto task = ChildTask::Start(spec, "faulty", params, 0, plan->slices[0]);
+  auto task = ChildTask::Start(spec, "faulty", params, 0, slices[0]);
   EXPECT_TRUE(task.ok()) << task.status().message() << "\n" << TailOfFile(spec.stderr_path);
   return task.ok() ? std::move(*task) : nullptr;
 }
@@ -212,12 +223,8 @@ TEST(AppChildTest, TheMemoryLimitEndsAnAppThatAllocatesWithoutEnd) {
 TEST(AppChildTest, AKilledChildIsACrashAndTheAppsLogLinesComeThrough) {
   TempDir dir;
   ChildCgApp app(dir);
-  app::JobParams params;
-  params.values = CgParams();
-  params.tasks = 2;
-  auto plan = app.Prepare(params);
-  ASSERT_TRUE(plan.ok());
-  auto made = app.MakeTask(params, 1, plan->slices[1]);
+  auto [params, slices] = PlanCg(2);
+  auto made = app.MakeTask(params, 1, slices[1]);
   ASSERT_TRUE(made.ok()) << made.status().message();
   // The app's line, written in the child while it built the task, came back through the socket.
   ASSERT_FALSE(app.log->lines.empty());
@@ -231,25 +238,20 @@ TEST(AppChildTest, AKilledChildIsACrashAndTheAppsLogLinesComeThrough) {
 
 TEST(AppChildTest, AMissingPluginOrWrongAppIsAnErrorNotACrash) {
   TempDir dir;
-  cg::CgApp cg;
-  app::JobParams params;
-  params.values = CgParams();
-  params.tasks = 1;
-  auto plan = cg.Prepare(params);
-  ASSERT_TRUE(plan.ok());
-  auto wrong = ChildTask::Start(ChildCgApp::Spec(dir, "wrong"), "cg", params, 0, plan->slices[0]);
+  auto [params, slices] = PlanCg(1);
+  auto wrong = ChildTask::Start(ChildCgApp::Spec(dir, "wrong"), "cg", params, 0, slices[0]);
   ASSERT_FALSE(wrong.ok());
   EXPECT_NE(wrong.status().message().find("holds app 'faulty', not 'cg'"), std::string::npos)
       << wrong.status().message();
   AppChildSpec missing = ChildCgApp::Spec(dir, "missing");
   missing.plugin = dir / "no-such.so";
-  auto none = ChildTask::Start(missing, "faulty", params, 0, plan->slices[0]);
+  auto none = ChildTask::Start(missing, "faulty", params, 0, slices[0]);
   ASSERT_FALSE(none.ok());
   EXPECT_NE(none.status().message().find("cannot load plugin"), std::string::npos)
       << none.status().message();
   AppChildSpec no_program = ChildCgApp::Spec(dir, "no-program");
   no_program.executable = dir / "no-such-program";
-  auto absent = ChildTask::Start(no_program, "faulty", params, 0, plan->slices[0]);
+  auto absent = ChildTask::Start(no_program, "faulty", params, 0, slices[0]);
   ASSERT_FALSE(absent.ok());
 }
 
@@ -309,16 +311,11 @@ struct Events {
 std::unique_ptr<ChildTask> LoneTask(const TempDir& dir, const std::string& name,
                                     std::map<std::string, std::string> fault = {},
                                     std::chrono::milliseconds stall = std::chrono::seconds(60)) {
-  cg::CgApp cg;
-  app::JobParams params;
-  params.values = CgParams();
-  params.tasks = 1;
-  auto plan = cg.Prepare(params);
-  EXPECT_TRUE(plan.ok());
+  auto [params, slices] = PlanCg(1);
   for (auto& [k, v] : fault) params.values[k] = v;
   AppChildSpec spec = ChildCgApp::Spec(dir, name);
   spec.stall = stall;
-  auto task = ChildTask::Start(spec, "faulty", params, 0, plan->slices[0]);
+  auto task = ChildTask::Start(spec, "faulty", params, 0, slices[0]);
   EXPECT_TRUE(task.ok()) << task.status().message();
   return task.ok() ? std::move(*task) : nullptr;
 }
@@ -334,13 +331,8 @@ runtime::RunnerOptions LoneOptions() {
 TEST(ChildRunnerTest, RunsTheTaskInItsChildToTheResultARunnerHereGives) {
   TempDir dir;
   // Here: the same task built in this process, run by a TaskRunner.
-  cg::CgApp cg;
-  app::JobParams params;
-  params.values = CgParams();
-  params.tasks = 1;
-  auto plan = cg.Prepare(params);
-  ASSERT_TRUE(plan.ok());
-  auto local = cg.MakeTask(params, 0, plan->slices[0]);
+  auto [params, slices] = PlanCg(1);
+  auto local = cg::CgApp().MakeTask(params, 0, slices[0]);
   ASSERT_TRUE(local.ok());
   Events here;
   runtime::TaskRunner runner(std::move(*local), {}, LoneOptions(), here.Callbacks());
@@ -403,16 +395,11 @@ TEST(ChildRunnerTest, ARunningAppThatStopsReportingIsKilledAsHung) {
 
 TEST(ChildRunnerTest, ACrashWhileTheTaskIsBuiltIsReportedAsACrash) {
   TempDir dir;
-  cg::CgApp cg;
-  app::JobParams params;
-  params.values = CgParams();
-  params.tasks = 1;
-  auto plan = cg.Prepare(params);
-  ASSERT_TRUE(plan.ok());
+  auto [params, slices] = PlanCg(1);
   params.values.insert({{"crash_how", "abort"}, {"crash_at", "0"}, {"crash_task", "0"}});
   std::optional<AppCrash> crash;
   auto task =
-      ChildTask::Start(ChildCgApp::Spec(dir, "make"), "faulty", params, 0, plan->slices[0], &crash);
+      ChildTask::Start(ChildCgApp::Spec(dir, "make"), "faulty", params, 0, slices[0], &crash);
   ASSERT_FALSE(task.ok());
   EXPECT_EQ(task.status().message(), "app crashed: SIGABRT");
   ASSERT_TRUE(crash);
