@@ -67,7 +67,9 @@ class AppChildState {
 class ChildTask final : public app::Task {
  public:
   // Starts the child and builds task `task` in it (app::App::MakeTask of the app `app_name`,
-  // which the plugin must hold). When the child crashes meanwhile, the error says so and
+  // which the plugin must hold). The child dies with the thread that starts it (it asks for
+  // SIGKILL then: PR_SET_PDEATHSIG follows that thread, not the process), so the caller is a
+  // thread that lives as long as the task: the daemon's worker. When the child crashes meanwhile, the error says so and
   // `crash` (if given) gets the AppCrash.
   static Result<std::unique_ptr<ChildTask>> Start(const AppChildSpec& spec,
                                                   const std::string& app_name,
