@@ -73,7 +73,7 @@ void ChildRunner::Command(const Fill& fill) {
 }
 
 void ChildRunner::Start() {
-  started_ = true;
+  started_at_ = std::chrono::steady_clock::now();
   Command([](capnp::MessageBuilder&, proto::ChildCall::Builder c) { c.setStart(); });
 }
 
@@ -125,11 +125,22 @@ void ChildRunner::Reached(uint64_t iteration) {
 }
 
 void ChildRunner::Read() {
+  using Clock = std::chrono::steady_clock;
   const auto stall = task_->spec().stall;
+  // Polled at most this long at a time, so that a hang right after Start (no event at all) is
+  // seen too.
+  const auto poll = std::min<std::chrono::milliseconds>(stall, std::chrono::seconds(1));
+  Clock::time_point heard = Clock::now();  // the last event, or Start
   for (;;) {
-    // Before Start the task waits for the spawner, however long: no stall then.
-    const bool watch = started_.load() && stall.count() > 0;
-    auto in = ReceiveChildMessage(task_->fd_, watch ? std::optional(stall) : std::nullopt);
+    auto in =
+        ReceiveChildMessage(task_->fd_, stall.count() > 0 ? std::optional(poll) : std::nullopt);
+    if (!in.ok() && in.status().code() == StatusCode::kTimeout && !closing_.load()) {
+      // Before Start the task waits for the spawner, however long: no stall then.
+      const auto started = started_at_.load();
+      if (started == Clock::time_point{}) continue;
+      heard = std::max(heard, started);
+      if (Clock::now() - heard < stall) continue;
+    }
     if (!in.ok()) {
       // Shut down by the destructor (the session ended): nothing to report. Else the child died
       // or hung before its result: a crash.
@@ -142,6 +153,7 @@ void ChildRunner::Read() {
       cb_.finished(crash, last_iteration_);
       return;
     }
+    heard = Clock::now();
     auto message = (*in)->root<proto::ChildMessage>();
     if (message.isLog()) {
       if (task_->spec().log) {

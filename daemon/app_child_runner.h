@@ -13,6 +13,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -58,7 +59,8 @@ class ChildRunner final : public runtime::Runner {
   std::unique_ptr<ChildTask> task_;
   runtime::RunnerCallbacks cb_;
   std::mutex write_mu_;
-  std::atomic<bool> started_{false};
+  // When Start was called (the epoch before): the stall counts from then at the earliest.
+  std::atomic<std::chrono::steady_clock::time_point> started_at_{};
   std::atomic<bool> closing_{false};  // the destructor shut the socket down
   uint64_t last_iteration_;           // reader thread only
   std::thread reader_;

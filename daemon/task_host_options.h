@@ -30,8 +30,8 @@ struct TaskHostOptions {
   // Where a task's app runs: in a child process (app_child_executable, aiac-app-child) whose
   // standard error goes to task_dir/JOB.TASK.INCARNATION.stderr, or (false) in the daemon.
   bool isolate_apps = true;
-  std::string app_child_executable;
-  std::string task_dir;
+  std::string app_child_executable{};
+  std::string task_dir{};
   // The most the stored plugins may take on disk (runtime::PluginStore); 0: no bound.
   uint64_t plugin_cache_bytes = 0;
 };

@@ -179,7 +179,7 @@ awaitable<Result<PreparedTask>> TaskHost::PrepareOffIo(
   }
   auto work = std::make_shared<Work>(
       Work{std::move(a), std::move(plugin), std::move(child), std::move(restored), std::nullopt,
-           asio::steady_timer(io_, std::chrono::steady_clock::time_point::max())});
+           asio::steady_timer(io_, std::chrono::steady_clock::time_point::max()), std::nullopt});
   asio::post(work_, [this, work] {
     work->result.emplace(
         work->child

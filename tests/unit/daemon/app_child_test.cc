@@ -376,11 +376,12 @@ TEST(ChildRunnerTest, AChildThatDiesMidRunFinishesTheTaskWithItsCrash) {
   EXPECT_NE(state->crash()->stderr_tail.find("caught SIGSEGV"), std::string::npos);
 }
 
+// Hung in its first iteration: no event at all after Start.
 TEST(ChildRunnerTest, ARunningAppThatStopsReportingIsKilledAsHung) {
   TempDir dir;
   Events events;
   auto task =
-      LoneTask(dir, "hangs", {{"crash_how", "hang"}, {"crash_at", "2"}, {"crash_task", "0"}},
+      LoneTask(dir, "hangs", {{"crash_how", "hang"}, {"crash_at", "1"}, {"crash_task", "0"}},
                std::chrono::milliseconds(500));
   ASSERT_TRUE(task);
   const pid_t pid = task->pid();
