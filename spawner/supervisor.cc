@@ -456,6 +456,12 @@ void Supervisor::OnAppCrash(size_t task, proto::AppCrash::Reader c, SteadyTime n
   for (const auto& line : lines)
     report.stderr_tail += (report.stderr_tail.empty() ? "" : "\n") + line;
   app_crashes_.push_back(report);
+  if (halting_ || !failure_.empty()) {
+    // The run is over (halted after its result, or failed already): recorded, nothing more.
+    log_->warn("job {}: task {}'s app crashed on daemon {} after the run ended: {}",
+               settings_.job_id, task, report.daemon, report.cause);
+    return;
+  }
   s.crashed_on.push_back(report.daemon);
   // The line that says most: the last one that is neither a frame of the backtrace nor the
   // child's own "caught SIGx" (the cause says that).

@@ -511,6 +511,15 @@ TEST_F(SupervisorTest, AnAppCrashMovesTheTaskOnceAndASecondCrashEndsTheRun) {
                                  " and " + second + ": my app: null pointer");
   EXPECT_EQ(sup_->app_crashes().size(), 2u);
   EXPECT_EQ(sup_->replacements().size(), 1u) << "no spare spent on the second crash";
+
+  // Once halted (the result is in), a crash is recorded and changes nothing.
+  Make(2, 4);
+  Running();
+  sup_->Halt();
+  Crash(*sup_, 0, 1, At(100));
+  EXPECT_TRUE(sup_->failure().empty()) << sup_->failure();
+  EXPECT_EQ(sup_->app_crashes().size(), 1u);
+  EXPECT_EQ(sup_->deployment().task(0).incarnation, 1u);
 }
 
 TEST_F(SupervisorTest, ATaskWhoseValuesDivergedEndsTheRunDiverged) {
