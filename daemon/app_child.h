@@ -69,8 +69,8 @@ class ChildTask final : public app::Task {
   // Starts the child and builds task `task` in it (app::App::MakeTask of the app `app_name`,
   // which the plugin must hold). The child dies with the thread that starts it (it asks for
   // SIGKILL then: PR_SET_PDEATHSIG follows that thread, not the process), so the caller is a
-  // thread that lives as long as the task: the daemon's worker. When the child crashes meanwhile, the error says so and
-  // `crash` (if given) gets the AppCrash.
+  // thread that lives as long as the task: the daemon's worker. When the child crashes meanwhile,
+  // the error says so and `crash` (if given) gets the AppCrash.
   static Result<std::unique_ptr<ChildTask>> Start(const AppChildSpec& spec,
                                                   const std::string& app_name,
                                                   const app::JobParams& params, uint32_t task,
