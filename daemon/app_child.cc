@@ -255,11 +255,7 @@ Result<ChildTask::Answer> ChildTask::Call(Op op, std::string_view bytes, double 
     }
     auto message = (*in)->root<proto::ChildMessage>();
     if (message.isLog()) {
-      auto log = message.getLog();
-      if (spec_.log) {
-        spec_.log->Write(static_cast<app::LogLevel>(std::min<uint8_t>(log.getLevel(), 3)),
-                         log.getLine().cStr());
-      }
+      Forward(message.getLog());
       continue;
     }
     auto reply = message.getReply();
@@ -271,13 +267,7 @@ Result<ChildTask::Answer> ChildTask::Call(Op op, std::string_view bytes, double 
     if (op == Op::kMake || op == Op::kRestore || op == Op::kTighten) {
       notes_ = reply.getNotes().cStr();
     }
-    if (reply.getError().size() > 0) {
-      const uint8_t code = reply.getErrorCode();
-      return Status(code > 0 && code <= static_cast<uint8_t>(StatusCode::kDiverged)
-                        ? static_cast<StatusCode>(code)
-                        : StatusCode::kInternal,
-                    reply.getError().cStr());
-    }
+    if (reply.getError().size() > 0) return ChildError(reply.getError(), reply.getErrorCode());
     Answer answer;
     switch (reply.which()) {
       case proto::ChildReply::MADE:
@@ -295,6 +285,13 @@ Result<ChildTask::Answer> ChildTask::Call(Op op, std::string_view bytes, double 
     for (auto o : reply.getOutgoing())
       answer.outgoing.push_back({o.getTo(), net::AsString(o.getBytes())});
     return answer;
+  }
+}
+
+void ChildTask::Forward(proto::ChildLog::Reader log) const {
+  if (spec_.log) {
+    spec_.log->Write(static_cast<app::LogLevel>(std::min<uint8_t>(log.getLevel(), 3)),
+                     log.getLine().cStr());
   }
 }
 

@@ -29,6 +29,7 @@
 
 #include "app/app.h"
 #include "core/status.h"
+#include "proto/app_child.capnp.h"
 
 namespace aiac::daemon {
 
@@ -126,6 +127,8 @@ class ChildTask final : public app::Task {
   Result<Answer> Call(Op op, std::string_view bytes = {}, double number = 0, uint32_t to = 0,
                       const app::JobParams* params = nullptr, const std::string* app_name = nullptr,
                       uint32_t task = 0) const;
+  // A line the app wrote in the child, to spec_.log.
+  void Forward(proto::ChildLog::Reader log) const;
   // An error of the app's where the call returns no status: kept for health().
   void Keep(const Status& error) const;
   // The child is gone or hung: kill and reap it, keep why. Returns the crash as an error.

@@ -14,17 +14,6 @@ namespace aiac::daemon {
 
 using net::AsString;
 
-namespace {
-
-Status ErrorOf(capnp::Text::Reader message, uint8_t code) {
-  return Status(code > 0 && code <= static_cast<uint8_t>(StatusCode::kDiverged)
-                    ? static_cast<StatusCode>(code)
-                    : StatusCode::kInternal,
-                message.cStr());
-}
-
-}  // namespace
-
 ChildRunner::ChildRunner(std::unique_ptr<ChildTask> task, runtime::RunnerCallbacks callbacks,
                          uint64_t start_iteration)
     : task_(std::move(task)), cb_(std::move(callbacks)), last_iteration_(start_iteration) {}
@@ -156,11 +145,7 @@ void ChildRunner::Read() {
     heard = Clock::now();
     auto message = (*in)->root<proto::ChildMessage>();
     if (message.isLog()) {
-      if (task_->spec().log) {
-        task_->spec().log->Write(
-            static_cast<app::LogLevel>(std::min<uint8_t>(message.getLog().getLevel(), 3)),
-            message.getLog().getLine().cStr());
-      }
+      task_->Forward(message.getLog());
       continue;
     }
     if (!message.isEvent() || !Dispatch(message.getEvent())) return;
@@ -218,7 +203,7 @@ bool ChildRunner::Dispatch(proto::RunnerEvent::Reader e) {
       runtime::MoveReport r;
       r.move = d.getMove();
       r.kind = runtime::FromProto(d.getKind());
-      if (d.getError().size() > 0) r.error = ErrorOf(d.getError(), d.getErrorCode());
+      if (d.getError().size() > 0) r.error = ChildError(d.getError(), d.getErrorCode());
       r.items = AsString(d.getItems());
       r.count = d.getCount();
       r.items_after = d.getItemsAfter();
@@ -230,7 +215,7 @@ bool ChildRunner::Dispatch(proto::RunnerEvent::Reader e) {
       auto f = e.getFinished();
       Reached(f.getIterations());
       cb_.finished(f.getError().size() > 0
-                       ? Result<std::string>(ErrorOf(f.getError(), f.getErrorCode()))
+                       ? Result<std::string>(ChildError(f.getError(), f.getErrorCode()))
                        : Result<std::string>(AsString(f.getSlice())),
                    f.getIterations());
       return false;

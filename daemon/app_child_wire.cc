@@ -86,6 +86,13 @@ capnp::Orphan<capnp::Data> BytesFor(capnp::MessageBuilder& message, std::string_
   return message.getOrphanage().newOrphanCopy(data);
 }
 
+Status ChildError(capnp::Text::Reader message, uint8_t code) {
+  return Status(code > 0 && code <= static_cast<uint8_t>(StatusCode::kDiverged)
+                    ? static_cast<StatusCode>(code)
+                    : StatusCode::kInternal,
+                message.cStr());
+}
+
 Status SendChildMessage(int fd, capnp::MessageBuilder& message) {
   SocketOutput out(fd);
   capnp::writeMessage(out, message);

@@ -3,6 +3,7 @@
 // copied into a buffer first, and never raising SIGPIPE when the other end is gone.
 #pragma once
 
+#include <capnp/blob.h>
 #include <capnp/message.h>
 #include <capnp/serialize.h>
 
@@ -19,6 +20,10 @@ namespace aiac::daemon {
 // words) is referenced, going out as a segment of its own without a copy, so it must outlive the
 // send; anything else is copied into the message.
 capnp::Orphan<capnp::Data> BytesFor(capnp::MessageBuilder& message, std::string_view bytes);
+
+// An error the other end sent as its message and aiac::StatusCode (kInternal for a code this
+// build does not know).
+Status ChildError(capnp::Text::Reader message, uint8_t code);
 
 // Writes `message` whole; Unavailable when the other end is gone.
 Status SendChildMessage(int fd, capnp::MessageBuilder& message);
