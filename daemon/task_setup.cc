@@ -77,8 +77,12 @@ Result<PluginRef> TaskHost::FindPlugin(const std::string& sha256) {
 }
 
 Result<PluginRef> TaskHost::AddPlugin(const std::string& sha256, std::string_view bytes) {
-  AIAC_RETURN_IF_ERROR(plugins_.AddFile(sha256, bytes).status());
-  return FindPlugin(sha256);
+  if (!options_.isolate_apps) {
+    AIAC_ASSIGN_OR_RETURN(auto loaded, plugins_.Add(sha256, bytes));
+    return PluginRef{"", std::move(loaded)};
+  }
+  AIAC_ASSIGN_OR_RETURN(std::string path, plugins_.AddFile(sha256, bytes));
+  return PluginRef{std::move(path), nullptr};
 }
 
 AppChildSpec TaskHost::ChildSpecFor(const Assignment& a) const {

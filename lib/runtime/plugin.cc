@@ -77,7 +77,7 @@ Result<std::shared_ptr<Plugin>> PluginStore::Find(std::string_view sha256) {
   return plugin;
 }
 
-Result<std::string> PluginStore::AddFile(std::string_view sha256, std::string_view bytes) {
+Result<std::string> PluginStore::Store(std::string_view sha256, std::string_view bytes) {
   if (Sha256(bytes) != sha256) {
     return InvalidArgument("plugin hash mismatch: the bytes received do not hash to " +
                            Hex(sha256));
@@ -85,13 +85,22 @@ Result<std::string> PluginStore::AddFile(std::string_view sha256, std::string_vi
   std::error_code ec;
   std::filesystem::create_directories(dir_, ec);
   if (ec) return IoError("cannot create " + dir_ + ": " + ec.message());
-  AIAC_RETURN_IF_ERROR(WriteFileAtomically(PathFor(sha256), std::string(bytes)));
-  return FindFile(sha256);
+  const std::string path = PathFor(sha256);
+  AIAC_RETURN_IF_ERROR(WriteFileAtomically(path, std::string(bytes)));
+  return path;
+}
+
+Result<std::string> PluginStore::AddFile(std::string_view sha256, std::string_view bytes) {
+  AIAC_ASSIGN_OR_RETURN(std::string path, Store(sha256, bytes));
+  handed_out_.insert(std::string(sha256));
+  return path;
 }
 
 Result<std::shared_ptr<Plugin>> PluginStore::Add(std::string_view sha256, std::string_view bytes) {
-  AIAC_RETURN_IF_ERROR(AddFile(sha256, bytes).status());
-  return Find(sha256);
+  AIAC_ASSIGN_OR_RETURN(std::string path, Store(sha256, bytes));
+  auto plugin = Plugin::Load(path);
+  if (plugin.ok()) loaded_[std::string(sha256)] = *plugin;
+  return plugin;
 }
 
 uint64_t PluginStore::StoredBytes() const {

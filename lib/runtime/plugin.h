@@ -60,6 +60,8 @@ class PluginStore {
 
  private:
   std::string PathFor(std::string_view sha256) const;
+  // Checks `bytes` against `sha256` and writes them to PathFor: the path (hashed once, here).
+  Result<std::string> Store(std::string_view sha256, std::string_view bytes);
   std::string dir_;
   uint64_t max_bytes_;
   std::map<std::string, std::shared_ptr<Plugin>> loaded_;
