@@ -41,6 +41,16 @@ Result<std::unique_ptr<ChildRunner>> ChildRunner::Run(std::unique_ptr<ChildTask>
       out[i].setCount(x.count);
       out[i].adoptItems(BytesFor(m, x.items));
     }
+    auto resend = o.initResend(static_cast<unsigned>(options.resend.size()));
+    for (unsigned i = 0; i < resend.size(); ++i) {
+      const auto& sent = options.resend[i];
+      resend[i].setIteration(sent.iteration);
+      auto values = resend[i].initValues(static_cast<unsigned>(sent.values.size()));
+      for (unsigned k = 0; k < values.size(); ++k) {
+        values[k].setTo(sent.values[k].to);
+        values[k].adoptBytes(BytesFor(m, sent.values[k].bytes));
+      }
+    }
   });
   runner->reader_ = std::thread([r = runner.get()] { r->Read(); });
   return runner;

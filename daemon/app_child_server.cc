@@ -160,6 +160,12 @@ runtime::RunnerOptions OptionsOf(proto::ChildCall::RunOptions::Reader o) {
     options.moves.outbox.push_back(
         {x.getMove(), x.getMoves(), x.getCount(), std::string(View(x.getItems()))});
   }
+  for (auto sent : o.getResend()) {
+    runtime::SentValues r{sent.getIteration(), {}};
+    for (auto v : sent.getValues())
+      r.values.push_back({v.getTo(), std::string(View(v.getBytes()))});
+    options.resend.push_back(std::move(r));
+  }
   return options;
 }
 

@@ -47,6 +47,16 @@ struct ChildCall {
     incarnation @5 :UInt64;
     moves @6 :UInt64;
     outbox @7 :List(Aiac.ExportedItems);
+    resend @8 :List(SentValues);  # runtime::RunnerOptions::resend
+  }
+  # The values a synchronous task sent after one iteration (runtime::SentValues).
+  struct SentValues {
+    iteration @0 :UInt64;
+    values @1 :List(SentValue);
+  }
+  struct SentValue {
+    to @0 :UInt32;
+    bytes @1 :Data;
   }
   struct Put {
     from @0 :UInt32;

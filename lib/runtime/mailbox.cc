@@ -10,7 +10,14 @@ bool Mailbox::Put(uint32_t from, uint64_t iteration, std::string bytes, bool sen
     ++dropped_;
     return false;  // from a daemon that was replaced: fenced off
   }
-  if (incarnation > slot.incarnation) {
+  if (incarnation > slot.incarnation && sync_) {
+    // A new owner of the task, restored from a checkpoint: it sends again what it sent after its
+    // checkpoint's last two iterations, then computes the iterations after (task_state.h). A
+    // synchronous iteration's value is the same whoever computed it, so what the old owner sent
+    // and was not taken yet still holds.
+    slot.incarnation = incarnation;
+    slot.newest = slot.taken;
+  } else if (incarnation > slot.incarnation) {
     // A new owner of the task: count again within its incarnation. Whatever of the old one was
     // not taken yet is stale.
     slot = Slot{};

@@ -7,7 +7,9 @@
 // predecessor sent; older or duplicated messages are dropped on arrival, and so is a newer
 // iteration whose bytes are those the task already took (only its metadata is news).
 // Synchronous mode keeps each iteration's value until it is taken, because a neighbour may run
-// one iteration ahead. Thread-safe.
+// one iteration ahead; a value already taken, or sent again, is dropped, and a neighbour's new
+// incarnation (restored from a checkpoint, sending its last values again) keeps what its old one
+// sent and was not taken yet. Thread-safe.
 #pragma once
 
 #include <chrono>

@@ -81,6 +81,14 @@ TaskMeasures TaskRunner::Measures() const {
 void TaskRunner::Send(std::vector<OutgoingValue> values, uint64_t iteration, bool converged) {
   profile_.messages_sent += values.size();
   for (const auto& v : values) profile_.bytes_sent += v.bytes.size();
+  if (options_.sync && cb_.checkpoint) {
+    // Kept for the checkpoints: a neighbour of a restored task may wait for either.
+    if (recent_sent_.size() == 2) recent_sent_.erase(recent_sent_.begin());
+    SentValues sent{iteration, {}};
+    sent.values.reserve(values.size());
+    for (const auto& v : values) sent.values.push_back({v.to, v.bytes});
+    recent_sent_.push_back(std::move(sent));
+  }
   cb_.send(std::move(values), iteration, converged);
 }
 
@@ -233,7 +241,7 @@ void TaskRunner::MaybeCheckpoint(uint64_t iteration, bool now) {
   // Serialising is the only cost on this thread: storing happens on the backups, and sending
   // on the network thread, so iterations go on meanwhile.
   const auto start = options_.clock->Now();
-  std::string state = EncodeTaskState(moves_, task_->SaveState());
+  std::string state = EncodeTaskState(moves_, task_->SaveState(), recent_sent_);
   profile_.checkpoint_s += Seconds(options_.clock->Now() - start);
   cb_.checkpoint(std::move(state), iteration);
   last_checkpoint_ = iteration;
@@ -263,6 +271,15 @@ void TaskRunner::Loop() {
   std::map<uint32_t, uint64_t> round_need;
   auto next_progress = options_.clock->Now() + options_.progress_period;
   Status failure;
+  // A restored synchronous task first sends again what it sent after its checkpoint's last
+  // iterations (they may have died unsent with its previous daemon).
+  for (SentValues& sent : options_.resend) {
+    if (!options_.sync) break;
+    std::vector<OutgoingValue> values;
+    for (auto& v : sent.values) values.push_back({v.to, std::move(v.bytes), 0, 0});
+    Send(std::move(values), sent.iteration, false);
+  }
+  options_.resend.clear();
   while (!halt_.load()) {
     failure = RunCommands(iteration, converged);
     if (!failure.ok()) break;

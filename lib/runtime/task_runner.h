@@ -117,6 +117,9 @@ struct RunnerOptions {
   uint64_t incarnation = 1;
   // A restored task: the moves its checkpoint had applied and its unconfirmed exports.
   MoveState moves;
+  // A restored synchronous task: what it sent after its checkpoint's last iterations
+  // (DecodedTaskState::sent), sent again before it computes: a neighbour may still wait for it.
+  std::vector<SentValues> resend;
   // What the runner reads the time from (checkpoint_period, progress_period, the measures);
   // outlives the runner. Tests give a ManualClock.
   const Clock* clock = &Clock::Steady();
@@ -235,6 +238,9 @@ class TaskRunner final : public Runner {
   // The last step's computing: Iterate()'s wall time, or the emulated node's stretch of it.
   std::chrono::steady_clock::duration iterate_time_{};
   MoveState moves_;  // runner thread only
+  // Synchronous mode: what the last two iterations sent, for the checkpoints (task_state.h);
+  // runner thread only.
+  std::vector<SentValues> recent_sent_;
   std::chrono::steady_clock::time_point next_checkpoint_;
 };
 

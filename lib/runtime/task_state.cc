@@ -3,7 +3,8 @@
 namespace aiac::runtime {
 namespace {
 
-constexpr std::string_view kMagic = "ats1";
+constexpr std::string_view kMagic = "ats2";
+constexpr std::string_view kMagicWithoutSent = "ats1";
 
 void PutU64(std::string& out, uint64_t v) {
   for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
@@ -18,17 +19,68 @@ bool TakeU64(std::string_view& in, uint64_t& v) {
   return true;
 }
 
+void PutU32(std::string& out, uint32_t v) {
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
+bool TakeU32(std::string_view& in, uint32_t& v) {
+  if (in.size() < 4) return false;
+  v = 0;
+  for (int i = 3; i >= 0; --i)
+    v = (v << 8) | static_cast<unsigned char>(in[static_cast<size_t>(i)]);
+  in.remove_prefix(4);
+  return true;
+}
+
+// A count of entries of at least `min_size` bytes each past what is left is a corrupt header,
+// caught before anything is reserved for it.
+Status CheckCount(uint32_t n, size_t min_size, std::string_view in, const char* what) {
+  if (n <= in.size() / min_size) return Status::Ok();
+  return Corruption("checkpoint: task state holds " + std::to_string(n) + " " + what + " in " +
+                    std::to_string(in.size()) + " bytes");
+}
+
+Status TakeSent(std::string_view& in, std::vector<SentValues>& sent) {
+  uint32_t n = 0;
+  if (!TakeU32(in, n)) return Corruption("checkpoint: task state header truncated");
+  AIAC_RETURN_IF_ERROR(CheckCount(n, 12, in, "sent iterations"));
+  for (uint32_t i = 0; i < n; ++i) {
+    SentValues s;
+    uint32_t values = 0;
+    if (!TakeU64(in, s.iteration) || !TakeU32(in, values))
+      return Corruption("checkpoint: sent iteration " + std::to_string(i) + " is truncated");
+    AIAC_RETURN_IF_ERROR(CheckCount(values, 12, in, "sent values"));
+    for (uint32_t k = 0; k < values; ++k) {
+      SentValues::Value v;
+      uint64_t size = 0;
+      if (!TakeU32(in, v.to) || !TakeU64(in, size) || size > in.size())
+        return Corruption("checkpoint: a value sent after iteration " +
+                          std::to_string(s.iteration) + " is truncated");
+      v.bytes.assign(in.substr(0, size));
+      in.remove_prefix(size);
+      s.values.push_back(std::move(v));
+    }
+    sent.push_back(std::move(s));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
-std::string EncodeTaskState(const MoveState& moves, std::string_view app_state) {
-  size_t size = kMagic.size() + 12 + app_state.size();
+std::string EncodeTaskState(const MoveState& moves, std::string_view app_state,
+                            const std::vector<SentValues>& sent) {
+  size_t size = kMagic.size() + 16 + app_state.size();
   for (const auto& e : moves.outbox) size += 32 + e.items.size();
+  for (const auto& s : sent) {
+    size += 12;
+    for (const auto& v : s.values) size += 12 + v.bytes.size();
+  }
   std::string out;
   out.reserve(size);
-  out += kMagic;
+  // Without sent values, the former layout: a daemon of the previous build reads it.
+  out += sent.empty() ? kMagicWithoutSent : kMagic;
   PutU64(out, moves.moves);
-  const auto n = static_cast<uint32_t>(moves.outbox.size());
-  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((n >> (8 * i)) & 0xff));
+  PutU32(out, static_cast<uint32_t>(moves.outbox.size()));
   for (const auto& e : moves.outbox) {
     PutU64(out, e.move);
     PutU64(out, e.moves);
@@ -36,26 +88,30 @@ std::string EncodeTaskState(const MoveState& moves, std::string_view app_state) 
     PutU64(out, e.items.size());
     out += e.items;
   }
+  if (!sent.empty()) PutU32(out, static_cast<uint32_t>(sent.size()));
+  for (const auto& s : sent) {
+    PutU64(out, s.iteration);
+    PutU32(out, static_cast<uint32_t>(s.values.size()));
+    for (const auto& v : s.values) {
+      PutU32(out, v.to);
+      PutU64(out, v.bytes.size());
+      out += v.bytes;
+    }
+  }
   out += app_state;
   return out;
 }
 
 Result<DecodedTaskState> DecodeTaskState(std::string_view state) {
-  if (!state.starts_with(kMagic))
-    return Corruption("checkpoint: not a task state (no 'ats1' header)");
+  const bool with_sent = state.starts_with(kMagic);
+  if (!with_sent && !state.starts_with(kMagicWithoutSent))
+    return Corruption("checkpoint: not a task state (no 'ats2' header)");
   std::string_view in = state.substr(kMagic.size());
   DecodedTaskState d;
-  if (!TakeU64(in, d.moves.moves) || in.size() < 4)
-    return Corruption("checkpoint: task state header truncated");
   uint32_t n = 0;
-  for (int i = 3; i >= 0; --i)
-    n = (n << 8) | static_cast<unsigned char>(in[static_cast<size_t>(i)]);
-  in.remove_prefix(4);
-  // Each entry takes at least 32 bytes: a count past what is left is a corrupt header, caught
-  // before anything is reserved for it.
-  if (n > in.size() / 32)
-    return Corruption("checkpoint: task state holds " + std::to_string(n) + " exports in " +
-                      std::to_string(in.size()) + " bytes");
+  if (!TakeU64(in, d.moves.moves) || !TakeU32(in, n))
+    return Corruption("checkpoint: task state header truncated");
+  AIAC_RETURN_IF_ERROR(CheckCount(n, 32, in, "exports"));
   for (uint32_t i = 0; i < n; ++i) {
     ExportedItems e;
     uint64_t size = 0;
@@ -68,6 +124,7 @@ Result<DecodedTaskState> DecodeTaskState(std::string_view state) {
     in.remove_prefix(size);
     d.moves.outbox.push_back(std::move(e));
   }
+  if (with_sent) AIAC_RETURN_IF_ERROR(TakeSent(in, d.sent));
   d.app_state = in;
   return d;
 }

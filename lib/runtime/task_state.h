@@ -4,8 +4,15 @@
 // spawner can bring it to the moves done since (replaying them) and still collect exported
 // items whose reply was lost with the daemon: every item stays owned by exactly one task.
 //
-// Encoding: "ats1", u64 moves, u32 outbox entries, each (u64 move, u64 moves, u64 count, u64
-// size, the items), then the app's state to the end. Little-endian. Pure.
+// A synchronous task's checkpoint also holds the values it sent after its last two iterations:
+// restored, it sends them again first, since a neighbour may still wait for either (the dead
+// daemon may have taken them along unsent), and it computes only the iterations after.
+//
+// Encoding: "ats2", u64 moves, u32 outbox entries, each (u64 move, u64 moves, u64 count, u64
+// size, the items), u32 sent iterations, each (u64 iteration, u32 values, each (u32 to, u64 size,
+// the bytes)), then the app's state to the end. Little-endian. Without sent iterations (an
+// asynchronous task), "ats1" and no count: the layout of the previous build, which reads it.
+// Pure.
 #pragma once
 
 #include <cstdint>
@@ -30,10 +37,24 @@ struct MoveState {
   std::vector<ExportedItems> outbox;  // exports not yet confirmed by the spawner
 };
 
-std::string EncodeTaskState(const MoveState& moves, std::string_view app_state);
+// What a synchronous task sent after iteration `iteration`.
+struct SentValues {
+  struct Value {
+    uint32_t to = 0;
+    std::string bytes;
+    bool operator==(const Value&) const = default;
+  };
+  uint64_t iteration = 0;
+  std::vector<Value> values;
+  bool operator==(const SentValues&) const = default;
+};
+
+std::string EncodeTaskState(const MoveState& moves, std::string_view app_state,
+                            const std::vector<SentValues>& sent = {});
 
 struct DecodedTaskState {
   MoveState moves;
+  std::vector<SentValues> sent;
   std::string_view app_state;  // points into the decoded bytes
 };
 // Errors name what is wrong (not a task state, truncated).

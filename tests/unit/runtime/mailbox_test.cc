@@ -92,6 +92,38 @@ TEST(MailboxTest, SyncModeKeepsEachIterationUntilTaken) {
   EXPECT_EQ((*second)[1].bytes, "b2");
 }
 
+// A neighbour restored from its checkpoint (a new incarnation) sends again its values of the
+// checkpoint's last two iterations, then the ones after; values of a synchronous iteration are
+// the same whoever computed them, so what its predecessor sent and was not taken still holds,
+// and what was taken is not taken twice.
+TEST(MailboxTest, SyncModeKeepsWhatAReplacedNeighboursPredecessorSentAndTakesNothingTwice) {
+  Mailbox box(true);
+  box.Put(1, 1, "a1", false, 0, 1);
+  box.Put(1, 2, "a2", false, 0, 1);
+  ASSERT_TRUE(box.TakeIteration({1}, 1, std::chrono::milliseconds(100)).has_value());
+  // Restored at iteration 2: it sends 1 and 2 again, then 3.
+  EXPECT_FALSE(box.Put(1, 1, "a1", false, 0, 2)) << "taken already";
+  box.Put(1, 2, "a2", false, 0, 2);
+  box.Put(1, 3, "a3", false, 0, 2);
+  EXPECT_FALSE(box.Put(1, 3, "a3", false, 0, 2)) << "sent again over a new connection";
+  EXPECT_FALSE(box.Put(1, 4, "late", false, 0, 1)) << "the old daemon is fenced off";
+  auto second = box.TakeIteration({1}, 2, std::chrono::milliseconds(100));
+  ASSERT_TRUE(second.has_value());
+  EXPECT_EQ((*second)[0].bytes, "a2");
+  auto third = box.TakeIteration({1}, 3, std::chrono::milliseconds(100));
+  ASSERT_TRUE(third.has_value());
+  EXPECT_EQ((*third)[0].bytes, "a3");
+
+  // A value its predecessor sent but the dead daemon's restore does not send again (restored
+  // from a later checkpoint than what we took): still there.
+  Mailbox kept(true);
+  kept.Put(1, 5, "a5", false, 0, 1);
+  kept.Put(1, 7, "a7", false, 0, 2);
+  auto five = kept.TakeIteration({1}, 5, std::chrono::milliseconds(100));
+  ASSERT_TRUE(five.has_value());
+  EXPECT_EQ((*five)[0].bytes, "a5");
+}
+
 TEST(MailboxTest, CloseWakesWaiters) {
   Mailbox box(true);
   std::thread closer([&] {

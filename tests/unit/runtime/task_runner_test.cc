@@ -531,3 +531,102 @@ TEST(TaskRunnerTest, ARestoredRunnerGoesOnFromItsCheckpointsMoves) {
 
 }  // namespace
 }  // namespace aiac::runtime
+
+namespace aiac::runtime {
+namespace {
+
+// Sends "v<count>" to task 1 after each iteration, up to `limit`; its state is the count.
+class SendingTask : public app::Task {
+ public:
+  SendingTask(uint64_t limit, uint64_t count = 0) : limit_(limit), count_(count) {}
+  std::vector<uint32_t> Dependencies() const override { return {}; }
+  Status Absorb(uint32_t, std::string_view) override { return Status::Ok(); }
+  Result<bool> Iterate() override {
+    if (count_ >= limit_) return false;
+    ++count_;
+    return true;
+  }
+  std::vector<app::Outgoing> TakeOutgoing() override { return {{1, "v" + std::to_string(count_)}}; }
+  double LocalChange() const override { return 1; }
+  bool LocallyConverged() const override { return false; }
+  std::string SaveState() const override { return std::to_string(count_); }
+  Status RestoreState(std::string_view) override { return Status::Ok(); }
+  std::string ResultSlice() const override { return SaveState(); }
+
+ private:
+  uint64_t limit_;
+  uint64_t count_;
+};
+
+// What a synchronous runner sent and checkpointed.
+struct SyncRecorder {
+  std::mutex mu;
+  std::vector<std::pair<uint64_t, std::string>> sent;  // (iteration, bytes to task 1)
+  std::vector<std::pair<uint64_t, std::vector<SentValues>>> checkpoints;
+
+  RunnerCallbacks Callbacks() {
+    RunnerCallbacks cb;
+    cb.send = [this](std::vector<OutgoingValue> values, uint64_t iteration, bool) {
+      std::lock_guard lock(mu);
+      for (auto& v : values) sent.emplace_back(iteration, v.bytes);
+    };
+    cb.local_convergence = [](bool, uint64_t) {};
+    cb.progress = [](uint64_t, double, bool, const TaskMeasures&) {};
+    cb.answer = [](uint64_t, bool) {};
+    cb.checkpoint = [this](std::string state, uint64_t iteration) {
+      auto decoded = DecodeTaskState(state);
+      ASSERT_TRUE(decoded.ok()) << decoded.status().message();
+      std::lock_guard lock(mu);
+      checkpoints.emplace_back(iteration, decoded->sent);
+    };
+    cb.finished = [](Result<std::string>, uint64_t) {};
+    return cb;
+  }
+};
+
+// A synchronous task's neighbour may wait for what it sent after either of its checkpoint's last
+// two iterations (the dead daemon may have taken it along unsent): the checkpoint holds both, and
+// the task restored from it sends them again before it computes the iterations after.
+TEST(TaskRunnerTest, ASyncCheckpointHoldsTheLastTwoIterationsValuesAndARestoreSendsThemFirst) {
+  SyncRecorder first;
+  RunnerOptions options;
+  options.sync = true;
+  options.checkpoint_every = 3;
+  std::vector<SentValues> at_three;
+  {
+    TaskRunner runner(std::make_unique<SendingTask>(6), {}, options, first.Callbacks());
+    runner.Start();
+    ASSERT_TRUE(testing::WaitUntil([&] {
+      std::lock_guard lock(first.mu);
+      return first.checkpoints.size() >= 2;
+    }));
+    runner.Halt();
+    runner.Join();
+    std::lock_guard lock(first.mu);
+    EXPECT_EQ(first.checkpoints[0].first, 3u);
+    at_three = first.checkpoints[0].second;
+    EXPECT_EQ(at_three, (std::vector<SentValues>{{2, {{1, "v2"}}}, {3, {{1, "v3"}}}}));
+    EXPECT_EQ(first.checkpoints[1].second,
+              (std::vector<SentValues>{{5, {{1, "v5"}}}, {6, {{1, "v6"}}}}));
+  }
+
+  SyncRecorder restored;
+  options.start_iteration = 3;
+  options.incarnation = 2;
+  options.resend = at_three;
+  TaskRunner runner(std::make_unique<SendingTask>(5, 3), {}, options, restored.Callbacks());
+  runner.Start();
+  ASSERT_TRUE(testing::WaitUntil([&] {
+    std::lock_guard lock(restored.mu);
+    return restored.sent.size() >= 4;
+  }));
+  runner.Halt();
+  runner.Join();
+  std::lock_guard lock(restored.mu);
+  const std::vector<std::pair<uint64_t, std::string>> expected = {
+      {2, "v2"}, {3, "v3"}, {4, "v4"}, {5, "v5"}};
+  EXPECT_EQ(std::vector(restored.sent.begin(), restored.sent.begin() + 4), expected);
+}
+
+}  // namespace
+}  // namespace aiac::runtime

@@ -46,5 +46,42 @@ TEST(TaskStateTest, EveryTruncationOfTheHeaderIsRefused) {
   EXPECT_NE(d.status().message().find("exports in"), std::string::npos) << d.status().message();
 }
 
+TEST(TaskStateTest, ASynchronousTasksSentValuesComeBackAndEveryTruncationIsRefused) {
+  MoveState m;
+  m.moves = 1;
+  const std::vector<SentValues> sent = {
+      {6, {{1, std::string("v\0a", 3)}, {3, ""}}},
+      {7, {{1, "next"}, {3, "more"}}},
+  };
+  const std::string encoded = EncodeTaskState(m, "app", sent);
+  auto d = DecodeTaskState(encoded);
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_EQ(d->sent, sent);
+  EXPECT_EQ(d->app_state, "app");
+  const std::string header = EncodeTaskState(m, "", sent);
+  for (size_t n = 0; n < header.size(); ++n) {
+    EXPECT_FALSE(DecodeTaskState(header.substr(0, n)).ok()) << n << " bytes";
+  }
+}
+
+TEST(TaskStateTest, WithoutSentValuesTheFormerLayoutIsWritten) {
+  MoveState m;
+  m.moves = 5;
+  EXPECT_EQ(EncodeTaskState(m, "app"), std::string("ats1") + std::string("\x05\0\0\0\0\0\0\0", 8) +
+                                           std::string("\0\0\0\0", 4) + "app");
+  EXPECT_EQ(EncodeTaskState(m, "app", {{1, {}}}).substr(0, 4), "ats2");
+}
+
+TEST(TaskStateTest, ACheckpointOfTheFormerFormatIsStillRead) {
+  // "ats1": moves, no exports, then the app's state; no sent values.
+  const std::string old = std::string("ats1") + std::string("\x05\0\0\0\0\0\0\0", 8) +
+                          std::string("\0\0\0\0", 4) + "app";
+  auto d = DecodeTaskState(old);
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_EQ(d->moves.moves, 5u);
+  EXPECT_TRUE(d->sent.empty());
+  EXPECT_EQ(d->app_state, "app");
+}
+
 }  // namespace
 }  // namespace aiac::runtime
