@@ -87,6 +87,7 @@ Result<Assignment> Parse(proto::AssignTask::Reader in, const runtime::PluginTrus
   a.memory_mb = std::min<uint64_t>(in.getMemoryMb(), uint64_t{1} << 30);
   a.cpu_seconds = std::min<uint64_t>(in.getCpuSeconds(), uint64_t{1} << 40);
   a.app_stall_ms = std::min<uint64_t>(in.getAppStallMs(), uint64_t{1} << 40);
+  a.value_log_mb = std::min<uint64_t>(in.getValueLogMb(), uint64_t{1} << 30);
   a.incarnation = std::max<uint64_t>(in.getIncarnation(), 1);
   a.restore = in.getRestore();
   const double tighten = in.getTighten();

@@ -32,6 +32,9 @@ struct Assignment {
   std::map<uint32_t, std::pair<std::string, std::string>> neighbours;  // task -> address, daemon
   std::map<uint32_t, std::string> senders;                             // task -> daemon id
   bool sync = false;
+  // Synchronous runs: MiB of sent values kept per receiver for its replacement (value_log.h);
+  // 0: none.
+  uint64_t value_log_mb = 0;
   // Checkpoints: where this task's go (address, daemon id), whose this daemon keeps (task ->
   // the daemon that may write them), and how often.
   std::vector<std::pair<std::string, std::string>> backups;

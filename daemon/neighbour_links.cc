@@ -110,6 +110,10 @@ awaitable<void> NeighbourLinks::RunLink(Session job, std::shared_ptr<TaskSession
       // while its task was still being set up, or died. Asynchronous tasks only iterate on new
       // values, so a lost one can leave every task waiting: send the newest again.
       if (link->pending.empty() && link->last) link->pending.push_back(*link->last);
+      // A synchronous neighbour waits for each iteration: send it everything it may still
+      // need (its mailbox drops what it took already), a replacement restored from an older
+      // checkpoint included (value_log.h).
+      link->log.Replay(link->pending);
     }
     if (link->pending.empty()) {
       link->wake->expires_at(std::chrono::steady_clock::time_point::max());
@@ -117,7 +121,7 @@ awaitable<void> NeighbourLinks::RunLink(Session job, std::shared_ptr<TaskSession
       continue;
     }
     // Not a structured binding: clang 14 cannot capture those in the lambda below.
-    const TaskSession::OutLink::Value value = std::move(link->pending.front());
+    TaskSession::OutLink::Value value = std::move(link->pending.front());
     link->pending.pop_front();
     if (!link->keep_all) link->last = value;
     link->conn->SendEnvelope([&](proto::Envelope::Builder e) {
@@ -133,6 +137,7 @@ awaitable<void> NeighbourLinks::RunLink(Session job, std::shared_ptr<TaskSession
       d.setIncarnation(job->incarnation());
     });
     monitors_.Sent(*link->conn, value.bytes.size() + 64);
+    link->log.Sent(std::move(value));
     // Hand the connection one value at a time: newer values replace `pending` meanwhile.
     co_await link->conn->Drained();
   }
@@ -198,6 +203,7 @@ awaitable<bool> NeighbourLinks::PutCheckpoint(const Session& job, TaskSession::B
   auto ack = (*msg)->root().getCheckpointAck();
   if (ack.getStored()) {
     job->Acknowledged(c.state.size());
+    backup.stored = std::max(backup.stored, c.iteration);
   } else if (ack.getError().size() > 0) {
     log_->warn("job {}: backup {} did not store {}: {}", job->job(), backup.daemon,
                checkpoint::Describe(c), Printable(ack.getError().cStr(), 200));

@@ -6,6 +6,7 @@
 #include "core/hex.h"
 #include "core/printable.h"
 #include "net/capnp_bytes.h"
+#include "net/hello.h"
 #include "net/identity.h"
 #include "runtime/move_kind_wire.h"
 
@@ -56,6 +57,20 @@ awaitable<SpawnerChannel::Next> SpawnerChannel::Dispatch(proto::Envelope::Reader
       co_return Next::kGoOn;
     case proto::Envelope::TIGHTEN:
       co_return OnTighten(env.getTighten());
+    case proto::Envelope::TRIM_VALUES:
+      if (conn_->peer().version < net::kSyncReplaceVersion) {
+        co_return Refuse("a message of protocol " + std::to_string(net::kSyncReplaceVersion) +
+                             " on a connection that agreed on " +
+                             std::to_string(conn_->peer().version),
+                         "unexpected message: protocol " + std::to_string(conn_->peer().version) +
+                             " was agreed");
+      }
+      // Only ever lets go of values no restore asks for: one that comes during the set-up
+      // (dropped here) is made up for by the next.
+      if (FromJobSpawner() && env.getTrimValues().getJob() == host_.job_->job()) {
+        host_.job_->TrimValues(env.getTrimValues().getTask(), env.getTrimValues().getIteration());
+      }
+      co_return Next::kGoOn;
     case proto::Envelope::MOVE_ITEMS:
       co_return OnMoveItems(env.getMoveItems());
     case proto::Envelope::HALT:

@@ -21,10 +21,12 @@ namespace {
 Result<PreparedTask> Restore(const Assignment& a, std::unique_ptr<app::Task> task,
                              std::optional<checkpoint::Checkpoint> restored) {
   runtime::MoveState moves;
+  std::vector<runtime::SentValues> resend;
   if (restored) {
     AIAC_ASSIGN_OR_RETURN(auto state, runtime::DecodeTaskState(restored->state));
     AIAC_RETURN_IF_ERROR(task->RestoreState(state.app_state));
     moves = std::move(state.moves);
+    resend = std::move(state.sent);
   }
   // A task taking over mid-run starts with the local test its job tightened to so far.
   if (a.tighten > 1) AIAC_RETURN_IF_ERROR(task->Tighten(a.tighten));
@@ -34,6 +36,7 @@ Result<PreparedTask> Restore(const Assignment& a, std::unique_ptr<app::Task> tas
   p.task = std::move(task);
   p.restored = std::move(restored);
   p.moves = std::move(moves);
+  p.resend = std::move(resend);
   return p;
 }
 
@@ -102,6 +105,7 @@ Result<std::shared_ptr<TaskSession>> TaskSession::Create(
     link->address = ep;
     link->daemon = neighbour.second;
     link->keep_all = a.sync;
+    if (a.sync) link->log = ValueLog(a.value_log_mb << 20);
     link->wake =
         std::make_unique<asio::steady_timer>(io, std::chrono::steady_clock::time_point::max());
     s->links_[t] = link;
@@ -122,6 +126,7 @@ Result<std::shared_ptr<TaskSession>> TaskSession::Create(
   if (prepared.restored) options.start_iteration = prepared.restored->iteration;
   options.incarnation = a.incarnation;
   options.moves = std::move(prepared.moves);
+  options.resend = std::move(prepared.resend);
   if (!s->backups_.empty()) {
     options.checkpoint_every = a.checkpoint_every;
     options.checkpoint_period = std::chrono::milliseconds(a.checkpoint_ms);
@@ -378,6 +383,7 @@ bool TaskSession::Move(const NeighbourMove& m) {
     if (backup->daemon != m.previous) continue;
     backup->address = *ep;
     backup->daemon = m.daemon;
+    backup->stored = 0;
     if (backup->conn) backup->conn->Close();
     backup->wake->cancel();
   }
@@ -387,6 +393,29 @@ bool TaskSession::Move(const NeighbourMove& m) {
 void TaskSession::Acknowledged(uint64_t bytes) {
   ++checkpoints_;
   checkpoint_bytes_ += bytes;
+}
+
+void TaskSession::TrimValues(uint32_t to, uint64_t before) {
+  auto it = links_.find(to);
+  if (it == links_.end()) return;
+  OutLink& link = *it->second;
+  link.log.Trim(before);
+  while (!link.pending.empty() && link.pending.front().iteration < before) link.pending.pop_front();
+}
+
+uint64_t TaskSession::safe_checkpoint() const {
+  if (backups_.empty()) return 0;
+  uint64_t safe = UINT64_MAX;
+  for (const auto& backup : backups_) safe = std::min(safe, backup->stored);
+  return safe;
+}
+
+uint64_t TaskSession::value_log_from() const {
+  uint64_t from = 0;
+  for (const auto& [t, link] : links_) {
+    if (link->log.dropped_through() > 0) from = std::max(from, link->log.dropped_through() + 1);
+  }
+  return from;
 }
 
 void TaskSession::ReportProgress(double run_queue_mean, double run_queue_std,
@@ -424,6 +453,8 @@ void TaskSession::FillProgress(proto::TaskProgress::Builder p, double run_queue_
   p.setCheckpoints(checkpoints_);
   p.setCheckpointBytes(checkpoint_bytes_);
   p.setIncarnation(incarnation_);
+  p.setSafeCheckpoint(safe_checkpoint());
+  p.setValueLogFrom(value_log_from());
   p.setWorkDone(progress_measures_.work_done);
   p.setRemainingWork(progress_measures_.remaining);
   p.setItems(progress_measures_.items);

@@ -29,6 +29,7 @@
 #include "daemon/app_child.h"
 #include "daemon/assignment.h"
 #include "daemon/report_group.h"
+#include "daemon/value_log.h"
 #include "net/connection.h"
 #include "proto/aiac.capnp.h"
 #include "runtime/plugin.h"
@@ -49,8 +50,9 @@ struct PreparedTask {
   std::unique_ptr<app::Task> task;
   std::vector<uint32_t> dependencies;
   std::optional<checkpoint::Checkpoint> restored;
-  runtime::MoveState moves;  // the restored checkpoint's item moves (task_state.h)
-  std::string notes;         // app::Task::Notes(), read once it was built and restored
+  runtime::MoveState moves;                 // the restored checkpoint's item moves (task_state.h)
+  std::vector<runtime::SentValues> resend;  // and what it sent last (synchronous runs)
+  std::string notes;  // app::Task::Notes(), read once it was built and restored
   std::shared_ptr<const AppChildState> child;  // the task's child process, when it has one
 };
 
@@ -103,14 +105,11 @@ class TaskSession : public std::enable_shared_from_this<TaskSession> {
     Endpoint address;
     std::string daemon;  // the id the neighbour must prove
     bool keep_all = false;
-    struct Value {
-      uint64_t iteration;
-      std::string bytes;
-      bool converged;
-      uint64_t seen;              // the receiver's newest iteration we had absorbed...
-      uint64_t seen_incarnation;  // ...counted in this incarnation of it
-    };
+    using Value = LinkValue;
     std::deque<Value> pending;
+    // Synchronous mode: what was handed to a connection, sent again on the next one
+    // (value_log.h).
+    ValueLog log;
     // Asynchronous mode: the newest value handed to a connection, sent again on the next one
     // (it may have been lost with the last).
     std::optional<Value> last;
@@ -127,6 +126,7 @@ class TaskSession : public std::enable_shared_from_this<TaskSession> {
     std::optional<checkpoint::Checkpoint> pending;
     std::unique_ptr<net::asio::steady_timer> wake;
     net::ConnectionPtr conn;
+    uint64_t stored = 0;  // the newest iteration this backup acknowledged (since it moved here)
   };
 
   // A session for assignment `a` with its prepared task; the runner is built but not started.
@@ -170,6 +170,14 @@ class TaskSession : public std::enable_shared_from_this<TaskSession> {
   bool Move(const NeighbourMove& m);
   // A backup stored a checkpoint of `bytes`: counted in progress reports and the result.
   void Acknowledged(uint64_t bytes);
+  // Synchronous runs (TrimValues): values for task `to` before iteration `before` are no
+  // longer needed.
+  void TrimValues(uint32_t to, uint64_t before);
+  // The newest iteration of this task's checkpoints that every backup acknowledged (0: none, or
+  // no backups), and the oldest iteration every receiver's value log still holds beyond trims
+  // (0: nothing dropped for want of room): TaskProgress.safeCheckpoint and valueLogFrom.
+  uint64_t safe_checkpoint() const;
+  uint64_t value_log_from() const;
   // Sends TaskProgress with the runner's latest report, the host's run-queue figures and its
   // links' (the host calls it on its own clock). A member of a DistPM group (report_group.h)
   // hands it to `to_coordinator`, which sends it to the group's coordinator when it can (true);

@@ -54,6 +54,9 @@ SupervisorPort DaemonLinks::Port() {
     asio::co_spawn(executor_, ReplaceFromSupernode(task, incarnation, what), done);
   };
   port.changed = [this] { c_.wake(); };
+  port.version = [this](size_t task) {
+    return conns_[task] ? conns_[task]->peer().version : net::kProtocolVersion;
+  };
   return port;
 }
 
@@ -232,6 +235,7 @@ void DaemonLinks::FillAssignment(proto::AssignTask::Builder a, size_t index, uin
   a.setCheckpointEvery(c_.job.checkpoint_every);
   a.setCheckpointMs(static_cast<uint64_t>(c_.job.checkpoint_period.count() * 1000));
   a.setMemoryMb(c_.job.memory_mb);
+  if (c_.settings.sync) a.setValueLogMb(c_.job.value_log_mb);
   a.setCpuSeconds(c_.job.cpu_seconds);
   a.setAppStallMs(static_cast<uint64_t>(c_.job.app_stall.count() * 1000));
   a.setIncarnation(incarnation);

@@ -238,6 +238,7 @@ Status JobRunner::MapTasks() {
   SupervisorSettings settings;
   settings.job_id = summary_.job_id;
   settings.sync = settings_.sync;
+  settings.sync_replaces = job_.value_log_mb > 0 && checkpointing;
   settings.failure_timeout = options_.failure_timeout;
   settings.setup_timeout = options_.setup_timeout;
   links_ = std::make_unique<DaemonLinks>(

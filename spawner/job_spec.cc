@@ -68,6 +68,11 @@ void DeclareJobOptions(OptionSet& set, JobSpec& job) {
                "one call into the app (an iteration, building the task, a checkpoint's state) "
                "taking longer than this counts as hung: the app's process is killed, an app "
                "crash (0: no limit)");
+  set.Integer("value_log_mb", job.value_log_mb, 0, 1 << 30,
+              "synchronous runs (`--sync`): the values each task keeps of what it sent to each "
+              "neighbour since that neighbour's newest checkpoint, in MiB, so that a lost "
+              "neighbour can be restored from it; past it the oldest go, and a replacement that "
+              "needs them ends the run (0: none kept; a lost daemon ends a synchronous run)");
 }
 
 Result<JobSpec> LoadJobSpec(const std::string& path) {

@@ -11,6 +11,7 @@
 //   memory_mb = 32768       # each task's app process: address space limit (0: none)
 //   cpu_seconds = 0         # ... CPU time limit (0: none)
 //   app_stall_seconds = 300 # ... a call into the app longer than this: hung (0: no limit)
+//   value_log_mb = 256      # --sync: MiB of sent values kept per neighbour, to replace it
 //   [params]                # app parameters, passed to every task as text
 //   rounds = 1000
 #pragma once
@@ -42,6 +43,10 @@ struct JobSpec {
   uint64_t memory_mb = 32768;
   uint64_t cpu_seconds = 0;
   std::chrono::duration<double> app_stall{300};
+  // Synchronous runs: MiB of the values a task sent that it keeps for each receiver, so that a
+  // lost receiver can be restored from its checkpoint (daemon/value_log.h); 0: none, and a lost
+  // daemon ends a synchronous run.
+  uint64_t value_log_mb = 256;
   std::string base_dir;  // the job file's directory
   std::map<std::string, std::string> params;
 };

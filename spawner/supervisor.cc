@@ -6,6 +6,7 @@
 #include "core/printable.h"
 #include "core/sha256.h"
 #include "net/capnp_bytes.h"
+#include "net/hello.h"
 #include "runtime/move_kind_wire.h"
 #include "runtime/plugin.h"
 #include "runtime/task_profile_wire.h"
@@ -74,6 +75,7 @@ void Supervisor::OnConnected(size_t task, uint64_t incarnation, SteadyTime now) 
   if (!Current(task, incarnation)) return;
   TaskState& s = tasks_[task];
   s.connected = true;
+  s.version = port_.version ? port_.version(task) : net::kProtocolVersion;
   s.last_heard = s.reached_at = now;
 }
 
@@ -179,6 +181,10 @@ void Supervisor::OnProgress(size_t task, proto::TaskProgress::Reader p, SteadyTi
   }
   s.report = r;
   s.report_at = now;
+  if (settings_.sync) {
+    s.value_log_from = p.getValueLogFrom();
+    TrimSenders(task, p.getSafeCheckpoint());
+  }
   s.outcome.profile = s.earlier_profile;
   s.outcome.profile += runtime::FromProto(p.getProfile());
   Record(HistoryEntry::Kind::kReport, task, now, r.iteration, s.change);
@@ -189,6 +195,75 @@ void Supervisor::OnProgress(size_t task, proto::TaskProgress::Reader p, SteadyTi
       counts.emplace_back(t.report ? t.report->items : -1, t.report ? t.report->moves : 0);
     if (std::string wrong = ledger_.CheckCounts(counts); !wrong.empty()) Fail(wrong);
   }
+}
+
+std::string Supervisor::OldSyncDaemon() const {
+  for (const TaskState& t : tasks_) {
+    if (t.connected && t.version < net::kSyncReplaceVersion)
+      return "daemon " + t.outcome.daemon + " speaks protocol " + std::to_string(t.version);
+  }
+  return "";
+}
+
+void Supervisor::TrimSenders(size_t task, uint64_t safe) {
+  TaskState& s = tasks_[task];
+  if (!settings_.sync_replaces || safe <= s.trimmed) return;
+  s.trimmed = safe;
+  for (uint32_t sender : deployment_->senders(task)) {
+    // A daemon of an older protocol keeps no values, and would take the message for an attack.
+    if (!tasks_[sender].connected || tasks_[sender].version < net::kSyncReplaceVersion) continue;
+    port_.send(sender, [&](proto::Envelope::Builder e) {
+      auto t = e.initTrimValues();
+      t.setJob(settings_.job_id);
+      t.setTask(static_cast<uint32_t>(task));
+      t.setIteration(safe);
+    });
+  }
+}
+
+std::string Supervisor::SyncResumeProblem(size_t task, uint64_t restored) const {
+  const std::string name = "task " + std::to_string(task);
+  // Its iteration restored + 1 takes its senders' values of iteration `restored`.
+  const uint64_t need = std::max<uint64_t>(restored, 1);
+  for (uint32_t j : deployment_->senders(task)) {
+    const TaskState& sender = tasks_[j];
+    // One being replaced too is checked when it is restored, as this task's sender.
+    if (!sender.ready) continue;
+    const uint64_t holds =
+        std::max({tasks_[task].trimmed, sender.value_log_from, sender.log_start});
+    if (holds > need) {
+      return name + " restored at iteration " + std::to_string(restored) + " needs task " +
+             std::to_string(j) + "'s values from iteration " + std::to_string(need) +
+             ", which holds them only from iteration " + std::to_string(holds) +
+             (sender.value_log_from > need ? " (value_log_mb is too small)" : "");
+    }
+  }
+  // What the restored task sends first (task_state.h): its values of its checkpoint's last two
+  // iterations.
+  const uint64_t sends_from = std::max<uint64_t>(restored, 2) - 1;
+  if (sends_from <= 1) return "";
+  for (size_t r = 0; r < tasks_.size(); ++r) {
+    const auto& senders = deployment_->senders(r);
+    if (r == task || !tasks_[r].ready ||
+        std::find(senders.begin(), senders.end(), task) == senders.end())
+      continue;
+    // A neighbour both ways runs in step with it: it needs the value of an iteration at least
+    // the dead daemon's last but one, never before `sends_from`. Unless it was itself restored
+    // from an older checkpoint and may still be catching up; and a receiver only may lag behind
+    // without bound. Those are judged by their last report (a lower bound).
+    const auto& ours = deployment_->senders(task);
+    const bool both_ways = std::find(ours.begin(), ours.end(), r) != ours.end();
+    const TaskState& receiver = tasks_[r];
+    if (both_ways && (receiver.log_start == 0 || receiver.restored_at >= sends_from)) continue;
+    const uint64_t needs = std::max(receiver.outcome.iterations, receiver.restored_at);
+    if (needs < sends_from) {
+      return "task " + std::to_string(r) + " may still need " + name + "'s values from iteration " +
+             std::to_string(needs) + ", and " + name + " restored at iteration " +
+             std::to_string(restored) + " sends them only from iteration " +
+             std::to_string(sends_from);
+    }
+  }
+  return "";
 }
 
 void Supervisor::OnGroupReports(size_t task, proto::GroupReports::Reader g, SteadyTime now) {
@@ -253,6 +328,22 @@ void Supervisor::OnReady(size_t task, proto::TaskReady::Reader r, SteadyTime now
     SpawnerMetrics::Get().resume_seconds.Observe(rep.seconds_to_resume);
     s.outcome.iterations = rep.restored_iteration;
     s.replacement = -1;
+    if (settings_.sync) {
+      std::string problem = OldSyncDaemon();
+      if (!problem.empty()) {
+        problem += ", which keeps no values for a replacement (it needs " +
+                   std::to_string(net::kSyncReplaceVersion) + ")";
+      } else {
+        problem = SyncResumeProblem(task, rep.restored_iteration);
+      }
+      if (!problem.empty()) {
+        Fail("sync run cannot go on: " + problem);
+        return;
+      }
+      s.restored_at = rep.restored_iteration;
+      s.log_start = std::max<uint64_t>(rep.restored_iteration, 2) - 1;
+      s.value_log_from = 0;
+    }
     Record(HistoryEntry::Kind::kResumed, task, now, rep.restored_iteration);
     log_->info("job {}: task {} resumes on daemon {} from iteration {}, {:.2f} s after the loss",
                settings_.job_id, task, s.outcome.daemon, rep.restored_iteration,
@@ -501,11 +592,20 @@ void Supervisor::Lose(size_t task, const std::string& why, SteadyTime now, bool 
     log_->warn("job {}: daemon {} (task {}) {}", settings_.job_id, dead, task, why);
   }
   Record(HistoryEntry::Kind::kFailure, task, now);
-  if (settings_.sync) {
-    // A task restored at iteration k would wait for values of k + 1 its neighbours sent long ago.
+  if (settings_.sync && !settings_.sync_replaces) {
+    // A task restored at iteration k would wait for values of k + 1 its neighbours sent long ago
+    // and no longer keep.
     Fail("daemon " + dead + " (task " + std::to_string(task) + ") " + why +
-         "; sync mode cannot replace a daemon");
+         "; a synchronous run replaces a daemon only with value_log_mb > 0 and backups > 0");
     return;
+  }
+  if (settings_.sync) {
+    if (const std::string old = OldSyncDaemon(); !old.empty()) {
+      Fail("daemon " + dead + " (task " + std::to_string(task) + ") " + why + "; " + old +
+           ", and a synchronous run replaces a daemon only when all of its daemons speak " +
+           std::to_string(net::kSyncReplaceVersion));
+      return;
+    }
   }
   // From here on the dead daemon's incarnation is over: the runner stops acting for it, and a
   // paused daemon that comes back finds its connection closed.

@@ -39,6 +39,9 @@ using EnvelopeFill = std::function<void(proto::Envelope::Builder)>;
 struct SupervisorSettings {
   std::string job_id;
   bool sync = false;
+  // A synchronous run replaces a lost daemon: its tasks log the values they send
+  // (daemon/value_log.h; job option value_log_mb > 0) and checkpoint (backups > 0).
+  bool sync_replaces = false;
   // A ready task's daemon silent this long is lost (daemons report every 250 ms).
   std::chrono::milliseconds failure_timeout{5000};
   // A daemon not ready this long after it was reached is lost (a large block takes seconds).
@@ -63,6 +66,8 @@ struct SupervisorPort {
   std::function<void()> changed;
   // Optional: what happened to the tasks, for `run --history` (run_history.h).
   std::function<void(const struct HistoryEntry&)> record;
+  // Optional: the protocol version task's daemon agreed on (net/hello.h); unset: the current.
+  std::function<uint32_t(size_t task)> version;
 };
 
 // One event of a task's history: a progress report, its daemon lost, it resumed elsewhere
@@ -206,6 +211,12 @@ class Supervisor {
     // daemon's latest).
     runtime::TaskProfile earlier_profile;
     std::vector<std::string> crashed_on;  // daemons its app crashed on
+    // Synchronous runs (daemon/value_log.h). The iteration before which the task's senders
+    // were told to drop its values (TrimValues); its daemon's TaskProgress.valueLogFrom; and,
+    // once restored, the iteration it was restored at and the oldest iteration its current
+    // daemon sent (0: never restored).
+    uint64_t trimmed = 0, value_log_from = 0, restored_at = 0, log_start = 0;
+    uint32_t version = 0;  // the protocol version its daemon agreed on (SupervisorPort::version)
   };
 
   // Task `task`'s daemon is gone (`why`): counted, then replaced unless the run is ending.
@@ -217,6 +228,15 @@ class Supervisor {
   // Task `task` goes to the daemon the deployment placed it on, its old one `dead`.
   void Move(size_t task, const std::string& dead);
   void OnReady(size_t task, proto::TaskReady::Reader r, SteadyTime now);
+  // Synchronous runs: why task `task`, restored at iteration `restored`, cannot go on in step
+  // with its neighbours (a value one of them needs is no longer anywhere), or empty.
+  std::string SyncResumeProblem(size_t task, uint64_t restored) const;
+  // Synchronous runs: a connected daemon of the job that speaks a protocol older than
+  // kSyncReplaceVersion (it keeps no values), as "daemon d1 speaks protocol 4", or empty.
+  std::string OldSyncDaemon() const;
+  // Synchronous runs: task `task`'s backups all hold iteration `safe` now; its senders may drop
+  // the values they sent it before.
+  void TrimSenders(size_t task, uint64_t safe);
   // Task `task`'s figures (its daemon's TaskProgress, or relayed by its group's coordinator).
   void OnProgress(size_t task, proto::TaskProgress::Reader p, SteadyTime now);
   // The reports of coordinator `task`'s group; each counts as hearing from its task's daemon.

@@ -14,15 +14,21 @@ namespace aiac::net {
 // The protocol versions (docs/operations.md, "Upgrade, backup and wipe"). Two peers speak the
 // newest version both know, provided it is in both windows; each build speaks its own version
 // and the one before, so hosts can be upgraded one at a time.
+// 5: synchronous runs replace lost daemons (TrimValues; AssignTask.valueLogMb, TaskProgress
+//    safeCheckpoint and valueLogFrom: daemon/value_log.h).
 // 4: version negotiation; jobs registered with super-nodes, `status` and `cancel` (JobStatus,
 //    JobEnded, StatusQuery, StatusReport, CancelJob, CancelAnswer).
 // 3: certificates and channel binding in the Hello (2: TLS 1.3 PSK transport; 1 was an HMAC
 //    exchange in plaintext).
-inline constexpr uint32_t kProtocolVersion = 4;
-inline constexpr uint32_t kMinProtocolVersion = 3;
+inline constexpr uint32_t kProtocolVersion = 5;
+inline constexpr uint32_t kMinProtocolVersion = 4;
 // The first version with jobs at the super-nodes, `status` and `cancel`: nobody sends those
 // messages to a peer that agreed on an older one, and a super-node closes a peer that does.
 inline constexpr uint32_t kJobStatusVersion = 4;
+// The first version whose daemons log the values of synchronous runs: a synchronous run
+// replaces a lost daemon only when every daemon of the job speaks it, and a daemon closes a
+// spawner that sends it TrimValues on an older one.
+inline constexpr uint32_t kSyncReplaceVersion = 5;
 
 struct VersionWindow {
   uint32_t min = kMinProtocolVersion;

@@ -219,6 +219,10 @@ struct AssignTask {
   memoryMb @25 :UInt64;
   cpuSeconds @26 :UInt64;
   appStallMs @27 :UInt64;
+  # Synchronous runs: the most bytes of the values this task sent that it keeps for its receivers
+  # (a replaced receiver gets them again, daemon/value_log.h), in MiB; 0: none kept, and a lost
+  # daemon ends the run.
+  valueLogMb @28 :UInt64;
 }
 # Signed by the job's spawner: `daemonId`, whose certified key is `daemonKey`, runs incarnation
 # `incarnation` of task `task` of `job`.
@@ -261,6 +265,10 @@ struct ExportedItems { move @0 :UInt64; moves @1 :UInt64; items @2 :Data; count 
 # Fault injection (`run --kill-every` with daemons started by hand): the job's spawner asks the
 # daemon to exit at once, as if killed.
 struct Exit { job @0 :Text; }
+# Synchronous runs, the spawner to the daemons of the tasks that send to `task`: every backup of
+# `task` holds a checkpoint of `iteration`, so the values sent to it before that iteration will
+# never be asked for again (daemon/value_log.h).
+struct TrimValues { job @0 :Text; task @1 :UInt32; iteration @2 :UInt64; }
 # The spawner to every daemon of a job when a task moved to another daemon (a replacement):
 # values for `task` now go to `address`, only `daemonId` may send its values or write its
 # checkpoints, and this daemon's role as a backup of the dead one passes to it.
@@ -302,6 +310,11 @@ struct TaskProgress {
   busySeconds @14 :Float64;     # runtime::TaskProfile::compute_s: time in iterations that computed
   links @15 :List(LinkFigures); # this daemon's links to other daemons of the job, as measured
   profile @16 :TaskProfile;     # runtime::TaskProfile, since the task started on this daemon
+  # Synchronous runs (daemon/value_log.h): the newest iteration of this task's checkpoints that
+  # every backup acknowledged, and the oldest iteration its value log still holds for every
+  # receiver beyond what TrimValues allowed to drop (0: it dropped nothing for want of room).
+  safeCheckpoint @17 :UInt64;
+  valueLogFrom @18 :UInt64;
 }
 # Where a task's time went and what it exchanged (runtime::TaskProfile; `run --log-view`).
 struct TaskProfile {
@@ -526,5 +539,6 @@ struct Envelope {
     statusReport @47 :StatusReport;
     cancelJob @48 :CancelJob;
     cancelAnswer @49 :CancelAnswer;
+    trimValues @50 :TrimValues;
   }
 }

@@ -185,6 +185,14 @@ TEST_F(TaskSessionTest, PrepareRestoresTheCheckpointAndTheJobsTightening) {
   EXPECT_EQ(p->moves.moves, 3u);
   ASSERT_EQ(p->moves.outbox.size(), 1u);
   EXPECT_EQ(p->moves.outbox[0].items, "items");
+  EXPECT_TRUE(p->resend.empty());
+  // A synchronous task's checkpoint: what it sent last, to be sent again first.
+  const std::vector<runtime::SentValues> sent = {{39, {{1, "39"}}}, {40, {{1, "40"}}}};
+  auto with_sent = PrepareTask(
+      a, std::make_unique<CountingApp>(100),
+      checkpoint::MakeCheckpoint("j", 0, 2, 40, runtime::EncodeTaskState({}, "40", sent)));
+  ASSERT_TRUE(with_sent.ok()) << with_sent.status().ToString();
+  EXPECT_EQ(with_sent->resend, sent);
   // A state without the header is refused with the reason.
   auto bare = PrepareTask(a, std::make_unique<CountingApp>(100),
                           checkpoint::MakeCheckpoint("j", 0, 2, 40, "40"));
@@ -298,6 +306,51 @@ TEST_F(TaskSessionTest, ARestoredTaskCountsOnFromItsCheckpoint) {
             45u);
   ASSERT_FALSE(s->links().at(1)->pending.empty());
   EXPECT_EQ(s->links().at(1)->pending.back().bytes, "45");
+}
+
+// Synchronous runs (value_log.h): the spawner's TrimValues lets go of what no restore of the
+// receiver asks for, waiting or logged; the progress reports say how far every backup holds
+// this task's checkpoints and from where its logs still hold what they must.
+TEST_F(TaskSessionTest, ASyncSessionTrimsItsValueLogsAndReportsWhatItsBackupsAndLogsHold) {
+  Assignment a = AnAssignment();
+  a.sync = true;
+  a.value_log_mb = 1;
+  auto s = Make(a, std::make_unique<CountingApp>(50));
+  ASSERT_TRUE(s);
+  auto& link = *s->links().at(1);
+  ASSERT_TRUE(link.keep_all);
+  ASSERT_TRUE(link.log.enabled());
+  for (uint64_t i = 1; i <= 3; ++i) link.log.Sent({i, "x", false, 0, 0});
+  link.pending = {{4, "x", false, 0, 0}, {5, "x", false, 0, 0}};
+  s->TrimValues(1, 3);
+  EXPECT_EQ(link.log.size(), 1u);
+  EXPECT_EQ(link.pending.size(), 2u);
+  s->TrimValues(1, 5);
+  EXPECT_EQ(link.log.size(), 0u);
+  ASSERT_EQ(link.pending.size(), 1u) << "never sent, yet no restore asks for it";
+  EXPECT_EQ(link.pending.front().iteration, 5u);
+  s->TrimValues(7, 100);  // no link to task 7: nothing happens
+
+  EXPECT_EQ(s->safe_checkpoint(), 0u);
+  s->backups()[0]->stored = 20;
+  s->backups()[1]->stored = 10;
+  EXPECT_EQ(s->safe_checkpoint(), 10u) << "held by every backup";
+  EXPECT_EQ(s->value_log_from(), 0u);
+  link.log = ValueLog(2);
+  for (uint64_t i = 6; i <= 9; ++i) link.log.Sent({i, "x", false, 0, 0});
+  EXPECT_EQ(s->value_log_from(), 8u) << "6 and 7 dropped for want of room";
+  s->ReportProgress();
+  auto p = spawner_.Last(&proto::Envelope::Reader::isTaskProgress)->getTaskProgress();
+  EXPECT_EQ(p.getSafeCheckpoint(), 10u);
+  EXPECT_EQ(p.getValueLogFrom(), 8u);
+  // Backup d2 moves: its replacement holds nothing of this task yet.
+  ASSERT_TRUE(s->Move({"j", 5, "127.0.0.1:7009", "d9", "d2", 2}));
+  EXPECT_EQ(s->safe_checkpoint(), 0u);
+
+  // Asynchronous sessions log nothing.
+  auto async = Make(AnAssignment(), std::make_unique<CountingApp>(50));
+  ASSERT_TRUE(async);
+  EXPECT_FALSE(async->links().at(1)->log.enabled());
 }
 
 TEST_F(TaskSessionTest, AFailingTaskSendsItsErrorAndEnds) {

@@ -11,6 +11,7 @@
 #include <map>
 
 #include "net/capnp_bytes.h"
+#include "net/hello.h"
 #include "support/test_support.h"
 #include "unit/spawner/deployment_fixtures.h"
 
@@ -26,6 +27,7 @@ struct FakeWire {
   std::vector<size_t> closes, plugins;
   std::vector<std::tuple<size_t, uint64_t, std::string>> requests;
   int changed = 0;
+  std::map<size_t, uint32_t> versions;  // a task's daemon's protocol, when not the current
 
   SupervisorPort Port() {
     SupervisorPort port;
@@ -42,6 +44,9 @@ struct FakeWire {
       requests.emplace_back(t, inc, what);
     };
     port.changed = [this] { ++changed; };
+    port.version = [this](size_t t) {
+      return versions.count(t) ? versions.at(t) : net::kProtocolVersion;
+    };
     return port;
   }
 
@@ -67,6 +72,10 @@ struct FakeWire {
       return "moved " + std::to_string(m.getTask()) + " " +
              std::string(m.getPreviousDaemonId().cStr()) + "->" + m.getDaemonId().cStr() + " inc " +
              std::to_string(m.getIncarnation());
+    }
+    if (e.isTrimValues()) {
+      return "trim " + std::to_string(e.getTrimValues().getTask()) + " " +
+             std::to_string(e.getTrimValues().getIteration());
     }
     return "other";
   }
@@ -138,12 +147,14 @@ void Moved(Supervisor& s, size_t t, uint64_t inc, SteadyTime now, uint64_t move,
 class SupervisorTest : public ::testing::Test {
  protected:
   // `tasks` tasks in a ring on `daemons` daemons, with 2 backups each.
-  void Make(uint32_t tasks, int daemons, bool sync = false) {
+  // `sync_replaces`: a synchronous run whose tasks log the values they send.
+  void Make(uint32_t tasks, int daemons, bool sync = false, bool sync_replaces = false) {
     auto d = Deployment::Create({Ring(tasks), "maheve", 2}, Daemons(daemons));
     ASSERT_TRUE(d.ok()) << d.status().message();
     SupervisorSettings settings;
     settings.job_id = "job-1";
     settings.sync = sync;
+    settings.sync_replaces = sync_replaces;
     settings.failure_timeout = milliseconds(5000);
     settings.setup_timeout = milliseconds(30000);
     sup_ = std::make_unique<Supervisor>(settings, std::move(*d), wire_.Port(),
@@ -354,11 +365,115 @@ TEST_F(SupervisorTest, SyncModeFailsTheRunOnALossWithTheReason) {
   Make(2, 4, /*sync=*/true);
   Running();
   sup_->OnLost(1, 1, "connection reset", At(100));
-  EXPECT_NE(sup_->failure().find("sync mode cannot replace a daemon"), std::string::npos)
+  EXPECT_NE(sup_->failure().find("replaces a daemon only with value_log_mb > 0"), std::string::npos)
       << sup_->failure();
   EXPECT_NE(sup_->failure().find("connection reset"), std::string::npos);
   EXPECT_FALSE(sup_->Current(0, 1));
   EXPECT_TRUE(sup_->RunningTaskDaemons().empty());
+}
+
+// A synchronous run whose tasks log their values (daemon/value_log.h).
+void SyncProgress(Supervisor& s, size_t t, uint64_t inc, SteadyTime now, uint64_t iteration,
+                  uint64_t safe, uint64_t log_from = 0) {
+  Report(s, t, inc, now, [&](proto::Envelope::Builder e) {
+    auto p = e.initTaskProgress();
+    p.setIteration(iteration);
+    p.setIncarnation(inc);
+    p.setSafeCheckpoint(safe);
+    p.setValueLogFrom(log_from);
+  });
+}
+
+TEST_F(SupervisorTest, ASyncRunTrimsTheSendersLogsAsCheckpointsAdvanceAndReplacesALoss) {
+  Make(4, 6, /*sync=*/true, /*sync_replaces=*/true);
+  Running();
+  // Task 1's backups all hold iteration 5: its senders (0 and 2, in the ring) may drop what
+  // they sent it before; once, not at every report.
+  SyncProgress(*sup_, 1, 1, At(100), 7, 5);
+  EXPECT_EQ(wire_.last(0), "trim 1 5");
+  EXPECT_EQ(wire_.last(2), "trim 1 5");
+  EXPECT_EQ(wire_.last(3), "start") << "task 3 sends nothing to task 1";
+  SyncProgress(*sup_, 1, 1, At(200), 8, 5);
+  EXPECT_EQ(wire_.sent[0].size(), 2u) << "no trim again for the same checkpoint";
+  SyncProgress(*sup_, 1, 1, At(300), 9, 3);
+  EXPECT_EQ(wire_.sent[0].size(), 2u) << "a backup that moved holds less: no trim back";
+
+  sup_->OnLost(1, 1, "connection reset", At(400));
+  EXPECT_TRUE(sup_->failure().empty()) << sup_->failure();
+  EXPECT_EQ(wire_.connects.back(), std::make_pair(size_t{1}, uint64_t{2}));
+  sup_->OnConnected(1, 2, At(450));
+  Ready(*sup_, 1, 2, At(500), /*restored=*/6);
+  EXPECT_TRUE(sup_->failure().empty()) << sup_->failure();
+  EXPECT_EQ(wire_.last(1), "start");
+  EXPECT_EQ(sup_->replacements().size(), 1u);
+}
+
+TEST_F(SupervisorTest, ASyncRunEndsWhenARestoreNeedsValuesNoSenderHoldsAnyMore) {
+  // Restored from older than its senders kept (both of its backups lost with it).
+  Make(4, 6, true, true);
+  Running();
+  SyncProgress(*sup_, 1, 1, At(100), 9, 8);
+  sup_->OnLost(1, 1, "connection reset", At(400));
+  sup_->OnConnected(1, 2, At(450));
+  Ready(*sup_, 1, 2, At(500), /*restored=*/5);
+  EXPECT_NE(sup_->failure().find("task 1 restored at iteration 5 needs task 0's values from "
+                                 "iteration 5, which holds them only from iteration 8"),
+            std::string::npos)
+      << sup_->failure();
+
+  // A sender whose log overflowed its value_log_mb.
+  Make(4, 6, true, true);
+  Running();
+  SyncProgress(*sup_, 2, 1, At(100), 9, 0, /*log_from=*/4);
+  sup_->OnLost(1, 1, "connection reset", At(400));
+  sup_->OnConnected(1, 2, At(450));
+  Ready(*sup_, 1, 2, At(500), /*restored=*/3);
+  EXPECT_NE(sup_->failure().find("task 2's values from iteration 3, which holds them only from "
+                                 "iteration 4 (value_log_mb is too small)"),
+            std::string::npos)
+      << sup_->failure();
+}
+
+// A daemon of the previous protocol keeps no values: it is never told to trim, and a loss ends
+// the synchronous run saying why.
+TEST_F(SupervisorTest, ASyncRunWithADaemonOfThePreviousProtocolCannotReplace) {
+  wire_.versions[0] = net::kSyncReplaceVersion - 1;
+  Make(4, 6, true, true);
+  Running();
+  SyncProgress(*sup_, 1, 1, At(100), 7, 5);
+  EXPECT_EQ(wire_.last(0), "start") << "task 0's daemon would close on a TrimValues";
+  EXPECT_EQ(wire_.last(2), "trim 1 5");
+  sup_->OnLost(3, 1, "connection reset", At(200));
+  EXPECT_NE(sup_->failure().find("daemon " + sup_->outcome(0).daemon + " speaks protocol " +
+                                 std::to_string(net::kSyncReplaceVersion - 1) +
+                                 ", and a synchronous run replaces a daemon only when all of "
+                                 "its daemons speak " +
+                                 std::to_string(net::kSyncReplaceVersion)),
+            std::string::npos)
+      << sup_->failure();
+}
+
+TEST_F(SupervisorTest, TwoNeighboursLostTogetherGoOnOnlyFromCheckpointsCloseEnough) {
+  for (const uint64_t second : {uint64_t{10}, uint64_t{4}}) {
+    Make(4, 8, true, true);
+    Running();
+    sup_->OnLost(1, 1, "connection reset", At(100));
+    sup_->OnLost(2, 1, "connection reset", At(100));
+    sup_->OnConnected(1, 2, At(150));
+    sup_->OnConnected(2, 2, At(150));
+    Ready(*sup_, 1, 2, At(200), /*restored=*/10);
+    EXPECT_TRUE(sup_->failure().empty()) << "task 2 is judged when it is restored";
+    Ready(*sup_, 2, 2, At(250), second);
+    if (second == 10) {
+      EXPECT_TRUE(sup_->failure().empty()) << sup_->failure();
+    } else {
+      // Task 2 at 4 needs task 1's value of 4, and task 1's new daemon sends from 9 on.
+      EXPECT_NE(sup_->failure().find("needs task 1's values from iteration 4, which holds them "
+                                     "only from iteration 9"),
+                std::string::npos)
+          << sup_->failure();
+    }
+  }
 }
 
 // The spawner's own shutdown (a halt after an early end, a timeout) closes every link: those
