@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
       const Figures f = Run(*dir, text.str(), daemons, log_mb[kind], r);
       rate[kind].push_back(f.rate);
       iterate[kind].push_back(f.iterate);
-      std::printf("run %d value_log_mb %3d: %8.0f iterations/s, iterating %.3f s\n", r + 1,
+      std::printf("run %d value_log_mb %3d: %8.1f iterations/s, iterating %.3f s\n", r + 1,
                   log_mb[kind], f.rate, f.iterate);
     }
   }
@@ -98,9 +98,9 @@ int main(int argc, char** argv) {
   const double i0 = bench::Median(iterate[0]), i1 = bench::Median(iterate[1]);
   std::printf("\n%s --sync on %d local daemons, medians of %d runs each:\n", job.c_str(), daemons,
               repetitions);
-  std::printf("  keeping nothing (value_log_mb = 0): %8.0f iterations/s, iterating %.3f s\n", r0,
+  std::printf("  keeping nothing (value_log_mb = 0): %8.1f iterations/s, iterating %.3f s\n", r0,
               i0);
-  std::printf("  logging (value_log_mb = 256):       %8.0f iterations/s, iterating %.3f s\n", r1,
+  std::printf("  logging (value_log_mb = 256):       %8.1f iterations/s, iterating %.3f s\n", r1,
               i1);
   if (r0 > 0 && r1 > 0 && i0 > 0 && i1 > 0) {
     std::printf(

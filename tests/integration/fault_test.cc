@@ -277,6 +277,90 @@ TEST_F(FaultTest, LosingTheOnlyBackupThenTheTaskStillConverges) {
   EXPECT_TRUE(ProcessesMatching(dir_.path()).empty()) << "processes left behind";
 }
 
+// A synchronous run replaces a SIGKILLed task daemon too: its neighbours send their values
+// again from its checkpoint's iteration on (daemon/value_log.h), it sends again what it sent
+// last, and the run goes on in step to the fault-free answer.
+TEST_F(FaultTest, ASyncRunReplacesAKilledDaemonAndGivesTheSameAnswer) {
+  const int n = 300000;
+  WriteJob("cg.toml",
+           "name = \"fs\"\napp = \"cg\"\ntasks = 4\ntimeout_s = 300\ncheckpoint_seconds = 0.2\n"
+           "[params]\ninner = \"cg\"\nn = " +
+               std::to_string(n) +
+               "\nbandwidth = 12\nseed = 5\ntolerance = 1e-12\noutput = \"x.mtx\"\n");
+  auto spawner =
+      Start("aiac-spawner",
+            {"run", "--local", "6", dir_ / "cg.toml", "--sync", "--json", dir_ / "s.json"},
+            dir_ / "spawner.log");
+  // Once every task has checkpoints on both of its backups, kill one task's daemon.
+  ASSERT_TRUE(
+      WaitUntil([&] { return MaxCheckpoints(Log("spawner")) >= 8; }, std::chrono::seconds(120)))
+      << Log("spawner");
+  const auto daemons = TaskDaemons(Log("spawner"));
+  ASSERT_FALSE(daemons.empty()) << Log("spawner");
+  const std::string victim = daemons[1 % daemons.size()];
+  const int pid = PidOf(dir_.path(), victim);
+  ASSERT_GT(pid, 0) << victim;
+  kill(pid, SIGKILL);
+  auto code = spawner.WaitFor(std::chrono::seconds(240));
+  ASSERT_TRUE(code.has_value()) << Log("spawner");
+  ASSERT_EQ(*code, 0) << Log("spawner");
+  auto j = Json("s.json");
+  EXPECT_EQ(j["status"], "converged");
+  EXPECT_EQ(j["mode"], "sync");
+  ASSERT_EQ(j["failures"], 1) << Log("spawner") << "\n(the run ended before the kill?)";
+  ASSERT_EQ(j["replacements"].size(), 1u);
+  EXPECT_EQ(j["replacements"][0]["failed"], victim);
+  EXPECT_TRUE(LogHas("spawner", "resumes on daemon")) << Log("spawner");
+  EXPECT_LT(j["residual"].get<double>(), 1e-8);
+  auto x = cg::ReadMatrixMarketVector(j["output"].get<std::string>());
+  ASSERT_TRUE(x.ok()) << x.status().message();
+  cg::Problem p = cg::Generate({n, 12, 5});
+  Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> direct(Eigen::SparseMatrix<double>(p.a));
+  Eigen::VectorXd exact = direct.solve(p.b);
+  double diff = 0;
+  for (int i = 0; i < n; ++i) diff = std::max(diff, std::abs((*x)[i] - exact[i]));
+  EXPECT_LT(diff, 1e-8);
+  EXPECT_TRUE(ProcessesMatching(dir_.path()).empty()) << "processes left behind";
+}
+
+// The synthetic workload, synchronous, with a task daemon killed by --kill-every: every item
+// still comes back once and the checksum is the fault-free one. With value_log_mb = 0 the tasks
+// keep nothing, and the same kill ends the run saying why.
+TEST_F(FaultTest, ASyncSyntheticRunKeepsItsChecksumThroughAKill) {
+  synthetic::WorkloadSpec spec;
+  spec.items = 8000;
+  spec.iterations = 60;
+  spec.base_cost = 2000;
+  spec.seed = 5;
+  for (const std::string log_mb : {"256", "0"}) {
+    SCOPED_TRACE(log_mb);
+    WriteJob("syn" + log_mb + ".toml",
+             "name = \"syn\"\napp = \"synthetic\"\ntasks = 3\ntimeout_s = 300\n"
+             "checkpoint_seconds = 0.2\nvalue_log_mb = " +
+                 log_mb +
+                 "\n[params]\nitems = 8000\niterations = 60\nbase_cost = 2000\nseed = 5\n");
+    const int code = RunSpawner({"run", "--local", "5", dir_ / ("syn" + log_mb + ".toml"), "--sync",
+                                 "--balance", "off", "--json", dir_ / ("syn" + log_mb + ".json"),
+                                 "--kill-every", "0.5", "--kill-count", "1", "--kill-seed", "3"},
+                                "spawner" + log_mb, std::chrono::seconds(240));
+    auto j = Json("syn" + log_mb + ".json");
+    if (log_mb == "0") {
+      EXPECT_NE(code, 0) << Log("spawner0");
+      EXPECT_EQ(j["status"], "failed");
+      EXPECT_TRUE(LogHas("spawner0", "replaces a daemon only with value_log_mb > 0"))
+          << Log("spawner0");
+      continue;
+    }
+    ASSERT_EQ(code, 0) << Log("spawner" + log_mb);
+    EXPECT_EQ(j["status"], "converged") << j.dump();
+    EXPECT_EQ(j["failures"], 1) << Log("spawner" + log_mb);
+    EXPECT_EQ(j["result"]["items"], 8000);
+    EXPECT_EQ(j["result"]["checksum"].get<double>(),
+              static_cast<double>(synthetic::ExpectedChecksum(spec)));
+  }
+  EXPECT_TRUE(ProcessesMatching(dir_.path()).empty()) << "processes left behind";
+}
+
 TEST_F(FaultTest, KillEveryKillsTaskDaemonsAndTheRunStillConverges) {
   WriteJob("cg.toml",
            "name = \"fi\"\napp = \"cg\"\ntasks = 4\ntimeout_s = 300\ncheckpoint_seconds = 0.2\n"
