@@ -36,19 +36,10 @@ Figures Run(const std::string& dir, const std::string& job_text, int daemons, in
   // Top-level keys come before the job's first table.
   std::ofstream(job) << "value_log_mb = " << log_mb << "\n" << job_text;
   const std::string json = dir + "/" + tag + ".json";
-  std::vector<std::string> argv{SelfDirectory() + "/aiac-spawner",
-                                "run",
-                                "--local",
-                                std::to_string(daemons),
-                                job,
-                                "--sync",
+  std::vector<std::string> argv{SelfDirectory() + "/aiac-spawner", "run", "--local",
+                                std::to_string(daemons), job, "--sync",
                                 // Live balancing moves items at moments that differ run to run.
-                                "--balance",
-                                "off",
-                                "--json",
-                                json,
-                                "--log-level",
-                                "warn"};
+                                "--balance", "off", "--json", json, "--log-level", "warn"};
   auto child = spawner::ChildProcess::Spawn(argv, dir + "/" + tag + ".log");
   Figures f;
   if (!child.ok() || child->WaitFor(std::chrono::minutes(10)).value_or(-1) != 0) return f;
