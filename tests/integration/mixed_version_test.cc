@@ -5,6 +5,7 @@
 // must keep the values they send) is said, not failed.
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <nlohmann/json.hpp>
 
 #include "cluster_fixture.h"
@@ -55,11 +56,19 @@ TEST_F(MixedVersionTest, OldAndNewProcessesRunAJobTogether) {
   WriteJob("sync.toml",
            "name = \"sync\"\napp = \"synthetic\"\ntasks = 2\ntimeout_s = 120\nbackups = 1\n"
            "checkpoint_seconds = 0.1\n[params]\nitems = 2000\niterations = 1000000\n");
-  EXPECT_EQ(RunSpawner({"run", "--config", dir_ / "key.toml", "--supernode", sn_old,
-                        dir_ / "sync.toml", "--sync", "--kill-every", "1", "--kill-count", "1"},
-                       "sync", std::chrono::seconds(120)),
-            1)
+  auto spawner = Start("aiac-spawner",
+                       {"run", "--config", dir_ / "key.toml", "--supernode", sn_old,
+                        dir_ / "sync.toml", "--sync", "--balance", "off"},
+                       dir_ / "sync.log");
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("sync", "iterations"); }, std::chrono::seconds(60)))
       << Log("sync");
+  // The new daemon dies: the old one keeps no values for its replacement.
+  const auto d2 = ProcessesMatching(dir_.path(), "--id d2 ");
+  ASSERT_EQ(d2.size(), 1u);
+  kill(d2[0], SIGKILL);
+  auto code = spawner.WaitFor(std::chrono::seconds(60));
+  ASSERT_TRUE(code.has_value()) << Log("sync");
+  EXPECT_EQ(*code, 1) << Log("sync");
   EXPECT_TRUE(LogHas("sync",
                      "daemon d1 speaks protocol 4, and a synchronous run replaces a "
                      "daemon only when all of its daemons speak 5"))
