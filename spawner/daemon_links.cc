@@ -235,7 +235,8 @@ void DaemonLinks::FillAssignment(proto::AssignTask::Builder a, size_t index, uin
   a.setCheckpointEvery(c_.job.checkpoint_every);
   a.setCheckpointMs(static_cast<uint64_t>(c_.job.checkpoint_period.count() * 1000));
   a.setMemoryMb(c_.job.memory_mb);
-  if (c_.settings.sync) a.setValueLogMb(c_.job.value_log_mb);
+  // Without checkpoints no restore would use them, and nothing would trim them.
+  if (supervisor_->sync_replaces()) a.setValueLogMb(c_.job.value_log_mb);
   a.setCpuSeconds(c_.job.cpu_seconds);
   a.setAppStallMs(static_cast<uint64_t>(c_.job.app_stall.count() * 1000));
   a.setIncarnation(incarnation);

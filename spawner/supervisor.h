@@ -148,6 +148,8 @@ class Supervisor {
   // How the failure ends the run: kFailed or kDiverged (kFailed while there is none).
   RunStatus failure_status() const { return failure_status_; }
   bool started() const { return started_; }
+  // Synchronous runs: whether the tasks keep their values for a replacement (value_log.h).
+  bool sync_replaces() const { return settings_.sync && settings_.sync_replaces; }
   double tighten() const { return tighten_; }
   const Deployment& deployment() const { return *deployment_; }
   const TaskOutcome& outcome(size_t task) const { return tasks_[task].outcome; }
