@@ -8,13 +8,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "bench/bench_support.h"
+#include "bench/spawner_run.h"
 #include "core/temp_dir.h"
-#include "spawner/child_process.h"
 
 using namespace aiac;
 
@@ -29,32 +28,15 @@ struct Figures {
 Figures Run(const std::string& dir, const std::string& job, int daemons,
             const std::string& isolation, int repetition) {
   const std::string tag = isolation + std::to_string(repetition);
-  const std::string json = dir + "/" + tag + ".json";
   const std::string config = dir + "/" + tag + ".toml";
   std::ofstream(config) << "local_app_isolation = \"" << isolation << "\"\n";
-  std::vector<std::string> argv{SelfDirectory() + "/aiac-spawner",
-                                "run",
-                                "--config",
-                                config,
-                                "--local",
-                                std::to_string(daemons),
-                                job,
-                                "--json",
-                                json,
-                                "--log-level",
-                                "warn"};
-  auto child = spawner::ChildProcess::Spawn(argv, dir + "/" + tag + ".log");
+  const auto summary =
+      bench::ConvergedRun(dir, tag, {"--config", config, "--local", std::to_string(daemons), job});
   Figures f;
-  if (!child.ok() || child->WaitFor(std::chrono::minutes(10)).value_or(-1) != 0) return f;
-  std::ifstream in(json);
-  const auto j = nlohmann::json::parse(in, nullptr, false);
-  if (!j.is_object() || j["status"] != "converged") return f;
-  double iterations = 0;
-  for (const auto& t : j["per_task"]) iterations += t["iterations"].get<double>();
-  const double iterate = j["phases"]["iterate"].get<double>();
-  if (iterate > 0) f.rate = iterations / iterate;
-  f.iterate = iterate;
-  f.setup = j["setup_seconds"].get<double>();
+  if (summary.is_null()) return f;
+  f.rate = bench::IterationRate(summary);
+  f.iterate = summary["phases"]["iterate"].get<double>();
+  f.setup = summary["setup_seconds"].get<double>();
   return f;
 }
 

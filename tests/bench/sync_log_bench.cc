@@ -11,14 +11,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "bench/bench_support.h"
+#include "bench/spawner_run.h"
 #include "core/temp_dir.h"
-#include "spawner/child_process.h"
 
 using namespace aiac;
 
@@ -35,21 +34,13 @@ Figures Run(const std::string& dir, const std::string& job_text, int daemons, in
   const std::string job = dir + "/" + tag + ".toml";
   // Top-level keys come before the job's first table.
   std::ofstream(job) << "value_log_mb = " << log_mb << "\n" << job_text;
-  const std::string json = dir + "/" + tag + ".json";
-  std::vector<std::string> argv{SelfDirectory() + "/aiac-spawner", "run", "--local",
-                                std::to_string(daemons), job, "--sync",
-                                // Live balancing moves items at moments that differ run to run.
-                                "--balance", "off", "--json", json, "--log-level", "warn"};
-  auto child = spawner::ChildProcess::Spawn(argv, dir + "/" + tag + ".log");
+  // Live balancing moves items at moments that differ run to run.
+  const auto summary = bench::ConvergedRun(
+      dir, tag, {"--local", std::to_string(daemons), job, "--sync", "--balance", "off"});
   Figures f;
-  if (!child.ok() || child->WaitFor(std::chrono::minutes(10)).value_or(-1) != 0) return f;
-  std::ifstream in(json);
-  const auto j = nlohmann::json::parse(in, nullptr, false);
-  if (!j.is_object() || j["status"] != "converged") return f;
-  double iterations = 0;
-  for (const auto& t : j["per_task"]) iterations += t["iterations"].get<double>();
-  f.iterate = j["phases"]["iterate"].get<double>();
-  if (f.iterate > 0) f.rate = iterations / f.iterate;
+  if (summary.is_null()) return f;
+  f.rate = bench::IterationRate(summary);
+  f.iterate = summary["phases"]["iterate"].get<double>();
   return f;
 }
 
