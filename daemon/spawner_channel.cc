@@ -58,13 +58,7 @@ awaitable<SpawnerChannel::Next> SpawnerChannel::Dispatch(proto::Envelope::Reader
     case proto::Envelope::TIGHTEN:
       co_return OnTighten(env.getTighten());
     case proto::Envelope::TRIM_VALUES:
-      if (conn_->peer().version < net::kSyncReplaceVersion) {
-        co_return Refuse("a message of protocol " + std::to_string(net::kSyncReplaceVersion) +
-                             " on a connection that agreed on " +
-                             std::to_string(conn_->peer().version),
-                         "unexpected message: protocol " + std::to_string(conn_->peer().version) +
-                             " was agreed");
-      }
+      if (!conn_->Speaks(net::kSyncReplaceVersion, host_.log_)) co_return Next::kClose;
       // Only ever lets go of values no restore asks for: one that comes during the set-up
       // (dropped here) is made up for by the next.
       if (FromJobSpawner() && env.getTrimValues().getJob() == host_.job_->job()) {

@@ -170,7 +170,7 @@ awaitable<void> SupernodeService::ServeSpawnerMessages(net::ConnectionPtr conn) 
     auto env = (*msg)->root();
     const bool of_v4 =
         env.isJobStatus() || env.isJobEnded() || env.isStatusQuery() || env.isCancelJob();
-    if (of_v4 && !Speaks(*conn, net::kJobStatusVersion)) co_return;
+    if (of_v4 && !conn->Speaks(net::kJobStatusVersion, log_)) co_return;
     if (env.isJobStatus()) {
       if (!OnJobStatus(conn, env.getJobStatus())) co_return;
       continue;
@@ -297,7 +297,7 @@ awaitable<void> SupernodeService::ServePeer(net::ConnectionPtr conn) {
       peer.view_at = Registry::Clock::now();
       WakeHeld();
     } else if ((env.isCancelJob() || env.isCancelAnswer()) &&
-               !Speaks(*conn, net::kJobStatusVersion)) {
+               !conn->Speaks(net::kJobStatusVersion, log_)) {
       co_return;
     } else if (env.isCancelJob()) {
       auto c = env.getCancelJob();
@@ -423,15 +423,6 @@ void SupernodeService::SendGrant(net::Connection& conn, uint64_t request_id,
     auto list = g.initDaemons(static_cast<unsigned>(outcome.daemons.size()));
     for (size_t i = 0; i < outcome.daemons.size(); ++i) ToProto(outcome.daemons[i], list[i]);
   });
-}
-
-bool SupernodeService::Speaks(net::Connection& conn, uint32_t version) {
-  if (conn.peer().version >= version) return true;
-  log_->warn("closed {}: a message of protocol {} on a connection that agreed on {}",
-             conn.Describe(), version, conn.peer().version);
-  conn.Refuse("unexpected message: protocol " + std::to_string(conn.peer().version) +
-              " was agreed");
-  return false;
 }
 
 void SupernodeService::SendDigest(PeerLink& link) {

@@ -112,9 +112,6 @@ class SupernodeService {
   net::awaitable<GrantOutcome> GrantFor(std::string job, size_t count, bool allow_forward);
   void ReleaseFor(const std::string& job, const std::vector<std::string>& ids, bool forward);
   void SendDigest(PeerLink& link);
-  // Whether `conn` agreed on `version` or later; if not, a message of it is unexpected there:
-  // logged, refused, false.
-  bool Speaks(net::Connection& conn, uint32_t version);
   void SendGrant(net::Connection& conn, uint64_t request_id, const GrantOutcome& outcome);
   // Answers a spawner's request once it can be met (a daemon registered, was released, or a
   // peer's digest shows free ones), or after `hold` with why it cannot.

@@ -99,6 +99,14 @@ void Connection::Refuse(const std::string& reason) {
   CloseWhenFlushed();
 }
 
+bool Connection::Speaks(uint32_t version, const Logger& log) {
+  if (peer_.version >= version) return true;
+  log->warn("closed {}: a message of protocol {} on a connection that agreed on {}", Describe(),
+            version, peer_.version);
+  Refuse("unexpected message: protocol " + std::to_string(peer_.version) + " was agreed");
+  return false;
+}
+
 void Connection::CloseWhenFlushed() {
   if (!open_) return;
   close_when_flushed_ = true;

@@ -128,6 +128,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
   // Sends a Refuse with `reason`, then closes once it is written.
   void Refuse(const std::string& reason);
+  // Whether this connection agreed on protocol `version` or later; if not, a message of that
+  // version is unexpected here: logged to `log`, refused, false.
+  bool Speaks(uint32_t version, const Logger& log);
   // Ends the connection once every queued frame is written and read: half-closes, then waits
   // for the peer to close its side too (a second at most), since closing with unread input
   // makes the kernel send an RST, which can discard what the peer has not read yet. Nothing
