@@ -13,6 +13,7 @@
 #include <optional>
 #include <set>
 
+#include "core/little_endian.h"
 #include "core/read_file.h"
 #include "core/write_all.h"
 #include "storage/rocksdb_support.h"
@@ -42,16 +43,6 @@ void PutBigEndian(std::string& out, uint64_t v, int bytes) {
 uint64_t GetBigEndian(std::string_view in, int bytes) {
   uint64_t v = 0;
   for (int i = 0; i < bytes; ++i) v = (v << 8) | static_cast<unsigned char>(in[i]);
-  return v;
-}
-
-void PutLittleEndian(std::string& out, uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-}
-
-uint64_t GetLittleEndian(std::string_view in, int bytes) {
-  uint64_t v = 0;
-  for (int i = bytes - 1; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(in[i]);
   return v;
 }
 

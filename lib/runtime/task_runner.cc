@@ -273,11 +273,12 @@ void TaskRunner::Loop() {
   Status failure;
   // A restored synchronous task first sends again what it sent after its checkpoint's last
   // iterations (they may have died unsent with its previous daemon).
-  for (SentValues& sent : options_.resend) {
-    if (!options_.sync) break;
-    std::vector<OutgoingValue> values;
-    for (auto& v : sent.values) values.push_back({v.to, std::move(v.bytes), 0, 0});
-    Send(std::move(values), sent.iteration, false);
+  if (options_.sync) {
+    for (SentValues& sent : options_.resend) {
+      std::vector<OutgoingValue> values;
+      for (auto& v : sent.values) values.push_back({v.to, std::move(v.bytes), 0, 0});
+      Send(std::move(values), sent.iteration, false);
+    }
   }
   options_.resend.clear();
   while (!halt_.load()) {

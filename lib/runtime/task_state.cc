@@ -1,36 +1,12 @@
 #include "runtime/task_state.h"
 
+#include "core/little_endian.h"
+
 namespace aiac::runtime {
 namespace {
 
 constexpr std::string_view kMagic = "ats2";
 constexpr std::string_view kMagicWithoutSent = "ats1";
-
-void PutU64(std::string& out, uint64_t v) {
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-}
-
-bool TakeU64(std::string_view& in, uint64_t& v) {
-  if (in.size() < 8) return false;
-  v = 0;
-  for (int i = 7; i >= 0; --i)
-    v = (v << 8) | static_cast<unsigned char>(in[static_cast<size_t>(i)]);
-  in.remove_prefix(8);
-  return true;
-}
-
-void PutU32(std::string& out, uint32_t v) {
-  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-}
-
-bool TakeU32(std::string_view& in, uint32_t& v) {
-  if (in.size() < 4) return false;
-  v = 0;
-  for (int i = 3; i >= 0; --i)
-    v = (v << 8) | static_cast<unsigned char>(in[static_cast<size_t>(i)]);
-  in.remove_prefix(4);
-  return true;
-}
 
 // A count of entries of at least `min_size` bytes each past what is left is a corrupt header,
 // caught before anything is reserved for it.
@@ -42,18 +18,18 @@ Status CheckCount(uint32_t n, size_t min_size, std::string_view in, const char* 
 
 Status TakeSent(std::string_view& in, std::vector<SentValues>& sent) {
   uint32_t n = 0;
-  if (!TakeU32(in, n)) return Corruption("checkpoint: task state header truncated");
+  if (!TakeLittleEndian(in, n)) return Corruption("checkpoint: task state header truncated");
   AIAC_RETURN_IF_ERROR(CheckCount(n, 12, in, "sent iterations"));
   for (uint32_t i = 0; i < n; ++i) {
     SentValues s;
     uint32_t values = 0;
-    if (!TakeU64(in, s.iteration) || !TakeU32(in, values))
+    if (!TakeLittleEndian(in, s.iteration) || !TakeLittleEndian(in, values))
       return Corruption("checkpoint: sent iteration " + std::to_string(i) + " is truncated");
     AIAC_RETURN_IF_ERROR(CheckCount(values, 12, in, "sent values"));
     for (uint32_t k = 0; k < values; ++k) {
       SentValues::Value v;
       uint64_t size = 0;
-      if (!TakeU32(in, v.to) || !TakeU64(in, size) || size > in.size())
+      if (!TakeLittleEndian(in, v.to) || !TakeLittleEndian(in, size) || size > in.size())
         return Corruption("checkpoint: a value sent after iteration " +
                           std::to_string(s.iteration) + " is truncated");
       v.bytes.assign(in.substr(0, size));
@@ -79,22 +55,22 @@ std::string EncodeTaskState(const MoveState& moves, std::string_view app_state,
   out.reserve(size);
   // Without sent values, the former layout: a daemon of the previous build reads it.
   out += sent.empty() ? kMagicWithoutSent : kMagic;
-  PutU64(out, moves.moves);
-  PutU32(out, static_cast<uint32_t>(moves.outbox.size()));
+  PutLittleEndian(out, moves.moves, 8);
+  PutLittleEndian(out, static_cast<uint32_t>(moves.outbox.size()), 4);
   for (const auto& e : moves.outbox) {
-    PutU64(out, e.move);
-    PutU64(out, e.moves);
-    PutU64(out, e.count);
-    PutU64(out, e.items.size());
+    PutLittleEndian(out, e.move, 8);
+    PutLittleEndian(out, e.moves, 8);
+    PutLittleEndian(out, e.count, 8);
+    PutLittleEndian(out, e.items.size(), 8);
     out += e.items;
   }
-  if (!sent.empty()) PutU32(out, static_cast<uint32_t>(sent.size()));
+  if (!sent.empty()) PutLittleEndian(out, static_cast<uint32_t>(sent.size()), 4);
   for (const auto& s : sent) {
-    PutU64(out, s.iteration);
-    PutU32(out, static_cast<uint32_t>(s.values.size()));
+    PutLittleEndian(out, s.iteration, 8);
+    PutLittleEndian(out, static_cast<uint32_t>(s.values.size()), 4);
     for (const auto& v : s.values) {
-      PutU32(out, v.to);
-      PutU64(out, v.bytes.size());
+      PutLittleEndian(out, v.to, 4);
+      PutLittleEndian(out, v.bytes.size(), 8);
       out += v.bytes;
     }
   }
@@ -109,14 +85,14 @@ Result<DecodedTaskState> DecodeTaskState(std::string_view state) {
   std::string_view in = state.substr(kMagic.size());
   DecodedTaskState d;
   uint32_t n = 0;
-  if (!TakeU64(in, d.moves.moves) || !TakeU32(in, n))
+  if (!TakeLittleEndian(in, d.moves.moves) || !TakeLittleEndian(in, n))
     return Corruption("checkpoint: task state header truncated");
   AIAC_RETURN_IF_ERROR(CheckCount(n, 32, in, "exports"));
   for (uint32_t i = 0; i < n; ++i) {
     ExportedItems e;
     uint64_t size = 0;
-    if (!TakeU64(in, e.move) || !TakeU64(in, e.moves) || !TakeU64(in, e.count) ||
-        !TakeU64(in, size) || size > in.size()) {
+    if (!TakeLittleEndian(in, e.move) || !TakeLittleEndian(in, e.moves) ||
+        !TakeLittleEndian(in, e.count) || !TakeLittleEndian(in, size) || size > in.size()) {
       return Corruption("checkpoint: export " + std::to_string(i) +
                         " of the task state is truncated");
     }
