@@ -33,7 +33,11 @@ using net::AsString;
 
 CheckpointService::CheckpointService(asio::io_context& io,
                                      std::unique_ptr<checkpoint::CheckpointStore> store, Logger log)
-    : io_(io), store_(std::move(store)), log_(std::move(log)) {}
+    : io_(io), store_(std::move(store)), log_(std::move(log)) {
+  // Listed at 0 from the start: a scrape before this daemon's first copy reads none stored, not
+  // a metric that is missing.
+  CheckpointMetrics();
+}
 
 CheckpointService::~CheckpointService() {
   *alive_ = false;
