@@ -33,6 +33,52 @@ MoveStep MoveLedger::Begin(size_t from, size_t to, double work) {
   return {from, {move, MoveKind::kExport, work, {}, static_cast<uint32_t>(to)}};
 }
 
+MoveLedger MoveLedger::Restore(LedgerHead head, std::vector<std::vector<LedgerEntry>> journals) {
+  MoveLedger ledger(head.applied.size());
+  ledger.next_move_ = head.next_move;
+  ledger.total_items_ = head.total_items;
+  for (size_t t = 0; t < ledger.tasks_.size(); ++t) {
+    ledger.tasks_[t].applied = head.applied[t];
+    if (t < journals.size()) ledger.tasks_[t].journal = std::move(journals[t]);
+  }
+  for (auto& p : head.pending) ledger.pending_[p.move] = std::move(p);
+  return ledger;
+}
+
+LedgerHead MoveLedger::head() const {
+  LedgerHead h;
+  h.next_move = next_move_;
+  h.total_items = total_items_;
+  for (const Task& t : tasks_) h.applied.push_back(t.applied);
+  for (const auto& [move, p] : pending_) h.pending.push_back(p);
+  return h;
+}
+
+std::vector<MoveStep> MoveLedger::Replay(size_t task, uint64_t moves) const {
+  std::vector<MoveStep> steps;
+  if (task >= tasks_.size()) return steps;
+  for (const Entry& e : tasks_[task].journal) {
+    if (e.moves <= moves) continue;
+    steps.push_back(
+        {task,
+         {e.move, e.kind == MoveKind::kExport ? MoveKind::kDrop : MoveKind::kImport, 0, e.items}});
+  }
+  return steps;
+}
+
+std::vector<MoveStep> MoveLedger::Resend() const {
+  std::vector<MoveStep> steps;
+  for (const auto& [move, p] : pending_) {
+    if (p.importing) {
+      steps.push_back(ImportStep(p));
+    } else {
+      steps.push_back(
+          {p.from, {p.move, MoveKind::kExport, p.work, {}, static_cast<uint32_t>(p.to)}});
+    }
+  }
+  return steps;
+}
+
 MoveStep MoveLedger::ImportStep(const Pending& p) {
   return {p.to, {p.move, MoveKind::kImport, 0, p.items}};
 }
@@ -124,12 +170,7 @@ LedgerOutcome MoveLedger::OnRestored(size_t task, uint64_t restored,
   if (task >= tasks_.size()) return out;
   Task& t = tasks_[task];
   // The steps it had applied after its checkpoint, again, in order.
-  for (const Entry& e : t.journal) {
-    if (e.moves <= restored) continue;
-    out.send.push_back(
-        {task,
-         {e.move, e.kind == MoveKind::kExport ? MoveKind::kDrop : MoveKind::kImport, 0, e.items}});
-  }
+  out.send = Replay(task, restored);
   // Where the replays leave it: the last step the ledger knows it applied.
   uint64_t now = t.journal.empty() ? 0 : t.journal.back().moves;
   // The move under way it takes part in (one at most).

@@ -63,9 +63,49 @@ struct LedgerOutcome {
   std::string error;  // the ledger cannot keep every item with one owner: the run must fail
 };
 
+// The ledger as a resumed spawner needs it (spawner/job_state.h): its journal entries are only
+// ever appended, so they are stored one by one; the rest is rewritten at each change.
+struct LedgerEntry {
+  uint64_t moves = 0;  // the task's sequence number after this step
+  runtime::MoveKind kind = runtime::MoveKind::kExport;
+  uint64_t move = 0;
+  std::string items;
+};
+struct PendingMove {
+  uint64_t move = 0;
+  size_t from = 0, to = 0;
+  double work = 0;
+  bool importing = false;  // exported: the items are here, the import is out
+  std::string items;
+  uint64_t count = 0;
+  uint64_t expect = 0;  // importing: the target's sequence number once it applied them
+};
+struct LedgerHead {
+  uint64_t next_move = 1;
+  int64_t total_items = -1;
+  std::vector<uint64_t> applied;  // per task
+  std::vector<PendingMove> pending;
+};
+
 class MoveLedger {
  public:
   explicit MoveLedger(size_t tasks) : tasks_(tasks) {}
+  // A ledger as a lost spawner left it: `journals` per task (as many as head.applied).
+  static MoveLedger Restore(LedgerHead head, std::vector<std::vector<LedgerEntry>> journals);
+
+  // ---- For the job state.
+  LedgerHead head() const;
+  size_t journal_size(size_t task) const { return tasks_[task].journal.size(); }
+  const LedgerEntry& journal_entry(size_t task, size_t i) const { return tasks_[task].journal[i]; }
+  // A resumed spawner's first steps: every move under way's step whose reply the lost spawner
+  // may not have read (the export, or the import), sent again; the runners answer a step they
+  // took already as they did (runtime/task_runner.h).
+  std::vector<MoveStep> Resend() const;
+  // The steps task `task` took after move sequence `moves` as the journal has them, again (an
+  // export as a drop of the same items, an import as the same import): for a task restored at
+  // `moves` (OnRestored), and for one a resumed spawner adopts, which says how far it is as its
+  // daemon last heard (a step it took already is answered again, not taken twice).
+  std::vector<MoveStep> Replay(size_t task, uint64_t moves) const;
 
   // A move is under way (exported, not yet imported or abandoned).
   bool busy() const { return !pending_.empty(); }
@@ -92,24 +132,11 @@ class MoveLedger {
   int64_t total_items() const { return total_items_; }
 
  private:
-  struct Entry {
-    uint64_t moves = 0;  // the task's sequence number after this step
-    runtime::MoveKind kind = runtime::MoveKind::kExport;
-    uint64_t move = 0;
-    std::string items;
-  };
+  using Entry = LedgerEntry;
+  using Pending = PendingMove;
   struct Task {
     uint64_t applied = 0;
     std::vector<Entry> journal;
-  };
-  struct Pending {
-    uint64_t move = 0;
-    size_t from = 0, to = 0;
-    double work = 0;
-    bool importing = false;  // exported: the items are here, the import is out
-    std::string items;
-    uint64_t count = 0;
-    uint64_t expect = 0;  // importing: the target's sequence number once it applied them
   };
 
   // The source's export of move `p` is done (a reply, or found in an outbox).

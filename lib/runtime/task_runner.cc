@@ -92,10 +92,32 @@ void TaskRunner::Send(std::vector<OutgoingValue> values, uint64_t iteration, boo
   cb_.send(std::move(values), iteration, converged);
 }
 
+bool TaskRunner::AnswerAgain(const ItemMove& m, MoveReport& r) const {
+  if (m.kind == MoveKind::kConfirm) return false;
+  auto it = taken_.find(m.move);
+  if (it == taken_.end()) return false;
+  // A drop replays an export: answered when this runner made that export, or that drop.
+  const MoveKind took = it->second.kind;
+  if (m.kind == MoveKind::kDrop ? took == MoveKind::kImport : took != m.kind) return false;
+  r.count = it->second.count;
+  r.moves = it->second.moves;
+  if (m.kind == MoveKind::kExport) {
+    for (const ExportedItems& e : moves_.outbox) {
+      if (e.move == m.move) r.items = e.items;
+    }
+  }
+  return true;
+}
+
 void TaskRunner::RunMove(ItemMove m, uint64_t iteration, bool& converged) {
   MoveReport r;
   r.move = m.move;
   r.kind = m.kind;
+  if (cb_.moved && AnswerAgain(m, r)) {
+    r.items_after = task_->ItemCount();
+    cb_.moved(std::move(r));
+    return;
+  }
   const int64_t before = task_->ItemCount();
   if (!cb_.moved) {
     r.error = InvalidArgument("this runtime does not move items");
@@ -118,6 +140,10 @@ void TaskRunner::RunMove(ItemMove m, uint64_t iteration, bool& converged) {
   }
   const bool applied = r.error.ok() && m.kind != MoveKind::kConfirm;
   if (applied) ++moves_.moves;
+  if (applied) {
+    taken_[m.move] = {m.kind, r.count, moves_.moves};
+    if (taken_.size() > kMaxStepsKept) taken_.erase(taken_.begin());
+  }
   r.items_after = task_->ItemCount();
   r.moves = moves_.moves;
   if (cb_.moved) cb_.moved(std::move(r));

@@ -193,8 +193,14 @@ class TaskRunner final : public Runner {
   Status Step(uint64_t next_iteration, bool& did_work);
   // Hands the state to `checkpoint` when one is due after `iteration` (or `now`).
   void MaybeCheckpoint(uint64_t iteration, bool now = false);
-  // One move step; `converged` as in RunCommands.
+  // One move step; `converged` as in RunCommands. A step this runner took already is answered
+  // again as it was, not applied twice: an export (with its items while they are unconfirmed), an
+  // import, a drop, and the drop of an export it made (a journal replay). A resumed spawner sends
+  // the steps whose replies the lost one may not have read, and replays what it cannot know
+  // arrived.
   void RunMove(ItemMove move, uint64_t iteration, bool& converged);
+  // The answer to a step taken already (see RunMove), or false.
+  bool AnswerAgain(const ItemMove& m, MoveReport& r) const;
   TaskMeasures Measures() const;
   // An idle asynchronous task acknowledges what it absorbed since it last sent: its newest value
   // again, at the same iteration, to each two-way neighbour whose newer values it took, with the
@@ -238,6 +244,14 @@ class TaskRunner final : public Runner {
   // The last step's computing: Iterate()'s wall time, or the emulated node's stretch of it.
   std::chrono::steady_clock::duration iterate_time_{};
   MoveState moves_;  // runner thread only
+  // The steps this runner applied (exports, imports, drops), by move: their kind, count and the
+  // move sequence after them; the newest kMaxStepsKept. Runner thread only.
+  struct TakenStep {
+    MoveKind kind = MoveKind::kExport;
+    uint64_t count = 0, moves = 0;
+  };
+  std::map<uint64_t, TakenStep> taken_;
+  static constexpr size_t kMaxStepsKept = 4096;
   // Synchronous mode: what the last two iterations sent, for the checkpoints (task_state.h);
   // runner thread only.
   std::vector<SentValues> recent_sent_;

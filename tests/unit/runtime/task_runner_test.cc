@@ -496,6 +496,47 @@ TEST(TaskRunnerTest, ItemMovesAreCountedAndTheirExportsKeptInCheckpointsUntilCon
   runner.Join();
 }
 
+// A resumed spawner sends again the steps whose replies the lost one may not have read: a step
+// the runner took already is answered as it was, not applied twice.
+TEST(TaskRunnerTest, AStepTakenAlreadyIsAnsweredAgainNotAppliedTwice) {
+  Recorder rec;
+  std::mutex mu;
+  std::vector<MoveReport> reports;
+  RunnerCallbacks cb = rec.Callbacks();
+  cb.checkpoint = [](std::string, uint64_t) {};
+  cb.moved = [&](MoveReport r) {
+    std::lock_guard lock(mu);
+    reports.push_back(std::move(r));
+  };
+  RunnerOptions options;
+  TaskRunner runner(std::make_unique<LetterTask>("abcde"), {}, options, cb);
+  runner.Start();
+  runner.Move({7, MoveKind::kExport, 2, ""});
+  runner.Move({7, MoveKind::kExport, 2, ""});  // again, unconfirmed: the same items
+  runner.Move({8, MoveKind::kImport, 0, "xy"});
+  runner.Move({8, MoveKind::kImport, 0, "xy"});  // again: not imported twice
+  runner.Move({7, MoveKind::kDrop, 0, "de"});    // a replay of its own export: nothing to drop
+  ASSERT_TRUE(testing::WaitUntil([&] {
+    std::lock_guard lock(mu);
+    return reports.size() >= 5;
+  }));
+  runner.Halt();
+  runner.Join();
+  std::lock_guard lock(mu);
+  EXPECT_EQ(reports[1].items, reports[0].items);
+  EXPECT_EQ(reports[1].count, 2u);
+  EXPECT_EQ(reports[1].moves, reports[0].moves);
+  EXPECT_TRUE(reports[2].error.ok());
+  EXPECT_TRUE(reports[3].error.ok()) << reports[3].error.message();
+  EXPECT_EQ(reports[3].moves, reports[2].moves);
+  EXPECT_EQ(reports[3].count, reports[2].count);
+  EXPECT_EQ(reports[3].items_after, 5);  // abc + xy, once
+  EXPECT_EQ(reports[3].moves, 2u);
+  EXPECT_TRUE(reports[4].error.ok()) << reports[4].error.message();
+  EXPECT_EQ(reports[4].moves, reports[0].moves);
+  EXPECT_EQ(reports[4].items_after, 5);
+}
+
 TEST(TaskRunnerTest, ARestoredRunnerGoesOnFromItsCheckpointsMoves) {
   Recorder rec;
   MoveReport last;

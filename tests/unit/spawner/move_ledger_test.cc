@@ -2,14 +2,17 @@
 // and are lost at random moments (replies and steps in flight lost with them, the task
 // restored from its last checkpoint), with moves of disjoint pairs of tasks under way at once:
 // whatever happens, once everyone is back and every step delivered, each item is held by
-// exactly one task.
+// exactly one task. The spawner too may be lost at random moments (the replies in flight with
+// it) and resumed from its stored ledger.
 #include "spawner/move_ledger.h"
 
 #include <gtest/gtest.h>
 
 #include <deque>
+#include <map>
 #include <random>
 #include <set>
+#include <tuple>
 
 namespace aiac::spawner {
 namespace {
@@ -41,12 +44,29 @@ struct SimTask {
   runtime::MoveState saved_moves;
   bool up = true;
   std::deque<runtime::ItemMove> inbox;  // steps sent to it, not yet applied
+  // The steps its runner applied (move -> kind, count, moves after), gone with a restore, and
+  // its move sequence when that runner started.
+  std::map<uint64_t, std::tuple<MoveKind, uint64_t, uint64_t>> taken;
+  uint64_t life_start = 0;
 
-  // One step, as TaskRunner::RunMove does it with an app whose work unit is one item.
+  // One step, as TaskRunner::RunMove does it with an app whose work unit is one item: a step it
+  // took already is answered again as it was.
   MoveReply Apply(const runtime::ItemMove& m) {
     MoveReply r;
     r.move = m.move;
     r.kind = m.kind;
+    r.items_after = static_cast<int64_t>(items.size());
+    if (auto it = taken.find(m.move);
+        m.kind != MoveKind::kConfirm && it != taken.end() &&
+        (m.kind == MoveKind::kDrop ? std::get<0>(it->second) != MoveKind::kImport
+                                   : std::get<0>(it->second) == m.kind)) {
+      r.count = std::get<1>(it->second);
+      r.moves = std::get<2>(it->second);
+      for (const auto& e : moves.outbox) {
+        if (e.move == m.move && m.kind == MoveKind::kExport) r.items = e.items;
+      }
+      return r;
+    }
     if (m.kind == MoveKind::kConfirm) {
       std::erase_if(moves.outbox, [&](const auto& e) { return e.move == m.move; });
     } else if (m.kind == MoveKind::kExport) {
@@ -71,6 +91,8 @@ struct SimTask {
       }
     }
     if (r.error.empty() && m.kind != MoveKind::kConfirm) ++moves.moves;
+    if (r.error.empty() && m.kind != MoveKind::kConfirm)
+      taken[m.move] = {m.kind, r.count, moves.moves};
     r.moves = moves.moves;
     r.items_after = static_cast<int64_t>(items.size());
     return r;
@@ -79,8 +101,8 @@ struct SimTask {
 
 class Simulation {
  public:
-  Simulation(size_t tasks, int items_per_task, uint64_t seed)
-      : ledger_(tasks), tasks_(tasks), rng_(seed) {
+  Simulation(size_t tasks, int items_per_task, uint64_t seed, bool spawner_losses = false)
+      : ledger_(tasks), tasks_(tasks), rng_(seed), spawner_losses_(spawner_losses) {
     int next = 0;
     for (auto& t : tasks_) {
       for (int i = 0; i < items_per_task; ++i) t.items.insert(next++);
@@ -103,7 +125,7 @@ class Simulation {
     const size_t n = tasks_.size();
     const size_t t = rng_() % n;
     SimTask& task = tasks_[t];
-    switch (rng_() % 8) {
+    switch (rng_() % (spawner_losses_ ? 9 : 8)) {
       case 0: {  // a new move, beside those under way that involve neither task
         const size_t to = (t + 1 + rng_() % (n - 1)) % n;
         if (!ledger_.busy(t) && !ledger_.busy(to) && task.up && tasks_[to].up) {
@@ -145,14 +167,46 @@ class Simulation {
       case 7:  // back, restored from its checkpoint
         if (!task.up) Restore(t);
         break;
+      case 8:  // the spawner is lost, and resumed
+        ResumeSpawner();
+        break;
     }
+  }
+
+  // The spawner is lost with the replies on their way to it and the last steps it sent to each
+  // task (a connection's unsent tail); another takes over from the ledger as stored (its head and
+  // journals) and sends the steps of the moves under way again.
+  void ResumeSpawner() {
+    for (auto& task : tasks_)
+      task.inbox.resize(task.inbox.size() - rng_() % (task.inbox.size() + 1));
+    std::vector<std::vector<LedgerEntry>> journals(tasks_.size());
+    for (size_t t = 0; t < tasks_.size(); ++t) {
+      for (size_t i = 0; i < ledger_.journal_size(t); ++i)
+        journals[t].push_back(ledger_.journal_entry(t, i));
+    }
+    ledger_ = MoveLedger::Restore(ledger_.head(), std::move(journals));
+    replies_.clear();
+    // Each running task is adopted, saying how far it is as its daemon last heard (maybe a step
+    // behind its runner); the journal's steps after that go again. Then the moves under way.
+    for (size_t t = 0; t < tasks_.size(); ++t) {
+      if (!tasks_[t].up) continue;
+      // (never below where its runner started: its daemon knows that much)
+      const uint64_t heard =
+          std::max(tasks_[t].life_start,
+                   tasks_[t].moves.moves - std::min<uint64_t>(tasks_[t].moves.moves, rng_() % 2));
+      Send({ledger_.Replay(t, heard), std::nullopt, ""});
+    }
+    Send({ledger_.Resend(), std::nullopt, ""});
+    ++resumes_;
   }
 
   void Restore(size_t t) {
     SimTask& task = tasks_[t];
     task.up = true;
+    task.taken.clear();  // a new runner
     task.items = task.saved_items;
     task.moves = task.saved_moves;
+    task.life_start = task.moves.moves;
     Send(ledger_.OnRestored(t, task.moves.moves, task.moves.outbox));
   }
 
@@ -200,8 +254,10 @@ class Simulation {
   std::vector<SimTask> tasks_;
   std::deque<std::pair<size_t, MoveReply>> replies_;
   std::mt19937_64 rng_;
+  bool spawner_losses_ = false;
   int total_ = 0;
   int completed_ = 0;
+  int resumes_ = 0;
 };
 
 TEST(MoveLedgerTest, AMoveGoesExportConfirmImport) {
@@ -306,6 +362,44 @@ TEST(MoveLedgerTest, EveryItemStaysWithOneTaskWhateverIsLostAndWhen) {
     if (HasFailure()) FAIL() << "seed " << seed;
   }
   EXPECT_GT(moves, 2000);  // the runs did move things
+}
+
+TEST(MoveLedgerTest, EveryItemStaysWithOneTaskWhenTheSpawnerIsLostAndResumed) {
+  int moves = 0, resumes = 0;
+  for (uint64_t seed = 1; seed <= 2000; ++seed) {
+    Simulation sim(2 + seed % 5, 5, seed, /*spawner_losses=*/true);
+    for (int i = 0; i < 400; ++i) sim.Step(seed % 2 == 0);  // half of them lose daemons too
+    sim.Drain();
+    sim.ExpectEveryItemOnce();
+    moves += sim.completed_;
+    resumes += sim.resumes_;
+    if (HasFailure()) FAIL() << "seed " << seed;
+  }
+  EXPECT_GT(moves, 2000);
+  EXPECT_GT(resumes, 2000);
+}
+
+TEST(MoveLedgerTest, ARestoredLedgerIsTheSameLedger) {
+  MoveLedger ledger(3);
+  const MoveStep begun = ledger.Begin(0, 2, 4);
+  MoveReply exported{begun.move.move, MoveKind::kExport, "", "items", 2, 3, 1};
+  ledger.OnReply(0, exported);  // importing now
+  std::vector<std::vector<LedgerEntry>> journals(3);
+  journals[0].push_back(ledger.journal_entry(0, 0));
+  MoveLedger again = MoveLedger::Restore(ledger.head(), journals);
+  EXPECT_TRUE(again.busy(0));
+  EXPECT_TRUE(again.busy(2));
+  EXPECT_FALSE(again.busy(1));
+  EXPECT_EQ(again.applied(0), 1u);
+  const auto resend = again.Resend();
+  ASSERT_EQ(resend.size(), 1u);
+  EXPECT_EQ(resend[0].task, 2u);
+  EXPECT_EQ(resend[0].move.kind, MoveKind::kImport);
+  EXPECT_EQ(resend[0].move.items, "items");
+  // The next move gets a new number, as it would have from the lost spawner.
+  again.OnReply(2, MoveReply{begun.move.move, MoveKind::kImport, "", "", 2, 7, 1});
+  EXPECT_FALSE(again.busy());
+  EXPECT_EQ(again.Begin(1, 2, 1).move.move, begun.move.move + 1);
 }
 
 }  // namespace
