@@ -89,6 +89,8 @@ Result<Assignment> Parse(proto::AssignTask::Reader in, const runtime::PluginTrus
   a.app_stall_ms = std::min<uint64_t>(in.getAppStallMs(), uint64_t{1} << 40);
   a.value_log_mb = std::min<uint64_t>(in.getValueLogMb(), uint64_t{1} << 30);
   a.incarnation = std::max<uint64_t>(in.getIncarnation(), 1);
+  a.orphan_seconds = std::min<uint32_t>(in.getOrphanSeconds(), kMaxOrphanSeconds);
+  a.spawner_epoch = std::max<uint64_t>(in.getSpawnerEpoch(), 1);
   a.restore = in.getRestore();
   const double tighten = in.getTighten();
   if (tighten != 0 && !(std::isfinite(tighten) && tighten >= 1 && tighten <= 1e300)) {

@@ -24,6 +24,10 @@ struct GroupMember {
   std::string address, daemon;
 };
 
+// The longest a task waits for a resumed spawner (a week): a larger AssignTask.orphanSeconds is
+// cut to it.
+inline constexpr uint32_t kMaxOrphanSeconds = 7 * 24 * 3600;
+
 struct Assignment {
   std::string job;
   uint32_t task = 0;
@@ -44,6 +48,10 @@ struct Assignment {
   // The job's limits on the app's child process (app_child.h); 0: none.
   uint64_t memory_mb = 0, cpu_seconds = 0, app_stall_ms = 0;
   uint64_t incarnation = 1;
+  // Seconds the task runs on when its spawner's link drops, waiting for a resumed spawner
+  // (AdoptTask); 0: it ends at once. And the spawner incarnation that assigned it (fencing).
+  uint32_t orphan_seconds = 0;
+  uint64_t spawner_epoch = 1;
   bool restore = false;  // resume from the newest checkpoint on the backups
   double tighten = 1;    // the job's local tests were tightened this much so far (>= 1)
   // DistPM's group, its coordinator first (report_group.h); empty: report to the spawner.

@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "core/hex.h"
+#include "core/names.h"
 #include "core/printable.h"
 #include "net/capnp_bytes.h"
 #include "net/hello.h"
@@ -28,7 +29,7 @@ awaitable<void> SpawnerChannel::Serve() {
     }
     if (co_await Dispatch((*msg)->root()) == Next::kClose) break;
   }
-  if (FromJobSpawner()) host_.EndJob("spawner connection lost");
+  if (FromJobSpawner()) host_.Orphan();
   host_.waiting_for_plugin_.reset();
 }
 
@@ -65,10 +66,13 @@ awaitable<SpawnerChannel::Next> SpawnerChannel::Dispatch(proto::Envelope::Reader
         host_.job_->TrimValues(env.getTrimValues().getTask(), env.getTrimValues().getIteration());
       }
       co_return Next::kGoOn;
+    case proto::Envelope::ADOPT_TASK:
+      if (!conn_->Speaks(net::kSpawnerResumeVersion, host_.log_)) co_return Next::kClose;
+      co_return OnAdoptTask(env.getAdoptTask());
     case proto::Envelope::MOVE_ITEMS:
       co_return OnMoveItems(env.getMoveItems());
     case proto::Envelope::HALT:
-      OnHalt();
+      OnHalt(env.getHalt().getDropped());
       co_return Next::kGoOn;
     default:
       co_return Refuse("unexpected message from a spawner", "unexpected message");
@@ -193,6 +197,28 @@ awaitable<SpawnerChannel::Next> SpawnerChannel::OnPluginData(proto::PluginData::
   co_return Next::kGoOn;
 }
 
+SpawnerChannel::Next SpawnerChannel::OnAdoptTask(proto::AdoptTask::Reader adopt) {
+  const std::string job = adopt.getJob().cStr();
+  if (Status bad = CheckName("job id", job); !bad.ok())
+    return Refuse("adopt: " + bad.message(), "adopt: " + bad.message());
+  const std::string refused =
+      host_.Adopt(conn_, job, adopt.getTask(), adopt.getIncarnation(), adopt.getSpawnerEpoch());
+  if (!refused.empty()) host_.log_->warn("adoption by {} refused: {}", conn_->Describe(), refused);
+  const bool started = refused.empty() && host_.job_->started();
+  conn_->SendEnvelope([&](proto::Envelope::Builder e) {
+    auto r = e.initTaskReady();
+    r.setJob(job);
+    r.setTask(adopt.getTask());
+    r.setError(refused);
+    r.setAdopted(refused.empty());
+    r.setStarted(started);
+    // (adopted: its item move sequence as its replies said it, for the spawner's replays)
+    if (refused.empty()) r.setRestoredMoves(host_.job_->moves_applied());
+  });
+  if (refused.empty()) host_.job_->Adopted();
+  return Next::kGoOn;
+}
+
 void SpawnerChannel::OnExit(proto::Exit::Reader exit) {
   if (!FromJobSpawner() || exit.getJob() != host_.job_->job()) return;
   // Fault injection: die as a SIGKILL would, without a goodbye to anyone.
@@ -244,9 +270,10 @@ SpawnerChannel::Next SpawnerChannel::OnMoveItems(proto::MoveItems::Reader m) {
       return Next::kGoOn;
     }
     if (!host_.relay_.Direct(move.move)) {
+      // The items came by their route already: the runner answers again with what their import
+      // did (a resumed spawner waits for that answer, which the lost one may have had).
       host_.log_->debug("job {}: move {}: the items came by their route already", host_.job_->job(),
                         move.move);
-      return Next::kGoOn;
     }
   }
   if (move.kind == runtime::MoveKind::kExport && m.getRoute().size() > 0) {
@@ -256,9 +283,11 @@ SpawnerChannel::Next SpawnerChannel::OnMoveItems(proto::MoveItems::Reader m) {
   return Next::kGoOn;
 }
 
-void SpawnerChannel::OnHalt() {
+void SpawnerChannel::OnHalt(bool dropped) {
   if (!FromJobSpawner()) return;
-  if (host_.job_->started()) {
+  if (dropped) {
+    host_.EndJob("its spawner gave it to another daemon");
+  } else if (host_.job_->started()) {
     host_.job_->Halt();  // the runner's `finished` sends the result, then ends the job
   } else {
     host_.EndJob("halted before it started");

@@ -4,7 +4,9 @@
 // Who may do what: only the spawner that assigned the job starts, queries, halts it, moves its
 // items or tells it its neighbours moved; any spawner may offer a task, which is refused while
 // the daemon is busy. A message a spawner may not send closes the connection with one log line.
-// When the connection of the job's spawner ends, the job ends.
+// When the connection of the job's spawner ends, the task runs on for the assignment's orphan
+// seconds, until a resumed spawner adopts it (AdoptTask, in a newer spawner incarnation: from
+// then on only that spawner's connection commands the task), and ends after them.
 //
 // Runs on the daemon's io thread; one per spawner connection, for as long as it is open.
 #pragma once
@@ -32,10 +34,13 @@ class SpawnerChannel {
   net::awaitable<Next> OnAssignTask(proto::AssignTask::Reader in);
   net::awaitable<Next> OnPluginData(proto::PluginData::Reader pd);
   void OnExit(proto::Exit::Reader exit);
+  // A resumed spawner takes the job over (TaskHost::Adopt); a TaskReady answers.
+  Next OnAdoptTask(proto::AdoptTask::Reader adopt);
   void OnNeighbourMoved(proto::NeighbourMoved::Reader moved);
   Next OnTighten(proto::Tighten::Reader tighten);
   Next OnMoveItems(proto::MoveItems::Reader m);
-  void OnHalt();
+  // `dropped`: the task went to another daemon; it ends at once.
+  void OnHalt(bool dropped);
   // A message a spawner never sends: the connection closes.
   Next Refuse(const std::string& what, const std::string& reason);
   // Whether the assignment's capability is the spawner's (the key it proved in the handshake)

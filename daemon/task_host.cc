@@ -99,12 +99,76 @@ void TaskHost::EndJob(const std::string& why) {
   Session job = std::move(job_);
   job_.reset();
   job_spawner_.reset();
+  if (spawner_out_) spawner_out_->reset();
+  spawner_out_.reset();
+  if (orphan_timer_) orphan_timer_->cancel();
+  orphan_timer_.reset();
   links_.End();
   log_->info("job {}: task {} ends: {}", job->job(), job->task(), why);
   checkpoints_.EndJob(job->job());
   // The runner's thread ends after its current iteration: join it on the worker.
   auto retired = std::make_shared<TaskSession::Retired>(job->End());
   asio::post(work_, [retired] { retired->runner.reset(); });
+}
+
+void TaskHost::Orphan() {
+  if (!job_) return;
+  if (orphan_seconds_ == 0) {
+    EndJob("spawner connection lost");
+    return;
+  }
+  job_spawner_.reset();
+  spawner_out_->reset();
+  log_->warn(
+      "job {}: spawner connection lost; task {} runs on for {} s, waiting for its spawner "
+      "to resume",
+      job_->job(), job_->task(), orphan_seconds_);
+  orphan_timer_ = std::make_unique<asio::steady_timer>(io_, std::chrono::seconds(orphan_seconds_));
+  orphan_timer_->async_wait([this, session = std::weak_ptr<TaskSession>(job_),
+                             epoch = spawner_epoch_](const boost::system::error_code& ec) {
+    // (aborted: adopted, ended, or the host is gone; `this` is not touched then)
+    if (ec || job_ != session.lock() || job_spawner_ || spawner_epoch_ != epoch) return;
+    EndJob("its spawner did not come back within " + std::to_string(orphan_seconds_) + " s");
+  });
+}
+
+std::string TaskHost::Adopt(const net::ConnectionPtr& conn, const std::string& job, uint32_t task,
+                            uint64_t incarnation, uint64_t epoch) {
+  if (!job_ || job_->job() != job || job_->task() != task) {
+    return "no task " + std::to_string(task) + " of job " + job + " runs on daemon " + options_.id;
+  }
+  if (job_->incarnation() != incarnation) {
+    return "task " + std::to_string(task) + " of job " + job + " runs on daemon " + options_.id +
+           " in incarnation " + std::to_string(job_->incarnation()) + ", not " +
+           std::to_string(incarnation);
+  }
+  if (conn->peer().public_key != job_spawner_key_) {
+    return "job " + job + " was assigned by a spawner with another key";
+  }
+  if (epoch <= spawner_epoch_) {
+    return "spawner incarnation " + std::to_string(epoch) + " is not newer than " +
+           std::to_string(spawner_epoch_) + ", which task " + std::to_string(task) + " of job " +
+           job + " takes commands from";
+  }
+  log_->info("job {}: task {} adopted by spawner incarnation {} (was {}{})", job, task, epoch,
+             spawner_epoch_, job_spawner_ ? ", still connected: no longer listened to" : "");
+  if (job_spawner_ && job_spawner_ != conn) {
+    // The previous spawner is still there (it was cut off, not dead): it must stop acting for
+    // the job, and not end it.
+    job_spawner_->SendEnvelope([&](proto::Envelope::Builder e) {
+      auto r = e.initTaskReady();
+      r.setJob(job);
+      r.setTask(task);
+      r.setError("spawner incarnation " + std::to_string(epoch) + " took the job over");
+      r.setSuperseded(true);
+    });
+  }
+  job_spawner_ = conn;
+  *spawner_out_ = conn;
+  spawner_epoch_ = epoch;
+  if (orphan_timer_) orphan_timer_->cancel();
+  orphan_timer_.reset();
+  return {};
 }
 
 }  // namespace aiac::daemon

@@ -99,8 +99,10 @@ class TaskHost {
   net::awaitable<Result<PreparedTask>> PrepareOffIo(std::shared_ptr<Assignment> a, PluginRef plugin,
                                                     std::optional<checkpoint::Checkpoint> restored,
                                                     std::optional<AppCrash>& crash);
-  // The prepared task runs here from now on: its session, its links.
-  void Run(Session session, const Assignment& a, net::ConnectionPtr spawner);
+  // The prepared task runs here from now on: its session, its links. `out`: where the session's
+  // messages to its spawner go (it changes when a resumed spawner adopts the task).
+  void Run(Session session, const Assignment& a, net::ConnectionPtr spawner,
+           std::shared_ptr<net::ConnectionPtr> out);
   void Reply(net::Connection& conn, const std::string& job, uint32_t task, const std::string& error,
              bool need_plugin = false, uint64_t restored_iteration = 0,
              const runtime::MoveState* moves = nullptr, const std::string& notes = "",
@@ -110,6 +112,14 @@ class TaskHost {
   static NeighbourMove MoveOf(proto::NeighbourMoved::Reader m);
   void OnNeighbourMoved(const NeighbourMove& m);
   void EndJob(const std::string& why);
+  // The job's spawner's connection ended: the task runs on for the assignment's orphan seconds,
+  // waiting for a resumed spawner to adopt it, and ends then; at once when they are 0.
+  void Orphan();
+  // A resumed spawner on `conn`, in spawner incarnation `epoch`, takes over incarnation
+  // `incarnation` of `task` of `job`: empty when it may (it is the job's spawner from now on),
+  // else why not.
+  std::string Adopt(const net::ConnectionPtr& conn, const std::string& job, uint32_t task,
+                    uint64_t incarnation, uint64_t epoch);
   // The first half of Stop, for the destructor: ends and closes, does not wait.
   void Close();
 
@@ -123,7 +133,13 @@ class TaskHost {
   void EvictPlugins();
   CheckpointService checkpoints_;
   Session job_;
-  net::ConnectionPtr job_spawner_;  // the connection of the spawner that assigned job_
+  net::ConnectionPtr job_spawner_;  // the connection of job_'s spawner; none while orphaned
+  // Where job_'s session sends to its spawner: job_spawner_, shared with the session's port.
+  std::shared_ptr<net::ConnectionPtr> spawner_out_;
+  std::string job_spawner_key_;  // the key of the spawner that assigned job_ (adopters prove it)
+  uint64_t spawner_epoch_ = 0;   // the spawner incarnation job_ takes commands from
+  uint32_t orphan_seconds_ = 0;  // job_'s AssignTask.orphanSeconds
+  std::unique_ptr<net::asio::steady_timer> orphan_timer_;  // while orphaned
   // The job and task of the assignment being set up (busy meanwhile).
   std::optional<std::pair<std::string, uint32_t>> setting_up_;
   std::shared_ptr<net::asio::steady_timer> setup_done_;  // cancelled once it ran or failed

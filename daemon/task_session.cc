@@ -125,6 +125,7 @@ Result<std::shared_ptr<TaskSession>> TaskSession::Create(
   options.iteration_time = std::move(iteration_time);
   if (prepared.restored) options.start_iteration = prepared.restored->iteration;
   options.incarnation = a.incarnation;
+  s->moves_applied_ = prepared.moves.moves;
   options.moves = std::move(prepared.moves);
   options.resend = std::move(prepared.resend);
   if (!s->backups_.empty()) {
@@ -245,7 +246,12 @@ void TaskSession::QueueValues(std::vector<runtime::OutgoingValue> values, uint64
   }
 }
 
+void TaskSession::Adopted() {
+  if (last_local_) SendLocalConvergence(last_local_->first, last_local_->second);
+}
+
 void TaskSession::SendLocalConvergence(bool converged, uint64_t iteration) {
+  last_local_ = {converged, iteration};
   port_.send([&](proto::Envelope::Builder e) {
     auto c = e.initLocalConvergence();
     c.setJob(job_);
@@ -257,6 +263,7 @@ void TaskSession::SendLocalConvergence(bool converged, uint64_t iteration) {
 }
 
 void TaskSession::SendMoved(const runtime::MoveReport& r) {
+  moves_applied_ = std::max(moves_applied_, r.moves);
   port_.send([&](proto::Envelope::Builder e) {
     auto m = e.initItemsMoved();
     m.setJob(job_);

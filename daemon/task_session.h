@@ -150,6 +150,12 @@ class TaskSession : public std::enable_shared_from_this<TaskSession> {
   uint64_t incarnation() const { return incarnation_; }
   bool started() const { return started_; }
   bool ended() const { return ended_; }
+  // The task's item move sequence as its replies said it (for a resumed spawner's AdoptTask;
+  // the runner may be a step further).
+  uint64_t moves_applied() const { return moves_applied_; }
+  // A resumed spawner adopted the task: it is told again what the lost one was told last of the
+  // task's local convergence (sent only when it changes, it would otherwise never hear it).
+  void Adopted();
 
   // The spawner's commands.
   void Start();
@@ -228,6 +234,8 @@ class TaskSession : public std::enable_shared_from_this<TaskSession> {
   std::string job_;
   uint32_t task_;
   uint64_t incarnation_;
+  uint64_t moves_applied_ = 0;                           // io thread
+  std::optional<std::pair<bool, uint64_t>> last_local_;  // the last LocalConvergence; io thread
   SpawnerPort port_;
   Logger log_;
   // This daemon's key and capability, when its checkpoints are signed; shared with the task's

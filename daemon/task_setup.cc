@@ -118,9 +118,12 @@ awaitable<void> TaskHost::Accept(Assignment assignment, PluginRef plugin, net::C
   // Told to the spawner with the TaskReady (the session takes the prepared task's own copy).
   const runtime::MoveState restored_moves = prepared.ok() ? prepared->moves : runtime::MoveState{};
   const std::string notes = prepared.ok() ? prepared->notes : "";
+  auto out = std::make_shared<net::ConnectionPtr>(conn);
   if (!stopping_) {
     SpawnerPort port{
-        [conn](const auto& fill) { conn->SendEnvelope(fill); },
+        [out](const auto& fill) {
+          if (*out) (*out)->SendEnvelope(fill);  // (none while orphaned: the report is dropped)
+        },
         [this](const std::string& why) { EndJob(why); },
         [this](uint64_t move, const std::string& items) { relay_.OnExported(move, items); }};
     session = prepared.ok() ? TaskSession::Create(io_, *a, std::move(*prepared), plugin.loaded,
@@ -140,16 +143,21 @@ awaitable<void> TaskHost::Accept(Assignment assignment, PluginRef plugin, net::C
     co_return;
   }
   const uint64_t restored_iteration = prepared->restored ? prepared->restored->iteration : 0;
-  Run(*session, *a, conn);
+  Run(*session, *a, conn, std::move(out));
   log_->info("job {}: running task {} of {} (app {}, {} mode, built in {:.2f} s)", a->job, a->task,
              a->params.tasks, a->app, a->sync ? "sync" : "async", built.count());
   if (!notes.empty()) log_->info("job {}: task {}: {}", a->job, a->task, notes);
   Reply(*conn, a->job, a->task, "", false, restored_iteration, &restored_moves, notes);
 }
 
-void TaskHost::Run(Session session, const Assignment& a, net::ConnectionPtr spawner) {
+void TaskHost::Run(Session session, const Assignment& a, net::ConnectionPtr spawner,
+                   std::shared_ptr<net::ConnectionPtr> out) {
   job_ = std::move(session);
   job_spawner_ = std::move(spawner);
+  spawner_out_ = std::move(out);
+  job_spawner_key_ = job_spawner_->peer().public_key;
+  spawner_epoch_ = a.spawner_epoch;
+  orphan_seconds_ = a.orphan_seconds;
   relay_.Reset();
   monitors_.Clear();
   checkpoints_.Host(a.job, job_spawner_->peer().public_key, a.hosted);

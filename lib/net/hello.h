@@ -13,14 +13,16 @@ namespace aiac::net {
 
 // The protocol versions (docs/operations.md, "Upgrade, backup and wipe"). Two peers speak the
 // newest version both know, provided it is in both windows; each build speaks its own version
-// and the one before, so hosts can be upgraded one at a time.
+// and the ones before it down to kMinProtocolVersion, so hosts can be upgraded one at a time.
+// 6: jobs outlive their spawner (AdoptTask; AssignTask.orphanSeconds and spawnerEpoch;
+//    TaskReady.adopted and started).
 // 5: synchronous runs replace lost daemons (TrimValues; AssignTask.valueLogMb, TaskProgress
 //    safeCheckpoint and valueLogFrom: daemon/value_log.h).
 // 4: version negotiation; jobs registered with super-nodes, `status` and `cancel` (JobStatus,
 //    JobEnded, StatusQuery, StatusReport, CancelJob, CancelAnswer).
 // 3: certificates and channel binding in the Hello (2: TLS 1.3 PSK transport; 1 was an HMAC
 //    exchange in plaintext).
-inline constexpr uint32_t kProtocolVersion = 5;
+inline constexpr uint32_t kProtocolVersion = 6;
 inline constexpr uint32_t kMinProtocolVersion = 4;
 // The first version with jobs at the super-nodes, `status` and `cancel`: nobody sends those
 // messages to a peer that agreed on an older one, and a super-node closes a peer that does.
@@ -29,6 +31,10 @@ inline constexpr uint32_t kJobStatusVersion = 4;
 // replaces a lost daemon only when every daemon of the job speaks it, and a daemon closes a
 // spawner that sends it TrimValues on an older one.
 inline constexpr uint32_t kSyncReplaceVersion = 5;
+// The first version whose daemons keep a task running when its spawner's link drops and take
+// AdoptTask from a resumed spawner: a daemon closes a spawner that sends AdoptTask on an older
+// one, and a resumed spawner counts a task whose daemon speaks an older one as lost.
+inline constexpr uint32_t kSpawnerResumeVersion = 6;
 
 struct VersionWindow {
   uint32_t min = kMinProtocolVersion;

@@ -223,6 +223,13 @@ struct AssignTask {
   # (a replaced receiver gets them again, daemon/value_log.h), in MiB; 0: none kept, and a lost
   # daemon ends the run.
   valueLogMb @28 :UInt64;
+  # Jobs outlive their spawner (docs/fault-tolerance.md): when the link to the job's spawner
+  # drops, the task keeps iterating and checkpointing this many seconds, waiting for a resumed
+  # spawner's AdoptTask, then ends (0: ends at once, as before protocol 6).
+  orphanSeconds @29 :UInt32;
+  # The spawner's incarnation that sends this (1 for `run`, one more for each `resume`): the
+  # daemon takes commands only from the newest one it has seen for the job (fencing).
+  spawnerEpoch @30 :UInt64;
 }
 # Signed by the job's spawner: `daemonId`, whose certified key is `daemonKey`, runs incarnation
 # `incarnation` of task `task` of `job`.
@@ -259,6 +266,11 @@ struct TaskReady {
   outbox @6 :List(ExportedItems); # restore: exports the checkpoint holds unconfirmed (MoveItems confirm)
   notes @7 :Text;               # app::Task::Notes(): what the user should know of the set-up
   crash @8 :AppCrash;           # with error: the app's process died or hung while it set up
+  adopted @9 :Bool;             # the answer to an AdoptTask: the task runs on, now this spawner's
+  started @10 :Bool;            # adopted: the task was started (StartTask) and iterates
+  # To a spawner whose task a newer spawner incarnation adopted (AdoptTask): this daemon no
+  # longer listens to it, and the job is not its to end (no halt, no release).
+  superseded @11 :Bool;
 }
 # Items a task exported, kept with its checkpoints until the spawner confirms it has them.
 struct ExportedItems { move @0 :UInt64; moves @1 :UInt64; items @2 :Data; count @3 :UInt64; }
@@ -268,6 +280,12 @@ struct Exit { job @0 :Text; }
 # Synchronous runs, the spawner to the daemons of the tasks that send to `task`: every backup of
 # `task` holds a checkpoint of `iteration`, so the values sent to it before that iteration will
 # never be asked for again (daemon/value_log.h).
+# A resumed spawner (`aiac-spawner resume`) to the daemon of each task it finds in its state:
+# incarnation `incarnation` of `task` is this spawner's to command from now on, in spawner
+# incarnation `spawnerEpoch`, which must be newer than the one the daemon takes commands from.
+# The daemon answers with a TaskReady (adopted, or an error: no such task runs here, a newer
+# spawner owns it); the old spawner's connection, if any, is no longer listened to.
+struct AdoptTask { job @0 :Text; task @1 :UInt32; incarnation @2 :UInt64; spawnerEpoch @3 :UInt64; }
 struct TrimValues { job @0 :Text; task @1 :UInt32; iteration @2 :UInt64; }
 # The spawner to every daemon of a job when a task moved to another daemon (a replacement):
 # values for `task` now go to `address`, only `daemonId` may send its values or write its
@@ -387,7 +405,9 @@ struct ItemsMoved {
   moves @9 :UInt64;         # the task's move sequence number after this step
 }
 struct LocalConvergence { job @0 :Text; task @1 :UInt32; converged @2 :Bool; iteration @3 :UInt64; incarnation @4 :UInt64; }
-struct Halt { job @0 :Text; }
+# `dropped`: the spawner gave the task to another daemon (this one was silent, and is fenced
+# off): it ends at once, sends nothing, and does not wait for a resumed spawner.
+struct Halt { job @0 :Text; dropped @1 :Bool; }
 # The spawner checks a globally converged result before it says so: each task sends its current
 # result slice (between two iterations, without stopping) ...
 struct Snapshot { job @0 :Text; round @1 :UInt64; }
@@ -540,5 +560,6 @@ struct Envelope {
     cancelJob @48 :CancelJob;
     cancelAnswer @49 :CancelAnswer;
     trimValues @50 :TrimValues;
+    adoptTask @51 :AdoptTask;
   }
 }
