@@ -41,7 +41,8 @@ SupervisorPort DaemonLinks::Port() {
     if (conns_[task]) conns_[task]->SendEnvelope(fill);
   };
   port.close = [this](size_t task) {
-    if (conns_[task]) conns_[task]->Close();
+    // After what was queued (a Halt that drops the task): a paused daemon reads it when it wakes.
+    if (conns_[task]) conns_[task]->CloseWhenFlushed();
     conns_[task].reset();
   };
   port.send_plugin = [this](size_t task) { SendPlugin(task); };
@@ -89,13 +90,33 @@ awaitable<void> DaemonLinks::WatchDaemon(size_t index, uint64_t incarnation) {
   const net::ConnectionPtr mine = *conn;
   conns_[index] = mine;
   supervisor_->OnConnected(index, incarnation, Clock::now());
-  // The assignment goes out on its own coroutine while this one reads: a daemon that refuses
-  // a frame says why at once, and that must be read before the connection goes.
-  asio::co_spawn(
-      executor_, SendAssignment(index, incarnation, mine), [this, index](std::exception_ptr e) {
-        if (e)
-          c_.fail("assigning task " + std::to_string(index) + ": " + net::DescribeException(e));
-      });
+  if (supervisor_->adopting(index)) {
+    if (mine->peer().version < net::kSpawnerResumeVersion) {
+      // Its daemon ended the task with the previous spawner's link: replaced as lost.
+      mine->Close();
+      if (conns_[index] == mine) conns_[index].reset();
+      supervisor_->OnLost(index, incarnation,
+                          "speaks protocol " + std::to_string(mine->peer().version) +
+                              ", which keeps no task for a resumed spawner",
+                          Clock::now());
+      co_return;
+    }
+    mine->SendEnvelope([&](proto::Envelope::Builder e) {
+      auto a = e.initAdoptTask();
+      a.setJob(c_.job_id);
+      a.setTask(static_cast<uint32_t>(index));
+      a.setIncarnation(incarnation);
+      a.setSpawnerEpoch(c_.spawner_epoch);
+    });
+  } else {
+    // The assignment goes out on its own coroutine while this one reads: a daemon that refuses
+    // a frame says why at once, and that must be read before the connection goes.
+    asio::co_spawn(
+        executor_, SendAssignment(index, incarnation, mine), [this, index](std::exception_ptr e) {
+          if (e)
+            c_.fail("assigning task " + std::to_string(index) + ": " + net::DescribeException(e));
+        });
+  }
   for (;;) {
     auto msg = co_await mine->Receive();
     if (!supervisor_->Current(index, incarnation)) co_return;
@@ -237,6 +258,8 @@ void DaemonLinks::FillAssignment(proto::AssignTask::Builder a, size_t index, uin
   a.setMemoryMb(c_.job.memory_mb);
   // Without checkpoints no restore would use them, and nothing would trim them.
   if (supervisor_->sync_replaces()) a.setValueLogMb(c_.job.value_log_mb);
+  a.setOrphanSeconds(static_cast<uint32_t>(c_.job.orphan_seconds));
+  a.setSpawnerEpoch(c_.spawner_epoch);
   a.setCpuSeconds(c_.job.cpu_seconds);
   a.setAppStallMs(static_cast<uint64_t>(c_.job.app_stall.count() * 1000));
   a.setIncarnation(incarnation);

@@ -32,6 +32,7 @@ struct DaemonLinksContext {
   const RunSettings& settings;
   SupernodeSession& supernodes;
   std::string job_id, spawner_id;
+  uint64_t spawner_epoch = 1;  // this spawner's incarnation (1 for `run`, +1 per `resume`)
   Logger log;
   std::function<void(const std::string&)> fail;  // the run cannot go on
   std::function<void()> wake;                    // something the run waits for changed

@@ -197,6 +197,37 @@ void Deployment::AddGranted(const std::vector<GrantedDaemon>& daemons) {
   if (BuildPlatform().ok()) RebuildPlacement();
 }
 
+Status Deployment::Resume(const std::vector<GrantedDaemon>& later,
+                          const std::vector<std::string>& lost,
+                          const std::vector<TaskPlace>& places,
+                          const std::vector<std::vector<uint32_t>>& backups) {
+  if (places.size() != places_.size() || backups.size() != places_.size()) {
+    return InvalidArgument("the stored deployment has " + std::to_string(places.size()) +
+                           " tasks, the job " + std::to_string(places_.size()));
+  }
+  if (!later.empty()) AddGranted(later);
+  for (const auto& p : places) {
+    if (NodeOf(p.daemon) < 0)
+      return InvalidArgument("the stored deployment names daemon " + p.daemon +
+                             ", never granted to the job");
+  }
+  std::vector<std::vector<uint32_t>> hosted(places_.size());
+  for (uint32_t t = 0; t < backups.size(); ++t) {
+    for (uint32_t holder : backups[t]) {
+      if (holder >= places_.size() || holder == t)
+        return InvalidArgument("the stored deployment has a bad backup of task " +
+                               std::to_string(t));
+      hosted[holder].push_back(t);
+    }
+  }
+  places_ = places;
+  lost_ = std::set<std::string>(lost.begin(), lost.end());
+  backups_ = backups;
+  hosted_ = std::move(hosted);
+  RebuildPlacement();
+  return Status::Ok();
+}
+
 bool Deployment::Place(size_t t) {
   TaskPlace& place = places_[t];
   if (!place.waiting) return true;

@@ -65,6 +65,13 @@ class Deployment {
   void AddGranted(const std::vector<GrantedDaemon>& daemons);
   // Maps waiting task `t` among the free granted daemons; false when none is free.
   bool Place(size_t t);
+  // A resumed spawner's deployment (spawner/job_state.h): built like the first spawner's from the
+  // daemons granted first, then given the daemons granted since (`later`), the daemons lost,
+  // each task's place and incarnation, and the backups as they were. InvalidArgument when they
+  // do not fit this job (another task count, a task on a daemon never granted).
+  Status Resume(const std::vector<GrantedDaemon>& later, const std::vector<std::string>& lost,
+                const std::vector<TaskPlace>& places,
+                const std::vector<std::vector<uint32_t>>& backups);
   // The app's task graph changed before any task started (App::Reweigh): the same tasks on the
   // same daemons, with new costs and neighbours.
   Status Regraph(std::vector<app::TaskNode> graph);

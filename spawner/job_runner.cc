@@ -69,22 +69,40 @@ awaitable<RunSummary> JobRunner::Run(std::vector<Endpoint> supernodes) {
   auto executor = co_await asio::this_coro::executor;
   wake_ = std::make_unique<asio::steady_timer>(executor);
   times_.start = Clock::now();
-  deadline_ = times_.start + std::chrono::duration_cast<std::chrono::milliseconds>(job_.timeout);
+  const int64_t now_unix = std::chrono::duration_cast<std::chrono::seconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count();
+  // A resumed job keeps its start: its timeout counts from there, not from the resume.
+  if (started_unix_ == 0) started_unix_ = now_unix;
+  const auto elapsed = std::chrono::seconds(std::max<int64_t>(0, now_unix - started_unix_));
+  deadline_ = times_.start + std::chrono::duration_cast<std::chrono::milliseconds>(job_.timeout) -
+              elapsed;
+  for (const auto& ep : supernodes) stored_run_.supernodes.push_back(ep.ToString());
   supernodes_ =
       std::make_unique<SupernodeSession>(std::move(supernodes), options_.net, spawner_id_, log_);
   supernodes_->OnRevoked([this] {
     if (links_) links_->CloseRevoked();
   });
   supernodes_->OnCancel([this](const std::string& who) { Abort("cancelled by " + who); });
-  started_unix_ = std::chrono::duration_cast<std::chrono::seconds>(
-                      std::chrono::system_clock::now().time_since_epoch())
-                      .count();
   supernodes_->Start(executor);
-  if (Status acquired = co_await Acquire(); !acquired.ok()) {
+  // (if/else, not `?:`: g++ 12 miscompiles a co_await of a conditional expression)
+  const bool resumed = resumed_deployment_.has_value();
+  Status acquired;
+  if (resumed) {
+    acquired = co_await AcquireResumed();
+  } else {
+    acquired = co_await Acquire();
+  }
+  if (!acquired.ok()) {
     supernodes_->Stop();
     co_return Summarize(FailureStatus(), acquired.message());
   }
-  Status outcome = co_await Deploy();
+  Status outcome;
+  if (resumed) {
+    outcome = co_await Readopt();
+  } else {
+    outcome = co_await Deploy();
+  }
   std::optional<app::GatherReport> verified;
   if (outcome.ok()) {
     auto checked = co_await Supervise();
@@ -122,6 +140,83 @@ awaitable<RunSummary> JobRunner::Run(std::vector<Endpoint> supernodes) {
   co_return Summarize(status, verified->error);
 }
 
+void JobRunner::set_state(std::unique_ptr<JobState> state, StoredRun run) {
+  state_ = std::move(state);
+  stored_run_ = std::move(run);
+}
+
+Status JobRunner::Resume(std::unique_ptr<JobState> state) {
+  AIAC_ASSIGN_OR_RETURN(StoredRun run, state->run());
+  AIAC_ASSIGN_OR_RETURN(auto end, state->end());
+  if (end) return InvalidArgument("job " + run.job_id + " ended already: " + end->summary_line);
+  AIAC_ASSIGN_OR_RETURN(StoredDeployment deployment, state->deployment());
+  AIAC_ASSIGN_OR_RETURN(StoredProgress progress, state->progress());
+  if (deployment.places.size() != job_.tasks) {
+    return InvalidArgument("state " + state->dir() + " holds " +
+                           std::to_string(deployment.places.size()) + " tasks, the job file " +
+                           std::to_string(job_.tasks));
+  }
+  summary_.job_id = run.job_id;
+  started_unix_ = run.started_unix;
+  ++run.epoch;
+  // Stored before any daemon hears of this spawner: a later one must be newer still.
+  AIAC_RETURN_IF_ERROR(state->Put(run));
+  stored_run_ = std::move(run);
+  stored_run_.supernodes.clear();  // the ones this run uses, from Run
+  state_ = std::move(state);
+  AIAC_ASSIGN_OR_RETURN(StoredLedger ledger, state_->ledger(job_.tasks));
+  for (const auto& journal : ledger.journals) journal_stored_.push_back(journal.size());
+  resumed_deployment_ = std::move(deployment);
+  resumed_progress_ = std::move(progress);
+  resumed_ledger_ = std::move(ledger);
+  return Status::Ok();
+}
+
+void JobRunner::SaveState() {
+  if (!state_ || !supervisor_ || state_broken_) return;
+  const Deployment& d = supervisor_->deployment();
+  StoredDeployment stored;
+  stored.granted = d.granted();
+  stored.initial = initial_daemons_;
+  for (size_t t = 0; t < d.tasks(); ++t) {
+    stored.places.push_back(d.task(t));
+    stored.backups.push_back(d.backups(t));
+  }
+  for (const auto& g : d.granted()) {
+    if (d.lost(g.id)) stored.lost.push_back(g.id);
+  }
+  StoredProgress progress;
+  progress.started = supervisor_->started();
+  progress.tighten = supervisor_->tighten();
+  progress.failures = supervisor_->failures();
+  progress.replacements = supervisor_->replacements();
+  progress.trimmed = supervisor_->trimmed();
+  // The ledger's journal entries not stored yet (they are only ever appended).
+  const MoveLedger& ledger = supervisor_->ledger();
+  journal_stored_.resize(d.tasks(), 0);
+  std::vector<LedgerAppend> appended;
+  for (size_t t = 0; t < d.tasks(); ++t) {
+    for (size_t i = journal_stored_[t]; i < ledger.journal_size(t); ++i)
+      appended.push_back({t, i, &ledger.journal_entry(t, i)});
+  }
+  const Status saved = state_->Save(stored, progress, ledger.head(), appended);
+  if (saved.ok()) {
+    for (size_t t = 0; t < d.tasks(); ++t) journal_stored_[t] = ledger.journal_size(t);
+  } else {
+    state_broken_ = true;
+    log_->warn("job {}: the job can no longer be resumed: {}", summary_.job_id, saved.message());
+  }
+}
+
+void JobRunner::SaveEnd() {
+  if (!state_ || state_broken_) return;
+  if (Status s = state_->Put(StoredEnd{RunStatusName(summary_.status), ToText(summary_)});
+      !s.ok()) {
+    log_->warn("job {}: its end could not be stored in {}: {}", summary_.job_id, state_->dir(),
+               s.message());
+  }
+}
+
 RunSummary JobRunner::Summarize(RunStatus status, std::string error) {
   if (progress_line_) progress_line_("");
   if (history_ && !history_->Flush()) {
@@ -150,6 +245,8 @@ RunSummary JobRunner::Summarize(RunStatus status, std::string error) {
     summary_.balancing.relayed_reports = supervisor_->relayed_reports();
   }
   if (supernodes_) summary_.supernode_failovers = static_cast<uint32_t>(supernodes_->failovers());
+  summary_.spawner_restarts = static_cast<uint32_t>(stored_run_.epoch - 1);
+  SaveEnd();
   if (trace_) WriteTrace(end);
   return summary_;
 }
@@ -232,9 +329,17 @@ Status JobRunner::MapTasks() {
   DeploymentSpec spec{app_.plan.graph, settings_.mapping, checkpointing ? job_.backups : 0};
   spec.graph.resize(job_.tasks);
   OrderAsStarted();
+  initial_daemons_ = first_grant_.size();
   AIAC_ASSIGN_OR_RETURN(auto deployment,
                         Deployment::Create(std::move(spec), std::move(first_grant_)));
   AIAC_RETURN_IF_ERROR(ReweighTasks(*deployment));
+  if (resumed_deployment_) {
+    const StoredDeployment& s = *resumed_deployment_;
+    const std::vector<GrantedDaemon> later(s.granted.begin() + static_cast<ptrdiff_t>(s.initial),
+                                           s.granted.end());
+    if (Status fits = deployment->Resume(later, s.lost, s.places, s.backups); !fits.ok())
+      return InvalidArgument("state " + state_->dir() + ": " + fits.message());
+  }
   SupervisorSettings settings;
   settings.job_id = summary_.job_id;
   settings.sync = settings_.sync;
@@ -244,13 +349,21 @@ Status JobRunner::MapTasks() {
   links_ = std::make_unique<DaemonLinks>(
       wake_->get_executor(),
       DaemonLinksContext{job_, app_, options_, settings_, *supernodes_, summary_.job_id,
-                         spawner_id_, log_, [this](const std::string& why) { Fail(why); },
-                         [this] { Wake(); }},
+                         spawner_id_, stored_run_.epoch, log_,
+                         [this](const std::string& why) { Fail(why); }, [this] { Wake(); }},
       job_.tasks);
   SupervisorPort port = links_->Port();
   if (history_ || trace_) port.record = [this](const HistoryEntry& e) { RecordHistory(e); };
+  if (state_) port.persist = [this] { SaveState(); };
   supervisor_ = std::make_unique<Supervisor>(std::move(settings), std::move(deployment),
                                              std::move(port), log_);
+  if (resumed_progress_) {
+    StoredProgress& p = *resumed_progress_;
+    StoredLedger& l = *resumed_ledger_;
+    supervisor_->Restore(p.started, p.tighten, p.failures, std::move(p.replacements),
+                         MoveLedger::Restore(std::move(l.head), std::move(l.journals)), p.trimmed);
+    resumed_ledger_.reset();
+  }
   links_->Attach(*supervisor_);
   GroupByCluster();
   if (!failure_.empty()) supervisor_->Fail(failure_);  // aborted meanwhile
@@ -328,6 +441,19 @@ Status JobRunner::ReweighTasks(Deployment& deployment) {
 awaitable<Status> JobRunner::Deploy() {
   const auto granted_at = Clock::now();
   phase_ = "assigning";
+  if (state_) {
+    // Before any daemon hears of the job: a resumed spawner finds every daemon it could reach.
+    stored_run_.job_id = summary_.job_id;
+    stored_run_.started_unix = started_unix_;
+    if (Status s = state_->Put(stored_run_); !s.ok()) {
+      state_broken_ = true;
+      log_->warn("job {}: the job cannot be resumed: {}", summary_.job_id, s.message());
+    }
+    SaveState();
+    if (!state_broken_)
+      log_->info("job {}: state kept in {} (`aiac-spawner resume {}` takes the job over)",
+                 summary_.job_id, state_->dir(), state_->dir());
+  }
   ReportStatus(granted_at, /*at_once=*/true);  // registers the job with the super-node
   supervisor_->Deploy(granted_at);
   Status ready =
@@ -345,6 +471,33 @@ awaitable<Status> JobRunner::Deploy() {
              deployment.tasks(), settings_.mapping, summary_.mode);
   times_.started = Clock::now();
   summary_.setup_seconds = Seconds(*times_.started - granted_at);
+  co_return Status::Ok();
+}
+
+// ---- Resumed.
+
+awaitable<Status> JobRunner::AcquireResumed() {
+  if (Status linked = co_await supernodes_->WaitConnected(10); !linked.ok()) co_return linked;
+  const StoredDeployment& s = *resumed_deployment_;
+  first_grant_.assign(s.granted.begin(), s.granted.begin() + static_cast<ptrdiff_t>(s.initial));
+  summary_.daemons = static_cast<uint32_t>(s.granted.size());
+  log_->info("job {}: resuming as spawner incarnation {}: {} tasks on {} daemons", summary_.job_id,
+             stored_run_.epoch, job_.tasks, s.granted.size());
+  co_return MapTasks();
+}
+
+awaitable<Status> JobRunner::Readopt() {
+  const auto resumed_at = Clock::now();
+  phase_ = "adopting";
+  ReportStatus(resumed_at, /*at_once=*/true);
+  supervisor_->Adopt(resumed_at);
+  Status ready = co_await WaitUntil([&] { return supervisor_->AllReady(); }, "adopting", deadline_);
+  if (!ready.ok()) co_return ready;
+  supervisor_->ResumeMoves(Clock::now());
+  log_->info("job {}: {} tasks adopted or replaced in {:.2f} s, going on", summary_.job_id,
+             job_.tasks, Seconds(Clock::now() - resumed_at));
+  times_.started = Clock::now();
+  summary_.setup_seconds = Seconds(*times_.started - resumed_at);
   co_return Status::Ok();
 }
 
@@ -379,6 +532,8 @@ awaitable<Result<app::GatherReport>> JobRunner::RunToVerifiedResult() {
         co_await WaitUntil([&] { return supervisor_->converged() && !supervisor_->moving(); },
                            "running", deadline_, /*iterating=*/true);
     if (!s.ok()) co_return s;
+    log_->info("job {}: every task converged; gathering their slices to check the result",
+               summary_.job_id);
     auto gathered = co_await GatherSnapshots("checking the result", deadline_);
     if (!gathered.ok()) co_return gathered.status();
     if (!*gathered) continue;  // a task moved meanwhile: converge again
@@ -439,6 +594,12 @@ awaitable<std::optional<app::GatherReport>> JobRunner::GatherPartial() {
 // ---- Finish.
 
 awaitable<void> JobRunner::Finish(bool converged) {
+  if (supervisor_->superseded()) {
+    // The job is another spawner's now: nothing to halt or give back, its state is not ours.
+    state_broken_ = true;
+    co_await links_->CloseAll(Clock::now() + std::chrono::seconds(1));
+    co_return;
+  }
   // Whatever happened: halt the tasks, and wait a little for their final counts (the result
   // itself is the one checked above).
   supervisor_->Halt();

@@ -36,6 +36,7 @@
 #include "spawner/convergence_forecast.h"
 #include "spawner/daemon_links.h"
 #include "spawner/job_spec.h"
+#include "spawner/job_state.h"
 #include "spawner/run_history.h"
 #include "spawner/run_settings.h"
 #include "spawner/run_summary.h"
@@ -52,6 +53,18 @@ class JobRunner {
 
   // `supernodes`: tried in order, the next one when the current one is lost; not empty.
   net::awaitable<RunSummary> Run(std::vector<Endpoint> supernodes);
+  const std::string& job_id() const { return summary_.job_id; }
+  // The job's id is `id` (`run --detach` prints it before the run starts). Before Run.
+  void set_job_id(std::string id) { summary_.job_id = std::move(id); }
+  // Keeps what a resumed spawner needs in `state` (spawner/job_state.h), from the grant on;
+  // `run` says how the job was started (its id and super-nodes are filled in here). Before Run.
+  void set_state(std::unique_ptr<JobState> state, StoredRun run);
+  // Takes over the job `state` describes, whose spawner was lost: Run then adopts its tasks on
+  // their daemons (replacing the daemons lost meanwhile) instead of asking for daemons and
+  // assigning; live balancing's moves under way go on (MoveLedger::Resend). InvalidArgument when
+  // the state is not this job's or its run ended; kCorruption when a record does not decode.
+  // Before Run.
+  Status Resume(std::unique_ptr<JobState> state);
   void Abort(const std::string& why);
   // Optional: called at every progress tick (the local cluster reaps its exited children).
   void set_on_progress(std::function<void()> hook) { on_progress_ = std::move(hook); }
@@ -99,6 +112,13 @@ class JobRunner {
 
   // ---- Deploy: every task assigned and ready.
   net::awaitable<Status> Deploy();
+  // ---- Or, resumed: the stored deployment rebuilt, and every task adopted (or replaced).
+  net::awaitable<Status> AcquireResumed();
+  net::awaitable<Status> Readopt();
+  // Writes the deployment and the progress to the state (the supervisor's port.persist); a
+  // failed write is logged once, and the job then cannot be resumed.
+  void SaveState();
+  void SaveEnd();
 
   // ---- Supervise: the tasks iterate until a result the app accepts.
   net::awaitable<Result<app::GatherReport>> Supervise();
@@ -178,6 +198,15 @@ class JobRunner {
   std::function<void()> on_progress_;
   std::function<void(const std::string&)> progress_line_;
   bool quiet_ = false;
+  std::unique_ptr<JobState> state_;
+  StoredRun stored_run_;
+  bool state_broken_ = false;
+  size_t initial_daemons_ = 0;  // granted at the start (the rest: replacements)
+  // Resumed: what the lost spawner had stored.
+  std::optional<StoredDeployment> resumed_deployment_;
+  std::optional<StoredProgress> resumed_progress_;
+  std::optional<StoredLedger> resumed_ledger_;
+  std::vector<size_t> journal_stored_;  // per task: the ledger's journal entries stored
   std::unique_ptr<RunHistory> history_;
   std::unique_ptr<RunTrace> trace_;
   void WriteTrace(SteadyTime end);

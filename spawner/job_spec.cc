@@ -73,6 +73,10 @@ void DeclareJobOptions(OptionSet& set, JobSpec& job) {
               "neighbour since that neighbour's newest checkpoint, in MiB, so that a lost "
               "neighbour can be restored from it; past it the oldest go, and a replacement that "
               "needs them ends the run (0: none kept; a lost daemon ends a synchronous run)");
+  set.Integer("orphan_seconds", job.orphan_seconds, 0, 7 * 24 * 3600,
+              "when the spawner is lost, each task runs on and checkpoints this long, waiting "
+              "for `aiac-spawner resume` to take the job over, then ends and its daemon is free "
+              "again (0: the tasks end at once)");
 }
 
 Result<JobSpec> LoadJobSpec(const std::string& path) {

@@ -12,6 +12,7 @@
 //   cpu_seconds = 0         # ... CPU time limit (0: none)
 //   app_stall_seconds = 300 # ... a call into the app longer than this: hung (0: no limit)
 //   value_log_mb = 256      # --sync: MiB of sent values kept per neighbour, to replace it
+//   orphan_seconds = 300    # tasks run on this long when the spawner is lost (resume)
 //   [params]                # app parameters, passed to every task as text
 //   rounds = 1000
 #pragma once
@@ -47,6 +48,9 @@ struct JobSpec {
   // lost receiver can be restored from its checkpoint (daemon/value_log.h); 0: none, and a lost
   // daemon ends a synchronous run.
   uint64_t value_log_mb = 256;
+  // When the spawner's link drops, the tasks run on this long, waiting for `aiac-spawner
+  // resume` (daemon/task_host.h Orphan); 0: they end at once.
+  uint64_t orphan_seconds = 300;
   std::string base_dir;  // the job file's directory
   std::map<std::string, std::string> params;
 };

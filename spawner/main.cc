@@ -1,5 +1,6 @@
 // aiac-spawner: runs a user's job on daemons (run), and answers planning questions offline.
 #include <CLI/CLI.hpp>
+#include <string>
 
 #include "core/usage_error.h"
 #include "net/version.h"
@@ -19,6 +20,13 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   aiac::spawner::RunArgs run_args;
   CLI::App* run = aiac::spawner::AddRunCommand(app, run_args);
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) != "run") continue;
+    run_args.argv.assign(argv + i + 1, argv + argc);  // kept for `resume`
+    break;
+  }
+  aiac::spawner::ResumeArgs resume_args;
+  CLI::App* resume = aiac::spawner::AddResumeCommand(app, resume_args);
   aiac::spawner::MapArgs map_args;
   CLI::App* map = aiac::spawner::AddMapCommand(app, map_args);
   aiac::spawner::PlanArgs plan_args;
@@ -47,6 +55,7 @@ int main(int argc, char** argv) {
     return aiac::UsageError(app, e, argc, argv);  // 0 for --help, --version; else 2
   }
   if (run->parsed()) return aiac::spawner::RunCommand(run_args);
+  if (resume->parsed()) return aiac::spawner::ResumeCommand(resume_args);
   if (map->parsed()) return aiac::spawner::MapCommand(map_args);
   if (plan->parsed()) return aiac::spawner::PlanCommand(plan_args);
   if (keygen->parsed()) return aiac::spawner::KeygenCommand(keygen_args);

@@ -1,8 +1,10 @@
 #include "spawner/run_command.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -13,12 +15,14 @@
 #include <random>
 #include <thread>
 
+#include "core/hex.h"
 #include "core/logging.h"
 #include "core/status_line_sink.h"
 #include "emulation/platform_file.h"
 #include "mapping/mapper.h"
 #include "net/http_server.h"
 #include "net/net_config.h"
+#include "net/random.h"
 #include "net/server.h"
 #include "runtime/code_signing.h"
 #include "runtime/plugin_signature.h"
@@ -127,7 +131,25 @@ CLI::App* AddRunCommand(CLI::App& app, RunArgs& args) {
   run->add_option("--kill-seed", args.kill_seed,
                   "fault injection: seed of the victims' choice (default: the clock)")
       ->needs(every);
+  run->add_option("--state", args.state,
+                  "keep the job's state in this directory, so that `aiac-spawner resume DIR` can "
+                  "take the job over should this spawner be lost (default: .aiac/jobs/JOB-ID in "
+                  "the job file's folder; none with --local)");
+  run->add_flag("--detach", args.detach,
+                "print the job's id and state directory, and supervise it in the background "
+                "(log in STATE.log), so that one can log out");
   return run;
+}
+
+CLI::App* AddResumeCommand(CLI::App& app, ResumeArgs& args) {
+  CLI::App* resume = app.add_subcommand(
+      "resume", "take over a job whose spawner was lost, from its state directory");
+  resume->add_option("dir", args.dir, "the job's state directory (`run --state`)")->required();
+  resume->add_option("--json", args.json,
+                     "write the run summary as JSON to this file (`-`: to standard output)");
+  resume->add_flag("--quiet", args.quiet, "no progress line");
+  resume->add_flag("--detach", args.detach, "supervise the job in the background (log in DIR.log)");
+  return resume;
 }
 
 namespace {
@@ -146,6 +168,11 @@ struct RunPlan {
   JobSpec job;
   LoadedApp app;
   std::vector<Endpoint> supernodes;
+  std::string job_id;
+  std::string state_dir;     // empty: no state kept
+  bool state_given = false;  // --state: a state that cannot be made is an error
+  std::string resume_dir;    // `resume`: the lost spawner's state, opened by Execute
+  int ready_fd = -1;         // --detach: told "ok" or the error once the run is under way
 };
 
 // --platform: the emulated platform's nodes (their daemon ids, and for Lee & Cho's static splits
@@ -306,7 +333,50 @@ Result<RunPlan> PlanRun(const RunArgs& args) {
     return InvalidArgument("--local needs the number of daemons (or --platform)");
   }
   AIAC_RETURN_IF_ERROR(LoadJob(plan));
+  plan.job_id = plan.job.name + "-" + Hex(net::RandomBytes(3));
+  if (!args.state.empty() && args.local != 0) {
+    return InvalidArgument(
+        "--state: a local cluster's daemons end with this spawner, so its job "
+        "cannot be resumed");
+  }
+  plan.state_given = !args.state.empty();
+  if (plan.state_given) {
+    plan.state_dir = std::filesystem::absolute(args.state).string();
+  } else if (args.local == 0) {
+    plan.state_dir =
+        (std::filesystem::absolute(args.job_file).parent_path() / ".aiac" / "jobs" / plan.job_id)
+            .string();
+  }
   return plan;
+}
+
+// --detach: tells the waiting foreground process how the start went, once.
+void TellForeground(RunPlan& plan, const std::string& line) {
+  if (plan.ready_fd < 0) return;
+  const std::string text = line + "\n";
+  [[maybe_unused]] auto written = ::write(plan.ready_fd, text.data(), text.size());
+  ::close(plan.ready_fd);
+  plan.ready_fd = -1;
+}
+
+// The job's state directory, for a new run (none when it has none); an error only when --state
+// named it.
+Status KeepState(RunPlan& plan, JobRunner& runner, const Logger& log) {
+  if (plan.state_dir.empty()) return Status::Ok();
+  auto state = JobState::Create(plan.state_dir);
+  if (!state.ok()) {
+    if (plan.state_given) return state.status();
+    log->warn("job {}: no state kept, the job cannot be resumed: {}", plan.job_id,
+              state.status().message());
+    return Status::Ok();
+  }
+  StoredRun run;
+  run.job_file = plan.args.job_file;
+  std::error_code ec;
+  run.cwd = std::filesystem::current_path(ec).string();
+  run.args = plan.args.argv;
+  runner.set_state(std::move(*state), std::move(run));
+  return Status::Ok();
 }
 
 std::unique_ptr<FaultInjector> MakeInjector(const RunArgs& args, JobRunner& runner,
@@ -364,6 +434,15 @@ std::optional<RunSummary> Execute(RunPlan& plan, const Logger& log, StatusLineSi
   if (error = net::FinishNetOptions(plan.options.net, proto::Role::SPAWNER); !error.ok())
     return std::nullopt;
   JobRunner runner(plan.job, plan.app, plan.options, plan.settings, log);
+  runner.set_job_id(plan.job_id);
+  if (!plan.resume_dir.empty()) {
+    auto state = JobState::Open(plan.resume_dir);
+    error = state.ok() ? runner.Resume(std::move(*state)) : state.status();
+  } else {
+    error = KeepState(plan, runner, log);
+  }
+  if (!error.ok()) return std::nullopt;
+  TellForeground(plan, "ok");
   runner.set_quiet(args.quiet);
   if (history) runner.set_history(std::move(history));
   if (trace) runner.set_trace(std::move(trace));
@@ -453,10 +532,69 @@ int Report(const RunSummary& summary, const std::string& json, bool log_view) {
 
 }  // namespace
 
-int RunCommand(RunArgs& args) {
-  if (Status s = args.declared->Load(args.config); !s.ok()) return BadInput(s);
-  auto plan = PlanRun(args);
-  if (!plan.ok()) return BadInput(plan.status());
+namespace {
+
+// The log of a job supervised in the background.
+std::string DetachedLog(const RunPlan& plan) {
+  if (!plan.state_dir.empty()) return plan.state_dir + ".log";
+  return (std::filesystem::absolute(plan.args.job_file).parent_path() / ".aiac" / "jobs" /
+          (plan.job_id + ".log"))
+      .string();
+}
+
+// --detach: forks. The foreground process waits until the background one says the run is under
+// way (or why not), prints where the job is and returns its exit code; the background one
+// (its own session, its output to the log) gets -1 and goes on.
+int Detach(RunPlan& plan) {
+  const std::string log_path = DetachedLog(plan);
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(log_path).parent_path(), ec);
+  const int log_fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (log_fd < 0) return BadInput(IoError("--detach: cannot write " + log_path));
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return BadInput(IoError("--detach: no pipe"));
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) return BadInput(IoError("--detach: cannot fork"));
+  if (pid == 0) {
+    ::close(fds[0]);
+    ::setsid();
+    const int null_fd = ::open("/dev/null", O_RDONLY);
+    if (null_fd >= 0) ::dup2(null_fd, STDIN_FILENO);
+    ::dup2(log_fd, STDOUT_FILENO);
+    ::dup2(log_fd, STDERR_FILENO);
+    plan.ready_fd = fds[1];
+    return -1;
+  }
+  ::close(fds[1]);
+  ::close(log_fd);
+  std::string said;
+  char buf[512];
+  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    said.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fds[0]);
+  while (!said.empty() && said.back() == '\n') said.pop_back();
+  if (said == "ok") {
+    std::printf("job %s runs in the background (pid %d)\n", plan.job_id.c_str(), pid);
+    if (!plan.state_dir.empty()) std::printf("state: %s\n", plan.state_dir.c_str());
+    std::printf("log: %s\n", log_path.c_str());
+    std::fflush(stdout);
+    return 0;
+  }
+  std::fprintf(
+      stderr, "aiac-spawner: %s\n",
+      said.empty()
+          ? ("the background spawner ended before the run started; see " + log_path).c_str()
+          : said.c_str());
+  return 2;
+}
+
+// Runs a planned job, in the background with --detach; the process exit code.
+int RunPlanned(RunPlan& plan) {
+  const RunArgs& args = plan.args;
   std::unique_ptr<RunHistory> history;
   if (!args.history.empty()) {
     auto created = RunHistory::Create(args.history);
@@ -469,17 +607,89 @@ int RunCommand(RunArgs& args) {
     if (!created.ok()) return BadInput(created.status());
     trace = std::move(*created);
   }
+  if (args.detach) {
+    if (const int code = Detach(plan); code >= 0) return code;
+  }
   // On a terminal, the progress is one line rewritten in place under the log lines.
   std::shared_ptr<StatusLineSink> line;
-  if (!args.quiet && plan->log_format == LogFormat::kText && isatty(STDERR_FILENO)) {
+  if (!args.quiet && plan.log_format == LogFormat::kText && isatty(STDERR_FILENO)) {
     line = std::make_shared<StatusLineSink>();
   }
-  Logger log = MakeLogger("spawner", plan->level, plan->log_format, line);
-  for (const auto& note : plan->app.plan.notes) log->info("{}", note);
+  Logger log = MakeLogger("spawner", plan.level, plan.log_format, line);
+  for (const auto& note : plan.app.plan.notes) log->info("{}", note);
   Status refused;
-  auto summary = Execute(*plan, log, line.get(), std::move(history), std::move(trace), refused);
-  if (!summary) return BadInput(refused);
+  auto summary = Execute(plan, log, line.get(), std::move(history), std::move(trace), refused);
+  if (!summary) {
+    TellForeground(plan, refused.message());
+    return BadInput(refused);
+  }
   return Report(*summary, args.json, args.log_view);
+}
+
+}  // namespace
+
+int RunCommand(RunArgs& args) {
+  if (Status s = args.declared->Load(args.config); !s.ok()) return BadInput(s);
+  auto plan = PlanRun(args);
+  if (!plan.ok()) return BadInput(plan.status());
+  return RunPlanned(*plan);
+}
+
+int ResumeCommand(const ResumeArgs& r) {
+  const auto refuse = [&](const Status& s) {
+    return BadInput(Status(s.code(), "resume: " + s.message()));
+  };
+  const std::string dir = std::filesystem::absolute(r.dir).string();
+  StoredRun run;
+  {
+    // Closed again before the run: with --detach, RocksDB's threads must not cross the fork.
+    auto state = JobState::Open(dir);
+    if (!state.ok()) return refuse(state.status());
+    auto end = (*state)->end();
+    if (!end.ok()) return refuse(end.status());
+    auto stored = (*state)->run();
+    if (!stored.ok()) return refuse(stored.status());
+    run = std::move(*stored);
+    if (*end) {
+      std::printf("job %s ended already: %s\n", run.job_id.c_str(), (*end)->summary_line.c_str());
+      return 0;
+    }
+  }
+  std::error_code ec;
+  if (std::filesystem::is_directory(run.cwd, ec)) std::filesystem::current_path(run.cwd, ec);
+  // The job as `run` was given it: the same options, files and modes.
+  CLI::App parser;
+  RunArgs args;
+  AddRunCommand(parser, args);
+  std::vector<std::string> argv(run.args.rbegin(), run.args.rend());
+  argv.push_back("run");
+  try {
+    parser.parse(argv);
+  } catch (const CLI::ParseError& e) {
+    return refuse(
+        InvalidArgument("the stored command line does not parse: " + std::string(e.what())));
+  }
+  if (Status s = args.declared->Load(args.config); !s.ok()) return refuse(s);
+  if (args.local != 0) {
+    return refuse(InvalidArgument("job " + run.job_id +
+                                  " ran on a local cluster, whose daemons ended with its spawner"));
+  }
+  args.options.supernodes = run.supernodes;
+  args.kill_every = 0;  // the lost spawner's fault injection is not played again
+  args.history.clear();
+  args.trace.clear();
+  args.state.clear();
+  args.json = r.json;
+  args.quiet = r.quiet;
+  args.detach = r.detach;
+  args.argv = run.args;
+  auto plan = PlanRun(args);
+  if (!plan.ok()) return refuse(plan.status());
+  plan->job_id = run.job_id;
+  plan->state_dir = dir;
+  plan->state_given = true;
+  plan->resume_dir = dir;
+  return RunPlanned(*plan);
 }
 
 }  // namespace aiac::spawner

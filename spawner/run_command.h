@@ -39,6 +39,20 @@ struct RunArgs {
   double kill_every = 0;             // fault injection: seconds between kills (0: none)
   uint32_t kill_count = 1;
   uint64_t kill_seed = 0;  // 0: from the clock
+  // --state DIR: where the job's state goes (spawner/job_state.h); empty: under the job file's
+  // folder, .aiac/jobs/JOB-ID (none with --local, whose daemons end with the spawner).
+  std::string state;
+  bool detach = false;            // --detach: print the job's id and go on in the background
+  std::vector<std::string> argv;  // the arguments after "run", as given (stored for resume)
+};
+
+// `aiac-spawner resume DIR [--json OUT] [--quiet] [--detach]`: takes over the job whose spawner
+// was lost, from its state directory.
+struct ResumeArgs {
+  std::string dir;
+  std::string json;
+  bool quiet = false;
+  bool detach = false;
 };
 
 // Adds the `run` subcommand to `app`, filling `args`.
@@ -46,5 +60,9 @@ CLI::App* AddRunCommand(CLI::App& app, RunArgs& args);
 // Runs it; returns the process exit code (0 succeeded, 1 failed, 2 bad input, 130 interrupted).
 // Reads the config file into args.options first.
 int RunCommand(RunArgs& args);
+CLI::App* AddResumeCommand(CLI::App& app, ResumeArgs& args);
+// 0 when the job converged (or had ended already), 1 when it failed or cannot be resumed, 2 when
+// DIR is not a job's state.
+int ResumeCommand(const ResumeArgs& args);
 
 }  // namespace aiac::spawner

@@ -138,6 +138,7 @@ nlohmann::json ToJson(const RunSummary& s) {
   j["replacements"] = ReplacementsJson(s.replacements);
   j["app_crashes"] = AppCrashesJson(s.app_crashes);
   j["supernode_failovers"] = s.supernode_failovers;
+  j["spawner_restarts"] = s.spawner_restarts;
   j["tightenings"] = s.tightenings;
   j["links"] = LinksJson(s.links);
   j["balancing"] = BalancingJson(s.balancing);
@@ -158,6 +159,7 @@ std::string ToText(const RunSummary& s) {
     out << ", " << s.failures << " daemons lost, " << s.replacements.size() << " replaced";
   if (!s.app_crashes.empty()) out << ", " << s.app_crashes.size() << " app crashes";
   if (s.supernode_failovers > 0) out << ", " << s.supernode_failovers << " super-node fail-overs";
+  if (s.spawner_restarts > 0) out << ", " << s.spawner_restarts << " spawner restarts";
   if (j["checkpoints"]["written"].get<uint64_t>() > 0) {
     out << ", " << j["checkpoints"]["written"] << " checkpoints ("
         << j["checkpoints"]["bytes"].get<uint64_t>() / 1024 << " KiB)";

@@ -11,7 +11,8 @@
 // the backups acknowledged, and their state bytes), failures (daemons lost), replacements [{task,
 // failed, daemon, restored_iteration, seconds_to_resume}], app_crashes [{task, daemon, iteration,
 // cause, stderr}] (a task's app process died or hung; its daemon did not), supernode_failovers
-// (times the spawner moved to another super-node after losing its own), tightenings (times every
+// (times the spawner moved to another super-node after losing its own), spawner_restarts (times
+// the spawner was lost and `aiac-spawner resume` took the job over), tightenings (times every
 // task converged but the gathered result fell short of the app's test, so the local tests were
 // tightened), partial (true when the run did not converge but `output` holds the last result
 // gathered), balancing {mode ("dp", "dm" or "off"), migration, checks, redistributions, moves,
@@ -96,6 +97,8 @@ struct RunSummary {
   std::vector<Replacement> replacements;
   std::vector<AppCrashReport> app_crashes;
   uint32_t supernode_failovers = 0;
+  // Spawners lost and resumed during the run (`aiac-spawner resume`, spawner/job_state.h).
+  uint32_t spawner_restarts = 0;
   uint32_t tightenings = 0;
   BalancingStats balancing;
   // The links between and within the clusters as the daemons measured them last (links).

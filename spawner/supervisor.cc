@@ -67,6 +67,84 @@ void Supervisor::Deploy(SteadyTime now) {
   }
 }
 
+void Supervisor::Restore(bool started, double tighten, uint32_t failures,
+                         std::vector<Replacement> replacements, MoveLedger ledger,
+                         const std::vector<uint64_t>& trimmed) {
+  ledger_ = std::move(ledger);
+  for (size_t t = 0; t < trimmed.size() && t < tasks_.size(); ++t) tasks_[t].trimmed = trimmed[t];
+  started_ = started;
+  tighten_ = tighten;
+  failures_ = failures;
+  replacements_ = std::move(replacements);
+}
+
+void Supervisor::Adopt(SteadyTime now) {
+  resumed_ = true;
+  for (size_t t = 0; t < tasks_.size(); ++t) {
+    TaskState& s = tasks_[t];
+    const TaskPlace& place = deployment_->task(t);
+    s.outcome.daemon = place.daemon;
+    s.outcome.address = place.address;
+    s.reached_at = now;
+    if (place.waiting) {
+      // Its daemon was lost before the spawner, and no other was found then: replaced now.
+      Lose(t, "was lost before the spawner was", now, /*daemon_lost=*/false);
+      continue;
+    }
+    s.adopting = true;
+    port_.connect(t, place.incarnation);
+  }
+}
+
+void Supervisor::OnAdopted(size_t task, proto::TaskReady::Reader r, SteadyTime now) {
+  TaskState& s = tasks_[task];
+  s.adopting = false;
+  if (!r.getAdopted()) {
+    // Gone since (its orphan time ran out, or it restarted): replaced from its newest checkpoint.
+    Lose(task,
+         "kept no task for the resumed spawner: " + Printable(r.getError().cStr(), 300, false),
+         now);
+    return;
+  }
+  s.ready = true;
+  for (const auto& [moved, dead] : moved_since_resume_) {
+    if (moved != task) TellMoved(task, moved, dead);
+  }
+  // Steps the lost spawner sent it may have died with that spawner's link: the journal's steps
+  // after the move sequence its daemon last heard of go again (a step it took is answered again).
+  if (std::vector<MoveStep> replay = ledger_.Replay(task, r.getRestoredMoves()); !replay.empty()) {
+    log_->info("job {}: task {} is at item move {}: {} move steps to take again", settings_.job_id,
+               task, r.getRestoredMoves(), replay.size());
+    Apply({std::move(replay), std::nullopt, ""}, now);
+  }
+  log_->info("job {}: task {} adopted on daemon {} (incarnation {}{})", settings_.job_id, task,
+             s.outcome.daemon, deployment_->task(task).incarnation,
+             r.getStarted() ? ", iterating" : "");
+  if (started_ && !r.getStarted())
+    port_.send(task,
+               [&](proto::Envelope::Builder e) { e.initStartTask().setJob(settings_.job_id); });
+  Changed();
+}
+
+void Supervisor::ResumeMoves(SteadyTime now) {
+  const std::vector<MoveStep> steps = ledger_.Resend();
+  if (steps.empty()) return;
+  for (const MoveStep& step : steps) {
+    log_->info("job {}: move {} was under way: its {} goes to task {} again", settings_.job_id,
+               step.move.move, step.move.kind == runtime::MoveKind::kExport ? "export" : "import",
+               step.task);
+    // Its route, if it had one, died with the lost spawner: the items go through this one.
+    moves_[step.move.move].started = now;
+  }
+  Apply({steps, std::nullopt, ""}, now);
+}
+
+std::vector<uint64_t> Supervisor::trimmed() const {
+  std::vector<uint64_t> out;
+  for (const auto& s : tasks_) out.push_back(s.trimmed);
+  return out;
+}
+
 bool Supervisor::Current(size_t task, uint64_t incarnation) const {
   return failure_.empty() && deployment_->task(task).incarnation == incarnation;
 }
@@ -209,6 +287,7 @@ void Supervisor::TrimSenders(size_t task, uint64_t safe) {
   TaskState& s = tasks_[task];
   if (!settings_.sync_replaces || safe <= s.trimmed) return;
   s.trimmed = safe;
+  Persist();  // a resumed spawner must not count on values dropped now
   for (uint32_t sender : deployment_->senders(task)) {
     // A daemon of an older protocol keeps no values, and would take the message for an attack.
     if (!tasks_[sender].connected || tasks_[sender].version < net::kSyncReplaceVersion) continue;
@@ -299,6 +378,17 @@ void Supervisor::OnGroupReports(size_t task, proto::GroupReports::Reader g, Stea
 
 void Supervisor::OnReady(size_t task, proto::TaskReady::Reader r, SteadyTime now) {
   TaskState& s = tasks_[task];
+  if (s.adopting) {
+    OnAdopted(task, r, now);
+    return;
+  }
+  if (r.getSuperseded()) {
+    // A newer spawner took the job over (`aiac-spawner resume` elsewhere): this one stops at
+    // once, without halting or releasing what is no longer its own.
+    superseded_ = true;
+    Fail("daemon " + s.outcome.daemon + ": " + Printable(r.getError().cStr(), 300, false));
+    return;
+  }
   if (r.getNeedPlugin()) {
     port_.send_plugin(task);
     return;
@@ -379,6 +469,7 @@ void Supervisor::OnItemsMoved(size_t task, proto::ItemsMoved::Reader m, SteadyTi
 }
 
 void Supervisor::Apply(const LedgerOutcome& outcome, SteadyTime now) {
+  Persist();  // the ledger changed: stored before its steps go out
   for (const MoveStep& step : outcome.send) {
     const TaskState& s = tasks_[step.task];
     if (!s.connected || !s.ready) continue;  // being replaced: OnRestored gives it its steps
@@ -608,8 +699,16 @@ void Supervisor::Lose(size_t task, const std::string& why, SteadyTime now, bool 
     }
   }
   // From here on the dead daemon's incarnation is over: the runner stops acting for it, and a
-  // paused daemon that comes back finds its connection closed.
-  if (s.connected) port_.close(task);
+  // paused daemon that comes back reads that it must drop its task (else it would wait for a
+  // resumed spawner), then finds its connection closed.
+  if (s.connected) {
+    port_.send(task, [&](proto::Envelope::Builder e) {
+      auto h = e.initHalt();
+      h.setJob(settings_.job_id);
+      h.setDropped(true);
+    });
+    port_.close(task);
+  }
   s.connected = false;
   std::vector<uint64_t> cut;  // routed moves whose items may be lost on the way
   for (auto& [move, m] : moves_) {
@@ -623,6 +722,7 @@ void Supervisor::Lose(size_t task, const std::string& why, SteadyTime now, bool 
   for (uint64_t move : cut)
     SendImportDirectly(move, "daemon " + dead + " on the items' route is lost", now);
   s.ready = false;
+  s.adopting = false;
   s.change = 0;
   s.failed_at = now;
   s.snapshot.reset();
@@ -635,6 +735,7 @@ void Supervisor::Lose(size_t task, const std::string& why, SteadyTime now, bool 
   if (deployment_->Lose(task)) {
     Move(task, dead);
   } else {
+    Persist();
     log_->info("job {}: no granted daemon is free for task {}; asking the super-node for one",
                settings_.job_id, task);
     port_.request_daemon(task, deployment_->task(task).incarnation,
@@ -660,29 +761,39 @@ void Supervisor::Move(size_t task, const std::string& dead) {
   s.outcome.daemon = next.daemon;
   s.outcome.address = next.address;
   s.replacement = static_cast<int>(replacements_.size());
+  s.adopting = false;
   replacements_.push_back({static_cast<uint32_t>(task), dead, next.daemon, 0, -1});
+  // Stored before anyone hears of it: a resumed spawner adopts the new incarnation or replaces it.
+  Persist();
   SpawnerMetrics::Get().replacements.Add();
   log_->info("job {}: task {} goes to daemon {} (incarnation {})", settings_.job_id, task,
              next.daemon, next.incarnation);
   // Every other daemon first learns where the task went (its values, its checkpoints, and the
   // dead daemon's role as a backup); then the replacement gets the task.
   for (size_t t = 0; t < tasks_.size(); ++t) {
-    if (t == task || !tasks_[t].connected) continue;
-    port_.send(t, [&](proto::Envelope::Builder e) {
-      auto m = e.initNeighbourMoved();
-      m.setJob(settings_.job_id);
-      m.setTask(static_cast<uint32_t>(task));
-      m.setAddress(next.address);
-      m.setDaemonId(next.daemon);
-      m.setIncarnation(next.incarnation);
-      m.setPreviousDaemonId(dead);
-    });
+    if (t != task && tasks_[t].connected) TellMoved(t, task, dead);
   }
+  // A task still being adopted may not be connected yet: it hears of the move once adopted.
+  if (resumed_) moved_since_resume_[task] = dead;
   port_.connect(task, next.incarnation);
+}
+
+void Supervisor::TellMoved(size_t to, size_t task, const std::string& dead) {
+  const TaskPlace& next = deployment_->task(task);
+  port_.send(to, [&](proto::Envelope::Builder e) {
+    auto m = e.initNeighbourMoved();
+    m.setJob(settings_.job_id);
+    m.setTask(static_cast<uint32_t>(task));
+    m.setAddress(next.address);
+    m.setDaemonId(next.daemon);
+    m.setIncarnation(next.incarnation);
+    m.setPreviousDaemonId(dead);
+  });
 }
 
 void Supervisor::Start() {
   started_ = true;
+  Persist();
   SendAll([&](proto::Envelope::Builder e) { e.initStartTask().setJob(settings_.job_id); });
 }
 
@@ -713,6 +824,7 @@ std::vector<std::string> Supervisor::TakeSnapshots() {
 
 void Supervisor::Tighten(double factor) {
   tighten_ *= factor;
+  Persist();
   SendAll([&](proto::Envelope::Builder e) {
     auto t = e.initTighten();
     t.setJob(settings_.job_id);

@@ -68,6 +68,9 @@ struct SupervisorPort {
   std::function<void(const struct HistoryEntry&)> record;
   // Optional: the protocol version task's daemon agreed on (net/hello.h); unset: the current.
   std::function<uint32_t(size_t task)> version;
+  // Optional: what a resumed spawner needs changed (the deployment, started, tightened, a
+  // move begun: spawner/job_state.h); called before the change goes out to any daemon.
+  std::function<void()> persist;
 };
 
 // One event of a task's history: a progress report, its daemon lost, it resumed elsewhere
@@ -110,6 +113,26 @@ class Supervisor {
 
   // Dials every task's daemon (port.connect), for incarnation 1.
   void Deploy(SteadyTime now);
+  // ---- A resumed spawner (`aiac-spawner resume`, spawner/job_state.h).
+  // Before Adopt.
+  // What the previous spawner had done: started the tasks, tightened their tests, counted
+  // failures and replacements, moved items (its ledger) and told senders to drop values.
+  void Restore(bool started, double tighten, uint32_t failures,
+               std::vector<Replacement> replacements, MoveLedger ledger,
+               const std::vector<uint64_t>& trimmed);
+  // Dials every task's daemon to adopt it (port.connect; the runner sends an AdoptTask while
+  // adopting(task)) in the incarnation the deployment gives; a task whose daemon refuses or is
+  // gone is replaced, from its newest checkpoint, as a lost one; a task that was waiting for a
+  // daemon asks for one.
+  void Adopt(SteadyTime now);
+  // Task `task`'s daemon is being asked to let this spawner adopt its task.
+  bool adopting(size_t task) const { return tasks_[task].adopting; }
+  // Once every task is adopted or replaced: the steps of the moves under way whose replies the
+  // lost spawner may not have read are sent again (MoveLedger::Resend).
+  void ResumeMoves(SteadyTime now);
+  // For the job state.
+  const MoveLedger& ledger() const { return ledger_; }
+  std::vector<uint64_t> trimmed() const;
 
   // ---- Events from the runner, for task `task` in `incarnation` (the one it was dialed for).
   void OnConnected(size_t task, uint64_t incarnation, SteadyTime now);
@@ -148,6 +171,9 @@ class Supervisor {
   // How the failure ends the run: kFailed or kDiverged (kFailed while there is none).
   RunStatus failure_status() const { return failure_status_; }
   bool started() const { return started_; }
+  // A newer spawner incarnation adopted the job's tasks: this one may no longer halt or release
+  // them.
+  bool superseded() const { return superseded_; }
   // Synchronous runs: whether the tasks keep their values for a replacement (value_log.h).
   bool sync_replaces() const { return settings_.sync && settings_.sync_replaces; }
   double tighten() const { return tighten_; }
@@ -218,7 +244,8 @@ class Supervisor {
     // once restored, the iteration it was restored at and the oldest iteration its current
     // daemon sent (0: never restored).
     uint64_t trimmed = 0, value_log_from = 0, restored_at = 0, log_start = 0;
-    uint32_t version = 0;  // the protocol version its daemon agreed on (SupervisorPort::version)
+    uint32_t version = 0;   // the protocol version its daemon agreed on (SupervisorPort::version)
+    bool adopting = false;  // a resumed spawner asks its daemon to adopt it (AdoptTask)
   };
 
   // Task `task`'s daemon is gone (`why`): counted, then replaced unless the run is ending.
@@ -255,6 +282,13 @@ class Supervisor {
   void Changed() {
     if (port_.changed) port_.changed();
   }
+  void Persist() {
+    if (port_.persist) port_.persist();
+  }
+  // Tells task `to`'s daemon that task `task` moved to the daemon it has now, from `dead`.
+  void TellMoved(size_t to, size_t task, const std::string& dead);
+  // The answer to an AdoptTask (Adopt).
+  void OnAdopted(size_t task, proto::TaskReady::Reader r, SteadyTime now);
   void Record(HistoryEntry::Kind kind, size_t task, SteadyTime at, uint64_t iteration = 0,
               double change = 0, uint64_t count = 0) {
     if (port_.record) {
@@ -293,6 +327,9 @@ class Supervisor {
   std::vector<std::vector<uint32_t>> groups_;
   std::vector<int> group_of_;  // per task: its index in groups_, or -1
   uint64_t relayed_reports_ = 0;
+  bool resumed_ = false;
+  bool superseded_ = false;  // Adopt was called: this spawner took the job over
+  std::map<size_t, std::string> moved_since_resume_;  // task -> the daemon it left
   bool bad_group_report_logged_ = false;
 };
 

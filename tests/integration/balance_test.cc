@@ -212,6 +212,42 @@ class BalanceTest : public ClusterFixture {
   }
 };
 
+// The spawner SIGKILLed as soon as it decided a move (its export on the way), task 1's daemon
+// slowed throughout: `aiac-spawner resume` takes the ledger over from the job's state, the move
+// under way ends (its step sent again, answered once), and the checksum is the workload's.
+TEST_F(BalanceTest, ASpawnerKilledWhileItemsMoveIsResumedAndTheChecksumStays) {
+  WriteJob("syn.toml", "name = \"syn\"\napp = \"synthetic\"\ntasks = 4\ntimeout_s = 240\n" +
+                           std::string(kParams));
+  const std::string sn = StartCluster(4);
+  auto spawner = Start("aiac-spawner",
+                       {"run", "--config", dir_ / "key.toml", "--supernode", sn, dir_ / "syn.toml",
+                        "--json", dir_ / "syn.json", "--balance", "dp", "--state", dir_ / "state"},
+                       dir_ / "spawner.log");
+  ASSERT_FALSE(WaitForLog(spawner, std::regex("live balancing on")).empty()) << Log("spawner");
+  const std::string slowed = DaemonOf("1");
+  ASSERT_FALSE(slowed.empty()) << Log("spawner");
+  std::optional<int> code;
+  {
+    Throttle throttle(procs_.at(slowed).pid(), std::chrono::milliseconds(40),
+                      std::chrono::milliseconds(120));
+    ASSERT_FALSE(WaitForLog(spawner, std::regex(R"(moves \(([0-9]+)->)")).empty())
+        << Log("spawner");
+    spawner.Signal(SIGKILL);
+    spawner.WaitFor(std::chrono::seconds(10));
+    auto resumed = Start("aiac-spawner", {"resume", dir_ / "state", "--json", dir_ / "r.json"},
+                         dir_ / "resumed.log");
+    code = resumed.WaitFor(std::chrono::seconds(240));
+  }
+  ASSERT_EQ(code, 0) << Log("resumed");
+  auto j = Json("r.json");
+  EXPECT_EQ(j["status"], "converged") << j.dump();
+  EXPECT_EQ(j["spawner_restarts"], 1);
+  EXPECT_EQ(j["result"]["items"], 8000);
+  EXPECT_EQ(j["result"]["checksum"].get<double>(),
+            static_cast<double>(synthetic::ExpectedChecksum(Spec())));
+  EXPECT_EQ(j["failures"], 0) << Log("resumed");
+}
+
 TEST_F(BalanceTest, ASlowedDaemonGivesItsItemsAwayAndTheChecksumStays) {
   WriteJob("syn.toml", "name = \"syn\"\napp = \"synthetic\"\ntasks = 4\ntimeout_s = 240\n" +
                            std::string(kParams));

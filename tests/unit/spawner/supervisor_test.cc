@@ -52,7 +52,7 @@ struct FakeWire {
 
   static std::string Describe(proto::Envelope::Reader e) {
     if (e.isStartTask()) return "start";
-    if (e.isHalt()) return "halt";
+    if (e.isHalt()) return e.getHalt().getDropped() ? "drop" : "halt";
     if (e.isConvergenceQuery())
       return "query " + std::to_string(e.getConvergenceQuery().getRound());
     if (e.isSnapshot()) return "snapshot " + std::to_string(e.getSnapshot().getRound());
@@ -834,6 +834,105 @@ TEST_F(SupervisorTest, MovesOfDisjointTasksRunSideBySide) {
   EXPECT_NEAR(done[0].second, 0.030, 1e-9);
   EXPECT_EQ(done[1].first.move, 1u);
   EXPECT_NEAR(done[1].second, 0.040, 1e-9);
+}
+
+}  // namespace
+}  // namespace aiac::spawner
+
+namespace aiac::spawner {
+namespace {
+
+void Adopted(Supervisor& s, size_t t, uint64_t inc, SteadyTime now, bool started,
+             const std::string& error = "") {
+  Report(s, t, inc, now, [&](proto::Envelope::Builder e) {
+    auto r = e.initTaskReady();
+    r.setTask(static_cast<uint32_t>(t));
+    r.setAdopted(error.empty());
+    r.setStarted(started);
+    r.setError(error);
+  });
+}
+
+// A resumed spawner (`aiac-spawner resume`): it dials every task's daemon to adopt it, in the
+// incarnation it had; a task whose daemon kept nothing is replaced from its checkpoint, and the
+// tasks adopted after that hear where it went; nothing restarts a task that runs.
+TEST_F(SupervisorTest, AResumedSpawnerAdoptsTheTasksAndReplacesWhatIsGone) {
+  Make(4, 6);
+  sup_->Restore(/*started=*/true, /*tighten=*/10, /*failures=*/2, {}, MoveLedger(4), {});
+  EXPECT_EQ(sup_->failures(), 2u);
+  EXPECT_EQ(sup_->tighten(), 10);
+  sup_->Adopt(t0_);
+  ASSERT_EQ(wire_.connects.size(), 4u);
+  for (size_t t = 0; t < 4; ++t) EXPECT_TRUE(sup_->adopting(t));
+  sup_->OnConnected(0, 1, t0_);
+  Adopted(*sup_, 0, 1, t0_, /*started=*/true);
+  EXPECT_FALSE(sup_->adopting(0));
+  EXPECT_TRUE(wire_.sent[0].empty()) << "a running task is left to run";
+  // Task 1's daemon was killed while the spawner was away.
+  const std::string dead = sup_->deployment().task(1).daemon;
+  sup_->OnUnreachable(1, 1, "connection refused", At(10));
+  EXPECT_EQ(sup_->failures(), 3u);
+  EXPECT_EQ(sup_->deployment().task(1).incarnation, 2u);
+  const std::string moved = "moved 1 " + dead + "->" + sup_->deployment().task(1).daemon + " inc 2";
+  EXPECT_EQ(wire_.last(0), moved);
+  // Task 2's daemon gave its task up (its orphan time ran out): replaced too.
+  sup_->OnConnected(2, 1, t0_);
+  Adopted(*sup_, 2, 1, At(20), false, "no task 2 of job job-1 runs on daemon d3");
+  EXPECT_EQ(sup_->deployment().task(2).incarnation, 2u);
+  EXPECT_EQ(sup_->failures(), 4u);
+  // Task 3, adopted last, was not connected when they moved: it hears of both once adopted, and
+  // is started since the run was (it had not been).
+  sup_->OnConnected(3, 1, t0_);
+  Adopted(*sup_, 3, 1, At(30), /*started=*/false);
+  const auto& to3 = wire_.sent[3];
+  EXPECT_EQ(std::count(to3.begin(), to3.end(), moved), 1);
+  EXPECT_EQ(std::count_if(to3.begin(), to3.end(),
+                          [](const std::string& m) { return m.rfind("moved 2 ", 0) == 0; }),
+            1);
+  EXPECT_EQ(to3.back(), "start");
+  EXPECT_FALSE(sup_->AllReady());
+  sup_->OnConnected(1, 2, At(40));
+  Ready(*sup_, 1, 2, At(40), 17);
+  sup_->OnConnected(2, 2, At(40));
+  Ready(*sup_, 2, 2, At(40), 15);
+  EXPECT_TRUE(sup_->AllReady());
+  ASSERT_EQ(sup_->replacements().size(), 2u);
+  EXPECT_EQ(sup_->replacements()[0].restored_iteration, 17u);
+}
+
+// A spawner cut off, not dead, whose tasks a newer incarnation adopted: it stops, and does not
+// halt what is no longer its own.
+TEST_F(SupervisorTest, ASupersededSpawnerStopsWithoutHalting) {
+  Make(3, 4);
+  Running();
+  Report(*sup_, 1, 1, At(100), [&](proto::Envelope::Builder e) {
+    auto r = e.initTaskReady();
+    r.setTask(1);
+    r.setError("spawner incarnation 2 took the job over");
+    r.setSuperseded(true);
+  });
+  EXPECT_TRUE(sup_->superseded());
+  EXPECT_NE(sup_->failure().find("spawner incarnation 2 took the job over"), std::string::npos);
+}
+
+// The moves under way when the spawner was lost go on: their steps are sent again.
+TEST_F(SupervisorTest, AResumedSpawnerSendsTheStepsOfAMoveUnderWayAgain) {
+  Make(3, 4);
+  MoveLedger ledger(3);
+  const MoveStep begun = ledger.Begin(0, 1, 2);
+  sup_->Restore(true, 1, 0, {}, std::move(ledger), {});
+  sup_->Adopt(t0_);
+  for (size_t t = 0; t < 3; ++t) {
+    sup_->OnConnected(t, 1, t0_);
+    Adopted(*sup_, t, 1, t0_, true);
+  }
+  EXPECT_TRUE(sup_->moving());
+  sup_->ResumeMoves(At(10));
+  EXPECT_EQ(wire_.last(0), "export " + std::to_string(begun.move.move) + " ");
+  Moved(*sup_, 0, 1, At(20), begun.move.move, proto::MoveKind::EXPORT, "ab", 2, 1);
+  EXPECT_EQ(wire_.last(1), "import " + std::to_string(begun.move.move) + " ab");
+  Moved(*sup_, 1, 1, At(30), begun.move.move, proto::MoveKind::IMPORT, "", 2, 1);
+  EXPECT_FALSE(sup_->moving());
 }
 
 }  // namespace
