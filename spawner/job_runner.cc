@@ -75,8 +75,8 @@ awaitable<RunSummary> JobRunner::Run(std::vector<Endpoint> supernodes) {
   // A resumed job keeps its start: its timeout counts from there, not from the resume.
   if (started_unix_ == 0) started_unix_ = now_unix;
   const auto elapsed = std::chrono::seconds(std::max<int64_t>(0, now_unix - started_unix_));
-  deadline_ = times_.start + std::chrono::duration_cast<std::chrono::milliseconds>(job_.timeout) -
-              elapsed;
+  deadline_ =
+      times_.start + std::chrono::duration_cast<std::chrono::milliseconds>(job_.timeout) - elapsed;
   for (const auto& ep : supernodes) stored_run_.supernodes.push_back(ep.ToString());
   supernodes_ =
       std::make_unique<SupernodeSession>(std::move(supernodes), options_.net, spawner_id_, log_);

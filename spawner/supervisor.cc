@@ -397,6 +397,12 @@ void Supervisor::OnReady(size_t task, proto::TaskReady::Reader r, SteadyTime now
     OnAppCrash(task, r.getCrash(), now);  // its app crashed while it was set up
     return;
   }
+  if (r.getError().size() > 0 && resumed_ && s.replacement >= 0) {
+    // A spare of a resumed job may have been freed while no spawner held it, and taken by
+    // another job since: the task goes to the next one.
+    Lose(task, "refused the task: " + Printable(r.getError().cStr(), 300, false), now);
+    return;
+  }
   if (r.getError().size() > 0) {
     Fail("daemon " + s.outcome.daemon + " refused task " + std::to_string(task) + ": " +
          Printable(r.getError().cStr(), 300, false));

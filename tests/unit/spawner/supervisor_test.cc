@@ -900,6 +900,23 @@ TEST_F(SupervisorTest, AResumedSpawnerAdoptsTheTasksAndReplacesWhatIsGone) {
   EXPECT_EQ(sup_->replacements()[0].restored_iteration, 17u);
 }
 
+// A resumed job's spare may have gone to another job while no spawner held it: its refusal sends
+// the task on to the next spare instead of failing the run.
+TEST_F(SupervisorTest, AResumedJobsSpareThatRefusesIsPassedOver) {
+  Make(3, 5);
+  sup_->Restore(true, 1, 0, {}, MoveLedger(3), {});
+  sup_->Adopt(t0_);
+  sup_->OnUnreachable(0, 1, "connection refused", t0_);
+  const std::string first = sup_->deployment().task(0).daemon;
+  sup_->OnConnected(0, 2, At(10));
+  Report(*sup_, 0, 2, At(10), [&](proto::Envelope::Builder e) {
+    e.initTaskReady().setError("daemon " + first + " is busy with job other-1");
+  });
+  EXPECT_TRUE(sup_->failure().empty()) << sup_->failure();
+  EXPECT_EQ(sup_->deployment().task(0).incarnation, 3u);
+  EXPECT_NE(sup_->deployment().task(0).daemon, first);
+}
+
 // A spawner cut off, not dead, whose tasks a newer incarnation adopted: it stops, and does not
 // halt what is no longer its own.
 TEST_F(SupervisorTest, ASupersededSpawnerStopsWithoutHalting) {
