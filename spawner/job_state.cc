@@ -105,7 +105,10 @@ Status JobState::Put(const StoredRun& r) {
 
 Result<StoredRun> JobState::run() const {
   AIAC_ASSIGN_OR_RETURN(auto text, Get("run"));
-  if (!text) return Corruption("spawner state " + dir_ + " has no run record");
+  if (!text) {
+    return NotFound("spawner state " + dir_ +
+                    " holds no job: its spawner was lost before it had daemons; run the job again");
+  }
   AIAC_ASSIGN_OR_RETURN(const json j, Parse("run", *text));
   StoredRun r;
   AIAC_RETURN_IF_ERROR(Decode("run", j, [&](const json& j) {

@@ -125,7 +125,14 @@ TEST(JobStateTest, AMoveUnderWayKeepsItsItems) {
 
 TEST(JobStateTest, ANewJobDoesNotOverwriteAnother) {
   TempDir dir;
-  ASSERT_TRUE(JobState::Create(dir / "state").ok());
+  {
+    // A spawner lost before it had daemons leaves a state with no job in it.
+    auto state = JobState::Create(dir / "state");
+    ASSERT_TRUE(state.ok());
+    auto run = (*state)->run();
+    EXPECT_EQ(run.status().code(), StatusCode::kNotFound);
+    EXPECT_NE(run.status().message().find("holds no job"), std::string::npos);
+  }
   auto again = JobState::Create(dir / "state");
   ASSERT_FALSE(again.ok());
   EXPECT_NE(again.status().message().find("holds a job already"), std::string::npos);
