@@ -201,21 +201,7 @@ SpawnerChannel::Next SpawnerChannel::OnAdoptTask(proto::AdoptTask::Reader adopt)
   const std::string job = adopt.getJob().cStr();
   if (Status bad = CheckName("job id", job); !bad.ok())
     return Refuse("adopt: " + bad.message(), "adopt: " + bad.message());
-  const std::string refused =
-      host_.Adopt(conn_, job, adopt.getTask(), adopt.getIncarnation(), adopt.getSpawnerEpoch());
-  if (!refused.empty()) host_.log_->warn("adoption by {} refused: {}", conn_->Describe(), refused);
-  const bool started = refused.empty() && host_.job_->started();
-  conn_->SendEnvelope([&](proto::Envelope::Builder e) {
-    auto r = e.initTaskReady();
-    r.setJob(job);
-    r.setTask(adopt.getTask());
-    r.setError(refused);
-    r.setAdopted(refused.empty());
-    r.setStarted(started);
-    // (adopted: its item move sequence as its replies said it, for the spawner's replays)
-    if (refused.empty()) r.setRestoredMoves(host_.job_->moves_applied());
-  });
-  if (refused.empty()) host_.job_->Adopted();
+  host_.OnAdopt(conn_, job, adopt.getTask(), adopt.getIncarnation(), adopt.getSpawnerEpoch());
   return Next::kGoOn;
 }
 

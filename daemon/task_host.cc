@@ -103,6 +103,7 @@ void TaskHost::EndJob(const std::string& why) {
   spawner_out_.reset();
   if (orphan_timer_) orphan_timer_->cancel();
   orphan_timer_.reset();
+  pending_adoption_.reset();
   links_.End();
   log_->info("job {}: task {} ends: {}", job->job(), job->task(), why);
   checkpoints_.EndJob(job->job());
@@ -130,6 +131,34 @@ void TaskHost::Orphan() {
     if (ec || job_ != session.lock() || job_spawner_ || spawner_epoch_ != epoch) return;
     EndJob("its spawner did not come back within " + std::to_string(orphan_seconds_) + " s");
   });
+}
+
+void TaskHost::OnAdopt(const net::ConnectionPtr& conn, const std::string& job, uint32_t task,
+                       uint64_t incarnation, uint64_t epoch) {
+  if (!job_ && setting_up_ && setting_up_->first == job && setting_up_->second == task) {
+    log_->info("job {}: task {} is being set up; {} adopts it once it runs", job, task,
+               conn->Describe());
+    pending_adoption_ = PendingAdoption{conn, job, task, incarnation, epoch};
+    return;
+  }
+  AnswerAdoption(conn, job, task, Adopt(conn, job, task, incarnation, epoch));
+}
+
+void TaskHost::AnswerAdoption(const net::ConnectionPtr& conn, const std::string& job, uint32_t task,
+                              const std::string& refused) {
+  if (!refused.empty()) log_->warn("adoption by {} refused: {}", conn->Describe(), refused);
+  const bool adopted = refused.empty();
+  conn->SendEnvelope([&](proto::Envelope::Builder e) {
+    auto r = e.initTaskReady();
+    r.setJob(job);
+    r.setTask(task);
+    r.setError(refused);
+    r.setAdopted(adopted);
+    r.setStarted(adopted && job_->started());
+    // (adopted: its item move sequence as its replies said it, for the spawner's replays)
+    if (adopted) r.setRestoredMoves(job_->moves_applied());
+  });
+  if (adopted) job_->Adopted();
 }
 
 std::string TaskHost::Adopt(const net::ConnectionPtr& conn, const std::string& job, uint32_t task,

@@ -120,6 +120,13 @@ class TaskHost {
   // else why not.
   std::string Adopt(const net::ConnectionPtr& conn, const std::string& job, uint32_t task,
                     uint64_t incarnation, uint64_t epoch);
+  // An AdoptTask on `conn`: Adopt, and the TaskReady that answers it; when that very task is
+  // being set up (its spawner was lost while it assigned it), answered once it runs.
+  void OnAdopt(const net::ConnectionPtr& conn, const std::string& job, uint32_t task,
+               uint64_t incarnation, uint64_t epoch);
+  // The TaskReady that answers an AdoptTask: `refused` empty when the task was adopted.
+  void AnswerAdoption(const net::ConnectionPtr& conn, const std::string& job, uint32_t task,
+                      const std::string& refused);
   // The first half of Stop, for the destructor: ends and closes, does not wait.
   void Close();
 
@@ -140,6 +147,14 @@ class TaskHost {
   uint64_t spawner_epoch_ = 0;   // the spawner incarnation job_ takes commands from
   uint32_t orphan_seconds_ = 0;  // job_'s AssignTask.orphanSeconds
   std::unique_ptr<net::asio::steady_timer> orphan_timer_;  // while orphaned
+  // An AdoptTask for the task being set up, answered once it runs (or failed).
+  struct PendingAdoption {
+    net::ConnectionPtr conn;
+    std::string job;
+    uint32_t task = 0;
+    uint64_t incarnation = 0, epoch = 0;
+  };
+  std::optional<PendingAdoption> pending_adoption_;
   // The job and task of the assignment being set up (busy meanwhile).
   std::optional<std::pair<std::string, uint32_t>> setting_up_;
   std::shared_ptr<net::asio::steady_timer> setup_done_;  // cancelled once it ran or failed

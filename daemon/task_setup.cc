@@ -140,6 +140,11 @@ awaitable<void> TaskHost::Accept(Assignment assignment, PluginRef plugin, net::C
     }
     Reply(*conn, a->job, a->task, session.status().message(), false, 0, nullptr, "",
           crash ? &*crash : nullptr);
+    if (auto p = std::exchange(pending_adoption_, std::nullopt)) {
+      AnswerAdoption(p->conn, p->job, p->task,
+                     "task " + std::to_string(p->task) + " could not be set up on daemon " +
+                         options_.id + ": " + session.status().message());
+    }
     co_return;
   }
   const uint64_t restored_iteration = prepared->restored ? prepared->restored->iteration : 0;
@@ -148,6 +153,11 @@ awaitable<void> TaskHost::Accept(Assignment assignment, PluginRef plugin, net::C
              a->params.tasks, a->app, a->sync ? "sync" : "async", built.count());
   if (!notes.empty()) log_->info("job {}: task {}: {}", a->job, a->task, notes);
   Reply(*conn, a->job, a->task, "", false, restored_iteration, &restored_moves, notes);
+  // Its spawner was lost while it set the task up, and a resumed one asked for it meanwhile.
+  if (auto p = std::exchange(pending_adoption_, std::nullopt)) {
+    AnswerAdoption(p->conn, p->job, p->task,
+                   Adopt(p->conn, p->job, p->task, p->incarnation, p->epoch));
+  }
 }
 
 void TaskHost::Run(Session session, const Assignment& a, net::ConnectionPtr spawner,

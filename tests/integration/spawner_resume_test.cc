@@ -139,6 +139,53 @@ TEST_F(ResumeRun, ASecondResumeWhileTheFirstRunsIsRefused) {
   EXPECT_EQ(Json("s.json")["status"], "converged");
 }
 
+// Killed while a daemon still builds its task (the test plugin's app takes 6 s there): that
+// daemon answers the resumed spawner's AdoptTask once the task runs, and nothing is replaced.
+TEST_F(SpawnerResumeTest, ATaskStillBeingSetUpIsAdoptedOnceItRuns) {
+  const std::string sn = StartSupernode("sn1");
+  for (int i = 1; i <= 4; ++i) StartDaemon("d" + std::to_string(i), {sn});
+  const std::string building = dir_ / "building";
+  WriteJob("slow.toml",
+           "name = \"slow\"\napp = \"faulty\"\ntasks = 3\ntimeout_s = 240\n"
+           "checkpoint_seconds = 0.2\norphan_seconds = 120\n"
+           "plugin = \"" AIAC_FAULTY_PLUGIN
+           "\"\n[params]\nn = 30000\nbandwidth = 8\n"
+           "seed = 5\ntolerance = 1e-10\ncrash_task = 1\ncrash_at = 0\n"
+           "crash_how = \"slow\"\ncrash_seconds = 6\ncrash_once = \"" +
+               building + "\"\n");
+  auto spawner = Start("aiac-spawner",
+                       {"run", dir_ / "slow.toml", "--config", dir_ / "key.toml", "--supernode", sn,
+                        "--balance", "off", "--state", dir_ / "state"},
+                       dir_ / "spawner.log");
+  // Tasks 0 and 2 run; task 1's app is building its task.
+  auto running = [&](int task) {
+    for (int i = 1; i <= 4; ++i) {
+      if (LogHas("d" + std::to_string(i), "running task " + std::to_string(task) + " of 3"))
+        return true;
+    }
+    return false;
+  };
+  ASSERT_TRUE(
+      WaitUntil([&] { return std::filesystem::exists(building) && running(0) && running(2); },
+                std::chrono::seconds(120)))
+      << Log("spawner");
+  ASSERT_FALSE(running(1));
+  spawner.Signal(SIGKILL);
+  spawner.WaitFor(std::chrono::seconds(10));
+  ASSERT_EQ(RunSpawner({"resume", dir_ / "state", "--json", dir_ / "s.json"}, "resumed",
+                       std::chrono::seconds(240)),
+            0)
+      << Log("resumed");
+  auto j = Json("s.json");
+  EXPECT_EQ(j["status"], "converged");
+  EXPECT_EQ(j["failures"], 0) << Log("resumed");
+  EXPECT_EQ(Count(Log("resumed"), "adopted on daemon"), 3u) << Log("resumed");
+  bool waited = false;
+  for (int i = 1; i <= 4; ++i)
+    waited = waited || LogHas("d" + std::to_string(i), "is being set up; ");
+  EXPECT_TRUE(waited);
+}
+
 TEST_F(SpawnerResumeTest, ResumeOfWhatIsNotAJobStateFailsInOneLine) {
   std::filesystem::create_directories(dir_ / "empty");
   for (const std::string& dir : {dir_ / "nowhere", dir_ / "empty"}) {

@@ -4,11 +4,12 @@
 //   segv   raises SIGSEGV          abort  calls abort()         throw  lets an exception escape
 //   exit   calls exit(3)           hang   never returns         alloc  allocates until it fails
 //   spin   computes for ever (for cpu_seconds)
+//   slow   takes `crash_seconds` more (with crash_at = 0: to build the task), then goes on
 //   none   nothing (the cg app as it is)
 // `crash_at = 0`: while the task is built (MakeTask), before any iteration.
 // With `crash_once = "FILE"` (an absolute path: daemons are not told the job file's folder) it
 // does so only while FILE does not exist, creating it first: the task's next daemon then runs it
-// to the end.
+// to the end. A test sees that the fault began when FILE exists.
 #include <signal.h>
 
 #include <chrono>
@@ -27,7 +28,8 @@ struct Fault {
   uint32_t task = 0;
   uint64_t at = 3;
   std::string how = "none";
-  std::string once;  // marker file, empty: always
+  std::string once;    // marker file, empty: always
+  double seconds = 0;  // slow: how much longer
 };
 
 // The cg app's params without the fault's.
@@ -43,6 +45,7 @@ aiac::app::JobParams Without(const aiac::app::JobParams& params, Fault* fault) {
       if (it->first == "crash_at") fault->at = std::stoull(it->second);
       if (it->first == "crash_how") fault->how = it->second;
       if (it->first == "crash_once") fault->once = it->second;
+      if (it->first == "crash_seconds") fault->seconds = std::stod(it->second);
     }
     it = p.values.erase(it);
   }
@@ -86,6 +89,11 @@ class FaultyTask final : public aiac::app::Task {
       }
       std::fprintf(stderr, "faulty app: %s in task %u now\n", fault_.how.c_str(), fault_.task);
       std::fflush(stderr);
+      if (fault_.how == "slow") {
+        armed_ = false;
+        std::this_thread::sleep_for(std::chrono::duration<double>(fault_.seconds));
+        return inner_->Iterate();
+      }
       Crash(fault_.how);
     }
     auto did = inner_->Iterate();
@@ -123,7 +131,11 @@ class FaultyApp final : public aiac::app::App {
     const bool armed = fault.how != "none" && task == fault.task;
     if (armed && fault.at == 0 && !(fault.once.size() && std::filesystem::exists(fault.once))) {
       if (!fault.once.empty()) std::ofstream(fault.once) << "crashed\n";
-      Crash(fault.how);
+      if (fault.how == "slow") {
+        std::this_thread::sleep_for(std::chrono::duration<double>(fault.seconds));
+      } else {
+        Crash(fault.how);
+      }
     }
     return std::unique_ptr<aiac::app::Task>(
         std::make_unique<FaultyTask>(std::move(*inner), std::move(fault), armed));
