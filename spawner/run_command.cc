@@ -560,9 +560,13 @@ int Detach(RunPlan& plan) {
     ::close(fds[0]);
     ::setsid();
     const int null_fd = ::open("/dev/null", O_RDONLY);
-    if (null_fd >= 0) ::dup2(null_fd, STDIN_FILENO);
+    if (null_fd >= 0) {
+      ::dup2(null_fd, STDIN_FILENO);
+      ::close(null_fd);
+    }
     ::dup2(log_fd, STDOUT_FILENO);
     ::dup2(log_fd, STDERR_FILENO);
+    ::close(log_fd);
     plan.ready_fd = fds[1];
     return -1;
   }
