@@ -15,7 +15,7 @@ job=$(cd "$(dirname "$0")/.." && pwd)/cg-faults.toml
 work=$(mktemp -d -t aiac-resume-XXXXXX)
 pids=()
 cleanup() {
-  for pid in "${pids[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
   wait 2>/dev/null || true
   rm -rf "$work"
 }
