@@ -29,18 +29,34 @@ Result<json> Parse(const std::string& key, const std::string& text) {
   return j;
 }
 
-// Reads `j` into the fields; a missing or mistyped one is kCorruption naming the record.
-template <typename F>
-Status Decode(const std::string& key, const json& j, F&& read) {
+// Record `key`'s value as a T: kCorruption naming the record when it is not JSON or a field is
+// missing or mistyped.
+template <typename T>
+Result<T> DecodeAs(const std::string& key, const std::string& text) {
+  AIAC_ASSIGN_OR_RETURN(const json j, Parse(key, text));
   try {
-    read(j);
-    return Status::Ok();
+    return j.get<T>();
   } catch (const json::exception& e) {
     return Corruption("spawner state: record '" + key + "': " + e.what());
   }
 }
 
 }  // namespace
+
+// Each record's JSON, its fields named once (to_json and from_json; a missing field throws, which
+// DecodeAs turns into kCorruption). A move's items are stored apart (ledger/pending/MOVE).
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(GrantedDaemon, id, address, cluster, power)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TaskPlace, daemon, address, incarnation, waiting)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Replacement, task, failed, daemon, restored_iteration,
+                                   seconds_to_resume)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(PendingMove, move, from, to, work, importing, count, expect)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(LedgerHead, next_move, total_items, applied, pending)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StoredRun, job_id, job_file, cwd, args, supernodes, started_unix,
+                                   epoch)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StoredDeployment, granted, initial, backups, lost, places)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StoredProgress, started, tighten, failures, replacements,
+                                   trimmed)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StoredEnd, status, summary_line)
 
 JobState::JobState(std::string dir, std::unique_ptr<rocksdb::DB> db)
     : dir_(std::move(dir)), db_(std::move(db)) {}
@@ -95,13 +111,7 @@ Result<std::optional<std::string>> JobState::Get(const std::string& key) const {
   return std::optional<std::string>(std::move(text));
 }
 
-Status JobState::Put(const StoredRun& r) {
-  const json j = {
-      {"job_id", r.job_id}, {"job_file", r.job_file},     {"cwd", r.cwd},
-      {"args", r.args},     {"supernodes", r.supernodes}, {"started_unix", r.started_unix},
-      {"epoch", r.epoch}};
-  return PutJson("run", j.dump());
-}
+Status JobState::Put(const StoredRun& r) { return PutJson("run", json(r).dump()); }
 
 Result<StoredRun> JobState::run() const {
   AIAC_ASSIGN_OR_RETURN(auto text, Get("run"));
@@ -109,76 +119,10 @@ Result<StoredRun> JobState::run() const {
     return NotFound("spawner state " + dir_ +
                     " holds no job: its spawner was lost before it had daemons; run the job again");
   }
-  AIAC_ASSIGN_OR_RETURN(const json j, Parse("run", *text));
-  StoredRun r;
-  AIAC_RETURN_IF_ERROR(Decode("run", j, [&](const json& j) {
-    j.at("job_id").get_to(r.job_id);
-    j.at("job_file").get_to(r.job_file);
-    j.at("cwd").get_to(r.cwd);
-    j.at("args").get_to(r.args);
-    j.at("supernodes").get_to(r.supernodes);
-    j.at("started_unix").get_to(r.started_unix);
-    j.at("epoch").get_to(r.epoch);
-  }));
-  return r;
+  return DecodeAs<StoredRun>("run", *text);
 }
 
 namespace {
-
-std::string Encode(const StoredDeployment& d) {
-  json granted = json::array(), places = json::array();
-  for (const auto& g : d.granted) {
-    granted.push_back(
-        {{"id", g.id}, {"address", g.address}, {"cluster", g.cluster}, {"power", g.power}});
-  }
-  for (const auto& p : d.places) {
-    places.push_back({{"daemon", p.daemon},
-                      {"address", p.address},
-                      {"incarnation", p.incarnation},
-                      {"waiting", p.waiting}});
-  }
-  return json{{"granted", granted},
-              {"initial", d.initial},
-              {"backups", d.backups},
-              {"lost", d.lost},
-              {"places", places}}
-      .dump();
-}
-
-std::string Encode(const StoredProgress& p) {
-  json replacements = json::array();
-  for (const auto& r : p.replacements) {
-    replacements.push_back({{"task", r.task},
-                            {"failed", r.failed},
-                            {"daemon", r.daemon},
-                            {"restored_iteration", r.restored_iteration},
-                            {"seconds_to_resume", r.seconds_to_resume}});
-  }
-  return json{{"started", p.started},
-              {"tighten", p.tighten},
-              {"failures", p.failures},
-              {"replacements", replacements},
-              {"trimmed", p.trimmed}}
-      .dump();
-}
-
-std::string Encode(const LedgerHead& h) {
-  json pending = json::array();
-  for (const auto& p : h.pending) {
-    pending.push_back({{"move", p.move},
-                       {"from", p.from},
-                       {"to", p.to},
-                       {"work", p.work},
-                       {"importing", p.importing},
-                       {"count", p.count},
-                       {"expect", p.expect}});
-  }
-  return json{{"next_move", h.next_move},
-              {"total_items", h.total_items},
-              {"applied", h.applied},
-              {"pending", pending}}
-      .dump();
-}
 
 // A journal entry: its sequence number, kind and move (little-endian), then the items.
 std::string Encode(const LedgerEntry& e) {
@@ -193,28 +137,14 @@ std::string JournalKey(size_t task, size_t index) {
   return fmt::format("ledger/journal/{:08}/{:012}", task, index);
 }
 
-constexpr std::string_view kPendingPrefix = "ledger/pending/";
+std::string PendingKey(uint64_t move) { return "ledger/pending/" + std::to_string(move); }
 
 }  // namespace
 
 Result<StoredDeployment> JobState::deployment() const {
   AIAC_ASSIGN_OR_RETURN(auto text, Get("deployment"));
   if (!text) return Corruption("spawner state " + dir_ + " has no deployment record");
-  AIAC_ASSIGN_OR_RETURN(const json j, Parse("deployment", *text));
-  StoredDeployment d;
-  AIAC_RETURN_IF_ERROR(Decode("deployment", j, [&](const json& j) {
-    for (const auto& g : j.at("granted")) {
-      d.granted.push_back({g.at("id").get<std::string>(), g.at("address").get<std::string>(),
-                           g.at("cluster").get<std::string>(), g.at("power").get<double>()});
-    }
-    j.at("initial").get_to(d.initial);
-    j.at("backups").get_to(d.backups);
-    j.at("lost").get_to(d.lost);
-    for (const auto& p : j.at("places")) {
-      d.places.push_back({p.at("daemon").get<std::string>(), p.at("address").get<std::string>(),
-                          p.at("incarnation").get<uint64_t>(), p.at("waiting").get<bool>()});
-    }
-  }));
+  AIAC_ASSIGN_OR_RETURN(StoredDeployment d, DecodeAs<StoredDeployment>("deployment", *text));
   if (d.initial > d.granted.size() || d.initial < d.places.size() ||
       d.backups.size() != d.places.size()) {
     return Corruption("spawner state: record 'deployment' does not add up");
@@ -226,19 +156,18 @@ Status JobState::Save(const StoredDeployment& deployment, const StoredProgress& 
                       const LedgerHead& head, const std::vector<LedgerAppend>& appended) {
   AIAC_RETURN_IF_ERROR(storage::CheckWritable(dir_, kWhat));
   rocksdb::WriteBatch batch;
-  batch.Put("deployment", Encode(deployment));
-  batch.Put("progress", Encode(progress));
-  batch.Put("ledger/head", Encode(head));
+  batch.Put("deployment", json(deployment).dump());
+  batch.Put("progress", json(progress).dump());
+  batch.Put("ledger/head", json(head).dump());
   // The items of the moves under way (written once each); those of moves ended are deleted.
   std::set<uint64_t> held;
   for (const auto& p : head.pending) {
     if (!p.importing) continue;
     held.insert(p.move);
-    if (!pending_stored_.count(p.move))
-      batch.Put(std::string(kPendingPrefix) + std::to_string(p.move), p.items);
+    if (!pending_stored_.count(p.move)) batch.Put(PendingKey(p.move), p.items);
   }
   for (uint64_t move : pending_stored_) {
-    if (!held.count(move)) batch.Delete(std::string(kPendingPrefix) + std::to_string(move));
+    if (!held.count(move)) batch.Delete(PendingKey(move));
   }
   for (const auto& a : appended) batch.Put(JournalKey(a.task, a.index), Encode(*a.entry));
   rocksdb::WriteOptions w;
@@ -250,22 +179,8 @@ Status JobState::Save(const StoredDeployment& deployment, const StoredProgress& 
 
 Result<StoredProgress> JobState::progress() const {
   AIAC_ASSIGN_OR_RETURN(auto text, Get("progress"));
-  StoredProgress p;
-  if (!text) return p;
-  AIAC_ASSIGN_OR_RETURN(const json j, Parse("progress", *text));
-  AIAC_RETURN_IF_ERROR(Decode("progress", j, [&](const json& j) {
-    j.at("started").get_to(p.started);
-    j.at("tighten").get_to(p.tighten);
-    j.at("failures").get_to(p.failures);
-    for (const auto& r : j.at("replacements")) {
-      p.replacements.push_back({r.at("task").get<uint32_t>(), r.at("failed").get<std::string>(),
-                                r.at("daemon").get<std::string>(),
-                                r.at("restored_iteration").get<uint64_t>(),
-                                r.at("seconds_to_resume").get<double>()});
-    }
-    j.at("trimmed").get_to(p.trimmed);
-  }));
-  return p;
+  if (!text) return StoredProgress{};
+  return DecodeAs<StoredProgress>("progress", *text);
 }
 
 Result<StoredLedger> JobState::ledger(size_t tasks) {
@@ -274,36 +189,18 @@ Result<StoredLedger> JobState::ledger(size_t tasks) {
   ledger.journals.resize(tasks);
   AIAC_ASSIGN_OR_RETURN(auto text, Get("ledger/head"));
   if (!text) return ledger;
-  AIAC_ASSIGN_OR_RETURN(const json j, Parse("ledger/head", *text));
+  AIAC_ASSIGN_OR_RETURN(ledger.head, DecodeAs<LedgerHead>("ledger/head", *text));
   LedgerHead& h = ledger.head;
-  AIAC_RETURN_IF_ERROR(Decode("ledger/head", j, [&](const json& j) {
-    j.at("next_move").get_to(h.next_move);
-    j.at("total_items").get_to(h.total_items);
-    j.at("applied").get_to(h.applied);
-    for (const auto& p : j.at("pending")) {
-      PendingMove m;
-      p.at("move").get_to(m.move);
-      p.at("from").get_to(m.from);
-      p.at("to").get_to(m.to);
-      p.at("work").get_to(m.work);
-      p.at("importing").get_to(m.importing);
-      p.at("count").get_to(m.count);
-      p.at("expect").get_to(m.expect);
-      h.pending.push_back(std::move(m));
-    }
-  }));
   if (h.applied.size() != tasks) return Corruption("spawner state: the ledger is for another job");
   for (auto& p : h.pending) {
     if (p.from >= tasks || p.to >= tasks) return Corruption("spawner state: a move names no task");
     if (!p.importing) continue;
-    AIAC_ASSIGN_OR_RETURN(auto items, Get(std::string(kPendingPrefix) + std::to_string(p.move)));
+    AIAC_ASSIGN_OR_RETURN(auto items, Get(PendingKey(p.move)));
     if (!items)
       return Corruption("spawner state: the items of move " + std::to_string(p.move) +
                         " are missing");
     p.items = std::move(*items);
-  }
-  for (const auto& p : h.pending) {
-    if (p.importing) pending_stored_.insert(p.move);
+    pending_stored_.insert(p.move);
   }
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
   const std::string prefix = "ledger/journal/";
@@ -329,19 +226,12 @@ Result<StoredLedger> JobState::ledger(size_t tasks) {
   return ledger;
 }
 
-Status JobState::Put(const StoredEnd& e) {
-  return PutJson("end", json{{"status", e.status}, {"summary_line", e.summary_line}}.dump());
-}
+Status JobState::Put(const StoredEnd& e) { return PutJson("end", json(e).dump()); }
 
 Result<std::optional<StoredEnd>> JobState::end() const {
   AIAC_ASSIGN_OR_RETURN(auto text, Get("end"));
   if (!text) return std::optional<StoredEnd>();
-  AIAC_ASSIGN_OR_RETURN(const json j, Parse("end", *text));
-  StoredEnd e;
-  AIAC_RETURN_IF_ERROR(Decode("end", j, [&](const json& j) {
-    j.at("status").get_to(e.status);
-    j.at("summary_line").get_to(e.summary_line);
-  }));
+  AIAC_ASSIGN_OR_RETURN(StoredEnd e, DecodeAs<StoredEnd>("end", *text));
   return std::optional<StoredEnd>(std::move(e));
 }
 
