@@ -50,7 +50,7 @@ class SpawnerChannel {
   // meanwhile, or when they do not match (the task is then refused, with a TaskReady saying why).
   std::optional<std::string> PluginBytes(proto::PluginData::Reader pd);
   // This connection is the one of the spawner that assigned the daemon's job.
-  bool FromJobSpawner() const { return host_.job_ && host_.job_spawner_ == conn_; }
+  bool FromJobSpawner() const { return host_.job_ && host_.job_spawner() == conn_; }
 
   TaskHost& host_;
   net::ConnectionPtr conn_;

@@ -60,7 +60,7 @@ awaitable<void> TaskHost::Stop() {
 void TaskHost::CloseRevoked() {
   if (!options_.net.identity) return;
   const net::RevokedKeys& revoked = *options_.net.identity->trust.revoked;
-  if (job_spawner_ && revoked.Contains(job_spawner_->peer().public_key)) {
+  if (const auto spawner = job_spawner(); spawner && revoked.Contains(spawner->peer().public_key)) {
     EndJob("its spawner's key is revoked");
   }
   server_.CloseRevoked(revoked);
@@ -98,8 +98,7 @@ void TaskHost::EndJob(const std::string& why) {
   if (!job_) return;
   Session job = std::move(job_);
   job_.reset();
-  job_spawner_.reset();
-  if (spawner_out_) spawner_out_->reset();
+  if (spawner_out_) spawner_out_->reset();  // (the session may outlive this: it sends nothing)
   spawner_out_.reset();
   if (orphan_timer_) orphan_timer_->cancel();
   orphan_timer_.reset();
@@ -118,7 +117,6 @@ void TaskHost::Orphan() {
     EndJob("spawner connection lost");
     return;
   }
-  job_spawner_.reset();
   spawner_out_->reset();
   log_->warn(
       "job {}: spawner connection lost; task {} runs on for {} s, waiting for its spawner "
@@ -128,7 +126,7 @@ void TaskHost::Orphan() {
   orphan_timer_->async_wait([this, session = std::weak_ptr<TaskSession>(job_),
                              epoch = spawner_epoch_](const boost::system::error_code& ec) {
     // (aborted: adopted, ended, or the host is gone; `this` is not touched then)
-    if (ec || job_ != session.lock() || job_spawner_ || spawner_epoch_ != epoch) return;
+    if (ec || job_ != session.lock() || job_spawner() || spawner_epoch_ != epoch) return;
     EndJob("its spawner did not come back within " + std::to_string(orphan_seconds_) + " s");
   });
 }
@@ -180,11 +178,11 @@ std::string TaskHost::Adopt(const net::ConnectionPtr& conn, const std::string& j
            job + " takes commands from";
   }
   log_->info("job {}: task {} adopted by spawner incarnation {} (was {}{})", job, task, epoch,
-             spawner_epoch_, job_spawner_ ? ", still connected: no longer listened to" : "");
-  if (job_spawner_ && job_spawner_ != conn) {
+             spawner_epoch_, job_spawner() ? ", still connected: no longer listened to" : "");
+  if (const auto previous = job_spawner(); previous && previous != conn) {
     // The previous spawner is still there (it was cut off, not dead): it must stop acting for
     // the job, and not end it.
-    job_spawner_->SendEnvelope([&](proto::Envelope::Builder e) {
+    previous->SendEnvelope([&](proto::Envelope::Builder e) {
       auto r = e.initTaskReady();
       r.setJob(job);
       r.setTask(task);
@@ -192,7 +190,6 @@ std::string TaskHost::Adopt(const net::ConnectionPtr& conn, const std::string& j
       r.setSuperseded(true);
     });
   }
-  job_spawner_ = conn;
   *spawner_out_ = conn;
   spawner_epoch_ = epoch;
   if (orphan_timer_) orphan_timer_->cancel();

@@ -99,10 +99,9 @@ class TaskHost {
   net::awaitable<Result<PreparedTask>> PrepareOffIo(std::shared_ptr<Assignment> a, PluginRef plugin,
                                                     std::optional<checkpoint::Checkpoint> restored,
                                                     std::optional<AppCrash>& crash);
-  // The prepared task runs here from now on: its session, its links. `out`: where the session's
-  // messages to its spawner go (it changes when a resumed spawner adopts the task).
-  void Run(Session session, const Assignment& a, net::ConnectionPtr spawner,
-           std::shared_ptr<net::ConnectionPtr> out);
+  // The prepared task runs here from now on: its session, its links. `spawner`: the connection
+  // of the job's spawner, which the session's port sends on (spawner_out_).
+  void Run(Session session, const Assignment& a, std::shared_ptr<net::ConnectionPtr> spawner);
   void Reply(net::Connection& conn, const std::string& job, uint32_t task, const std::string& error,
              bool need_plugin = false, uint64_t restored_iteration = 0,
              const runtime::MoveState* moves = nullptr, const std::string& notes = "",
@@ -140,9 +139,10 @@ class TaskHost {
   void EvictPlugins();
   CheckpointService checkpoints_;
   Session job_;
-  net::ConnectionPtr job_spawner_;  // the connection of job_'s spawner; none while orphaned
-  // Where job_'s session sends to its spawner: job_spawner_, shared with the session's port.
+  // The connection of job_'s spawner, shared with its session's port (where it sends to the
+  // spawner): swapped when a resumed spawner adopts the task, none while orphaned.
   std::shared_ptr<net::ConnectionPtr> spawner_out_;
+  net::ConnectionPtr job_spawner() const { return spawner_out_ ? *spawner_out_ : nullptr; }
   std::string job_spawner_key_;  // the key of the spawner that assigned job_ (adopters prove it)
   uint64_t spawner_epoch_ = 0;   // the spawner incarnation job_ takes commands from
   uint32_t orphan_seconds_ = 0;  // job_'s AssignTask.orphanSeconds

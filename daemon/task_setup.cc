@@ -148,7 +148,7 @@ awaitable<void> TaskHost::Accept(Assignment assignment, PluginRef plugin, net::C
     co_return;
   }
   const uint64_t restored_iteration = prepared->restored ? prepared->restored->iteration : 0;
-  Run(*session, *a, conn, std::move(out));
+  Run(*session, *a, std::move(out));
   log_->info("job {}: running task {} of {} (app {}, {} mode, built in {:.2f} s)", a->job, a->task,
              a->params.tasks, a->app, a->sync ? "sync" : "async", built.count());
   if (!notes.empty()) log_->info("job {}: task {}: {}", a->job, a->task, notes);
@@ -160,17 +160,16 @@ awaitable<void> TaskHost::Accept(Assignment assignment, PluginRef plugin, net::C
   }
 }
 
-void TaskHost::Run(Session session, const Assignment& a, net::ConnectionPtr spawner,
-                   std::shared_ptr<net::ConnectionPtr> out) {
+void TaskHost::Run(Session session, const Assignment& a,
+                   std::shared_ptr<net::ConnectionPtr> spawner) {
   job_ = std::move(session);
-  job_spawner_ = std::move(spawner);
-  spawner_out_ = std::move(out);
-  job_spawner_key_ = job_spawner_->peer().public_key;
+  spawner_out_ = std::move(spawner);
+  job_spawner_key_ = job_spawner()->peer().public_key;
   spawner_epoch_ = a.spawner_epoch;
   orphan_seconds_ = a.orphan_seconds;
   relay_.Reset();
   monitors_.Clear();
-  checkpoints_.Host(a.job, job_spawner_->peer().public_key, a.hosted);
+  checkpoints_.Host(a.job, job_spawner_key_, a.hosted);
   links_.Start(job_, [this] { return relay_.Connections(); });
 }
 

@@ -63,13 +63,22 @@ Result<std::unique_ptr<Deployment>> Deployment::Create(DeploymentSpec spec,
                                          static_cast<int>(d->spec_.backups));
     for (uint32_t t = 0; t < tasks; ++t) {
       for (int daemon : chosen[t]) {
-        const auto holder = static_cast<uint32_t>(task_of_daemon[static_cast<size_t>(daemon)]);
-        d->backups_[t].push_back(holder);
-        d->hosted_[holder].push_back(t);
+        d->backups_[t].push_back(
+            static_cast<uint32_t>(task_of_daemon[static_cast<size_t>(daemon)]));
       }
     }
+    d->hosted_ = HostedOf(d->backups_);
   }
   return d;
+}
+
+std::vector<std::vector<uint32_t>> Deployment::HostedOf(
+    const std::vector<std::vector<uint32_t>>& backups) {
+  std::vector<std::vector<uint32_t>> hosted(backups.size());
+  for (uint32_t t = 0; t < backups.size(); ++t) {
+    for (uint32_t holder : backups[t]) hosted[holder].push_back(t);
+  }
+  return hosted;
 }
 
 Result<model::Tig> Deployment::TigOf(const std::vector<app::TaskNode>& graph) {
@@ -211,19 +220,17 @@ Status Deployment::Resume(const std::vector<GrantedDaemon>& later,
       return InvalidArgument("the stored deployment names daemon " + p.daemon +
                              ", never granted to the job");
   }
-  std::vector<std::vector<uint32_t>> hosted(places_.size());
   for (uint32_t t = 0; t < backups.size(); ++t) {
     for (uint32_t holder : backups[t]) {
       if (holder >= places_.size() || holder == t)
         return InvalidArgument("the stored deployment has a bad backup of task " +
                                std::to_string(t));
-      hosted[holder].push_back(t);
     }
   }
   places_ = places;
   lost_ = std::set<std::string>(lost.begin(), lost.end());
   backups_ = backups;
-  hosted_ = std::move(hosted);
+  hosted_ = HostedOf(backups_);
   RebuildPlacement();
   return Status::Ok();
 }

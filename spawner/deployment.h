@@ -80,6 +80,9 @@ class Deployment {
   Deployment() = default;
   static Result<model::Tig> TigOf(const std::vector<app::TaskNode>& graph);
   static std::vector<std::vector<uint32_t>> SendersOf(const std::vector<app::TaskNode>& graph);
+  // Per task: the tasks whose checkpoints its daemon keeps, from each task's backups.
+  static std::vector<std::vector<uint32_t>> HostedOf(
+      const std::vector<std::vector<uint32_t>>& backups);
   // The granted daemons as the mapping's platform; granted_of_node_ follows.
   Status BuildPlatform();
   // The placement again from the tasks' daemons and lost_, after the platform changed.

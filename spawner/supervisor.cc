@@ -767,7 +767,6 @@ void Supervisor::Move(size_t task, const std::string& dead) {
   s.outcome.daemon = next.daemon;
   s.outcome.address = next.address;
   s.replacement = static_cast<int>(replacements_.size());
-  s.adopting = false;
   replacements_.push_back({static_cast<uint32_t>(task), dead, next.daemon, 0, -1});
   // Stored before anyone hears of it: a resumed spawner adopts the new incarnation or replaces it.
   Persist();
