@@ -337,6 +337,8 @@ TEST_F(HostileTest, HalfOpenFloodDoesNotLockOutASpawnerOnItsAddress) {
   const std::string sn = StartSupernode("sn1");
   for (auto d : {"d1", "d2"}) StartDaemon(d, {sn});
   ASSERT_TRUE(WaitUntil([&] { return LogHas("sn1", "daemon d2 registered"); })) << Log("sn1");
+  // (d2 registered says nothing of d1's log: wait for its line too)
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("d1", "listening on "); })) << Log("d1");
   const std::string log = Log("d1");
   const size_t at = log.find("listening on ") + 13;
   const std::string d1 = log.substr(at, log.find(' ', at) - at);
