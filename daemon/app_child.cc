@@ -73,11 +73,15 @@ ChildTask::ChildTask(const AppChildSpec& spec, pid_t pid, int fd)
 
 ChildTask::~ChildTask() {
   if (fd_ >= 0) ::close(fd_);
-  if (pid_ > 0) {
-    ::kill(pid_, SIGKILL);
-    while (::waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
-    }
+  Kill();
+}
+
+void ChildTask::Kill() const {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGKILL);
+  while (::waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
   }
+  pid_ = -1;
 }
 
 Result<std::unique_ptr<ChildTask>> ChildTask::Start(const AppChildSpec& spec,

@@ -82,6 +82,9 @@ class ChildTask final : public app::Task {
   ChildTask(const ChildTask&) = delete;
   ChildTask& operator=(const ChildTask&) = delete;
 
+  // Kills the child and reaps it (nothing once reaped); not while Died runs on another thread.
+  void Kill() const;
+
   std::shared_ptr<const AppChildState> state() const { return state_; }
   const AppChildSpec& spec() const { return spec_; }
   pid_t pid() const { return pid_; }

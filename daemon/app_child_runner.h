@@ -1,10 +1,15 @@
 // A task's runner in its app's child process (app_child.h): once the task is set up there
 // (ChildTask), its TaskRunner runs in the child too, so that an iteration never waits for the
-// daemon and the daemon never waits for an iteration (a round trip per iteration costs a
-// scheduling hand-off each way, which on a loaded machine is more than many an iteration). The
-// daemon's calls (runtime::Runner) go to the child as commands; the runner's callbacks come back
-// as events, read on a thread of this object's own and handed to the session's
-// RunnerCallbacks, as a TaskRunner here would call them from its thread.
+// daemon and the daemon never waits for an iteration. The daemon's calls (runtime::Runner) go to
+// the child as commands; the runner's callbacks come back as events.
+//
+// Both travel on the daemon's io thread, without a thread of their own in between (one hand-off
+// less for every value a task sends). Commands are queued and written as the child reads them, so
+// a child busy in a long iteration never holds the io thread up; a neighbour's value still queued
+// is replaced by a newer one of the same neighbour (asynchronous runs keep only the newest anyway,
+// runtime::Mailbox). What could take the io thread long runs on a side thread of this runner's:
+// a checkpoint's hashing (the session's checkpoint callback), the result, and reaping a dead
+// child; they keep their order there (docs/fault-tolerance.md, "When the app crashes").
 //
 // When the child dies, or sends no event for the stall limit once started (a running task
 // reports its progress every RunnerOptions::progress_period, waiting or not), the child is killed
@@ -12,14 +17,11 @@
 // app sent after its last whole event is used.
 #pragma once
 
-#include <atomic>
-#include <chrono>
 #include <memory>
-#include <mutex>
 #include <thread>
 
 #include "daemon/app_child.h"
-#include "proto/app_child.capnp.h"
+#include "net/asio.h"
 #include "runtime/task_runner.h"
 
 namespace aiac::daemon {
@@ -27,12 +29,14 @@ namespace aiac::daemon {
 class ChildRunner final : public runtime::Runner {
  public:
   // Starts `task`'s runner in its child with `options` (its iteration_time and clock stay unused:
-  // an emulated node's tasks run in the daemon). The callbacks are called on this object's reader
-  // thread.
-  static Result<std::unique_ptr<ChildRunner>> Run(std::unique_ptr<ChildTask> task,
+  // an emulated node's tasks run in the daemon). The callbacks are called on `io`'s thread, and
+  // checkpoint and finished on the side thread. The calls below may come from any thread.
+  static Result<std::unique_ptr<ChildRunner>> Run(net::asio::io_context& io,
+                                                  std::unique_ptr<ChildTask> task,
                                                   const runtime::RunnerOptions& options,
                                                   runtime::RunnerCallbacks callbacks);
-  // Ends the child (kills and reaps it) and joins the reader thread.
+  // Kills and reaps the child and joins the side thread. From its start no io-thread callback
+  // begins (one under way may end after it).
   ~ChildRunner() override;
 
   void Start() override;
@@ -44,26 +48,13 @@ class ChildRunner final : public runtime::Runner {
   void Move(runtime::ItemMove move) override;
   void Halt() override;
 
- private:
-  ChildRunner(std::unique_ptr<ChildTask> task, runtime::RunnerCallbacks callbacks,
-              uint64_t start_iteration);
-  // Sends one command; a child that is gone is noticed by the reader.
-  template <typename Fill>
-  void Command(const Fill& fill);
-  void Read();
-  // One event; false after `finished`.
-  bool Dispatch(proto::RunnerEvent::Reader e);
-  // Counts the iterations up to `iteration` in the daemon's aiac_task_iterations_total.
-  void Reached(uint64_t iteration);
+  class Channel;  // the socket's end on the io thread (app_child_runner.cc)
 
-  std::unique_ptr<ChildTask> task_;
-  runtime::RunnerCallbacks cb_;
-  std::mutex write_mu_;
-  // When Start was called (the epoch before): the stall counts from then at the earliest.
-  std::atomic<std::chrono::steady_clock::time_point> started_at_{};
-  std::atomic<bool> closing_{false};  // the destructor shut the socket down
-  uint64_t last_iteration_;           // reader thread only
-  std::thread reader_;
+ private:
+  explicit ChildRunner(std::shared_ptr<Channel> channel);
+
+  std::shared_ptr<Channel> channel_;
+  std::thread side_;
 };
 
 }  // namespace aiac::daemon

@@ -54,25 +54,29 @@ class ChildLog final : public app::Log {
 
 // The runner's callbacks as events to the daemon (proto RunnerEvent), sent from its thread.
 runtime::RunnerCallbacks EventsTo(std::shared_ptr<Writer> out) {
-  auto send = [out](const auto& fill) {
-    capnp::MallocMessageBuilder m;
+  auto send = [out](const auto& fill, size_t payload = 0) {
+    capnp::MallocMessageBuilder m(FirstSegmentWords(payload));
     fill(m, m.initRoot<proto::ChildMessage>().initEvent());
     out->Send(m);
   };
   runtime::RunnerCallbacks cb;
   cb.send = [send](std::vector<runtime::OutgoingValue> values, uint64_t iteration, bool converged) {
-    send([&](capnp::MessageBuilder& m, proto::RunnerEvent::Builder e) {
-      auto v = e.initValues();
-      v.setIteration(iteration);
-      v.setConverged(converged);
-      auto list = v.initValues(static_cast<unsigned>(values.size()));
-      for (unsigned i = 0; i < list.size(); ++i) {
-        list[i].setTo(values[i].to);
-        list[i].adoptBytes(BytesFor(m, values[i].bytes));
-        list[i].setSeen(values[i].seen);
-        list[i].setSeenIncarnation(values[i].seen_incarnation);
-      }
-    });
+    size_t payload = 0;  // the values' bytes, and a few words each besides
+    for (const auto& v : values) payload += v.bytes.size() + 64;
+    send(
+        [&](capnp::MessageBuilder& m, proto::RunnerEvent::Builder e) {
+          auto v = e.initValues();
+          v.setIteration(iteration);
+          v.setConverged(converged);
+          auto list = v.initValues(static_cast<unsigned>(values.size()));
+          for (unsigned i = 0; i < list.size(); ++i) {
+            list[i].setTo(values[i].to);
+            list[i].adoptBytes(BytesFor(m, values[i].bytes));
+            list[i].setSeen(values[i].seen);
+            list[i].setSeenIncarnation(values[i].seen_incarnation);
+          }
+        },
+        payload);
   };
   cb.local_convergence = [send](bool converged, uint64_t iteration) {
     send([&](capnp::MessageBuilder&, proto::RunnerEvent::Builder e) {

@@ -101,6 +101,129 @@ Status SendChildMessage(int fd, capnp::MessageBuilder& message) {
   return Status::Ok();
 }
 
+Result<uint32_t> FrameSegments(const uint32_t (&head)[2]) {
+  const uint64_t segments = uint64_t{head[0]} + 1;
+  if (segments > 512) return Unavailable("a message of " + std::to_string(segments) + " segments");
+  return static_cast<uint32_t>(segments);
+}
+
+size_t FrameTableRest(uint32_t segments) {
+  const size_t table_words = (segments / 2) + 1;  // incl. the count: 4 + 4 * segments bytes, padded
+  return (table_words * 2 - 2) * sizeof(uint32_t);
+}
+
+Result<std::vector<uint32_t>> FrameSizes(const uint32_t (&head)[2],
+                                         const std::vector<uint32_t>& rest) {
+  AIAC_ASSIGN_OR_RETURN(const uint32_t segments, FrameSegments(head));
+  std::vector<uint32_t> sizes(segments);
+  sizes[0] = head[1];
+  for (uint32_t i = 1; i < segments; ++i) sizes[i] = rest.at(i - 1);
+  const uint64_t words = FrameWords(sizes);
+  if (words > (uint64_t{1} << 31))
+    return Unavailable("a message of " + std::to_string(words) + " words");
+  return sizes;
+}
+
+size_t FrameWords(const std::vector<uint32_t>& sizes) {
+  size_t words = 0;
+  for (uint32_t s : sizes) words += s;
+  return words;
+}
+
+std::unique_ptr<ChildMessageIn> DecodeChildMessage(kj::Array<capnp::word> words,
+                                                   const std::vector<uint32_t>& sizes) {
+  auto message = std::make_unique<ChildMessageIn>();
+  message->words = std::move(words);
+  message->segments = kj::heapArray<kj::ArrayPtr<const capnp::word>>(sizes.size());
+  const capnp::word* at = message->words.begin();
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    message->segments[i] = kj::arrayPtr(at, sizes[i]);
+    at += sizes[i];
+  }
+  // States and slices of large blocks: far above the default traversal limit (64 MiB).
+  capnp::ReaderOptions options;
+  options.traversalLimitInWords = message->words.size() + 1024;
+  message->reader.emplace(message->segments.asPtr(), options);
+  return message;
+}
+
+ChildMessageReader::ChildMessageReader() : buffer_(kj::heapArray<capnp::word>(kBufferWords)) {}
+
+kj::ArrayPtr<kj::byte> ChildMessageReader::Space() {
+  auto* base = reinterpret_cast<kj::byte*>(buffer_.begin());
+  if (large_.size() > 0) {
+    auto* words = reinterpret_cast<kj::byte*>(large_.begin());
+    return {words + large_filled_, large_.size() * sizeof(capnp::word) - large_filled_};
+  }
+  const size_t capacity = buffer_.size() * sizeof(capnp::word);
+  if (begin_ == end_) {
+    begin_ = end_ = 0;
+  } else if (end_ == capacity) {
+    // Move what is left of the last message to the front (a message that does not fit went to
+    // large_, so there is room after it).
+    std::memmove(base, base + begin_, end_ - begin_);
+    end_ -= begin_;
+    begin_ = 0;
+  }
+  return {base + end_, capacity - end_};
+}
+
+void ChildMessageReader::Filled(size_t bytes) {
+  if (large_.size() > 0) {
+    large_filled_ += bytes;
+  } else {
+    end_ += bytes;
+  }
+}
+
+std::unique_ptr<ChildMessageIn> ChildMessageReader::Next() {
+  if (!status_.ok()) return nullptr;
+  if (large_.size() > 0) {
+    if (large_filled_ < large_.size() * sizeof(capnp::word)) return nullptr;
+    large_filled_ = 0;
+    return DecodeChildMessage(std::move(large_), large_sizes_);
+  }
+  // Messages are whole words, so begin_ stays word-aligned.
+  const auto* at = reinterpret_cast<const kj::byte*>(buffer_.begin()) + begin_;
+  const size_t have = end_ - begin_;
+  uint32_t head[2];
+  if (have < sizeof head) return nullptr;
+  std::memcpy(head, at, sizeof head);
+  auto segments = FrameSegments(head);
+  if (!segments.ok()) {
+    status_ = segments.status();
+    return nullptr;
+  }
+  const size_t table = sizeof head + FrameTableRest(*segments);
+  if (have < table) return nullptr;
+  std::vector<uint32_t> rest(FrameTableRest(*segments) / sizeof(uint32_t));
+  std::memcpy(rest.data(), at + sizeof head, rest.size() * sizeof(uint32_t));
+  auto sizes = FrameSizes(head, rest);
+  if (!sizes.ok()) {
+    status_ = sizes.status();
+    return nullptr;
+  }
+  const size_t body = FrameWords(*sizes) * sizeof(capnp::word);
+  if (table + body > buffer_.size() * sizeof(capnp::word)) {
+    // Read in place: what came of it so far, then the rest straight into its words.
+    large_ = kj::heapArray<capnp::word>(FrameWords(*sizes));
+    large_sizes_ = std::move(*sizes);
+    large_filled_ = have - table;
+    std::memcpy(large_.begin(), at + table, large_filled_);
+    begin_ = end_ = 0;
+    return Next();
+  }
+  if (have < table + body) return nullptr;
+  auto words = kj::heapArray<capnp::word>(FrameWords(*sizes));
+  std::memcpy(words.begin(), at + table, body);
+  begin_ += table + body;
+  return DecodeChildMessage(std::move(words), *sizes);
+}
+
+size_t FirstSegmentWords(size_t payload) {
+  return std::min<size_t>(payload, 64 * 1024) / sizeof(capnp::word) + 64;
+}
+
 Result<std::unique_ptr<ChildMessageIn>> ReceiveChildMessage(
     int fd, std::optional<std::chrono::milliseconds> wait) {
   if (wait) {
@@ -111,40 +234,19 @@ Result<std::unique_ptr<ChildMessageIn>> ReceiveChildMessage(
     } while (ready < 0 && errno == EINTR);
     if (ready == 0) return Timeout("no message in " + std::to_string(wait->count()) + " ms");
   }
-  // Read whole (the standard framing: segment count - 1, the segments' sizes in words, padding
-  // to a word, the segments), then decoded in place: nothing is read while it is traversed.
+  // Read whole, then decoded in place: nothing is read while it is traversed.
   uint32_t head[2];
   if (!ReadFully(fd, head, sizeof head)) return Unavailable("the other end closed");
-  const uint32_t segments = head[0] + 1;
-  if (segments > 512) return Unavailable("a message of " + std::to_string(segments) + " segments");
-  std::vector<uint32_t> sizes(segments);
-  sizes[0] = head[1];
-  const size_t table_words = (segments / 2) + 1;  // incl. the count: 4 + 4 * segments bytes, padded
-  std::vector<uint32_t> rest(table_words * 2 - 2);
-  if (!rest.empty() && !ReadFully(fd, rest.data(), rest.size() * 4))
+  AIAC_ASSIGN_OR_RETURN(const uint32_t segments, FrameSegments(head));
+  std::vector<uint32_t> rest(FrameTableRest(segments) / sizeof(uint32_t));
+  if (!rest.empty() && !ReadFully(fd, rest.data(), rest.size() * sizeof(uint32_t)))
     return Unavailable("the other end closed");
-  uint64_t words = 0;
-  for (uint32_t i = 0; i < segments; ++i) {
-    if (i > 0) sizes[i] = rest[i - 1];
-    words += sizes[i];
-  }
-  if (words > (uint64_t{1} << 31))
-    return Unavailable("a message of " + std::to_string(words) + " words");
-  auto message = std::make_unique<ChildMessageIn>();
-  message->words = kj::heapArray<capnp::word>(words);
-  if (words > 0 && !ReadFully(fd, message->words.begin(), words * sizeof(capnp::word)))
+  AIAC_ASSIGN_OR_RETURN(auto sizes, FrameSizes(head, rest));
+  const size_t words = FrameWords(sizes);
+  auto data = kj::heapArray<capnp::word>(words);
+  if (words > 0 && !ReadFully(fd, data.begin(), words * sizeof(capnp::word)))
     return Unavailable("the other end closed in the middle of a message");
-  message->segments = kj::heapArray<kj::ArrayPtr<const capnp::word>>(segments);
-  const capnp::word* at = message->words.begin();
-  for (uint32_t i = 0; i < segments; ++i) {
-    message->segments[i] = kj::arrayPtr(at, sizes[i]);
-    at += sizes[i];
-  }
-  // States and slices of large blocks: far above the default traversal limit (64 MiB).
-  capnp::ReaderOptions options;
-  options.traversalLimitInWords = words + 1024;
-  message->reader.emplace(message->segments.asPtr(), options);
-  return message;
+  return DecodeChildMessage(std::move(data), sizes);
 }
 
 }  // namespace aiac::daemon

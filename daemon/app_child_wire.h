@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "core/status.h"
 
@@ -38,6 +39,47 @@ struct ChildMessageIn {
     return reader->getRoot<T>();
   }
 };
+
+// The framing of a message (the standard one: segment count - 1, the segments' sizes in words,
+// padding to a word, the segments), read in two steps: its first two words name the segment
+// count and the first size, then the rest of the table (FrameTableRest bytes) gives the others.
+// Unavailable for a count or a total that no message of ours has.
+Result<uint32_t> FrameSegments(const uint32_t (&head)[2]);
+size_t FrameTableRest(uint32_t segments);
+Result<std::vector<uint32_t>> FrameSizes(const uint32_t (&head)[2],
+                                         const std::vector<uint32_t>& rest);
+size_t FrameWords(const std::vector<uint32_t>& sizes);
+// The message whose segments, of `sizes`, were read into `words`; decoded in place.
+std::unique_ptr<ChildMessageIn> DecodeChildMessage(kj::Array<capnp::word> words,
+                                                   const std::vector<uint32_t>& sizes);
+
+// Whole messages out of a stream read in pieces of any size: several small messages per read,
+// and a large one read straight into its own words (nothing copied twice). One thread.
+class ChildMessageReader {
+ public:
+  ChildMessageReader();
+  // Where the next read goes (never empty), then how much it brought.
+  kj::ArrayPtr<kj::byte> Space();
+  void Filled(size_t bytes);
+  // The next whole message read; null when none is whole yet, or after a framing error (ok()
+  // tells: the stream is not ours, stop reading it).
+  std::unique_ptr<ChildMessageIn> Next();
+  const Status& status() const { return status_; }
+
+ private:
+  static constexpr size_t kBufferWords = 8192;  // 64 KiB
+  kj::Array<capnp::word> buffer_;
+  size_t begin_ = 0, end_ = 0;  // bytes of buffer_ read and not yet taken
+  // A message too large for buffer_: its words, read in place.
+  kj::Array<capnp::word> large_;
+  std::vector<uint32_t> large_sizes_;
+  size_t large_filled_ = 0;  // bytes
+  Status status_;
+};
+
+// The first segment for a message that carries about `payload` bytes of its own (a Data field
+// BytesFor copies): large enough to hold it, small enough not to clear kilobytes for a few words.
+size_t FirstSegmentWords(size_t payload);
 
 // The next message. `wait`: how long to wait for it to begin (nullopt: as long as it takes);
 // Timeout when none began by then, Unavailable when the other end closed (or sent something

@@ -137,7 +137,8 @@ Result<std::shared_ptr<TaskSession>> TaskSession::Create(
   if (prepared.child) {
     // The app runs in a child process: so does its runner (app_child_runner.h).
     std::unique_ptr<ChildTask> child(static_cast<ChildTask*>(prepared.task.release()));
-    AIAC_ASSIGN_OR_RETURN(s->runner_, ChildRunner::Run(std::move(child), options, s->Callbacks()));
+    AIAC_ASSIGN_OR_RETURN(s->runner_,
+                          ChildRunner::Run(io, std::move(child), options, s->Callbacks()));
   } else {
     s->runner_ = std::make_unique<runtime::TaskRunner>(
         std::move(prepared.task), std::move(prepared.dependencies), options, s->Callbacks());

@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <functional>
 #include <mutex>
+#include <thread>
 
 #include "app/local_run.h"
 #include "apps/cg/cg_app.h"
@@ -261,6 +262,18 @@ TEST(AppChildTest, AMissingPluginOrWrongAppIsAnErrorNotACrash) {
 namespace aiac::daemon {
 namespace {
 
+// The daemon's io thread, where a ChildRunner reads and writes; stopped and joined last.
+struct IoThread {
+  net::asio::io_context io;
+  net::asio::executor_work_guard<net::asio::io_context::executor_type> work =
+      net::asio::make_work_guard(io);
+  std::thread thread{[this] { io.run(); }};
+  ~IoThread() {
+    work.reset();  // what the runners posted as they ended runs first
+    thread.join();
+  }
+};
+
 // What a runner's callbacks received, waited for by the test thread.
 struct Events {
   std::mutex mu;
@@ -343,7 +356,8 @@ TEST(ChildRunnerTest, RunsTheTaskInItsChildToTheResultARunnerHereGives) {
   runner.Join();
 
   Events there;
-  auto child = ChildRunner::Run(LoneTask(dir, "lone"), LoneOptions(), there.Callbacks());
+  IoThread io;
+  auto child = ChildRunner::Run(io.io, LoneTask(dir, "lone"), LoneOptions(), there.Callbacks());
   ASSERT_TRUE(child.ok()) << child.status().message();
   (*child)->Snapshot(1);
   (*child)->Start();
@@ -362,11 +376,12 @@ TEST(ChildRunnerTest, RunsTheTaskInItsChildToTheResultARunnerHereGives) {
 TEST(ChildRunnerTest, AChildThatDiesMidRunFinishesTheTaskWithItsCrash) {
   TempDir dir;
   Events events;
+  IoThread io;
   auto task =
       LoneTask(dir, "dies", {{"crash_how", "segv"}, {"crash_at", "2"}, {"crash_task", "0"}});
   ASSERT_TRUE(task);
   auto state = task->state();
-  auto child = ChildRunner::Run(std::move(task), LoneOptions(), events.Callbacks());
+  auto child = ChildRunner::Run(io.io, std::move(task), LoneOptions(), events.Callbacks());
   ASSERT_TRUE(child.ok());
   (*child)->Start();
   ASSERT_TRUE(events.Wait([&] { return events.finished.has_value(); }));
@@ -380,12 +395,13 @@ TEST(ChildRunnerTest, AChildThatDiesMidRunFinishesTheTaskWithItsCrash) {
 TEST(ChildRunnerTest, ARunningAppThatStopsReportingIsKilledAsHung) {
   TempDir dir;
   Events events;
+  IoThread io;
   auto task =
       LoneTask(dir, "hangs", {{"crash_how", "hang"}, {"crash_at", "1"}, {"crash_task", "0"}},
                std::chrono::milliseconds(500));
   ASSERT_TRUE(task);
   const pid_t pid = task->pid();
-  auto child = ChildRunner::Run(std::move(task), LoneOptions(), events.Callbacks());
+  auto child = ChildRunner::Run(io.io, std::move(task), LoneOptions(), events.Callbacks());
   ASSERT_TRUE(child.ok());
   (*child)->Start();
   ASSERT_TRUE(events.Wait([&] { return events.finished.has_value(); }));
