@@ -9,6 +9,7 @@
 
 #include <condition_variable>
 #include <functional>
+#include <future>
 #include <mutex>
 #include <thread>
 
@@ -408,6 +409,33 @@ TEST(ChildRunnerTest, ARunningAppThatStopsReportingIsKilledAsHung) {
   ASSERT_FALSE(events.finished->ok());
   EXPECT_EQ(events.finished->status().message(), "app crashed: hung (no progress in 0.5 s)");
   EXPECT_NE(::kill(pid, 0), 0);
+}
+
+// Commands wait in the runner's queue while the child does not read (stopped here): the io
+// thread, which a daemon's network shares, goes on.
+TEST(ChildRunnerTest, AChildThatDoesNotReadNeverHoldsTheIoThreadUp) {
+  TempDir dir;
+  Events events;
+  IoThread io;
+  auto task = LoneTask(dir, "stopped");
+  ASSERT_TRUE(task);
+  const pid_t pid = task->pid();
+  auto child = ChildRunner::Run(io.io, std::move(task), LoneOptions(), events.Callbacks());
+  ASSERT_TRUE(child.ok());
+  (*child)->Start();
+  ASSERT_TRUE(events.Wait([&] { return events.converged; }));
+  ASSERT_EQ(::kill(pid, SIGSTOP), 0);
+  // Far more than a socket buffer holds, from senders whose values do not replace each other.
+  for (uint32_t from = 100; from < 164; ++from) {
+    (*child)->Put(from, 1, std::string(1 << 20, 'x'), false, 0, 1, 1);
+  }
+  std::promise<void> turned;
+  net::asio::post(io.io, [&] { turned.set_value(); });
+  EXPECT_EQ(turned.get_future().wait_for(std::chrono::seconds(60)), std::future_status::ready);
+  ::kill(pid, SIGCONT);
+  (*child)->Halt();
+  ASSERT_TRUE(events.Wait([&] { return events.finished.has_value(); }));
+  EXPECT_TRUE(events.finished->ok()) << events.finished->status().message();
 }
 
 TEST(ChildRunnerTest, ACrashWhileTheTaskIsBuiltIsReportedAsACrash) {

@@ -27,7 +27,8 @@ std::string Framed(uint32_t from, size_t size, size_t first_segment_words) {
   for (size_t i = 0; i < size; ++i) bytes[i] = static_cast<char>((i * 7 + from) & 0xff);
   put.setBytes(kj::arrayPtr(reinterpret_cast<const kj::byte*>(bytes.data()), bytes.size()));
   auto flat = capnp::messageToFlatArray(m);
-  return std::string(reinterpret_cast<const char*>(flat.begin()), flat.size() * sizeof(capnp::word));
+  return std::string(reinterpret_cast<const char*>(flat.begin()),
+                     flat.size() * sizeof(capnp::word));
 }
 
 void ExpectPut(ChildMessageIn& in, uint32_t from, size_t size) {
@@ -43,8 +44,8 @@ void ExpectPut(ChildMessageIn& in, uint32_t from, size_t size) {
 TEST(ChildMessageReaderTest, GivesEveryMessageWholeWhateverPiecesTheStreamComesIn) {
   // Small ones, several segments, one larger than the reader's buffer, and small ones after it.
   const std::vector<std::pair<size_t, size_t>> shapes = {
-      {10, 64},   {0, 64},       {3000, 16},        {200, 1024}, {300000, 64},
-      {5, 64},    {70000, 8192}, {1'000'000, 1024}, {40, 64},    {65536 - 200, 64}};
+      {10, 64}, {0, 64},       {3000, 16},        {200, 1024}, {300000, 64},
+      {5, 64},  {70000, 8192}, {1'000'000, 1024}, {40, 64},    {65536 - 200, 64}};
   std::string stream;
   for (uint32_t i = 0; i < shapes.size(); ++i) {
     stream += Framed(i, shapes[i].first, shapes[i].second);
