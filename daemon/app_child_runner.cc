@@ -38,7 +38,9 @@ struct Outgoing {
   std::vector<uint32_t> table;  // the framing, made when it is written
 };
 
-// Jobs run in order on the runner's side thread.
+// Jobs run in order on the runner's side thread. Not an asio::thread_pool (as TaskHost's worker
+// is): a stopped pool keeps the jobs not begun until it is destroyed, and with them the channel
+// that owns the queue; Stop here drops them.
 class SideQueue {
  public:
   void Post(std::function<void()> job) {

@@ -74,6 +74,57 @@ bool ReadFully(int fd, void* buffer, size_t size) {
   return true;
 }
 
+// The framing of a message (the standard one: segment count - 1, the segments' sizes in words,
+// padding to a word, the segments), read in two steps: its first two words name the segment
+// count and the first size, then the rest of the table (FrameTableRest bytes) gives the others.
+// Unavailable for a count or a total that no message of ours has.
+Result<uint32_t> FrameSegments(const uint32_t (&head)[2]) {
+  const uint64_t segments = uint64_t{head[0]} + 1;
+  if (segments > 512) return Unavailable("a message of " + std::to_string(segments) + " segments");
+  return static_cast<uint32_t>(segments);
+}
+
+size_t FrameTableRest(uint32_t segments) {
+  const size_t table_words = (segments / 2) + 1;  // incl. the count: 4 + 4 * segments bytes, padded
+  return (table_words * 2 - 2) * sizeof(uint32_t);
+}
+
+size_t FrameWords(const std::vector<uint32_t>& sizes) {
+  size_t words = 0;
+  for (uint32_t s : sizes) words += s;
+  return words;
+}
+
+Result<std::vector<uint32_t>> FrameSizes(const uint32_t (&head)[2],
+                                         const std::vector<uint32_t>& rest) {
+  AIAC_ASSIGN_OR_RETURN(const uint32_t segments, FrameSegments(head));
+  std::vector<uint32_t> sizes(segments);
+  sizes[0] = head[1];
+  for (uint32_t i = 1; i < segments; ++i) sizes[i] = rest.at(i - 1);
+  const uint64_t words = FrameWords(sizes);
+  if (words > (uint64_t{1} << 31))
+    return Unavailable("a message of " + std::to_string(words) + " words");
+  return sizes;
+}
+
+// The message whose segments, of `sizes`, were read into `words`; decoded in place.
+std::unique_ptr<ChildMessageIn> DecodeChildMessage(kj::Array<capnp::word> words,
+                                                   const std::vector<uint32_t>& sizes) {
+  auto message = std::make_unique<ChildMessageIn>();
+  message->words = std::move(words);
+  message->segments = kj::heapArray<kj::ArrayPtr<const capnp::word>>(sizes.size());
+  const capnp::word* at = message->words.begin();
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    message->segments[i] = kj::arrayPtr(at, sizes[i]);
+    at += sizes[i];
+  }
+  // States and slices of large blocks: far above the default traversal limit (64 MiB).
+  capnp::ReaderOptions options;
+  options.traversalLimitInWords = message->words.size() + 1024;
+  message->reader.emplace(message->segments.asPtr(), options);
+  return message;
+}
+
 }  // namespace
 
 capnp::Orphan<capnp::Data> BytesFor(capnp::MessageBuilder& message, std::string_view bytes) {
@@ -99,52 +150,6 @@ Status SendChildMessage(int fd, capnp::MessageBuilder& message) {
   if (out.failed())
     return Unavailable(std::string("the other end is gone: ") + std::strerror(errno));
   return Status::Ok();
-}
-
-Result<uint32_t> FrameSegments(const uint32_t (&head)[2]) {
-  const uint64_t segments = uint64_t{head[0]} + 1;
-  if (segments > 512) return Unavailable("a message of " + std::to_string(segments) + " segments");
-  return static_cast<uint32_t>(segments);
-}
-
-size_t FrameTableRest(uint32_t segments) {
-  const size_t table_words = (segments / 2) + 1;  // incl. the count: 4 + 4 * segments bytes, padded
-  return (table_words * 2 - 2) * sizeof(uint32_t);
-}
-
-Result<std::vector<uint32_t>> FrameSizes(const uint32_t (&head)[2],
-                                         const std::vector<uint32_t>& rest) {
-  AIAC_ASSIGN_OR_RETURN(const uint32_t segments, FrameSegments(head));
-  std::vector<uint32_t> sizes(segments);
-  sizes[0] = head[1];
-  for (uint32_t i = 1; i < segments; ++i) sizes[i] = rest.at(i - 1);
-  const uint64_t words = FrameWords(sizes);
-  if (words > (uint64_t{1} << 31))
-    return Unavailable("a message of " + std::to_string(words) + " words");
-  return sizes;
-}
-
-size_t FrameWords(const std::vector<uint32_t>& sizes) {
-  size_t words = 0;
-  for (uint32_t s : sizes) words += s;
-  return words;
-}
-
-std::unique_ptr<ChildMessageIn> DecodeChildMessage(kj::Array<capnp::word> words,
-                                                   const std::vector<uint32_t>& sizes) {
-  auto message = std::make_unique<ChildMessageIn>();
-  message->words = std::move(words);
-  message->segments = kj::heapArray<kj::ArrayPtr<const capnp::word>>(sizes.size());
-  const capnp::word* at = message->words.begin();
-  for (size_t i = 0; i < sizes.size(); ++i) {
-    message->segments[i] = kj::arrayPtr(at, sizes[i]);
-    at += sizes[i];
-  }
-  // States and slices of large blocks: far above the default traversal limit (64 MiB).
-  capnp::ReaderOptions options;
-  options.traversalLimitInWords = message->words.size() + 1024;
-  message->reader.emplace(message->segments.asPtr(), options);
-  return message;
 }
 
 ChildMessageReader::ChildMessageReader() : buffer_(kj::heapArray<capnp::word>(kBufferWords)) {}
@@ -194,19 +199,21 @@ std::unique_ptr<ChildMessageIn> ChildMessageReader::Next() {
     status_ = segments.status();
     return nullptr;
   }
-  const size_t table = sizeof head + FrameTableRest(*segments);
+  const size_t rest_bytes = FrameTableRest(*segments);
+  const size_t table = sizeof head + rest_bytes;
   if (have < table) return nullptr;
-  std::vector<uint32_t> rest(FrameTableRest(*segments) / sizeof(uint32_t));
-  std::memcpy(rest.data(), at + sizeof head, rest.size() * sizeof(uint32_t));
+  std::vector<uint32_t> rest(rest_bytes / sizeof(uint32_t));
+  std::memcpy(rest.data(), at + sizeof head, rest_bytes);
   auto sizes = FrameSizes(head, rest);
   if (!sizes.ok()) {
     status_ = sizes.status();
     return nullptr;
   }
-  const size_t body = FrameWords(*sizes) * sizeof(capnp::word);
+  const size_t words = FrameWords(*sizes);
+  const size_t body = words * sizeof(capnp::word);
   if (table + body > buffer_.size() * sizeof(capnp::word)) {
     // Read in place: what came of it so far, then the rest straight into its words.
-    large_ = kj::heapArray<capnp::word>(FrameWords(*sizes));
+    large_ = kj::heapArray<capnp::word>(words);
     large_sizes_ = std::move(*sizes);
     large_filled_ = have - table;
     std::memcpy(large_.begin(), at + table, large_filled_);
@@ -214,10 +221,10 @@ std::unique_ptr<ChildMessageIn> ChildMessageReader::Next() {
     return Next();
   }
   if (have < table + body) return nullptr;
-  auto words = kj::heapArray<capnp::word>(FrameWords(*sizes));
-  std::memcpy(words.begin(), at + table, body);
+  auto message = kj::heapArray<capnp::word>(words);
+  std::memcpy(message.begin(), at + table, body);
   begin_ += table + body;
-  return DecodeChildMessage(std::move(words), *sizes);
+  return DecodeChildMessage(std::move(message), *sizes);
 }
 
 size_t FirstSegmentWords(size_t payload) {

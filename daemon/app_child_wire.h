@@ -40,19 +40,6 @@ struct ChildMessageIn {
   }
 };
 
-// The framing of a message (the standard one: segment count - 1, the segments' sizes in words,
-// padding to a word, the segments), read in two steps: its first two words name the segment
-// count and the first size, then the rest of the table (FrameTableRest bytes) gives the others.
-// Unavailable for a count or a total that no message of ours has.
-Result<uint32_t> FrameSegments(const uint32_t (&head)[2]);
-size_t FrameTableRest(uint32_t segments);
-Result<std::vector<uint32_t>> FrameSizes(const uint32_t (&head)[2],
-                                         const std::vector<uint32_t>& rest);
-size_t FrameWords(const std::vector<uint32_t>& sizes);
-// The message whose segments, of `sizes`, were read into `words`; decoded in place.
-std::unique_ptr<ChildMessageIn> DecodeChildMessage(kj::Array<capnp::word> words,
-                                                   const std::vector<uint32_t>& sizes);
-
 // Whole messages out of a stream read in pieces of any size: several small messages per read,
 // and a large one read straight into its own words (nothing copied twice). One thread.
 class ChildMessageReader {
@@ -61,8 +48,8 @@ class ChildMessageReader {
   // Where the next read goes (never empty), then how much it brought.
   kj::ArrayPtr<kj::byte> Space();
   void Filled(size_t bytes);
-  // The next whole message read; null when none is whole yet, or after a framing error (ok()
-  // tells: the stream is not ours, stop reading it).
+  // The next whole message read; null when none is whole yet, or after a framing error
+  // (status() tells: the stream is not ours, stop reading it).
   std::unique_ptr<ChildMessageIn> Next();
   const Status& status() const { return status_; }
 
