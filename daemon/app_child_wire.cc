@@ -203,7 +203,7 @@ std::unique_ptr<ChildMessageIn> ChildMessageReader::Next() {
   const size_t table = sizeof head + rest_bytes;
   if (have < table) return nullptr;
   std::vector<uint32_t> rest(rest_bytes / sizeof(uint32_t));
-  std::memcpy(rest.data(), at + sizeof head, rest_bytes);
+  if (rest_bytes > 0) std::memcpy(rest.data(), at + sizeof head, rest_bytes);
   auto sizes = FrameSizes(head, rest);
   if (!sizes.ok()) {
     status_ = sizes.status();
@@ -216,13 +216,13 @@ std::unique_ptr<ChildMessageIn> ChildMessageReader::Next() {
     large_ = kj::heapArray<capnp::word>(words);
     large_sizes_ = std::move(*sizes);
     large_filled_ = have - table;
-    std::memcpy(large_.begin(), at + table, large_filled_);
+    if (large_filled_ > 0) std::memcpy(large_.begin(), at + table, large_filled_);
     begin_ = end_ = 0;
     return Next();
   }
   if (have < table + body) return nullptr;
   auto message = kj::heapArray<capnp::word>(words);
-  std::memcpy(message.begin(), at + table, body);
+  if (body > 0) std::memcpy(message.begin(), at + table, body);
   begin_ += table + body;
   return DecodeChildMessage(std::move(message), *sizes);
 }
