@@ -119,6 +119,11 @@ bool Mailbox::WaitForNew(std::chrono::milliseconds timeout) {
   return got && !closed_;
 }
 
+bool Mailbox::HasNew() const {
+  std::lock_guard lock(mu_);
+  return HasNewLocked();
+}
+
 size_t Mailbox::waiters() const {
   std::lock_guard lock(mu_);
   return waiters_;

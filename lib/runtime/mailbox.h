@@ -51,6 +51,8 @@ class Mailbox {
                                                   std::chrono::milliseconds timeout);
   // Waits up to `timeout` for any new value; true if one is there.
   bool WaitForNew(std::chrono::milliseconds timeout);
+  // True when a value newer than what was taken waits (TakeNew would return something).
+  bool HasNew() const;
   // True when every one of `from` has sent a value, its newest accepted one came from a locally
   // converged sender, and that sender had absorbed at least iteration `need_seen[f]` of ours
   // (when listed): those inputs are final for our current values and will not change unless

@@ -35,9 +35,13 @@ TEST(MailboxTest, NewestValueWinsAndOlderOnesAreDropped) {
 // the sender says about its convergence and about our values is taken all the same.
 TEST(MailboxTest, TheSameBytesUnderANewerIterationAreNotNew) {
   Mailbox box;
+  EXPECT_FALSE(box.HasNew());
   EXPECT_TRUE(box.Put(1, 4, "x", false, 0));
+  EXPECT_TRUE(box.HasNew());
   ASSERT_EQ(box.TakeNew().size(), 1u);
+  EXPECT_FALSE(box.HasNew());
   EXPECT_FALSE(box.Put(1, 5, "x", true, 9));
+  EXPECT_FALSE(box.HasNew());
   EXPECT_FALSE(box.WaitForNew(std::chrono::milliseconds(10)));
   EXPECT_TRUE(box.TakeNew().empty());
   EXPECT_EQ(box.Taken(1), 5u) << "the task holds iteration 5's value";
