@@ -72,7 +72,12 @@ awaitable<net::ConnectionPtr> NeighbourLinks::DialDaemon(Session job,
     const Endpoint& address = t.first;
     const std::string& daemon = t.second;
     auto conn = co_await DialOnce(address, daemon, job->job(), what);
-    if (!Current(job)) break;
+    if (!Current(job)) {
+      // The task ended while we dialed: nobody will use or close this connection, and an open
+      // one lives on (its writer waits for frames), holding the daemon's io up for good.
+      if (conn.ok()) (*conn)->Close();
+      break;
+    }
     if (conn.ok() && target().second != daemon) {
       // The peer moved while we dialed (a NeighbourMoved came in): the daemon that answered may
       // be the one that was replaced, back from a pause. Dial the new one instead.
