@@ -312,6 +312,70 @@ TEST(TaskRunnerTest, ARoundIsNotAnsweredWhileANeighboursNewValueWaitsUnabsorbed)
   EXPECT_EQ(answers, (std::vector<std::pair<uint64_t, bool>>{{1, false}}));
 }
 
+// A runner in an app's child process reads its daemon's commands itself, through its pump,
+// called on its own thread: nothing else calls it once it runs. The neighbour's values, a query
+// and the halt all come that way; a synchronous step waits for its input by pumping.
+TEST(TaskRunnerTest, ARunnerWithAPumpGetsItsCommandsThroughIt) {
+  for (const bool sync : {false, true}) {
+    SCOPED_TRACE(sync ? "sync" : "async");
+    Recorder rec;
+    RunnerCallbacks cb = rec.Callbacks();
+    std::mutex mu;
+    std::vector<std::pair<uint64_t, bool>> answers;
+    uint64_t finished_at = 0;
+    cb.answer = [&](uint64_t round, bool c) {
+      std::lock_guard lock(mu);
+      answers.emplace_back(round, c);
+    };
+    cb.finished = [&](Result<std::string>, uint64_t iterations) {
+      std::lock_guard lock(mu);
+      finished_at = iterations;
+      rec.done = true;
+    };
+    // On the runner's thread only: what the pump handed over so far, and the last iteration.
+    uint64_t last = 0, values = 0;
+    bool asked = false, elsewhere = false;
+    cb.send = [&](std::vector<OutgoingValue>, uint64_t iteration, bool) { last = iteration; };
+    std::atomic<TaskRunner*> self{nullptr};
+    std::thread::id runner_thread;
+    RunnerOptions options;
+    options.sync = sync;
+    options.pump = [&](std::chrono::milliseconds) {
+      TaskRunner* r = self.load();
+      if (runner_thread == std::thread::id()) runner_thread = std::this_thread::get_id();
+      elsewhere = elsewhere || std::this_thread::get_id() != runner_thread;
+      if (values < 5) {
+        // Converged, having seen everything of ours: an asynchronous round can be answered.
+        ++values;
+        r->Put(1, values, "n" + std::to_string(values), true, 100, 1, 1);
+      } else if (sync) {
+        // Iteration k takes the neighbour's k - 1: the sixth is the last one can compute.
+        if (last >= 6) r->Halt();
+      } else if (!asked) {
+        asked = true;
+        r->Query(1);
+      } else if (std::lock_guard lock(mu); !answers.empty()) {
+        r->Halt();
+      }
+    };
+    TaskRunner runner(std::make_unique<SettlingTask>(), {1}, options, cb);
+    self = &runner;
+    runner.Start();
+    ASSERT_TRUE(testing::WaitUntil([&] {
+      std::lock_guard lock(mu);
+      return rec.done;
+    }));
+    runner.Join();
+    EXPECT_FALSE(elsewhere) << "the pump was called on another thread";
+    EXPECT_EQ(values, 5u);
+    if (sync) {
+      EXPECT_EQ(finished_at, 6u);
+    } else {
+      EXPECT_EQ(answers, (std::vector<std::pair<uint64_t, bool>>{{1, true}}));
+    }
+  }
+}
+
 // A task that stopped iterating still says what it absorbed: its newest value again, at the
 // same iteration, with the new `seen` and its convergence, once per value it took; the
 // neighbour waiting to answer a round needs it.
