@@ -1,10 +1,7 @@
 #include "daemon/app_child_server.h"
 
 #include <capnp/message.h>
-#include <poll.h>
-#include <sys/socket.h>
 
-#include <cerrno>
 #include <memory>
 #include <mutex>
 
@@ -182,76 +179,29 @@ class Server {
       : fd_(fd), out_(std::make_shared<Writer>(fd)), log_(std::make_shared<ChildLog>(out_)) {}
 
   int Run() {
+    int code = 0;
     for (;;) {
       auto in = ReceiveChildMessage(fd_);
       if (!in.ok()) break;  // the daemon closed: the task is over
       auto call = (*in)->root<proto::ChildCall>();
       if (!(runner_ ? Command(call) : call.isRun() ? StartRunner(call) : Answer(call))) {
-        broke_protocol_ = true;
-        break;
-      }
-      if (runner_ && call.isStart()) {
-        // From here the runner reads the socket itself (Pump), until HALT or the daemon's end.
-        // ReceiveChildMessage reads no further than its message, so nothing is left over here.
-        runner_->Join();
+        code = 1;
         break;
       }
     }
     if (runner_) runner_->Halt();
     runner_.reset();  // joins its thread
-    return broke_protocol_ ? 1 : 0;
+    return code;
   }
 
  private:
-  // From the `run` call on, the runner iterates on its own thread; the daemon's commands go to it
-  // (before `start` from this thread, then through the runner's pump).
+  // From the `run` call on, the runner iterates on its own thread; the daemon's commands go to it.
   bool StartRunner(proto::ChildCall::Reader call) {
     if (!task_) return false;
     const auto dependencies = task_->Dependencies();
-    auto options = OptionsOf(call.getRun());
-    options.pump = [this](std::chrono::milliseconds wait) { Pump(wait); };
     runner_ = std::make_unique<runtime::TaskRunner>(std::move(task_), dependencies,
-                                                    std::move(options), EventsTo(out_));
+                                                    OptionsOf(call.getRun()), EventsTo(out_));
     return true;
-  }
-
-  // RunnerOptions::pump, on the runner's thread: every command that came, waiting up to `wait`
-  // for one when none had. The daemon gone or a broken command halts the runner.
-  void Pump(std::chrono::milliseconds wait) {
-    bool got = false;
-    bool drained = false;  // a read that did not fill its space: nothing more came yet
-    for (;;) {
-      while (auto in = reader_.Next()) {
-        got = true;
-        if (!Command(in->root<proto::ChildCall>())) return Broke();
-      }
-      if (!reader_.status().ok()) return Broke();
-      if (drained) {
-        if (got || wait.count() <= 0) return;
-        pollfd p{fd_, POLLIN, 0};
-        const int ready = ::poll(&p, 1, static_cast<int>(wait.count()));
-        if (ready == 0) return;
-        if (ready < 0 && errno != EINTR) return runner_->Halt();
-        wait = std::chrono::milliseconds(0);  // one wait per call
-      }
-      auto space = reader_.Space();
-      const ssize_t n = ::recv(fd_, space.begin(), space.size(), MSG_DONTWAIT);
-      if (n > 0) {
-        reader_.Filled(static_cast<size_t>(n));
-        drained = static_cast<size_t>(n) < space.size();
-      } else if (n == 0) {
-        return runner_->Halt();  // the daemon closed: the task is over
-      } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
-        drained = true;
-      } else if (errno != EINTR) {
-        return runner_->Halt();
-      }
-    }
-  }
-
-  void Broke() {
-    broke_protocol_ = true;
-    runner_->Halt();
   }
 
   bool Command(proto::ChildCall::Reader call) {
@@ -397,8 +347,6 @@ class Server {
   app::JobParams params_;
   std::unique_ptr<app::Task> task_;
   std::unique_ptr<runtime::TaskRunner> runner_;  // from the `run` call on; holds the task then
-  ChildMessageReader reader_;                    // the runner's pump reads through it
-  bool broke_protocol_ = false;
 };
 
 }  // namespace

@@ -6,9 +6,8 @@
 
 namespace aiac::daemon {
 
-// Serves calls on `fd` until the daemon closes it or the started task halts (from `start` on,
-// the runner's thread reads `fd` itself); the process's exit code (0, or 1 when the daemon
-// broke the protocol).
+// Serves calls on `fd` until the daemon closes it; the process's exit code (0, or 1 when the
+// daemon broke the protocol).
 int ServeAppChild(int fd);
 
 }  // namespace aiac::daemon

@@ -191,27 +191,6 @@ void TaskRunner::Join() {
   if (thread_.joinable()) thread_.join();
 }
 
-void TaskRunner::AwaitInput(std::chrono::milliseconds wait) {
-  if (!options_.pump) {
-    mailbox_.WaitForNew(wait);
-  } else if (!mailbox_.HasNew()) {
-    options_.pump(wait);
-  }
-}
-
-void TaskRunner::Pause(Clock::duration wait) {
-  if (!options_.pump) {
-    std::this_thread::sleep_for(wait);
-    return;
-  }
-  // The pump returns early when a command comes: on until the time is over.
-  const auto until = std::chrono::steady_clock::now() + wait;
-  for (auto now = std::chrono::steady_clock::now(); now < until && !halt_.load();
-       now = std::chrono::steady_clock::now()) {
-    options_.pump(std::chrono::ceil<std::chrono::milliseconds>(until - now));
-  }
-}
-
 Status TaskRunner::Step(uint64_t next_iteration, bool& did_work) {
   if (options_.sync) {
     // Iteration k uses every neighbour's iteration k-1 (iteration 1 starts from the initial
@@ -219,11 +198,8 @@ Status TaskRunner::Step(uint64_t next_iteration, bool& did_work) {
     if (next_iteration > 1 && !neighbours_.empty()) {
       std::optional<std::vector<Mailbox::Value>> values;
       const auto wait_start = options_.clock->Now();
-      // With a pump, the values come in through it: taken without waiting, then pumped.
-      const auto wait = std::chrono::milliseconds(options_.pump ? 0 : 100);
-      while (!halt_.load() &&
-             !(values = mailbox_.TakeIteration(neighbours_, next_iteration - 1, wait))) {
-        if (options_.pump) options_.pump(std::chrono::milliseconds(100));
+      while (!halt_.load() && !(values = mailbox_.TakeIteration(neighbours_, next_iteration - 1,
+                                                                std::chrono::milliseconds(100)))) {
       }
       profile_.wait_s += Seconds(options_.clock->Now() - wait_start);
       if (!values) return Status::Ok();  // halted while waiting
@@ -332,7 +308,6 @@ void TaskRunner::Loop() {
   }
   options_.resend.clear();
   while (!halt_.load()) {
-    if (options_.pump) options_.pump(std::chrono::milliseconds(0));
     failure = RunCommands(iteration, converged);
     if (!failure.ok()) break;
     bool did_work = false;
@@ -352,8 +327,8 @@ void TaskRunner::Loop() {
       iterate_time_ = options_.iteration_time(ThreadCpuTime() - cpu_start);
       const auto until = wall_start + iterate_time_;
       while (!halt_.load() && options_.clock->Now() < until) {
-        Pause(std::min<Clock::duration>(until - options_.clock->Now(),
-                                        std::chrono::milliseconds(20)));
+        std::this_thread::sleep_for(std::min<Clock::duration>(until - options_.clock->Now(),
+                                                              std::chrono::milliseconds(20)));
       }
       if (halt_.load()) break;
     }
@@ -372,7 +347,7 @@ void TaskRunner::Loop() {
       // Nothing to compute until a neighbour sends something new.
       if (!options_.sync) Acknowledge(iteration, converged);
       const auto wait_start = options_.clock->Now();
-      AwaitInput(std::chrono::milliseconds(5));
+      mailbox_.WaitForNew(std::chrono::milliseconds(5));
       profile_.wait_s += Seconds(options_.clock->Now() - wait_start);
     }
     // A converged task answers only once every neighbour that sends to it has absorbed the

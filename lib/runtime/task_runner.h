@@ -123,13 +123,6 @@ struct RunnerOptions {
   // What the runner reads the time from (checkpoint_period, progress_period, the measures);
   // outlives the runner. Tests give a ManualClock.
   const Clock* clock = &Clock::Steady();
-  // A runner in an app's child process reads its daemon's commands itself, on its own thread
-  // (daemon/app_child_server.cc): one thread fewer to wake per neighbour's value. `pump(wait)`
-  // hands over every command that came (through this runner's Put, Query, Halt, ...), waiting up
-  // to `wait` for one when none had. The runner calls it at the start of each pass without
-  // waiting, and in place of its waits for a neighbour's value. Unset: commands come from other
-  // threads.
-  std::function<void(std::chrono::milliseconds wait)> pump;
 };
 
 // aiac_task_iterations_total (docs/operations.md, "Metrics"): the iterations every task of this
@@ -198,10 +191,6 @@ class TaskRunner final : public Runner {
   // Runs the queued commands after `iteration`; `converged` is the task's last reported state.
   Status RunCommands(uint64_t iteration, bool& converged);
   Status Step(uint64_t next_iteration, bool& did_work);
-  // Waits up to `wait` for a neighbour's value (and, with a pump, for any command).
-  void AwaitInput(std::chrono::milliseconds wait);
-  // Waits `wait` whatever comes (an emulated node's iteration), reading commands with a pump.
-  void Pause(Clock::duration wait);
   // Hands the state to `checkpoint` when one is due after `iteration` (or `now`).
   void MaybeCheckpoint(uint64_t iteration, bool now = false);
   // One move step; `converged` as in RunCommands. A step this runner took already is answered
