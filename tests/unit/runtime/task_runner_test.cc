@@ -197,23 +197,36 @@ class SettlingTask : public app::Task {
   bool fresh_ = false;
 };
 
+// What a runner reports of convergence rounds: its local convergence and its answers.
+struct RoundRecorder {
+  std::mutex mu;
+  bool converged = false;
+  std::vector<std::pair<uint64_t, bool>> answers;
+
+  RunnerCallbacks Callbacks(Recorder& rec) {
+    RunnerCallbacks cb = rec.Callbacks();
+    cb.local_convergence = [this](bool c, uint64_t) {
+      std::lock_guard lock(mu);
+      converged = c;
+    };
+    cb.answer = [this](uint64_t round, bool c) {
+      std::lock_guard lock(mu);
+      answers.emplace_back(round, c);
+    };
+    return cb;
+  }
+};
+
 // A converged task answers a confirmation round only once its neighbour has absorbed its newest
 // changed value (iteration 3) and was still converged after it: until then that value may be in
 // flight on a slow link, and could unsettle the neighbour after the round ended.
 TEST(TaskRunnerTest, ARoundIsAnsweredOnceTheNeighbourAbsorbedOurNewestValueAndStayedConverged) {
   Recorder rec;
-  RunnerCallbacks cb = rec.Callbacks();
-  std::mutex mu;
-  bool converged = false;
-  std::vector<std::pair<uint64_t, bool>> answers;
-  cb.local_convergence = [&](bool c, uint64_t) {
-    std::lock_guard lock(mu);
-    converged = c;
-  };
-  cb.answer = [&](uint64_t round, bool c) {
-    std::lock_guard lock(mu);
-    answers.emplace_back(round, c);
-  };
+  RoundRecorder rounds;
+  RunnerCallbacks cb = rounds.Callbacks(rec);
+  std::mutex& mu = rounds.mu;
+  const bool& converged = rounds.converged;
+  const auto& answers = rounds.answers;
   TaskRunner runner(std::make_unique<SettlingTask>(), {1}, RunnerOptions{}, cb);
   runner.Start();
   ASSERT_TRUE(testing::WaitUntil([&] {
@@ -273,18 +286,11 @@ class UnsettledByChangeTask : public SettlingTask {
 // the change it carries is not absorbed here: the round waits for it, and is lost.
 TEST(TaskRunnerTest, ARoundIsNotAnsweredWhileANeighboursNewValueWaitsUnabsorbed) {
   Recorder rec;
-  RunnerCallbacks cb = rec.Callbacks();
-  std::mutex mu;
-  bool converged = false;
-  std::vector<std::pair<uint64_t, bool>> answers;
-  cb.local_convergence = [&](bool c, uint64_t) {
-    std::lock_guard lock(mu);
-    converged = c;
-  };
-  cb.answer = [&](uint64_t round, bool c) {
-    std::lock_guard lock(mu);
-    answers.emplace_back(round, c);
-  };
+  RoundRecorder rounds;
+  RunnerCallbacks cb = rounds.Callbacks(rec);
+  std::mutex& mu = rounds.mu;
+  const bool& converged = rounds.converged;
+  const auto& answers = rounds.answers;
   std::atomic<TaskRunner*> arrive_in{nullptr};  // set once the round is asked
   std::atomic<int> passes_armed{0};
   auto during_pass = [&] {
