@@ -33,7 +33,8 @@ packages=(
   clang-format              # the formatting check (conf/check-format.sh)
   python3                   # the documents' examples test (tests/examples), tools/docs_toc.py
   libgtest-dev libgmock-dev libbenchmark-dev
-  iproute2                  # ip netns: the multi-host test (tests/integration/netns_test.cc)
+  iproute2                  # ip netns: the multi-host test, aiac-emulate (docs/emulation.md)
+  iputils-ping              # aiac-emulate's test measures its links' round trips with ping
   gnuplot-nox               # the plots of the experiments (tests/eval)
   chromium                  # headless browser: the super-node web page's test (metrics_test.cc)
 )

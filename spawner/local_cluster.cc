@@ -131,13 +131,13 @@ Status LocalCluster::WriteConfigs() {
   return Status::Ok();
 }
 
-std::vector<std::string> LocalCluster::ChildArgs(const std::string& binary,
-                                                 const std::string& id) const {
+std::vector<std::string> LocalCluster::ChildArgs(const std::string& binary, const std::string& id,
+                                                 const std::string& host) const {
   return {bin_dir_ + "/" + binary,
           "--config",
           dir_ + "/cluster.toml",
           "--listen",
-          "127.0.0.1:0",
+          host + ":0",
           "--id",
           id,
           "--data",
@@ -157,7 +157,9 @@ net::awaitable<Result<std::string>> LocalCluster::StartSupernode(
   const std::string id = "sn-local-" + std::to_string(k);
   const std::string ready = dir_ + "/" + id + ".addr";
   if (Status s = WriteIdentity(id, proto::Role::SUPERNODE); !s.ok()) co_return s;
-  std::vector<std::string> argv = ChildArgs("aiac-supernode", id);
+  const bool os = emulation_ && emulation_->os;
+  std::vector<std::string> argv =
+      ChildArgs("aiac-supernode", id, os ? emulation_->os->host_address : "127.0.0.1");
   argv.insert(argv.end(), {"--ready-file", ready});
   // Linking from the later to the earlier ones links every pair once.
   for (const auto& peer : peers) {
@@ -200,14 +202,26 @@ Status LocalCluster::StartDaemons(const std::vector<std::string>& supernodes) {
     const std::string id =
         emulation_ ? emulation_->node_ids[i - 1] : std::string("d").append(std::to_string(i));
     AIAC_RETURN_IF_ERROR(WriteIdentity(id, proto::Role::DAEMON));
-    std::vector<std::string> argv = ChildArgs("aiac-daemon", id);
-    argv.insert(argv.end(), {"--power", power, "--app-isolation", app_isolation_});
+    const LocalEmulation::OsNode* os_node =
+        emulation_ && emulation_->os ? &emulation_->os->nodes.at(id) : nullptr;
+    std::vector<std::string> argv;
+    if (os_node) {
+      // Run as the node: aiac-emulate enters its namespace and cgroup, then becomes the daemon.
+      argv = {bin_dir_ + "/aiac-emulate", "exec", "--platform", emulation_->os->platform, id, "--"};
+      const std::vector<std::string> daemon = ChildArgs("aiac-daemon", id, os_node->address);
+      argv.insert(argv.end(), daemon.begin(), daemon.end());
+      argv.insert(argv.end(), {"--power", std::to_string(os_node->power), "--cluster",
+                               os_node->cluster, "--app-isolation", app_isolation_});
+    } else {
+      argv = ChildArgs("aiac-daemon", id);
+      argv.insert(argv.end(), {"--power", power, "--app-isolation", app_isolation_});
+    }
     if (trusted_keys_.empty()) {
       argv.insert(argv.end(), {"--trusted-key", signing_->PublicHex()});
     } else {
       for (const std::string& key : trusted_keys_) argv.insert(argv.end(), {"--trusted-key", key});
     }
-    if (emulation_) {
+    if (emulation_ && !os_node) {
       for (std::string arg :
            {std::string("--emulate"), emulation_->platform_path, std::string("--emulate-slowdown"),
             std::to_string(emulation_->slowdown), std::string("--emulate-seed"),

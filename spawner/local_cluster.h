@@ -10,6 +10,7 @@
 // every such directory of this user whose owner is no longer running.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -38,6 +39,20 @@ struct LocalEmulation {
   std::vector<std::string> node_ids;
   double slowdown = 1;
   uint64_t seed = 1;
+  // `--emulation os`: the platform is up as namespaces and cgroups (`aiac-emulate up`); the
+  // super-node listens on the host's port into it, and each daemon runs inside its node
+  // (`aiac-emulate exec`) at the node's address, with the node's cluster and power, stretching
+  // nothing itself: the kernel and the link switch do.
+  struct OsNode {
+    std::string address, cluster;
+    double power = 1;
+  };
+  struct Os {
+    std::string platform;      // its name, as aiac-emulate knows it
+    std::string host_address;  // the host's address on it
+    std::map<std::string, OsNode> nodes;
+  };
+  std::optional<Os> os;
 };
 
 class LocalCluster {
@@ -77,7 +92,8 @@ class LocalCluster {
  private:
   // What every child is started with: its binary, the cluster's config, a free port, its id, its
   // data directory and the log level.
-  std::vector<std::string> ChildArgs(const std::string& binary, const std::string& id) const;
+  std::vector<std::string> ChildArgs(const std::string& binary, const std::string& id,
+                                     const std::string& host = "127.0.0.1") const;
   // Super-node `k` (sn-local-k), peered with `peers`: its address once it listens.
   net::awaitable<Result<std::string>> StartSupernode(size_t k,
                                                      const std::vector<std::string>& peers,

@@ -18,6 +18,7 @@
 #include "core/hex.h"
 #include "core/logging.h"
 #include "core/status_line_sink.h"
+#include "emulate/platform_state.h"
 #include "emulation/platform_file.h"
 #include "mapping/mapper.h"
 #include "net/http_server.h"
@@ -73,6 +74,12 @@ CLI::App* AddRunCommand(CLI::App& app, RunArgs& args) {
   run->add_option("--platform-seed", args.platform_seed,
                   "with --platform: seed of the emulated nodes' background draws (default: "
                   "--kill-seed, else 1)")
+      ->needs(platform);
+  run->add_option("--emulation", args.emulation,
+                  "with --platform: in-process (each daemon stretches its own iterations and "
+                  "frames, default) or os (each daemon runs inside its node of the platform "
+                  "`aiac-emulate up` made: namespaces, CPU cgroups, link switch)")
+      ->check(CLI::IsMember({"in-process", "os"}))
       ->needs(platform);
   run->add_flag("--shuffle-nodes", args.shuffle_nodes,
                 "with --platform: start the daemons (so they register, and the super-node hands "
@@ -175,6 +182,38 @@ struct RunPlan {
   int ready_fd = -1;         // --detach: told "ok" or the error once the run is under way
 };
 
+// --emulation os: the nodes of the platform `aiac-emulate up` made from this file, where the
+// super-node and the daemons will run.
+Status FindOsPlatform(const emulation::PlatformFile& platform, LocalEmulation& emulation) {
+  auto up = emulate::LoadState(platform.name);
+  if (!up.ok()) {
+    return InvalidArgument("--emulation os: platform '" + platform.name +
+                           "' is not up (`aiac-emulate up " + emulation.platform_path + "` first)");
+  }
+  auto& os = emulation.os.emplace();
+  os.platform = platform.name;
+  os.host_address = up->plan.host_address;
+  size_t nodes = 0;
+  for (const auto& c : platform.clusters) {
+    for (size_t k = 1; k <= c.powers.size(); ++k, ++nodes) {
+      const std::string id = emulation::PlatformFile::NodeId(c.name, k);
+      const emulation::OsNode* node = up->plan.Find(id);
+      if (!node || node->cluster != c.name || node->power != c.powers[k - 1]) {
+        return InvalidArgument("--emulation os: platform '" + platform.name +
+                               "' is up with other nodes than the file's (node " + id +
+                               "): `aiac-emulate down " + platform.name + "`, then up again");
+      }
+      os.nodes[id] = {node->address, node->cluster, node->power};
+    }
+  }
+  if (nodes != up->plan.nodes.size()) {
+    return InvalidArgument("--emulation os: platform '" + platform.name +
+                           "' is up with other nodes than the file's: `aiac-emulate down " +
+                           platform.name + "`, then up again");
+  }
+  return Status::Ok();
+}
+
 // --platform: the emulated platform's nodes (their daemon ids, and for Lee & Cho's static splits
 // their figures), its links for the migration plan's channels, and the slowdown.
 Status LoadPlatform(RunPlan& plan) {
@@ -200,6 +239,7 @@ Status LoadPlatform(RunPlan& plan) {
   };
   LocalEmulation& emulation = plan.emulation.emplace();
   emulation.platform_path = std::filesystem::absolute(args.platform).string();
+  if (args.emulation == "os") AIAC_RETURN_IF_ERROR(FindOsPlatform(platform, emulation));
   // Each node's daemon id, and for Lee & Cho's static splits its power and its competing jobs
   // (mean N and sigma_n, the task counted in N), as the platform file gives them.
   double fastest = 0;
@@ -411,9 +451,15 @@ std::optional<RunSummary> Execute(RunPlan& plan, const Logger& log, StatusLineSi
     cluster->set_log_format(plan.options.log_format);
     cluster->set_app_isolation(plan.options.local_app_isolation);
     if (plan.emulation) {
-      log->info("emulating platform {}: {} nodes, slowdown {:g}{}", args.platform, args.local,
-                plan.emulation->slowdown,
-                args.shuffle_nodes ? ", started in a shuffled order" : "");
+      if (plan.emulation->os) {
+        log->info("platform {}: {} nodes, each daemon in its node of aiac-emulate's platform {}{}",
+                  args.platform, args.local, plan.emulation->os->platform,
+                  args.shuffle_nodes ? ", started in a shuffled order" : "");
+      } else {
+        log->info("emulating platform {}: {} nodes, slowdown {:g}{}", args.platform, args.local,
+                  plan.emulation->slowdown,
+                  args.shuffle_nodes ? ", started in a shuffled order" : "");
+      }
       cluster->set_emulation(*plan.emulation);
     }
     plan.options.net.cluster_key = cluster->cluster_key();

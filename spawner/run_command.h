@@ -23,6 +23,9 @@ struct RunArgs {
   double slowdown =
       0;  // --slowdown S (with --platform); 0: nodes / cores x the largest power, at least 1
   uint64_t platform_seed = 0;  // --platform-seed X (with --platform); 0: --kill-seed, else 1
+  // --emulation (with --platform): "in-process" (the daemons stretch their own iterations and
+  // frames) or "os" (each daemon runs inside the node of the platform `aiac-emulate up` made)
+  std::string emulation = "in-process";
   bool shuffle_nodes =
       false;  // --shuffle-nodes (with --platform): daemons start in a seeded random order
   int local_supernodes = 1;
