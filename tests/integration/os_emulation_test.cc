@@ -6,8 +6,8 @@
 // is installed); `down` removes every namespace, cgroup and process, also after the switch was
 // killed, and says so again when nothing is left; bad input gets one line and a non-zero exit.
 //
-// Needs root, `ip netns` and /dev/net/tun; skipped with the reason otherwise. Timing-sensitive
-// (CPU shares, round trips), so ctest runs it alone (RUN_SERIAL).
+// Needs root, `ip netns`, TUN devices and a CPU controller; skipped with the reason otherwise.
+// Timing-sensitive (CPU shares, round trips), so ctest runs it alone (RUN_SERIAL).
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -63,7 +63,13 @@ class OsEmulationTest : public ::testing::Test {
     const std::string probe = "aiacprobe" + std::to_string(getpid());
     if (Shell("ip netns add " + probe).code != 0)
       GTEST_SKIP() << "`ip netns add` is not allowed here";
+    const bool tun = Shell("ip netns exec " + probe + " ip tuntap add dev t0 mode tun").code == 0;
     Shell("ip netns del " + probe);
+    if (!tun) GTEST_SKIP() << "TUN devices cannot be made here";
+    if (!fs::exists("/sys/fs/cgroup/cpu/cpu.cfs_quota_us") &&
+        Shell("grep -qw cpu /sys/fs/cgroup/cgroup.controllers").code != 0) {
+      GTEST_SKIP() << "no CPU controller (cgroup v1 cpu or v2 cpu.max) here";
+    }
     name_ = "t" + std::to_string(getpid());
     platform_ = dir_.path() + "/two-sites.toml";
     WriteFile(platform_, "name = \"" + name_ + R"("
