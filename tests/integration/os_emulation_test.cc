@@ -114,7 +114,9 @@ bandwidth_mbps = 100
 };
 
 TEST_F(OsEmulationTest, LinksShowTheirLatencyAndNodesTheirShareOfTheCpu) {
-  const Ran up = Shell(Emulate() + " up " + platform_);
+  // One core shared out (0.4, 0.2 and 0.4 of it): the nodes get their quotas even on a loaded
+  // 2-core machine, where a quota is a cap, not a promise.
+  const Ran up = Shell(Emulate() + " up --cores 1 " + platform_);
   ASSERT_EQ(up.code, 0) << up.output;
   EXPECT_NE(up.output.find("links: user-space switch"), std::string::npos) << up.output;
 
@@ -126,7 +128,7 @@ TEST_F(OsEmulationTest, LinksShowTheirLatencyAndNodesTheirShareOfTheCpu) {
   EXPECT_GE(inside, 0);
   EXPECT_LT(inside, 10) << "ping a-1 -> a-2, one site";
 
-  // Both busy at once; the quotas (0.8 and 0.4 of the 2 cores) fit the host together.
+  // Both busy at once.
   Ran fast, slow;
   std::thread t([&] { fast = Shell(As("a-1") + Emulate() + " burn 3"); });
   slow = Shell(As("a-2") + Emulate() + " burn 3");
@@ -145,8 +147,8 @@ TEST_F(OsEmulationTest, LinksShowTheirLatencyAndNodesTheirShareOfTheCpu) {
 }
 
 TEST_F(OsEmulationTest, ABackgroundLoadCompetesForItsNodesQuota) {
-  // Two nodes of a core each; one competing job on every node, all the time: a busy loop gets
-  // half of its node.
+  // Two nodes of half a core each (of one core shared out, as above); one competing job on every
+  // node, all the time: a busy loop gets half of its node, a quarter of a core.
   WriteFile(platform_, "name = \"" + name_ + R"("
 [[clusters]]
 name = "a"
@@ -155,13 +157,13 @@ latency_ms = 0.1
 bandwidth_mbps = 1000
 background = {mean_jobs = 1.0, std_jobs = 0.0, mean_size = 1.0}
 )");
-  const Ran up = Shell(Emulate() + " up --cores 2 " + platform_);
+  const Ran up = Shell(Emulate() + " up --cores 1 " + platform_);
   ASSERT_EQ(up.code, 0) << up.output;
   const Ran burn = Shell(As("a-1") + Emulate() + " burn 3");
   std::smatch m;
   ASSERT_TRUE(std::regex_search(burn.output, m, std::regex(R"(cores ([0-9.]+))"))) << burn.output;
-  EXPECT_GE(std::stod(m[1]), 0.4) << burn.output;
-  EXPECT_LE(std::stod(m[1]), 0.6) << burn.output;
+  EXPECT_GE(std::stod(m[1]), 0.2) << burn.output;
+  EXPECT_LE(std::stod(m[1]), 0.3) << burn.output;
 }
 
 TEST_F(OsEmulationTest, AiacRunsItsDaemonsAsThePlatformsNodes) {
