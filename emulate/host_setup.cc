@@ -41,16 +41,17 @@ std::vector<pid_t> ReadPids(const std::string& path) {
   return pids;
 }
 
-// Runs argv; its exit status, and what it wrote on stderr in `err`.
-int Run(const std::vector<std::string>& argv, std::string& err) {
+// Runs argv (looked up in PATH), its stdin and the other stream on /dev/null; its exit status,
+// and what it wrote on stdout (`stream` STDOUT_FILENO) or stderr (STDERR_FILENO) in `text`.
+int Run(const std::vector<std::string>& argv, int stream, std::string& text) {
   int pipe_fds[2];
   if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
-    err = std::strerror(errno);
+    text = std::strerror(errno);
     return -1;
   }
   const pid_t pid = fork();
   if (pid < 0) {
-    err = std::strerror(errno);
+    text = std::strerror(errno);
     close(pipe_fds[0]);
     close(pipe_fds[1]);
     return -1;
@@ -59,12 +60,14 @@ int Run(const std::vector<std::string>& argv, std::string& err) {
     const int null = open("/dev/null", O_RDWR);
     dup2(null, STDIN_FILENO);
     dup2(null, STDOUT_FILENO);
-    dup2(pipe_fds[1], STDERR_FILENO);
+    dup2(null, STDERR_FILENO);
+    dup2(pipe_fds[1], stream);
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
     execvp(args[0], args.data());
-    dprintf(STDERR_FILENO, "cannot execute %s: %s\n", args[0], std::strerror(errno));
+    if (stream == STDERR_FILENO)
+      dprintf(STDERR_FILENO, "cannot execute %s: %s\n", args[0], std::strerror(errno));
     _exit(127);
   }
   close(pipe_fds[1]);
@@ -72,7 +75,7 @@ int Run(const std::vector<std::string>& argv, std::string& err) {
   for (ssize_t n; (n = read(pipe_fds[0], buffer, sizeof buffer)) != 0;) {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) break;
-    if (err.size() < 4096) err.append(buffer, static_cast<size_t>(n));
+    text.append(buffer, static_cast<size_t>(n));
   }
   close(pipe_fds[0]);
   int status = 0;
@@ -96,25 +99,9 @@ void KillAll(const std::function<std::vector<pid_t>()>& list) {
 }
 
 std::vector<pid_t> NamespacePids(const std::string& netns) {
+  std::string out;  // `ip netns pids` prints them one per line
+  Run({"ip", "netns", "pids", netns}, STDOUT_FILENO, out);
   std::vector<pid_t> pids;
-  // `ip netns pids` prints them one per line.
-  int pipe_fds[2];
-  if (pipe2(pipe_fds, O_CLOEXEC) != 0) return pids;
-  const pid_t pid = fork();
-  if (pid == 0) {
-    const int null = open("/dev/null", O_RDWR);
-    dup2(null, STDERR_FILENO);
-    dup2(pipe_fds[1], STDOUT_FILENO);
-    execlp("ip", "ip", "netns", "pids", netns.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  close(pipe_fds[1]);
-  std::string out;
-  char buffer[512];
-  for (ssize_t n; (n = read(pipe_fds[0], buffer, sizeof buffer)) > 0;)
-    out.append(buffer, static_cast<size_t>(n));
-  close(pipe_fds[0]);
-  if (pid > 0) waitpid(pid, nullptr, 0);
   std::istringstream in(out);
   for (pid_t p; in >> p;) pids.push_back(p);
   return pids;
@@ -154,7 +141,7 @@ std::string CgroupDir(CpuController controller, const std::string& platform,
 
 Status RunCommand(const std::vector<std::string>& argv) {
   std::string err;
-  const int code = Run(argv, err);
+  const int code = Run(argv, STDERR_FILENO, err);
   if (code == 0) return Status::Ok();
   std::string command;
   for (const auto& a : argv) command += (command.empty() ? "" : " ") + a;

@@ -167,12 +167,6 @@ const std::vector<Config>& PetscConfigs() {
   return configs;
 }
 
-std::string Fixed(double v) {
-  char s[32];
-  std::snprintf(s, sizeof s, "%.2f", v);
-  return s;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {

@@ -18,17 +18,17 @@ using Clock = std::chrono::steady_clock;
 
 constexpr double kResidual = 1e-8;
 
-std::string Fixed(double v) {
-  char s[32];
-  std::snprintf(s, sizeof s, "%.2f", v);
-  return s;
-}
-
 double Since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
 }  // namespace
+
+std::string Fixed(double v) {
+  char s[32];
+  std::snprintf(s, sizeof s, "%.2f", v);
+  return s;
+}
 
 double ResidualOf(const System& s, const std::string& file) {
   auto x = cg::ReadMatrixMarketVector(file, s.a.rows());

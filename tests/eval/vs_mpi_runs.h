@@ -29,6 +29,9 @@ struct Solve {
   double setup = 0;                // aiac: read + prepare + assign phases, seconds
 };
 
+// `v` with two decimals, as the tables print seconds and ratios.
+std::string Fixed(double v);
+
 // The residual of the solution in `file`; -1 when it cannot be read.
 double ResidualOf(const System& s, const std::string& file);
 
