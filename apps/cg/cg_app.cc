@@ -21,6 +21,7 @@
 #include "apps/cg/block_outline.h"
 #include "apps/cg/byte_codec.h"
 #include "apps/cg/cg_messages.h"
+#include "apps/cg/coarse_space.h"
 #include "apps/cg/held_rows.h"
 #include "apps/cg/matching.h"
 #include "apps/cg/matrix_cache.h"
@@ -44,6 +45,31 @@ app::TaskNode NodeOf(int64_t nonzeros, const Inputs& in, const std::vector<Block
   node.cost = static_cast<double>(std::max<int64_t>(1, nonzeros));
   for (const auto& [m, v] : volume) node.edges.push_back({m, v});
   return node;
+}
+
+// The slice of a task of a two-level job: a magic, the pieces per coupling, then its own slice.
+constexpr std::string_view kCoarseSliceMagic = "acgc";
+
+std::string EncodeCoarseSlice(int pieces, std::string_view slice) {
+  std::string out(kCoarseSliceMagic);
+  const auto p = static_cast<int32_t>(pieces);
+  out.append(reinterpret_cast<const char*>(&p), sizeof p);
+  out.append(slice);
+  return out;
+}
+
+bool IsCoarseSlice(std::string_view slice) { return slice.starts_with(kCoarseSliceMagic); }
+
+Result<std::pair<int, std::string_view>> DecodeCoarseSlice(std::string_view slice) {
+  int32_t pieces = 0;
+  if (!IsCoarseSlice(slice) || slice.size() < kCoarseSliceMagic.size() + sizeof pieces)
+    return InvalidArgument("cg: not the slice of a task of a two-level job");
+  std::memcpy(&pieces, slice.data() + kCoarseSliceMagic.size(), sizeof pieces);
+  if (pieces < 1 || pieces > kMostCoarsePieces)
+    return InvalidArgument("cg: the slice of a two-level task has " + std::to_string(pieces) +
+                           " pieces per coupling");
+  return std::pair<int, std::string_view>(pieces,
+                                          slice.substr(kCoarseSliceMagic.size() + sizeof pieces));
 }
 
 }  // namespace
@@ -256,6 +282,7 @@ Result<app::JobPlan> CgApp::Prepare(const app::JobParams& params) {
   bandwidth_ = p.generated ? std::optional<int>(p.spec.bandwidth)
                : metis_    ? std::nullopt
                            : SymmetricBandwidth(A());
+  AIAC_RETURN_IF_ERROR(ChooseCoarse(p, params.tasks, reading.notes));
   auto plan = Split(p, params.tasks, {}, reading.notes);
   if (!plan.ok()) return plan.status();
   if (reading.cache_writer.valid()) {
@@ -275,6 +302,29 @@ Result<app::JobPlan> CgApp::Prepare(const app::JobParams& params) {
   }
   plan->read_seconds = reading.seconds;
   return plan;
+}
+
+Status CgApp::ChooseCoarse(const CgParams& p, uint32_t tasks, std::vector<std::string>& notes) {
+  coarse_ = false;
+  if (p.coarse == "none" || p.generated || tasks < 2) return Status::Ok();
+  if (p.coarse == "harmonic") {
+    if (!IsSymmetric(A())) {
+      return InvalidArgument(
+          "cg: params.coarse = \"harmonic\" needs a symmetric matrix (A Z is computed from "
+          "each block's own rows and their mirrors)");
+    }
+    coarse_ = true;
+  } else {
+    coarse_ = tasks <= static_cast<uint32_t>(kMostCoarseTasks) && WantsCoarseSpace(A());
+  }
+  if (!coarse_) return Status::Ok();
+  bandwidth_.reset();  // the coarse functions are made for the blocks as they are: rows stay
+  notes.push_back(
+      "cg: two-level: a coarse space of each task's constant and its block's "
+      "responses to " +
+      std::to_string(p.coarse_pieces) + " pieces of each coupling (coarse = \"" + p.coarse +
+      "\"); rows stay in their blocks while the job runs: no live balancing");
+  return Status::Ok();
 }
 
 Result<std::optional<app::JobPlan>> CgApp::Reweigh(const app::JobParams& params,
@@ -393,15 +443,33 @@ app::JobPlan CgApp::BuildPlan(const CgParams& p, const Blocks& blocks, const Sha
                      : wrap ? EncodeMovableSlice(*bandwidth_, blocks.slab, EncodeBlock(block))
                             : EncodeBlock(block);
   };
+  // A two-level job: every task exchanges its coarse section with every other (coarse_rounds.h),
+  // about two values per coarse function at each iteration.
+  auto add_coarse = [&](uint32_t l) {
+    if (!coarse_) return;
+    const double volume = 2.0 * task_count * (1.0 + 2.0 * p.coarse_pieces);
+    app::TaskNode& node = plan.graph[l];
+    for (uint32_t m = 0; m < task_count; ++m) {
+      if (m == l) continue;
+      auto it = std::find_if(node.edges.begin(), node.edges.end(),
+                             [m](const auto& e) { return e.first == m; });
+      if (it == node.edges.end()) {
+        node.edges.push_back({m, volume});
+      } else {
+        it->second += volume;
+      }
+    }
+    plan.slices[l] = EncodeCoarseSlice(p.coarse_pieces, plan.slices[l]);
+  };
   // The blocks are independent (each reads the matrix, writes its own slot): built on every core.
   const uint32_t threads = std::clamp<uint32_t>(std::thread::hardware_concurrency(), 1, task_count);
   std::vector<std::jthread> workers;
   for (uint32_t w = 1; w < threads; ++w) {
     workers.emplace_back([&, w] {
-      for (uint32_t l = w; l < task_count; l += threads) build(l);
+      for (uint32_t l = w; l < task_count; l += threads) build(l), add_coarse(l);
     });
   }
-  for (uint32_t l = 0; l < task_count; l += threads) build(l);
+  for (uint32_t l = 0; l < task_count; l += threads) build(l), add_coarse(l);
   workers.clear();  // joined: every slot is written
   return plan;
 }
@@ -424,7 +492,7 @@ void CgApp::NoteBlocks(const Blocks& blocks, const Shares& shares,
         (chain_ && blocks.slab > 0 ? " (" + std::to_string(blocks.slab) + " rows either side)"
                                    : ""));
   }
-  if (!chain_ && shares.empty()) {  // (once: Reweigh's split follows Prepare's)
+  if (!chain_ && shares.empty() && !coarse_) {  // (once: Reweigh's split follows Prepare's)
     const std::string why =
         blocks.metis ? "METIS blocks"
         : !bandwidth_
@@ -491,6 +559,15 @@ Result<std::unique_ptr<app::Task>> CgApp::BuildTask(const app::JobParams& params
     Block block = GeneratedBlock(p.spec, starts, task);
     return NewCgTask(std::move(block), p, std::move(movable));
   }
+  std::optional<CoarseSetup> coarse;
+  if (IsCoarseSlice(slice)) {
+    AIAC_ASSIGN_OR_RETURN(auto unwrapped, DecodeCoarseSlice(slice));
+    if (task >= params.tasks)
+      return InvalidArgument("cg: task " + std::to_string(task) + " of " +
+                             std::to_string(params.tasks));
+    coarse = CoarseSetup{task, params.tasks, unwrapped.first};
+    slice = unwrapped.second;
+  }
   std::optional<int> bandwidth;  // set: the rows of this slice of a file's matrix may move
   int overlap = 0;
   if (IsMovableSlice(slice)) {
@@ -505,7 +582,8 @@ Result<std::unique_ptr<app::Task>> CgApp::BuildTask(const app::JobParams& params
     return BuildBlockFromCache(std::move(outline));
   }();
   if (!block.ok()) return block.status();
-  if (!bandwidth) return NewCgTask(std::move(*block), p);
+  if (!bandwidth) return NewCgTask(std::move(*block), p, std::nullopt, coarse);
+  if (coarse) return InvalidArgument("cg: the rows of a two-level job cannot move");
   const std::vector<int>& rows = block->rows;
   const std::vector<int>& own = block->own;
   const bool neighbours_only = std::all_of(

@@ -91,6 +91,9 @@ class CgApp final : public app::App {
   // METIS or slices (of the file's rows, or of its rows renumbered in reverse Cuthill-McKee
   // order when those cut little), decided once on equal shares.
   void ChoosePartition(const CgParams& p, uint32_t tasks, std::vector<std::string>& notes);
+  // Whether the job is two-level (coarse_): params.coarse, for this matrix and task count; the
+  // rows then stay in their blocks. Refuses coarse = "harmonic" for an unsymmetric matrix.
+  Status ChooseCoarse(const CgParams& p, uint32_t tasks, std::vector<std::string>& notes);
   // The rows of each task's block and who owns every row, for these shares of the work.
   struct Blocks {
     RowPartition part;
@@ -139,7 +142,8 @@ class CgApp final : public app::App {
   // rows move: the unknowns keep their numbering). Empty: no zero on the diagonal.
   std::vector<int> row_order_;
   SpMat permuted_;
-  bool metis_ = false;  // METIS rather than slices, decided by Prepare
+  bool metis_ = false;   // METIS rather than slices, decided by Prepare
+  bool coarse_ = false;  // a two-level job (ChooseCoarse); its slices say so (EncodeCoarseSlice)
   // The matrix's bandwidth when its rows may move between slices (a generated system, or a file's
   // matrix with a symmetric pattern in slices), from Prepare; chain_: they may in the last plan.
   std::optional<int> bandwidth_;

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <set>
 
+#include "apps/cg/coarse_space.h"
 #include "core/config.h"
 
 namespace aiac::cg {
@@ -141,6 +142,21 @@ Status ParseSplitting(const app::JobParams& params, CgParams& p) {
     }
     p.shared_input = *s;
   }
+  AIAC_RETURN_IF_ERROR(GetChoice(params, "coarse", {"auto", "none", "harmonic"},
+                                 "\"auto\", \"none\" or \"harmonic\"", p.coarse));
+  if (p.coarse == "harmonic" && p.generated) {
+    return InvalidArgument(
+        "cg: params.coarse = \"harmonic\" goes with params.matrix (a generated system is "
+        "strictly diagonally dominant: one level converges in a few iterations)");
+  }
+  if (auto* s = params.Find("coarse_pieces")) {
+    auto v = ParseInt("coarse_pieces", *s);
+    if (!v.ok() || *v < 1 || *v > kMostCoarsePieces) {
+      return InvalidArgument("cg: params.coarse_pieces must be in 1.." +
+                             std::to_string(kMostCoarsePieces));
+    }
+    p.coarse_pieces = static_cast<int>(*v);
+  }
   return Status::Ok();
 }
 
@@ -183,6 +199,17 @@ const std::vector<CgParamDoc>& CgParamDocs() {
        "matrix's cache, and the spawner sends it only the block's outline (its rows, b, "
        "and who sends it what); `false`: the spawner sends every block; `auto`: `true` "
        "for a `--local` run. Needs `matrix_cache` (see below)"},
+      {"coarse", "`auto`",
+       "a second level for elliptic problems: `harmonic` adds a coarse space (per task, "
+       "its rows' constant and its block's responses to each coupling's pieces) whose "
+       "small problem every task solves, corrected in asynchronous rounds "
+       "([Two-level](#two-level-coarse)); `none`: one level; `auto`: `harmonic` for a "
+       "symmetric matrix from a file with 2..64 tasks and a row not diagonally dominant "
+       "by 1 % (a discretised elliptic equation), else `none`. The rows of a two-level "
+       "job do not move (`--balance` leaves them)"},
+      {"coarse_pieces", "4",
+       "with `coarse`: pieces of each coupling between two blocks, each giving a coarse "
+       "function (1..64)"},
       {"tolerance", "1e-8",
        "local convergence: max-norm change of a block over the block's max norm below "
        "this..."},

@@ -40,6 +40,11 @@ struct CgParams {
   // the same paths (one host, or a shared filesystem), "false", or "auto" (true for a --local
   // run). Needs matrix_cache; a run whose cache could not be written ships the blocks.
   std::string shared_input = "auto";
+  // A second level (coarse_space.h): "harmonic", "none", or "auto" (harmonic for a symmetric
+  // matrix from a file with 2..kMostCoarseTasks tasks that is not strongly diagonally dominant:
+  // WantsCoarseSpace), and the pieces per coupling of its functions.
+  std::string coarse = "auto";
+  int coarse_pieces = 4;
 
   bool metis() const { return partition == "metis" || (partition == "auto" && !generated); }
   // A generated system split in contiguous slices without overlap: each daemon builds its own

@@ -68,6 +68,30 @@ SpMat GridLaplacian(int kx, int ky, double diag) {
   return a;
 }
 
+SpMat GridLaplacian3d(int k) {
+  std::vector<Eigen::Triplet<double>> t;
+  t.reserve(static_cast<size_t>(k) * k * k * 7);
+  auto at = [k](int x, int y, int z) { return (z * k + y) * k + x; };
+  for (int z = 0; z < k; ++z) {
+    for (int y = 0; y < k; ++y) {
+      for (int x = 0; x < k; ++x) {
+        const int i = at(x, y, z);
+        t.emplace_back(i, i, 6.0);
+        if (x > 0) t.emplace_back(i, at(x - 1, y, z), -1.0);
+        if (x + 1 < k) t.emplace_back(i, at(x + 1, y, z), -1.0);
+        if (y > 0) t.emplace_back(i, at(x, y - 1, z), -1.0);
+        if (y + 1 < k) t.emplace_back(i, at(x, y + 1, z), -1.0);
+        if (z > 0) t.emplace_back(i, at(x, y, z - 1), -1.0);
+        if (z + 1 < k) t.emplace_back(i, at(x, y, z + 1), -1.0);
+      }
+    }
+  }
+  SpMat a(k * k * k, k * k * k);
+  a.setFromTriplets(t.begin(), t.end());
+  a.makeCompressed();
+  return a;
+}
+
 Problem Generate(const GeneratedSpec& spec) {
   std::vector<Eigen::Triplet<double>> t;
   std::vector<int> cols;

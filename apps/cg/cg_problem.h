@@ -45,6 +45,8 @@ Problem Generate(const GeneratedSpec& spec);
 // The 5-point Laplacian of a kx x ky grid (rows along the grid, `diag` on the diagonal, -1 to
 // each neighbour): the 2-D Poisson problem, SPD for diag >= 4, for tests and benchmarks.
 SpMat GridLaplacian(int kx, int ky, double diag = 4);
+// The 7-point Laplacian of a k x k x k grid (6 on the diagonal): the 3-D Poisson problem.
+SpMat GridLaplacian3d(int k);
 // Checks a matrix read from a file: square, every stored value finite. (Zeros on the diagonal
 // are the CG app's to deal with: it permutes rows, matching.h.)
 Status CheckMatrix(const SpRef& a, const std::string& name);

@@ -17,9 +17,34 @@ std::string PackDoubles(const double* v, size_t n) {
 }  // namespace
 
 Result<std::unique_ptr<CgTask>> CgTask::Make(Block block, const CgParams& params,
-                                             std::optional<MovableRows> movable) {
+                                             std::optional<MovableRows> movable,
+                                             std::optional<CoarseSetup> coarse) {
   std::unique_ptr<CgTask> t(new CgTask(std::move(block), params, std::move(movable)));
   AIAC_RETURN_IF_ERROR(t->MakeSolvers());
+  if (coarse && coarse->tasks > 1) {
+    if (t->movable_) return InvalidArgument("cg: the rows of a two-level job cannot move");
+    CgTask* task = t.get();
+    AIAC_ASSIGN_OR_RETURN(auto basis,
+                          HarmonicBasis(t->b_, coarse->pieces,
+                                        [task](const Eigen::VectorXd& rhs, Eigen::VectorXd& x) {
+                                          return task->SolveBlock(rhs, x);
+                                        }));
+    std::vector<int> own_rows, own_position(static_cast<size_t>(t->b_.size()), -1);
+    for (size_t k = 0; k < t->b_.own.size(); ++k) {
+      own_rows.push_back(t->b_.rows[static_cast<size_t>(t->b_.own[k])]);
+      own_position[static_cast<size_t>(t->b_.own[k])] = static_cast<int>(k);
+    }
+    CoarseRounds::Sends sends;
+    for (const Block::Send& s : t->b_.out) {
+      std::vector<int> positions;
+      for (int r : s.rows) positions.push_back(own_position[static_cast<size_t>(r)]);
+      sends.emplace_back(s.task, std::move(positions));
+    }
+    t->coarse_setup_ = coarse;
+    t->coarse_ = std::make_unique<CoarseRounds>(coarse->task, coarse->tasks, std::move(basis),
+                                                std::move(own_rows), std::move(sends));
+    t->coarse_->set_optional(params.coarse == "auto");
+  }
   return t;
 }
 
@@ -37,11 +62,27 @@ CgTask::CgTask(Block block, const CgParams& params, std::optional<MovableRows> m
 
 std::vector<uint32_t> CgTask::Dependencies() const {
   std::vector<uint32_t> out;
+  if (coarse_) {
+    for (uint32_t m = 0; m < coarse_setup_->tasks; ++m) {
+      if (m != coarse_setup_->task) out.push_back(m);
+    }
+    return out;
+  }
   for (const auto& c : b_.in) out.push_back(c.task);
   return out;
 }
 
 Status CgTask::Absorb(uint32_t from, std::string_view bytes) {
+  if (coarse_) {
+    uint32_t length = 0;
+    if (bytes.size() < sizeof length) return Corruption("cg: a message without its coarse section");
+    std::memcpy(&length, bytes.data(), sizeof length);
+    bytes.remove_prefix(sizeof length);
+    if (length > bytes.size()) return Corruption("cg: a message shorter than its coarse section");
+    AIAC_RETURN_IF_ERROR(coarse_->Absorb(from, bytes.substr(0, length)));
+    bytes.remove_prefix(length);
+    if (bytes.empty()) return Status::Ok();  // a task whose values we do not use
+  }
   // Values that do not fit the rows we use from their sender (it or we moved rows since, or
   // we do not depend on it) are not placed; after a move they may fit, so the newest is kept.
   if (Place(from, bytes)) {
@@ -52,7 +93,28 @@ Status CgTask::Absorb(uint32_t from, std::string_view bytes) {
   return Status::Ok();
 }
 
+Status CgTask::SolveBlock(const Eigen::VectorXd& rhs, Eigen::VectorXd& x) {
+  const std::string breakdown =
+      direct_ ? direct_->Solve(rhs, x, false).breakdown
+              : solver_->Solve(rhs, x, inner_tolerance_, std::max(100, 10 * b_.size())).breakdown;
+  if (breakdown.empty()) return Status::Ok();
+  return InvalidArgument("inner solver breakdown in the block of " + b_.Describe() + ": " +
+                         breakdown);
+}
+
 Result<bool> CgTask::Iterate() {
+  if (coarse_) {
+    // A completed round whose correction the local test would see is new input: it must reach
+    // the neighbours, and the next round needs this task's contribution. So is the coarse
+    // problem's setup going on (the others wait for what it sends). A smaller correction waits
+    // for the next input, so that converged tasks fall quiet instead of trading rounds.
+    AIAC_ASSIGN_OR_RETURN(const bool progressed, coarse_->Advance());
+    const double scale = b_.size() > 0 ? x_.cwiseAbs().maxCoeff() : 0.0;
+    if (progressed && !coarse_->gave_up() &&
+        (!coarse_->ready() || coarse_->DueChange() > tolerance_ * scale ||
+         coarse_->corrections() <= 1))
+      fresh_ = true;
+  }
   if (!fresh_ && iterations_ > 0) {
     // No new input: x_l already solves the block for these inputs, so the iteration would
     // change nothing. Count it as such (change 0) until stable_iterations is reached, then
@@ -67,18 +129,20 @@ Result<bool> CgTask::Iterate() {
     return true;
   }
   fresh_ = false;
+  if (coarse_) {
+    std::vector<uint32_t> from;
+    for (const auto& c : b_.in) from.push_back(c.task);
+    coarse_->CorrectInputs(xin_, from);
+  }
   // Multisplitting step: A_ll x_l = b_l - sum_{m != l} A_lm x_m.
   rhs_ = b_.b;
   for (size_t k = 0; k < b_.in.size(); ++k) rhs_.noalias() -= b_.in[k].a * xin_[k];
   Eigen::VectorXd old = x_;
-  const std::string breakdown =
-      direct_ ? direct_->Solve(rhs_, x_, false).breakdown
-              : solver_->Solve(rhs_, x_, inner_tolerance_, std::max(100, 10 * b_.size())).breakdown;
-  if (!breakdown.empty()) {
+  if (Status solved = SolveBlock(rhs_, x_); !solved.ok()) {
     x_ = old;  // keep the last good iterate: it is what a checkpoint or a snapshot should hold
-    return InvalidArgument("inner solver breakdown in the block of " + b_.Describe() + ": " +
-                           breakdown);
+    return solved;
   }
+  if (coarse_) coarse_->Contribute(x_, b_.own);
   const double moved = b_.size() > 0 ? (x_ - old).cwiseAbs().maxCoeff() : 0.0;
   ++iterations_;
   work_done_ += static_cast<double>(b_.own.size());
@@ -108,7 +172,21 @@ std::vector<app::Outgoing> CgTask::TakeOutgoing() {
     bytes += PackDoubles(values.data(), values.size());
     out.push_back({s.task, std::move(bytes)});
   }
-  return out;
+  if (!coarse_) return out;
+  // Every task gets the coarse section, before the values of those that use ours.
+  std::vector<app::Outgoing> all;
+  for (uint32_t m = 0; m < coarse_setup_->tasks; ++m) {
+    if (m == coarse_setup_->task) continue;
+    const std::string section = coarse_->SectionFor(m);
+    const auto length = static_cast<uint32_t>(section.size());
+    std::string bytes(reinterpret_cast<const char*>(&length), sizeof length);
+    bytes += section;
+    auto values_for =
+        std::find_if(out.begin(), out.end(), [m](const auto& o) { return o.to == m; });
+    if (values_for != out.end()) bytes += values_for->bytes;
+    all.push_back({m, std::move(bytes)});
+  }
+  return all;
 }
 
 Status CgTask::Tighten(double factor) {
@@ -462,8 +540,10 @@ void CgTask::KeepRowsBeyondSlice() {
 }
 
 Result<std::unique_ptr<app::Task>> NewCgTask(Block block, const CgParams& params,
-                                             std::optional<MovableRows> movable) {
-  AIAC_ASSIGN_OR_RETURN(auto t, CgTask::Make(std::move(block), params, std::move(movable)));
+                                             std::optional<MovableRows> movable,
+                                             std::optional<CoarseSetup> coarse) {
+  AIAC_ASSIGN_OR_RETURN(
+      auto t, CgTask::Make(std::move(block), params, std::move(movable), std::move(coarse)));
   return std::unique_ptr<app::Task>(std::move(t));
 }
 

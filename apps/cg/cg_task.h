@@ -4,7 +4,9 @@
 // locally converged when the max-norm change of x_l, over its max norm, stayed below
 // `tolerance` for `stable_iterations` iterations in a row. When its rows may move (slices of a
 // symmetric pattern, row_moves.h) it gives rows to its neighbours and takes theirs between two
-// iterations, rebuilding its block (its slab), solvers and send lists.
+// iterations, rebuilding its block (its slab), solvers and send lists. With a coarse space
+// (coarse_rounds.h) it also exchanges its coarse section with every task, and corrects its own
+// rows by the coarse solution after its block solve when a round completes.
 //
 // Called from the task's thread only (app::Task).
 #pragma once
@@ -22,28 +24,42 @@
 #include "apps/cg/block_direct.h"
 #include "apps/cg/cg_params.h"
 #include "apps/cg/cg_problem.h"
+#include "apps/cg/coarse_rounds.h"
 #include "apps/cg/held_rows.h"
 #include "apps/cg/row_moves.h"
 
 namespace aiac::cg {
+
+// A task of a two-level job: which task it is, of how many, and the pieces per coupling of its
+// coarse functions (coarse_space.h).
+struct CoarseSetup {
+  uint32_t task = 0;
+  uint32_t tasks = 0;
+  int pieces = 0;
+};
 
 class CgTask final : public app::Task {
  public:
   // Builds the block's solver; the factor, when there is one, is computed here, once (and again
   // after rows move).
   static Result<std::unique_ptr<CgTask>> Make(Block block, const CgParams& params,
-                                              std::optional<MovableRows> movable);
+                                              std::optional<MovableRows> movable,
+                                              std::optional<CoarseSetup> coarse = std::nullopt);
 
   CgTask(Block block, const CgParams& params, std::optional<MovableRows> movable);
 
+  // Its block's neighbours; with a coarse space, every other task.
   std::vector<uint32_t> Dependencies() const override;
 
+  // With a coarse space, a message is its coarse section (a 4-byte length first), then the
+  // values, if any.
   Status Absorb(uint32_t from, std::string_view bytes) override;
 
   Result<bool> Iterate() override;
 
   // Each neighbour's values after the global row of the first of them, so that a receiver whose
-  // rows moved since tells them from the values it now needs.
+  // rows moved since tells them from the values it now needs; with a coarse space, every task's
+  // coarse section before them.
   std::vector<app::Outgoing> TakeOutgoing() override;
 
   double LocalChange() const override { return change_; }
@@ -94,6 +110,9 @@ class CgTask final : public app::Task {
 
   static Status NotMovable();
 
+  // x = the block's solution for rhs, by its factor or its inner CG; `x` starts the inner CG.
+  Status SolveBlock(const Eigen::VectorXd& rhs, Eigen::VectorXd& x);
+
   // The rows the task owns, [Lo(), Hi()), when they are consecutive, else -1, -1.
   int Lo() const { return OwnRowsFrom(); }
   int Hi() const { return Lo() < 0 ? -1 : b_.rows[b_.own.back()] + 1; }
@@ -140,6 +159,8 @@ class CgTask final : public app::Task {
   double tolerance_, inner_tolerance_;  // p_'s, tightened by Tighten()
   std::unique_ptr<BlockCg> solver_;
   std::unique_ptr<BlockDirect> direct_;  // the block's factor; null: solver_ iterates
+  std::optional<CoarseSetup> coarse_setup_;
+  std::unique_ptr<CoarseRounds> coarse_;  // set in a two-level job
   Eigen::VectorXd x_, rhs_;
   std::vector<Eigen::VectorXd> xin_;
   std::map<uint32_t, size_t> index_;
@@ -158,7 +179,9 @@ class CgTask final : public app::Task {
 // One task, for the app and for tests (solve a whole system in-process). Fails when
 // params.inner is "direct" and the block cannot be factored. `movable`: the block is rows
 // [lo, hi) that may move (row_moves.h).
+// `coarse`: the task is one of a two-level job (its rows do not move then).
 Result<std::unique_ptr<app::Task>> NewCgTask(Block block, const CgParams& params,
-                                             std::optional<MovableRows> movable = std::nullopt);
+                                             std::optional<MovableRows> movable = std::nullopt,
+                                             std::optional<CoarseSetup> coarse = std::nullopt);
 
 }  // namespace aiac::cg

@@ -93,29 +93,6 @@ std::string Output(const std::string& command) {
   return out;
 }
 
-// The 7-point Laplacian of a k x k x k grid: the 3-D Poisson problem.
-cg::SpMat Laplacian3d(int k) {
-  std::vector<Eigen::Triplet<double>> t;
-  auto at = [k](int x, int y, int z) { return (z * k + y) * k + x; };
-  for (int z = 0; z < k; ++z) {
-    for (int y = 0; y < k; ++y) {
-      for (int x = 0; x < k; ++x) {
-        const int i = at(x, y, z);
-        t.emplace_back(i, i, 6.0);
-        if (x > 0) t.emplace_back(i, at(x - 1, y, z), -1.0);
-        if (x + 1 < k) t.emplace_back(i, at(x + 1, y, z), -1.0);
-        if (y > 0) t.emplace_back(i, at(x, y - 1, z), -1.0);
-        if (y + 1 < k) t.emplace_back(i, at(x, y + 1, z), -1.0);
-        if (z > 0) t.emplace_back(i, at(x, y, z - 1), -1.0);
-        if (z + 1 < k) t.emplace_back(i, at(x, y, z + 1), -1.0);
-      }
-    }
-  }
-  cg::SpMat a(k * k * k, k * k * k);
-  a.setFromTriplets(t.begin(), t.end());
-  return a;
-}
-
 // Writes `a` as the system `name` (b = A * ones).
 System WriteSystem(const std::string& dir, const std::string& name, cg::SpMat a) {
   a.makeCompressed();
@@ -138,7 +115,7 @@ System MakeSystem(const std::string& dir, const std::string& item, uint64_t seed
     return WriteSystem(dir, item, cg::GridLaplacian(std::stoi(m[1]), std::stoi(m[1])));
   }
   if (std::regex_match(item, m, std::regex(R"(poisson3d-([0-9]+))")))
-    return WriteSystem(dir, item, Laplacian3d(std::stoi(m[1])));
+    return WriteSystem(dir, item, cg::GridLaplacian3d(std::stoi(m[1])));
   if (item.ends_with(".mtx")) {
     auto a = cg::ReadMatrixMarketRows(item);
     if (!a.ok()) {

@@ -113,7 +113,8 @@ class BalanceTest : public ClusterFixture {
     WriteJob(
         "cgf.toml",
         "name = \"cgf\"\napp = \"cg\"\ntasks = 4\ntimeout_s = 240\n" + extra +
-            "[params]\nmatrix = \"a.mtx\"\noverlap = 2\ntolerance = 1e-12\noutput = \"x.mtx\"\n");
+            "[params]\nmatrix = \"a.mtx\"\noverlap = 2\ntolerance = 1e-12\noutput = \"x.mtx\"\n"
+            "coarse = \"none\"\n");  // rows move only in one-level jobs
   }
 
   // The CG run ended with the system's solution (all ones): reported by the app for a generated

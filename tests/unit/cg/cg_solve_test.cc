@@ -330,7 +330,9 @@ TEST(CgAppTest, AutoPartitionRunsMetisOnlyWhereNoSlicesCutLittle) {
   aiac::testing::WriteFile(dir / "random.mtx", RandomGraphFile(3000));
   auto notes = [&](const char* file, bool movable) {
     CgApp app;
-    auto plan = app.Prepare(Params({{"matrix", file}, {"matrix_cache", "false"}}, 3, dir.path()));
+    // (One level: the rows of a two-level job stay in their blocks.)
+    auto plan = app.Prepare(
+        Params({{"matrix", file}, {"matrix_cache", "false"}, {"coarse", "none"}}, 3, dir.path()));
     EXPECT_TRUE(plan.ok()) << plan.status().message();
     EXPECT_EQ(plan->items_in_chain, movable) << file;
     std::string all;
@@ -372,7 +374,8 @@ TEST(CgAppTest, RenumberedRowsSolveAndComeBackInTheFilesOrder) {
                         {"tolerance", "1e-12"},
                         {"output", "x.mtx"},
                         {"overlap", "2"},
-                        {"matrix_cache", "false"}},
+                        {"matrix_cache", "false"},
+                        {"coarse", "none"}},  // (rows that may move: one level)
                        3, dir.path());
   auto plan = app.Prepare(params);
   ASSERT_TRUE(plan.ok()) << plan.status().message();

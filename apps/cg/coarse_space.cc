@@ -1,0 +1,136 @@
+#include "apps/cg/coarse_space.h"
+
+#include <Eigen/Eigenvalues>
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+namespace aiac::cg {
+
+Result<CoarseBasis> HarmonicBasis(const Block& block, int pieces, const BlockSolve& solve) {
+  const auto own = static_cast<Eigen::Index>(block.own.size());
+  const Eigen::Index rows = block.size();
+  std::vector<Eigen::VectorXd> columns;
+  columns.push_back(Eigen::VectorXd::Ones(own));  // Nicolaides: the constant on the own rows
+  Eigen::VectorXd s, rhs, y(rows);
+  for (const Block::Coupling& c : block.in) {
+    const auto m = static_cast<int>(c.cols.size());
+    const int count = std::clamp(pieces, 1, std::max(1, m));
+    for (int p = 0; p < count; ++p) {
+      s = Eigen::VectorXd::Zero(m);
+      s.segment(m * p / count, m * (p + 1) / count - m * p / count).setOnes();
+      rhs = -(c.a * s);
+      y.setZero();
+      AIAC_RETURN_IF_ERROR(solve(rhs, y));
+      Eigen::VectorXd z(own);
+      for (Eigen::Index k = 0; k < own; ++k) z[k] = y[block.own[static_cast<size_t>(k)]];
+      if (!z.allFinite()) return InvalidArgument("cg: a coarse function is not finite");
+      if (z.cwiseAbs().maxCoeff() > 1e-12) columns.push_back(std::move(z));
+    }
+  }
+  CoarseBasis basis;
+  const auto functions = static_cast<Eigen::Index>(columns.size());
+  basis.z.resize(own, functions);
+  for (Eigen::Index j = 0; j < functions; ++j) basis.z.col(j) = columns[static_cast<size_t>(j)];
+  Eigen::VectorXd b_own(own);
+  for (Eigen::Index k = 0; k < own; ++k) b_own[k] = block.b[block.own[static_cast<size_t>(k)]];
+  basis.zb = basis.z.transpose() * b_own;
+  // Z_l on the block's rows (zero off the own rows), then A Z_l: on the block's rows from its
+  // matrix, on the columns outside it from the couplings (A symmetric: a_ci = a_ic).
+  Eigen::MatrixXd zblock = Eigen::MatrixXd::Zero(rows, functions);
+  for (Eigen::Index k = 0; k < own; ++k) zblock.row(block.own[static_cast<size_t>(k)]) = basis.z.row(k);
+  const Eigen::MatrixXd wblock = block.local * zblock;
+  basis.w_own.resize(own, functions);
+  for (Eigen::Index k = 0; k < own; ++k) basis.w_own.row(k) = wblock.row(block.own[static_cast<size_t>(k)]);
+  std::vector<std::pair<int, Eigen::VectorXd>> far;
+  std::vector<bool> is_own(static_cast<size_t>(rows), false);
+  for (int k : block.own) is_own[static_cast<size_t>(k)] = true;
+  for (Eigen::Index r = 0; r < rows; ++r) {
+    if (!is_own[static_cast<size_t>(r)] && wblock.row(r).cwiseAbs().maxCoeff() > 0)
+      far.emplace_back(block.rows[static_cast<size_t>(r)], wblock.row(r).transpose());
+  }
+  for (const Block::Coupling& c : block.in) {
+    const Eigen::MatrixXd wc = c.a.transpose() * zblock;
+    for (Eigen::Index k = 0; k < wc.rows(); ++k) {
+      if (wc.row(k).cwiseAbs().maxCoeff() > 0)
+        far.emplace_back(c.cols[static_cast<size_t>(k)], wc.row(k).transpose());
+    }
+  }
+  std::sort(far.begin(), far.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  basis.far_rows.reserve(far.size());
+  basis.w_far.resize(static_cast<Eigen::Index>(far.size()), functions);
+  for (size_t k = 0; k < far.size(); ++k) {
+    basis.far_rows.push_back(far[k].first);
+    basis.w_far.row(static_cast<Eigen::Index>(k)) = far[k].second.transpose();
+  }
+  return basis;
+}
+
+bool IsSymmetric(const SpRef& a) {
+  if (a.rows() != a.cols()) return false;
+  const double* v = a.valuePtr();
+  bool same = true;
+  const bool pattern = VisitMirrors(a, [&](int, int k, int m) {
+    const double scale = std::max(std::abs(v[k]), std::abs(v[m]));
+    if (std::abs(v[k] - v[m]) > 1e-12 * scale) same = false;
+  });
+  return pattern && same;
+}
+
+bool WantsCoarseSpace(const SpRef& a) {
+  if (!IsSymmetric(a)) return false;
+  for (Eigen::Index i = 0; i < a.rows(); ++i) {
+    double diagonal = 0, off = 0;
+    for (SpRef::InnerIterator it(a, i); it; ++it) {
+      if (it.col() == i) {
+        diagonal = std::abs(it.value());
+      } else {
+        off += std::abs(it.value());
+      }
+    }
+    if (diagonal - off < kDominanceMargin * diagonal) return true;
+  }
+  return false;
+}
+
+Result<CoarseProblem> CoarseProblem::Make(const std::vector<Eigen::MatrixXd>& block_rows) {
+  Eigen::Index n = 0;
+  for (const auto& r : block_rows) n += r.rows();
+  Eigen::MatrixXd a0(n, n);
+  Eigen::Index at = 0;
+  for (const auto& r : block_rows) {
+    if (r.cols() != n) {
+      return InvalidArgument("cg: a block row of the coarse matrix has " + std::to_string(r.cols()) +
+                             " columns, not " + std::to_string(n));
+    }
+    a0.middleRows(at, r.rows()) = r;
+    at += r.rows();
+  }
+  if (n == 0) return InvalidArgument("cg: the coarse space is empty");
+  if (!a0.allFinite()) return InvalidArgument("cg: the coarse matrix has non-finite entries");
+  const double scale = a0.cwiseAbs().maxCoeff();
+  if ((a0 - a0.transpose()).cwiseAbs().maxCoeff() > 1e-8 * scale) {
+    return InvalidArgument("cg: the coarse matrix Z^T A Z is not symmetric: coarse = \"harmonic\" "
+                           "needs a symmetric matrix");
+  }
+  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eigen((a0 + a0.transpose()) / 2);
+  if (eigen.info() != Eigen::Success) return InvalidArgument("cg: the coarse matrix's eigenvalues");
+  const Eigen::VectorXd& lambda = eigen.eigenvalues();  // ascending
+  const double largest = lambda[n - 1];
+  if (!(largest > 0) || lambda[0] < -1e-8 * largest) {
+    return InvalidArgument("cg: the coarse matrix Z^T A Z is not positive semi-definite: "
+                           "coarse = \"harmonic\" needs a symmetric positive definite matrix");
+  }
+  Eigen::Index first = 0;
+  while (lambda[first] <= 1e-12 * largest) ++first;
+  CoarseProblem p;
+  p.v_ = eigen.eigenvectors().rightCols(n - first);
+  p.inv_ = lambda.tail(n - first).cwiseInverse();
+  return p;
+}
+
+Eigen::VectorXd CoarseProblem::Solve(const Eigen::VectorXd& r) const {
+  return v_ * (inv_.cwiseProduct(v_.transpose() * r));
+}
+
+}  // namespace aiac::cg

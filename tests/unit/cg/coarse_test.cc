@@ -1,0 +1,323 @@
+// The two-level CG app (coarse_space.h, coarse_rounds.h): the coarse matrix and corrections the
+// tasks assemble by exchanging sections are the dense Z^T A Z and Z e, damaged sections are
+// refused, and on a 2-D Poisson problem the second level takes far fewer outer iterations, also
+// when tasks are restored from checkpoints.
+#include <gtest/gtest.h>
+
+#include <Eigen/SparseCholesky>
+#include <random>
+
+#include "app/local_run.h"
+#include "apps/cg/cg_app.h"
+#include "apps/cg/coarse_rounds.h"
+#include "apps/cg/coarse_space.h"
+#include "apps/cg/matrix_market.h"
+#include "apps/cg/partition.h"
+#include "support/test_support.h"
+#include "unit/cg/job_params.h"
+
+namespace aiac::cg {
+namespace {
+
+// Blocks of `a` in `tasks` slices with `layers` of overlap, as the spawner builds them.
+std::vector<Block> SliceBlocks(const SpMat& a, int tasks, int layers, RowPartition& part) {
+  part = ContiguousPartition(static_cast<int>(a.rows()), tasks);
+  std::vector<std::vector<int>> rows;
+  for (const auto& own : part.rows) rows.push_back(Extend(a, own, layers));
+  const auto sends = SendLists(a, part.owner, rows);
+  RowFn row = [&](int i, std::vector<int>& cols, std::vector<double>& vals) {
+    cols.clear();
+    vals.clear();
+    for (SpMat::InnerIterator it(a, i); it; ++it) {
+      cols.push_back(static_cast<int>(it.col()));
+      vals.push_back(it.value());
+    }
+  };
+  std::vector<Block> blocks;
+  for (int l = 0; l < tasks; ++l) {
+    std::vector<double> b_rows;
+    std::vector<int> own;
+    for (size_t k = 0; k < rows[l].size(); ++k) {
+      b_rows.push_back(1.0 + 0.01 * rows[l][k]);
+      if (part.owner[static_cast<size_t>(rows[l][k])] == static_cast<uint32_t>(l))
+        own.push_back(static_cast<int>(k));
+    }
+    blocks.push_back(BuildBlock(row, b_rows, static_cast<int>(a.rows()), rows[l], own,
+                                [&](int r) { return part.owner[static_cast<size_t>(r)]; },
+                                sends[l]));
+  }
+  return blocks;
+}
+
+struct Coarse {
+  std::vector<CoarseBasis> bases;
+  std::vector<std::unique_ptr<CoarseRounds>> rounds;
+};
+
+// Every task's coarse state, with its block solved exactly.
+Coarse MakeCoarse(const std::vector<Block>& blocks, int pieces) {
+  Coarse c;
+  const auto tasks = static_cast<uint32_t>(blocks.size());
+  for (uint32_t l = 0; l < tasks; ++l) {
+    const Block& b = blocks[l];
+    Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> solver{Eigen::SparseMatrix<double>(b.local)};
+    auto basis = HarmonicBasis(b, pieces, [&](const Eigen::VectorXd& rhs, Eigen::VectorXd& x) {
+      x = solver.solve(rhs);
+      return Status::Ok();
+    });
+    EXPECT_OK(basis.status());
+    c.bases.push_back(*basis);
+    std::vector<int> own_rows, position(static_cast<size_t>(b.size()), -1);
+    for (size_t k = 0; k < b.own.size(); ++k) {
+      own_rows.push_back(b.rows[static_cast<size_t>(b.own[k])]);
+      position[static_cast<size_t>(b.own[k])] = static_cast<int>(k);
+    }
+    CoarseRounds::Sends sends;
+    for (const auto& s : b.out) {
+      std::vector<int> at;
+      for (int r : s.rows) at.push_back(position[static_cast<size_t>(r)]);
+      sends.emplace_back(s.task, at);
+    }
+    c.rounds.push_back(std::make_unique<CoarseRounds>(l, tasks, *basis, own_rows, sends));
+  }
+  return c;
+}
+
+// Every task sends every other its section.
+void Send(Coarse& c) {
+  const auto tasks = static_cast<uint32_t>(c.rounds.size());
+  for (uint32_t l = 0; l < tasks; ++l) {
+    for (uint32_t m = 0; m < tasks; ++m) {
+      if (m != l) EXPECT_OK(c.rounds[m]->Absorb(l, c.rounds[l]->SectionFor(m)));
+    }
+  }
+}
+
+// One exchange: every task advances, then sends.
+void Exchange(Coarse& c) {
+  for (auto& r : c.rounds) EXPECT_OK(r->Advance().status());
+  Send(c);
+}
+
+TEST(CoarseSpaceTest, TheTasksCorrectionIsTheDenseTwoLevelOne) {
+  const SpMat a = GridLaplacian(14, 12);
+  const int n = static_cast<int>(a.rows());
+  for (int layers : {0, 1, 2}) {
+    RowPartition part;
+    const auto blocks = SliceBlocks(a, 4, layers, part);
+    Coarse c = MakeCoarse(blocks, 3);
+    for (int k = 0; k < 3; ++k) Exchange(c);  // sizes and A Z, block rows, A_0
+    for (const auto& r : c.rounds) ASSERT_TRUE(r->ready()) << layers;
+    // The global Z, from each task's functions on its own rows.
+    int total = 0;
+    for (const auto& b : c.bases) total += b.size();
+    Eigen::MatrixXd z = Eigen::MatrixXd::Zero(n, total);
+    std::vector<int> offset;
+    for (size_t l = 0, at = 0; l < blocks.size(); ++l) {
+      offset.push_back(static_cast<int>(at));
+      for (size_t k = 0; k < blocks[l].own.size(); ++k)
+        z.row(blocks[l].rows[static_cast<size_t>(blocks[l].own[k])])
+            .segment(static_cast<Eigen::Index>(at), c.bases[l].size()) =
+            c.bases[l].z.row(static_cast<Eigen::Index>(k));
+      at += static_cast<size_t>(c.bases[l].size());
+    }
+    // Some iterate x: each task contributes from its own rows; the round then completes.
+    std::mt19937 rng(3);
+    std::uniform_real_distribution<double> u(-1, 1);
+    Eigen::VectorXd x(n), b(n);
+    for (int i = 0; i < n; ++i) x[i] = u(rng), b[i] = 1.0 + 0.01 * i;
+    for (size_t l = 0; l < blocks.size(); ++l) {
+      Eigen::VectorXd xl(blocks[l].size());
+      for (int k = 0; k < blocks[l].size(); ++k) xl[k] = x[blocks[l].rows[static_cast<size_t>(k)]];
+      c.rounds[l]->Contribute(xl, blocks[l].own);
+    }
+    Send(c);
+    for (auto& r : c.rounds) {
+      auto due = r->Advance();
+      ASSERT_OK(due.status());
+      EXPECT_TRUE(*due);
+    }
+    // What the dense two-level step adds to x: Z e, A_0 e = Z^T (b - A x).
+    const Eigen::MatrixXd a0 = z.transpose() * (a * z);
+    const Eigen::VectorXd e = a0.completeOrthogonalDecomposition().solve(z.transpose() * (b - a * x));
+    const Eigen::VectorXd dx = z * e;
+    for (size_t l = 0; l < blocks.size(); ++l) {
+      EXPECT_EQ(c.rounds[l]->corrections(), 1u);
+      std::vector<Eigen::VectorXd> inputs;
+      std::vector<uint32_t> from;
+      for (const auto& in : blocks[l].in) {
+        inputs.push_back(Eigen::VectorXd::Zero(static_cast<Eigen::Index>(in.cols.size())));
+        from.push_back(in.task);
+      }
+      c.rounds[l]->CorrectInputs(inputs, from);
+      for (size_t k = 0; k < inputs.size(); ++k) {
+        for (size_t j = 0; j < blocks[l].in[k].cols.size(); ++j) {
+          EXPECT_NEAR(inputs[k][static_cast<Eigen::Index>(j)], dx[blocks[l].in[k].cols[j]],
+                      1e-9 * (1 + dx.cwiseAbs().maxCoeff()))
+              << "layers " << layers << ", task " << l;
+        }
+      }
+    }
+  }
+}
+
+TEST(CoarseSpaceTest, CoarseProblemIsAPseudoInverseAndRefusesWhatIsNotSpd) {
+  // Two equal functions: A_0 is singular; the solution is the minimum-norm one.
+  Eigen::MatrixXd a0(3, 3);
+  a0 << 2, 2, -1, 2, 2, -1, -1, -1, 3;
+  auto p = CoarseProblem::Make({a0.topRows(1), a0.bottomRows(2)});
+  ASSERT_OK(p.status());
+  const Eigen::VectorXd r = Eigen::Vector3d(1, 1, 2);
+  const Eigen::VectorXd e = p->Solve(r);
+  EXPECT_LT((a0 * e - r).norm(), 1e-12);
+  EXPECT_NEAR(e[0], e[1], 1e-12);
+  Eigen::MatrixXd unsymmetric = a0;
+  unsymmetric(0, 2) = 5;
+  EXPECT_FALSE(CoarseProblem::Make({unsymmetric}).ok());
+  EXPECT_FALSE(CoarseProblem::Make({Eigen::MatrixXd(-a0)}).ok());
+  EXPECT_FALSE(CoarseProblem::Make({a0.topRows(1), a0.bottomRows(2).leftCols(2)}).ok());
+}
+
+TEST(CoarseSpaceTest, AutoTurnsOnForSymmetricEllipticMatricesOnly) {
+  EXPECT_TRUE(WantsCoarseSpace(GridLaplacian(20, 20)));
+  const SpMat cube = GridLaplacian3d(6);
+  EXPECT_EQ(cube.nonZeros(), 216 + 6 * 6 * 5 * 6);  // 6 neighbours along each of 3 axes, twice
+  EXPECT_TRUE(WantsCoarseSpace(cube));
+  EXPECT_FALSE(WantsCoarseSpace(Generate({2000, 8, 1}).a));  // dominant by 1 / (1 + sum)
+  SpMat skew = GridLaplacian(20, 20);
+  skew.coeffRef(0, 1) = -1.5;
+  EXPECT_FALSE(IsSymmetric(skew));
+  EXPECT_FALSE(WantsCoarseSpace(skew));
+}
+
+TEST(CoarseRoundsTest, DamagedSectionsAreRefusedAndChangeNothing) {
+  const SpMat a = GridLaplacian(10, 8);
+  RowPartition part;
+  const auto blocks = SliceBlocks(a, 3, 1, part);
+  Coarse c = MakeCoarse(blocks, 2);
+  Exchange(c);
+  Exchange(c);
+  const std::string good = c.rounds[0]->SectionFor(1);
+  for (size_t cut = 0; cut < good.size(); cut += 7)
+    EXPECT_FALSE(c.rounds[1]->Absorb(0, good.substr(0, cut)).ok()) << cut;
+  EXPECT_FALSE(c.rounds[1]->Absorb(0, good + "x").ok());
+  std::string huge = good;
+  huge[1] = huge[2] = huge[3] = huge[4] = '\xff';  // a function count far too large
+  EXPECT_FALSE(c.rounds[1]->Absorb(0, huge).ok());
+  EXPECT_FALSE(c.rounds[1]->Absorb(1, good).ok());  // from itself
+  EXPECT_FALSE(c.rounds[1]->Absorb(7, good).ok());  // from no task of the job
+  EXPECT_OK(c.rounds[1]->Absorb(0, good));
+  Exchange(c);
+  for (const auto& r : c.rounds) EXPECT_TRUE(r->ready());
+}
+
+// A symmetric indefinite matrix (1 on the diagonal, 2 beside it): A_0 is indefinite too. A job
+// that asked for the coarse space fails; one that chose it itself (auto) stays on one level.
+TEST(CoarseRoundsTest, AnIndefiniteCoarseMatrixFailsOrIsGivenUp) {
+  std::vector<Eigen::Triplet<double>> t;
+  for (int i = 0; i < 12; ++i) {
+    t.emplace_back(i, i, 1.0);
+    if (i > 0) t.emplace_back(i, i - 1, 2.0), t.emplace_back(i - 1, i, 2.0);
+  }
+  SpMat a(12, 12);
+  a.setFromTriplets(t.begin(), t.end());
+  for (bool optional : {false, true}) {
+    RowPartition part;
+    const auto blocks = SliceBlocks(a, 3, 0, part);
+    Coarse c = MakeCoarse(blocks, 1);
+    for (auto& r : c.rounds) r->set_optional(optional);
+    Status failed;
+    for (int k = 0; k < 4; ++k) {
+      for (auto& r : c.rounds) {
+        if (auto due = r->Advance(); !due.ok()) failed = due.status();
+      }
+      Send(c);
+    }
+    for (const auto& r : c.rounds) {
+      EXPECT_FALSE(r->ready());
+      EXPECT_EQ(r->gave_up(), optional);
+    }
+    EXPECT_EQ(failed.ok(), optional) << failed.message();
+    if (!optional) {
+      EXPECT_NE(failed.message().find("not positive semi-definite"), std::string::npos);
+    }
+  }
+}
+
+// A 2-D Poisson problem's file, `k` x `k`.
+std::string WriteGrid(const aiac::testing::TempDir& dir, int k) {
+  const std::string path = dir / "grid.mtx";
+  EXPECT_OK(WriteMatrixMarketMatrix(path, GridLaplacian(k, k), true));
+  return path;
+}
+
+Result<app::LocalRunResult> RunCg(const std::string& matrix, const std::string& coarse, bool sync,
+                                uint64_t restore_every = 0) {
+  CgApp app;
+  app::LocalRunOptions o;
+  o.tasks = 5;
+  o.params = {{"matrix", matrix}, {"coarse", coarse}, {"matrix_cache", "false"}};
+  o.sync = sync;
+  o.restore_every = restore_every;
+  o.log = [](app::LogLevel, std::string_view) {};
+  return app::RunLocally(app, o);
+}
+
+uint64_t Most(const std::vector<uint64_t>& v) { return *std::max_element(v.begin(), v.end()); }
+
+TEST(CgAppTest, TwoLevelTakesFarFewerOuterIterationsOnPoisson) {
+  aiac::testing::TempDir dir;
+  const std::string matrix = WriteGrid(dir, 60);
+  for (bool sync : {true, false}) {
+    auto one = RunCg(matrix, "none", sync);
+    auto two = RunCg(matrix, "harmonic", sync);
+    ASSERT_OK(one.status());
+    ASSERT_OK(two.status());
+    EXPECT_LE(two->report.residual, 1e-8);
+    EXPECT_LE(one->report.residual, 1e-8);
+    EXPECT_LT(3 * Most(two->iterations), Most(one->iterations))
+        << (sync ? "sync: " : "async: ") << Most(two->iterations) << " against "
+        << Most(one->iterations);
+  }
+  // "auto" chooses the second level for this matrix.
+  auto chosen = RunCg(matrix, "auto", true);
+  ASSERT_OK(chosen.status());
+  EXPECT_EQ(Most(chosen->iterations), Most(RunCg(matrix, "harmonic", true)->iterations));
+}
+
+// A replacement starts without the coarse problem: the others send it what it lacks again.
+TEST(CgAppTest, TwoLevelTasksRestoredFromCheckpointsSetUpAgainAndConverge) {
+  aiac::testing::TempDir dir;
+  const std::string matrix = WriteGrid(dir, 40);
+  for (bool sync : {true, false}) {
+    auto run = RunCg(matrix, "harmonic", sync, 5);
+    ASSERT_OK(run.status());
+    EXPECT_GT(run->restores, 0u);
+    EXPECT_LE(run->report.residual, 1e-8) << sync;
+  }
+}
+
+TEST(CgAppTest, TwoLevelParametersAreCheckedInOneLine) {
+  aiac::testing::TempDir dir;
+  const std::string matrix = WriteGrid(dir, 12);
+  auto refused = [&](std::map<std::string, std::string> values) {
+    CgApp app;
+    auto plan = app.Prepare(Params(std::move(values), 3, dir.path()));
+    EXPECT_FALSE(plan.ok());
+    return plan.ok() ? std::string() : plan.status().message();
+  };
+  EXPECT_EQ(refused({{"matrix", matrix}, {"coarse", "multigrid"}}),
+            "cg: params.coarse must be \"auto\", \"none\" or \"harmonic\"");
+  EXPECT_EQ(refused({{"matrix", matrix}, {"coarse_pieces", "0"}}),
+            "cg: params.coarse_pieces must be in 1..64");
+  EXPECT_NE(refused({{"n", "100"}, {"coarse", "harmonic"}}).find("goes with params.matrix"),
+            std::string::npos);
+  SpMat skew = GridLaplacian(12, 12);
+  skew.coeffRef(0, 1) = -1.5;
+  ASSERT_OK(WriteMatrixMarketMatrix(dir / "skew.mtx", skew));
+  EXPECT_NE(refused({{"matrix", "skew.mtx"}, {"coarse", "harmonic"}}).find("symmetric"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace aiac::cg
