@@ -354,6 +354,30 @@ TEST_F(FaultTest, KillEveryKillsTaskDaemonsAndTheRunStillConverges) {
   EXPECT_TRUE(ProcessesMatching(dir_.path()).empty()) << "processes left behind";
 }
 
+// A two-level CG run (coarse = "harmonic") with a task daemon killed mid-run: the replacement,
+// restored from its checkpoint without the coarse problem, gets A Z and A_0's rows again from
+// the others (coarse_rounds.h), joins their rounds, and the answer is right. (Inner CG: a run of
+// seconds, so the kill lands before its end.)
+TEST_F(FaultTest, ATwoLevelRunSetsUpItsReplacementAgainAndConverges) {
+  ASSERT_OK(cg::WriteMatrixMarketMatrix(dir_ / "grid.mtx", cg::GridLaplacian(300, 300), true));
+  WriteJob("two.toml",
+           "name = \"two\"\napp = \"cg\"\ntasks = 4\ntimeout_s = 300\ncheckpoint_seconds = 0.2\n"
+           "[params]\nmatrix = \"grid.mtx\"\ncoarse = \"harmonic\"\ninner = \"cg\"\noverlap = 4\n"
+           "tolerance = 1e-10\n");
+  ASSERT_EQ(RunSpawner({"run", "--local", "6", dir_ / "two.toml", "--json", dir_ / "two.json",
+                        "--kill-every", "0.5", "--kill-count", "1", "--kill-seed", "3"},
+                       "spawner", std::chrono::seconds(240)),
+            0)
+      << Log("spawner");
+  auto j = Json("two.json");
+  EXPECT_EQ(j["status"], "converged") << j.dump();
+  EXPECT_EQ(j["failures"], 1) << Log("spawner");
+  EXPECT_EQ(j["replacements"].size(), 1u);
+  EXPECT_LE(j["residual"].get<double>(), 1e-8);
+  EXPECT_TRUE(LogHas("spawner", "two-level")) << Log("spawner");
+  EXPECT_TRUE(ProcessesMatching(dir_.path()).empty()) << "processes left behind";
+}
+
 // The synthetic workload with a task daemon killed mid-run: the task resumes from its checkpoint
 // on a spare, every item still comes back once, and the checksum is the one of the run that
 // lost nothing.
