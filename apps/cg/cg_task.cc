@@ -107,12 +107,14 @@ Result<bool> CgTask::Iterate() {
     // A completed round whose correction the local test would see is new input: it must reach
     // the neighbours, and the next round needs this task's contribution. So is the coarse
     // problem's setup going on (the others wait for what it sends). A smaller correction waits
-    // for the next input, so that converged tasks fall quiet instead of trading rounds.
+    // for the next input, so that converged tasks fall quiet instead of trading rounds. A peer
+    // that lacks what this task sends for the setup (a replacement) must get it even then.
     AIAC_ASSIGN_OR_RETURN(const bool progressed, coarse_->Advance());
     const double scale = b_.size() > 0 ? x_.cwiseAbs().maxCoeff() : 0.0;
-    if (progressed && !coarse_->gave_up() &&
-        (!coarse_->ready() || coarse_->DueChange() > tolerance_ * scale ||
-         coarse_->corrections() <= 1))
+    if ((progressed && !coarse_->gave_up() &&
+         (!coarse_->ready() || coarse_->DueChange() > tolerance_ * scale ||
+          coarse_->corrections() <= 1)) ||
+        coarse_->PeerNeedsSetup())
       fresh_ = true;
   }
   if (!fresh_ && iterations_ > 0) {

@@ -55,8 +55,8 @@ Status CoarseRounds::Absorb(uint32_t from, std::string_view section) {
     return InvalidArgument("cg: a coarse section from task " + std::to_string(from));
   }
   auto bad = [&](const char* what) {
-    return Corruption("cg: damaged coarse section from task " + std::to_string(from) + " (" +
-                      what + ")");
+    return Corruption("cg: damaged coarse section from task " + std::to_string(from) + " (" + what +
+                      ")");
   };
   SliceReader r(section);
   uint8_t flags = 0;
@@ -89,7 +89,8 @@ Status CoarseRounds::Absorb(uint32_t from, std::string_view section) {
     size_t kept = 0;
     for (uint32_t k = 0; k < count; ++k) {
       if (!GetDoubles(r, row.data(), size)) return bad("A Z");
-      if (kept < keep.size() && keep[kept] == k) next.w.row(static_cast<Eigen::Index>(kept++)) = row;
+      if (kept < keep.size() && keep[kept] == k)
+        next.w.row(static_cast<Eigen::Index>(kept++)) = row;
     }
     uint32_t used = 0;
     if (!r.Get(used) || used > kMostRows) return bad("Z on the values");
@@ -220,6 +221,15 @@ Result<bool> CoarseRounds::Advance() {
   return true;
 }
 
+bool CoarseRounds::PeerNeedsSetup() const {
+  if (!block_row_ || gave_up_) return false;
+  for (uint32_t m = 0; m < tasks_; ++m) {
+    const Peer& p = peers_[m];
+    if (m != task_ && p.heard && !p.gave_up && (!p.setup_done || !p.ready)) return true;
+  }
+  return false;
+}
+
 void CoarseRounds::Begin(const Eigen::VectorXd& e) {
   e_prev_ = e;
   due_ = e;
@@ -235,8 +245,7 @@ void CoarseRounds::CorrectInputs(std::vector<Eigen::VectorXd>& inputs,
   for (size_t k = 0; k < inputs.size() && k < from.size(); ++k) {
     const Peer& p = peers_[from[k]];
     // Values m sent once it had applied this round are corrected already (by its block solve).
-    if (p.round > applied || p.z_in.rows() != inputs[k].size() || p.z_in.cols() != p.size)
-      continue;
+    if (p.round > applied || p.z_in.rows() != inputs[k].size() || p.z_in.cols() != p.size) continue;
     inputs[k] += p.z_in * due_->segment(offset_[from[k]], p.size);
   }
   due_.reset();
@@ -288,7 +297,8 @@ std::string CoarseRounds::SectionFor(uint32_t to) const {
       const Eigen::VectorXd row = basis_.w_far.row(k).transpose();
       PutDoubles(w, row.data(), row.size());
     }
-    auto it = std::find_if(sends_.begin(), sends_.end(), [to](const auto& s) { return s.first == to; });
+    auto it =
+        std::find_if(sends_.begin(), sends_.end(), [to](const auto& s) { return s.first == to; });
     const std::vector<int> none;
     const std::vector<int>& used = it == sends_.end() ? none : it->second;
     w.Put<uint32_t>(static_cast<uint32_t>(used.size()));

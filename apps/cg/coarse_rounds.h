@@ -73,6 +73,9 @@ class CoarseRounds {
   std::string SectionFor(uint32_t to) const;
 
   bool ready() const { return problem_.has_value(); }
+  // A peer's last section says it still lacks what this task sends (A Z, a block row of A_0):
+  // a replacement, set up while the others had fallen quiet. The task must iterate to send it.
+  bool PeerNeedsSetup() const;
   uint64_t round() const { return round_; }
   // Rounds completed here (a correction applied), for the task's notes and tests.
   uint64_t corrections() const { return corrections_; }
@@ -83,17 +86,17 @@ class CoarseRounds {
  private:
   struct Peer {
     bool heard = false;
-    int size = -1;              // its functions
-    bool has_w = false;         // its A Z_m on our rows came
-    std::vector<int> w_pos;     // positions in our own rows
-    Eigen::MatrixXd w;          // A Z_m on them
-    Eigen::MatrixXd z_in;       // Z_m on the values we use from it (none: empty)
-    bool setup_done = false;    // it said it holds everyone's A Z
-    bool ready = false;         // it said it holds A_0
-    bool gave_up = false;       // it said its A_0 was not positive semi-definite
+    int size = -1;            // its functions
+    bool has_w = false;       // its A Z_m on our rows came
+    std::vector<int> w_pos;   // positions in our own rows
+    Eigen::MatrixXd w;        // A Z_m on them
+    Eigen::MatrixXd z_in;     // Z_m on the values we use from it (none: empty)
+    bool setup_done = false;  // it said it holds everyone's A Z
+    bool ready = false;       // it said it holds A_0
+    bool gave_up = false;     // it said its A_0 was not positive semi-definite
     std::optional<Eigen::MatrixXd> block_row;
-    uint64_t round = 0;         // of its newest contribution (0: none)
-    Eigen::VectorXd g;          // the contribution
+    uint64_t round = 0;                     // of its newest contribution (0: none)
+    Eigen::VectorXd g;                      // the contribution
     std::optional<Eigen::VectorXd> e_prev;  // its solution of round - 1
   };
   bool SetupDone() const;
@@ -103,8 +106,8 @@ class CoarseRounds {
   CoarseBasis basis_;
   std::vector<int> own_rows_;
   Sends sends_;
-  std::vector<Peer> peers_;      // by task (ours unused)
-  std::vector<int> offset_;      // first function of each task in A_0 (once all sizes are known)
+  std::vector<Peer> peers_;  // by task (ours unused)
+  std::vector<int> offset_;  // first function of each task in A_0 (once all sizes are known)
   int total_ = 0;
   std::optional<Eigen::MatrixXd> block_row_;
   std::optional<CoarseProblem> problem_;

@@ -38,10 +38,12 @@ Result<CoarseBasis> HarmonicBasis(const Block& block, int pieces, const BlockSol
   // Z_l on the block's rows (zero off the own rows), then A Z_l: on the block's rows from its
   // matrix, on the columns outside it from the couplings (A symmetric: a_ci = a_ic).
   Eigen::MatrixXd zblock = Eigen::MatrixXd::Zero(rows, functions);
-  for (Eigen::Index k = 0; k < own; ++k) zblock.row(block.own[static_cast<size_t>(k)]) = basis.z.row(k);
+  for (Eigen::Index k = 0; k < own; ++k)
+    zblock.row(block.own[static_cast<size_t>(k)]) = basis.z.row(k);
   const Eigen::MatrixXd wblock = block.local * zblock;
   basis.w_own.resize(own, functions);
-  for (Eigen::Index k = 0; k < own; ++k) basis.w_own.row(k) = wblock.row(block.own[static_cast<size_t>(k)]);
+  for (Eigen::Index k = 0; k < own; ++k)
+    basis.w_own.row(k) = wblock.row(block.own[static_cast<size_t>(k)]);
   std::vector<std::pair<int, Eigen::VectorXd>> far;
   std::vector<bool> is_own(static_cast<size_t>(rows), false);
   for (int k : block.own) is_own[static_cast<size_t>(k)] = true;
@@ -100,8 +102,8 @@ Result<CoarseProblem> CoarseProblem::Make(const std::vector<Eigen::MatrixXd>& bl
   Eigen::Index at = 0;
   for (const auto& r : block_rows) {
     if (r.cols() != n) {
-      return InvalidArgument("cg: a block row of the coarse matrix has " + std::to_string(r.cols()) +
-                             " columns, not " + std::to_string(n));
+      return InvalidArgument("cg: a block row of the coarse matrix has " +
+                             std::to_string(r.cols()) + " columns, not " + std::to_string(n));
     }
     a0.middleRows(at, r.rows()) = r;
     at += r.rows();
@@ -110,16 +112,18 @@ Result<CoarseProblem> CoarseProblem::Make(const std::vector<Eigen::MatrixXd>& bl
   if (!a0.allFinite()) return InvalidArgument("cg: the coarse matrix has non-finite entries");
   const double scale = a0.cwiseAbs().maxCoeff();
   if ((a0 - a0.transpose()).cwiseAbs().maxCoeff() > 1e-8 * scale) {
-    return InvalidArgument("cg: the coarse matrix Z^T A Z is not symmetric: coarse = \"harmonic\" "
-                           "needs a symmetric matrix");
+    return InvalidArgument(
+        "cg: the coarse matrix Z^T A Z is not symmetric: coarse = \"harmonic\" "
+        "needs a symmetric matrix");
   }
   Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eigen((a0 + a0.transpose()) / 2);
   if (eigen.info() != Eigen::Success) return InvalidArgument("cg: the coarse matrix's eigenvalues");
   const Eigen::VectorXd& lambda = eigen.eigenvalues();  // ascending
   const double largest = lambda[n - 1];
   if (!(largest > 0) || lambda[0] < -1e-8 * largest) {
-    return InvalidArgument("cg: the coarse matrix Z^T A Z is not positive semi-definite: "
-                           "coarse = \"harmonic\" needs a symmetric positive definite matrix");
+    return InvalidArgument(
+        "cg: the coarse matrix Z^T A Z is not positive semi-definite: "
+        "coarse = \"harmonic\" needs a symmetric positive definite matrix");
   }
   Eigen::Index first = 0;
   while (lambda[first] <= 1e-12 * largest) ++first;

@@ -27,11 +27,11 @@ inline constexpr int kMostCoarsePieces = 64;
 inline constexpr int kMostCoarseTasks = 64;
 
 struct CoarseBasis {
-  Eigen::MatrixXd z;           // own rows (Block::own order) x functions: Z_l
-  Eigen::VectorXd zb;          // Z_l^T b on the own rows
-  Eigen::MatrixXd w_own;       // (A Z_l) on the own rows
-  std::vector<int> far_rows;   // rows of other tasks where A Z_l is not zero (global), ascending
-  Eigen::MatrixXd w_far;       // (A Z_l) on them
+  Eigen::MatrixXd z;          // own rows (Block::own order) x functions: Z_l
+  Eigen::VectorXd zb;         // Z_l^T b on the own rows
+  Eigen::MatrixXd w_own;      // (A Z_l) on the own rows
+  std::vector<int> far_rows;  // rows of other tasks where A Z_l is not zero (global), ascending
+  Eigen::MatrixXd w_far;      // (A Z_l) on them
   int size() const { return static_cast<int>(z.cols()); }
 };
 
@@ -63,8 +63,8 @@ class CoarseProblem {
   int size() const { return static_cast<int>(v_.rows()); }
 
  private:
-  Eigen::MatrixXd v_;     // eigenvectors kept
-  Eigen::VectorXd inv_;   // 1 / their eigenvalues
+  Eigen::MatrixXd v_;    // eigenvectors kept
+  Eigen::VectorXd inv_;  // 1 / their eigenvalues
 };
 
 }  // namespace aiac::cg

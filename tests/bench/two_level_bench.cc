@@ -52,7 +52,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   const int k3 = static_cast<int>(std::lround(std::cbrt(double(k2) * k2)));
-  const auto dir = std::filesystem::temp_directory_path() / ("two_level_bench." + std::to_string(getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("two_level_bench." + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   const std::string p2 = dir / "poisson2d.mtx", p3 = dir / "poisson3d.mtx";
   if (!aiac::cg::WriteMatrixMarketMatrix(p2, aiac::cg::GridLaplacian(k2, k2), true).ok() ||
@@ -64,15 +65,17 @@ int main(int argc, char** argv) {
   std::printf("%-22s %-5s | %10s %8s | %10s %8s | %9s %7s\n", "system", "mode", "one-level", "s",
               "two-level", "s", "its ratio", "s ratio");
   const std::pair<std::string, std::string> systems[] = {
-      {"poisson2d " + std::to_string(k2) + "^2", p2}, {"poisson3d " + std::to_string(k3) + "^3", p3}};
+      {"poisson2d " + std::to_string(k2) + "^2", p2},
+      {"poisson3d " + std::to_string(k3) + "^3", p3}};
   for (const auto& [name, path] : systems) {
     for (bool sync : {true, false}) {
       const Outcome one = Run(path, "none", sync, tasks), two = Run(path, "harmonic", sync, tasks);
-      std::printf("%-22s %-5s | %10llu %8.2f | %10llu %8.2f | %8.2fx %6.2fx   (residuals %.1e, %.1e)\n",
-                  name.c_str(), sync ? "sync" : "async", (unsigned long long)one.iterations,
-                  one.seconds, (unsigned long long)two.iterations, two.seconds,
-                  double(two.iterations) / double(one.iterations), two.seconds / one.seconds,
-                  one.residual, two.residual);
+      std::printf(
+          "%-22s %-5s | %10llu %8.2f | %10llu %8.2f | %8.2fx %6.2fx   (residuals %.1e, %.1e)\n",
+          name.c_str(), sync ? "sync" : "async", (unsigned long long)one.iterations, one.seconds,
+          (unsigned long long)two.iterations, two.seconds,
+          double(two.iterations) / double(one.iterations), two.seconds / one.seconds, one.residual,
+          two.residual);
     }
   }
   std::filesystem::remove_all(dir);

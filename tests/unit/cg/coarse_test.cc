@@ -42,9 +42,9 @@ std::vector<Block> SliceBlocks(const SpMat& a, int tasks, int layers, RowPartiti
       if (part.owner[static_cast<size_t>(rows[l][k])] == static_cast<uint32_t>(l))
         own.push_back(static_cast<int>(k));
     }
-    blocks.push_back(BuildBlock(row, b_rows, static_cast<int>(a.rows()), rows[l], own,
-                                [&](int r) { return part.owner[static_cast<size_t>(r)]; },
-                                sends[l]));
+    blocks.push_back(BuildBlock(
+        row, b_rows, static_cast<int>(a.rows()), rows[l], own,
+        [&](int r) { return part.owner[static_cast<size_t>(r)]; }, sends[l]));
   }
   return blocks;
 }
@@ -139,7 +139,8 @@ TEST(CoarseSpaceTest, TheTasksCorrectionIsTheDenseTwoLevelOne) {
     }
     // What the dense two-level step adds to x: Z e, A_0 e = Z^T (b - A x).
     const Eigen::MatrixXd a0 = z.transpose() * (a * z);
-    const Eigen::VectorXd e = a0.completeOrthogonalDecomposition().solve(z.transpose() * (b - a * x));
+    const Eigen::VectorXd e =
+        a0.completeOrthogonalDecomposition().solve(z.transpose() * (b - a * x));
     const Eigen::VectorXd dx = z * e;
     for (size_t l = 0; l < blocks.size(); ++l) {
       EXPECT_EQ(c.rounds[l]->corrections(), 1u);
@@ -252,7 +253,7 @@ std::string WriteGrid(const aiac::testing::TempDir& dir, int k) {
 }
 
 Result<app::LocalRunResult> RunCg(const std::string& matrix, const std::string& coarse, bool sync,
-                                uint64_t restore_every = 0) {
+                                  uint64_t restore_every = 0) {
   CgApp app;
   app::LocalRunOptions o;
   o.tasks = 5;
