@@ -59,6 +59,11 @@ Status CoarseRounds::Absorb(uint32_t from, std::string_view section) {
                       ")");
   };
   SliceReader r(section);
+  // Whether `count` items of `each` bytes are left to read: checked before anything is sized,
+  // so a damaged count cannot ask for gigabytes.
+  auto left = [&](uint64_t count, uint64_t each) {
+    return count <= (section.size() - r.position()) / each;
+  };
   uint8_t flags = 0;
   uint32_t size = 0;
   if (!r.Get(flags) || !r.Get(size) || size == 0 || size > kMostFunctions) return bad("header");
@@ -70,7 +75,8 @@ Status CoarseRounds::Absorb(uint32_t from, std::string_view section) {
   next.gave_up = flags & kGaveUp;
   if (flags & kHasW) {
     uint32_t count = 0;
-    if (!r.Get(count) || count > kMostRows) return bad("rows");
+    if (!r.Get(count) || count > kMostRows || !left(count, sizeof(int32_t) + size * sizeof(double)))
+      return bad("rows");
     std::vector<int32_t> rows(count);
     for (auto& row : rows) {
       if (!r.Get(row)) return bad("rows");
@@ -93,7 +99,8 @@ Status CoarseRounds::Absorb(uint32_t from, std::string_view section) {
         next.w.row(static_cast<Eigen::Index>(kept++)) = row;
     }
     uint32_t used = 0;
-    if (!r.Get(used) || used > kMostRows) return bad("Z on the values");
+    if (!r.Get(used) || used > kMostRows || !left(used, size * sizeof(double)))
+      return bad("Z on the values");
     next.z_in.resize(used, size);
     for (uint32_t k = 0; k < used; ++k) {
       if (!GetDoubles(r, row.data(), size)) return bad("Z on the values");
@@ -104,7 +111,9 @@ Status CoarseRounds::Absorb(uint32_t from, std::string_view section) {
   }
   if (flags & kHasRow) {
     uint32_t total = 0;
-    if (!r.Get(total) || total == 0 || total > kMostFunctions) return bad("block row");
+    if (!r.Get(total) || total == 0 || total > kMostFunctions ||
+        !left(uint64_t{size} * total, sizeof(double)))
+      return bad("block row");
     Eigen::MatrixXd row(size, total);
     for (uint32_t i = 0; i < size; ++i) {
       for (uint32_t j = 0; j < total; ++j) {
@@ -116,7 +125,8 @@ Status CoarseRounds::Absorb(uint32_t from, std::string_view section) {
   if (flags & kHasRound) {
     uint64_t round = 0;
     uint32_t total = 0;
-    if (!r.Get(round) || round == 0 || !r.Get(total) || total == 0 || total > kMostFunctions)
+    if (!r.Get(round) || round == 0 || !r.Get(total) || total == 0 || total > kMostFunctions ||
+        !left(total, sizeof(double)))
       return bad("round");
     next.round = round;
     next.g.resize(total);

@@ -205,6 +205,12 @@ TEST(CoarseRoundsTest, DamagedSectionsAreRefusedAndChangeNothing) {
   std::string huge = good;
   huge[1] = huge[2] = huge[3] = huge[4] = '\xff';  // a function count far too large
   EXPECT_FALSE(c.rounds[1]->Absorb(0, huge).ok());
+  // A count of rows far beyond the bytes that follow: refused before anything is sized.
+  std::string forged(1, '\x04');  // A Z on rows follows
+  const uint32_t one = 1, many = 1u << 27;
+  forged.append(reinterpret_cast<const char*>(&one), sizeof one);
+  forged.append(reinterpret_cast<const char*>(&many), sizeof many);
+  EXPECT_FALSE(c.rounds[1]->Absorb(0, forged).ok());
   EXPECT_FALSE(c.rounds[1]->Absorb(1, good).ok());  // from itself
   EXPECT_FALSE(c.rounds[1]->Absorb(7, good).ok());  // from no task of the job
   EXPECT_OK(c.rounds[1]->Absorb(0, good));
