@@ -400,14 +400,7 @@ app::JobPlan CgApp::BuildPlan(const CgParams& p, const Blocks& blocks, const Sha
   const bool wrap =
       chain_ && !p.daemon_builds_block();  // the tasks learn the bandwidth from their slices
   const SpRef a = A();
-  RowFn row = [&](int i, std::vector<int>& cols, std::vector<double>& vals) {
-    cols.clear();
-    vals.clear();
-    for (SpRef::InnerIterator it(a, i); it; ++it) {
-      cols.push_back(static_cast<int>(it.col()));
-      vals.push_back(it.value());
-    }
-  };
+  const RowFn row = MatrixRows(a);
   app::JobPlan plan;
   plan.target_change = p.tolerance;
   plan.items_in_chain = chain_;

@@ -115,6 +115,20 @@ SpMat CompressedMatrix(int rows, int cols, const std::vector<int>& outer,
 using RowFn = std::function<void(int row, std::vector<int>& cols, std::vector<double>& vals)>;
 using OwnerFn = std::function<uint32_t(int row)>;
 
+// The rows of a compressed row-major matrix (an SpMat or an SpRef) as a RowFn. Keeps a
+// reference: `a` must outlive it.
+template <typename Matrix>
+RowFn MatrixRows(const Matrix& a) {
+  return [&a](int i, std::vector<int>& cols, std::vector<double>& vals) {
+    cols.clear();
+    vals.clear();
+    for (typename Matrix::InnerIterator it(a, i); it; ++it) {
+      cols.push_back(static_cast<int>(it.col()));
+      vals.push_back(it.value());
+    }
+  };
+}
+
 // Builds a block of `rows` (ascending; `own`: positions of the rows it owns) from row(i) for
 // each of its rows, their b values, the owner of each row outside it, and its send lists.
 // `nonzeros_hint`: the block rows' stored entries when known (0: not), so its arrays are sized

@@ -76,14 +76,7 @@ void CheckEveryBlock(const std::string& path, const SpMat& a, const RowPartition
       if (part.owner[static_cast<size_t>(block_rows[l][k])] == l)
         own.push_back(static_cast<int>(k));
     }
-    const RowFn row = [&](int i, std::vector<int>& cols, std::vector<double>& vals) {
-      cols.clear();
-      vals.clear();
-      for (SpMat::InnerIterator it(a, i); it; ++it) {
-        cols.push_back(static_cast<int>(it.col()));
-        vals.push_back(it.value());
-      }
-    };
+    const RowFn row = MatrixRows(a);
     const OwnerFn owner = [&](int r) { return part.owner[static_cast<size_t>(r)]; };
     const Block want = BuildBlock(row, b_rows, n, block_rows[l], own, owner, sends[l]);
     const BlockOutline outline =

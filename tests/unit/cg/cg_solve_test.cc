@@ -105,14 +105,7 @@ TEST(CgProblemTest, GeneratedMatrixIsSymmetricAndDiagonallyDominant) {
 // lists, as the spawner builds it.
 Block SpawnerBlock(const Problem& p, const RowPartition& part,
                    const std::vector<std::vector<Block::Send>>& sends, uint32_t l) {
-  RowFn full = [&](int i, std::vector<int>& c, std::vector<double>& v) {
-    c.clear();
-    v.clear();
-    for (SpMat::InnerIterator it(p.a, i); it; ++it) {
-      c.push_back(static_cast<int>(it.col()));
-      v.push_back(it.value());
-    }
-  };
+  const RowFn full = MatrixRows(p.a);
   std::vector<double> b;
   std::vector<int> own;
   for (size_t k = 0; k < part.rows[l].size(); ++k) {

@@ -25,14 +25,7 @@ std::vector<Block> SliceBlocks(const SpMat& a, int tasks, int layers, RowPartiti
   std::vector<std::vector<int>> rows;
   for (const auto& own : part.rows) rows.push_back(Extend(a, own, layers));
   const auto sends = SendLists(a, part.owner, rows);
-  RowFn row = [&](int i, std::vector<int>& cols, std::vector<double>& vals) {
-    cols.clear();
-    vals.clear();
-    for (SpMat::InnerIterator it(a, i); it; ++it) {
-      cols.push_back(static_cast<int>(it.col()));
-      vals.push_back(it.value());
-    }
-  };
+  const RowFn row = MatrixRows(a);
   std::vector<Block> blocks;
   for (int l = 0; l < tasks; ++l) {
     std::vector<double> b_rows;

@@ -379,14 +379,7 @@ TEST(CgRowMoveSourceTest, SlabBlocksATaskBuildsAloneAreThoseOfTheWholePartition)
     SpMat a(n, n);
     a.setFromTriplets(entries.begin(), entries.end());
     a.makeCompressed();
-    const RowFn row = [&a](int i, std::vector<int>& cols, std::vector<double>& vals) {
-      cols.clear();
-      vals.clear();
-      for (SpMat::InnerIterator it(a, i); it; ++it) {
-        cols.push_back(static_cast<int>(it.col()));
-        vals.push_back(it.value());
-      }
-    };
+    const RowFn row = MatrixRows(a);
     std::vector<uint32_t> owner(static_cast<size_t>(n));
     std::vector<std::vector<int>> block_rows(static_cast<size_t>(tasks));
     for (int l = 0; l < tasks; ++l) {
