@@ -109,13 +109,14 @@ Result<bool> CgTask::Iterate() {
     // problem's setup going on (the others wait for what it sends). A smaller correction waits
     // for the next input, so that converged tasks fall quiet instead of trading rounds. A peer
     // that lacks what this task sends for the setup (a replacement) must get it even then.
+    // (Iterate is polled while the task waits: the O(rows) measures run only after progress.)
     AIAC_ASSIGN_OR_RETURN(const bool progressed, coarse_->Advance());
-    const double scale = b_.size() > 0 ? x_.cwiseAbs().maxCoeff() : 0.0;
-    if ((progressed && !coarse_->gave_up() &&
-         (!coarse_->ready() || coarse_->DueChange() > tolerance_ * scale ||
-          coarse_->corrections() <= 1)) ||
-        coarse_->PeerNeedsSetup())
-      fresh_ = true;
+    if (!fresh_ && progressed && !coarse_->gave_up()) {
+      const double scale = b_.size() > 0 ? x_.cwiseAbs().maxCoeff() : 0.0;
+      fresh_ = !coarse_->ready() || coarse_->corrections() <= 1 ||
+               coarse_->DueChange() > tolerance_ * scale;
+    }
+    if (!fresh_ && coarse_->PeerNeedsSetup()) fresh_ = true;
   }
   if (!fresh_ && iterations_ > 0) {
     // No new input: x_l already solves the block for these inputs, so the iteration would

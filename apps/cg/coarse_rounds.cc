@@ -32,6 +32,18 @@ bool GetDoubles(SliceReader& r, double* v, Eigen::Index n) {
   return true;
 }
 
+// Row k of a matrix, its values in order (Eigen stores matrices by column).
+void PutRow(SliceWriter& w, const Eigen::MatrixXd& m, Eigen::Index k) {
+  for (Eigen::Index j = 0; j < m.cols(); ++j) w.Put<double>(m(k, j));
+}
+
+bool GetRow(SliceReader& r, Eigen::MatrixXd& m, Eigen::Index k) {
+  for (Eigen::Index j = 0; j < m.cols(); ++j) {
+    if (!r.Get(m(k, j))) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 CoarseRounds::CoarseRounds(uint32_t task, uint32_t tasks, CoarseBasis basis,
@@ -103,8 +115,7 @@ Status CoarseRounds::Absorb(uint32_t from, std::string_view section) {
       return bad("Z on the values");
     next.z_in.resize(used, size);
     for (uint32_t k = 0; k < used; ++k) {
-      if (!GetDoubles(r, row.data(), size)) return bad("Z on the values");
-      next.z_in.row(k) = row;
+      if (!GetRow(r, next.z_in, k)) return bad("Z on the values");
     }
     if (!next.w.allFinite() || !next.z_in.allFinite()) return bad("not finite");
     next.has_w = true;
@@ -116,9 +127,7 @@ Status CoarseRounds::Absorb(uint32_t from, std::string_view section) {
       return bad("block row");
     Eigen::MatrixXd row(size, total);
     for (uint32_t i = 0; i < size; ++i) {
-      for (uint32_t j = 0; j < total; ++j) {
-        if (!r.Get(row(i, j))) return bad("block row");
-      }
+      if (!GetRow(r, row, i)) return bad("block row");
     }
     next.block_row = std::move(row);
   }
@@ -303,25 +312,17 @@ std::string CoarseRounds::SectionFor(uint32_t to) const {
   if (send_w) {
     w.Put<uint32_t>(static_cast<uint32_t>(basis_.far_rows.size()));
     for (int row : basis_.far_rows) w.Put<int32_t>(row);
-    for (Eigen::Index k = 0; k < basis_.w_far.rows(); ++k) {
-      const Eigen::VectorXd row = basis_.w_far.row(k).transpose();
-      PutDoubles(w, row.data(), row.size());
-    }
+    for (Eigen::Index k = 0; k < basis_.w_far.rows(); ++k) PutRow(w, basis_.w_far, k);
     auto it =
         std::find_if(sends_.begin(), sends_.end(), [to](const auto& s) { return s.first == to; });
     const std::vector<int> none;
     const std::vector<int>& used = it == sends_.end() ? none : it->second;
     w.Put<uint32_t>(static_cast<uint32_t>(used.size()));
-    for (int k : used) {
-      const Eigen::VectorXd row = basis_.z.row(k).transpose();
-      PutDoubles(w, row.data(), row.size());
-    }
+    for (int k : used) PutRow(w, basis_.z, k);
   }
   if (send_row) {
     w.Put<uint32_t>(static_cast<uint32_t>(total_));
-    for (Eigen::Index i = 0; i < block_row_->rows(); ++i) {
-      for (Eigen::Index j = 0; j < block_row_->cols(); ++j) w.Put<double>((*block_row_)(i, j));
-    }
+    for (Eigen::Index i = 0; i < block_row_->rows(); ++i) PutRow(w, *block_row_, i);
   }
   if (send_round) {
     w.Put<uint64_t>(round_);
