@@ -40,7 +40,6 @@ Result<std::unique_ptr<CgTask>> CgTask::Make(Block block, const CgParams& params
       for (int r : s.rows) positions.push_back(own_position[static_cast<size_t>(r)]);
       sends.emplace_back(s.task, std::move(positions));
     }
-    t->coarse_setup_ = coarse;
     t->coarse_ = std::make_unique<CoarseRounds>(coarse->task, coarse->tasks, std::move(basis),
                                                 std::move(own_rows), std::move(sends));
     t->coarse_->set_optional(params.coarse == "auto");
@@ -63,8 +62,8 @@ CgTask::CgTask(Block block, const CgParams& params, std::optional<MovableRows> m
 std::vector<uint32_t> CgTask::Dependencies() const {
   std::vector<uint32_t> out;
   if (coarse_) {
-    for (uint32_t m = 0; m < coarse_setup_->tasks; ++m) {
-      if (m != coarse_setup_->task) out.push_back(m);
+    for (uint32_t m = 0; m < coarse_->tasks(); ++m) {
+      if (m != coarse_->task()) out.push_back(m);
     }
     return out;
   }
@@ -178,8 +177,8 @@ std::vector<app::Outgoing> CgTask::TakeOutgoing() {
   if (!coarse_) return out;
   // Every task gets the coarse section, before the values of those that use ours.
   std::vector<app::Outgoing> all;
-  for (uint32_t m = 0; m < coarse_setup_->tasks; ++m) {
-    if (m == coarse_setup_->task) continue;
+  for (uint32_t m = 0; m < coarse_->tasks(); ++m) {
+    if (m == coarse_->task()) continue;
     const std::string section = coarse_->SectionFor(m);
     const auto length = static_cast<uint32_t>(section.size());
     std::string bytes(reinterpret_cast<const char*>(&length), sizeof length);

@@ -5,8 +5,8 @@
 // `tolerance` for `stable_iterations` iterations in a row. When its rows may move (slices of a
 // symmetric pattern, row_moves.h) it gives rows to its neighbours and takes theirs between two
 // iterations, rebuilding its block (its slab), solvers and send lists. With a coarse space
-// (coarse_rounds.h) it also exchanges its coarse section with every task, and corrects its own
-// rows by the coarse solution after its block solve when a round completes.
+// (coarse_rounds.h) it also exchanges its coarse section with every task, and when a round
+// completes adds the coarse correction to the neighbours' values its next block solve uses.
 //
 // Called from the task's thread only (app::Task).
 #pragma once
@@ -158,8 +158,7 @@ class CgTask final : public app::Task {
   std::optional<MovableRows> movable_;  // set when rows can move (row_moves.h)
   double tolerance_, inner_tolerance_;  // p_'s, tightened by Tighten()
   std::unique_ptr<BlockCg> solver_;
-  std::unique_ptr<BlockDirect> direct_;  // the block's factor; null: solver_ iterates
-  std::optional<CoarseSetup> coarse_setup_;
+  std::unique_ptr<BlockDirect> direct_;   // the block's factor; null: solver_ iterates
   std::unique_ptr<CoarseRounds> coarse_;  // set in a two-level job
   Eigen::VectorXd x_, rhs_;
   std::vector<Eigen::VectorXd> xin_;

@@ -72,6 +72,8 @@ class CoarseRounds {
   // What peer `to` gets after this iteration.
   std::string SectionFor(uint32_t to) const;
 
+  uint32_t task() const { return task_; }
+  uint32_t tasks() const { return tasks_; }
   bool ready() const { return problem_.has_value(); }
   // A peer's last section says it still lacks what this task sends (A Z, a block row of A_0):
   // a replacement, set up while the others had fallen quiet. The task must iterate to send it.

@@ -4,6 +4,8 @@
 // ratios two-level / one-level.
 //   two_level_bench [K2 [TASKS]]     K2 x K2 grid (default 200) and a 3-D grid of about as many
 //                                    rows; TASKS tasks (default 5)
+#include <unistd.h>
+
 #include <chrono>
 #include <cmath>
 #include <cstdio>
