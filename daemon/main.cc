@@ -33,6 +33,7 @@
 #include "net/shutdown.h"
 #include "net/version.h"
 #include "runtime/code_signing.h"
+#include "runtime/task_runner.h"
 
 namespace {
 
@@ -335,6 +336,9 @@ int main(int argc, char** argv) {
   net::HttpServer http(io, log);
   if (!o.metrics.empty()) {
     if (auto at = net::ServeMetrics(http, o.metrics, log); !at.ok()) return Fail(at.status());
+    // Listed at 0 from the start: a scrape before this daemon's first task iteration reads none
+    // computed, not a metric that is missing.
+    runtime::IterationsComputed();
   }
 
   Status fatal;

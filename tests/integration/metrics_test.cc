@@ -93,6 +93,18 @@ TEST_F(MetricsTest, ScrapedDuringARunWithAFailureTheyAgreeWithTheSummary) {
       std::chrono::seconds(120)))
       << page << Log("spawner");
   const std::string seen = page;
+  // And computes there: the daemon that took the task over has iterated past its checkpoint, so
+  // both live daemons count iterations (the lost one answers no scrape).
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        int computing = 0;
+        for (const auto& [d, at] : daemon_metrics) {
+          computing += Value(Scrape(at), "aiac_task_iterations_total") > 0 ? 1 : 0;
+        }
+        return computing == 2;
+      },
+      std::chrono::seconds(120)))
+      << Log("spawner");
 
   // Stopped as Ctrl-C would: the summary is written.
   spawner.Signal(SIGINT);
