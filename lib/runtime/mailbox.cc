@@ -42,6 +42,7 @@ bool Mailbox::Put(uint32_t from, uint64_t iteration, std::string bytes, bool sen
     // values again and send them back as new, and two such neighbours would do so forever.
     slot.newest = slot.taken = iteration;
     slot.bytes.clear();  // a value sent between them is superseded by this one
+    slot.unconverged_since_taken = false;
     slot.converged = sender_converged;
     slot.seen = seen_incarnation == own_incarnation_ ? seen : 0;
     ++dropped_;
@@ -49,6 +50,7 @@ bool Mailbox::Put(uint32_t from, uint64_t iteration, std::string bytes, bool sen
   }
   slot.newest = iteration;
   slot.converged = sender_converged;
+  slot.unconverged_since_taken |= !sender_converged;
   slot.seen = seen_incarnation == own_incarnation_ ? seen : 0;
   if (sync_) {
     slot.by_iteration[iteration] = std::move(bytes);
@@ -72,6 +74,7 @@ std::vector<Mailbox::Value> Mailbox::TakeNew() {
   for (auto& [from, slot] : slots_) {
     if (slot.newest <= slot.taken) continue;
     slot.taken = slot.newest;
+    slot.unconverged_since_taken = false;
     if (sync_) {
       auto it = slot.by_iteration.find(slot.newest);
       out.push_back({from, slot.newest, std::move(it->second)});
@@ -122,6 +125,14 @@ bool Mailbox::WaitForNew(std::chrono::milliseconds timeout) {
 bool Mailbox::HasNew() const {
   std::lock_guard lock(mu_);
   return HasNewLocked();
+}
+
+bool Mailbox::HasNewFromUnconverged() const {
+  std::lock_guard lock(mu_);
+  for (const auto& [from, slot] : slots_) {
+    if (slot.newest > slot.taken && slot.unconverged_since_taken) return true;
+  }
+  return false;
 }
 
 size_t Mailbox::waiters() const {

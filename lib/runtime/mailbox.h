@@ -53,6 +53,11 @@ class Mailbox {
   bool WaitForNew(std::chrono::milliseconds timeout);
   // True when a value newer than what was taken waits (TakeNew would return something).
   bool HasNew() const;
+  // True when a value waits untaken and one of the values accepted since the last take came
+  // from a sender that was not locally converged: a change the task has not absorbed yet, which
+  // may unsettle it. (A converged sender's new value differs within its local test; tasks that
+  // all send to all, every iteration, nearly always have such a value waiting.)
+  bool HasNewFromUnconverged() const;
   // True when every one of `from` has sent a value, its newest accepted one came from a locally
   // converged sender, and that sender had absorbed at least iteration `need_seen[f]` of ours
   // (when listed): those inputs are final for our current values and will not change unless
@@ -84,6 +89,7 @@ class Mailbox {
     uint64_t newest = 0;       // highest iteration accepted
     uint64_t taken = 0;        // highest iteration handed to the task
     bool converged = false;    // the newest value's sender was locally converged
+    bool unconverged_since_taken = false;  // a value accepted since the last take was not
     uint64_t seen = 0;         // the newest value's sender had absorbed our values up to this
     std::string bytes;         // async: the newest value
     std::string taken_bytes;   // async: the value last handed to the task

@@ -356,12 +356,15 @@ void TaskRunner::Loop() {
     // round ended. (Not the values sent since: an asynchronous task's values keep changing in
     // their last bits, and chasing them would hold the answer back for as long as it iterates.)
     // Until then the answer waits; a task no longer converged answers at once (the round is
-    // lost anyway). Nor while a neighbour's value waits untaken: it came during this pass (a
-    // changed one, then, from a neighbour quick to settle again, the same bytes marked
-    // converged), and absorbing it may unsettle this task. Synchronous steps wait for their
-    // inputs, so nothing they depend on is in flight.
-    if (round != answered && (!converged || options_.sync ||
-                              (mailbox_.AbsorbedByConverged(round_need) && !mailbox_.HasNew()))) {
+    // lost anyway). Nor while a neighbour's value waits untaken that a sender not converged
+    // sent: it came during this pass (a changed one, then, from a neighbour quick to settle
+    // again, the same bytes marked converged), and absorbing it may unsettle this task. (Values
+    // converged senders sent since wait all the time when every task sends to every other at
+    // each iteration, as two-level CG tasks do: waiting for a pass without one held a round for
+    // 10 s.) Synchronous steps wait for their inputs, so nothing they depend on is in flight.
+    if (round != answered &&
+        (!converged || options_.sync ||
+         (mailbox_.AbsorbedByConverged(round_need) && !mailbox_.HasNewFromUnconverged()))) {
       answered = round;
       cb_.answer(round, converged);
     }

@@ -65,6 +65,32 @@ TEST(MailboxTest, TheSameBytesUnderANewerIterationAreNotNew) {
   EXPECT_TRUE(sync.TakeIteration({1}, 2, std::chrono::milliseconds(100)).has_value());
 }
 
+// What waits untaken came from a converged sender (a change within its local test) or not (a
+// change that may unsettle the task): a converged task answers a round despite the first,
+// never despite the second, even when the same bytes come again marked converged.
+TEST(MailboxTest, ANewValueFromASenderNotConvergedIsToldApartUntilTaken) {
+  Mailbox box;
+  EXPECT_FALSE(box.HasNewFromUnconverged());
+  EXPECT_TRUE(box.Put(1, 1, "a", true));
+  EXPECT_TRUE(box.HasNew());
+  EXPECT_FALSE(box.HasNewFromUnconverged());
+  EXPECT_TRUE(box.Put(1, 2, "b", false));
+  EXPECT_TRUE(box.HasNewFromUnconverged());
+  EXPECT_TRUE(box.Put(1, 3, "c", true));
+  EXPECT_TRUE(box.HasNewFromUnconverged()) << "b's change is not absorbed yet";
+  ASSERT_EQ(box.TakeNew().size(), 1u);
+  EXPECT_FALSE(box.HasNewFromUnconverged());
+  EXPECT_TRUE(box.Put(2, 1, "d", true));
+  EXPECT_TRUE(box.HasNew());
+  EXPECT_FALSE(box.HasNewFromUnconverged());
+  // A changed value superseded by the bytes the task holds leaves nothing to absorb.
+  EXPECT_TRUE(box.Put(1, 4, "e", false));
+  EXPECT_FALSE(box.Put(1, 5, "c", true));
+  EXPECT_FALSE(box.HasNewFromUnconverged());
+  EXPECT_TRUE(box.Put(1, 6, "f", true));
+  EXPECT_FALSE(box.HasNewFromUnconverged());
+}
+
 TEST(MailboxTest, WaitForNewWakesOnPutAndTimesOut) {
   Mailbox box;
   EXPECT_FALSE(box.WaitForNew(std::chrono::milliseconds(10)));

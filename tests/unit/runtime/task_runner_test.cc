@@ -318,6 +318,41 @@ TEST(TaskRunnerTest, ARoundIsNotAnsweredWhileANeighboursNewValueWaitsUnabsorbed)
   EXPECT_EQ(answers, (std::vector<std::pair<uint64_t, bool>>{{1, false}}));
 }
 
+// Neighbours that are converged and send a value changed in its last bits at every iteration,
+// as two-level CG tasks all do to all: a new value always waits when the runner looks, yet none
+// can unsettle it; the round is answered, converged.
+TEST(TaskRunnerTest, ARoundIsAnsweredWhileConvergedNeighboursKeepSendingNewValues) {
+  Recorder rec;
+  RoundRecorder rounds;
+  RunnerCallbacks cb = rounds.Callbacks(rec);
+  std::atomic<TaskRunner*> arrive_in{nullptr};  // set once the round is asked
+  std::atomic<uint64_t> sent{0};
+  auto during_pass = [&] {
+    TaskRunner* runner = arrive_in.load();
+    if (runner == nullptr) return;
+    const uint64_t i = ++sent;
+    runner->mailbox().Put(1, i, "last bits " + std::to_string(i), true, 3);
+  };
+  TaskRunner runner(std::make_unique<UnsettledByChangeTask>(during_pass), {1}, RunnerOptions{}, cb);
+  runner.Start();
+  ASSERT_TRUE(testing::WaitUntil([&] {
+    std::lock_guard lock(rounds.mu);
+    return rounds.converged;
+  }));
+  runner.Query(1);
+  arrive_in = &runner;
+  runner.mailbox().Put(1, ++sent, "first", true, 3);  // so that the task iterates again
+  ASSERT_TRUE(testing::WaitUntil([&] {
+    std::lock_guard lock(rounds.mu);
+    return !rounds.answers.empty();
+  })) << sent.load() << " values sent, no answer";
+  runner.Halt();
+  runner.Join();
+  std::lock_guard lock(rounds.mu);
+  EXPECT_EQ(rounds.answers, (std::vector<std::pair<uint64_t, bool>>{{1, true}}));
+  EXPECT_GE(sent.load(), 2u);
+}
+
 // A task that stopped iterating still says what it absorbed: its newest value again, at the
 // same iteration, with the new `seen` and its convergence, once per value it took; the
 // neighbour waiting to answer a round needs it.
