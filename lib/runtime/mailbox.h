@@ -90,9 +90,9 @@ class Mailbox {
     uint64_t taken = 0;        // highest iteration handed to the task
     bool converged = false;    // the newest value's sender was locally converged
     bool unconverged_since_taken = false;  // a value accepted since the last take was not
-    uint64_t seen = 0;         // the newest value's sender had absorbed our values up to this
-    std::string bytes;         // async: the newest value
-    std::string taken_bytes;   // async: the value last handed to the task
+    uint64_t seen = 0;        // the newest value's sender had absorbed our values up to this
+    std::string bytes;        // async: the newest value
+    std::string taken_bytes;  // async: the value last handed to the task
     std::map<uint64_t, std::string> by_iteration;  // sync: not yet taken
   };
   bool HasNewLocked() const;

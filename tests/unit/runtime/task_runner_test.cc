@@ -345,7 +345,8 @@ TEST(TaskRunnerTest, ARoundIsAnsweredWhileConvergedNeighboursKeepSendingNewValue
   ASSERT_TRUE(testing::WaitUntil([&] {
     std::lock_guard lock(rounds.mu);
     return !rounds.answers.empty();
-  })) << sent.load() << " values sent, no answer";
+  })) << sent.load()
+      << " values sent, no answer";
   runner.Halt();
   runner.Join();
   std::lock_guard lock(rounds.mu);
