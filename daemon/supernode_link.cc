@@ -94,6 +94,7 @@ net::awaitable<void> SupernodeLink::Run() {
     Status why = co_await ServeOne(*conn);
     current_.reset();
     if (stopping_) break;
+    if (counters_) ++counters_->lost;
     log_->warn("lost super-node {}: {}; trying the next one", target.ToString(), why.message());
   }
 }
@@ -102,7 +103,9 @@ net::awaitable<Status> SupernodeLink::ServeOne(net::ConnectionPtr conn) {
   SendRegister(*conn);
   // Heartbeats go out on their own coroutine; this one reads the acks.
   tasks_.Spawn(Heartbeats(conn), log_, "heartbeats");
-  Status why = co_await ReadAcks(conn);
+  bool registered = false;
+  Status why = co_await ReadAcks(conn, registered);
+  if (counters_ && registered) --counters_->registered;
   // The heartbeats end with the connection: wake them now rather than at the next beat.
   heartbeat_timer_.cancel();
   co_return why;
@@ -120,18 +123,26 @@ net::awaitable<void> SupernodeLink::Heartbeats(net::ConnectionPtr conn) {
       h.setDaemonId(self_.id);
       h.setBusy(busy);
     });
+    if (counters_) ++counters_->heartbeats;
   }
 }
 
-net::awaitable<Status> SupernodeLink::ReadAcks(net::ConnectionPtr conn) {
+net::awaitable<Status> SupernodeLink::ReadAcks(net::ConnectionPtr conn, bool& registered) {
   for (;;) {
     auto msg = co_await conn->Receive();
     if (!msg.ok()) co_return msg.status();
     auto env = (*msg)->root();
     if (env.isRegisterAck()) {
       log_->info("registered with super-node {}", conn->Describe());
+      if (counters_) {
+        ++counters_->registrations;
+        if (!registered) ++counters_->registered;
+      }
+      registered = true;
     } else if (env.isHeartbeatAck()) {
+      if (counters_) ++counters_->acked;
       if (!env.getHeartbeatAck().getKnown()) {
+        if (counters_) ++counters_->forgotten;
         log_->info("super-node {} forgot this daemon: registering again", conn->peer().id);
         SendRegister(*conn);
       }

@@ -4,6 +4,8 @@
 // The revocation lists a super-node passes on (net/revocation.h) go to `on_revocations`.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -25,6 +27,17 @@ struct SelfDescription {
   uint32_t cores = 1;
 };
 
+// What links did, for a process that plays many daemons (tools/swarm.cc); links may share one.
+struct LinkCounters {
+  std::atomic<uint64_t> registered{0};     // links whose registration the super-node acknowledged,
+                                           // on a connection still open
+  std::atomic<uint64_t> registrations{0};  // RegisterAcks received in all
+  std::atomic<uint64_t> heartbeats{0};     // heartbeats sent
+  std::atomic<uint64_t> acked{0};          // heartbeat acknowledgements received
+  std::atomic<uint64_t> forgotten{0};      // of those, saying the super-node did not know us
+  std::atomic<uint64_t> lost{0};           // connections to a super-node that ended (not by Stop)
+};
+
 class SupernodeLink {
  public:
   SupernodeLink(net::asio::any_io_executor executor, std::vector<Endpoint> supernodes,
@@ -39,13 +52,16 @@ class SupernodeLink {
   void UpdatePower(double power);
   // Closes the link; completes once its coroutines (the link, the heartbeats) have ended.
   net::awaitable<void> Stop();
+  // Counts what this link does into `counters` (which must outlive it); before Start().
+  void set_counters(LinkCounters* counters) { counters_ = counters; }
 
  private:
   net::awaitable<void> Run();
   // Registers on `conn`, heartbeats and reads the acks until it closes: why it did.
   net::awaitable<Status> ServeOne(net::ConnectionPtr conn);
   net::awaitable<void> Heartbeats(net::ConnectionPtr conn);
-  net::awaitable<Status> ReadAcks(net::ConnectionPtr conn);
+  // `registered`: set once the super-node acknowledged a registration on `conn`.
+  net::awaitable<Status> ReadAcks(net::ConnectionPtr conn, bool& registered);
   void SendRegister(net::Connection& conn);
 
   std::vector<Endpoint> supernodes_;
@@ -57,6 +73,7 @@ class SupernodeLink {
   std::function<void(Status)> on_fatal_;
   std::function<void(const net::RevocationList&)> on_revocations_;
   net::ConnectionPtr current_;
+  LinkCounters* counters_ = nullptr;
   bool stopping_ = false;
   net::asio::steady_timer heartbeat_timer_;
   net::TaskGroup tasks_;

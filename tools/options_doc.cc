@@ -4,7 +4,7 @@
 //
 // Sections: common (every program's network options), listening (the caps of a listening
 // side), supernode, daemon, spawner (their own options), job (a job file's keys), cg (the CG
-// app's [params]).
+// app's [params]), swarm (the load generator's, tools/swarm.cc).
 #include <cstdio>
 #include <string>
 
@@ -13,6 +13,7 @@
 #include "spawner/job_spec.h"
 #include "spawner/spawner_options.h"
 #include "supernode/supernode_options.h"
+#include "tools/swarm_options.h"
 
 namespace {
 
@@ -51,9 +52,11 @@ int main(int argc, char** argv) {
     table = Table<spawner::JobSpec, spawner::DeclareJobOptions>(section);
   } else if (section == "cg") {
     table = CgTable();
+  } else if (section == "swarm") {
+    table = Table<tools::SwarmOptions, tools::DeclareSwarmOptions>(section);
   } else {
-    std::fprintf(stderr,
-                 "usage: aiac-options-doc common|listening|supernode|daemon|spawner|job|cg\n");
+    std::fprintf(
+        stderr, "usage: aiac-options-doc common|listening|supernode|daemon|spawner|job|cg|swarm\n");
     return 2;
   }
   std::fputs(table.c_str(), stdout);

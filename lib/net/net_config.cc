@@ -139,8 +139,8 @@ Result<std::vector<std::string>> ParseKeys(const std::vector<std::string>& hex,
   return raw;
 }
 
-// The authorities and the revoked keys: revoked_keys, and the list in revocation_file when
-// there is one.
+}  // namespace
+
 Result<Trust> LoadTrust(const NetOptions& options) {
   if (options.authority_keys.empty()) {
     return InvalidArgument(
@@ -166,6 +166,8 @@ Result<Trust> LoadTrust(const NetOptions& options) {
   }
   return trust;
 }
+
+namespace {
 
 Status LoadIdentity(NetOptions& options, proto::Role role, bool may_enroll) {
   AIAC_ASSIGN_OR_RETURN(Trust trust, LoadTrust(options));

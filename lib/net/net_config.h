@@ -36,6 +36,10 @@ void DeclareServerLimits(OptionSet& set, ServerLimits& limits);
 // (NodeIdentity::enrolling). Each error is one line that says how to fix it.
 Status FinishNetOptions(NetOptions& options, proto::Role role, bool may_enroll = false);
 
+// The authorities a process believes (authority_keys, at least one) and the keys it no longer
+// does: revoked_keys, and the list in revocation_file when the file exists.
+Result<Trust> LoadTrust(const NetOptions& options);
+
 // The node id a process speaks as: the one its certificate names. `id` empty: set to it; another
 // id: InvalidArgument naming both.
 Status AdoptCertifiedId(const NetOptions& options, std::string& id);

@@ -1,0 +1,127 @@
+// `swarm`, the load generator of docs/scale.md, against real super-nodes: the daemons it plays
+// register, heartbeat, move to the next super-node when theirs is killed, and deregister when
+// it stops; its bad input is one line and a non-zero exit.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <regex>
+
+#include "cluster_fixture.h"
+#include "support/http_client.h"
+
+namespace aiac::testing {
+namespace {
+
+class SwarmTest : public ClusterFixture {
+ protected:
+  // A super-node that admits many handshakes from one address (the swarm's), with its metrics.
+  std::string StartBigSupernode(const std::string& name) {
+    WriteFile(dir_ / "big.toml",
+              ReadFile(dir_ / "key.toml") + "max_handshakes_per_address = 1024\n");
+    return StartSupernode(name, {"--metrics", "127.0.0.1:0"}, "127.0.0.1:0", "big.toml");
+  }
+  std::string MetricsAddress(const std::string& name) {
+    std::smatch m;
+    const std::regex at("metrics at http://([0-9.]+:[0-9]+)/metrics");
+    std::string log;
+    EXPECT_TRUE(WaitUntil([&] {
+      log = Log(name);
+      return std::regex_search(log, m, at);
+    })) << log;
+    return m.empty() ? "" : m[1].str();
+  }
+  double Free(const std::string& metrics) {
+    const HttpReply r = HttpGet(metrics, "/metrics");
+    return r.status == 200 ? MetricValue(r.body, "aiac_daemons{state=\"free\"}") : -1;
+  }
+  spawner::ChildProcess StartSwarm(const std::vector<std::string>& supernodes, int daemons,
+                                   std::vector<std::string> extra = {}) {
+    std::vector<std::string> args{"--config",         dir_ / "key.toml",  "--authority-private-key",
+                                  AuthorityKeyFile(), "--daemons",        std::to_string(daemons),
+                                  "--json",           dir_ / "swarm.json"};
+    for (const auto& s : supernodes) args.insert(args.end(), {"--supernode", s});
+    args.insert(args.end(), extra.begin(), extra.end());
+    return testing::Start("swarm", args, dir_ / "swarm.log");
+  }
+};
+
+// 300 daemons from one process: the super-node counts them free while they heartbeat, and none
+// once the swarm stopped (each deregistered); the summary says what they did.
+TEST_F(SwarmTest, PlayedDaemonsRegisterHeartbeatAndDeregister) {
+  const std::string sn = StartBigSupernode("sn-a");
+  const std::string metrics = MetricsAddress("sn-a");
+  auto swarm = StartSwarm({sn}, 300, {"--heartbeat-ms", "200", "--ramp-s", "0.5"});
+  ASSERT_TRUE(WaitUntil([&] { return Free(metrics) == 300; }, std::chrono::seconds(120)))
+      << Log("swarm") << Log("sn-a");
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("swarm", "all 300 daemons registered"); },
+                        std::chrono::seconds(60)))
+      << Log("swarm");
+  swarm.Signal(SIGTERM);
+  const auto code = swarm.WaitFor(std::chrono::seconds(120));
+  ASSERT_TRUE(code.has_value()) << Log("swarm");
+  EXPECT_EQ(*code, 0) << Log("swarm");
+  const nlohmann::json summary = Json("swarm.json");
+  EXPECT_EQ(summary["daemons"], 300);
+  EXPECT_EQ(summary["registered_at_stop"], 300) << summary.dump(2);
+  EXPECT_TRUE(summary["all_registered_seconds"].is_number()) << summary.dump(2);
+  EXPECT_GE(summary["registrations"].get<int>(), 300);
+  EXPECT_GT(summary["acked"].get<int>(), 0);
+  EXPECT_LE(summary["acked"].get<int>(), summary["heartbeats"].get<int>());
+  EXPECT_EQ(summary["lost"], 0) << summary.dump(2);
+  EXPECT_TRUE(WaitUntil([&] { return Free(metrics) == 0; })) << Log("sn-a");
+}
+
+// Their super-node killed, every played daemon registers with the next one of its list.
+TEST_F(SwarmTest, PlayedDaemonsMoveToTheNextSupernodeWhenTheirsIsKilled) {
+  const std::string a = StartBigSupernode("sn-a");
+  const std::string a_metrics = MetricsAddress("sn-a");
+  const std::string b = StartBigSupernode("sn-b");
+  const std::string b_metrics = MetricsAddress("sn-b");
+  auto swarm = StartSwarm({a, b}, 200, {"--heartbeat-ms", "200"});
+  ASSERT_TRUE(WaitUntil([&] { return Free(a_metrics) == 200; }, std::chrono::seconds(120)))
+      << Log("swarm");
+  procs_.at("sn-a").Signal(SIGKILL);
+  ASSERT_TRUE(WaitUntil([&] { return Free(b_metrics) == 200; }, std::chrono::seconds(120)))
+      << Log("swarm") << Log("sn-b");
+  swarm.Signal(SIGINT);
+  ASSERT_TRUE(swarm.WaitFor(std::chrono::seconds(120)).has_value()) << Log("swarm");
+  const nlohmann::json summary = Json("swarm.json");
+  EXPECT_EQ(summary["lost"], 200) << summary.dump(2);
+  EXPECT_GE(summary["registrations"].get<int>(), 400) << summary.dump(2);
+  EXPECT_EQ(summary["registered_at_stop"], 200) << summary.dump(2);
+}
+
+// Options missing or wrong: one line, exit 2; a cluster key the super-node does not share: every
+// played daemon is refused, one line, exit 1.
+TEST_F(SwarmTest, BadInputIsOneLineAndANonZeroExit) {
+  const std::string sn = StartSupernode("sn-a");
+  const auto run = [&](const std::vector<std::string>& args) {
+    auto child = testing::Start("swarm", args, dir_ / "bad.log");
+    return child.WaitFor(std::chrono::seconds(60)).value_or(-1);
+  };
+  const std::string key = AuthorityKeyFile();
+  const std::string config = dir_ / "key.toml";
+  EXPECT_EQ(run({"--config", config, "--authority-private-key", key, "--supernode", sn}), 2);
+  EXPECT_EQ(Log("bad"), "swarm: option 'daemons' is not set: give --daemons K\n");
+  EXPECT_EQ(run({"--config", config, "--authority-private-key", key, "--daemons", "3"}), 2);
+  EXPECT_NE(Log("bad").find("'supernodes' is empty"), std::string::npos) << Log("bad");
+  EXPECT_EQ(run({"--config", config, "--daemons", "3", "--supernode", sn}), 2);
+  EXPECT_NE(Log("bad").find("authority_private_key"), std::string::npos) << Log("bad");
+  EXPECT_EQ(run({"--config", config, "--authority-private-key", dir_ / "none.key", "--daemons", "3",
+                 "--supernode", sn}),
+            2);
+  EXPECT_NE(Log("bad").find("none.key"), std::string::npos) << Log("bad");
+  EXPECT_EQ(run({"--config", config, "--authority-private-key", key, "--daemons", "3",
+                 "--supernode", "not-an-endpoint"}),
+            2);
+  const std::string endpoint = Log("bad");
+  EXPECT_EQ(std::count(endpoint.begin(), endpoint.end(), '\n'), 1) << endpoint;
+  EXPECT_EQ(run({"--config", dir_ / "wrong.toml", "--authority-private-key", key, "--daemons", "3",
+                 "--supernode", sn}),
+            1);
+  EXPECT_NE(Log("bad").find("every super-node refused this daemon"), std::string::npos)
+      << Log("bad");
+}
+
+}  // namespace
+}  // namespace aiac::testing
