@@ -1,0 +1,155 @@
+// What one super-node pays for the daemons it holds (issue 37, docs/scale.md): a real
+// aiac-supernode, and `swarm` playing K daemons that heartbeat once a second; once all are
+// registered, the super-node's CPU over a ten-second window (utime + stime from /proc/PID/stat)
+// per heartbeat the daemons sent in it, and its resident memory per daemon held (above what it
+// held empty). K = 250 is the baseline, measured in the same run; the others are printed as
+// ratios against it (1.0: the cost per daemon does not grow with the platform). Registration
+// runs at 1,000 daemons a second (`--ramp-s`). Never fails on a time.
+// Run: build/bin/supernode_load_bench [K ...]   (default: 1000 4000)
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench_support.h"
+#include "core/ed25519.h"
+#include "net/identity.h"
+#include "support/processes.h"
+#include "support/test_support.h"
+
+using namespace aiac;
+
+namespace {
+
+constexpr int kBaseline = 250;
+constexpr double kWindowSeconds = 10;
+
+// CPU seconds (user + system) process `pid` used so far; -1 when it is gone.
+double CpuSeconds(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(in, line)) return -1;
+  // Fields after the command (in parentheses, which may hold spaces): state is field 3.
+  std::istringstream rest(line.substr(line.rfind(')') + 2));
+  std::vector<std::string> f;
+  for (std::string w; rest >> w;) f.push_back(w);
+  if (f.size() < 13) return -1;
+  return (std::stod(f[11]) + std::stod(f[12])) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// Resident memory of `pid` in KiB; -1 when it is gone.
+double ResidentKib(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stod(line.substr(6));
+  }
+  return -1;
+}
+
+struct Figures {
+  double register_s = -1;      // the swarm's start to all registered
+  double cpu_share = -1;       // of one core, during the window
+  double us_per_heartbeat = -1;
+  double kib_per_daemon = -1;
+};
+
+Figures Measure(const std::string& dir, int daemons) {
+  Figures out;
+  const std::string tag = "k" + std::to_string(daemons);
+  const std::string sn_addr = dir + "/" + tag + ".addr";
+  auto supernode = aiac::testing::Start(
+      "aiac-supernode",
+      {"--cluster-key-file", dir + "/cluster.key", "--authority-key",
+       aiac::testing::ReadFile(dir + "/authority.pub"), "--id", "sn1", "--listen", "127.0.0.1:0",
+       "--ready-file", sn_addr, "--data", dir + "/" + tag + ".db", "--identity-key-file",
+       dir + "/sn1.key", "--certificate-file", dir + "/sn1.cert", "--max-connections",
+       std::to_string(daemons + 256), "--max-handshakes-per-address", "4096", "--log-level",
+       "warn"},
+      dir + "/" + tag + "-sn.log");
+  const std::string addr = aiac::testing::WaitForFile(sn_addr, std::chrono::seconds(60));
+  if (addr.empty()) return out;
+  const double empty_kib = ResidentKib(supernode.pid());
+  const std::string json = dir + "/" + tag + ".json";
+  auto swarm = aiac::testing::Start(
+      "swarm",
+      {"--cluster-key-file", dir + "/cluster.key", "--authority-private-key",
+       dir + "/authority.key", "--supernode", addr, "--daemons", std::to_string(daemons),
+       "--ramp-s", std::to_string(daemons / 1000.0), "--heartbeat-ms", "1000", "--json", json},
+      dir + "/" + tag + "-swarm.log");
+  const std::string all = "all " + std::to_string(daemons) + " daemons registered in ";
+  std::string log;
+  if (!aiac::testing::WaitUntil(
+          [&] {
+            log = aiac::testing::ReadFile(dir + "/" + tag + "-swarm.log");
+            return log.find(all) != std::string::npos;
+          },
+          std::chrono::seconds(60 + daemons / 50))) {
+    std::fprintf(stderr, "supernode_load_bench: %d daemons never all registered:\n%s\n", daemons,
+                 log.c_str());
+    return out;
+  }
+  out.register_s = std::atof(log.c_str() + log.find(all) + all.size());
+  std::this_thread::sleep_for(std::chrono::seconds(2));  // the last handshakes settle
+  const double cpu0 = CpuSeconds(supernode.pid());
+  const auto start = std::chrono::steady_clock::now();
+  std::this_thread::sleep_for(std::chrono::duration<double>(kWindowSeconds));
+  const double cpu1 = CpuSeconds(supernode.pid());
+  const double window = bench::SecondsSince(start);
+  const double held_kib = ResidentKib(supernode.pid());
+  out.cpu_share = (cpu1 - cpu0) / window;
+  out.us_per_heartbeat = 1e6 * (cpu1 - cpu0) / (daemons * window);
+  out.kib_per_daemon = (held_kib - empty_kib) / daemons;
+  swarm.Signal(SIGTERM);
+  swarm.WaitFor(std::chrono::seconds(120));
+  supernode.Signal(SIGTERM);
+  supernode.WaitFor(std::chrono::seconds(60));
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<int> sizes;
+  for (int i = 1; i < argc; ++i) {
+    const int k = std::atoi(argv[i]);
+    if (k < 1 || k > 100000) {
+      std::fprintf(stderr, "usage: supernode_load_bench [K ...] (1 <= K <= 100000)\n");
+      return 2;
+    }
+    sizes.push_back(k);
+  }
+  if (sizes.empty()) sizes = {1000, 4000};
+  aiac::testing::TempDir dir;
+  const std::string d = dir.path();
+  auto authority = Ed25519Key::Generate();
+  if (!authority.ok()) return 1;
+  aiac::testing::WriteFile(d + "/authority.key", authority->PrivatePem());
+  chmod((d + "/authority.key").c_str(), 0600);
+  aiac::testing::WriteFile(d + "/authority.pub", authority->PublicHex());
+  aiac::testing::WriteFile(d + "/cluster.key", "supernode-load-bench-key-0123456789\n");
+  chmod((d + "/cluster.key").c_str(), 0600);
+  if (Status s = net::WriteNewIdentity(*authority, "sn1", proto::Role::SUPERNODE,
+                                       net::UnixNow() + 86400, d + "/sn1.key", d + "/sn1.cert");
+      !s.ok()) {
+    std::fprintf(stderr, "supernode_load_bench: %s\n", s.message().c_str());
+    return 1;
+  }
+  const Figures base = Measure(d, kBaseline);
+  std::printf("%8s %12s %10s %14s %12s %16s %14s\n", "daemons", "register_s", "cpu_core",
+              "us_per_beat", "kib_per_d", "beat_cost_ratio", "memory_ratio");
+  const auto row = [&](int k, const Figures& f) {
+    std::printf("%8d %12.2f %10.3f %14.1f %12.1f %16.2f %14.2f\n", k, f.register_s, f.cpu_share,
+                f.us_per_heartbeat, f.kib_per_daemon, f.us_per_heartbeat / base.us_per_heartbeat,
+                f.kib_per_daemon / base.kib_per_daemon);
+  };
+  row(kBaseline, base);
+  for (int k : sizes) row(k, Measure(d, k));
+  return 0;
+}
