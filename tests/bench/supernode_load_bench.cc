@@ -54,8 +54,8 @@ double ResidentKib(int pid) {
 }
 
 struct Figures {
-  double register_s = -1;      // the swarm's start to all registered
-  double cpu_share = -1;       // of one core, during the window
+  double register_s = -1;  // the swarm's start to all registered
+  double cpu_share = -1;   // of one core, during the window
   double us_per_heartbeat = -1;
   double kib_per_daemon = -1;
 };
@@ -64,15 +64,30 @@ Figures Measure(const std::string& dir, int daemons) {
   Figures out;
   const std::string tag = "k" + std::to_string(daemons);
   const std::string sn_addr = dir + "/" + tag + ".addr";
-  auto supernode = aiac::testing::Start(
-      "aiac-supernode",
-      {"--cluster-key-file", dir + "/cluster.key", "--authority-key",
-       aiac::testing::ReadFile(dir + "/authority.pub"), "--id", "sn1", "--listen", "127.0.0.1:0",
-       "--ready-file", sn_addr, "--data", dir + "/" + tag + ".db", "--identity-key-file",
-       dir + "/sn1.key", "--certificate-file", dir + "/sn1.cert", "--max-connections",
-       std::to_string(daemons + 256), "--max-handshakes-per-address", "4096", "--log-level",
-       "warn"},
-      dir + "/" + tag + "-sn.log");
+  auto supernode = aiac::testing::Start("aiac-supernode",
+                                        {"--cluster-key-file",
+                                         dir + "/cluster.key",
+                                         "--authority-key",
+                                         aiac::testing::ReadFile(dir + "/authority.pub"),
+                                         "--id",
+                                         "sn1",
+                                         "--listen",
+                                         "127.0.0.1:0",
+                                         "--ready-file",
+                                         sn_addr,
+                                         "--data",
+                                         dir + "/" + tag + ".db",
+                                         "--identity-key-file",
+                                         dir + "/sn1.key",
+                                         "--certificate-file",
+                                         dir + "/sn1.cert",
+                                         "--max-connections",
+                                         std::to_string(daemons + 256),
+                                         "--max-handshakes-per-address",
+                                         "4096",
+                                         "--log-level",
+                                         "warn"},
+                                        dir + "/" + tag + "-sn.log");
   const std::string addr = aiac::testing::WaitForFile(sn_addr, std::chrono::seconds(60));
   if (addr.empty()) return out;
   const double empty_kib = ResidentKib(supernode.pid());
