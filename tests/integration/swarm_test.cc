@@ -78,10 +78,17 @@ TEST_F(SwarmTest, PlayedDaemonsMoveToTheNextSupernodeWhenTheirsIsKilled) {
   const std::string b = StartBigSupernode("sn-b");
   const std::string b_metrics = MetricsAddress("sn-b");
   auto swarm = StartSwarm({a, b}, 200, {"--heartbeat-ms", "200"});
+  // Registered as both sides count it: the super-node, and the swarm (the acknowledgements read).
   ASSERT_TRUE(WaitUntil([&] { return Free(a_metrics) == 200; }, std::chrono::seconds(120)))
       << Log("swarm");
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("swarm", "all 200 daemons registered"); },
+                        std::chrono::seconds(60)))
+      << Log("swarm");
   procs_.at("sn-a").Signal(SIGKILL);
-  ASSERT_TRUE(WaitUntil([&] { return Free(b_metrics) == 200; }, std::chrono::seconds(120)))
+  const std::regex moved("registered 200/200, .*connections lost 200");
+  ASSERT_TRUE(
+      WaitUntil([&] { return Free(b_metrics) == 200 && std::regex_search(Log("swarm"), moved); },
+                std::chrono::seconds(120)))
       << Log("swarm") << Log("sn-b");
   swarm.Signal(SIGINT);
   ASSERT_TRUE(swarm.WaitFor(std::chrono::seconds(120)).has_value()) << Log("swarm");
