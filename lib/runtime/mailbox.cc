@@ -122,11 +122,6 @@ bool Mailbox::WaitForNew(std::chrono::milliseconds timeout) {
   return got && !closed_;
 }
 
-bool Mailbox::HasNew() const {
-  std::lock_guard lock(mu_);
-  return HasNewLocked();
-}
-
 bool Mailbox::HasNewFromUnconverged() const {
   std::lock_guard lock(mu_);
   for (const auto& [from, slot] : slots_) {

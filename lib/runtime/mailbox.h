@@ -51,12 +51,11 @@ class Mailbox {
                                                   std::chrono::milliseconds timeout);
   // Waits up to `timeout` for any new value; true if one is there.
   bool WaitForNew(std::chrono::milliseconds timeout);
-  // True when a value newer than what was taken waits (TakeNew would return something).
-  bool HasNew() const;
-  // True when a value waits untaken and one of the values accepted since the last take came
-  // from a sender that was not locally converged: a change the task has not absorbed yet, which
-  // may unsettle it. (A converged sender's new value differs within its local test; tasks that
-  // all send to all, every iteration, nearly always have such a value waiting.)
+  // True when a value waits untaken (TakeNew would return something) and one of the values
+  // accepted since the last take came from a sender that was not locally converged: a change
+  // the task has not absorbed yet, which may unsettle it. (A converged sender's new value
+  // differs within its local test; tasks that all send to all, every iteration, nearly always
+  // have such a value waiting.)
   bool HasNewFromUnconverged() const;
   // True when every one of `from` has sent a value, its newest accepted one came from a locally
   // converged sender, and that sender had absorbed at least iteration `need_seen[f]` of ours

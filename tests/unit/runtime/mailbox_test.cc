@@ -35,13 +35,13 @@ TEST(MailboxTest, NewestValueWinsAndOlderOnesAreDropped) {
 // the sender says about its convergence and about our values is taken all the same.
 TEST(MailboxTest, TheSameBytesUnderANewerIterationAreNotNew) {
   Mailbox box;
-  EXPECT_FALSE(box.HasNew());
+  EXPECT_FALSE(box.WaitForNew(std::chrono::milliseconds(0)));
   EXPECT_TRUE(box.Put(1, 4, "x", false, 0));
-  EXPECT_TRUE(box.HasNew());
+  EXPECT_TRUE(box.WaitForNew(std::chrono::milliseconds(0)));
   ASSERT_EQ(box.TakeNew().size(), 1u);
-  EXPECT_FALSE(box.HasNew());
+  EXPECT_FALSE(box.WaitForNew(std::chrono::milliseconds(0)));
   EXPECT_FALSE(box.Put(1, 5, "x", true, 9));
-  EXPECT_FALSE(box.HasNew());
+  EXPECT_FALSE(box.WaitForNew(std::chrono::milliseconds(0)));
   EXPECT_FALSE(box.WaitForNew(std::chrono::milliseconds(10)));
   EXPECT_TRUE(box.TakeNew().empty());
   EXPECT_EQ(box.Taken(1), 5u) << "the task holds iteration 5's value";
@@ -72,7 +72,7 @@ TEST(MailboxTest, ANewValueFromASenderNotConvergedIsToldApartUntilTaken) {
   Mailbox box;
   EXPECT_FALSE(box.HasNewFromUnconverged());
   EXPECT_TRUE(box.Put(1, 1, "a", true));
-  EXPECT_TRUE(box.HasNew());
+  EXPECT_TRUE(box.WaitForNew(std::chrono::milliseconds(0)));
   EXPECT_FALSE(box.HasNewFromUnconverged());
   EXPECT_TRUE(box.Put(1, 2, "b", false));
   EXPECT_TRUE(box.HasNewFromUnconverged());
@@ -81,7 +81,7 @@ TEST(MailboxTest, ANewValueFromASenderNotConvergedIsToldApartUntilTaken) {
   ASSERT_EQ(box.TakeNew().size(), 1u);
   EXPECT_FALSE(box.HasNewFromUnconverged());
   EXPECT_TRUE(box.Put(2, 1, "d", true));
-  EXPECT_TRUE(box.HasNew());
+  EXPECT_TRUE(box.WaitForNew(std::chrono::milliseconds(0)));
   EXPECT_FALSE(box.HasNewFromUnconverged());
   // A changed value superseded by the bytes the task holds leaves nothing to absorb.
   EXPECT_TRUE(box.Put(1, 4, "e", false));
