@@ -10,6 +10,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -174,6 +175,18 @@ class ClusterFixture : public ::testing::Test {
   }
 
   std::string Log(const std::string& name) { return ReadFile(dir_ / (name + ".log")); }
+  // HOST:PORT of process `name`'s metrics, from the line it logs once serving them.
+  std::string MetricsAddress(const std::string& name) {
+    std::smatch m;
+    const std::regex at("metrics at http://([0-9.]+:[0-9]+)/metrics");
+    std::string log;
+    EXPECT_TRUE(WaitUntil([&] {
+      log = Log(name);
+      return std::regex_search(log, m, at);
+    })) << log;
+    return m.empty() ? "" : m[1].str();
+  }
+
   bool LogHas(const std::string& name, const std::string& text) {
     return Log(name).find(text) != std::string::npos;
   }

@@ -21,17 +21,6 @@ namespace {
 
 class MetricsTest : public ClusterFixture {
  protected:
-  // HOST:PORT of process `name`'s metrics, from the line it logs once serving them.
-  std::string MetricsAddress(const std::string& name) {
-    std::smatch m;
-    const std::regex at("metrics at http://([0-9.]+:[0-9]+)/metrics");
-    std::string log;
-    EXPECT_TRUE(WaitUntil([&] {
-      log = Log(name);
-      return std::regex_search(log, m, at);
-    })) << log;
-    return m.empty() ? "" : m[1].str();
-  }
   std::string Scrape(const std::string& address) {
     const HttpReply r = HttpGet(address, "/metrics");
     return r.status == 200 ? r.body : "";

@@ -20,16 +20,6 @@ class SwarmTest : public ClusterFixture {
               ReadFile(dir_ / "key.toml") + "max_handshakes_per_address = 1024\n");
     return StartSupernode(name, {"--metrics", "127.0.0.1:0"}, "127.0.0.1:0", "big.toml");
   }
-  std::string MetricsAddress(const std::string& name) {
-    std::smatch m;
-    const std::regex at("metrics at http://([0-9.]+:[0-9]+)/metrics");
-    std::string log;
-    EXPECT_TRUE(WaitUntil([&] {
-      log = Log(name);
-      return std::regex_search(log, m, at);
-    })) << log;
-    return m.empty() ? "" : m[1].str();
-  }
   double Free(const std::string& metrics) {
     const HttpReply r = HttpGet(metrics, "/metrics");
     return r.status == 200 ? MetricValue(r.body, "aiac_daemons{state=\"free\"}") : -1;
