@@ -19,6 +19,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <deque>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 
@@ -46,28 +47,23 @@ int Fail(const Status& s, int code = 2) {
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
-// The played daemons' network options: the options read, each with an identity of its own:
-// a fresh key certified as daemon `id` by `authority` for a day past the run.
-Result<std::vector<net::NetOptions>> Identities(const tools::SwarmOptions& o,
-                                                const Ed25519Key& authority,
-                                                net::NetOptions common) {
-  AIAC_ASSIGN_OR_RETURN(const net::Trust trust, net::LoadTrust(common));
+// The played daemons' identities: each a fresh key certified as daemon `id_prefix` + its number
+// by `authority`, for a day past the run, believing what `net` says to believe.
+Result<std::vector<std::shared_ptr<const net::NodeIdentity>>> Identities(
+    const tools::SwarmOptions& o, const Ed25519Key& authority, const net::NetOptions& net) {
+  AIAC_ASSIGN_OR_RETURN(const net::Trust trust, net::LoadTrust(net));
   const int64_t expires =
       net::UnixNow() + 86400 + static_cast<int64_t>(o.duration.count() + o.ramp.count());
-  std::vector<net::NetOptions> out;
+  std::vector<std::shared_ptr<const net::NodeIdentity>> out;
   out.reserve(static_cast<size_t>(o.daemons));
   for (int64_t i = 0; i < o.daemons; ++i) {
     AIAC_ASSIGN_OR_RETURN(Ed25519Key key, Ed25519Key::Generate());
     const std::string id = o.id_prefix + fmt::format("{:06}", i);
     AIAC_ASSIGN_OR_RETURN(net::Certificate cert, net::Certify(authority, id, proto::Role::DAEMON,
                                                               key.PublicKey(), expires));
-    AIAC_ASSIGN_OR_RETURN(common.identity,
+    AIAC_ASSIGN_OR_RETURN(auto identity,
                           net::MakeNodeIdentity(std::move(key), std::move(cert), trust));
-    if (i == 0) {
-      // The TLS context and the memory budget, once for all (the identity is set: kept).
-      AIAC_RETURN_IF_ERROR(net::FinishNetOptions(common, proto::Role::DAEMON));
-    }
-    out.push_back(common);
+    out.push_back(std::move(identity));
   }
   return out;
 }
@@ -144,6 +140,9 @@ int main(int argc, char** argv) {
   const auto made_at = Clock::now();
   auto identities = Identities(o, *authority, o.net);
   if (!identities.ok()) return Fail(identities.status());
+  // The TLS context and the memory budget, once for all (an identity set is kept).
+  o.net.identity = identities->front();
+  if (Status s = net::FinishNetOptions(o.net, proto::Role::DAEMON); !s.ok()) return Fail(s);
   log->info("swarm: {} daemons certified in {:.2f} s, registering with {}", o.daemons,
             Seconds(Clock::now() - made_at), fmt::join(o.supernodes, ", "));
 
@@ -176,14 +175,16 @@ int main(int argc, char** argv) {
       std::chrono::seconds(60));
   for (int64_t i = 0; i < o.daemons; ++i) {
     daemon::SelfDescription self;
-    self.id = (*identities)[static_cast<size_t>(i)].identity->certificate.id;
+    net::NetOptions net = o.net;
+    net.identity = (*identities)[static_cast<size_t>(i)];
+    self.id = net.identity->certificate.id;
     self.address = o.advertise;
     self.cluster = o.cluster;
     self.power = o.power;
     self.cores = static_cast<uint32_t>(o.cores);
     links.emplace_back(
-        io.get_executor(), supernodes, self, std::move((*identities)[static_cast<size_t>(i)]),
-        o.heartbeat, daemons_log, [busy = o.busy] { return busy; },
+        io.get_executor(), supernodes, self, std::move(net), o.heartbeat, daemons_log,
+        [busy = o.busy] { return busy; },
         [&](Status why) {
           // Every super-node refused this daemon (a wrong cluster key or authority): so they
           // do all the others.
