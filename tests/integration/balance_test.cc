@@ -166,7 +166,8 @@ class BalanceTest : public ClusterFixture {
   // Runs job file `job` on 5 daemons (one spare) with task 2's daemon slowed, and kills the
   // daemon of the task named by the first group of the spawner's first log line that matches
   // `victim_task`: by default the first move's source as soon as the spawner decided (its export
-  // is on the way). The run must end well, one daemon lost and replaced: the victim's id.
+  // is on the way); the slowing ends there. The run must end well, one daemon lost and replaced:
+  // the victim's id.
   // `spawner_config`: the spawner's --config (the cluster key by default).
   std::string RunKillingAMovesTask(
       const std::string& job, const std::string& json,
@@ -184,7 +185,6 @@ class BalanceTest : public ClusterFixture {
       ADD_FAILURE() << "no live balancing: " << Log("spawner");
       return "";
     }
-    std::optional<int> code;
     std::string victim;
     {
       Throttle throttle(procs_.at(slowed).pid(), std::chrono::milliseconds(40),
@@ -197,8 +197,12 @@ class BalanceTest : public ClusterFixture {
       }
       kill(procs_.at(victim).pid(), SIGKILL);
       kill(procs_.at(victim).pid(), SIGCONT);
-      code = spawner.WaitFor(std::chrono::seconds(240));
     }
+    // The slowed daemon runs at full speed again once the victim is dead: what is tested from
+    // here is the restore and the answer, and a one-level CG job whose slowest task keeps a
+    // quarter of its time to the end took up to 220 s of the 240 allowed under the sanitizers
+    // (once ended early by the forecast, its change spiky after the restore).
+    const std::optional<int> code = spawner.WaitFor(std::chrono::seconds(240));
     if (code != 0) {
       ADD_FAILURE() << "the run ended with " << code.value_or(-1) << ": " << Log("spawner");
       return "";
