@@ -25,6 +25,11 @@ long ConvergenceForecast::WindowStart() const {
   if (samples_.back().iteration - samples_[static_cast<size_t>(start)].iteration <
       options_.min_iterations)
     return -1;
+  // Every point of the envelope looks back over a whole trailing span of samples (Envelope).
+  // Right after a restart the first samples come from before the perturbation (a task restored
+  // from its checkpoint, items moved) reached the others' changes: tiny, they would make the
+  // envelope start low and a curve that falls after its jump look like a rise.
+  if (samples_[static_cast<size_t>(start)].t - Span(start) < first) return -1;
   return start;
 }
 
@@ -35,13 +40,17 @@ void ConvergenceForecast::Tighten(double factor) {
 
 void ConvergenceForecast::Restart() { samples_.clear(); }
 
+double ConvergenceForecast::Span(long start) const {
+  return std::max(3.0, (samples_.back().t - samples_[static_cast<size_t>(start)].t) / 4);
+}
+
 std::vector<size_t> ConvergenceForecast::Envelope(long start) const {
   // The sample of largest log(change) among those of the trailing quarter of the window (3 s
   // at least) up to each sample of the window: a sliding maximum over time (indexes of falling
   // values in `maxes`), linear in the samples, which grow by one a second for the whole run.
-  // The trailing samples may precede the window.
+  // The trailing samples precede the window.
   const auto first = static_cast<size_t>(start);
-  const double span = std::max(3.0, (samples_.back().t - samples_[first].t) / 4);
+  const double span = Span(start);
   std::vector<size_t> high(samples_.size() - first);
   std::deque<size_t> maxes;
   size_t from = first;

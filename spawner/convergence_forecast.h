@@ -15,7 +15,8 @@
 // spikes are what tells how far the iterate still moves. So the fit is made to the upper
 // envelope, the largest change of the trailing quarter of the window (3 s at least) at each
 // sample, placed at that change's own time, over many samples, a window of half the run so
-// far, with a generous factor. Checked on recorded asynchronous runs (tests/data/forecast).
+// far (and no verdict until samples precede it by that quarter), with a generous factor. Checked on
+// recorded asynchronous runs (tests/data/forecast).
 //
 // Pure: the caller passes the times in. Not thread-safe.
 #pragma once
@@ -60,8 +61,11 @@ class ConvergenceForecast {
   struct Sample {
     double t, log_change, iteration;
   };
-  // The window's first sample, or -1 when there is no window yet.
+  // The window's first sample, or -1 when there is no window yet (nor the samples of a whole
+  // trailing span before it).
   long WindowStart() const;
+  // How far back the envelope looks from each sample of the window that starts at `start`.
+  double Span(long start) const;
   // The upper envelope of log(change) at each sample of the window from `start` on: the index of
   // the sample that gives it.
   std::vector<size_t> Envelope(long start) const;
