@@ -26,6 +26,7 @@
 #include "emulation/emulated_node.h"
 #include "monitor/power_benchmark.h"
 #include "monitor/power_cache.h"
+#include "net/descriptors.h"
 #include "net/enrollment_token.h"
 #include "net/http_server.h"
 #include "net/identity.h"
@@ -306,6 +307,8 @@ int main(int argc, char** argv) {
 
   auto checkpoints = OpenCheckpoints(o.data_dir, log);
   if (!checkpoints.ok()) return Fail(checkpoints.status());
+  // A descriptor per connection (spawner, neighbour tasks, checkpoint partners) and per file.
+  net::RaiseDescriptorLimit(o.limits.max_connections + net::kReservedDescriptors);
   net::asio::io_context io;
   if (o.net.identity->enrolling()) {
     if (Status s = EnrollNow(io, *supernode_eps, o, log); !s.ok()) return Fail(s);

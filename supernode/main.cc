@@ -7,6 +7,7 @@
 #include "core/endpoint.h"
 #include "core/logging.h"
 #include "core/usage_error.h"
+#include "net/descriptors.h"
 #include "net/http_server.h"
 #include "net/net_config.h"
 #include "net/shutdown.h"
@@ -75,13 +76,16 @@ int main(int argc, char** argv) {
   supernode::Registry registry(options.id, store->get());
   if (Status s = registry.Load(supernode::Registry::Clock::now()); !s.ok()) return Fail(s);
 
+  // A descriptor per connection: a shell's soft limit (often 1,024) would cap the daemons held.
+  net::RaiseDescriptorLimit(options.limits.max_connections + net::kReservedDescriptors);
   net::asio::io_context io;
   supernode::SupernodeService service(io, options, registry, log, store->get());
   auto bound = service.Start(*endpoint);
   if (!bound.ok()) return Fail(bound.status());
-  log->info("super-node {} listening on {} ({} daemons in registry, {} peers{})", options.id,
-            bound->ToString(), registry.size(), options.peers.size(),
-            options.net.accept_enrollment ? ", enrolls daemons" : "");
+  log->info(
+      "super-node {} listening on {} ({} daemons in registry, {} peers, up to {} connections{})",
+      options.id, bound->ToString(), registry.size(), options.peers.size(),
+      service.max_connections(), options.net.accept_enrollment ? ", enrolls daemons" : "");
   if (!options.ready_file.empty()) {
     if (Status s = WriteFileAtomically(options.ready_file, bound->ToString()); !s.ok())
       return Fail(s);

@@ -73,6 +73,8 @@ class SupernodeService {
   // Serves the web page and its data on `http` (which also serves `/metrics`), and adds this
   // super-node's gauges to the process's metrics. `http` runs on the same io_context.
   void ServeWeb(net::HttpServer& http);
+  // The most connections (daemons, spawners, peers) it holds at once.
+  size_t max_connections() const { return server_.max_connections(); }
 
  private:
   struct PeerLink {

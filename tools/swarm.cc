@@ -14,7 +14,6 @@
 // one when every daemon is registered; at the end every daemon deregisters, and the summary goes
 // to --json. Errors: one line on stderr, exit 2 (bad options), 1 (every super-node refused).
 #include <fmt/ranges.h>
-#include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -28,6 +27,7 @@
 #include "core/logging.h"
 #include "core/usage_error.h"
 #include "daemon/supernode_link.h"
+#include "net/descriptors.h"
 #include "net/identity.h"
 #include "net/net_config.h"
 #include "net/shutdown.h"
@@ -109,19 +109,13 @@ int main(int argc, char** argv) {
     supernodes.push_back(*e);
   }
   if (auto e = ParseEndpoint(o.advertise); !e.ok()) return Fail(e.status());
-  // A connection each, and some to spare: the soft descriptor limit raised to the hard one.
-  rlimit files{};
-  getrlimit(RLIMIT_NOFILE, &files);
-  if (files.rlim_cur < files.rlim_max) {
-    files.rlim_cur = files.rlim_max;
-    setrlimit(RLIMIT_NOFILE, &files);
-  }
-  if (files.rlim_cur != RLIM_INFINITY &&
-      static_cast<uint64_t>(o.daemons) + 64 > static_cast<uint64_t>(files.rlim_cur)) {
+  // A connection each, and some to spare.
+  const uint64_t needed = static_cast<uint64_t>(o.daemons) + net::kReservedDescriptors;
+  if (const uint64_t files = net::RaiseDescriptorLimit(needed); files < needed) {
     return Fail(InvalidArgument(fmt::format(
         "{} daemons need {} file descriptors and this process may open {} (`ulimit -n`): "
         "play fewer, or raise the limit",
-        o.daemons, o.daemons + 64, static_cast<uint64_t>(files.rlim_cur))));
+        o.daemons, needed, files)));
   }
   auto level = ParseLogLevel(o.log_level);
   if (!level.ok()) return Fail(level.status());

@@ -71,7 +71,8 @@ void DeclareNetOptions(OptionSet& set, NetOptions& o) {
 void DeclareServerLimits(OptionSet& set, ServerLimits& limits) {
   set.Section("listening");
   set.Integer("max_connections", limits.max_connections, 1, ConfigFile::kMaxPositive,
-              "connections open at once (capped by the descriptor limit minus 64)");
+              "connections open at once (capped by the descriptor limit minus 64; the process "
+              "raises its soft limit towards this + 64 at start)");
   set.Integer("max_handshakes", limits.max_handshakes, 1, ConfigFile::kMaxPositive,
               "handshakes in progress at once");
   set.Integer("max_handshakes_per_address", limits.max_handshakes_per_address, 1,

@@ -1,9 +1,8 @@
 #include "net/server.h"
 
-#include <sys/resource.h>
-
 #include <algorithm>
 
+#include "net/descriptors.h"
 #include "net/listener.h"
 
 namespace aiac::net {
@@ -28,19 +27,6 @@ void SpawnLogged(asio::any_io_executor executor, awaitable<void> task, Logger lo
                    if (e) log->error("{}: {}", what, DescribeException(e));
                  });
 }
-
-namespace {
-
-size_t DescriptorBudget(size_t wanted) {
-  rlimit lim{};
-  if (getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY) return wanted;
-  // Keep descriptors for files (RocksDB, plugins, logs) and outgoing links.
-  const size_t reserve = 64;
-  const size_t budget = lim.rlim_cur > reserve * 2 ? lim.rlim_cur - reserve : lim.rlim_cur / 2;
-  return std::min(wanted, budget);
-}
-
-}  // namespace
 
 Server::Server(asio::io_context& io, NetOptions options, ServerLimits limits, proto::Role role,
                Logger log, Handler handler)

@@ -48,8 +48,9 @@ namespace aiac::net {
 
 struct ServerLimits {
   // Most connections open at once, authenticated or not; further ones are closed at accept.
-  // Capped at run time by the descriptor limit (RLIMIT_NOFILE) minus 64. Default: 4096.
-  size_t max_connections = 4096;
+  // Capped at run time by the descriptor limit (RLIMIT_NOFILE) minus 64, which the super-node and
+  // the daemon raise towards it at start (descriptors.h). Default: 65536.
+  size_t max_connections = 65536;
   // Most handshakes in progress at once. Default: 256.
   size_t max_handshakes = 256;
   // Most handshakes in progress at once from one IP address. Default: 32.
@@ -107,6 +108,8 @@ class Server {
   // Accepted connections that have sent nothing yet, and those in their handshake.
   size_t silent_connections() const { return silent_.size(); }
   size_t handshakes_in_progress() const { return pending_.size(); }
+  // The most connections it holds: ServerLimits::max_connections within the descriptor budget.
+  size_t max_connections() const { return limits_.max_connections; }
 
  private:
   awaitable<void> AcceptLoop();

@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <thread>
 
 #include "core/endpoint.h"
@@ -135,6 +137,34 @@ TEST_F(HostileTest, KeylessPeerCannotShipAPluginToADaemon) {
   EXPECT_EQ(dialled->code(), StatusCode::kUnauthenticated) << dialled->ToString();
   EXPECT_TRUE(WaitUntil([&] { return LogHas("d1", "cluster_key mismatch"); })) << Log("d1");
   EXPECT_FALSE(std::filesystem::exists(dir_ / "d1/plugins"));
+}
+
+// A shell's soft descriptor limit (often 1,024) would cap the daemons a super-node holds: it
+// raises its own towards max_connections (+ 64 for files) at start, and says how many it holds.
+TEST_F(HostileTest, ASuperNodeStartedUnderALowSoftLimitRaisesIt) {
+  rlimit saved{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &saved), 0);
+  if (saved.rlim_max != RLIM_INFINITY && saved.rlim_max < 1024) GTEST_SKIP() << "hard limit";
+  rlimit low = saved;
+  low.rlim_cur = 256;  // inherited by the super-node
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
+  StartSupernode("sn1");
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &saved), 0);
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("sn1", "listening on"); })) << Log("sn1");
+  std::smatch m;
+  const std::string log = Log("sn1");
+  ASSERT_TRUE(std::regex_search(log, m, std::regex("up to ([0-9]+) connections"))) << log;
+  const uint64_t held = std::stoull(m[1]);
+  // Its soft limit now, from /proc: at least what the 65,536 connections by default need, or
+  // its hard limit.
+  std::ifstream limits("/proc/" + std::to_string(procs_.at("sn1").pid()) + "/limits");
+  uint64_t soft = 0;
+  for (std::string line; std::getline(limits, line);) {
+    if (line.rfind("Max open files", 0) == 0) soft = std::stoull(line.substr(26));
+  }
+  const uint64_t hard = saved.rlim_max == RLIM_INFINITY ? UINT64_MAX : saved.rlim_max;
+  EXPECT_GE(soft, std::min<uint64_t>(hard, 65536 + 64));
+  EXPECT_EQ(held, std::min<uint64_t>(65536, soft - 64)) << log;
 }
 
 TEST_F(HostileTest, ThousandMalformedHandshakesLeaveNoDescriptorsBehind) {
