@@ -44,6 +44,10 @@ void DeclareDaemonOptions(OptionSet& set, DaemonOptions& o) {
              "the daemon down; `thread`, in the daemon itself, for apps trusted not to crash (a "
              "crash then ends the daemon)");
   set.Duration("heartbeat_ms", o.heartbeat, "heartbeat period towards the super-node");
+  set.Duration("reconnect_spread_ms", o.reconnect_spread, 0,
+               "once its super-node is lost, the daemon waits a random time up to this long before "
+               "dialing the next one (so that a lost super-node's daemons do not all arrive at "
+               "once), twice as long after each further failure, up to 8 times; 0 = at once");
   set.Duration("progress_ms", o.progress, "progress reports to the spawner while a task runs");
   set.Text("ready_file", o.ready_file, "write the bound HOST:PORT here once registered");
   set.Text("metrics", o.metrics,

@@ -44,6 +44,9 @@ struct DaemonOptions {
   std::string app_isolation = "process";
   // Heartbeat period towards the super-node.
   std::chrono::milliseconds heartbeat{1000};
+  // The spread of the wait before dialing the next super-node once one is lost, doubled at each
+  // setback in a row up to 8 times it (reconnect_backoff.h). 0: dial at once.
+  std::chrono::milliseconds reconnect_spread{1000};
   // Period of progress reports to the spawner while a task runs.
   std::chrono::milliseconds progress{250};
   // File to write "HOST:PORT" to once listening. Default: none.

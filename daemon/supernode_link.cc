@@ -21,6 +21,7 @@ SupernodeLink::SupernodeLink(asio::any_io_executor executor, std::vector<Endpoin
       on_fatal_(std::move(on_fatal)),
       on_revocations_(std::move(on_revocations)),
       heartbeat_timer_(executor),
+      backoff_timer_(executor),
       tasks_(executor) {}
 
 void SupernodeLink::Start() { tasks_.Spawn(Run(), log_, "super-node link"); }
@@ -38,6 +39,7 @@ net::awaitable<void> SupernodeLink::Stop() {
   }
   if (current_) current_->Close();
   heartbeat_timer_.cancel();
+  backoff_timer_.cancel();
   co_await tasks_.Wait();
 }
 
@@ -61,15 +63,27 @@ void SupernodeLink::SendRegister(net::Connection& conn) {
   });
 }
 
+net::awaitable<void> SupernodeLink::Pause(unsigned setbacks) {
+  const auto wait = backoff_.Wait(setbacks, std::uniform_real_distribution<double>(0, 1)(random_));
+  if (wait.count() <= 0) co_return;
+  backoff_timer_.expires_after(wait);
+  co_await backoff_timer_.async_wait(net::use_nothrow);
+}
+
 net::awaitable<void> SupernodeLink::Run() {
   size_t next = 0;
   size_t refusals_in_a_row = 0;
+  // Lost super-nodes and failed dials since the last registration: the next wait's spread.
+  unsigned setbacks = 0;
   Status last_refusal;
   net::RetryPolicy retry;
   retry.attempts = 3;
   while (!stopping_) {
+    co_await Pause(setbacks);
+    if (stopping_) break;
     const Endpoint& target = supernodes_[next % supernodes_.size()];
     ++next;
+    if (counters_) ++counters_->dials;
     auto conn = co_await net::Dial(target, net_, proto::Role::DAEMON, self_.id,
                                    proto::Role::SUPERNODE, retry);
     if (stopping_) break;
@@ -87,23 +101,27 @@ net::awaitable<void> SupernodeLink::Run() {
         log_->warn("super-node {} unreachable: {}; trying the next one", target.ToString(),
                    conn.status().message());
       }
+      ++setbacks;
       continue;
     }
     refusals_in_a_row = 0;
     current_ = *conn;
-    Status why = co_await ServeOne(*conn);
+    bool registered = false;
+    Status why = co_await ServeOne(*conn, registered);
     current_.reset();
     if (stopping_) break;
+    // A loss after a registration starts the spread afresh; a connection that ended before one
+    // (refused, closed by a saturated super-node) is one more setback.
+    setbacks = registered ? 1 : setbacks + 1;
     if (counters_) ++counters_->lost;
     log_->warn("lost super-node {}: {}; trying the next one", target.ToString(), why.message());
   }
 }
 
-net::awaitable<Status> SupernodeLink::ServeOne(net::ConnectionPtr conn) {
+net::awaitable<Status> SupernodeLink::ServeOne(net::ConnectionPtr conn, bool& registered) {
   SendRegister(*conn);
   // Heartbeats go out on their own coroutine; this one reads the acks.
   tasks_.Spawn(Heartbeats(conn), log_, "heartbeats");
-  bool registered = false;
   Status why = co_await ReadAcks(conn, registered);
   if (counters_ && registered) --counters_->registered;
   // The heartbeats end with the connection: wake them now rather than at the next beat.

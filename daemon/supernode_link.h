@@ -1,5 +1,7 @@
 // A daemon's link to the super-nodes: register, heartbeat, and move to the next super-node in
-// the list when the current one goes away. Gives up only when every super-node has refused the
+// the list when the current one goes away, after a jittered wait (reconnect_backoff.h) so that
+// the daemons of a lost super-node do not all arrive at the next one at once. Gives up only
+// when every super-node has refused the
 // handshake (a wrong cluster_key or protocol version cannot fix itself): then `on_fatal` runs.
 // The revocation lists a super-node passes on (net/revocation.h) go to `on_revocations`.
 #pragma once
@@ -7,11 +9,13 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "core/endpoint.h"
 #include "core/logging.h"
+#include "daemon/reconnect_backoff.h"
 #include "net/connection.h"
 #include "net/revocation.h"
 #include "net/task_group.h"
@@ -36,6 +40,7 @@ struct LinkCounters {
   std::atomic<uint64_t> acked{0};          // heartbeat acknowledgements received
   std::atomic<uint64_t> forgotten{0};      // of those, saying the super-node did not know us
   std::atomic<uint64_t> lost{0};           // connections to a super-node that ended (not by Stop)
+  std::atomic<uint64_t> dials{0};          // super-nodes dialled, answered or not
 };
 
 class SupernodeLink {
@@ -54,11 +59,16 @@ class SupernodeLink {
   net::awaitable<void> Stop();
   // Counts what this link does into `counters` (which must outlive it); before Start().
   void set_counters(LinkCounters* counters) { counters_ = counters; }
+  // The waits before dialing again; before Start().
+  void set_backoff(ReconnectBackoff backoff) { backoff_ = backoff; }
 
  private:
   net::awaitable<void> Run();
   // Registers on `conn`, heartbeats and reads the acks until it closes: why it did.
-  net::awaitable<Status> ServeOne(net::ConnectionPtr conn);
+  // `registered`: set when the super-node acknowledged the registration.
+  net::awaitable<Status> ServeOne(net::ConnectionPtr conn, bool& registered);
+  // Waits before the next dial after `setbacks` in a row (none for 0); Stop() cuts it short.
+  net::awaitable<void> Pause(unsigned setbacks);
   net::awaitable<void> Heartbeats(net::ConnectionPtr conn);
   // `registered`: set once the super-node acknowledged a registration on `conn`.
   net::awaitable<Status> ReadAcks(net::ConnectionPtr conn, bool& registered);
@@ -76,6 +86,9 @@ class SupernodeLink {
   LinkCounters* counters_ = nullptr;
   bool stopping_ = false;
   net::asio::steady_timer heartbeat_timer_;
+  ReconnectBackoff backoff_;
+  net::asio::steady_timer backoff_timer_;
+  std::mt19937_64 random_{std::random_device{}()};
   net::TaskGroup tasks_;
 };
 

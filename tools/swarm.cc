@@ -68,18 +68,28 @@ Result<std::vector<std::shared_ptr<const net::NodeIdentity>>> Identities(
   return out;
 }
 
+// Once all were registered, the outages: from the first daemon's loss until all were registered
+// again (a super-node killed: how long its daemons took to find the others).
+struct Outages {
+  std::optional<Clock::time_point> since;  // the current one began (a daemon unregistered)
+  uint64_t lost_before = 0;                // connections lost before it
+  std::vector<double> seconds;             // each one's length, when it ended
+};
+
 nlohmann::json Summary(const tools::SwarmOptions& o, const daemon::LinkCounters& c,
                        uint64_t registered_at_stop, std::optional<double> all_registered,
-                       double seconds) {
+                       const Outages& outages, double seconds) {
   nlohmann::json j;
   j["daemons"] = o.daemons;
   j["registered_at_stop"] = registered_at_stop;
   j["all_registered_seconds"] = all_registered ? nlohmann::json(*all_registered) : nullptr;
+  j["reregistered_seconds"] = outages.seconds;
   j["registrations"] = c.registrations.load();
   j["heartbeats"] = c.heartbeats.load();
   j["acked"] = c.acked.load();
   j["forgotten"] = c.forgotten.load();
   j["lost"] = c.lost.load();
+  j["dials"] = c.dials.load();
   j["seconds"] = seconds;
   return j;
 }
@@ -147,6 +157,7 @@ int main(int argc, char** argv) {
   std::optional<net::Shutdown> shutdown;
   const auto start = Clock::now();
   std::optional<double> all_registered;
+  Outages outages;
   uint64_t registered_at_stop = 0;
   asio::steady_timer progress(io), ramp(io), end(io);
   shutdown.emplace(
@@ -188,6 +199,7 @@ int main(int argc, char** argv) {
         },
         [](const net::RevocationList&) {});
     links.back().set_counters(&counters);
+    links.back().set_backoff({o.reconnect_spread, 8 * o.reconnect_spread});
   }
   identities->clear();
 
@@ -220,9 +232,20 @@ int main(int argc, char** argv) {
           if (shutdown->begun()) co_return;
           const uint64_t registered = counters.registered.load();
           const uint64_t lost = counters.lost.load();
-          if (!all_registered && registered == static_cast<uint64_t>(o.daemons)) {
+          const bool all = registered == static_cast<uint64_t>(o.daemons);
+          if (!all_registered && all) {
             all_registered = Seconds(Clock::now() - start);
             log->info("swarm: all {} daemons registered in {:.1f} s", o.daemons, *all_registered);
+          } else if (all_registered && !all && !outages.since) {
+            outages.since = Clock::now();
+            outages.lost_before = lost;
+          } else if (all && outages.since) {
+            outages.seconds.push_back(Seconds(Clock::now() - *outages.since));
+            log->info(
+                "swarm: all {} daemons registered again {:.1f} s after the first was lost ({} "
+                "connections lost)",
+                o.daemons, outages.seconds.back(), lost - outages.lost_before);
+            outages.since.reset();
           }
           const auto since = Clock::now() - last_line;
           const bool moved = registered != last_registered || lost != last_lost;
@@ -246,7 +269,8 @@ int main(int argc, char** argv) {
   }
   io.run();
   const double seconds = Seconds(Clock::now() - start);
-  const nlohmann::json summary = Summary(o, counters, registered_at_stop, all_registered, seconds);
+  const nlohmann::json summary =
+      Summary(o, counters, registered_at_stop, all_registered, outages, seconds);
   log->info("swarm: stopped after {:.1f} s: {}", seconds, summary.dump());
   if (!o.json.empty()) {
     if (Status s = WriteFileAtomically(o.json, summary.dump(2) + "\n"); !s.ok()) return Fail(s);

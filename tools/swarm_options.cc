@@ -27,6 +27,9 @@ void DeclareSwarmOptions(OptionSet& set, SwarmOptions& o) {
            "the address every played daemon registers (nothing there takes tasks: a spawner "
            "granted one cannot reach it)");
   set.Duration("heartbeat_ms", o.heartbeat, "each played daemon's heartbeat period");
+  set.Duration("reconnect_spread_ms", o.reconnect_spread, 0,
+               "as the daemon's: the spread of each played daemon's wait before it dials the "
+               "next super-node once one is lost; 0 = at once (the thundering herd)");
   set.Duration("ramp_s", o.ramp, 0, 3600,
                "the daemons start spread evenly over this long; 0 = all at once (a "
                "registration storm)");

@@ -29,6 +29,8 @@ struct SwarmOptions {
   // The address every played daemon registers: nothing there takes tasks.
   std::string advertise = "127.0.0.1:9";
   std::chrono::milliseconds heartbeat{1000};
+  // As the daemon's reconnect_spread_ms (0: dial the next super-node at once).
+  std::chrono::milliseconds reconnect_spread{1000};
   // The daemons start spread over this long (0: all at once, a registration storm).
   std::chrono::duration<double> ramp{0};
   // Play this long, then deregister and exit (0: until SIGINT or SIGTERM).

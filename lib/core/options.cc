@@ -201,9 +201,14 @@ OptionSet::Option& OptionSet::AddInteger(const std::string& key, std::function<i
 
 OptionSet::Option& OptionSet::Duration(const std::string& key, std::chrono::milliseconds& field,
                                        std::string help) {
+  return Duration(key, field, 1, std::move(help));
+}
+
+OptionSet::Option& OptionSet::Duration(const std::string& key, std::chrono::milliseconds& field,
+                                       int64_t min_ms, std::string help) {
   Option& option = AddInteger(
       key, [&field] { return static_cast<int64_t>(field.count()); },
-      [&field](int64_t ms) { field = std::chrono::milliseconds(ms); }, 1, kMaxMilliseconds,
+      [&field](int64_t ms) { field = std::chrono::milliseconds(ms); }, min_ms, kMaxMilliseconds,
       std::move(help));
   option.info_.type = "ms";
   return option;

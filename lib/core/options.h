@@ -86,6 +86,9 @@ class OptionSet {
   // Milliseconds (an integer in the file and on the command line), 1..kMaxMilliseconds.
   static constexpr int64_t kMaxMilliseconds = ConfigFile::kMaxPositive;
   Option& Duration(const std::string& key, std::chrono::milliseconds& field, std::string help);
+  // Milliseconds, min_ms..kMaxMilliseconds (0 when no wait is a meaningful choice).
+  Option& Duration(const std::string& key, std::chrono::milliseconds& field, int64_t min_ms,
+                   std::string help);
   // Seconds (a number), in [min, max].
   Option& Duration(const std::string& key, std::chrono::duration<double>& field, double min,
                    double max, std::string help);

@@ -19,10 +19,9 @@
 #include <vector>
 
 #include "bench_support.h"
-#include "core/ed25519.h"
-#include "net/identity.h"
 #include "support/processes.h"
 #include "support/test_support.h"
+#include "swarm_keys.h"
 
 using namespace aiac;
 
@@ -143,15 +142,7 @@ int main(int argc, char** argv) {
   if (sizes.empty()) sizes = {1000, 4000};
   aiac::testing::TempDir dir;
   const std::string d = dir.path();
-  auto authority = Ed25519Key::Generate();
-  if (!authority.ok()) return 1;
-  aiac::testing::WriteFile(d + "/authority.key", authority->PrivatePem());
-  chmod((d + "/authority.key").c_str(), 0600);
-  aiac::testing::WriteFile(d + "/authority.pub", authority->PublicHex());
-  aiac::testing::WriteFile(d + "/cluster.key", "supernode-load-bench-key-0123456789\n");
-  chmod((d + "/cluster.key").c_str(), 0600);
-  if (Status s = net::WriteNewIdentity(*authority, "sn1", proto::Role::SUPERNODE,
-                                       net::UnixNow() + 86400, d + "/sn1.key", d + "/sn1.cert");
+  if (Status s = bench::WriteSwarmKeys(d, "supernode-load-bench-key-0123456789", {"sn1"});
       !s.ok()) {
     std::fprintf(stderr, "supernode_load_bench: %s\n", s.message().c_str());
     return 1;
