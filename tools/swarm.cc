@@ -72,7 +72,8 @@ Result<std::vector<std::shared_ptr<const net::NodeIdentity>>> Identities(
 // again (a super-node killed: how long its daemons took to find the others).
 struct Outages {
   std::optional<Clock::time_point> since;  // the current one began (a daemon unregistered)
-  uint64_t lost_before = 0;                // connections lost before it
+  uint64_t lost_before = 0;                // connections lost before it (at the last look
+                                           // that saw all registered)
   std::vector<double> seconds;             // each one's length, when it ended
 };
 
@@ -238,7 +239,6 @@ int main(int argc, char** argv) {
             log->info("swarm: all {} daemons registered in {:.1f} s", o.daemons, *all_registered);
           } else if (all_registered && !all && !outages.since) {
             outages.since = Clock::now();
-            outages.lost_before = lost;
           } else if (all && outages.since) {
             outages.seconds.push_back(Seconds(Clock::now() - *outages.since));
             log->info(
@@ -247,6 +247,8 @@ int main(int argc, char** argv) {
                 o.daemons, outages.seconds.back(), lost - outages.lost_before);
             outages.since.reset();
           }
+          // The losses counted while all were registered came before the next outage.
+          if (all) outages.lost_before = lost;
           const auto since = Clock::now() - last_line;
           const bool moved = registered != last_registered || lost != last_lost;
           if (since < std::chrono::seconds(moved ? 1 : 10)) continue;

@@ -86,6 +86,15 @@ TEST_F(SwarmTest, PlayedDaemonsMoveToTheNextSupernodeWhenTheirsIsKilled) {
   EXPECT_EQ(summary["lost"], 200) << summary.dump(2);
   EXPECT_GE(summary["registrations"].get<int>(), 400) << summary.dump(2);
   EXPECT_EQ(summary["registered_at_stop"], 200) << summary.dump(2);
+  // One outage, from the first loss until all were registered with sn-b; at least two dials
+  // each (sn-a, then sn-b), and the log line that tells it.
+  ASSERT_EQ(summary["reregistered_seconds"].size(), 1u) << summary.dump(2);
+  EXPECT_GT(summary["reregistered_seconds"][0].get<double>(), 0) << summary.dump(2);
+  EXPECT_GE(summary["dials"].get<int>(), 400) << summary.dump(2);
+  EXPECT_TRUE(std::regex_search(
+      Log("swarm"), std::regex("all 200 daemons registered again [0-9.]+ s after the first was "
+                               "lost \\(200 connections lost\\)")))
+      << Log("swarm");
 }
 
 // Options missing or wrong: one line, exit 2; a cluster key the super-node does not share: every
