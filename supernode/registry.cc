@@ -13,6 +13,10 @@ void Registry::Persist(const DaemonRecord& rec) {
   if (store_ && store_error_.ok()) Note(store_->Put(rec));
 }
 
+void Registry::PersistAll(const std::vector<DaemonRecord>& records) {
+  if (store_ && store_error_.ok()) Note(store_->PutAll(records));
+}
+
 void Registry::Erase(const std::string& id) {
   if (store_ && store_error_.ok()) Note(store_->Delete(id));
 }
@@ -119,22 +123,25 @@ Result<std::vector<DaemonRecord>> Registry::Grant(const std::string& job, size_t
     return ResourceExhausted("only " + std::to_string(candidates.size()) + " free daemons, " +
                              std::to_string(count) + " needed");
   }
-  std::sort(candidates.begin(), candidates.end(),
-            [](const Entry* a, const Entry* b) { return a->record.seq < b->record.seq; });
+  // The `count` registered first: only they need ordering (a sort of every free daemon per grant
+  // grew with the platform).
+  std::partial_sort(candidates.begin(), candidates.begin() + static_cast<std::ptrdiff_t>(count),
+                    candidates.end(),
+                    [](const Entry* a, const Entry* b) { return a->record.seq < b->record.seq; });
   std::vector<DaemonRecord> granted;
   for (size_t i = 0; i < count; ++i) {
     DaemonRecord& rec = candidates[i]->record;
     rec.busy = true;
     rec.job = job;
     candidates[i]->busy_seen = now;
-    Persist(rec);
     granted.push_back(rec);
   }
+  PersistAll(granted);
   return granted;
 }
 
 size_t Registry::Release(const std::string& job, const std::vector<std::string>& ids) {
-  size_t freed = 0;
+  std::vector<DaemonRecord> freed;
   for (const auto& id : ids) {
     auto it = entries_.find(id);
     if (it == entries_.end()) continue;
@@ -142,10 +149,10 @@ size_t Registry::Release(const std::string& job, const std::vector<std::string>&
     if (!rec.busy || rec.job != job) continue;
     rec.busy = false;
     rec.job.clear();
-    Persist(rec);
-    ++freed;
+    freed.push_back(rec);
   }
-  return freed;
+  PersistAll(freed);
+  return freed.size();
 }
 
 size_t Registry::free_count() const {

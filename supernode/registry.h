@@ -88,6 +88,8 @@ class Registry {
     Clock::time_point last_heartbeat, lost_at;
   };
   void Persist(const DaemonRecord& rec);
+  // Several at once: one write (RegistryStore::PutAll).
+  void PersistAll(const std::vector<DaemonRecord>& records);
   void Erase(const std::string& id);
   void Note(Status s);
 

@@ -54,6 +54,17 @@ Status RocksDbRegistryStore::Put(const DaemonRecord& record) {
                                   "store daemon " + record.id));
 }
 
+Status RocksDbRegistryStore::PutAll(const std::vector<DaemonRecord>& records) {
+  if (records.empty()) return Status::Ok();
+  AIAC_RETURN_IF_ERROR(Writable());
+  rocksdb::WriteBatch batch;
+  for (const auto& r : records) batch.Put(std::string(kPrefix) + r.id, Encode(r));
+  rocksdb::WriteOptions w;
+  w.sync = true;
+  return Track(storage::FromRocks(db_->Write(w, &batch),
+                                  "store " + std::to_string(records.size()) + " daemons"));
+}
+
 Result<bool> RocksDbRegistryStore::Claim(const std::string& token_id) {
   const std::string key = std::string(kTokenPrefix) + Hex(token_id);
   std::string ignored;

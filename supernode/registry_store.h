@@ -29,6 +29,12 @@ class RegistryStore {
  public:
   virtual ~RegistryStore() = default;
   virtual Status Put(const DaemonRecord& record) = 0;
+  // Several records at once (a grant's or a release's): one synced write for all where the store
+  // can (an fsync per record made granting 100 daemons take 150-200 ms); record by record here.
+  virtual Status PutAll(const std::vector<DaemonRecord>& records) {
+    for (const auto& r : records) AIAC_RETURN_IF_ERROR(Put(r));
+    return Status::Ok();
+  }
   virtual Status Delete(const std::string& id) = 0;
   // Every stored record; a record that does not decode fails the whole load (Corruption).
   virtual Result<std::vector<DaemonRecord>> LoadAll() = 0;
@@ -44,6 +50,8 @@ class RocksDbRegistryStore final : public RegistryStore, public UsedTokens {
   ~RocksDbRegistryStore() override;
 
   Status Put(const DaemonRecord& record) override;
+  // One atomic, synced batch.
+  Status PutAll(const std::vector<DaemonRecord>& records) override;
   Status Delete(const std::string& id) override;
   Result<std::vector<DaemonRecord>> LoadAll() override;
   Status ReplaceAll(const std::vector<DaemonRecord>& records) override;
