@@ -20,6 +20,7 @@
 #include "support/identities.h"
 #include "support/processes.h"
 #include "support/test_support.h"
+#include "swarm_bench.h"
 
 using namespace aiac;
 namespace asio = net::asio;
@@ -92,32 +93,8 @@ Figures Measure(const std::string& dir, const aiac::testing::TestAuthority& auth
                 int daemons) {
   Figures out;
   const std::string tag = "k" + std::to_string(daemons);
-  auto supernode = aiac::testing::Start("aiac-supernode",
-                                        {"--cluster-key-file",
-                                         dir + "/cluster.key",
-                                         "--authority-key",
-                                         authority.PublicHex(),
-                                         "--id",
-                                         "sn1",
-                                         "--listen",
-                                         "127.0.0.1:0",
-                                         "--ready-file",
-                                         dir + "/" + tag + ".addr",
-                                         "--data",
-                                         dir + "/" + tag + ".db",
-                                         "--identity-key-file",
-                                         dir + "/sn1.key",
-                                         "--certificate-file",
-                                         dir + "/sn1.cert",
-                                         "--max-connections",
-                                         std::to_string(daemons + 256),
-                                         "--max-handshakes-per-address",
-                                         "4096",
-                                         "--log-level",
-                                         "warn"},
-                                        dir + "/" + tag + "-sn.log");
-  const std::string addr =
-      aiac::testing::WaitForFile(dir + "/" + tag + ".addr", std::chrono::seconds(60));
+  auto supernode = bench::StartBenchSupernode(dir, "sn1", tag, daemons);
+  const std::string addr = bench::SupernodeAddress(dir, "sn1", tag);
   auto endpoint = ParseEndpoint(addr);
   if (!endpoint.ok()) return out;
   const std::string log_file = dir + "/" + tag + "-swarm.log";
@@ -127,14 +104,7 @@ Figures Measure(const std::string& dir, const aiac::testing::TestAuthority& auth
        dir + "/authority.key", "--supernode", addr, "--daemons", std::to_string(daemons),
        "--ramp-s", std::to_string(daemons / 1000.0), "--heartbeat-ms", "1000"},
       log_file);
-  const std::string all = "all " + std::to_string(daemons) + " daemons registered in ";
-  if (!aiac::testing::WaitUntil(
-          [&] { return aiac::testing::ReadFile(log_file).find(all) != std::string::npos; },
-          std::chrono::seconds(60 + daemons / 50))) {
-    std::fprintf(stderr, "grant_latency_bench: %d daemons never all registered:\n%s\n", daemons,
-                 aiac::testing::ReadFile(log_file).c_str());
-    return out;
-  }
+  if (bench::WaitAllRegistered("grant_latency_bench", log_file, daemons).empty()) return out;
   const std::vector<double> times = AskRepeatedly(*endpoint, authority, out.granted);
   out.p50_ms = Quantile(times, 0.50);
   out.p99_ms = Quantile(times, 0.99);
@@ -161,13 +131,7 @@ int main(int argc, char** argv) {
   aiac::testing::TempDir dir;
   const std::string d = dir.path();
   const aiac::testing::TestAuthority authority;
-  aiac::testing::WriteFile(d + "/authority.key", authority.key().PrivatePem());
-  chmod((d + "/authority.key").c_str(), 0600);
-  aiac::testing::WriteFile(d + "/cluster.key", kClusterKey + "\n");
-  chmod((d + "/cluster.key").c_str(), 0600);
-  if (Status s = net::WriteNewIdentity(authority.key(), "sn1", proto::Role::SUPERNODE,
-                                       net::UnixNow() + 86400, d + "/sn1.key", d + "/sn1.cert");
-      !s.ok()) {
+  if (Status s = bench::WriteSwarmKeys(d, kClusterKey, {"sn1"}, authority.key()); !s.ok()) {
     std::fprintf(stderr, "grant_latency_bench: %s\n", s.message().c_str());
     return 1;
   }

@@ -19,7 +19,7 @@
 
 #include "support/processes.h"
 #include "support/test_support.h"
-#include "swarm_keys.h"
+#include "swarm_bench.h"
 
 using namespace aiac;
 
@@ -31,29 +31,13 @@ struct Storm {
   uint64_t lost = 0;
 };
 
-spawner::ChildProcess StartSupernode(const std::string& dir, const std::string& id,
-                                     const std::string& tag, int daemons) {
-  return aiac::testing::Start(
-      "aiac-supernode",
-      {"--cluster-key-file", dir + "/cluster.key", "--authority-key",
-       aiac::testing::ReadFile(dir + "/authority.pub"), "--id", id, "--listen", "127.0.0.1:0",
-       "--ready-file", dir + "/" + tag + id + ".addr", "--data", dir + "/" + tag + id + ".db",
-       "--identity-key-file", dir + "/" + id + ".key", "--certificate-file",
-       dir + "/" + id + ".cert", "--max-connections", std::to_string(daemons + 256),
-       // One address plays every daemon: the cap per address would be the only one that bites.
-       "--max-handshakes-per-address", "4096", "--log-level", "warn"},
-      dir + "/" + tag + id + ".log");
-}
-
 Storm Measure(const std::string& dir, int daemons, int spread_ms) {
   Storm out;
   const std::string tag = "s" + std::to_string(spread_ms) + "-";
-  auto first = StartSupernode(dir, "sn1", tag, daemons);
-  auto second = StartSupernode(dir, "sn2", tag, daemons);
-  const std::string a =
-      aiac::testing::WaitForFile(dir + "/" + tag + "sn1.addr", std::chrono::seconds(60));
-  const std::string b =
-      aiac::testing::WaitForFile(dir + "/" + tag + "sn2.addr", std::chrono::seconds(60));
+  auto first = bench::StartBenchSupernode(dir, "sn1", tag, daemons);
+  auto second = bench::StartBenchSupernode(dir, "sn2", tag, daemons);
+  const std::string a = bench::SupernodeAddress(dir, "sn1", tag);
+  const std::string b = bench::SupernodeAddress(dir, "sn2", tag);
   if (a.empty() || b.empty()) return out;
   const std::string json = dir + "/" + tag + "swarm.json", log_file = dir + "/" + tag + "swarm.log";
   auto swarm = aiac::testing::Start(
@@ -63,14 +47,7 @@ Storm Measure(const std::string& dir, int daemons, int spread_ms) {
        std::to_string(daemons), "--ramp-s", std::to_string(daemons / 1000.0), "--heartbeat-ms",
        "1000", "--reconnect-spread-ms", std::to_string(spread_ms), "--json", json},
       log_file);
-  const std::string all = "all " + std::to_string(daemons) + " daemons registered in ";
-  if (!aiac::testing::WaitUntil(
-          [&] { return aiac::testing::ReadFile(log_file).find(all) != std::string::npos; },
-          std::chrono::seconds(60 + daemons / 50))) {
-    std::fprintf(stderr, "registration_storm_bench: %d daemons never all registered:\n%s\n",
-                 daemons, aiac::testing::ReadFile(log_file).c_str());
-    return out;
-  }
+  if (bench::WaitAllRegistered("registration_storm_bench", log_file, daemons).empty()) return out;
   first.Signal(SIGKILL);
   first.WaitFor(std::chrono::seconds(10));
   const std::regex again("registered again ([0-9.]+) s after");

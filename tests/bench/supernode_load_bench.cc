@@ -21,7 +21,7 @@
 #include "bench_support.h"
 #include "support/processes.h"
 #include "support/test_support.h"
-#include "swarm_keys.h"
+#include "swarm_bench.h"
 
 using namespace aiac;
 
@@ -62,32 +62,8 @@ struct Figures {
 Figures Measure(const std::string& dir, int daemons) {
   Figures out;
   const std::string tag = "k" + std::to_string(daemons);
-  const std::string sn_addr = dir + "/" + tag + ".addr";
-  auto supernode = aiac::testing::Start("aiac-supernode",
-                                        {"--cluster-key-file",
-                                         dir + "/cluster.key",
-                                         "--authority-key",
-                                         aiac::testing::ReadFile(dir + "/authority.pub"),
-                                         "--id",
-                                         "sn1",
-                                         "--listen",
-                                         "127.0.0.1:0",
-                                         "--ready-file",
-                                         sn_addr,
-                                         "--data",
-                                         dir + "/" + tag + ".db",
-                                         "--identity-key-file",
-                                         dir + "/sn1.key",
-                                         "--certificate-file",
-                                         dir + "/sn1.cert",
-                                         "--max-connections",
-                                         std::to_string(daemons + 256),
-                                         "--max-handshakes-per-address",
-                                         "4096",
-                                         "--log-level",
-                                         "warn"},
-                                        dir + "/" + tag + "-sn.log");
-  const std::string addr = aiac::testing::WaitForFile(sn_addr, std::chrono::seconds(60));
+  auto supernode = bench::StartBenchSupernode(dir, "sn1", tag, daemons);
+  const std::string addr = bench::SupernodeAddress(dir, "sn1", tag);
   if (addr.empty()) return out;
   const double empty_kib = ResidentKib(supernode.pid());
   const std::string json = dir + "/" + tag + ".json";
@@ -97,18 +73,10 @@ Figures Measure(const std::string& dir, int daemons) {
        dir + "/authority.key", "--supernode", addr, "--daemons", std::to_string(daemons),
        "--ramp-s", std::to_string(daemons / 1000.0), "--heartbeat-ms", "1000", "--json", json},
       dir + "/" + tag + "-swarm.log");
+  const std::string log =
+      bench::WaitAllRegistered("supernode_load_bench", dir + "/" + tag + "-swarm.log", daemons);
+  if (log.empty()) return out;
   const std::string all = "all " + std::to_string(daemons) + " daemons registered in ";
-  std::string log;
-  if (!aiac::testing::WaitUntil(
-          [&] {
-            log = aiac::testing::ReadFile(dir + "/" + tag + "-swarm.log");
-            return log.find(all) != std::string::npos;
-          },
-          std::chrono::seconds(60 + daemons / 50))) {
-    std::fprintf(stderr, "supernode_load_bench: %d daemons never all registered:\n%s\n", daemons,
-                 log.c_str());
-    return out;
-  }
   out.register_s = std::atof(log.c_str() + log.find(all) + all.size());
   std::this_thread::sleep_for(std::chrono::seconds(2));  // the last handshakes settle
   const double cpu0 = CpuSeconds(supernode.pid());

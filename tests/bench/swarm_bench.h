@@ -1,0 +1,86 @@
+// What the swarm benchmarks share (header only: each benchmark is one executable): their keys, a
+// super-node started to hold many daemons from one address, and the wait until a swarm has
+// registered all of its daemons.
+#pragma once
+
+#include <sys/stat.h>
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "core/ed25519.h"
+#include "net/identity.h"
+#include "support/processes.h"
+#include "support/test_support.h"
+
+namespace aiac::bench {
+
+// In `dir`: the authority (authority.key, mode 600, and authority.pub), a cluster key
+// (cluster.key) and an identity certified by the authority for each super-node id (ID.key,
+// ID.cert).
+inline Status WriteSwarmKeys(const std::string& dir, const std::string& cluster_key,
+                             const std::vector<std::string>& supernodes,
+                             const Ed25519Key& authority) {
+  aiac::testing::WriteFile(dir + "/authority.key", authority.PrivatePem());
+  chmod((dir + "/authority.key").c_str(), 0600);
+  aiac::testing::WriteFile(dir + "/authority.pub", authority.PublicHex());
+  aiac::testing::WriteFile(dir + "/cluster.key", cluster_key + "\n");
+  chmod((dir + "/cluster.key").c_str(), 0600);
+  for (const std::string& id : supernodes) {
+    AIAC_RETURN_IF_ERROR(net::WriteNewIdentity(authority, id, proto::Role::SUPERNODE,
+                                               net::UnixNow() + 86400, dir + "/" + id + ".key",
+                                               dir + "/" + id + ".cert"));
+  }
+  return Status::Ok();
+}
+
+// The same with a fresh authority.
+inline Status WriteSwarmKeys(const std::string& dir, const std::string& cluster_key,
+                             const std::vector<std::string>& supernodes) {
+  AIAC_ASSIGN_OR_RETURN(Ed25519Key authority, Ed25519Key::Generate());
+  return WriteSwarmKeys(dir, cluster_key, supernodes, authority);
+}
+
+// Super-node `id` (keys from WriteSwarmKeys) with room for `daemons`, its files named after
+// `tag`: it writes its address to dir/TAGID.addr (SupernodeAddress) and logs to dir/TAGID.log.
+inline spawner::ChildProcess StartBenchSupernode(const std::string& dir, const std::string& id,
+                                                 const std::string& tag, int daemons) {
+  return aiac::testing::Start(
+      "aiac-supernode",
+      {"--cluster-key-file", dir + "/cluster.key", "--authority-key",
+       aiac::testing::ReadFile(dir + "/authority.pub"), "--id", id, "--listen", "127.0.0.1:0",
+       "--ready-file", dir + "/" + tag + id + ".addr", "--data", dir + "/" + tag + id + ".db",
+       "--identity-key-file", dir + "/" + id + ".key", "--certificate-file",
+       dir + "/" + id + ".cert", "--max-connections", std::to_string(daemons + 256),
+       // One address plays every daemon: the cap per address would be the only one that bites.
+       "--max-handshakes-per-address", "4096", "--log-level", "warn"},
+      dir + "/" + tag + id + ".log");
+}
+
+// The address StartBenchSupernode's super-node listens on, once it does; "" after a minute.
+inline std::string SupernodeAddress(const std::string& dir, const std::string& id,
+                                    const std::string& tag) {
+  return aiac::testing::WaitForFile(dir + "/" + tag + id + ".addr", std::chrono::seconds(60));
+}
+
+// The swarm log `log_file` once it says all `daemons` are registered; "" (and the log on
+// stderr, after `program`) when they never are.
+inline std::string WaitAllRegistered(const char* program, const std::string& log_file,
+                                     int daemons) {
+  const std::string all = "all " + std::to_string(daemons) + " daemons registered in ";
+  std::string log;
+  if (aiac::testing::WaitUntil(
+          [&] {
+            log = aiac::testing::ReadFile(log_file);
+            return log.find(all) != std::string::npos;
+          },
+          std::chrono::seconds(60 + daemons / 50))) {
+    return log;
+  }
+  std::fprintf(stderr, "%s: %d daemons never all registered:\n%s\n", program, daemons, log.c_str());
+  return "";
+}
+
+}  // namespace aiac::bench
