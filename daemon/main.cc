@@ -374,7 +374,7 @@ int main(int argc, char** argv) {
         shutdown.Begin(std::chrono::seconds(2));
       },
       [&](const net::RevocationList& list) { OnRevocations(list, o, host, log); });
-  link->set_backoff({o.reconnect_spread, 8 * o.reconnect_spread});
+  link->set_backoff(daemon::ReconnectBackoff::WithSpread(o.reconnect_spread));
   host.Serve();
   link->Start();
   power_watch.Start();

@@ -17,6 +17,11 @@ struct ReconnectBackoff {
   // The largest spread, however many setbacks in a row. Default: 8000 ms.
   std::chrono::milliseconds cap{8000};
 
+  // The `reconnect_spread_ms` option's backoff: that first spread, capped at 8 times it.
+  static ReconnectBackoff WithSpread(std::chrono::milliseconds spread) {
+    return {spread, 8 * spread};
+  }
+
   // The longest wait after `setbacks` in a row (a lost super-node, failed dials): 0 for none.
   std::chrono::milliseconds Ceiling(unsigned setbacks) const;
   // The wait after `setbacks` in a row, for `uniform` drawn in [0, 1).

@@ -200,7 +200,7 @@ int main(int argc, char** argv) {
         },
         [](const net::RevocationList&) {});
     links.back().set_counters(&counters);
-    links.back().set_backoff({o.reconnect_spread, 8 * o.reconnect_spread});
+    links.back().set_backoff(daemon::ReconnectBackoff::WithSpread(o.reconnect_spread));
   }
   identities->clear();
 

@@ -15,7 +15,8 @@ namespace {
 using std::chrono::milliseconds;
 
 TEST(ReconnectBackoffTest, TheSpreadDoublesWithEachSetbackUpToTheCap) {
-  const ReconnectBackoff b{milliseconds(1000), milliseconds(8000)};
+  const ReconnectBackoff b = ReconnectBackoff::WithSpread(milliseconds(1000));
+  EXPECT_EQ(b.cap, milliseconds(8000));
   EXPECT_EQ(b.Ceiling(0), milliseconds(0));
   EXPECT_EQ(b.Ceiling(1), milliseconds(1000));
   EXPECT_EQ(b.Ceiling(2), milliseconds(2000));
