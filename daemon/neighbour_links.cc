@@ -175,9 +175,14 @@ awaitable<void> NeighbourLinks::RunBackup(Session job,
     }
     const checkpoint::Checkpoint c = std::move(*backup->pending);
     backup->pending.reset();
-    if (!co_await PutCheckpoint(job, *backup, c)) {
+    backup->sending = true;
+    const bool sent = co_await PutCheckpoint(job, *backup, c);
+    backup->sending = false;
+    if (!sent) {
       backup->conn.reset();
       if (!backup->pending) backup->pending = c;  // send it again once reconnected
+    } else if (!backup->pending && Current(job)) {
+      job->BackupIdle();
     }
   }
   if (backup->conn) backup->conn->Close();

@@ -1,6 +1,7 @@
 #include "daemon/task_session.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "checkpoint/proof.h"
 #include "core/names.h"
@@ -228,8 +229,8 @@ runtime::RunnerCallbacks TaskSession::Callbacks() {
     });
   };
   cb.finished = [on_io](Result<std::string> slice, uint64_t iterations) {
-    on_io([slice = std::move(slice), iterations](TaskSession& s) {
-      s.SendResult(slice, iterations);
+    on_io([slice = std::move(slice), iterations](TaskSession& s) mutable {
+      s.Finish(std::move(slice), iterations);
     });
   };
   return cb;
@@ -320,6 +321,40 @@ void TaskSession::SendSnapshot(uint64_t round, const std::string& slice, uint64_
     d.setIncarnation(incarnation_);
     d.setData(AsBytes(slice));
   });
+}
+
+void TaskSession::Finish(Result<std::string> slice, uint64_t iterations) {
+  if (slice.ok() || BackupsIdle()) {
+    SendResult(slice, iterations);
+    return;
+  }
+  // Its replacement restores the newest checkpoint its backups hold: the one that this daemon
+  // made last may still wait to go, or be on its way (a crash soon after the start comes
+  // before the first connection to a backup is up).
+  log_->debug("job {}: task {} failed; its result waits for its checkpoints to reach its backups",
+              job_, task_);
+  held_result_ = [this, slice = std::move(slice), iterations] { SendResult(slice, iterations); };
+  hold_timer_ = std::make_unique<net::asio::steady_timer>(io_, kFlushLimit);
+  hold_timer_->async_wait([weak = weak_from_this()](const std::error_code& ec) {
+    auto s = weak.lock();
+    if (ec || !s || s->ended_ || !s->held_result_) return;
+    s->log_->warn("job {}: task {}'s last checkpoint did not reach every backup within {} s",
+                  s->job_, s->task_, kFlushLimit.count());
+    std::exchange(s->held_result_, nullptr)();
+  });
+}
+
+bool TaskSession::BackupsIdle() const {
+  for (const auto& backup : backups_) {
+    if (backup->pending || backup->sending) return false;
+  }
+  return true;
+}
+
+void TaskSession::BackupIdle() {
+  if (ended_ || !held_result_ || !BackupsIdle()) return;
+  hold_timer_->cancel();
+  std::exchange(held_result_, nullptr)();
 }
 
 void TaskSession::SendResult(const Result<std::string>& slice, uint64_t iterations) {
@@ -491,6 +526,8 @@ TaskSession::Retired TaskSession::End() {
     backup->wake->cancel();
     if (backup->conn) backup->conn->Close();
   }
+  if (hold_timer_) hold_timer_->cancel();
+  held_result_ = nullptr;
   runner_->Halt();
   return {std::move(keep_loaded_), std::move(app_), std::move(runner_)};
 }

@@ -126,8 +126,12 @@ class TaskSession : public std::enable_shared_from_this<TaskSession> {
     std::optional<checkpoint::Checkpoint> pending;
     std::unique_ptr<net::asio::steady_timer> wake;
     net::ConnectionPtr conn;
-    uint64_t stored = 0;  // the newest iteration this backup acknowledged (since it moved here)
+    bool sending = false;  // a checkpoint is on its way, not acknowledged yet
+    uint64_t stored = 0;   // the newest iteration this backup acknowledged (since it moved here)
   };
+
+  // How long a failed task's result waits for its newest checkpoint to reach its backups.
+  static constexpr std::chrono::seconds kFlushLimit{5};
 
   // A session for assignment `a` with its prepared task; the runner is built but not started.
   // Fails on a neighbour or backup address that does not parse. `keep_loaded` holds the app's
@@ -176,6 +180,10 @@ class TaskSession : public std::enable_shared_from_this<TaskSession> {
   bool Move(const NeighbourMove& m);
   // A backup stored a checkpoint of `bytes`: counted in progress reports and the result.
   void Acknowledged(uint64_t bytes);
+  // A backup's link has nothing waiting and nothing in flight. A failed task's result waits
+  // for every backup to get there (or for kFlushLimit): the task is then replaced from the
+  // newest checkpoint this daemon held when its app crashed, not from an older one.
+  void BackupIdle();
   // Synchronous runs (TrimValues): values for task `to` before iteration `before` are no
   // longer needed.
   void TrimValues(uint32_t to, uint64_t before);
@@ -224,6 +232,10 @@ class TaskSession : public std::enable_shared_from_this<TaskSession> {
   void QueueCheckpoint(checkpoint::Checkpoint c);
   void SendAnswer(uint64_t round, bool converged);
   void SendSnapshot(uint64_t round, const std::string& slice, uint64_t iteration);
+  // The task ended: its result goes now, or once its checkpoints reached the backups when it
+  // failed (BackupIdle).
+  void Finish(Result<std::string> slice, uint64_t iterations);
+  bool BackupsIdle() const;
   // The task ended (halted, or failed: then its daemon says whether it diverged, or how its
   // app's process died).
   void SendResult(const Result<std::string>& slice, uint64_t iterations);
@@ -256,6 +268,9 @@ class TaskSession : public std::enable_shared_from_this<TaskSession> {
   std::unique_ptr<runtime::Runner> runner_;
   bool started_ = false;
   bool ended_ = false;
+  // A failed task's result, held until its checkpoints reached the backups (Finish).
+  std::function<void()> held_result_;
+  std::unique_ptr<net::asio::steady_timer> hold_timer_;
   uint64_t checkpoints_ = 0;  // copies the backups acknowledged
   uint64_t checkpoint_bytes_ = 0;
   // The runner's last progress report, sent by ReportProgress.

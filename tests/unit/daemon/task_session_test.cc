@@ -364,6 +364,66 @@ TEST_F(TaskSessionTest, AFailingTaskSendsItsErrorAndEnds) {
       << r.getError().cStr();
 }
 
+// A failed task's replacement restores the newest checkpoint its backups hold: the result
+// waits until the one this daemon made last has left every backup link and was answered.
+TEST_F(TaskSessionTest, AFailedTasksResultWaitsForItsLastCheckpointToReachEveryBackup) {
+  Assignment a = AnAssignment();
+  a.checkpoint_every = 1;
+  auto s = Make(a, std::make_unique<CountingApp>(50, 7));
+  ASSERT_TRUE(s);
+  s->Start();
+  ASSERT_TRUE(RunUntil([&] {
+    for (auto& b : s->backups()) {
+      if (!b->pending || b->pending->iteration != 6) return false;
+    }
+    return true;
+  }));
+  io_.restart();
+  io_.run_for(std::chrono::milliseconds(200));  // the failure is in by now
+  EXPECT_FALSE(spawner_.Last(&proto::Envelope::Reader::isResult)) << "sent before its checkpoint";
+  EXPECT_TRUE(spawner_.ended.empty());
+  // The first backup's link sent it and was answered; the second's is on its way.
+  s->backups()[0]->pending.reset();
+  s->BackupIdle();
+  s->backups()[1]->pending.reset();
+  s->backups()[1]->sending = true;
+  s->BackupIdle();
+  EXPECT_TRUE(spawner_.ended.empty());
+  s->backups()[1]->sending = false;
+  s->BackupIdle();
+  EXPECT_EQ(spawner_.ended, std::vector<std::string>{"failed"});
+  auto r = spawner_.Last(&proto::Envelope::Reader::isResult)->getResult();
+  EXPECT_NE(std::string(r.getError().cStr()).find("iteration 7 broke"), std::string::npos);
+  s->BackupIdle();  // once
+  EXPECT_EQ(spawner_.ended.size(), 1u);
+}
+
+// A backup that never answers holds a failed task's result back for TaskSession::kFlushLimit,
+// no longer; a task that halts sends its result at once, whatever its backups hold.
+TEST_F(TaskSessionTest, AnUnreachableBackupHoldsAFailedResultBackOnlyForTheLimit) {
+  Assignment a = AnAssignment();
+  a.checkpoint_every = 1;
+  auto s = Make(a, std::make_unique<CountingApp>(50, 7));
+  ASSERT_TRUE(s);
+  const auto start = std::chrono::steady_clock::now();
+  s->Start();
+  ASSERT_TRUE(RunUntil([&] { return !spawner_.ended.empty(); }));  // 20 s at most
+  EXPECT_GE(std::chrono::steady_clock::now() - start, TaskSession::kFlushLimit);
+  EXPECT_EQ(spawner_.ended, std::vector<std::string>{"failed"});
+  s->End();
+
+  spawner_ = FakeSpawner();
+  auto halting = Make(a, std::make_unique<CountingApp>(30));
+  ASSERT_TRUE(halting);
+  halting->Start();
+  ASSERT_TRUE(RunUntil([&] { return halting->backups()[0]->pending.has_value(); }));
+  halting->Halt();
+  ASSERT_TRUE(RunUntil([&] { return !spawner_.ended.empty(); }));
+  EXPECT_EQ(spawner_.ended, std::vector<std::string>{"halted"});
+  EXPECT_TRUE(halting->backups()[0]->pending.has_value());
+  halting->End();
+}
+
 TEST_F(TaskSessionTest, AnEndedSessionReportsNothingMore) {
   auto s = Make(AnAssignment(), std::make_unique<CountingApp>(1000000));
   ASSERT_TRUE(s);
