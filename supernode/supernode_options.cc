@@ -11,7 +11,8 @@ void DeclareSupernodeOptions(OptionSet& set, SupernodeOptions& o) {
       .Default("the certificate's");
   set.Text("listen", o.listen, "HOST:PORT to listen on; port 0 = any free port");
   set.List("peers", o.peers,
-           "other super-nodes; they exchange registry digests every `digest_interval_ms`")
+           "other super-nodes; each sends the others what changed in its registry every "
+           "`digest_interval_ms`")
       .Flag("--peer");
   set.Text("data_dir", o.data_dir,
            "RocksDB directory of the registry; a restarted super-node keeps its daemons (each "

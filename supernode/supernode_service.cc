@@ -1,5 +1,8 @@
 #include "supernode/supernode_service.h"
 
+#include <capnp/message.h>
+#include <capnp/serialize.h>
+
 #include <algorithm>
 
 #include "core/names.h"
@@ -21,9 +24,17 @@ std::vector<std::string> Ids(const std::vector<DaemonRecord>& records) {
   return ids;
 }
 
-size_t FreeIn(const std::vector<DaemonView>& view) {
-  return static_cast<size_t>(
-      std::count_if(view.begin(), view.end(), [](const DaemonView& v) { return !v.record.busy; }));
+// What the registry exchange sent, by form: `full` (a whole registry: a link's first message, or
+// every one to a peer older than protocol 7) or `delta`.
+metrics::Counter& ExchangeBytes(const char* form) {
+  return metrics::Registry::Process().GetCounter(
+      "aiac_registry_exchange_bytes_sent_total",
+      "Bytes of registry exchange messages sent to peer super-nodes", {{"form", form}});
+}
+metrics::Counter& ExchangeMessages(const char* form) {
+  return metrics::Registry::Process().GetCounter(
+      "aiac_registry_exchange_messages_sent_total",
+      "Registry exchange messages sent to peer super-nodes", {{"form", form}});
 }
 
 }  // namespace
@@ -285,16 +296,13 @@ awaitable<void> SupernodeService::ServePeer(net::ConnectionPtr conn) {
     if (!msg.ok()) break;
     auto env = (*msg)->root();
     if (env.isRegistryDigest()) {
-      auto digest = env.getRegistryDigest();
-      PeerLink& peer = peers_[conn.get()];
-      peer.view.clear();
-      for (auto d : digest.getDaemons()) peer.view.push_back(ViewFromProto(d));
-      peer.jobs.clear();
-      for (auto j : digest.getJobs()) {
-        // A job a peer cannot describe is left out of status; the digest's daemons still count.
-        if (auto job = net::FromProto(j); job.ok()) peer.jobs.push_back(std::move(*job));
-      }
-      peer.view_at = Registry::Clock::now();
+      peers_[conn.get()].view.Apply(ChangesFromDigest(env.getRegistryDigest()),
+                                    Registry::Clock::now());
+      WakeHeld();
+    } else if (env.isRegistryDelta()) {
+      if (!conn->Speaks(net::kRegistryDeltaVersion, log_)) co_return;
+      peers_[conn.get()].view.Apply(ChangesFromProto(env.getRegistryDelta()),
+                                    Registry::Clock::now());
       WakeHeld();
     } else if ((env.isCancelJob() || env.isCancelAnswer()) &&
                !conn->Speaks(net::kJobStatusVersion, log_)) {
@@ -433,16 +441,29 @@ void SupernodeService::SendDigest(PeerLink& link) {
   for (auto& job : jobs) {
     if (job.task_list.size() > kDigestTaskRows) job.task_list.clear();
   }
-  // A peer of an older protocol knows no jobs in digests: it reads the daemons alone.
-  if (link.conn->peer().version < net::kJobStatusVersion) jobs.clear();
-  link.conn->SendEnvelope([&](proto::Envelope::Builder e) {
+  const uint32_t version = link.conn->peer().version;
+  capnp::MallocMessageBuilder message;
+  auto e = message.initRoot<proto::Envelope>();
+  const char* form = "full";
+  if (version >= net::kRegistryDeltaVersion) {
+    // What changed since this link's last message; a daemon becomes late past half the failure
+    // timeout (registry_delta.h).
+    const RegistryChanges changes = link.sent.Next(records, jobs, options_.failure_timeout / 2);
+    if (!changes.full) form = "delta";
+    ChangesToProto(options_.id, changes, e.initRegistryDelta());
+  } else {
+    // A peer of an older protocol knows no jobs in digests: it reads the daemons alone.
+    if (version < net::kJobStatusVersion) jobs.clear();
     auto d = e.initRegistryDigest();
     d.setSupernodeId(options_.id);
     auto list = d.initDaemons(static_cast<unsigned>(records.size()));
     for (size_t i = 0; i < records.size(); ++i) ToProto(records[i], list[i]);
     auto job_list = d.initJobs(static_cast<unsigned>(jobs.size()));
     for (size_t i = 0; i < jobs.size(); ++i) net::ToProto(jobs[i], job_list[i]);
-  });
+  }
+  ExchangeBytes(form).Add(capnp::computeSerializedSizeInWords(message) * sizeof(capnp::word));
+  ExchangeMessages(form).Add();
+  link.conn->Send(message);
 }
 
 awaitable<SupernodeService::GrantOutcome> SupernodeService::GrantFor(std::string job, size_t count,
@@ -464,7 +485,7 @@ awaitable<SupernodeService::GrantOutcome> SupernodeService::GrantFor(std::string
     size_t free;
   };
   std::map<std::string, Candidate> by_id;
-  for (auto& [key, link] : peers_) by_id[link.id] = {link.id, link.conn, FreeIn(link.view)};
+  for (auto& [key, link] : peers_) by_id[link.id] = {link.id, link.conn, link.view.free_count()};
   size_t known = local_free;
   for (auto& [id, c] : by_id) known += c.free;
   if (known < count) {

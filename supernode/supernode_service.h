@@ -49,6 +49,7 @@
 #include "supernode/job_board.h"
 #include "supernode/job_history.h"
 #include "supernode/registry.h"
+#include "supernode/registry_delta.h"
 #include "supernode/supernode_options.h"
 
 namespace aiac::supernode {
@@ -80,9 +81,8 @@ class SupernodeService {
   struct PeerLink {
     net::ConnectionPtr conn;
     std::string id;
-    std::vector<DaemonView> view;  // the peer's last digest
-    std::vector<net::JobStatus> jobs;
-    Registry::Clock::time_point view_at{};  // when it came
+    PeerRegistry view;  // what the peer's messages said of its registry and jobs
+    DeltaSender sent;   // what this link was sent of ours (protocol 7)
   };
   struct GrantOutcome {
     std::vector<DaemonRecord> daemons;

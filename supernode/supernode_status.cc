@@ -81,13 +81,9 @@ void SupernodeService::FillStatusReport(proto::StatusReport::Builder r) {
   for (const auto& [key, link] : peers_) {
     if (!seen_peers.insert(link.id).second) continue;
     peer_ids.push_back(link.id);
-    const auto since = std::chrono::duration_cast<std::chrono::milliseconds>(now - link.view_at);
-    for (DaemonView v : link.view) {
-      v.heartbeat_age += since;
-      theirs.push_back(std::move(v));
-    }
-    for (const auto& j : link.jobs) {
-      if (seen_jobs.insert(j.id).second) jobs.push_back(j);
+    for (DaemonView& v : link.view.Daemons(now)) theirs.push_back(std::move(v));
+    for (const auto& [id, j] : link.view.jobs()) {
+      if (seen_jobs.insert(id).second) jobs.push_back(j);
     }
   }
   r.setSupernodeId(options_.id);
@@ -125,8 +121,8 @@ awaitable<void> SupernodeService::Cancel(net::ConnectionPtr conn, uint64_t reque
     std::string holder_id;
     if (allow_forward) {
       for (const auto& [key, link] : peers_) {
-        for (const auto& j : link.jobs) {
-          if (j.id == job && link.conn->is_open()) {
+        for (const auto& [id, j] : link.view.jobs()) {
+          if (id == job && link.conn->is_open()) {
             holder = link.conn;
             holder_id = link.id;
           }

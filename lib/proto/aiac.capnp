@@ -113,6 +113,20 @@ struct RegistryDigest {
   jobs @2 :List(JobStatus);       # the jobs registered with it (net/job_status.h)
 }
 
+# Protocol 7 (net/hello.h): what changed in a super-node's registry and jobs since its last
+# RegistryDelta on this connection (supernode/registry_delta.h); the connection's first one is
+# `full`. One goes every digest period, empty when nothing changed: it says the sender still
+# vouches for every daemon it sent.
+struct RegistryDelta {
+  supernodeId @0 :Text;
+  full @1 :Bool;                  # replaces all the receiver holds of the sender
+  daemons @2 :List(DaemonInfo);   # registered, or changed, since the last delta
+  removed @3 :List(Text);         # ids no longer registered there
+  jobs @4 :List(JobStatus);       # registered, or changed
+  endedJobs @5 :List(Text);       # ids of jobs no longer registered there
+  lateMs @6 :Int64;               # heartbeat ages past this are exact; others go unsent
+}
+
 # --- what a deployment is doing: `aiac-spawner status` and `cancel` (docs/operations.md) ---
 # One task of a running job, as its spawner last heard of it.
 struct TaskStatus {
@@ -561,5 +575,6 @@ struct Envelope {
     cancelAnswer @49 :CancelAnswer;
     trimValues @50 :TrimValues;
     adoptTask @51 :AdoptTask;
+    registryDelta @52 :RegistryDelta;
   }
 }

@@ -14,17 +14,13 @@
 #include <string>
 #include <vector>
 
-#include "bench_support.h"
-#include "net/tls.h"
-#include "spawner/supernode_session.h"
+#include "grant_loop.h"
 #include "support/identities.h"
 #include "support/processes.h"
 #include "support/test_support.h"
 #include "swarm_bench.h"
 
 using namespace aiac;
-namespace asio = net::asio;
-
 namespace {
 
 constexpr int kBaseline = 1000;
@@ -43,52 +39,6 @@ double Quantile(std::vector<double> v, double q) {
   return v[std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())))];
 }
 
-// R requests of 100 daemons, each released before the next; the times in ms of the answered ones.
-std::vector<double> AskRepeatedly(const Endpoint& supernode,
-                                  const aiac::testing::TestAuthority& authority, int& granted) {
-  net::NetOptions net = authority.Member(kClusterKey, "bench-spawner", proto::Role::SPAWNER);
-  net.tls = *net::TlsContext::Make(net.cluster_key);
-  asio::io_context io;
-  spawner::SupernodeSession session({supernode}, net, "bench-spawner",
-                                    MakeLogger("grant-bench", spdlog::level::warn));
-  session.Start(io.get_executor());
-  std::vector<double> times;
-  asio::co_spawn(
-      io,
-      [&]() -> net::awaitable<void> {
-        if (Status s = co_await session.WaitConnected(10); !s.ok()) {
-          std::fprintf(stderr, "grant_latency_bench: %s\n", s.message().c_str());
-          session.Stop();
-          co_return;
-        }
-        asio::steady_timer pause(io);
-        for (int r = 0; r < kRequests; ++r) {
-          const std::string job = "bench-" + std::to_string(r);
-          const auto start = std::chrono::steady_clock::now();
-          auto answer = co_await session.Request(job, kGrant, 0, start + std::chrono::seconds(3));
-          const double ms = 1e3 * bench::SecondsSince(start);
-          if (answer.ok() && answer->daemons.size() == kGrant) {
-            times.push_back(ms);
-            ++granted;
-            std::vector<std::string> ids;
-            for (const auto& d : answer->daemons) ids.push_back(d.id);
-            session.Release(job, ids);
-          } else {
-            std::fprintf(stderr, "grant_latency_bench: request %d: %s\n", r,
-                         answer.ok() ? answer->error.c_str() : answer.status().message().c_str());
-          }
-          session.EndJob(job);
-          // The release reaches the super-node before the next ask, as a next job's would.
-          pause.expires_after(std::chrono::milliseconds(20));
-          co_await pause.async_wait(net::use_nothrow);
-        }
-        co_await session.Finish(std::chrono::seconds(2));
-      },
-      asio::detached);
-  io.run();
-  return times;
-}
-
 Figures Measure(const std::string& dir, const aiac::testing::TestAuthority& authority,
                 int daemons) {
   Figures out;
@@ -105,7 +55,10 @@ Figures Measure(const std::string& dir, const aiac::testing::TestAuthority& auth
        "--ramp-s", std::to_string(daemons / 1000.0), "--heartbeat-ms", "1000"},
       log_file);
   if (bench::WaitAllRegistered("grant_latency_bench", log_file, daemons).empty()) return out;
-  const std::vector<double> times = AskRepeatedly(*endpoint, authority, out.granted);
+  const std::vector<double> times = bench::AskRepeatedly(
+      *endpoint, authority, kClusterKey, {kGrant, kRequests, std::chrono::milliseconds(0)},
+      "grant_latency_bench");
+  out.granted = static_cast<int>(times.size());
   out.p50_ms = Quantile(times, 0.50);
   out.p99_ms = Quantile(times, 0.99);
   swarm.Signal(SIGTERM);
@@ -118,16 +71,9 @@ Figures Measure(const std::string& dir, const aiac::testing::TestAuthority& auth
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<int> sizes;
-  for (int i = 1; i < argc; ++i) {
-    const int k = std::atoi(argv[i]);
-    if (k < static_cast<int>(kGrant) || k > 100000) {
-      std::fprintf(stderr, "usage: grant_latency_bench [K ...] (100 <= K <= 100000)\n");
-      return 2;
-    }
-    sizes.push_back(k);
-  }
-  if (sizes.empty()) sizes = {4000};
+  const auto sizes =
+      bench::SwarmSizes(argc, argv, "grant_latency_bench", static_cast<int>(kGrant), {4000});
+  if (!sizes) return 2;
   aiac::testing::TempDir dir;
   const std::string d = dir.path();
   const aiac::testing::TestAuthority authority;
@@ -142,6 +88,6 @@ int main(int argc, char** argv) {
                 f.p99_ms / base.p99_ms);
   };
   row(kBaseline, base);
-  for (int k : sizes) row(k, Measure(d, authority, k));
+  for (int k : *sizes) row(k, Measure(d, authority, k));
   return 0;
 }

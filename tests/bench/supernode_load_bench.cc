@@ -98,16 +98,8 @@ Figures Measure(const std::string& dir, int daemons) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<int> sizes;
-  for (int i = 1; i < argc; ++i) {
-    const int k = std::atoi(argv[i]);
-    if (k < 1 || k > 100000) {
-      std::fprintf(stderr, "usage: supernode_load_bench [K ...] (1 <= K <= 100000)\n");
-      return 2;
-    }
-    sizes.push_back(k);
-  }
-  if (sizes.empty()) sizes = {1000, 4000};
+  const auto sizes = bench::SwarmSizes(argc, argv, "supernode_load_bench", 1, {1000, 4000});
+  if (!sizes) return 2;
   aiac::testing::TempDir dir;
   const std::string d = dir.path();
   if (Status s = bench::WriteSwarmKeys(d, "supernode-load-bench-key-0123456789", {"sn1"});
@@ -124,6 +116,6 @@ int main(int argc, char** argv) {
                 f.kib_per_daemon / base.kib_per_daemon);
   };
   row(kBaseline, base);
-  for (int k : sizes) row(k, Measure(d, k));
+  for (int k : *sizes) row(k, Measure(d, k));
   return 0;
 }

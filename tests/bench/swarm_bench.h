@@ -7,6 +7,8 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,19 +46,21 @@ inline Status WriteSwarmKeys(const std::string& dir, const std::string& cluster_
 }
 
 // Super-node `id` (keys from WriteSwarmKeys) with room for `daemons`, its files named after
-// `tag`: it writes its address to dir/TAGID.addr (SupernodeAddress) and logs to dir/TAGID.log.
+// `tag`: it writes its address to dir/TAGID.addr (SupernodeAddress) and logs to dir/TAGID.log;
+// `extra`: more of its options.
 inline spawner::ChildProcess StartBenchSupernode(const std::string& dir, const std::string& id,
-                                                 const std::string& tag, int daemons) {
-  return aiac::testing::Start(
-      "aiac-supernode",
-      {"--cluster-key-file", dir + "/cluster.key", "--authority-key",
-       aiac::testing::ReadFile(dir + "/authority.pub"), "--id", id, "--listen", "127.0.0.1:0",
-       "--ready-file", dir + "/" + tag + id + ".addr", "--data", dir + "/" + tag + id + ".db",
-       "--identity-key-file", dir + "/" + id + ".key", "--certificate-file",
-       dir + "/" + id + ".cert", "--max-connections", std::to_string(daemons + 256),
-       // One address plays every daemon: the cap per address would be the only one that bites.
-       "--max-handshakes-per-address", "4096", "--log-level", "warn"},
-      dir + "/" + tag + id + ".log");
+                                                 const std::string& tag, int daemons,
+                                                 const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> args = {
+      "--cluster-key-file", dir + "/cluster.key", "--authority-key",
+      aiac::testing::ReadFile(dir + "/authority.pub"), "--id", id, "--listen", "127.0.0.1:0",
+      "--ready-file", dir + "/" + tag + id + ".addr", "--data", dir + "/" + tag + id + ".db",
+      "--identity-key-file", dir + "/" + id + ".key", "--certificate-file",
+      dir + "/" + id + ".cert", "--max-connections", std::to_string(daemons + 256),
+      // One address plays every daemon: the cap per address would be the only one that bites.
+      "--max-handshakes-per-address", "4096", "--log-level", "warn"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return aiac::testing::Start("aiac-supernode", args, dir + "/" + tag + id + ".log");
 }
 
 // The address StartBenchSupernode's super-node listens on, once it does; "" after a minute.
@@ -81,6 +85,22 @@ inline std::string WaitAllRegistered(const char* program, const std::string& log
   }
   std::fprintf(stderr, "%s: %d daemons never all registered:\n%s\n", program, daemons, log.c_str());
   return "";
+}
+
+// The daemon counts K given on the command line, `defaults` when none is; nothing (usage said on
+// stderr) when one is not a number from `min` to 100,000.
+inline std::optional<std::vector<int>> SwarmSizes(int argc, char** argv, const char* program,
+                                                  int min, std::vector<int> defaults) {
+  std::vector<int> sizes;
+  for (int i = 1; i < argc; ++i) {
+    const int k = std::atoi(argv[i]);
+    if (k < min || k > 100000) {
+      std::fprintf(stderr, "usage: %s [K ...] (%d <= K <= 100000)\n", program, min);
+      return std::nullopt;
+    }
+    sizes.push_back(k);
+  }
+  return sizes.empty() ? defaults : sizes;
 }
 
 }  // namespace aiac::bench

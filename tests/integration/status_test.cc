@@ -130,6 +130,18 @@ TEST_F(DeploymentStatusTest, ListsTheFederationAndCancelsAJobThroughAPeer) {
   // A job nobody runs cannot be cancelled.
   EXPECT_EQ(Ask({"cancel", id, "--supernode", a}, text, "cancel2"), 1);
   EXPECT_NE(text.find("no running job " + id), std::string::npos) << text;
+
+  // A daemon sn-a drops (silent past its failure timeout) leaves sn-b's list too: sn-a's next
+  // message to it says so (registry_delta.h).
+  procs_.at("d2").Signal(SIGKILL);
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        seen = Status(b);
+        return seen.is_object() && seen["daemons"].size() == 2 && !Daemon(seen, "d2");
+      },
+      std::chrono::seconds(60)))
+      << seen.dump(2);
+  EXPECT_EQ((*Daemon(seen, "d1"))["state"], "free");
 }
 
 TEST_F(DeploymentStatusTest, ALostDaemonIsListedAsLost) {
