@@ -11,6 +11,14 @@ std::chrono::milliseconds Since(PeerRegistry::Clock::time_point now,
   return std::chrono::duration_cast<std::chrono::milliseconds>(now - then);
 }
 
+// A peer's daemon, its heartbeat age kept to what a clock can add to (a day at most).
+DaemonView ReadDaemon(proto::DaemonInfo::Reader in) {
+  DaemonView v = ViewFromProto(in);
+  v.heartbeat_age = std::clamp(v.heartbeat_age, std::chrono::milliseconds(0),
+                               std::chrono::milliseconds(std::chrono::hours(24)));
+  return v;
+}
+
 template <typename Reader>
 void ReadJobs(Reader list, std::vector<net::JobStatus>& out) {
   for (auto j : list) {
@@ -38,8 +46,9 @@ void ChangesToProto(const std::string& sender, const RegistryChanges& c,
 RegistryChanges ChangesFromProto(proto::RegistryDelta::Reader in) {
   RegistryChanges c;
   c.full = in.getFull();
-  c.late = std::chrono::milliseconds(std::max<int64_t>(0, in.getLateMs()));
-  for (auto d : in.getDaemons()) c.daemons.push_back(ViewFromProto(d));
+  c.late = std::clamp(std::chrono::milliseconds(in.getLateMs()), std::chrono::milliseconds(0),
+                      std::chrono::milliseconds(std::chrono::hours(24)));
+  for (auto d : in.getDaemons()) c.daemons.push_back(ReadDaemon(d));
   for (auto id : in.getRemoved()) c.removed.emplace_back(id.cStr());
   ReadJobs(in.getJobs(), c.jobs);
   for (auto id : in.getEndedJobs()) c.ended_jobs.emplace_back(id.cStr());
@@ -49,7 +58,7 @@ RegistryChanges ChangesFromProto(proto::RegistryDelta::Reader in) {
 RegistryChanges ChangesFromDigest(proto::RegistryDigest::Reader in) {
   RegistryChanges c;
   c.full = true;
-  for (auto d : in.getDaemons()) c.daemons.push_back(ViewFromProto(d));
+  for (auto d : in.getDaemons()) c.daemons.push_back(ReadDaemon(d));
   ReadJobs(in.getJobs(), c.jobs);
   return c;
 }

@@ -36,8 +36,9 @@ struct RegistryChanges {
   std::chrono::milliseconds late{0};
 };
 
-// The wire forms. A job that does not decode is left out (status cannot describe it); a whole
-// RegistryDigest reads as a full message whose every age is exact.
+// The wire forms. A job that does not decode is left out (status cannot describe it); heartbeat
+// ages and the late line are read as 0 to 24 h; a whole RegistryDigest reads as a full message
+// whose every age is exact.
 void ChangesToProto(const std::string& sender, const RegistryChanges& changes,
                     proto::RegistryDelta::Builder out);
 RegistryChanges ChangesFromProto(proto::RegistryDelta::Reader in);

@@ -11,6 +11,7 @@
 #include "net/enrollment_token.h"
 #include "net/revocation.h"
 #include "supernode/daemon_record.h"
+#include "supernode/registry_delta.h"
 #include "tests/fuzz/fuzz_frames.h"
 
 namespace {
@@ -25,9 +26,23 @@ void Validate(aiac::proto::Envelope::Reader env) {
       (void)aiac::supernode::CheckDaemonRecord(
           aiac::supernode::FromProto(env.getRegister().getDaemon()));
       break;
-    case E::REGISTRY_DIGEST:
-      for (auto d : env.getRegistryDigest().getDaemons()) (void)aiac::supernode::FromProto(d);
+    case E::REGISTRY_DIGEST: {
+      aiac::supernode::PeerRegistry peer;
+      peer.Apply(aiac::supernode::ChangesFromDigest(env.getRegistryDigest()),
+                 aiac::supernode::PeerRegistry::Clock::now());
+      (void)peer.Daemons(aiac::supernode::PeerRegistry::Clock::now());
       break;
+    }
+    case E::REGISTRY_DELTA: {
+      aiac::supernode::PeerRegistry peer;
+      const auto now = aiac::supernode::PeerRegistry::Clock::now();
+      auto changes = aiac::supernode::ChangesFromProto(env.getRegistryDelta());
+      peer.Apply(changes, now);
+      changes.full = false;  // and once more, on top of itself
+      peer.Apply(std::move(changes), now);
+      (void)peer.Daemons(now);
+      break;
+    }
     case E::REQUEST_DAEMONS:
       (void)aiac::CheckName("job id", env.getRequestDaemons().getJob().cStr());
       break;

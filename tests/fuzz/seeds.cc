@@ -119,6 +119,17 @@ int main(int argc, char** argv) {
          list[1].setId("d2");
          list[1].setJob("job-1");
        })},
+      {"delta", Frame([](Envelope::Builder e) {
+         auto g = e.initRegistryDelta();
+         g.setSupernodeId("sn2");
+         g.setLateMs(2500);
+         auto list = g.initDaemons(1);
+         list[0].setId("d3");
+         list[0].setAddress("127.0.0.1:3");
+         list[0].setHeartbeatAgeMs(4000);
+         g.initRemoved(1).set(0, "d1");
+         g.initEndedJobs(1).set(0, "job-1");
+       })},
       {"request", Frame([](Envelope::Builder e) {
          auto r = e.initRequestDaemons();
          r.setRequestId(7);

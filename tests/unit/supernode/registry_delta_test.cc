@@ -146,6 +146,27 @@ TEST(RegistryDeltaTest, ARemovalOrChangeOfAnUnknownDaemonIsHarmless) {
   EXPECT_EQ(peer.free_count(), 1u);
 }
 
+// Ages a peer could never have measured are read as bounds a clock can add to.
+TEST(RegistryDeltaTest, AgesOutOfRangeAreReadAsBoundedOnes) {
+  capnp::MallocMessageBuilder message;
+  auto d = message.initRoot<proto::RegistryDelta>();
+  d.setLateMs(-5);
+  auto list = d.initDaemons(2);
+  list[0].setId("d1");
+  list[0].setHeartbeatAgeMs(INT64_MAX);
+  list[1].setId("d2");
+  list[1].setHeartbeatAgeMs(-7);
+  const RegistryChanges c = ChangesFromProto(d.asReader());
+  EXPECT_EQ(c.late, milliseconds(0));
+  EXPECT_EQ(c.daemons[0].heartbeat_age, std::chrono::hours(24));
+  EXPECT_EQ(c.daemons[1].heartbeat_age, milliseconds(0));
+  PeerRegistry peer;
+  const Clock::time_point t0 = Clock::now();
+  peer.Apply(c, t0);
+  EXPECT_EQ(peer.Daemons(t0 + milliseconds(5))[0].heartbeat_age,
+            std::chrono::hours(24) + milliseconds(5));
+}
+
 // Random registries changing over 300 periods, each message across the wire: after every one
 // the receiver holds what the whole registry would have told it, and its free count is right.
 TEST(RegistryDeltaTest, AfterAnyRunOfChangesTheReceiverHoldsTheSendersRegistry) {
