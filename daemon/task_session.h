@@ -184,6 +184,8 @@ class TaskSession : public std::enable_shared_from_this<TaskSession> {
   // for every backup to get there (or for kFlushLimit): the task is then replaced from the
   // newest checkpoint this daemon held when its app crashed, not from an older one.
   void BackupIdle();
+  // The task failed and its result waits for its checkpoints to reach the backups.
+  bool result_held() const { return static_cast<bool>(held_result_); }
   // Synchronous runs (TrimValues): values for task `to` before iteration `before` are no
   // longer needed.
   void TrimValues(uint32_t to, uint64_t before);

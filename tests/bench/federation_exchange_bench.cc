@@ -104,12 +104,7 @@ Figures Measure(const std::string& dir, const aiac::testing::TestAuthority& auth
       dir, "sn-old", tag, 0,
       {"--peer", a_addr, "--max-protocol-version", "6", "--digest-interval-ms", period});
   const std::string log_file = dir + "/" + tag + "-swarm.log";
-  auto swarm = aiac::testing::Start(
-      "swarm",
-      {"--cluster-key-file", dir + "/cluster.key", "--authority-private-key",
-       dir + "/authority.key", "--supernode", a_addr, "--daemons", std::to_string(daemons),
-       "--ramp-s", std::to_string(daemons / 1000.0), "--heartbeat-ms", "1000"},
-      log_file);
+  auto swarm = bench::StartSwarm(dir, {a_addr}, daemons, log_file);
   if (!bench::WaitAllRegistered("federation_exchange_bench", log_file, daemons).empty()) {
     // sn-b lists them all: the exchange is complete, not only small.
     aiac::testing::WaitUntil([&] { return ListedAt(b_metrics) == daemons; },

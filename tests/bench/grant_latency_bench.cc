@@ -48,12 +48,7 @@ Figures Measure(const std::string& dir, const aiac::testing::TestAuthority& auth
   auto endpoint = ParseEndpoint(addr);
   if (!endpoint.ok()) return out;
   const std::string log_file = dir + "/" + tag + "-swarm.log";
-  auto swarm = aiac::testing::Start(
-      "swarm",
-      {"--cluster-key-file", dir + "/cluster.key", "--authority-private-key",
-       dir + "/authority.key", "--supernode", addr, "--daemons", std::to_string(daemons),
-       "--ramp-s", std::to_string(daemons / 1000.0), "--heartbeat-ms", "1000"},
-      log_file);
+  auto swarm = bench::StartSwarm(dir, {addr}, daemons, log_file);
   if (bench::WaitAllRegistered("grant_latency_bench", log_file, daemons).empty()) return out;
   const std::vector<double> times = bench::AskRepeatedly(
       *endpoint, authority, kClusterKey, {kGrant, kRequests, std::chrono::milliseconds(0)},

@@ -40,13 +40,9 @@ Storm Measure(const std::string& dir, int daemons, int spread_ms) {
   const std::string b = bench::SupernodeAddress(dir, "sn2", tag);
   if (a.empty() || b.empty()) return out;
   const std::string json = dir + "/" + tag + "swarm.json", log_file = dir + "/" + tag + "swarm.log";
-  auto swarm = aiac::testing::Start(
-      "swarm",
-      {"--cluster-key-file", dir + "/cluster.key", "--authority-private-key",
-       dir + "/authority.key", "--supernode", a, "--supernode", b, "--daemons",
-       std::to_string(daemons), "--ramp-s", std::to_string(daemons / 1000.0), "--heartbeat-ms",
-       "1000", "--reconnect-spread-ms", std::to_string(spread_ms), "--json", json},
-      log_file);
+  auto swarm =
+      bench::StartSwarm(dir, {a, b}, daemons, log_file,
+                        {"--reconnect-spread-ms", std::to_string(spread_ms), "--json", json});
   if (bench::WaitAllRegistered("registration_storm_bench", log_file, daemons).empty()) return out;
   first.Signal(SIGKILL);
   first.WaitFor(std::chrono::seconds(10));

@@ -67,12 +67,8 @@ Figures Measure(const std::string& dir, int daemons) {
   if (addr.empty()) return out;
   const double empty_kib = ResidentKib(supernode.pid());
   const std::string json = dir + "/" + tag + ".json";
-  auto swarm = aiac::testing::Start(
-      "swarm",
-      {"--cluster-key-file", dir + "/cluster.key", "--authority-private-key",
-       dir + "/authority.key", "--supernode", addr, "--daemons", std::to_string(daemons),
-       "--ramp-s", std::to_string(daemons / 1000.0), "--heartbeat-ms", "1000", "--json", json},
-      dir + "/" + tag + "-swarm.log");
+  auto swarm =
+      bench::StartSwarm(dir, {addr}, daemons, dir + "/" + tag + "-swarm.log", {"--json", json});
   const std::string log =
       bench::WaitAllRegistered("supernode_load_bench", dir + "/" + tag + "-swarm.log", daemons);
   if (log.empty()) return out;

@@ -69,6 +69,21 @@ inline std::string SupernodeAddress(const std::string& dir, const std::string& i
   return aiac::testing::WaitForFile(dir + "/" + tag + id + ".addr", std::chrono::seconds(60));
 }
 
+// `swarm` playing `daemons` daemons (keys from WriteSwarmKeys) that list `supernodes`, started over
+// daemons/1000 s and heartbeating once a second; it logs to `log_file`. `extra`: more options.
+inline spawner::ChildProcess StartSwarm(const std::string& dir,
+                                        const std::vector<std::string>& supernodes, int daemons,
+                                        const std::string& log_file,
+                                        const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> args = {"--cluster-key-file", dir + "/cluster.key",
+                                   "--authority-private-key", dir + "/authority.key"};
+  for (const std::string& s : supernodes) args.insert(args.end(), {"--supernode", s});
+  args.insert(args.end(), {"--daemons", std::to_string(daemons), "--ramp-s",
+                           std::to_string(daemons / 1000.0), "--heartbeat-ms", "1000"});
+  args.insert(args.end(), extra.begin(), extra.end());
+  return aiac::testing::Start("swarm", args, log_file);
+}
+
 // The swarm log `log_file` once it says all `daemons` are registered; "" (and the log on
 // stderr, after `program`) when they never are.
 inline std::string WaitAllRegistered(const char* program, const std::string& log_file,

@@ -135,6 +135,16 @@ class TaskSessionTest : public ::testing::Test {
     return true;
   }
 
+  // Runs the io thread until every backup of `s` has a checkpoint of `iteration` waiting.
+  bool RunUntilBackupsWait(TaskSession& s, uint64_t iteration) {
+    return RunUntil([&] {
+      for (auto& b : s.backups()) {
+        if (!b->pending || b->pending->iteration != iteration) return false;
+      }
+      return true;
+    });
+  }
+
   // Values from task `from` as daemon `sender` sends them.
   bool Deliver(TaskSession& s, const std::string& sender, uint32_t from, uint64_t iteration,
                const std::string& v) {
@@ -259,12 +269,7 @@ TEST_F(TaskSessionTest, CheckpointsGoToEveryBackupWithTheirIncarnationAndAVerify
   auto s = Make(a, std::make_unique<CountingApp>(35));
   ASSERT_TRUE(s);
   s->Start();
-  ASSERT_TRUE(RunUntil([&] {
-    for (auto& b : s->backups()) {
-      if (!b->pending || b->pending->iteration != 30) return false;
-    }
-    return true;
-  }));
+  ASSERT_TRUE(RunUntilBackupsWait(*s, 30));
   for (auto& b : s->backups()) {
     EXPECT_EQ(b->pending->job, "j");
     EXPECT_EQ(b->pending->task, 0u);
@@ -372,14 +377,8 @@ TEST_F(TaskSessionTest, AFailedTasksResultWaitsForItsLastCheckpointToReachEveryB
   auto s = Make(a, std::make_unique<CountingApp>(50, 7));
   ASSERT_TRUE(s);
   s->Start();
-  ASSERT_TRUE(RunUntil([&] {
-    for (auto& b : s->backups()) {
-      if (!b->pending || b->pending->iteration != 6) return false;
-    }
-    return true;
-  }));
-  io_.restart();
-  io_.run_for(std::chrono::milliseconds(200));  // the failure is in by now
+  ASSERT_TRUE(RunUntilBackupsWait(*s, 6));
+  ASSERT_TRUE(RunUntil([&] { return s->result_held(); }));  // the failure is in
   EXPECT_FALSE(spawner_.Last(&proto::Envelope::Reader::isResult)) << "sent before its checkpoint";
   EXPECT_TRUE(spawner_.ended.empty());
   // The first backup's link sent it and was answered; the second's is on its way.
@@ -391,6 +390,7 @@ TEST_F(TaskSessionTest, AFailedTasksResultWaitsForItsLastCheckpointToReachEveryB
   EXPECT_TRUE(spawner_.ended.empty());
   s->backups()[1]->sending = false;
   s->BackupIdle();
+  EXPECT_FALSE(s->result_held());
   EXPECT_EQ(spawner_.ended, std::vector<std::string>{"failed"});
   auto r = spawner_.Last(&proto::Envelope::Reader::isResult)->getResult();
   EXPECT_NE(std::string(r.getError().cStr()).find("iteration 7 broke"), std::string::npos);
