@@ -5,6 +5,7 @@
 #include <map>
 #include <string_view>
 
+#include "core/clock.h"
 #include "core/hex.h"
 #include "net/identity.h"
 #include "net/random.h"
@@ -237,6 +238,7 @@ RunSummary JobRunner::Summarize(RunStatus status, std::string error) {
     summary_.links = MeasuredChannels(*supervisor_);
     summary_.per_task = supervisor_->outcomes();
     summary_.failures = supervisor_->failures();
+    summary_.detection_seconds = supervisor_->detection_seconds();
     summary_.notes.insert(summary_.notes.begin(), supervisor_->notes().begin(),
                           supervisor_->notes().end());
     summary_.replacements = supervisor_->replacements();
@@ -246,6 +248,7 @@ RunSummary JobRunner::Summarize(RunStatus status, std::string error) {
   }
   if (supernodes_) summary_.supernode_failovers = static_cast<uint32_t>(supernodes_->failovers());
   summary_.spawner_restarts = static_cast<uint32_t>(stored_run_.epoch - 1);
+  summary_.spawner_cpu_seconds = ProcessCpuSeconds();
   SaveEnd();
   if (trace_) WriteTrace(end);
   return summary_;

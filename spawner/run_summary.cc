@@ -125,6 +125,9 @@ nlohmann::json ToJson(const RunSummary& s) {
   j["wall_seconds"] = s.wall_seconds;
   j["setup_seconds"] = s.setup_seconds;
   j["compute_seconds"] = s.compute_seconds;
+  j["detection_seconds"] =
+      s.detection_seconds >= 0 ? nlohmann::json(s.detection_seconds) : nlohmann::json(nullptr);
+  j["spawner_cpu_seconds"] = s.spawner_cpu_seconds;
   j["phases"] = {{"read", s.phases.read},
                  {"prepare", s.phases.prepare},
                  {"assign", s.phases.assign},

@@ -4,7 +4,9 @@
 // (when not converged), notes (what the user should know: the tasks' notes of their set-up, a
 // converged run whose local tests never settled; only when there are some), mode ("async"/"sync"),
 // tasks, daemons, mapping, wall_seconds, setup_seconds (daemons granted to every task ready),
-// compute_seconds (tasks started to global convergence; -1 when it was not reached), phases {read,
+// compute_seconds (tasks started to global convergence; -1 when it was not reached),
+// detection_seconds (every task locally converged to global convergence declared; null when it
+// was not), spawner_cpu_seconds (the spawner process's CPU time), phases {read,
 // prepare, assign, iterate, gather} (seconds; they add up to wall_seconds), iterations {min, max,
 // per_task}, residual (when the app has one), output, per_task
 // [{task, daemon, address, iterations, profile (log_view.h)}], checkpoints {written, bytes} (copies
@@ -86,6 +88,11 @@ struct RunSummary {
   double wall_seconds = 0;  // the whole run command, input read to summary
   double setup_seconds = -1;
   double compute_seconds = -1;
+  // From every task locally converged (the last time) to global convergence declared; -1 when it
+  // was not.
+  double detection_seconds = -1;
+  // CPU time (user + system) the spawner process used, to the summary.
+  double spawner_cpu_seconds = 0;
   // Where the time went, adding up to wall_seconds: reading input files and preparing the plan
   // (the spawner, before any daemon), getting daemons and assigning the tasks until all are
   // ready, iterating until a checked result (or the failure), then halting and giving back.

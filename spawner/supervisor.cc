@@ -202,11 +202,11 @@ void Supervisor::OnReport(size_t task, uint64_t incarnation, proto::Envelope::Re
     auto c = env.getLocalConvergence();
     s.outcome.iterations = std::max(s.outcome.iterations, c.getIteration());
     detector_.OnLocal(static_cast<uint32_t>(task), c.getConverged());
-    OnConvergenceEvent();
+    OnConvergenceEvent(now);
   } else if (env.isConvergenceAnswer()) {
     auto a = env.getConvergenceAnswer();
     detector_.OnAnswer(static_cast<uint32_t>(task), a.getRound(), a.getConverged());
-    OnConvergenceEvent();
+    OnConvergenceEvent(now);
   } else if (env.isSnapshotData()) {
     auto d = env.getSnapshotData();
     if (d.getRound() == snapshot_round_) {
@@ -536,7 +536,10 @@ void Supervisor::Apply(const LedgerOutcome& outcome, SteadyTime now) {
       // It holds other work now: whatever it said of its convergence before no longer counts.
       // (Only when it imported something: its runner then reports its convergence anew; an
       // export of no item never reaches the target, which would stay withdrawn for good.)
-      if (c.count > 0) detector_.Withdraw(static_cast<uint32_t>(c.to));
+      if (c.count > 0) {
+        detector_.Withdraw(static_cast<uint32_t>(c.to));
+        all_converged_at_.reset();
+      }
       Record(HistoryEntry::Kind::kMove, c.from, now, 0, 0, c.count);
     }
     completed_moves_.emplace_back(c, Seconds(now - started));
@@ -736,6 +739,7 @@ void Supervisor::Lose(size_t task, const std::string& why, SteadyTime now, bool 
   // What the lost daemon did, as its last report said, stays in the task's profile.
   s.earlier_profile = s.outcome.profile;
   detector_.Withdraw(static_cast<uint32_t>(task));
+  all_converged_at_.reset();
   // The mapping picks the replacement among the granted daemons no task runs on (deployment.h);
   // when none is free, a super-node is asked for one.
   if (deployment_->Lose(task)) {
@@ -836,6 +840,8 @@ void Supervisor::Tighten(double factor) {
     t.setFactor(factor);
   });
   detector_.Reset();
+  all_converged_at_.reset();
+  detection_seconds_ = -1;
 }
 
 void Supervisor::Halt() {
@@ -920,7 +926,16 @@ std::optional<size_t> Supervisor::TaskOn(const std::string& daemon) const {
   return std::nullopt;
 }
 
-void Supervisor::OnConvergenceEvent() {
+void Supervisor::OnConvergenceEvent(SteadyTime now) {
+  // How long detection takes: from the moment every task was locally converged (for the last
+  // time) to the round that confirmed it.
+  if (detector_.converged_count() < tasks_.size()) {
+    all_converged_at_.reset();
+  } else if (!all_converged_at_) {
+    all_converged_at_ = now;
+  }
+  if (detector_.converged() && detection_seconds_ < 0 && all_converged_at_)
+    detection_seconds_ = Seconds(now - *all_converged_at_);
   if (auto round = detector_.RoundToOpen()) {
     log_->debug("job {}: every task locally converged, confirmation round {}", settings_.job_id,
                 *round);

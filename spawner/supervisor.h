@@ -164,6 +164,9 @@ class Supervisor {
   bool AllReady() const;
   bool AllFinished() const;
   bool converged() const { return detector_.converged(); }
+  // From every task locally converged (the last time) to global convergence declared; -1 until
+  // it was.
+  double detection_seconds() const { return detection_seconds_; }
   // Every slice of the last RequestSnapshots round came.
   bool SnapshotsComplete() const;
   std::vector<std::string> TakeSnapshots();
@@ -274,7 +277,7 @@ class Supervisor {
   // Sends the ledger's steps (to running tasks: a task being replaced gets its steps from
   // OnRestored), records a completed move, fails the run on the ledger's error.
   void Apply(const LedgerOutcome& outcome, SteadyTime now);
-  void OnConvergenceEvent();
+  void OnConvergenceEvent(SteadyTime now);
   // Move `move` goes through the spawner from now on (`why`): its import, when out, is sent
   // again with the items.
   void SendImportDirectly(uint64_t move, const std::string& why, SteadyTime now);
@@ -304,6 +307,8 @@ class Supervisor {
   Logger log_;
   std::vector<TaskState> tasks_;
   runtime::ConvergenceDetector detector_;
+  std::optional<SteadyTime> all_converged_at_;  // since when every task is locally converged
+  double detection_seconds_ = -1;
   uint32_t failures_ = 0;
   std::vector<std::string> notes_;
   std::vector<Replacement> replacements_;

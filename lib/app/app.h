@@ -108,8 +108,10 @@ class Task {
   virtual Status Absorb(uint32_t from, std::string_view bytes) = 0;
   // One iteration with the newest values absorbed. Returns false when there was nothing to do
   // (no new input and nothing left to compute): the runtime then waits for data instead of
-  // spinning, and does not count an iteration. An error ends the run "failed"; an error with
-  // the code kDiverged (Diverged("...")) ends it "diverged".
+  // spinning, and does not count an iteration; it calls Iterate again once something could give
+  // the task work (a neighbour's value or convergence, a command, a query) or at its next
+  // progress report, so a task must not return false while it has work of its own. An error ends
+  // the run "failed"; an error with the code kDiverged (Diverged("...")) ends it "diverged".
   virtual Result<bool> Iterate() = 0;
   // What to send after the last iteration (possibly nothing).
   virtual std::vector<Outgoing> TakeOutgoing() = 0;

@@ -1,5 +1,7 @@
 #include "core/clock.h"
 
+#include <ctime>
+
 namespace aiac {
 
 namespace {
@@ -14,6 +16,12 @@ class SteadyClock final : public Clock {
 const Clock& Clock::Steady() {
   static const SteadyClock clock;
   return clock;
+}
+
+double ProcessCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
 }  // namespace aiac

@@ -33,4 +33,7 @@ class ManualClock final : public Clock {
       std::chrono::duration_cast<duration>(std::chrono::hours(1)).count()};
 };
 
+// CPU time (user and system, every thread) this process has used since it started, in seconds.
+double ProcessCpuSeconds();
+
 }  // namespace aiac

@@ -26,8 +26,7 @@ bool Mailbox::Put(uint32_t from, uint64_t iteration, std::string bytes, bool sen
   if (!sync_ && iteration == slot.newest && iteration > 0) {
     // The newest value sent again by an idle sender (TaskRunner::Acknowledge): only what it has
     // absorbed of ours since, and its convergence, are news.
-    slot.converged = sender_converged;
-    slot.seen = seen_incarnation == own_incarnation_ ? seen : 0;
+    NoteLocked(slot, sender_converged, seen_incarnation == own_incarnation_ ? seen : 0);
     ++dropped_;  // (its bytes: the task has them)
     return false;
   }
@@ -43,8 +42,7 @@ bool Mailbox::Put(uint32_t from, uint64_t iteration, std::string bytes, bool sen
     slot.newest = slot.taken = iteration;
     slot.bytes.clear();  // a value sent between them is superseded by this one
     slot.unconverged_since_taken = false;
-    slot.converged = sender_converged;
-    slot.seen = seen_incarnation == own_incarnation_ ? seen : 0;
+    NoteLocked(slot, sender_converged, seen_incarnation == own_incarnation_ ? seen : 0);
     ++dropped_;
     return false;
   }
@@ -57,8 +55,17 @@ bool Mailbox::Put(uint32_t from, uint64_t iteration, std::string bytes, bool sen
   } else {
     slot.bytes = std::move(bytes);
   }
+  ++changes_;
   cv_.notify_all();
   return true;
+}
+
+void Mailbox::NoteLocked(Slot& slot, bool sender_converged, uint64_t seen) {
+  if (slot.converged == sender_converged && slot.seen == seen) return;
+  slot.converged = sender_converged;
+  slot.seen = seen;
+  ++changes_;
+  cv_.notify_all();
 }
 
 bool Mailbox::HasNewLocked() const {
@@ -120,6 +127,25 @@ bool Mailbox::WaitForNew(std::chrono::milliseconds timeout) {
   const bool got = cv_.wait_for(lock, timeout, [&] { return closed_ || HasNewLocked(); });
   --waiters_;
   return got && !closed_;
+}
+
+uint64_t Mailbox::changes() const {
+  std::lock_guard lock(mu_);
+  return changes_;
+}
+
+bool Mailbox::WaitForChange(uint64_t since, std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mu_);
+  ++waiters_;
+  const bool got = cv_.wait_for(lock, timeout, [&] { return closed_ || changes_ != since; });
+  --waiters_;
+  return got && !closed_;
+}
+
+void Mailbox::Wake() {
+  std::lock_guard lock(mu_);
+  ++changes_;
+  cv_.notify_all();
 }
 
 bool Mailbox::HasNewFromUnconverged() const {

@@ -51,6 +51,15 @@ class Mailbox {
                                                   std::chrono::milliseconds timeout);
   // Waits up to `timeout` for any new value; true if one is there.
   bool WaitForNew(std::chrono::milliseconds timeout);
+  // A count of what can change what an idle task would do next: a value accepted, a sender's
+  // convergence or acknowledgement (`seen`) changed, Wake(). An idle runner reads it before its
+  // step and waits for it to move (WaitForChange) instead of polling.
+  uint64_t changes() const;
+  // Waits up to `timeout` until changes() differs from `since`, or Close(); true if it does.
+  bool WaitForChange(uint64_t since, std::chrono::milliseconds timeout);
+  // Counts a change and wakes WaitForChange: something other than a value came for the task (a
+  // command, a convergence query).
+  void Wake();
   // True when a value waits untaken (TakeNew would return something) and one of the values
   // accepted since the last take came from a sender that was not locally converged: a change
   // the task has not absorbed yet, which may unsettle it. (A converged sender's new value
@@ -79,7 +88,8 @@ class Mailbox {
 
   // Counters for tests and logs.
   uint64_t dropped() const;
-  // Threads blocked in TakeIteration or WaitForNew now (a test waits for its reader to block).
+  // Threads blocked in TakeIteration, WaitForNew or WaitForChange now (a test waits for its reader
+  // to block).
   size_t waiters() const;
 
  private:
@@ -95,6 +105,8 @@ class Mailbox {
     std::map<uint64_t, std::string> by_iteration;  // sync: not yet taken
   };
   bool HasNewLocked() const;
+  // A sender's convergence and what it absorbed of ours, from its newest value; a change counts.
+  void NoteLocked(Slot& slot, bool sender_converged, uint64_t seen);
   bool SeenLocked(const std::map<uint32_t, uint64_t>& need_seen) const;
 
   const bool sync_;
@@ -102,6 +114,7 @@ class Mailbox {
   std::condition_variable cv_;
   std::map<uint32_t, Slot> slots_;
   bool closed_ = false;
+  uint64_t changes_ = 0;
   size_t waiters_ = 0;
   uint64_t own_incarnation_ = 1;
   uint64_t dropped_ = 0;

@@ -42,22 +42,26 @@ void TaskRunner::Start() {
 }
 
 void TaskRunner::Query(uint64_t round) {
-  query_.store(round);  // an idle loop sees it within its 5 ms wait
+  query_.store(round);
+  mailbox_.Wake();  // an idle loop answers at once
 }
 
 void TaskRunner::Snapshot(uint64_t round) {
   std::lock_guard<std::mutex> lock(commands_mu_);
   commands_.push_back({Command::kSnapshot, round, 1, {}});
+  mailbox_.Wake();
 }
 
 void TaskRunner::Tighten(double factor) {
   std::lock_guard<std::mutex> lock(commands_mu_);
   commands_.push_back({Command::kTighten, 0, factor, {}});
+  mailbox_.Wake();
 }
 
 void TaskRunner::Move(ItemMove move) {
   std::lock_guard<std::mutex> lock(commands_mu_);
-  commands_.push_back({Command::kMove, 0, 1, std::move(move)});  // an idle loop sees it within 5 ms
+  commands_.push_back({Command::kMove, 0, 1, std::move(move)});
+  mailbox_.Wake();
 }
 
 TaskProfile& TaskProfile::operator+=(const TaskProfile& o) {
@@ -308,6 +312,8 @@ void TaskRunner::Loop() {
   }
   options_.resend.clear();
   while (!halt_.load()) {
+    // Read before anything this pass looks at: whatever comes after wakes the idle wait below.
+    const uint64_t changes = mailbox_.changes();
     failure = RunCommands(iteration, converged);
     if (!failure.ok()) break;
     bool did_work = false;
@@ -344,10 +350,17 @@ void TaskRunner::Loop() {
       converged = now;
       MaybeCheckpoint(iteration);
     } else {
-      // Nothing to compute until a neighbour sends something new.
+      // Nothing to compute until a neighbour sends something new: wait for a change of what
+      // this pass saw (a value, a sender's convergence or acknowledgement, a command, a query)
+      // or for the next progress report, not a fixed poll: 256 idle tasks of a ring polling
+      // every 5 ms kept two cores busy and starved the daemons' heartbeats (issue 37).
       if (!options_.sync) Acknowledge(iteration, converged);
       const auto wait_start = options_.clock->Now();
-      mailbox_.WaitForNew(std::chrono::milliseconds(5));
+      const auto until_progress =
+          std::chrono::ceil<std::chrono::milliseconds>(next_progress - wait_start);
+      const auto longest = std::max(options_.progress_period, std::chrono::milliseconds(1));
+      mailbox_.WaitForChange(changes,
+                             std::clamp(until_progress, std::chrono::milliseconds(1), longest));
       profile_.wait_s += Seconds(options_.clock->Now() - wait_start);
     }
     // A converged task answers only once every neighbour that sends to it has absorbed the

@@ -1,5 +1,6 @@
 // The ring job through the real spawner, super-node and daemons.
 #include <csignal>
+#include <thread>
 
 #include "integration/cluster_fixture.h"
 
@@ -19,6 +20,14 @@ TEST_F(RingRunTest, LocalClusterRunsRingAndWritesSummary) {
   EXPECT_EQ(j["tasks"], 4);
   EXPECT_EQ(j["daemons"], 4);
   EXPECT_GT(j["wall_seconds"].get<double>(), 0.0);
+  // Detection: from every task locally converged to the confirming round, within the iterate
+  // phase; the spawner's CPU time, at most every core for its whole run (and its start).
+  ASSERT_TRUE(j["detection_seconds"].is_number()) << j.dump();
+  EXPECT_GE(j["detection_seconds"].get<double>(), 0.0);
+  EXPECT_LE(j["detection_seconds"].get<double>(), j["phases"]["iterate"].get<double>());
+  EXPECT_GT(j["spawner_cpu_seconds"].get<double>(), 0.0);
+  EXPECT_LE(j["spawner_cpu_seconds"].get<double>(),
+            std::thread::hardware_concurrency() * j["wall_seconds"].get<double>() + 1);
   EXPECT_EQ(j["result"]["value"], 1200);
   ASSERT_EQ(j["per_task"].size(), 4u);
   std::set<std::string> daemons;

@@ -855,7 +855,7 @@ void RunWithRunners(bool sync) {
     };
     runtime::RunnerOptions options;
     options.sync = sync;
-    options.progress_period = std::chrono::milliseconds(50);
+    options.progress_period = std::chrono::milliseconds(10);
     runners[l] = std::make_unique<runtime::TaskRunner>(std::move(*task), deps, options, cb);
   }
   for (auto& r : runners) r->Start();

@@ -102,6 +102,37 @@ TEST(MailboxTest, WaitForNewWakesOnPutAndTimesOut) {
   writer.join();
 }
 
+// What an idle runner waits for: a value accepted, a sender's convergence or acknowledgement
+// that changed, or Wake(); not a copy that tells nothing new.
+TEST(MailboxTest, ChangesCountWhatCouldGiveAnIdleTaskWork) {
+  Mailbox box;
+  uint64_t c = box.changes();
+  EXPECT_FALSE(box.WaitForChange(c, std::chrono::milliseconds(0)));
+  EXPECT_TRUE(box.Put(1, 1, "a", false, 0));
+  EXPECT_NE(box.changes(), c);
+  c = box.changes();
+  EXPECT_FALSE(box.Put(1, 1, "a", false, 0));  // the same value again: nothing new
+  EXPECT_EQ(box.changes(), c);
+  EXPECT_FALSE(box.Put(1, 1, "a", true, 0));  // now converged
+  EXPECT_NE(box.changes(), c);
+  c = box.changes();
+  EXPECT_FALSE(box.Put(1, 1, "a", true, 4));  // and it absorbed our iteration 4
+  EXPECT_NE(box.changes(), c);
+  c = box.changes();
+  box.TakeNew();
+  EXPECT_FALSE(box.Put(1, 2, "a", true, 4));  // a newer iteration with the bytes taken
+  EXPECT_EQ(box.changes(), c);
+  std::thread waker([&] {
+    testing::WaitUntil([&] { return box.waiters() == 1; });  // the reader blocks first
+    box.Wake();
+  });
+  EXPECT_TRUE(box.WaitForChange(c, std::chrono::seconds(30)));
+  waker.join();
+  c = box.changes();
+  box.Close();
+  EXPECT_FALSE(box.WaitForChange(c, std::chrono::seconds(30)));  // closed: at once
+}
+
 TEST(MailboxTest, SyncModeKeepsEachIterationUntilTaken) {
   Mailbox box(true);
   // Neighbour 1 runs one iteration ahead: both of its values must survive.

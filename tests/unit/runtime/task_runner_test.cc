@@ -197,6 +197,15 @@ class SettlingTask : public app::Task {
   bool fresh_ = false;
 };
 
+// Options under which an idle runner's loop passes at least every 10 ms (it wakes for its
+// progress reports when nothing else comes), for tests that count passes in which something
+// could have happened and did not.
+RunnerOptions FrequentPasses() {
+  RunnerOptions options;
+  options.progress_period = std::chrono::milliseconds(10);
+  return options;
+}
+
 // What a runner reports of convergence rounds: its local convergence and its answers.
 struct RoundRecorder {
   std::mutex mu;
@@ -227,7 +236,7 @@ TEST(TaskRunnerTest, ARoundIsAnsweredOnceTheNeighbourAbsorbedOurNewestValueAndSt
   std::mutex& mu = rounds.mu;
   const bool& converged = rounds.converged;
   const auto& answers = rounds.answers;
-  TaskRunner runner(std::make_unique<SettlingTask>(), {1}, RunnerOptions{}, cb);
+  TaskRunner runner(std::make_unique<SettlingTask>(), {1}, FrequentPasses(), cb);
   runner.Start();
   ASSERT_TRUE(testing::WaitUntil([&] {
     std::lock_guard lock(mu);
@@ -372,7 +381,7 @@ TEST(TaskRunnerTest, AnIdleTaskAcknowledgesWhatItAbsorbedOnce) {
     std::lock_guard lock(mu);
     for (auto& v : values) sent.emplace_back(iteration, v.seen, v.bytes, c);
   };
-  TaskRunner runner(std::make_unique<SettlingTask>(false), {1}, RunnerOptions{}, cb);
+  TaskRunner runner(std::make_unique<SettlingTask>(false), {1}, FrequentPasses(), cb);
   runner.Start();
   ASSERT_TRUE(testing::WaitUntil([&] {
     std::lock_guard lock(mu);
@@ -391,6 +400,74 @@ TEST(TaskRunnerTest, AnIdleTaskAcknowledgesWhatItAbsorbedOnce) {
   ASSERT_EQ(sent.size(), 4u);
   EXPECT_EQ(sent[2], std::make_tuple(uint64_t{3}, uint64_t{0}, std::string("v3"), true));
   EXPECT_EQ(sent[3], std::make_tuple(uint64_t{3}, uint64_t{7}, std::string("v3"), true));
+}
+
+// SettlingTask, counting the calls to Iterate.
+class CountedSettlingTask : public SettlingTask {
+ public:
+  explicit CountedSettlingTask(std::atomic<uint64_t>& calls) : calls_(calls) {}
+  Result<bool> Iterate() override {
+    ++calls_;
+    return SettlingTask::Iterate();
+  }
+
+ private:
+  std::atomic<uint64_t>& calls_;
+};
+
+// An idle runner waits for what could give it something to do (a value, a neighbour's
+// convergence or acknowledgement, a query, a command), not on a clock: with its progress
+// reports an hour apart, it calls the app once per such event and answers each at once. (It
+// polled every 5 ms: 256 idle tasks of a ring kept two cores busy and starved their daemons'
+// heartbeats.)
+TEST(TaskRunnerTest, AnIdleRunnerWakesForWhatCouldGiveItWorkAndNotOnAClock) {
+  Recorder rec;
+  RoundRecorder rounds;
+  RunnerCallbacks cb = rounds.Callbacks(rec);
+  std::atomic<uint64_t> snapshots{0};
+  cb.snapshot = [&](uint64_t, std::string, uint64_t) { ++snapshots; };
+  const auto answers = [&] {
+    std::lock_guard lock(rounds.mu);
+    return rounds.answers;
+  };
+  std::atomic<uint64_t> calls{0};
+  RunnerOptions options;
+  options.progress_period = std::chrono::hours(1);
+  TaskRunner runner(std::make_unique<CountedSettlingTask>(calls), {1}, options, cb);
+  runner.Start();
+  ASSERT_TRUE(testing::WaitUntil([&] {
+    std::lock_guard lock(rounds.mu);
+    return rounds.converged;
+  }));
+  ASSERT_TRUE(testing::WaitUntil([&] { return runner.mailbox().waiters() == 1; }));
+  const uint64_t idle = calls.load();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(calls.load(), idle) << "an idle runner called the app with nothing new";
+
+  // A query: not answered before the neighbour absorbed our value 3 and was converged, then
+  // answered as soon as its value says so.
+  runner.Query(1);
+  ASSERT_TRUE(testing::WaitUntil([&] { return runner.passes() > 0 && calls.load() > idle; }));
+  runner.mailbox().Put(1, 1, "a", true, 3);
+  ASSERT_TRUE(testing::WaitUntil([&] { return !answers().empty(); }));
+  EXPECT_EQ(answers(), (std::vector<std::pair<uint64_t, bool>>{{1, true}}));
+
+  // Only the neighbour's convergence changes (its value sent again, unchanged): that is news.
+  const uint64_t before_b = calls.load();
+  runner.mailbox().Put(1, 2, "b", false, 3);
+  runner.Query(2);
+  ASSERT_TRUE(testing::WaitUntil(
+      [&] { return calls.load() > before_b && runner.mailbox().waiters() == 1; }));
+  EXPECT_EQ(answers().size(), 1u) << "answered while the neighbour was not converged";
+  runner.mailbox().Put(1, 2, "b", true, 3);
+  ASSERT_TRUE(testing::WaitUntil([&] { return answers().size() == 2; }));
+  EXPECT_EQ(answers().back(), std::make_pair(uint64_t{2}, true));
+
+  // A command.
+  runner.Snapshot(3);
+  ASSERT_TRUE(testing::WaitUntil([&] { return snapshots.load() == 1; }));
+  runner.Halt();
+  runner.Join();
 }
 
 // The time a task computed (TaskProfile::compute_s, what live balancing measures speeds over)
