@@ -26,8 +26,8 @@ namespace {
 // A job whose tasks each hold the same work whatever their number.
 std::string JobText(const std::string& app, int tasks) {
   std::ostringstream job;
-  job << "name = \"scale-" << app << "-" << tasks << "\"\napp = \"" << app << "\"\ntasks = " << tasks
-      << "\ntimeout_s = 900\n[params]\n";
+  job << "name = \"scale-" << app << "-" << tasks << "\"\napp = \"" << app
+      << "\"\ntasks = " << tasks << "\ntimeout_s = 900\n[params]\n";
   if (app == "ring") {
     job << "rounds = 20\n";
   } else if (app == "synthetic") {
