@@ -349,19 +349,8 @@ void TaskRunner::Loop() {
         cb_.local_convergence(now, iteration);
       converged = now;
       MaybeCheckpoint(iteration);
-    } else {
-      // Nothing to compute until a neighbour sends something new: wait for a change of what
-      // this pass saw (a value, a sender's convergence or acknowledgement, a command, a query)
-      // or for the next progress report, not a fixed poll: 256 idle tasks of a ring polling
-      // every 5 ms kept two cores busy and starved the daemons' heartbeats (issue 37).
-      if (!options_.sync) Acknowledge(iteration, converged);
-      const auto wait_start = options_.clock->Now();
-      const auto until_progress =
-          std::chrono::ceil<std::chrono::milliseconds>(next_progress - wait_start);
-      const auto longest = std::max(options_.progress_period, std::chrono::milliseconds(1));
-      mailbox_.WaitForChange(changes,
-                             std::clamp(until_progress, std::chrono::milliseconds(1), longest));
-      profile_.wait_s += Seconds(options_.clock->Now() - wait_start);
+    } else if (!options_.sync) {
+      Acknowledge(iteration, converged);
     }
     // A converged task answers only once every neighbour that sends to it has absorbed the
     // newest changed value it had sent when the round became known, and was still converged
@@ -386,6 +375,20 @@ void TaskRunner::Loop() {
       next_progress = options_.clock->Now() + options_.progress_period;
     }
     ++passes_;
+    if (!did_work) {
+      // Nothing to compute until a neighbour sends something new: wait, once this pass's round
+      // is answered, for a change of what it saw (a value, a sender's convergence or
+      // acknowledgement, a command, a query) or for the next progress report, not a fixed poll:
+      // 256 idle tasks of a ring polling every 5 ms kept two cores busy and starved the
+      // daemons' heartbeats (issue 37).
+      const auto wait_start = options_.clock->Now();
+      const auto until_progress =
+          std::chrono::ceil<std::chrono::milliseconds>(next_progress - wait_start);
+      const auto longest = std::max(options_.progress_period, std::chrono::milliseconds(1));
+      mailbox_.WaitForChange(changes,
+                             std::clamp(until_progress, std::chrono::milliseconds(1), longest));
+      profile_.wait_s += Seconds(options_.clock->Now() - wait_start);
+    }
   }
   // The last figures, before the result: its daemon sends them with it.
   cb_.progress(iteration, task_->LocalChange(), converged, Measures());

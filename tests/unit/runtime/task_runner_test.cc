@@ -463,8 +463,13 @@ TEST(TaskRunnerTest, AnIdleRunnerWakesForWhatCouldGiveItWorkAndNotOnAClock) {
   ASSERT_TRUE(testing::WaitUntil([&] { return answers().size() == 2; }));
   EXPECT_EQ(answers().back(), std::make_pair(uint64_t{2}, true));
 
+  // A query that can be answered from what is known already: answered in the pass it wakes.
+  runner.Query(3);
+  ASSERT_TRUE(testing::WaitUntil([&] { return answers().size() == 3; }));
+  EXPECT_EQ(answers().back(), std::make_pair(uint64_t{3}, true));
+
   // A command.
-  runner.Snapshot(3);
+  runner.Snapshot(4);
   ASSERT_TRUE(testing::WaitUntil([&] { return snapshots.load() == 1; }));
   runner.Halt();
   runner.Join();
