@@ -148,7 +148,8 @@ void DaemonLinks::SendPlugin(size_t index) {
   const std::string& bytes = c_.app.bytes;
   const size_t chunk = ChunkBytes();
   const bool chunked = bytes.size() > chunk;
-  c_.log->info(
+  c_.log->log(
+      PerTaskLogLevel(supervisor_->deployment().tasks()),
       "job {}: sending plugin {} ({} bytes{}) to daemon {}", c_.job_id, c_.app.path, bytes.size(),
       chunked ? " in " + std::to_string((bytes.size() + chunk - 1) / chunk) + " chunks" : "",
       supervisor_->deployment().task(index).daemon);

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "app/app.h"
+#include "core/logging.h"
 #include "core/status.h"
 #include "mapping/mapper.h"
 #include "model/platform.h"
@@ -37,6 +38,13 @@ struct TaskPlace {
   uint64_t incarnation = 1;     // 1 on the first daemon, one more per replacement
   bool waiting = false;         // lost its daemon and none was free yet
 };
+
+// The log level of what the spawner says of each task in turn (its daemon and backups, the
+// plugin sent to it): info for a job of up to 32 tasks, debug beyond, where one line per task
+// would bury the run's progress (512 tasks: a thousand lines before the first iteration).
+inline spdlog::level::level_enum PerTaskLogLevel(size_t tasks) {
+  return tasks <= 32 ? spdlog::level::info : spdlog::level::debug;
+}
 
 class Deployment {
  public:

@@ -467,11 +467,15 @@ awaitable<Status> JobRunner::Deploy() {
     std::string keepers;
     for (uint32_t b : deployment.backups(t))
       keepers += (keepers.empty() ? "" : ", ") + deployment.task(b).daemon;
-    log_->info("job {}: task {} on daemon {}, checkpoints kept by {}", summary_.job_id, t,
-               deployment.task(t).daemon, keepers.empty() ? "none" : keepers);
+    log_->log(PerTaskLogLevel(deployment.tasks()),
+              "job {}: task {} on daemon {}, checkpoints kept by {}", summary_.job_id, t,
+              deployment.task(t).daemon, keepers.empty() ? "none" : keepers);
   }
-  log_->info("job {}: {} tasks assigned ({} mapping, {} mode), starting", summary_.job_id,
-             deployment.tasks(), settings_.mapping, summary_.mode);
+  log_->info("job {}: {} tasks assigned ({} mapping, {} mode{}), starting", summary_.job_id,
+             deployment.tasks(), settings_.mapping, summary_.mode,
+             PerTaskLogLevel(deployment.tasks()) == spdlog::level::info
+                 ? ""
+                 : "; each task's daemon at --log-level debug");
   times_.started = Clock::now();
   summary_.setup_seconds = Seconds(*times_.started - granted_at);
   co_return Status::Ok();

@@ -44,6 +44,28 @@ TEST_F(RingRunTest, LocalClusterRunsRingAndWritesSummary) {
   }
 }
 
+// A job of more than 32 tasks names each task's daemon and plugin transfer at debug only, and
+// says so; one of 32 or fewer at info (the first test's log), as fault campaigns read them.
+TEST_F(RingRunTest, ABigJobLogsEachTasksPlacementAtDebugOnly) {
+  const std::string job = RingJob(40, 3);
+  ASSERT_EQ(RunSpawner({"run", "--local", "40", job, "--json", dir_ / "big.json"}, "big"), 0)
+      << Log("big");
+  EXPECT_EQ(Json("big.json")["status"], "converged");
+  EXPECT_TRUE(LogHas("big",
+                     "40 tasks assigned (maheve mapping, async mode; each task's daemon "
+                     "at --log-level debug), starting"))
+      << Log("big");
+  EXPECT_FALSE(LogHas("big", "checkpoints kept by")) << Log("big");
+  EXPECT_FALSE(LogHas("big", "sending plugin")) << Log("big");
+  ASSERT_EQ(RunSpawner(
+                {"run", "--local", "4", RingJob(4, 3, "small.toml"), "--json", dir_ / "small.json"},
+                "small"),
+            0)
+      << Log("small");
+  EXPECT_TRUE(LogHas("small", "checkpoints kept by")) << Log("small");
+  EXPECT_TRUE(LogHas("small", "sending plugin")) << Log("small");
+}
+
 TEST_F(RingRunTest, HandStartedDaemonsServeTwoJobsInARow) {
   const std::string sn = StartSupernode("sn1");
   for (auto d : {"d1", "d2", "d3"}) StartDaemon(d, {sn});
