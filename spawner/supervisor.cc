@@ -539,6 +539,7 @@ void Supervisor::Apply(const LedgerOutcome& outcome, SteadyTime now) {
       if (c.count > 0) {
         detector_.Withdraw(static_cast<uint32_t>(c.to));
         all_converged_at_.reset();
+        detection_seconds_ = -1;  // a declared convergence is cancelled too
       }
       Record(HistoryEntry::Kind::kMove, c.from, now, 0, 0, c.count);
     }
@@ -740,6 +741,7 @@ void Supervisor::Lose(size_t task, const std::string& why, SteadyTime now, bool 
   s.earlier_profile = s.outcome.profile;
   detector_.Withdraw(static_cast<uint32_t>(task));
   all_converged_at_.reset();
+  detection_seconds_ = -1;
   // The mapping picks the replacement among the granted daemons no task runs on (deployment.h);
   // when none is free, a super-node is asked for one.
   if (deployment_->Lose(task)) {
