@@ -538,8 +538,7 @@ void Supervisor::Apply(const LedgerOutcome& outcome, SteadyTime now) {
       // export of no item never reaches the target, which would stay withdrawn for good.)
       if (c.count > 0) {
         detector_.Withdraw(static_cast<uint32_t>(c.to));
-        all_converged_at_.reset();
-        detection_seconds_ = -1;  // a declared convergence is cancelled too
+        ForgetDetection();
       }
       Record(HistoryEntry::Kind::kMove, c.from, now, 0, 0, c.count);
     }
@@ -740,8 +739,7 @@ void Supervisor::Lose(size_t task, const std::string& why, SteadyTime now, bool 
   // What the lost daemon did, as its last report said, stays in the task's profile.
   s.earlier_profile = s.outcome.profile;
   detector_.Withdraw(static_cast<uint32_t>(task));
-  all_converged_at_.reset();
-  detection_seconds_ = -1;
+  ForgetDetection();
   // The mapping picks the replacement among the granted daemons no task runs on (deployment.h);
   // when none is free, a super-node is asked for one.
   if (deployment_->Lose(task)) {
@@ -842,8 +840,7 @@ void Supervisor::Tighten(double factor) {
     t.setFactor(factor);
   });
   detector_.Reset();
-  all_converged_at_.reset();
-  detection_seconds_ = -1;
+  ForgetDetection();
 }
 
 void Supervisor::Halt() {
@@ -926,6 +923,11 @@ std::optional<size_t> Supervisor::TaskOn(const std::string& daemon) const {
     if (tasks_[t].connected && tasks_[t].outcome.daemon == daemon) return t;
   }
   return std::nullopt;
+}
+
+void Supervisor::ForgetDetection() {
+  all_converged_at_.reset();
+  detection_seconds_ = -1;
 }
 
 void Supervisor::OnConvergenceEvent(SteadyTime now) {

@@ -278,6 +278,9 @@ class Supervisor {
   // OnRestored), records a completed move, fails the run on the ledger's error.
   void Apply(const LedgerOutcome& outcome, SteadyTime now);
   void OnConvergenceEvent(SteadyTime now);
+  // What the detector was told no longer counts (a task withdrawn, the local tests tightened),
+  // a declared convergence included: neither does the time its detection took.
+  void ForgetDetection();
   // Move `move` goes through the spawner from now on (`why`): its import, when out, is sent
   // again with the items.
   void SendImportDirectly(uint64_t move, const std::string& why, SteadyTime now);

@@ -18,6 +18,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <vector>
 
 #include "eval/eval_support.h"
 
@@ -40,6 +41,9 @@ std::string JobText(const std::string& app, int tasks) {
   return job.str();
 }
 
+// The jobs measured; the plot names them in this order (its `word` list).
+const std::vector<std::string> kApps = {"ring", "synthetic", "cg"};
+
 double Number(const nlohmann::json& summary, const char* key) {
   const auto it = summary.find(key);
   return it != summary.end() && it->is_number() ? it->get<double>() : NAN;
@@ -57,7 +61,7 @@ int main(int argc, char** argv) {
   std::map<std::string, std::ostringstream> dat;
   std::printf("%-9s %6s %7s %10s %9s %10s %9s %9s %10s %9s\n", "app", "tasks", "daemons", "status",
               "set-up s", "x16", "iterate s", "detect s", "x16", "spawner");
-  for (const std::string app : {"ring", "synthetic", "cg"}) {
+  for (const std::string& app : kApps) {
     double setup16 = NAN, detection16 = NAN, cpu16 = NAN;
     for (int tasks : sizes) {
       const int daemons = tasks * 75 / 64;
@@ -95,7 +99,7 @@ int main(int argc, char** argv) {
   }
   aiac::eval::WriteTable(args.out, "job_scale", rows);
   std::string data;
-  for (const std::string app : {"ring", "synthetic", "cg"}) data += dat[app].str() + "\n\n";
+  for (const std::string& app : kApps) data += dat[app].str() + "\n\n";
   aiac::eval::Plot(
       args.out, "job_scale", data,
       "set title 'One job against its task count (run --local, tasks x 75/64 daemons)'\n"
