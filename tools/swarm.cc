@@ -204,15 +204,23 @@ int main(int argc, char** argv) {
   }
   identities->clear();
 
-  // The daemons start spread over the ramp.
+  // The daemons start spread over the ramp, and no faster than max_registering allows.
   asio::co_spawn(
       io,
       [&]() -> net::awaitable<void> {
+        const uint64_t cap = static_cast<uint64_t>(o.max_registering);
         for (size_t i = 0; i < links.size(); ++i) {
           const auto at = start + std::chrono::duration_cast<Clock::duration>(
                                       o.ramp * (static_cast<double>(i) / links.size()));
           if (at > Clock::now()) {
             ramp.expires_at(at);
+            co_await ramp.async_wait(net::use_nothrow);
+            if (shutdown->begun()) co_return;
+          }
+          // The registrations the links report come back on this thread's other handlers: a
+          // millisecond's wait lets them run.
+          while (cap > 0 && i >= counters.registrations.load() + cap) {
+            ramp.expires_after(std::chrono::milliseconds(1));
             co_await ramp.async_wait(net::use_nothrow);
             if (shutdown->begun()) co_return;
           }

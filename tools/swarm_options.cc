@@ -33,6 +33,10 @@ void DeclareSwarmOptions(OptionSet& set, SwarmOptions& o) {
   set.Duration("ramp_s", o.ramp, 0, 3600,
                "the daemons start spread evenly over this long; 0 = all at once (a "
                "registration storm)");
+  set.Integer("max_registering", o.max_registering, 0, 1000000,
+              "at most this many played daemons between their first dial and their first "
+              "registration: the ramp waits for them; 0 = no cap (one process dialling faster "
+              "than it can finish handshakes gets its connections closed as silent)");
   set.Duration("duration_s", o.duration, 0, 1e9,
                "play this long, then deregister every daemon and exit; 0 = until SIGINT or "
                "SIGTERM");

@@ -33,6 +33,10 @@ struct SwarmOptions {
   std::chrono::milliseconds reconnect_spread{1000};
   // The daemons start spread over this long (0: all at once, a registration storm).
   std::chrono::duration<double> ramp{0};
+  // At most this many daemons between their first dial and their first registration: the ramp
+  // waits for them (0: no cap). One process dialling faster than it can finish TLS handshakes
+  // only gets its connections closed as silent by the super-node, and dials them again.
+  int64_t max_registering = 128;
   // Play this long, then deregister and exit (0: until SIGINT or SIGTERM).
   std::chrono::duration<double> duration{0};
   // Register as busy: no spawner is granted them.

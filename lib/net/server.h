@@ -141,10 +141,9 @@ class Server {
   std::map<ConnectionPtr, Pending> pending_;  // handshakes in progress
   struct Silent {
     std::string address;
-    std::chrono::steady_clock::time_point since;
     tcp::socket* socket;  // in its Serve coroutine's frame, which erases it before it ends
   };
-  std::map<uint64_t, Silent> silent_;  // accepted, nothing received yet
+  std::map<uint64_t, Silent> silent_;  // accepted, nothing received yet; keyed in arrival order
   uint64_t next_silent_ = 0;
   RateLimitedLog refusal_log_;
   RateLimitedLog accept_log_;
