@@ -21,8 +21,32 @@ void Registry::Erase(const std::string& id) {
   if (store_ && store_error_.ok()) Note(store_->Delete(id));
 }
 
+void Registry::CommitStaged() {
+  if (staged_.empty()) return;
+  std::vector<DaemonRecord> records;
+  records.reserve(staged_.size());
+  std::sort(staged_.begin(), staged_.end());
+  staged_.erase(std::unique(staged_.begin(), staged_.end()), staged_.end());
+  for (const std::string& id : staged_) {
+    if (auto it = entries_.find(id); it != entries_.end()) records.push_back(it->second.record);
+  }
+  staged_.clear();
+  PersistAll(records);
+}
+
+void Registry::Track(Entry& e) {
+  if (e.record.busy) {
+    free_.erase(e.record.seq);
+  } else {
+    free_[e.record.seq] = &e;
+  }
+}
+
 bool Registry::Remove(const std::string& id) {
-  if (entries_.erase(id) == 0) return false;
+  auto it = entries_.find(id);
+  if (it == entries_.end()) return false;
+  free_.erase(it->second.record.seq);
+  entries_.erase(it);
   Erase(id);
   return true;
 }
@@ -40,7 +64,11 @@ Status Registry::Load(Clock::time_point now) {
   for (auto& rec : records) {
     next_seq_ = std::max(next_seq_, rec.seq + 1);
     const std::string id = rec.id;  // the right side of = is evaluated first: copy the key
-    entries_[id] = Entry{std::move(rec), now, now, false};
+    auto [at, added] = entries_.try_emplace(id);
+    Entry& e = at->second;
+    if (!added) free_.erase(e.record.seq);  // one id stored twice: the last one counts
+    e = Entry{std::move(rec), now, now, false};
+    Track(e);
   }
   return Status::Ok();
 }
@@ -64,10 +92,18 @@ Status Registry::Register(DaemonRecord rec, Clock::time_point now) {
   }
   const bool running = rec.busy;  // as the daemon says, before the grant is carried over
   if (running) busy_seen = now;
-  Persist(rec);
+  if (group_commit_) {
+    staged_.push_back(rec.id);
+  } else {
+    Persist(rec);
+  }
   std::erase_if(lost_, [&](const LostEntry& l) { return l.record.id == rec.id; });
   const std::string id = rec.id;  // the right side of = is evaluated first: copy the key
-  entries_[id] = Entry{std::move(rec), now, busy_seen, running};
+  auto [at, added] = entries_.try_emplace(id);
+  Entry& e = at->second;
+  if (!added) free_.erase(e.record.seq);
+  e = Entry{std::move(rec), now, busy_seen, running};
+  Track(e);
   return Status::Ok();
 }
 
@@ -89,6 +125,7 @@ std::vector<DaemonRecord> Registry::ReclaimIdleGrants(Clock::time_point now,
     reclaimed.push_back(rec);
     rec.busy = false;
     rec.job.clear();
+    Track(entry);
     Persist(rec);
   }
   return reclaimed;
@@ -104,6 +141,7 @@ std::vector<DaemonRecord> Registry::Expire(Clock::time_point now,
       Erase(it->first);
       lost_.push_back({it->second.record, it->second.last_heartbeat, now});
       if (lost_.size() > kMaxLost) lost_.pop_front();
+      free_.erase(it->second.record.seq);
       gone.push_back(std::move(it->second.record));
       it = entries_.erase(it);
     } else {
@@ -115,26 +153,22 @@ std::vector<DaemonRecord> Registry::Expire(Clock::time_point now,
 
 Result<std::vector<DaemonRecord>> Registry::Grant(const std::string& job, size_t count,
                                                   Clock::time_point now) {
-  std::vector<Entry*> candidates;
-  for (auto& [id, entry] : entries_) {
-    if (!entry.record.busy) candidates.push_back(&entry);
-  }
-  if (candidates.size() < count) {
-    return ResourceExhausted("only " + std::to_string(candidates.size()) + " free daemons, " +
+  if (free_.size() < count) {
+    return ResourceExhausted("only " + std::to_string(free_.size()) + " free daemons, " +
                              std::to_string(count) + " needed");
   }
-  // The `count` registered first: only they need ordering (a sort of every free daemon per grant
-  // grew with the platform).
-  std::partial_sort(candidates.begin(), candidates.begin() + static_cast<std::ptrdiff_t>(count),
-                    candidates.end(),
-                    [](const Entry* a, const Entry* b) { return a->record.seq < b->record.seq; });
+  // The `count` registered first, from the index of free daemons by registration order: a grant
+  // costs what it takes, not a scan of every daemon held (a scan each, and one for free_count,
+  // were a sixth of a super-node's CPU while it granted among 20,000).
   std::vector<DaemonRecord> granted;
-  for (size_t i = 0; i < count; ++i) {
-    DaemonRecord& rec = candidates[i]->record;
-    rec.busy = true;
-    rec.job = job;
-    candidates[i]->busy_seen = now;
-    granted.push_back(rec);
+  granted.reserve(count);
+  while (granted.size() < count) {
+    Entry& e = *free_.begin()->second;
+    free_.erase(free_.begin());
+    e.record.busy = true;
+    e.record.job = job;
+    e.busy_seen = now;
+    granted.push_back(e.record);
   }
   PersistAll(granted);
   return granted;
@@ -149,15 +183,11 @@ size_t Registry::Release(const std::string& job, const std::vector<std::string>&
     if (!rec.busy || rec.job != job) continue;
     rec.busy = false;
     rec.job.clear();
+    Track(it->second);
     freed.push_back(rec);
   }
   PersistAll(freed);
   return freed.size();
-}
-
-size_t Registry::free_count() const {
-  return static_cast<size_t>(std::count_if(entries_.begin(), entries_.end(),
-                                           [](const auto& e) { return !e.second.record.busy; }));
 }
 
 const DaemonRecord* Registry::Find(const std::string& id) const {

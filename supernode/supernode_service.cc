@@ -37,6 +37,18 @@ metrics::Counter& ExchangeMessages(const char* form) {
       "Registry exchange messages sent to peer super-nodes", {{"form", form}});
 }
 
+// Registrations acknowledged, and the synced writes that stored them (group commit: several
+// registrations that arrive together share one).
+metrics::Counter& Registrations() {
+  return metrics::Registry::Process().GetCounter("aiac_daemon_registrations_total",
+                                                 "Daemon registrations stored and acknowledged");
+}
+metrics::Counter& RegistrationWrites() {
+  return metrics::Registry::Process().GetCounter(
+      "aiac_registration_writes_total",
+      "Synced registry writes that stored daemon registrations (several share one)");
+}
+
 }  // namespace
 
 SupernodeService::SupernodeService(asio::io_context& io, SupernodeOptions options,
@@ -44,11 +56,18 @@ SupernodeService::SupernodeService(asio::io_context& io, SupernodeOptions option
     : io_(io),
       options_(std::move(options)),
       registry_(registry),
+      registrations_(io.get_executor(),
+                     [this] {
+                       if (registry_.staged() == 0) return;
+                       registry_.CommitStaged();
+                       RegistrationWrites().Add();
+                     }),
       log_(std::move(log)),
       server_(io, options_.net, options_.limits, proto::Role::SUPERNODE, log_,
               [this](net::ConnectionPtr conn) { return Serve(std::move(conn)); }),
       tasks_(io.get_executor()) {
   server_.set_id(options_.id);
+  registry_.set_group_commit(true);
   const auto& identity = options_.net.identity;
   if (identity && identity->certificate.enroller && used_tokens) {
     enroller_.emplace(identity, *used_tokens);
@@ -135,6 +154,9 @@ awaitable<void> SupernodeService::ServeDaemon(net::ConnectionPtr conn) {
         conn->Refuse("register: " + s.message());
         co_return;
       }
+      // Acknowledged once stored, with the registrations that came in together.
+      co_await registrations_.Wait();
+      Registrations().Add();
       log_->info("daemon {} {} at {} (cluster {}, power {:.2f}, {} cores)", rec.id,
                  known ? "re-registered" : "registered", rec.address, rec.cluster, rec.power,
                  rec.cores);

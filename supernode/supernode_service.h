@@ -41,6 +41,7 @@
 #include "core/logging.h"
 #include "core/metrics.h"
 #include "net/connection.h"
+#include "net/group_commit.h"
 #include "net/http_server.h"
 #include "net/reply_slot.h"
 #include "net/server.h"
@@ -144,6 +145,7 @@ class SupernodeService {
   std::filesystem::file_time_type revocation_file_seen_{};
   std::map<std::string, std::string> daemon_keys_;  // registered here: id -> certified key
   Registry& registry_;
+  net::GroupCommit registrations_;  // the registry's staged registrations, one write per batch
   Logger log_;
   net::Server server_;
   net::TaskGroup tasks_;  // housekeeping, peer links, held requests (the server has its own)

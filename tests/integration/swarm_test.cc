@@ -61,6 +61,31 @@ TEST_F(SwarmTest, PlayedDaemonsRegisterHeartbeatAndDeregister) {
   EXPECT_TRUE(WaitUntil([&] { return Free(metrics) == 0; })) << Log("sn-a");
 }
 
+// 300 daemons at once: registrations that arrive together share one synced write (group commit),
+// and each is stored before it is acknowledged: a super-node SIGKILLed once all were acknowledged
+// knows all 300 when it starts again on its data (the swarm, SIGKILLed too, deregistered none).
+TEST_F(SwarmTest, RegistrationsShareSyncedWritesAndAreStoredBeforeTheyAreAcknowledged) {
+  const std::string sn = StartBigSupernode("sn-a");
+  const std::string metrics = MetricsAddress("sn-a");
+  auto swarm = StartSwarm({sn}, 300, {"--heartbeat-ms", "200"});
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("swarm", "all 300 daemons registered"); },
+                        std::chrono::seconds(120)))
+      << Log("swarm");
+  const std::string page = HttpGet(metrics, "/metrics").body;
+  const double registrations = MetricValue(page, "aiac_daemon_registrations_total");
+  const double writes = MetricValue(page, "aiac_registration_writes_total");
+  EXPECT_GE(registrations, 300) << page;
+  EXPECT_GE(writes, 1) << page;
+  EXPECT_LT(writes, registrations) << page;
+  swarm.Signal(SIGKILL);
+  swarm.WaitFor(std::chrono::seconds(60));
+  procs_.at("sn-a").Signal(SIGKILL);
+  procs_.at("sn-a").WaitFor(std::chrono::seconds(60));
+  StartBigSupernode("sn-a");
+  const std::string again = MetricsAddress("sn-a");
+  EXPECT_EQ(Free(again), 300) << Log("sn-a");
+}
+
 // Their super-node killed, every played daemon registers with the next one of its list.
 TEST_F(SwarmTest, PlayedDaemonsMoveToTheNextSupernodeWhenTheirsIsKilled) {
   const std::string a = StartBigSupernode("sn-a");

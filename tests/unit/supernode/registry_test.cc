@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <map>
+#include <random>
 
 #include "storage/rocksdb_support.h"
 #include "support/test_support.h"
@@ -103,6 +104,63 @@ TEST(RegistryTest, GrantIsAllOrNothingInRegistrationOrder) {
   EXPECT_EQ((*two)[0].job, "j");
   EXPECT_EQ(reg.free_count(), 1u);
   EXPECT_FALSE(reg.Grant("k", 2, now).ok());
+}
+
+// The index of free daemons against a scan of every record, through random registrations (new,
+// again idle, again busy), grants, releases, removals, reclaimed leases and expiries: a grant
+// takes the free daemons registered first, and free_count counts them.
+TEST(RegistryTest, GrantsFollowRegistrationOrderThroughEveryChangeAsAScanWouldFindThem) {
+  std::mt19937 random(37);
+  for (int round = 0; round < 40; ++round) {
+    Registry reg("sn", nullptr);
+    auto now = Clock::now();
+    std::vector<std::string> jobs;
+    for (int step = 0; step < 300; ++step) {
+      now += milliseconds(1);
+      const std::string id = "d" + std::to_string(random() % 40);
+      const std::vector<DaemonRecord> all = reg.Snapshot();  // in registration order
+      std::vector<std::string> free_ids;
+      for (const auto& r : all) {
+        if (!r.busy) free_ids.push_back(r.id);
+      }
+      ASSERT_EQ(reg.free_count(), free_ids.size());
+      switch (random() % 7) {
+        case 0:
+        case 1:
+          ASSERT_OK(reg.Register(Daemon(id), now));
+          break;
+        case 2:
+          ASSERT_OK(reg.Register(Daemon(id, true, "running"), now));
+          break;
+        case 3: {
+          const size_t count = random() % 6;
+          const std::string job = "j" + std::to_string(step);
+          auto granted = reg.Grant(job, count, now);
+          ASSERT_EQ(granted.ok(), count <= free_ids.size());
+          if (!granted.ok()) break;
+          jobs.push_back(job);
+          ASSERT_EQ(granted->size(), count);
+          for (size_t i = 0; i < count; ++i) EXPECT_EQ((*granted)[i].id, free_ids[i]);
+          break;
+        }
+        case 4:
+          if (!jobs.empty()) {
+            std::vector<std::string> ids;
+            for (const auto& r : all) ids.push_back(r.id);
+            reg.Release(jobs[random() % jobs.size()], ids);
+          }
+          break;
+        case 5:
+          reg.Remove(id);
+          break;
+        case 6:
+          reg.Heartbeat(id, random() % 2 == 0, now);
+          reg.ReclaimIdleGrants(now, milliseconds(20));
+          reg.Expire(now, milliseconds(60));
+          break;
+      }
+    }
+  }
 }
 
 TEST(RegistryTest, ReleaseFreesOnlyThatJobsDaemons) {
@@ -243,26 +301,34 @@ TEST(RegistryStoreFaultTest, FullStoreKeepsServingFromMemoryThenCatchesUp) {
   EXPECT_EQ(store.records.count("gone"), 0u);
 }
 
+// A store that counts its writes: single ones (Put) and batches (PutAll, with their sizes).
+struct CountingStore final : RegistryStore {
+  int puts = 0, batches = 0;
+  std::vector<size_t> batch_sizes;
+  std::map<std::string, DaemonRecord> records;
+  Status Put(const DaemonRecord& r) override {
+    ++puts;
+    records[r.id] = r;
+    return Status::Ok();
+  }
+  Status PutAll(const std::vector<DaemonRecord>& all) override {
+    ++batches;
+    batch_sizes.push_back(all.size());
+    for (const auto& r : all) records[r.id] = r;
+    return Status::Ok();
+  }
+  Status Delete(const std::string& id) override {
+    records.erase(id);
+    return Status::Ok();
+  }
+  Result<std::vector<DaemonRecord>> LoadAll() override { return std::vector<DaemonRecord>(); }
+  Status ReplaceAll(const std::vector<DaemonRecord>&) override { return Status::Ok(); }
+};
+
 // A grant of many daemons is one synced write, and so is their release: an fsync per daemon
 // made a grant of 100 take 150-200 ms. What was written survives a reopen.
 TEST(RegistryStoreTest, AGrantAndItsReleaseAreOneWriteEachAndSurviveAReopen) {
-  struct CountingStore final : RegistryStore {
-    int puts = 0, batches = 0;
-    std::map<std::string, DaemonRecord> records;
-    Status Put(const DaemonRecord& r) override {
-      ++puts;
-      records[r.id] = r;
-      return Status::Ok();
-    }
-    Status PutAll(const std::vector<DaemonRecord>& all) override {
-      ++batches;
-      for (const auto& r : all) records[r.id] = r;
-      return Status::Ok();
-    }
-    Status Delete(const std::string&) override { return Status::Ok(); }
-    Result<std::vector<DaemonRecord>> LoadAll() override { return std::vector<DaemonRecord>(); }
-    Status ReplaceAll(const std::vector<DaemonRecord>&) override { return Status::Ok(); }
-  } counting;
+  CountingStore counting;
   Registry reg("sn", &counting);
   const auto now = Clock::now();
   for (int i = 0; i < 10; ++i) ASSERT_OK(reg.Register(Daemon("d" + std::to_string(i)), now));
@@ -296,6 +362,35 @@ TEST(RegistryStoreTest, AGrantAndItsReleaseAreOneWriteEachAndSurviveAReopen) {
   int busy = 0;
   for (const auto& r : *all) busy += r.busy && r.job == "job";
   EXPECT_EQ(busy, 3);
+}
+
+// Group commit: registrations only mark their daemons, and one write stores them all as the
+// registry holds them at that moment (a grant made meanwhile kept, a removed daemon not written
+// back).
+TEST(RegistryStoreTest, GroupCommitWritesStagedRegistrationsOnceAsTheyStandThen) {
+  CountingStore store;
+  Registry reg("sn", &store);
+  reg.set_group_commit(true);
+  const auto now = Clock::now();
+  for (const char* id : {"a", "b", "c", "d"}) ASSERT_OK(reg.Register(Daemon(id), now));
+  EXPECT_EQ(store.puts + store.batches, 0);
+  EXPECT_EQ(reg.staged(), 4u);
+  auto granted = reg.Grant("job", 1, now);  // "a": the grant is written at once
+  ASSERT_TRUE(granted.ok()) << granted.status().ToString();
+  ASSERT_EQ(store.batches, 1);
+  EXPECT_TRUE(reg.Remove("c"));
+  ASSERT_OK(reg.Register(Daemon("b"), now));  // registered twice before the commit
+  reg.CommitStaged();
+  EXPECT_EQ(store.puts, 0);
+  ASSERT_EQ(store.batches, 2);
+  EXPECT_EQ(store.batch_sizes[1], 3u);  // a, b and d, once each
+  EXPECT_EQ(reg.staged(), 0u);
+  ASSERT_EQ(store.records.size(), 3u);
+  EXPECT_TRUE(store.records.at("a").busy);  // as the registry holds it: granted
+  EXPECT_EQ(store.records.at("a").job, "job");
+  EXPECT_EQ(store.records.count("c"), 0u);
+  reg.CommitStaged();  // nothing staged: no write
+  EXPECT_EQ(store.batches, 2);
 }
 
 TEST(RegistryStoreFaultTest, StoreRefusesToOpenWithoutRoomAndSaysHowMuch) {
