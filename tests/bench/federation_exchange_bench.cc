@@ -10,7 +10,6 @@
 // Run: build/bin/federation_exchange_bench [K ...]   (default: 1000 5000)
 #include <signal.h>
 
-#include <boost/asio.hpp>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -33,13 +32,6 @@ namespace {
 const std::string kClusterKey = "federation-exchange-bench-key-0123";
 constexpr int kDigestMs = 500;
 constexpr int kPeriods = 20;
-
-// A loopback port free now (the super-node binds it a moment later).
-std::string FreeLoopbackAddress() {
-  boost::asio::io_context io;
-  boost::asio::ip::tcp::acceptor a(io, {boost::asio::ip::make_address("127.0.0.1"), 0});
-  return "127.0.0.1:" + std::to_string(a.local_endpoint().port());
-}
 
 // sn-a's exchange counters: bytes and messages sent, by form.
 struct Sent {
@@ -88,12 +80,12 @@ Figures Measure(const std::string& dir, const aiac::testing::TestAuthority& auth
   Figures out;
   const std::string tag = "k" + std::to_string(daemons);
   const std::string period = std::to_string(kDigestMs);
-  const std::string a_metrics = FreeLoopbackAddress();
+  const std::string a_metrics = bench::FreeLoopbackAddress();
   auto a = bench::StartBenchSupernode(dir, "sn-a", tag, daemons,
                                       {"--metrics", a_metrics, "--digest-interval-ms", period});
   const std::string a_addr = bench::SupernodeAddress(dir, "sn-a", tag);
   if (a_addr.empty()) return out;
-  const std::string b_metrics = FreeLoopbackAddress();
+  const std::string b_metrics = bench::FreeLoopbackAddress();
   auto b = bench::StartBenchSupernode(
       dir, "sn-b", tag, 0,
       {"--peer", a_addr, "--metrics", b_metrics, "--digest-interval-ms", period});

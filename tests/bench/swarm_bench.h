@@ -3,8 +3,12 @@
 // registered all of its daemons.
 #pragma once
 
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <boost/asio.hpp>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -63,6 +67,13 @@ inline spawner::ChildProcess StartBenchSupernode(const std::string& dir, const s
   return aiac::testing::Start("aiac-supernode", args, dir + "/" + tag + id + ".log");
 }
 
+// A loopback port free now (a super-node's --metrics binds it a moment later).
+inline std::string FreeLoopbackAddress() {
+  boost::asio::io_context io;
+  boost::asio::ip::tcp::acceptor a(io, {boost::asio::ip::make_address("127.0.0.1"), 0});
+  return "127.0.0.1:" + std::to_string(a.local_endpoint().port());
+}
+
 // The address StartBenchSupernode's super-node listens on, once it does; "" after a minute.
 inline std::string SupernodeAddress(const std::string& dir, const std::string& id,
                                     const std::string& tag) {
@@ -70,16 +81,19 @@ inline std::string SupernodeAddress(const std::string& dir, const std::string& i
 }
 
 // `swarm` playing `daemons` daemons (keys from WriteSwarmKeys) that list `supernodes`, started over
-// daemons/1000 s and heartbeating once a second; it logs to `log_file`. `extra`: more options.
+// `ramp_s` (default daemons/1000 s) and heartbeating once a second; it logs to `log_file`. `extra`:
+// more options.
 inline spawner::ChildProcess StartSwarm(const std::string& dir,
                                         const std::vector<std::string>& supernodes, int daemons,
                                         const std::string& log_file,
-                                        const std::vector<std::string>& extra = {}) {
+                                        const std::vector<std::string>& extra = {},
+                                        std::optional<double> ramp_s = std::nullopt) {
   std::vector<std::string> args = {"--cluster-key-file", dir + "/cluster.key",
                                    "--authority-private-key", dir + "/authority.key"};
   for (const std::string& s : supernodes) args.insert(args.end(), {"--supernode", s});
-  args.insert(args.end(), {"--daemons", std::to_string(daemons), "--ramp-s",
-                           std::to_string(daemons / 1000.0), "--heartbeat-ms", "1000"});
+  args.insert(args.end(),
+              {"--daemons", std::to_string(daemons), "--ramp-s",
+               std::to_string(ramp_s.value_or(daemons / 1000.0)), "--heartbeat-ms", "1000"});
   args.insert(args.end(), extra.begin(), extra.end());
   return aiac::testing::Start("swarm", args, log_file);
 }
@@ -100,6 +114,57 @@ inline std::string WaitAllRegistered(const char* program, const std::string& log
   }
   std::fprintf(stderr, "%s: %d daemons never all registered:\n%s\n", program, daemons, log.c_str());
   return "";
+}
+
+// Several `swarm` processes playing `daemons` between them, as many as one process's descriptor
+// limit requires (a connection each: past about 19,900 daemons on a host whose hard limit is
+// 20,000, one swarm cannot hold them all). Their ids differ by prefix (swarm-a-, swarm-b-, ...);
+// together they start over daemons/1000 s; each logs to `log_prefix`-N.log.
+struct Swarms {
+  std::vector<spawner::ChildProcess> procs;
+  std::vector<std::string> logs;
+  std::vector<int> counts;
+
+  // SIGTERM to each (every played daemon deregisters), then waits for them.
+  void Stop() {
+    for (auto& p : procs) p.Signal(SIGTERM);
+    for (auto& p : procs) p.WaitFor(std::chrono::seconds(120));
+  }
+};
+
+inline Swarms StartSwarms(const std::string& dir, const std::vector<std::string>& supernodes,
+                          int daemons, const std::string& log_prefix,
+                          const std::vector<std::string>& extra = {}) {
+  rlimit files{};
+  getrlimit(RLIMIT_NOFILE, &files);
+  const int per_swarm = static_cast<int>(
+      std::min<rlim_t>(files.rlim_max == RLIM_INFINITY ? 1u << 20 : files.rlim_max, 1u << 20) -
+      256);
+  const int n = (daemons + per_swarm - 1) / per_swarm;
+  Swarms out;
+  for (int i = 0; i < n; ++i) {
+    const int count = daemons / n + (i < daemons % n ? 1 : 0);
+    out.logs.push_back(log_prefix + "-" + std::to_string(i) + ".log");
+    out.counts.push_back(count);
+    std::vector<std::string> args = extra;
+    args.insert(args.end(), {"--id-prefix", "swarm-" + std::string(1, char('a' + i)) + "-"});
+    out.procs.push_back(
+        StartSwarm(dir, supernodes, count, out.logs.back(), args, daemons / 1000.0));
+  }
+  return out;
+}
+
+// Seconds until the last of `swarms` had all its daemons registered (each swarm counts from its
+// own start); -1 (and that swarm's log on stderr) when one never had.
+inline double WaitAllSwarmsRegistered(const char* program, const Swarms& swarms) {
+  double slowest = 0;
+  for (size_t i = 0; i < swarms.procs.size(); ++i) {
+    const std::string log = WaitAllRegistered(program, swarms.logs[i], swarms.counts[i]);
+    if (log.empty()) return -1;
+    const std::string all = "all " + std::to_string(swarms.counts[i]) + " daemons registered in ";
+    slowest = std::max(slowest, std::atof(log.c_str() + log.find(all) + all.size()));
+  }
+  return slowest;
 }
 
 // The daemon counts K given on the command line, `defaults` when none is; nothing (usage said on
