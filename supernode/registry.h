@@ -48,7 +48,7 @@ class Registry {
   // registry holds it then (a daemon removed meanwhile is skipped: its removal wrote the store).
   // One synced write per registration bounded a super-node at a few hundred a second on a fast
   // disk, at the disk's fsync rate on a slow one. The caller acknowledges a registration only
-  // once a CommitStaged after it has run (supernode/group_commit.h).
+  // once a CommitStaged after it has run (net/group_commit.h).
   void set_group_commit(bool on) { group_commit_ = on; }
   void CommitStaged();
   size_t staged() const { return staged_.size(); }

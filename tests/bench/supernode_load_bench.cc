@@ -4,7 +4,9 @@
 // per heartbeat the daemons sent in it, and its resident memory per daemon held (above what it
 // held empty). K = 250 is the baseline, measured in the same run; the others are printed as
 // ratios against it (1.0: the cost per daemon does not grow with the platform). Registration
-// runs at 1,000 daemons a second (`--ramp-s`). Never fails on a time.
+// runs at 1,000 daemons a second (`--ramp-s`); past one swarm's descriptor limit, several swarms
+// play the K daemons; how many registrations one synced write stored is read from the
+// super-node's metrics. Never fails on a time.
 // Run: build/bin/supernode_load_bench [K ...]   (default: 1000 4000)
 #include <signal.h>
 #include <unistd.h>
