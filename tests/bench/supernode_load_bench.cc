@@ -6,13 +6,16 @@
 // ratios against it (1.0: the cost per daemon does not grow with the platform). Registration
 // runs at 1,000 daemons a second (`--ramp-s`); past one swarm's descriptor limit, several swarms
 // play the K daemons; how many registrations one synced write stored is read from the
-// super-node's metrics. Never fails on a time.
-// Run: build/bin/supernode_load_bench [K ...]   (default: 1000 4000)
+// super-node's metrics. With --out DIR, also DIR/supernode_load.json (a row per K) and
+// DIR/supernode_load.png (the cost per heartbeat and per daemon against K: docs/results.md).
+// Never fails on a time.
+// Run: build/bin/supernode_load_bench [--out DIR] [K ...]   (default: 1000 4000)
 #include <signal.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -21,6 +24,7 @@
 #include <vector>
 
 #include "bench_support.h"
+#include "eval/eval_support.h"
 #include "support/http_client.h"
 #include "support/processes.h"
 #include "support/test_support.h"
@@ -96,6 +100,12 @@ Figures Measure(const std::string& dir, int daemons) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::string out;
+  if (argc > 2 && std::string(argv[1]) == "--out") {
+    out = argv[2];
+    argc -= 2;
+    argv += 2;
+  }
   const auto sizes = bench::SwarmSizes(argc, argv, "supernode_load_bench", 1, {1000, 4000});
   if (!sizes) return 2;
   aiac::testing::TempDir dir;
@@ -113,7 +123,41 @@ int main(int argc, char** argv) {
                 f.per_write, f.cpu_share, f.us_per_heartbeat, f.kib_per_daemon,
                 f.us_per_heartbeat / base.us_per_heartbeat, f.kib_per_daemon / base.kib_per_daemon);
   };
-  row(kBaseline, base);
-  for (int k : *sizes) row(k, Measure(d, k));
+  nlohmann::json rows = nlohmann::json::array();
+  std::string data;
+  const auto keep = [&](int k, const Figures& f) {
+    row(k, f);
+    std::fflush(stdout);
+    // A figure a failed measurement left at -1 is null in the table.
+    const auto cell = [](double v) { return v < 0 ? nlohmann::json(nullptr) : nlohmann::json(v); };
+    rows.push_back({{"daemons", k},
+                    {"register_seconds", cell(f.register_s)},
+                    {"registrations_per_write", cell(f.per_write)},
+                    {"cpu_core", cell(f.cpu_share)},
+                    {"us_per_heartbeat", cell(f.us_per_heartbeat)},
+                    {"kib_per_daemon", cell(f.kib_per_daemon)},
+                    {"heartbeat_vs_250", cell(f.us_per_heartbeat / base.us_per_heartbeat)},
+                    {"memory_vs_250", cell(f.kib_per_daemon / base.kib_per_daemon)}});
+    if (f.cpu_share >= 0) {
+      data += std::to_string(k) + " " + std::to_string(f.us_per_heartbeat) + " " +
+              std::to_string(f.kib_per_daemon) + " " + std::to_string(f.cpu_share) + "\n";
+    }
+  };
+  keep(kBaseline, base);
+  for (int k : *sizes) keep(k, Measure(d, k));
+  if (!out.empty()) {
+    std::filesystem::create_directories(out);
+    eval::WriteTable(out, "supernode_load", rows);
+    eval::Plot(out, "supernode_load", data,
+               "set title 'One super-node against the daemons it holds (1 heartbeat/s each)'\n"
+               "set logscale x\nset xlabel 'daemons'\nset ylabel 'us per heartbeat, KiB per "
+               "daemon'\nset yrange [0:*]\nset y2label 'super-node CPU, cores'\nset y2tics\n"
+               "set y2range [0:*]\nset key below\nset grid\n"
+               "plot datafile using 1:2 with linespoints lw 2 title 'CPU per heartbeat (us)', \\\n"
+               "     datafile using 1:3 with linespoints lw 2 title 'memory per daemon (KiB)', \\\n"
+               "     datafile using 1:4 axes x1y2 with linespoints dt 2 title 'CPU (cores)'\n");
+    std::printf("table: %s/supernode_load.json, plot: %s/supernode_load.png\n", out.c_str(),
+                out.c_str());
+  }
   return 0;
 }

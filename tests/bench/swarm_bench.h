@@ -3,9 +3,11 @@
 // registered all of its daemons.
 #pragma once
 
+#include <sched.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <boost/asio.hpp>
@@ -72,6 +74,28 @@ inline std::string FreeLoopbackAddress() {
   boost::asio::io_context io;
   boost::asio::ip::tcp::acceptor a(io, {boost::asio::ip::make_address("127.0.0.1"), 0});
   return "127.0.0.1:" + std::to_string(a.local_endpoint().port());
+}
+
+// Keeps every thread of this process off core 0 from now on (children inherit it), so that a
+// super-node pinned there by PinToCoreZero has that core to itself, as it would have its host:
+// false when the host has one core or the call fails.
+inline bool LeaveCoreZero() {
+  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  if (cores < 2) return false;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (long c = 1; c < cores; ++c) CPU_SET(c, &set);
+  return sched_setaffinity(0, sizeof set, &set) == 0;
+}
+
+// Moves the main thread of process `pid` (a super-node's only io thread) to core 0; its other
+// threads (RocksDB's flushes and compactions, logging) stay where they were. False when it
+// could not be moved.
+inline bool PinToCoreZero(int pid) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(0, &set);
+  return sched_setaffinity(pid, sizeof set, &set) == 0;
 }
 
 // The address StartBenchSupernode's super-node listens on, once it does; "" after a minute.
