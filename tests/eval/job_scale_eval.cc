@@ -1,7 +1,7 @@
 // One job of many tasks (docs/scale.md, "One job of hundreds of tasks"): the ring, synthetic
-// and CG jobs on 16, 64, 256 and 512 tasks (--quick: 16 and 64), each on `run --local D` with
-// D = tasks x 75 / 64 real daemon processes (600 for 512 tasks), the work of each task the same
-// at every size. Writes DIR/job_scale.json ({"rows": [{"app", "tasks", "daemons", "status",
+// and CG jobs on 16, 64, 256, 512 and 1,024 tasks (--quick: 16 and 64), each on `run --local D`
+// with D = tasks x 75 / 64 real daemon processes (1,200 for 1,024 tasks), the work of each task the
+// same at every size. Writes DIR/job_scale.json ({"rows": [{"app", "tasks", "daemons", "status",
 // "setup_seconds", "iterate_seconds", "detection_seconds", "spawner_cpu", "setup_vs_16",
 // "detection_vs_16", "spawner_cpu_vs_16"}]}) and DIR/job_scale.png.
 //
@@ -54,7 +54,7 @@ double Number(const nlohmann::json& summary, const char* key) {
 int main(int argc, char** argv) {
   const auto args = aiac::eval::ParseEvalArgs(argc, argv, "job_scale_eval");
   const std::vector<int> sizes =
-      args.quick ? std::vector<int>{16, 64} : std::vector<int>{16, 64, 256, 512};
+      args.quick ? std::vector<int>{16, 64} : std::vector<int>{16, 64, 256, 512, 1024};
   const std::string work = args.out + "/job_scale-runs";
   std::filesystem::create_directories(work);
   nlohmann::json rows = nlohmann::json::array();
