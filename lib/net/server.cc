@@ -112,17 +112,15 @@ void Server::MakeRoomForSilent(const std::string& address) {
   // An honest client speaks as soon as it is connected: the oldest silent one is the one that
   // least looks like it. Closing it (rather than refusing the newcomer) keeps a flood of silent
   // connections from shutting out anyone who shares its address.
-  // Keys grow with arrival, so the first one found is the oldest: the scan stops there (it asked
-  // every silent socket how much it had received, an ioctl each, on every accept while full:
-  // a third of a super-node's CPU while thousands of daemons registered from one address).
-  auto victim = silent_.end();
-  for (auto it = silent_.begin(); it != silent_.end(); ++it) {
-    if (address_full && it->second.address != address) continue;
+  // Keys grow with arrival, so the first one found is the oldest: the search stops there (it
+  // asked every silent socket how much it had received, an ioctl each, on every accept while
+  // full: a third of a super-node's CPU while thousands of daemons registered from one address).
+  // One that spoke is skipped: its coroutine will resume.
+  const auto victim = std::find_if(silent_.begin(), silent_.end(), [&](const auto& entry) {
     error_code ec;
-    if (it->second.socket->available(ec) > 0) continue;  // spoke: its coroutine will resume
-    victim = it;
-    break;
-  }
+    return (!address_full || entry.second.address == address) &&
+           entry.second.socket->available(ec) == 0;
+  });
   if (victim == silent_.end()) return;
   if (auto suffix = refusal_log_.Allow()) {
     log_->warn("closed a silent connection from {} to admit one from {} ({} silent from {}){}",
