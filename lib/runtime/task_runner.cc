@@ -120,6 +120,11 @@ void TaskRunner::RunMove(ItemMove m, uint64_t iteration, bool& converged) {
   if (cb_.moved && AnswerAgain(m, r)) {
     r.items_after = task_->ItemCount();
     cb_.moved(std::move(r));
+    // The spawner forgets the convergence of a move's target when the move completes, which this
+    // answer may do (a resumed spawner sent an import the lost one saw through): told again after
+    // it, or a converged task that changes nothing is never counted converged again and the run
+    // stalls.
+    cb_.local_convergence(converged, iteration);
     return;
   }
   const int64_t before = task_->ItemCount();

@@ -197,7 +197,7 @@ class TaskRunner final : public Runner {
   // again as it was, not applied twice: an export (with its items while they are unconfirmed), an
   // import, a drop, and the drop of an export it made (a journal replay). A resumed spawner sends
   // the steps whose replies the lost one may not have read, and replays what it cannot know
-  // arrived.
+  // arrived. Either way the task's local convergence is reported after the answer.
   void RunMove(ItemMove move, uint64_t iteration, bool& converged);
   // The answer to a step taken already (see RunMove), or false.
   bool AnswerAgain(const ItemMove& m, MoveReport& r) const;
