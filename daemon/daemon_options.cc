@@ -48,6 +48,11 @@ void DeclareDaemonOptions(OptionSet& set, DaemonOptions& o) {
                "once its super-node is lost, the daemon waits a random time up to this long before "
                "dialing the next one (so that a lost super-node's daemons do not all arrive at "
                "once), twice as long after each further failure, up to 8 times; 0 = at once");
+  set.Duration("supernode_timeout_ms", o.supernode_timeout, 0,
+               "a super-node that answers nothing this long (it answers every heartbeat) is "
+               "taken for lost and the daemon moves to the next one, as when its connection "
+               "closes: a hung host or a network cut closes nothing; 0 = only a closed "
+               "connection counts; more than heartbeat_ms");
   set.Duration("progress_ms", o.progress, "progress reports to the spawner while a task runs");
   set.Text("ready_file", o.ready_file, "write the bound HOST:PORT here once registered");
   set.Text("metrics", o.metrics,
@@ -86,6 +91,11 @@ Status CheckDaemonOptions(const DaemonOptions& o) {
     if (auto raw = runtime::ParsePublicKey(key); !raw.ok()) {
       return InvalidArgument("option 'trusted_keys': " + raw.status().message());
     }
+  }
+  if (o.supernode_timeout.count() > 0 && o.supernode_timeout <= o.heartbeat) {
+    return InvalidArgument(
+        "option 'supernode_timeout_ms' (" + std::to_string(o.supernode_timeout.count()) +
+        ") must exceed heartbeat_ms (" + std::to_string(o.heartbeat.count()) + "), or be 0");
   }
   if (!o.advertise.empty()) {
     if (Status s = AdvertisedAddress(Endpoint{"127.0.0.1", 1}, o.advertise).status(); !s.ok()) {

@@ -47,6 +47,9 @@ struct DaemonOptions {
   // The spread of the wait before dialing the next super-node once one is lost, doubled at each
   // setback in a row up to 8 times it (reconnect_backoff.h). 0: dial at once.
   std::chrono::milliseconds reconnect_spread{1000};
+  // Silence of the super-node (no answer to heartbeats) after which the daemon leaves it for the
+  // next one (supernode_link.h). 0: only a closed connection counts.
+  std::chrono::milliseconds supernode_timeout{10000};
   // Period of progress reports to the spawner while a task runs.
   std::chrono::milliseconds progress{250};
   // File to write "HOST:PORT" to once listening. Default: none.

@@ -375,6 +375,7 @@ int main(int argc, char** argv) {
       },
       [&](const net::RevocationList& list) { OnRevocations(list, o, host, log); });
   link->set_backoff(daemon::ReconnectBackoff::WithSpread(o.reconnect_spread));
+  link->set_silence_limit(o.supernode_timeout);
   host.Serve();
   link->Start();
   power_watch.Start();

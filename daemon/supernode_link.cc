@@ -120,9 +120,14 @@ net::awaitable<void> SupernodeLink::Run() {
 
 net::awaitable<Status> SupernodeLink::ServeOne(net::ConnectionPtr conn, bool& registered) {
   SendRegister(*conn);
+  last_heard_ = std::chrono::steady_clock::now();
   // Heartbeats go out on their own coroutine; this one reads the acks.
   tasks_.Spawn(Heartbeats(conn), log_, "heartbeats");
   Status why = co_await ReadAcks(conn, registered);
+  if (silenced_ == conn.get()) {
+    why = Unavailable("no answer for " + std::to_string(silence_limit_.count()) +
+                      " ms (heartbeats unanswered)");
+  }
   if (counters_ && registered) --counters_->registered;
   // The heartbeats end with the connection: wake them now rather than at the next beat.
   heartbeat_timer_.cancel();
@@ -135,6 +140,14 @@ net::awaitable<void> SupernodeLink::Heartbeats(net::ConnectionPtr conn) {
     heartbeat_timer_.expires_after(heartbeat_);
     co_await heartbeat_timer_.async_wait(net::use_nothrow);
     if (!conn->is_open() || stopping_) break;
+    // Every heartbeat is answered: silence this long means the super-node is gone, whatever its
+    // connection says (a hung host's stays open; the heartbeats would wait in TCP's buffers).
+    if (silence_limit_.count() > 0 &&
+        std::chrono::steady_clock::now() - last_heard_ > silence_limit_) {
+      silenced_ = conn.get();
+      conn->Close();
+      break;
+    }
     const bool busy = busy_();
     conn->SendEnvelope([&](proto::Envelope::Builder e) {
       auto h = e.initHeartbeat();
@@ -149,6 +162,7 @@ net::awaitable<Status> SupernodeLink::ReadAcks(net::ConnectionPtr conn, bool& re
   for (;;) {
     auto msg = co_await conn->Receive();
     if (!msg.ok()) co_return msg.status();
+    last_heard_ = std::chrono::steady_clock::now();
     auto env = (*msg)->root();
     if (env.isRegisterAck()) {
       log_->info("registered with super-node {}", conn->Describe());

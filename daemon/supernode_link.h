@@ -1,9 +1,10 @@
 // A daemon's link to the super-nodes: register, heartbeat, and move to the next super-node in
-// the list when the current one goes away, after a jittered wait (reconnect_backoff.h) so that
-// the daemons of a lost super-node do not all arrive at the next one at once. Gives up only
-// when every super-node has refused the
-// handshake (a wrong cluster_key or protocol version cannot fix itself): then `on_fatal` runs.
-// The revocation lists a super-node passes on (net/revocation.h) go to `on_revocations`.
+// the list when the current one goes away (its connection closes, or it answers nothing for the
+// silence limit: a hung host, or one cut off by the network, closes nothing), after a jittered wait
+// (reconnect_backoff.h) so that the daemons of a lost super-node do not all arrive at the next one
+// at once. Gives up only when every super-node has refused the handshake (a wrong cluster_key or
+// protocol version cannot fix itself): then `on_fatal` runs. The revocation lists a super-node
+// passes on (net/revocation.h) go to `on_revocations`.
 #pragma once
 
 #include <atomic>
@@ -61,6 +62,9 @@ class SupernodeLink {
   void set_counters(LinkCounters* counters) { counters_ = counters; }
   // The waits before dialing again; before Start().
   void set_backoff(ReconnectBackoff backoff) { backoff_ = backoff; }
+  // A super-node that sends nothing this long (every heartbeat is answered) is left for the
+  // next; 0: only a closed connection counts. Before Start().
+  void set_silence_limit(std::chrono::milliseconds limit) { silence_limit_ = limit; }
 
  private:
   net::awaitable<void> Run();
@@ -69,6 +73,8 @@ class SupernodeLink {
   net::awaitable<Status> ServeOne(net::ConnectionPtr conn, bool& registered);
   // Waits before the next dial after `setbacks` in a row (none for 0); Stop() cuts it short.
   net::awaitable<void> Pause(unsigned setbacks);
+  // Heartbeats on `conn` until it closes; closes it once the super-node has been silent past the
+  // silence limit, and says so in silenced_.
   net::awaitable<void> Heartbeats(net::ConnectionPtr conn);
   // `registered`: set once the super-node acknowledged a registration on `conn`.
   net::awaitable<Status> ReadAcks(net::ConnectionPtr conn, bool& registered);
@@ -78,6 +84,11 @@ class SupernodeLink {
   SelfDescription self_;
   net::NetOptions net_;
   std::chrono::milliseconds heartbeat_;
+  std::chrono::milliseconds silence_limit_{0};
+  // When the current super-node last sent something (or was reached).
+  std::chrono::steady_clock::time_point last_heard_;
+  // The connection Heartbeats closed for its super-node's silence (compared, never used).
+  const net::Connection* silenced_ = nullptr;
   Logger log_;
   std::function<bool()> busy_;
   std::function<void(Status)> on_fatal_;

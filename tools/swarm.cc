@@ -201,6 +201,7 @@ int main(int argc, char** argv) {
         [](const net::RevocationList&) {});
     links.back().set_counters(&counters);
     links.back().set_backoff(daemon::ReconnectBackoff::WithSpread(o.reconnect_spread));
+    links.back().set_silence_limit(o.supernode_timeout);
   }
   identities->clear();
 

@@ -30,6 +30,9 @@ void DeclareSwarmOptions(OptionSet& set, SwarmOptions& o) {
   set.Duration("reconnect_spread_ms", o.reconnect_spread, 0,
                "as the daemon's: the spread of each played daemon's wait before it dials the "
                "next super-node once one is lost; 0 = at once (the thundering herd)");
+  set.Duration("supernode_timeout_ms", o.supernode_timeout, 0,
+               "as the daemon's: a super-node that answers nothing this long is left for the "
+               "next one; 0 = only a closed connection counts; more than heartbeat_ms");
   set.Duration("ramp_s", o.ramp, 0, 3600,
                "the daemons start spread evenly over this long; 0 = all at once (a "
                "registration storm)");
@@ -59,6 +62,11 @@ Status CheckSwarmOptions(const SwarmOptions& o) {
     return InvalidArgument(
         "option 'authority_private_key' is not set: the played daemons' certificates are "
         "signed with the authority's private key (--authority-private-key FILE)");
+  }
+  if (o.supernode_timeout.count() > 0 && o.supernode_timeout <= o.heartbeat) {
+    return InvalidArgument(
+        "option 'supernode_timeout_ms' (" + std::to_string(o.supernode_timeout.count()) +
+        ") must exceed heartbeat_ms (" + std::to_string(o.heartbeat.count()) + "), or be 0");
   }
   return Status::Ok();
 }

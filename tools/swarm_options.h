@@ -31,6 +31,8 @@ struct SwarmOptions {
   std::chrono::milliseconds heartbeat{1000};
   // As the daemon's reconnect_spread_ms (0: dial the next super-node at once).
   std::chrono::milliseconds reconnect_spread{1000};
+  // As the daemon's supernode_timeout_ms (0: only a closed connection counts).
+  std::chrono::milliseconds supernode_timeout{10000};
   // The daemons start spread over this long (0: all at once, a registration storm).
   std::chrono::duration<double> ramp{0};
   // At most this many daemons between their first dial and their first registration: the ramp

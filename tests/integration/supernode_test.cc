@@ -120,6 +120,23 @@ TEST_F(SupernodeTest, DaemonMovesToTheNextSupernodeWhenItsOwnDies) {
   EXPECT_TRUE(LogHas("d1", "lost super-node")) << Log("d1");
 }
 
+// A super-node that stops answering without closing its connections (its host hung, or cut off
+// by the network: the daemon's heartbeats then wait in TCP's buffers and nothing fails for many
+// minutes; SIGSTOP plays it here) is left after supernode_timeout_ms of silence for the next one.
+TEST_F(SupernodeTest, DaemonMovesToTheNextSupernodeWhenItsOwnFallsSilent) {
+  const std::string a = StartSupernode("sna");
+  const std::string b = StartSupernode("snb");
+  StartDaemon("d1", {a, b}, "key.toml", "1",
+              {"--heartbeat-ms", "200", "--supernode-timeout-ms", "1500"});
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("sna", "daemon d1 registered"); })) << Log("sna");
+  procs_.at("sna").Signal(SIGSTOP);
+  EXPECT_TRUE(
+      WaitUntil([&] { return LogHas("snb", "daemon d1 registered"); }, std::chrono::seconds(60)))
+      << Log("d1");
+  EXPECT_TRUE(LogHas("d1", "no answer for 1500 ms")) << Log("d1");
+  procs_.at("sna").Signal(SIGCONT);
+}
+
 TEST_F(SupernodeTest, PeersLendTheirDaemonsToASpawner) {
   const std::string a = StartSupernode("sna");
   const std::string b = StartSupernode("snb", {"--peer", a});

@@ -1,4 +1,5 @@
-// The address a daemon registers: the bound one, or the one it is told to advertise.
+// The address a daemon registers (the bound one, or the one it is told to advertise), and the
+// checks of options that depend on each other.
 #include "daemon/daemon_options.h"
 
 #include <gtest/gtest.h>
@@ -20,6 +21,21 @@ TEST(AdvertisedAddressTest, TheBoundAddressUnlessAnotherIsGiven) {
   EXPECT_TRUE(IsWildcard("0.0.0.0"));
   EXPECT_TRUE(IsWildcard("::"));
   EXPECT_FALSE(IsWildcard("127.0.0.1"));
+}
+
+// A silence limit must leave room for a heartbeat's answer: at or under the period it would
+// leave every super-node at once.
+TEST(CheckDaemonOptionsTest, ASuperNodeTimeoutExceedsTheHeartbeatPeriodOrIsOff) {
+  DaemonOptions o;
+  o.allow_unsigned_plugins = true;
+  EXPECT_TRUE(CheckDaemonOptions(o).ok());  // the defaults: 10 s against 1 s
+  o.supernode_timeout = std::chrono::milliseconds(0);
+  EXPECT_TRUE(CheckDaemonOptions(o).ok());
+  o.supernode_timeout = o.heartbeat;
+  const Status s = CheckDaemonOptions(o);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(),
+            "option 'supernode_timeout_ms' (1000) must exceed heartbeat_ms (1000), or be 0");
 }
 
 }  // namespace
