@@ -120,6 +120,7 @@ awaitable<Status> SupernodeSession::Serve(net::ConnectionPtr conn) {
   for (;;) {
     auto msg = co_await conn->Receive();
     if (!msg.ok()) co_return msg.status();
+    last_heard_ = Clock::now();
     auto env = (*msg)->root();
     if (env.isRevocations()) {
       OnRevocations(net::ReadRevocationList(env.getRevocations()));
@@ -198,8 +199,26 @@ awaitable<Result<GrantAnswer>> SupernodeSession::Request(std::string job, uint32
       r.setSpares(spares);
       r.setHoldMs(static_cast<uint32_t>(hold.count()));
     });
+    // The super-node answers once the hold is over, at the latest: an answer not come by then
+    // and kAnswerGrace more, with nothing else heard on the link meanwhile, is a super-node that
+    // stopped answering without closing anything (its host hung, or the network cut it off).
+    const Clock::time_point sent = Clock::now();
+    const Clock::time_point due = sent + hold + kAnswerGrace;
+    const net::ConnectionPtr asked = conn_;
     auto reply = co_await slot->Wait(
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()));
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::min(due, deadline) - sent));
+    if (!reply && Clock::now() >= due && asked == conn_ && asked->is_open()) {
+      if (last_heard_ < sent) {
+        log_->warn("{} answered nothing for {:.1f} s (a request held {} ms): leaving it",
+                   asked->Describe(), std::chrono::duration<double>(Clock::now() - sent).count(),
+                   hold.count());
+        asked->Close();  // KeepLinked fails over; the loop asks again on the next link
+      } else {
+        // It speaks, only late: the answer may still come (asking again could be granted twice).
+        reply = co_await slot->Wait(
+            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()));
+      }
+    }
     pending_.erase(id);
     if (reply) co_return std::move(*reply);
   }

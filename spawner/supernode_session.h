@@ -1,8 +1,10 @@
 // The spawner's link to the super-nodes of a platform, for the whole run: one connection at a
 // time, to the first super-node of the list that answers; when that connection is lost (the
 // super-node died, say) the session fails over to the next one, cycling through the list until
-// one answers or the session stops. Requests for daemons are matched with their grants by
-// request id; a request whose link was lost before the grant came is sent again on the next.
+// one answers or the session stops. A super-node that leaves a request unanswered past its hold
+// and answers nothing else meanwhile is lost as well (a hung host closes nothing). Requests for
+// daemons are matched with their grants by request id; a request whose link was lost before the
+// grant came is sent again on the next.
 //
 // A grant lost with its super-node leaves nothing behind: that super-node is gone, and the
 // daemons it granted register again elsewhere, as free.
@@ -64,6 +66,9 @@ class SupernodeSession {
   // The longest a super-node is asked to hold a request that cannot be met at once (it answers
   // as soon as daemons register); under kMinAnswerTime, so that the answer still comes in time.
   static constexpr std::chrono::milliseconds kMaxHold{3000};
+  // How long after its hold a request's answer may take before the super-node, silent on the
+  // link meanwhile, is taken for lost: the link is closed and the request asked of the next.
+  static constexpr std::chrono::milliseconds kAnswerGrace{2000};
   // Asks for `count + spares` daemons for `job`, to be held by the super-node until met or until
   // `deadline` (kMaxHold at most). Returns the answer of the super-node that took the request
   // (failing over as needed), or Unavailable when none answered before `deadline` (or
@@ -107,6 +112,8 @@ class SupernodeSession {
   std::string spawner_id_;
   Logger log_;
   net::ConnectionPtr conn_;
+  // When the current link last brought a message.
+  std::chrono::steady_clock::time_point last_heard_;
   // The connection to an older super-node that was told once the job goes unlisted there.
   const net::Connection* unlisted_at_ = nullptr;
   std::set<net::asio::steady_timer*> waiters_;  // one timer per coroutine in WaitForChange()

@@ -568,5 +568,49 @@ TEST_F(FaultTest, WithNoSpareTheSupernodeSuppliesTheReplacement) {
   EXPECT_LT(j["result"]["error_inf"].get<double>(), 1e-7) << j.dump();
 }
 
+// The spawner's super-node hangs mid-run (SIGSTOP: its connections stay open, nothing is
+// answered) and a task daemon dies: the replacement is asked of it, goes unanswered past the
+// request's hold, and the spawner leaves it for the next super-node of its list, where the spare
+// daemon registered meanwhile (the daemons left the silent one too).
+TEST_F(FaultTest, AReplacementIsAskedOfTheNextSupernodeWhenTheFirstFallsSilent) {
+  const std::string a = StartSupernode("sna");
+  const std::string b = StartSupernode("snb");
+  for (const char* d : {"d1", "d2", "d3", "d4"}) {
+    StartDaemon(d, {a, b}, "key.toml", "1",
+                {"--heartbeat-ms", "200", "--supernode-timeout-ms", "1500"});
+  }
+  ASSERT_TRUE(WaitUntil([&] {
+    return LogHas("sna", "daemon d1 registered") && LogHas("sna", "daemon d2 registered") &&
+           LogHas("sna", "daemon d3 registered") && LogHas("sna", "daemon d4 registered");
+  })) << Log("sna");
+  WriteJob("cg.toml",
+           "name = \"hung\"\napp = \"cg\"\ntasks = 3\ntimeout_s = 300\ncheckpoint_seconds = 0.2\n"
+           "[params]\ninner = \"cg\"\nn = 300000\nbandwidth = 12\ntolerance = 1e-10\n");
+  auto spawner = Start("aiac-spawner",
+                       {"run", "--config", dir_ / "key.toml", "--supernode", a, "--supernode", b,
+                        dir_ / "cg.toml", "--json", dir_ / "hung.json"},
+                       dir_ / "spawner.log");
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("spawner", "starting"); }, std::chrono::seconds(120)))
+      << Log("spawner");
+  const auto first = TaskDaemons(Log("spawner"));
+  ASSERT_EQ(first.size(), 3u) << Log("spawner");
+  procs_.at("sna").Signal(SIGSTOP);
+  procs_.at(first[0]).Signal(SIGKILL);
+  auto code = spawner.WaitFor(std::chrono::seconds(240));
+  procs_.at("sna").Signal(SIGCONT);
+  ASSERT_TRUE(code.has_value()) << Log("spawner");
+  ASSERT_EQ(*code, 0) << Log("spawner");
+  auto j = Json("hung.json");
+  EXPECT_EQ(j["status"], "converged");
+  EXPECT_EQ(j["supernode_failovers"], 1);
+  ASSERT_EQ(j["replacements"].size(), 1u);
+  const std::string taker = j["replacements"][0]["daemon"];
+  EXPECT_EQ(std::count(first.begin(), first.end(), taker), 0) << taker;
+  EXPECT_TRUE(LogHas("spawner", "answered nothing for")) << Log("spawner");
+  EXPECT_TRUE(LogHas("spawner", "daemon " + taker + " granted by super-node snb"))
+      << Log("spawner");
+  EXPECT_LT(j["result"]["error_inf"].get<double>(), 1e-7) << j.dump();
+}
+
 }  // namespace
 }  // namespace aiac::testing
