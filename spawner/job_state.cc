@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <thread>
 
 #include "core/little_endian.h"
 #include "storage/rocksdb_support.h"
@@ -71,6 +72,19 @@ Result<std::unique_ptr<JobState>> JobState::Create(const std::string& dir) {
   auto state = std::unique_ptr<JobState>(new JobState(dir, std::move(db)));
   AIAC_RETURN_IF_ERROR(state->PutJson(kFormatKey, kFormat));
   return state;
+}
+
+Result<std::unique_ptr<JobState>> JobState::Open(const std::string& dir,
+                                                 std::chrono::milliseconds wait) {
+  const auto give_up = std::chrono::steady_clock::now() + wait;
+  for (;;) {
+    auto state = Open(dir);
+    if (state.ok() || state.status().code() != StatusCode::kUnavailable ||
+        std::chrono::steady_clock::now() >= give_up) {
+      return state;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
 }
 
 Result<std::unique_ptr<JobState>> JobState::Open(const std::string& dir) {

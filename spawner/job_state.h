@@ -19,6 +19,7 @@
 // kInvalidArgument. Not thread-safe: the spawner's io thread writes it.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -90,6 +91,11 @@ class JobState {
   // An existing one: kNotFound when `dir` does not exist or holds no database, kInvalidArgument
   // when it holds another database than a job state, kCorruption when RocksDB says so.
   static Result<std::unique_ptr<JobState>> Open(const std::string& dir);
+  // The same, waiting up to `wait` while another process holds it (kUnavailable): a spawner
+  // SIGKILLed a moment ago holds its lock until the kernel has torn it down, and a `resume` typed
+  // right after the kill would be refused for it.
+  static Result<std::unique_ptr<JobState>> Open(const std::string& dir,
+                                                std::chrono::milliseconds wait);
   ~JobState();
 
   const std::string& dir() const { return dir_; }

@@ -693,7 +693,8 @@ int ResumeCommand(const ResumeArgs& r) {
   StoredRun run;
   {
     // Closed again before the run: with --detach, RocksDB's threads must not cross the fork.
-    auto state = JobState::Open(dir);
+    // A spawner killed a moment ago may still hold the lock while the kernel tears it down.
+    auto state = JobState::Open(dir, std::chrono::seconds(3));
     if (!state.ok()) return refuse(state.status());
     auto end = (*state)->end();
     if (!end.ok()) return refuse(end.status());

@@ -6,6 +6,7 @@
 #include <rocksdb/db.h>
 
 #include <filesystem>
+#include <thread>
 
 #include "support/test_support.h"
 
@@ -169,6 +170,27 @@ TEST(JobStateTest, ADirectoryInUseIsRefused) {
   ASSERT_FALSE(second.ok());
   EXPECT_NE(second.status().message().find("in use by another process"), std::string::npos)
       << second.status().message();
+}
+
+// A resume right after its spawner was killed finds the lock held until the kernel has torn
+// the killed process down: it waits for it a little, then says the state is in use.
+TEST(JobStateTest, AnOpenMayWaitForTheHolderToLetGo) {
+  TempDir dir;
+  auto first = JobState::Create(dir / "state");
+  ASSERT_TRUE(first.ok());
+  auto refused = JobState::Open(dir / "state", std::chrono::milliseconds(100));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kUnavailable);
+  std::thread holder([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    first->reset();
+  });
+  auto waited = JobState::Open(dir / "state", std::chrono::seconds(60));
+  holder.join();
+  EXPECT_TRUE(waited.ok()) << waited.status().message();
+  // What is no state is refused at once, waiting or not.
+  auto none = JobState::Open(dir / "none", std::chrono::seconds(60));
+  EXPECT_EQ(none.status().code(), StatusCode::kNotFound);
 }
 
 TEST(JobStateTest, RecordsThatDoNotDecodeAreCorruption) {
