@@ -124,7 +124,11 @@ Result<std::shared_ptr<TaskSession>> TaskSession::Create(
   options.sync = a.sync;
   options.progress_period = progress_period;
   options.iteration_time = std::move(iteration_time);
-  if (prepared.restored) options.start_iteration = prepared.restored->iteration;
+  if (prepared.restored) {
+    options.start_iteration = prepared.restored->iteration;
+    // It first sends its checkpoint's last two iterations (task_state.h): its logs start there.
+    if (a.sync) s->log_start_ = std::max<uint64_t>(prepared.restored->iteration, 2) - 1;
+  }
   options.incarnation = a.incarnation;
   s->moves_applied_ = prepared.moves.moves;
   options.moves = std::move(prepared.moves);
@@ -454,7 +458,7 @@ uint64_t TaskSession::safe_checkpoint() const {
 }
 
 uint64_t TaskSession::value_log_from() const {
-  uint64_t from = 0;
+  uint64_t from = log_start_;
   for (const auto& [t, link] : links_) {
     if (link->log.dropped_through() > 0) from = std::max(from, link->log.dropped_through() + 1);
   }

@@ -191,7 +191,10 @@ class TaskSession : public std::enable_shared_from_this<TaskSession> {
   void TrimValues(uint32_t to, uint64_t before);
   // The newest iteration of this task's checkpoints that every backup acknowledged (0: none, or
   // no backups), and the oldest iteration every receiver's value log still holds beyond trims
-  // (0: nothing dropped for want of room): TaskProgress.safeCheckpoint and valueLogFrom.
+  // (0: nothing dropped for want of room, and the task not restored): TaskProgress.safeCheckpoint
+  // and valueLogFrom. A restored task's logs begin with what it sends first, its checkpoint's
+  // last two iterations: the values before died with its previous daemon. Said by the daemon, a
+  // spawner that resumed the job after the restore knows it too (Supervisor::SyncResumeProblem).
   uint64_t safe_checkpoint() const;
   uint64_t value_log_from() const;
   // Sends TaskProgress with the runner's latest report, the host's run-queue figures and its
@@ -248,7 +251,8 @@ class TaskSession : public std::enable_shared_from_this<TaskSession> {
   std::string job_;
   uint32_t task_;
   uint64_t incarnation_;
-  uint64_t moves_applied_ = 0;                           // io thread
+  uint64_t moves_applied_ = 0;  // io thread
+  uint64_t log_start_ = 0;      // a restored synchronous task's first logged iteration (0: from 0)
   std::optional<std::pair<bool, uint64_t>> last_local_;  // the last LocalConvergence; io thread
   SpawnerPort port_;
   Logger log_;

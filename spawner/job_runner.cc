@@ -584,11 +584,15 @@ awaitable<Result<std::optional<app::GatherReport>>> JobRunner::GatherSnapshots(
 }
 
 awaitable<std::optional<app::GatherReport>> JobRunner::GatherPartial() {
-  auto gathered = co_await GatherSnapshots("gathering the last iterate",
-                                           Clock::now() + std::chrono::seconds(10));
+  constexpr auto kLimit = std::chrono::seconds(10);
+  auto gathered = co_await GatherSnapshots("gathering the last iterate", Clock::now() + kLimit);
   if (!gathered.ok() || !*gathered) {
+    // (WaitUntil's timeout names timeout_s, which is not the limit here.)
     log_->warn("job {}: no last iterate to write: {}", summary_.job_id,
-               gathered.ok() ? "a task moved meanwhile" : gathered.status().message());
+               gathered.ok() ? std::string("a task moved meanwhile")
+               : gathered.status().code() == StatusCode::kTimeout
+                   ? fmt::format("not every task sent its slice within {} s", kLimit.count())
+                   : gathered.status().message());
     co_return std::nullopt;
   }
   const app::GatherReport& report = **gathered;

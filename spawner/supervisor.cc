@@ -314,7 +314,9 @@ std::string Supervisor::SyncResumeProblem(size_t task, uint64_t restored) const 
       return name + " restored at iteration " + std::to_string(restored) + " needs task " +
              std::to_string(j) + "'s values from iteration " + std::to_string(need) +
              ", which holds them only from iteration " + std::to_string(holds) +
-             (sender.value_log_from > need ? " (value_log_mb is too small)" : "");
+             (sender.value_log_from > need
+                  ? " (its logs begin there: it was restored itself, or value_log_mb is too small)"
+                  : "");
     }
   }
   // What the restored task sends first (task_state.h): its values of its checkpoint's last two

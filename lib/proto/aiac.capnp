@@ -344,7 +344,8 @@ struct TaskProgress {
   profile @16 :TaskProfile;     # runtime::TaskProfile, since the task started on this daemon
   # Synchronous runs (daemon/value_log.h): the newest iteration of this task's checkpoints that
   # every backup acknowledged, and the oldest iteration its value log still holds for every
-  # receiver beyond what TrimValues allowed to drop (0: it dropped nothing for want of room).
+  # receiver beyond what TrimValues allowed to drop (0: it dropped nothing for want of room, and
+  # the task was not restored; a restored task logs from its checkpoint's last but one iteration).
   safeCheckpoint @17 :UInt64;
   valueLogFrom @18 :UInt64;
 }

@@ -358,6 +358,28 @@ TEST_F(TaskSessionTest, ASyncSessionTrimsItsValueLogsAndReportsWhatItsBackupsAnd
   EXPECT_FALSE(async->links().at(1)->log.enabled());
 }
 
+// A synchronous task restored at iteration 40 logs from 39 on (it sends its checkpoint's last two
+// iterations first): the values before died with its previous daemon. Its reports say so, for a
+// spawner that resumed the job after the restore and cannot know it otherwise: a neighbour
+// restored from an older checkpoint would wait for them for ever.
+TEST_F(TaskSessionTest, ARestoredSyncTaskReportsThatItsLogsBeginAtItsCheckpoint) {
+  Assignment a = AnAssignment();
+  a.sync = true;
+  a.value_log_mb = 1;
+  auto s = Make(a, std::make_unique<CountingApp>(50),
+                checkpoint::MakeCheckpoint("j", 0, 2, 40, runtime::EncodeTaskState({}, "40")));
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->value_log_from(), 39u);
+  s->ReportProgress();
+  EXPECT_EQ(
+      spawner_.Last(&proto::Envelope::Reader::isTaskProgress)->getTaskProgress().getValueLogFrom(),
+      39u);
+  // Its first daemon's logs hold everything from the start.
+  auto first = Make(a, std::make_unique<CountingApp>(50));
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->value_log_from(), 0u);
+}
+
 TEST_F(TaskSessionTest, AFailingTaskSendsItsErrorAndEnds) {
   auto s = Make(AnAssignment(), std::make_unique<CountingApp>(50, 7));
   ASSERT_TRUE(s);
