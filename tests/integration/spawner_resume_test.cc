@@ -2,9 +2,11 @@
 // SIGKILLed while the tasks run, while it assigns them or while it gathers the result is
 // resumed from its state directory by `aiac-spawner resume`, which adopts the tasks on their
 // daemons, replaces a daemon killed meanwhile, and ends the run with the fault-free answer; a
-// state in use is refused to a second spawner; `resume` of a finished job says so, and of a
-// directory that is not a job's state fails in one line.
+// state in use is refused to a second spawner, and one cut off while another took the job over
+// stops without ending it; `resume` of a finished job says so, and of a directory that is not a
+// job's state fails in one line.
 #include <csignal>
+#include <filesystem>
 
 #include "integration/cluster_fixture.h"
 #include "integration/run_checks.h"
@@ -137,6 +139,37 @@ TEST_F(ResumeRun, ASecondResumeWhileTheFirstRunsIsRefused) {
   spawner.WaitFor(std::chrono::seconds(10));
   ASSERT_EQ(Resume(), 0) << Log("resumed");
   EXPECT_EQ(Json("s.json")["status"], "converged");
+}
+
+// Two spawners may not drive one job: a spawner cut off (SIGSTOP here) while another resumed the
+// job from a copy of its state (as a second host sharing the directory would) is fenced out. The
+// daemons take commands only from the newest spawner incarnation; when the old one comes back it
+// hears it was superseded and stops, without halting or releasing what is no longer its own, and
+// the new one ends the run with the right answer.
+TEST_F(ResumeRun, ASpawnerThatComesBackAfterAnotherTookTheJobOverStopsWithoutEndingIt) {
+  SetUpPlatform(5);
+  auto spawner = StartRun();
+  ASSERT_TRUE(
+      WaitUntil([&] { return MaxCheckpoints(Log("spawner")) >= 8; }, std::chrono::seconds(120)))
+      << Log("spawner");
+  spawner.Signal(SIGSTOP);
+  std::filesystem::copy(dir_ / "state", dir_ / "state2", std::filesystem::copy_options::recursive);
+  auto resumed = Start("aiac-spawner", {"resume", dir_ / "state2", "--json", dir_ / "s.json"},
+                       dir_ / "resumed.log");
+  ASSERT_TRUE(WaitUntil([&] { return Count(Log("resumed"), "adopted on daemon") == 4; },
+                        std::chrono::seconds(120)))
+      << Log("resumed");
+  spawner.Signal(SIGCONT);
+  const auto old_code = spawner.WaitFor(std::chrono::seconds(120));
+  ASSERT_TRUE(old_code.has_value()) << Log("spawner");
+  EXPECT_NE(*old_code, 0) << Log("spawner");
+  EXPECT_TRUE(LogHas("spawner", "spawner incarnation 2 took the job over")) << Log("spawner");
+  ASSERT_EQ(resumed.WaitFor(std::chrono::seconds(240)).value_or(-1), 0) << Log("resumed");
+  auto j = Json("s.json");
+  EXPECT_EQ(j["status"], "converged");
+  EXPECT_EQ(j["failures"], 0) << Log("resumed");
+  EXPECT_EQ(j["spawner_restarts"], 1);
+  EXPECT_LT(DistanceToTheDirectSolution(j["output"].get<std::string>(), {kRows, 12, 5}), 1e-8);
 }
 
 // Killed while a daemon still builds its task (the test plugin's app takes 6 s there): that
