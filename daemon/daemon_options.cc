@@ -1,6 +1,7 @@
 #include "daemon/daemon_options.h"
 
 #include "core/logging.h"
+#include "daemon/supernode_link.h"
 #include "net/net_config.h"
 #include "runtime/code_signing.h"
 
@@ -92,11 +93,7 @@ Status CheckDaemonOptions(const DaemonOptions& o) {
       return InvalidArgument("option 'trusted_keys': " + raw.status().message());
     }
   }
-  if (o.supernode_timeout.count() > 0 && o.supernode_timeout <= o.heartbeat) {
-    return InvalidArgument(
-        "option 'supernode_timeout_ms' (" + std::to_string(o.supernode_timeout.count()) +
-        ") must exceed heartbeat_ms (" + std::to_string(o.heartbeat.count()) + "), or be 0");
-  }
+  if (Status s = CheckSilenceLimit(o.supernode_timeout, o.heartbeat); !s.ok()) return s;
   if (!o.advertise.empty()) {
     if (Status s = AdvertisedAddress(Endpoint{"127.0.0.1", 1}, o.advertise).status(); !s.ok()) {
       return s;

@@ -7,6 +7,13 @@ namespace aiac::daemon {
 
 namespace asio = net::asio;
 
+Status CheckSilenceLimit(std::chrono::milliseconds limit, std::chrono::milliseconds heartbeat) {
+  if (limit.count() == 0 || limit > heartbeat) return Status::Ok();
+  return InvalidArgument("option 'supernode_timeout_ms' (" + std::to_string(limit.count()) +
+                         ") must exceed heartbeat_ms (" + std::to_string(heartbeat.count()) +
+                         "), or be 0");
+}
+
 SupernodeLink::SupernodeLink(asio::any_io_executor executor, std::vector<Endpoint> supernodes,
                              SelfDescription self, net::NetOptions net,
                              std::chrono::milliseconds heartbeat, Logger log,

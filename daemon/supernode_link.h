@@ -44,6 +44,10 @@ struct LinkCounters {
   std::atomic<uint64_t> dials{0};          // super-nodes dialled, answered or not
 };
 
+// The `supernode_timeout_ms` option against `heartbeat_ms`: a silence limit must leave room for
+// a heartbeat's answer (0: off).
+Status CheckSilenceLimit(std::chrono::milliseconds limit, std::chrono::milliseconds heartbeat);
+
 class SupernodeLink {
  public:
   SupernodeLink(net::asio::any_io_executor executor, std::vector<Endpoint> supernodes,

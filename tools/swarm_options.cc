@@ -1,6 +1,7 @@
 #include "tools/swarm_options.h"
 
 #include "core/logging.h"
+#include "daemon/supernode_link.h"
 #include "net/net_config.h"
 
 namespace aiac::tools {
@@ -63,11 +64,7 @@ Status CheckSwarmOptions(const SwarmOptions& o) {
         "option 'authority_private_key' is not set: the played daemons' certificates are "
         "signed with the authority's private key (--authority-private-key FILE)");
   }
-  if (o.supernode_timeout.count() > 0 && o.supernode_timeout <= o.heartbeat) {
-    return InvalidArgument(
-        "option 'supernode_timeout_ms' (" + std::to_string(o.supernode_timeout.count()) +
-        ") must exceed heartbeat_ms (" + std::to_string(o.heartbeat.count()) + "), or be 0");
-  }
+  if (Status s = daemon::CheckSilenceLimit(o.supernode_timeout, o.heartbeat); !s.ok()) return s;
   return Status::Ok();
 }
 
