@@ -584,15 +584,11 @@ awaitable<Result<std::optional<app::GatherReport>>> JobRunner::GatherSnapshots(
 }
 
 awaitable<std::optional<app::GatherReport>> JobRunner::GatherPartial() {
-  constexpr auto kLimit = std::chrono::seconds(10);
-  auto gathered = co_await GatherSnapshots("gathering the last iterate", Clock::now() + kLimit);
+  auto gathered = co_await GatherSnapshots("gathering the last iterate",
+                                           Clock::now() + std::chrono::seconds(10));
   if (!gathered.ok() || !*gathered) {
-    // (WaitUntil's timeout names timeout_s, which is not the limit here.)
     log_->warn("job {}: no last iterate to write: {}", summary_.job_id,
-               gathered.ok() ? std::string("a task moved meanwhile")
-               : gathered.status().code() == StatusCode::kTimeout
-                   ? fmt::format("not every task sent its slice within {} s", kLimit.count())
-                   : gathered.status().message());
+               gathered.ok() ? "a task moved meanwhile" : gathered.status().message());
     co_return std::nullopt;
   }
   const app::GatherReport& report = **gathered;
@@ -633,7 +629,8 @@ awaitable<void> JobRunner::Finish(bool converged) {
 
 awaitable<Status> JobRunner::WaitUntil(const std::function<bool()>& done, const char* phase,
                                        SteadyTime deadline, bool iterating) {
-  auto next_progress = Clock::now() + options_.progress;
+  const SteadyTime start = Clock::now();
+  auto next_progress = start + options_.progress;
   // "assigning", "running", "checking the result", "gathering ...": the status phase is the
   // first word.
   phase_ = std::string(phase).substr(0, std::string_view(phase).find(' '));
@@ -643,8 +640,13 @@ awaitable<Status> JobRunner::WaitUntil(const std::function<bool()>& done, const 
     if (done()) co_return Status::Ok();
     const auto now = Clock::now();
     if (now > deadline) {
-      co_return Timeout(std::string("job timed out while ") + phase +
-                        " (timeout_s = " + NumberText(job_.timeout.count()) + ")");
+      // The job's own deadline, or a shorter limit of the phase (the last iterate's gathering).
+      if (deadline == deadline_) {
+        co_return Timeout(std::string("job timed out while ") + phase +
+                          " (timeout_s = " + NumberText(job_.timeout.count()) + ")");
+      }
+      co_return Timeout(fmt::format("gave up {} after {:.0f} s", phase,
+                                    std::chrono::duration<double>(deadline - start).count()));
     }
     if (now >= next_progress) {
       supervisor_->Tick(now);
