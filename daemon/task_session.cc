@@ -9,6 +9,7 @@
 #include "net/capnp_bytes.h"
 #include "runtime/move_kind_wire.h"
 #include "runtime/task_profile_wire.h"
+#include "runtime/task_state.h"
 
 namespace aiac::daemon {
 
@@ -126,8 +127,7 @@ Result<std::shared_ptr<TaskSession>> TaskSession::Create(
   options.iteration_time = std::move(iteration_time);
   if (prepared.restored) {
     options.start_iteration = prepared.restored->iteration;
-    // It first sends its checkpoint's last two iterations (task_state.h): its logs start there.
-    if (a.sync) s->log_start_ = std::max<uint64_t>(prepared.restored->iteration, 2) - 1;
+    if (a.sync) s->log_start_ = runtime::FirstResentIteration(prepared.restored->iteration);
   }
   options.incarnation = a.incarnation;
   s->moves_applied_ = prepared.moves.moves;

@@ -10,6 +10,7 @@
 #include "runtime/move_kind_wire.h"
 #include "runtime/plugin.h"
 #include "runtime/task_profile_wire.h"
+#include "runtime/task_state.h"
 #include "spawner/spawner_metrics.h"
 
 namespace aiac::spawner {
@@ -321,7 +322,7 @@ std::string Supervisor::SyncResumeProblem(size_t task, uint64_t restored) const 
   }
   // What the restored task sends first (task_state.h): its values of its checkpoint's last two
   // iterations.
-  const uint64_t sends_from = std::max<uint64_t>(restored, 2) - 1;
+  const uint64_t sends_from = runtime::FirstResentIteration(restored);
   if (sends_from <= 1) return "";
   for (size_t r = 0; r < tasks_.size(); ++r) {
     const auto& senders = deployment_->senders(r);
@@ -439,7 +440,7 @@ void Supervisor::OnReady(size_t task, proto::TaskReady::Reader r, SteadyTime now
         return;
       }
       s.restored_at = rep.restored_iteration;
-      s.log_start = std::max<uint64_t>(rep.restored_iteration, 2) - 1;
+      s.log_start = runtime::FirstResentIteration(rep.restored_iteration);
       s.value_log_from = 0;
     }
     Record(HistoryEntry::Kind::kResumed, task, now, rep.restored_iteration);

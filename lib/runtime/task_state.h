@@ -15,6 +15,7 @@
 // Pure.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -48,6 +49,13 @@ struct SentValues {
   std::vector<Value> values;
   bool operator==(const SentValues&) const = default;
 };
+
+// The first iteration whose values a synchronous task restored at iteration `restored` sends
+// again (its checkpoint's last two; iteration 0 is the initial state, which no one waits for):
+// its new daemon's value logs begin there.
+inline uint64_t FirstResentIteration(uint64_t restored) {
+  return std::max<uint64_t>(restored, 2) - 1;
+}
 
 std::string EncodeTaskState(const MoveState& moves, std::string_view app_state,
                             const std::vector<SentValues>& sent = {});
