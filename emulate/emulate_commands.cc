@@ -10,6 +10,7 @@
 #include <boost/asio.hpp>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -264,26 +265,45 @@ int Down(const std::string& name_or_file, bool all) {
   return code;
 }
 
+// The node `node` (id or address) of the platform in `state`; else an error naming its nodes.
+Result<const emulation::OsNode*> FindNode(const PlatformState& state, const std::string& node) {
+  if (const emulation::OsNode* n = state.plan.Find(node)) return n;
+  std::string ids;
+  for (const auto& o : state.plan.nodes) ids += (ids.empty() ? "" : ", ") + o.id;
+  return InvalidArgument("platform " + state.plan.name + " has no node '" + node +
+                         "' (nodes: " + ids + ")");
+}
+
 int Exec(const std::string& platform, const std::string& node,
          const std::vector<std::string>& command) {
   if (command.empty()) return Fail(InvalidArgument("exec: no command after the node"), 2);
   auto state = PickPlatform(platform);
   if (!state.ok()) return Fail(state.status());
-  const emulation::OsNode* n = state->plan.Find(node);
-  if (!n) {
-    std::string ids;
-    for (const auto& o : state->plan.nodes) ids += (ids.empty() ? "" : ", ") + o.id;
-    return Fail(InvalidArgument("platform " + state->plan.name + " has no node '" + node +
-                                "' (nodes: " + ids + ")"),
-                2);
-  }
-  if (Status s = EnterNode(*n, state->cpu, state->plan.name); !s.ok()) return Fail(s);
+  auto n = FindNode(*state, node);
+  if (!n.ok()) return Fail(n.status(), 2);
+  if (Status s = EnterNode(**n, state->cpu, state->plan.name); !s.ok()) return Fail(s);
   std::vector<char*> argv;
   for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   execvp(argv[0], argv.data());
   std::fprintf(stderr, "aiac-emulate: cannot execute %s: %s\n", argv[0], std::strerror(errno));
   return 127;
+}
+
+int SetCpu(const std::string& platform, const std::string& node, double factor) {
+  if (!(factor > 0) || factor > 64)
+    return Fail(InvalidArgument("cpu: the factor must be above 0 and at most 64"), 2);
+  auto state = PickPlatform(platform);
+  if (!state.ok()) return Fail(state.status());
+  auto n = FindNode(*state, node);
+  if (!n.ok()) return Fail(n.status(), 2);
+  const double cores = (*n)->cores * factor;
+  if (Status s = SetCpuQuota(state->cpu, CgroupDir(state->cpu, state->plan.name, (*n)->id), cores);
+      !s.ok()) {
+    return Fail(s);
+  }
+  std::printf("%s: %.3f cores (%g x its %.3f)\n", (*n)->id.c_str(), cores, factor, (*n)->cores);
+  return 0;
 }
 
 int Rsh(const std::vector<std::string>& args) {
@@ -328,12 +348,19 @@ int PrintStatus(const std::string& platform) {
     std::printf("  %-16s %-12s %-15s %-7s %-7s %-9s %s\n", "node", "cluster", "address", "power",
                 "cores", "namespace", "processes");
     for (const auto& n : state->plan.nodes) {
-      std::ifstream procs(CgroupDir(state->cpu, name, n.id) + "/cgroup.procs");
+      const std::string cgroup = CgroupDir(state->cpu, name, n.id);
+      std::ifstream procs(cgroup + "/cgroup.procs");
       int count = 0;
       for (std::string line; std::getline(procs, line);) ++count;
-      std::printf("  %-16s %-12s %-15s %-7g %-7.3f %-9s %d\n", n.id.c_str(), n.cluster.c_str(),
-                  n.address.c_str(), n.power, n.cores, NamespaceExists(n.netns) ? "yes" : "MISSING",
-                  count);
+      // The quota now: `cpu` may have changed it since `up`.
+      const auto quota = ReadCpuQuota(state->cpu, cgroup);
+      const double cores = quota.ok() && *quota > 0 ? *quota : n.cores;
+      char planned[48] = "";
+      if (std::abs(cores - n.cores) > 5e-4)
+        std::snprintf(planned, sizeof planned, "  (set by cpu; planned %.3f)", n.cores);
+      std::printf("  %-16s %-12s %-15s %-7g %-7.3f %-9s %d%s\n", n.id.c_str(), n.cluster.c_str(),
+                  n.address.c_str(), n.power, cores, NamespaceExists(n.netns) ? "yes" : "MISSING",
+                  count, planned);
     }
   }
   return 0;

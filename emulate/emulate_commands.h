@@ -28,6 +28,12 @@ int Exec(const std::string& platform, const std::string& node,
 // HOST, on whichever platform is up has it.
 int Rsh(const std::vector<std::string>& args);
 
+// Sets the CPU quota of `node` (id or address) of `platform` (may be empty when one platform is
+// up) to `factor` times its share from the platform file, while the platform is up: a node's
+// host loses (factor < 1) or regains (1) speed in the middle of a run, as a desktop does when its
+// owner comes back. Prints "nice-1: 0.083 cores (0.25 x its 0.333)".
+int SetCpu(const std::string& platform, const std::string& node, double factor);
+
 // Prints an MPI hostfile of the platform (one "ADDRESS slots=1" line per node, in file order).
 int PrintHostfile(const std::string& platform);
 

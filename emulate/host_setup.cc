@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -185,11 +186,32 @@ Status MakeNode(const emulation::OsNode& node, CpuController controller,
   }
   fs::create_directory(dir, ec);
   if (ec) return IoError("cannot make " + dir + ": " + ec.message());
-  const int quota = std::max(1000, static_cast<int>(std::lround(node.cores * kPeriodUs)));
+  return SetCpuQuota(controller, dir, node.cores);
+}
+
+Status SetCpuQuota(CpuController controller, const std::string& dir, double cores) {
+  const int quota = std::max(1000, static_cast<int>(std::lround(cores * kPeriodUs)));
   if (controller == CpuController::kV2)
     return WriteControl(dir + "/cpu.max", std::to_string(quota) + " " + std::to_string(kPeriodUs));
   AIAC_RETURN_IF_ERROR(WriteControl(dir + "/cpu.cfs_period_us", std::to_string(kPeriodUs)));
   return WriteControl(dir + "/cpu.cfs_quota_us", std::to_string(quota));
+}
+
+Result<double> ReadCpuQuota(CpuController controller, const std::string& dir) {
+  double quota = -1, period = kPeriodUs;
+  if (controller == CpuController::kV2) {
+    std::ifstream in(dir + "/cpu.max");
+    std::string max;
+    if (!(in >> max >> period)) return IoError("cannot read " + dir + "/cpu.max");
+    if (max == "max") return -1.0;
+    quota = std::atof(max.c_str());
+  } else {
+    std::ifstream q(dir + "/cpu.cfs_quota_us"), p(dir + "/cpu.cfs_period_us");
+    if (!(q >> quota) || !(p >> period)) return IoError("cannot read " + dir + "/cpu.cfs_quota_us");
+    if (quota < 0) return -1.0;
+  }
+  if (!(period > 0)) return IoError("a period of 0 in " + dir);
+  return quota / period;
 }
 
 Status MakeHostPort(const emulation::OsPlatform& plan) {

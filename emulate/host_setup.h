@@ -35,6 +35,11 @@ Status RunCommand(const std::vector<std::string>& argv);
 Status MakeNode(const emulation::OsNode& node, CpuController controller,
                 const std::string& platform);
 
+// Sets the quota of the cgroup in `dir` to `cores` (at least 1 % of a core).
+Status SetCpuQuota(CpuController controller, const std::string& dir, double cores);
+// The quota of the cgroup in `dir` in cores; -1 when it has none.
+Result<double> ReadCpuQuota(CpuController controller, const std::string& dir);
+
 // Makes the host's port into the platform: the TUN device plan.host_device in this namespace,
 // with plan.host_address in plan.subnet. Refused when the device exists.
 Status MakeHostPort(const emulation::OsPlatform& plan);

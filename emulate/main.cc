@@ -40,6 +40,14 @@ int main(int argc, char** argv) {
                      "As ssh, for launchers (Open MPI's plm_rsh_agent): [-options] HOST "
                      "COMMAND... runs COMMAND as that node");
 
+  auto* cpu = app.add_subcommand(
+      "cpu", "Set a node's CPU quota to FACTOR times its share while the platform is up");
+  double factor = 1;
+  cpu->add_option("node", node, "Node id (\"<cluster>-<k>\") or address")->required();
+  cpu->add_option("factor", factor, "Times the node's share from the platform file (1: restore)")
+      ->required();
+  cpu->add_option("--platform", platform, "Platform name; needed when several are up");
+
   auto* hostfile = app.add_subcommand("hostfile", "Print an MPI hostfile of the platform's nodes");
   std::string hostfile_platform;
   hostfile->add_option("platform", hostfile_platform, "Platform name; needed when several are up");
@@ -90,6 +98,7 @@ int main(int argc, char** argv) {
     if (command.empty()) command = exec->remaining();
     return Exec(platform, node, command);
   }
+  if (*cpu) return SetCpu(platform, node, factor);
   if (*hostfile) return PrintHostfile(hostfile_platform);
   if (*status) return PrintStatus(status_platform);
   if (*burn) return Burn(seconds);

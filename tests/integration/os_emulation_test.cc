@@ -168,6 +168,42 @@ background = {mean_jobs = 2.0, std_jobs = 0.0, mean_size = 1.0}
   EXPECT_LE(std::stod(m[1]), 0.3) << burn.output;
 }
 
+TEST_F(OsEmulationTest, ANodesCpuCanBeCutAndRestoredWhileItRuns) {
+  // One core shared out: a-1 has 0.4 of it. Cut to a quarter while a busy loop runs there, the
+  // loop's share falls; `status` shows the quota now; 1 gives the node its share back.
+  const Ran up = Shell(Emulate() + " up --cores 1 " + platform_);
+  ASSERT_EQ(up.code, 0) << up.output;
+  const Ran cut = Shell(Emulate() + " cpu --platform " + name_ + " a-1 0.25");
+  ASSERT_EQ(cut.code, 0) << cut.output;
+  EXPECT_NE(cut.output.find("a-1: 0.100 cores (0.25 x its 0.400)"), std::string::npos)
+      << cut.output;
+  const Ran status = Shell(Emulate() + " status " + name_);
+  EXPECT_NE(status.output.find("0.100   yes       0  (set by cpu; planned 0.400)"),
+            std::string::npos)
+      << status.output;
+  const Ran slowed = Shell(As("a-1") + Emulate() + " burn 3");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(slowed.output, m, std::regex(R"(cores ([0-9.]+))")))
+      << slowed.output;
+  EXPECT_GE(std::stod(m[1]), 0.06) << slowed.output;
+  EXPECT_LE(std::stod(m[1]), 0.14) << slowed.output;
+
+  ASSERT_EQ(Shell(Emulate() + " cpu --platform " + name_ + " a-1 1").code, 0);
+  const Ran back = Shell(Emulate() + " status " + name_);
+  EXPECT_EQ(back.output.find("set by cpu"), std::string::npos) << back.output;
+  const Ran restored = Shell(As("a-1") + Emulate() + " burn 3");
+  ASSERT_TRUE(std::regex_search(restored.output, m, std::regex(R"(cores ([0-9.]+))")))
+      << restored.output;
+  EXPECT_GE(std::stod(m[1]), 0.25) << restored.output;
+
+  const Ran zero = Shell(Emulate() + " cpu --platform " + name_ + " a-1 0");
+  EXPECT_EQ(zero.code, 2);
+  EXPECT_NE(zero.output.find("above 0"), std::string::npos) << zero.output;
+  const Ran unknown = Shell(Emulate() + " cpu --platform " + name_ + " c-9 0.5");
+  EXPECT_EQ(unknown.code, 2);
+  EXPECT_NE(unknown.output.find("no node 'c-9'"), std::string::npos) << unknown.output;
+}
+
 TEST_F(OsEmulationTest, AiacRunsItsDaemonsAsThePlatformsNodes) {
   const std::string job = dir_.path() + "/cg.toml";
   WriteFile(job,
