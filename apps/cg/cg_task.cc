@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <numeric>
 
 #include "apps/cg/byte_codec.h"
 #include "apps/cg/cg_messages.h"
@@ -93,9 +94,15 @@ Status CgTask::Absorb(uint32_t from, std::string_view bytes) {
 }
 
 Status CgTask::SolveBlock(const Eigen::VectorXd& rhs, Eigen::VectorXd& x) {
-  const std::string breakdown =
-      direct_ ? direct_->Solve(rhs, x, false).breakdown
-              : solver_->Solve(rhs, x, inner_tolerance_, std::max(100, 10 * b_.size())).breakdown;
+  std::string breakdown;
+  if (direct_) {
+    breakdown = direct_->Solve(rhs, x, false).breakdown;
+    last_solve_cost_ = 1;
+  } else {
+    auto outcome = solver_->Solve(rhs, x, inner_tolerance_, std::max(100, 10 * b_.size()));
+    breakdown = std::move(outcome.breakdown);
+    last_solve_cost_ = std::max(1, outcome.iterations);
+  }
   if (breakdown.empty()) return Status::Ok();
   return InvalidArgument("inner solver breakdown in the block of " + b_.Describe() + ": " +
                          breakdown);
@@ -147,7 +154,9 @@ Result<bool> CgTask::Iterate() {
   if (coarse_) coarse_->Contribute(x_, b_.own);
   const double moved = b_.size() > 0 ? (x_ - old).cwiseAbs().maxCoeff() : 0.0;
   ++iterations_;
-  work_done_ += static_cast<double>(b_.own.size());
+  work_done_ += static_cast<double>(b_.own.size()) * last_solve_cost_;
+  solve_costs_.push_back(last_solve_cost_);
+  if (solve_costs_.size() > kHistory) solve_costs_.pop_front();
   if (!std::isfinite(moved) || moved > 1e100) {
     return Diverged("diverged: block of " + b_.Describe() + " grew without bound");
   }
@@ -272,11 +281,16 @@ std::string CgTask::ResultSlice() const {
 
 double CgTask::RemainingWork() const {
   if (!movable_) return -1;
-  const double horizon = Horizon();
-  std::rotate(reported_horizons_.rbegin(), reported_horizons_.rbegin() + 1,
-              reported_horizons_.rend());
-  reported_horizons_[0] = horizon;
-  return static_cast<double>(b_.own.size()) * horizon;
+  const double per_row = Horizon() * CostPerIteration();
+  std::rotate(reported_per_row_.rbegin(), reported_per_row_.rbegin() + 1, reported_per_row_.rend());
+  reported_per_row_[0] = per_row;
+  return static_cast<double>(b_.own.size()) * per_row;
+}
+
+double CgTask::CostPerIteration() const {
+  if (solve_costs_.empty()) return 1;
+  return std::accumulate(solve_costs_.begin(), solve_costs_.end(), 0.0) /
+         static_cast<double>(solve_costs_.size());
 }
 
 Result<std::string> CgTask::ExportItems(double work, uint32_t to) {
@@ -288,8 +302,8 @@ Result<std::string> CgTask::ExportItems(double work, uint32_t to) {
                            std::to_string(to));
   }
   const int lo = Lo(), hi = Hi(), bw = movable_->bandwidth, d = movable_->overlap;
-  const double reported = *std::max_element(reported_horizons_.begin(), reported_horizons_.end());
-  const double per_row = reported > 0 ? reported : Horizon();
+  const double reported = *std::max_element(reported_per_row_.begin(), reported_per_row_.end());
+  const double per_row = reported > 0 ? reported : Horizon() * CostPerIteration();
   const double wanted = work > 0 && std::isfinite(work) ? std::round(work / per_row) : 0;
   const int k = static_cast<int>(
       std::clamp(wanted, 0.0, static_cast<double>(std::max(0, hi - lo - MinBlockRows(bw, d)))));

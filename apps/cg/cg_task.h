@@ -127,6 +127,13 @@ class CgTask final : public app::Task {
   // change that does not fall yet: as many again as so far.
   double Horizon() const;
   static constexpr double kMostIterations = 1e6;
+  // What an outer iteration costs per row, in the work units WorkDone counts: 1 with the factor
+  // (a solve costs the same every time), the inner CG's iterations otherwise (each a product
+  // with the block and a preconditioner step; far fewer once the inputs settle), as the mean
+  // of the last kHistory solves. A task's speed in rows x inner iterations per second is its
+  // host's; in rows per second, a task whose warm-started solves took 2 inner iterations looked
+  // 30 times as fast as its neighbour that took 60, and balancing moved most rows to it.
+  double CostPerIteration() const;
 
   // Places a neighbour's values (its first row, then the values) when they are the ones we use
   // from it now.
@@ -169,10 +176,13 @@ class CgTask final : public app::Task {
   int stable_ = 0;
   double change_ = 0;
   double work_done_ = 0;
+  int last_solve_cost_ = 1;        // SolveBlock's, in CostPerIteration's unit
+  std::deque<int> solve_costs_;    // the last kHistory of them
   std::deque<double> history_;     // the last kHistory changes
   std::string rows_beyond_slice_;  // KeepRowsBeyondSlice
-  // Horizon() as RemainingWork() reported it the last times, newest first (0: not yet).
-  mutable std::array<double, 4> reported_horizons_{};
+  // The work per row (Horizon() x CostPerIteration()) RemainingWork() reported the last times,
+  // newest first (0: not yet): ExportItems turns work into rows with the largest.
+  mutable std::array<double, 4> reported_per_row_{};
 };
 
 // One task, for the app and for tests (solve a whole system in-process). Fails when

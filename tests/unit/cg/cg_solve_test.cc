@@ -799,6 +799,45 @@ TEST(CgAppTest, DirectAndIterativeInnerSolvesAgree) {
   EXPECT_NE(app.Prepare(bad).status().message().find("params.inner must be"), std::string::npos);
 }
 
+// The work a task reports is rows x what its solves cost: one per row with the factor, the inner
+// CG's iterations otherwise, so that a task's speed (work over time) is its host's whichever
+// inputs it solved for. The remaining work weighs the rows the same way, so that the work asked
+// of an export still turns into the rows it was worth.
+TEST(CgAppTest, WorkCountsTheInnerIterationsOfEachSolve) {
+  CgApp app;
+  std::map<std::string, double> per_row_done;
+  for (const char* inner : {"direct", "cg"}) {
+    auto params = Params({{"n", "4000"},
+                          {"bandwidth", "9"},
+                          {"seed", "4"},
+                          {"tolerance", "1e-10"},
+                          {"coarse", "none"},
+                          {"inner", inner}},
+                         2);
+    auto plan = app.Prepare(params);
+    ASSERT_TRUE(plan.ok()) << plan.status().message();
+    std::vector<std::unique_ptr<app::Task>> tasks;
+    for (uint32_t l = 0; l < 2; ++l) {
+      auto t = app.MakeTask(params, l, plan->slices[l]);
+      ASSERT_TRUE(t.ok()) << t.status().message();
+      tasks.push_back(std::move(*t));
+    }
+    const auto rows = static_cast<double>(tasks[0]->ItemCount());
+    ASSERT_GT(rows, 0);
+    ASSERT_TRUE(tasks[0]->Iterate().ok());
+    per_row_done[inner] = tasks[0]->WorkDone() / rows;
+    // The remaining work per row is the horizon times the mean cost of a solve so far.
+    const double per_row_left = tasks[0]->RemainingWork() / rows;
+    EXPECT_GE(per_row_left, per_row_done[inner]) << inner;
+    auto out = tasks[0]->ExportItems(per_row_left * 100, 1);
+    ASSERT_TRUE(out.ok()) << out.status().message();
+    ASSERT_OK(tasks[1]->ImportItems(*out));
+    EXPECT_NEAR(rows - static_cast<double>(tasks[0]->ItemCount()), 100, 1) << inner;
+  }
+  EXPECT_EQ(per_row_done["direct"], 1);
+  EXPECT_GT(per_row_done["cg"], 5);  // a cold inner CG to 1e-10 takes many iterations
+}
+
 TEST(CgAppTest, CheckpointStateRoundTrips) {
   CgApp app;
   auto params = Params({{"n", "200"}, {"bandwidth", "3"}}, 2);
