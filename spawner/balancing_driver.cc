@@ -175,6 +175,7 @@ SteadyTime BalancingDriver::Tick(SteadyTime now) {
     balancing_->SetClusters(Clusters(supervisor_, settings_));
   const auto moves = balancing_->Check(SinceStart(now));
   const auto checked_next = AtSecond(balancing_->next_check_s());
+  LogJudged("at checking point " + std::to_string(balancing_->stats().checks));
   LogCheckingPoint(moves);
   if (moves.empty()) return checked_next;
   queue_.assign(moves.begin(), moves.end());
@@ -233,10 +234,13 @@ void BalancingDriver::LogCheckingPoint(const std::vector<balance::MoveOrder>& mo
   const balance::DynamicStep& step = decision.step;
   const uint32_t check = balancing_->stats().checks;
   if (log_->should_log(spdlog::level::debug) && decision.measured) {
-    std::string each;
-    for (size_t t = 0; t < tasks_; ++t)
+    std::string each, ends;
+    for (size_t t = 0; t < tasks_; ++t) {
       each += fmt::format("{}{:.3g}", t ? " " : "", balancing_->rate(t));
-    log_->debug("job {}: checking point {}: task speeds {}", job_id_, check, each);
+      if (t < step.t_rem.size()) ends += fmt::format("{}{:.2f}", t ? " " : "", step.t_rem[t]);
+    }
+    log_->debug("job {}: checking point {}: task speeds {}; expected ends (s) {}", job_id_, check,
+                each, ends);
   }
   if (moves.empty()) {
     // Every checking point, for whoever wants to see why nothing moved (--log-level debug).
@@ -252,10 +256,17 @@ void BalancingDriver::LogCheckingPoint(const std::vector<balance::MoveOrder>& mo
   }
   log_->info(
       "job {}: checking point {}: speeds {:.3g}..{:.3g} units/s, expected end {:.2f} s -> {:.2f} "
-      "s; "
-      "moving {:.3g} work units in {} moves ({})",
-      job_id_, check, slowest, fastest, MaxOf(step.t_rem), step.t_after, work, moves.size(), pairs);
+      "s, gain {:.2f} s net of {:.2f} s moving; moving {:.3g} work units in {} moves ({})",
+      job_id_, check, slowest, fastest, MaxOf(step.t_rem), step.t_after, step.gain,
+      decision.overhead, work, moves.size(), pairs);
   LogPlans();
+}
+
+void BalancingDriver::LogJudged(const std::string& when) const {
+  if (const auto& judged = balancing_->last_judged()) {
+    log_->info("job {}: redistribution {} gained {:.2f} s {} (predicted {:.2f} s)", job_id_,
+               judged->redistribution, judged->observed, when, judged->predicted);
+  }
 }
 
 void BalancingDriver::LogPlans() const {

@@ -46,7 +46,10 @@ class BalancingDriver {
   // move ends, which wakes the run through the supervisor).
   SteadyTime Tick(SteadyTime now);
   // The run is over at `now`: the last redistribution's figures are closed.
-  void Finish(SteadyTime now) { balancing_->Finish(SinceStart(now)); }
+  void Finish(SteadyTime now) {
+    balancing_->Finish(SinceStart(now));
+    LogJudged("by the end of the run");
+  }
   // The summary's balancing figures; mode "off" when the tasks were never known to hold items.
   BalancingStats stats() const;
   // Moves completed so far (a task that gave or took items starts its convergence again).
@@ -61,6 +64,9 @@ class BalancingDriver {
   // One line per redistribution: the speeds, the expected ends (eqs. 10 and 9) and the moves.
   void LogCheckingPoint(const std::vector<balance::MoveOrder>& moves) const;
   void LogPlans() const;
+  // What the redistribution the last checking point (or the run's end, `when`) judged gained,
+  // against its prediction: one line per redistribution.
+  void LogJudged(const std::string& when) const;
   // The ring planner `--migration ring|nearest` asks for (nullopt: another migration).
   std::optional<redistribution::RingPlanner> Ring() const;
   double SinceStart(SteadyTime t) const {

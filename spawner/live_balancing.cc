@@ -91,15 +91,36 @@ void LiveBalancing::OnReport(size_t task, const TaskReport& r) {
   t.samples.push_back({r.at_s, r.busy_s, r.work_done});
   while (t.samples.size() > 2 && r.at_s - t.samples[1].at_s >= window_s_) t.samples.pop_front();
   if (t.samples.size() < 2) return;
-  const Task::Sample &first = t.samples.front(), &last = t.samples.back();
-  const double span = last.at_s - first.at_s;
-  const double done = last.work_done - first.work_done;
-  // Over the time it computed, when the task says: waiting for its neighbours' values is not
-  // its host's slowness.
-  const double computing =
-      first.busy_s >= 0 && last.busy_s >= 0 ? last.busy_s - first.busy_s : span;
-  if (span >= std::min(kLeastSpan, window_s_) && done > 0 && computing > 0)
-    t.rate = done / computing;
+  // The work done per second computed from sample `from` to the last; 0: not measurable.
+  auto rate_from = [&](const Task::Sample& first) {
+    const Task::Sample& last = t.samples.back();
+    const double span = last.at_s - first.at_s;
+    const double done = last.work_done - first.work_done;
+    // Over the time it computed, when the task says: waiting for its neighbours' values is not
+    // its host's slowness.
+    const double computing =
+        first.busy_s >= 0 && last.busy_s >= 0 ? last.busy_s - first.busy_s : span;
+    return span >= std::min(kLeastSpan, window_s_) && done > 0 && computing > 0 ? done / computing
+                                                                                : 0.0;
+  };
+  const double whole = rate_from(t.samples.front());
+  // The last kRecentSpan on its own: a host whose speed stepped (its owner came back) is
+  // measured at its new speed from then on, not as a blend over the window.
+  auto recent = std::find_if(t.samples.rbegin(), t.samples.rend(),
+                             [&](const Task::Sample& s) { return r.at_s - s.at_s >= kRecentSpan; });
+  const double lately = recent != t.samples.rend() ? rate_from(*recent) : 0.0;
+  if (whole > 0 && lately > 0 && std::abs(lately / whole - 1) > kSpeedChange) {
+    t.samples.erase(t.samples.begin(), std::prev(recent.base()));
+    t.rate = lately;
+    // The step lies within the last kRecentSpan: a span later the speed is the new one alone,
+    // and a checking point before then would weigh a blend (it waits, a span at most).
+    next_check_ = std::min(scheduled_ + kRecentSpan,
+                           std::max(r.at_s + kRecentSpan, last_check_ + options_.min_check_s));
+    return;
+  }
+  if (whole > 0) t.rate = whole;
+  if (t.checked_rate > 0 && std::abs(t.rate / t.checked_rate - 1) > kSpeedChange)
+    next_check_ = std::min(next_check_, std::max(r.at_s, last_check_ + options_.min_check_s));
 }
 
 std::vector<double> LiveBalancing::Remaining() const {
@@ -120,13 +141,23 @@ std::vector<double> LiveBalancing::Remaining() const {
   return remaining;
 }
 
-double LiveBalancing::ExpectedEnd() const {
-  const std::vector<double> remaining = Remaining();
+double LiveBalancing::ExpectedEnd() const { return ExpectedEndOf(Remaining()); }
+
+double LiveBalancing::ExpectedEndOf(const std::vector<double>& remaining) const {
   double end = 0;
-  for (size_t i = 0; i < tasks_.size(); ++i) {
+  for (size_t i = 0; i < tasks_.size() && i < remaining.size(); ++i) {
     if (tasks_[i].rate > 0 && remaining[i] > 0) end = std::max(end, remaining[i] / tasks_[i].rate);
   }
   return end;
+}
+
+void LiveBalancing::Judge(double now_s, double expected_now) {
+  if (!observing_) return;
+  const double had_nothing_moved = ExpectedEndOf(decided_remaining_) - (now_s - observed_from_);
+  const double observed = had_nothing_moved - expected_now;
+  stats_.observed_gain += observed;
+  judged_ = Judged{stats_.redistributions, predicted_, observed};
+  observing_ = false;
 }
 
 std::vector<balance::MoveOrder> LiveBalancing::Check(double now_s) {
@@ -142,13 +173,13 @@ std::vector<balance::MoveOrder> LiveBalancing::Check(double now_s) {
   // Until every speed is measured, look again at the next reports: a short run gets its first
   // checking point as soon as it can.
   next_check_ = now_s + (d.measured ? d.next_check_s : std::min(kLeastSpan, options_.min_check_s));
+  scheduled_ = next_check_;
   if (!d.measured) return none;
   ++stats_.checks;
-  if (observing_) {
-    // How much sooner the run is now expected to end than it was, had nothing moved.
-    stats_.observed_gain += expected_before_ - ((now_s - observed_from_) + ExpectedEnd());
-    observing_ = false;
-  }
+  last_check_ = now_s;
+  for (Task& t : tasks_) t.checked_rate = t.rate;
+  judged_.reset();
+  Judge(now_s, ExpectedEnd());
   channels_.clear();
   ring_plan_.reset();
   chain_plan_.reset();
@@ -162,9 +193,10 @@ std::vector<balance::MoveOrder> LiveBalancing::Check(double now_s) {
   if (chain_plan_) planned_per_byte_ += chain_plan_->planned_time / bytes_per_item_;
   ++stats_.redistributions;
   stats_.predicted_gain += d.step.gain;
+  predicted_ = d.step.gain;
   observing_ = true;
   observed_from_ = now_s;
-  expected_before_ = ExpectedEnd();
+  decided_remaining_ = remaining;
   return moves;
 }
 
@@ -315,9 +347,15 @@ void LiveBalancing::OnMoveDone(const CompletedMove& move, double seconds, bool b
     bytes_per_item_ += (size - bytes_per_item_) / static_cast<double>(sized_moves_);
   }
   // Eq. (11)'s overhead: the mean time a move took (a pause between iterations, four messages,
-  // two checkpoints); it hardly depends on the work moved at these sizes.
+  // two checkpoints); it hardly depends on the work moved at these sizes, but on the speed of
+  // its two tasks' hosts: counted as between tasks of the median speed (MoveSlowness).
+  std::vector<double> rates;
+  for (const Task& t : tasks_) rates.push_back(t.rate);
+  const double normal = move.from < rates.size() && move.to < rates.size()
+                            ? seconds / balance::MoveSlowness(rates, move.from, move.to)
+                            : seconds;
   ++timed_moves_;
-  cost_.seconds_per_move += (seconds - cost_.seconds_per_move) / static_cast<double>(timed_moves_);
+  cost_.seconds_per_move += (normal - cost_.seconds_per_move) / static_cast<double>(timed_moves_);
 }
 
 void LiveBalancing::OnRedistributionDone(double seconds) {
@@ -329,9 +367,8 @@ void LiveBalancing::OnRedistributionDone(double seconds) {
 void LiveBalancing::Finish(double now_s) {
   stats_.planned_seconds += planned_per_byte_ * bytes_per_item_;
   planned_per_byte_ = 0;
-  if (!observing_) return;
-  stats_.observed_gain += expected_before_ - (now_s - observed_from_);
-  observing_ = false;
+  judged_.reset();
+  Judge(now_s, 0);
 }
 
 }  // namespace aiac::spawner

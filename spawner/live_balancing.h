@@ -72,8 +72,14 @@ struct BalancingStats {
   // "ring" and "nearest": the one-port time of each redistribution's plan on the links' per-item
   // costs (ring_moves.h planned_time) for items of the size its moves measured, summed.
   double planned_seconds = 0;
-  // Eq. (11)'s expected gain, and the gain observed at the next checking point (the expected end
-  // before the redistribution, less the time since and the expected end then), summed.
+  // Eq. (11)'s expected gain net of the moves' expected cost, and the gain observed at the next
+  // checking point (or at the run's end), summed over the redistributions. Observed: the end
+  // expected from the work each task had at the decision, had nothing moved, on the speeds
+  // measured now (less the time since), against the end expected now (0 at the run's end). The
+  // moves' cost is in the work the tasks have left now; a host that slowed down or sped up in
+  // between changes both ends alike; and the work is weighed as the decision weighed it (a CG
+  // task's iterations to go are estimated again at every report, and would not tell what the
+  // rows moved would have cost the task that gave them).
   double predicted_gain = 0;
   double observed_gain = 0;
   // DistPM's group coordinators (spawner/gateways.h ReportGroups): the groups whose tasks
@@ -106,6 +112,15 @@ class LiveBalancing {
   // The least span of reports a speed is measured over: one report period (250 ms), with whole
   // iterations in between (reports where the work done moved).
   static constexpr double kLeastSpan = 0.25;
+  // A task whose speed moved by more than this share from the one the last checking point
+  // weighed brings the next one forward (to at least BalancerOptions::min_check_s after it).
+  // Eq. (12) times checks for loads that vary around steady means, as the paper's do; a host
+  // whose owner comes back is a step, and waiting up to max_check_s for it left a quarter-speed
+  // task holding a full share of the work for 5 s more.
+  static constexpr double kSpeedChange = 0.3;
+  // A speed measured over the last kRecentSpan that differs by more than kSpeedChange from the
+  // window's replaces it, and the window starts again there.
+  static constexpr double kRecentSpan = 1.0;
 
   // `window_s`: the span speeds are measured over (at least the last two reports where the work
   // done moved). Default 3 s.
@@ -120,7 +135,7 @@ class LiveBalancing {
   bool known() const;
   // A progress report of task `task` (repeated reports are ignored).
   void OnReport(size_t task, const TaskReport& report);
-  // When the next checking point is due.
+  // When the next checking point is due (kSpeedChange may bring it forward).
   double next_check_s() const { return next_check_; }
   // A checking point at `now_s`: the moves to make (empty: none). Only with mode != off.
   std::vector<balance::MoveOrder> Check(double now_s);
@@ -159,6 +174,13 @@ class LiveBalancing {
   const BalancingStats& stats() const { return stats_; }
   // The last checking point's decision (eqs. 10-12).
   const balance::BalanceDecision& last_decision() const { return last_; }
+  // The redistribution the last checking point judged, if it judged one: its number, and its
+  // predicted and observed gains (BalancingStats).
+  struct Judged {
+    uint32_t redistribution = 0;
+    double predicted = 0, observed = 0;
+  };
+  const std::optional<Judged>& last_judged() const { return judged_; }
   // Task `task`'s measured speed in work units per second (0: not measured yet).
   double rate(size_t task) const { return tasks_[task].rate; }
 
@@ -171,6 +193,7 @@ class LiveBalancing {
     };
     std::deque<Sample> samples;  // where its work done moved, while it had work
     double rate = 0;
+    double checked_rate = 0;  // its rate at the last checking point with every speed measured
   };
   // Each task's remaining work as the balancer weighs it. Work along a chain
   // (options.chain: app::JobPlan::items_in_chain) is items x iterations still to go, and the
@@ -203,6 +226,11 @@ class LiveBalancing {
   std::vector<int64_t> Items() const;
   // The expected end from the latest figures, no move made: max_i remaining_i / rate_i (eq. 10).
   double ExpectedEnd() const;
+  // The same for `remaining` (as Remaining() weighs it) on the speeds measured now.
+  double ExpectedEndOf(const std::vector<double>& remaining) const;
+  // BalancingStats::observed_gain of the redistribution under observation, at `now_s`, with
+  // `expected_now` the end expected now.
+  void Judge(double now_s, double expected_now);
 
   balance::BalanceMode mode_;
   balance::BalancerOptions options_;
@@ -211,9 +239,13 @@ class LiveBalancing {
   balance::MoveCost cost_;
   uint64_t timed_moves_ = 0;
   double next_check_ = 0;
-  bool observing_ = false;      // a redistribution whose gain is not observed yet
-  double observed_from_ = 0;    // its time
-  double expected_before_ = 0;  // the expected end then, without it
+  double scheduled_ = 0;      // when the last checking point scheduled the next one
+  double last_check_ = 0;     // when the last checking point with every speed measured was
+  bool observing_ = false;    // a redistribution whose gain is not observed yet
+  double observed_from_ = 0;  // its time
+  double predicted_ = 0;      // its predicted gain
+  std::vector<double> decided_remaining_;  // Remaining() then
+  std::optional<Judged> judged_;
   BalancingStats stats_;
   balance::BalanceDecision last_;
   std::optional<ClusterView> clusters_;

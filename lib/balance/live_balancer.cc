@@ -96,6 +96,16 @@ std::vector<MoveOrder> ChainMoves(const std::vector<double>& remaining,
   return moves;
 }
 
+double MoveSlowness(const std::vector<double>& rates, size_t from, size_t to) {
+  AIAC_CHECK(from < rates.size() && to < rates.size());
+  std::vector<double> sorted = rates;
+  std::sort(sorted.begin(), sorted.end());
+  const size_t n = sorted.size();
+  const double median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+  const double slower = std::min(rates[from], rates[to]);
+  return slower > 0 && median > slower ? median / slower : 1.0;
+}
+
 BalanceDecision Decide(BalanceMode mode, const std::vector<TaskFigures>& tasks,
                        const MoveCost& cost, const BalancerOptions& options) {
   AIAC_CHECK(mode != BalanceMode::kOff && tasks.size() >= 2);
@@ -106,8 +116,13 @@ BalanceDecision Decide(BalanceMode mode, const std::vector<TaskFigures>& tasks,
   for (const TaskFigures& t : tasks) {
     if (!(t.work_rate > 0) || !std::isfinite(t.work_rate)) return d;  // a speed not measured yet
     const double n = std::max(1.0, t.n_mean);
-    // mu = N x rate: the measured rate is mu / N under round robin (eq. 6, sigma = 0).
-    ws.push_back({n * t.work_rate, n, mode == BalanceMode::kMeans ? 0.0 : std::max(0.0, t.n_std)});
+    const double sigma = mode == BalanceMode::kMeans ? 0.0 : std::max(0.0, t.n_std);
+    // mu such that eq. (6), with the mode's sigma_n, gives back the rate just measured:
+    // rate = mu (1 + sigma_n^2 / N^2) / N. The measured rate already holds what the run queue's
+    // variation did to the task; taking mu = N x rate and then applying the variance factor
+    // expected every task on a varying host to run that factor faster than it was measured to
+    // (1.25x for N = 2, sigma_n = 1), and predicted gains the runs never saw.
+    ws.push_back({n * t.work_rate / (1 + sigma * sigma / (n * n)), n, sigma});
     remaining.push_back(std::max(0.0, t.remaining));
   }
   d.measured = true;
@@ -122,20 +137,24 @@ BalanceDecision Decide(BalanceMode mode, const std::vector<TaskFigures>& tasks,
   double moved = 0;
   for (const MoveOrder& m : moves) moved += m.work;
   // Moves of independent items run side by side when their tasks differ (a task takes part in
-  // one at a time): as many moves' time as one task has. Chain moves run wave after wave
-  // (ChainMoves): as many moves' time as there are waves.
-  size_t serial = 0;
-  std::map<size_t, size_t> per_task;
+  // one at a time): the time of the task whose moves take longest. Chain moves run wave after
+  // wave (ChainMoves): the sum over the waves of each one's longest move. A move takes
+  // seconds_per_move times its MoveSlowness.
+  std::vector<double> rates;
+  for (const TaskFigures& t : tasks) rates.push_back(t.work_rate);
+  double serial = 0;
+  std::map<size_t, double> per_task, per_wave;
   for (const MoveOrder& m : moves) {
+    const double slowness = MoveSlowness(rates, m.from, m.to);
     if (options.chain) {
-      serial = std::max(serial, static_cast<size_t>(m.wave) + 1);
+      per_wave[static_cast<size_t>(m.wave)] =
+          std::max(per_wave[static_cast<size_t>(m.wave)], slowness);
     } else {
-      serial = std::max({serial, ++per_task[m.from], ++per_task[m.to]});
+      serial = std::max({serial, per_task[m.from] += slowness, per_task[m.to] += slowness});
     }
   }
-  d.overhead = moves.empty() ? 0
-                             : cost.seconds_per_move * static_cast<double>(serial) +
-                                   cost.seconds_per_unit * moved;
+  for (const auto& [wave, slowness] : per_wave) serial += slowness;
+  d.overhead = moves.empty() ? 0 : cost.seconds_per_move * serial + cost.seconds_per_unit * moved;
   d.step =
       CheckingPoint(ws, remaining, options.h, d.overhead, options.threshold_s);  // eqs. (10)-(12)
   if (d.step.redistribute && !moves.empty()) d.moves = moves;

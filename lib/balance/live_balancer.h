@@ -7,9 +7,11 @@
 //
 // D_P ("dp") uses the means and the standard deviations of each host's run-queue length; D_M
 // ("dm") the means only. The speeds are measured on the target job itself: a task that did w
-// work units in t seconds on a host whose run queue averaged N jobs (the task among them) runs
-// at w / t = mu / N under round robin (eq. 6 with sigma = 0), so its workstation's service rate
-// is taken as mu = N w / t.
+// work units in t seconds on a host whose run queue averaged N jobs (the task among them), with
+// standard deviation sigma_n, runs at w / t = mu (1 + sigma_n^2 / N^2) / N (eq. 6), so its
+// workstation's service rate is taken as mu = N (w / t) / (1 + sigma_n^2 / N^2): each expected
+// time (eq. 10) is then the time the measured rate gives, in both modes, and the modes differ
+// in when they check again (eq. 12, sigma_t from sigma_n for D_P, none for D_M).
 //
 // Pure: a function of its inputs.
 #pragma once
@@ -51,9 +53,17 @@ struct BalancerOptions {
 
 // The measured cost of moving work, from the moves done so far (eq. 11's overhead).
 struct MoveCost {
-  double seconds_per_move = 0.05;  // fixed: pause, messages, checkpoints. Default until measured.
-  double seconds_per_unit = 0;     // per work unit moved
+  // Fixed: pause, messages, checkpoints, between tasks of the median speed. Default until
+  // measured.
+  double seconds_per_move = 0.05;
+  double seconds_per_unit = 0;  // per work unit moved
 };
+
+// How much longer than between tasks of the median speed a move between tasks `from` and `to`
+// takes (at least 1): the median of `rates` over the slower of the two. Its two ends export,
+// import, rebuild and checkpoint at their hosts' speed: a move out of a task whose host runs at
+// a quarter of the others' speed took 2 s where the others' took 0.5 s.
+double MoveSlowness(const std::vector<double>& rates, size_t from, size_t to);
 
 struct MoveOrder {
   size_t from = 0, to = 0;

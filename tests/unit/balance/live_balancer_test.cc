@@ -46,7 +46,17 @@ TEST(LiveBalancerTest, WorkLeavesASlowedTaskUntilAllExpectToFinishTogether) {
   EXPECT_NEAR(left[2], 100, 1e-6);
   EXPECT_NEAR(d.step.t_after, 40, 1e-6);                  // 900 units at 22.5 a second
   EXPECT_NEAR(d.step.gain, 120 - 40 - d.overhead, 1e-6);  // eq. (11)
-  EXPECT_NEAR(d.overhead, 0.1, 1e-12);                    // two moves at 0.05 s
+  // Two moves of task 2 one after the other, each at 0.05 s x its slowness (10 / 2.5).
+  EXPECT_NEAR(d.overhead, 0.4, 1e-12);
+}
+
+// A move takes as much longer as the slower of its tasks runs below the median speed.
+TEST(LiveBalancerTest, AMovesSlownessIsTheMedianSpeedOverItsSlowerTasks) {
+  EXPECT_DOUBLE_EQ(MoveSlowness({10, 10, 2.5}, 2, 0), 4);
+  EXPECT_DOUBLE_EQ(MoveSlowness({10, 10, 2.5}, 0, 1), 1);
+  EXPECT_DOUBLE_EQ(MoveSlowness({10, 20, 30, 40}, 0, 3), 2.5);  // median 25 over 10
+  EXPECT_DOUBLE_EQ(MoveSlowness({10, 20, 30, 40}, 2, 3), 1);    // faster than the median: 1
+  EXPECT_DOUBLE_EQ(MoveSlowness({10, 0}, 0, 1), 1);             // a speed not measured: 1
 }
 
 // Moves between different tasks run side by side: they cost one move's time, not two.
@@ -57,21 +67,24 @@ TEST(LiveBalancerTest, MovesOfDisjointTasksCostOneMovesTime) {
   ASSERT_EQ(d.moves.size(), 2u);
   EXPECT_NE(d.moves[0].from, d.moves[1].from);
   EXPECT_NE(d.moves[0].to, d.moves[1].to);
-  EXPECT_NEAR(d.overhead, 0.05, 1e-12);
+  // Each from a task at 2.5 against a median of 6.25: 0.05 s x 2.5, side by side.
+  EXPECT_NEAR(d.overhead, 0.125, 1e-12);
   BalancerOptions chain;
   chain.chain = true;
   // Along the chain 3 -> 2 -> 1 -> 0, each move shares a task with the one before: one after the
   // other.
   const auto c = Decide(BalanceMode::kProposed, f, {0.05, 0}, chain);
   ASSERT_EQ(c.moves.size(), 3u);
-  EXPECT_NEAR(c.overhead, 0.15, 1e-12) << "chain moves of one task: one after the other";
+  // 3 -> 2 and 2 -> 1 at 2.5x (a slow task at one end), 1 -> 0 at 1x.
+  EXPECT_NEAR(c.overhead, 0.05 * (2.5 + 2.5 + 1), 1e-12)
+      << "chain moves of one task: one after the other";
   // Slow, fast, slow, fast: 0 -> 1 and 2 -> 3, side by side.
   const std::vector<TaskFigures> g = {
       {2.5, 300, 1, 0}, {10, 300, 1, 0}, {2.5, 300, 1, 0}, {10, 300, 1, 0}};
   const auto e = Decide(BalanceMode::kProposed, g, {0.05, 0}, chain);
   ASSERT_EQ(e.moves.size(), 2u);
   EXPECT_EQ(e.moves[0].from + e.moves[1].from, 2u);  // tasks 0 and 2 give
-  EXPECT_NEAR(e.overhead, 0.05, 1e-12) << "chain moves of different tasks: side by side";
+  EXPECT_NEAR(e.overhead, 0.05 * 2.5, 1e-12) << "chain moves of different tasks: side by side";
 }
 
 TEST(LiveBalancerTest, NoRedistributionWhenMovingCostsMoreThanItGains) {
@@ -95,20 +108,37 @@ TEST(LiveBalancerTest, NothingIsDecidedBeforeEverySpeedIsMeasured) {
   EXPECT_EQ(d.next_check_s, BalancerOptions{}.min_check_s);
 }
 
-// Equal speeds and means, one host's run queue far more variable: D_P (eq. 8's variance factor)
-// gives that task more of the work than D_M, which sees the means only and keeps the split.
-TEST(LiveBalancerTest, TheProposedSchemeWeighsTheStandardDeviationsAndTheMeansSchemeDoesNot) {
-  const std::vector<TaskFigures> f = {{5, 300, 2, 1.5}, {5, 300, 2, 0}};
-  const auto dm = Decide(BalanceMode::kMeans, f, {0, 0});
+// The measured rates already hold what each host's run queue did to its task: in both modes
+// every expected time (eq. 10) is the remaining work over the measured rate, whatever N and
+// sigma_n, so equal rates and equal work move nothing, even when one host's queue varies far
+// more. (Taking mu = N x rate and applying eq. 8's variance factor on top expected the varying
+// host to run 1.56x faster than measured here, and moved work to it.) The modes differ in the
+// next checking point: D_P's sigma_t (eq. 12) brings it sooner on the varying host.
+TEST(LiveBalancerTest,
+     ExpectedTimesAreTheMeasuredRatesInBothModesAndTheDeviationsBringTheCheckSooner) {
+  const std::vector<TaskFigures> f = {{5, 30, 2, 1.5}, {5, 30, 2, 0}};
+  BalancerOptions options;
+  options.max_check_s = 100;
+  const auto dm = Decide(BalanceMode::kMeans, f, {0, 0}, options);
+  const auto dp = Decide(BalanceMode::kProposed, f, {0, 0}, options);
   EXPECT_TRUE(dm.moves.empty());
-  const auto dp = Decide(BalanceMode::kProposed, f, {0, 0});
-  ASSERT_EQ(dp.moves.size(), 1u);
-  EXPECT_EQ(dp.moves[0].from, 1u);
-  EXPECT_EQ(dp.moves[0].to, 0u);
-  // D_M is D_P with the deviations set to zero.
-  std::vector<TaskFigures> flat = f;
-  flat[0].n_std = 0;
-  EXPECT_EQ(Decide(BalanceMode::kProposed, flat, {0, 0}).moves.size(), dm.moves.size());
+  EXPECT_TRUE(dp.moves.empty());
+  for (const auto* d : {&dm, &dp}) {
+    ASSERT_EQ(d->step.t_rem.size(), 2u);
+    EXPECT_NEAR(d->step.t_rem[0], 6, 1e-9);
+    EXPECT_NEAR(d->step.t_rem[1], 6, 1e-9);
+  }
+  EXPECT_NEAR(dm.next_check_s, 6, 1e-9);
+  EXPECT_LT(dp.next_check_s, dm.next_check_s - 0.5);
+  // Unequal rates: both modes split the work in proportion to them (eq. 9).
+  const std::vector<TaskFigures> g = {{10, 30, 3, 2}, {5, 30, 1, 0}};
+  for (const auto mode : {BalanceMode::kMeans, BalanceMode::kProposed}) {
+    const auto d = Decide(mode, g, {0, 0});
+    ASSERT_EQ(d.moves.size(), 1u);
+    EXPECT_EQ(d.moves[0].from, 1u);
+    EXPECT_NEAR(d.moves[0].work, 10, 1e-9);  // 40 : 20 for rates 10 : 5
+    EXPECT_NEAR(d.step.t_after, 4, 1e-9);
+  }
 }
 
 // After the moves every task's expected time is the same (eq. 9), on random recorded figures;
@@ -140,9 +170,7 @@ TEST(LiveBalancerTest, OnRandomFiguresTheMovesEqualiseTheExpectedTimes) {
     EXPECT_NEAR(std::accumulate(left.begin(), left.end(), 0.0), total, 1e-6 * total);
     double lo = INFINITY, hi = 0;
     for (size_t i = 0; i < tasks; ++i) {
-      const Workstation w{f[i].n_mean * f[i].work_rate, f[i].n_mean,
-                          mode == BalanceMode::kMeans ? 0 : f[i].n_std};
-      const double t = ExpectedTime(w, left[i]);
+      const double t = left[i] / f[i].work_rate;  // the measured rate, in both modes
       lo = std::min(lo, t);
       hi = std::max(hi, t);
     }
