@@ -166,6 +166,7 @@ Result<bool> CgTask::Iterate() {
   change_ = scale > 0 ? moved / scale : moved;
   history_.push_back(change_);
   if (history_.size() > kHistory) history_.pop_front();
+  if (const auto fall = Fall()) fall_ = *fall;
   // A block that depends on no other is solved exactly by its first iteration.
   stable_ = (change_ < tolerance_ || b_.in.empty()) ? stable_ + 1 : 0;
   if (b_.in.empty()) stable_ = std::max(stable_, p_.stable_iterations);
@@ -211,7 +212,8 @@ Status CgTask::Tighten(double factor) {
   // The block solves must be at least as accurate as the change the test now looks for.
   inner_tolerance_ = std::max(kFinestTolerance, std::min(inner_tolerance_, tolerance_));
   stable_ = 0;
-  history_.clear();
+  // history_ stays: the changes so far still say how fast they fall (Horizon now counts to the
+  // finer test), where "as many iterations again" made the expected end jump.
   fresh_ = true;  // solve again with the tighter inner tolerance, even without new input
   return Status::Ok();
 }
@@ -386,18 +388,28 @@ int32_t CgTask::OwnRowsFrom() const {
   return last - first + 1 == static_cast<int>(b_.own.size()) ? first : -1;
 }
 
+std::optional<double> CgTask::Fall() const {
+  const size_t n = history_.size();
+  if (n < 8) return std::nullopt;
+  const double first = *std::min_element(history_.begin(), history_.begin() + 4);
+  const double last = *std::min_element(history_.end() - 4, history_.end());
+  if (!(first > 0 && last > 0 && last < first)) return std::nullopt;
+  return std::log(last / first) / static_cast<double>(n - 4);
+}
+
 double CgTask::Horizon() const {
   const double least = p_.stable_iterations;
   if (LocallyConverged()) return least;
-  const size_t n = history_.size();
-  if (n >= 8) {
-    const double first = *std::min_element(history_.begin(), history_.begin() + 4);
-    const double last = *std::min_element(history_.end() - 4, history_.end());
-    if (first > 0 && last > 0 && last < first) {
-      const double per_iteration = std::log(last / first) / static_cast<double>(n - 4);
-      const double to_go = last > tolerance_ ? std::log(tolerance_ / last) / per_iteration : 0;
-      return std::clamp(to_go + least, least, kMostIterations);
-    }
+  const std::optional<double> now = Fall();
+  const double per_iteration = now ? *now : fall_;
+  if (per_iteration < 0 && !history_.empty()) {
+    // The change now: the least of the last four (asynchronous inputs make it spiky).
+    const double last = *std::min_element(
+        history_.end() - static_cast<std::ptrdiff_t>(std::min<size_t>(4, history_.size())),
+        history_.end());
+    const double to_go =
+        last > tolerance_ && last > 0 ? std::log(tolerance_ / last) / per_iteration : 0;
+    return std::clamp(to_go + least, least, kMostIterations);
   }
   return std::clamp(static_cast<double>(iterations_) + least, least, kMostIterations);
 }
@@ -537,7 +549,9 @@ Status CgTask::Rebuild(int lo, int hi, const std::map<int, double>& known,
   rhs_.resize(b_.size());
   fresh_ = true;
   stable_ = 0;  // other rows: its convergence starts again
-  history_.clear();
+  // history_ stays: the iterate goes on from where it was, and its changes fall as they did;
+  // cleared, Horizon said "as many iterations again" after every move (a task at iteration 60
+  // expected 60 more), and the balancer saw the run's expected end jump tenfold.
   for (auto it = pending_.begin(); it != pending_.end();)
     it = Place(it->first, it->second) ? pending_.erase(it) : std::next(it);
   KeepRowsBeyondSlice();

@@ -122,10 +122,15 @@ class CgTask final : public app::Task {
   int BlockHi() const { return b_.rows.back() + 1; }
 
   // Outer iterations this task expects to need still, from how fast its change fell over the
-  // last ones (the lowest of the first and of the last four, as asynchronous inputs make it
-  // spiky): log(tolerance / change) / log(rate per iteration), plus the stable iterations. A
-  // change that does not fall yet: as many again as so far.
+  // last ones (Fall): log(tolerance / change) / fall, plus the stable iterations. A change that
+  // does not fall now (it rose for a while after rows moved or new inputs came) falls at the
+  // rate it fell before (fall_); one that never fell yet: as many again as so far. (That
+  // fallback after every move of rows made the balancer expect a task at iteration 60 to need
+  // 60 more, and judge moves that had paid as losses.)
   double Horizon() const;
+  // log(last / first) per iteration over history_ (the lowest of its first and of its last four
+  // changes, as asynchronous inputs make them spiky), when it fell; needs 8 changes.
+  std::optional<double> Fall() const;
   static constexpr double kMostIterations = 1e6;
   // What an outer iteration costs per row, in the work units WorkDone counts: 1 with the factor
   // (a solve costs the same every time), the inner CG's iterations otherwise (each a product
@@ -179,6 +184,7 @@ class CgTask final : public app::Task {
   int last_solve_cost_ = 1;        // SolveBlock's, in CostPerIteration's unit
   std::deque<int> solve_costs_;    // the last kHistory of them
   std::deque<double> history_;     // the last kHistory changes
+  double fall_ = 0;                // the last Fall() there was (< 0), else 0
   std::string rows_beyond_slice_;  // KeepRowsBeyondSlice
   // The work per row (Horizon() x CostPerIteration()) RemainingWork() reported the last times,
   // newest first (0: not yet): ExportItems turns work into rows with the largest.
