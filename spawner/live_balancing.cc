@@ -110,10 +110,11 @@ void LiveBalancing::OnReport(size_t task, const TaskReport& r) {
                              [&](const Task::Sample& s) { return r.at_s - s.at_s >= kRecentSpan; });
   const double lately = recent != t.samples.rend() ? rate_from(*recent) : 0.0;
   if (whole > 0 && lately > 0 && std::abs(lately / whole - 1) > kSpeedChange) {
-    t.samples.erase(t.samples.begin(), std::prev(recent.base()));
+    // The step lies within the last kRecentSpan, before this report: measured from here on, the
+    // speed is the new one alone (meanwhile, the last span's). A checking point before a span
+    // of that would weigh a blend: it waits, a span at most.
+    t.samples.erase(t.samples.begin(), std::prev(t.samples.end()));
     t.rate = lately;
-    // The step lies within the last kRecentSpan: a span later the speed is the new one alone,
-    // and a checking point before then would weigh a blend (it waits, a span at most).
     next_check_ = std::min(scheduled_ + kRecentSpan,
                            std::max(r.at_s + kRecentSpan, last_check_ + options_.min_check_s));
     return;

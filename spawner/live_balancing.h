@@ -119,7 +119,8 @@ class LiveBalancing {
   // task holding a full share of the work for 5 s more.
   static constexpr double kSpeedChange = 0.3;
   // A speed measured over the last kRecentSpan that differs by more than kSpeedChange from the
-  // window's replaces it, and the window starts again there.
+  // window's replaces it for now, and the window starts again at that report (the step lies
+  // before it); the next checking point waits until the window spans kRecentSpan again.
   static constexpr double kRecentSpan = 1.0;
 
   // `window_s`: the span speeds are measured over (at least the last two reports where the work
