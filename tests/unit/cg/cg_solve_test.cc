@@ -162,6 +162,26 @@ TEST(CgProblemTest, BlockEncodingRoundTripsAndRejectsCorruption) {
   EXPECT_FALSE(DecodeBlock("").ok());
 }
 
+// The tasks of `params`' plan, made in-process; fewer, with a failure recorded, when one cannot be.
+std::vector<std::unique_ptr<app::Task>> MakeTasks(CgApp& app, const app::JobParams& params,
+                                                  uint32_t count) {
+  std::vector<std::unique_ptr<app::Task>> tasks;
+  auto plan = app.Prepare(params);
+  if (!plan.ok()) {
+    ADD_FAILURE() << plan.status().message();
+    return tasks;
+  }
+  for (uint32_t l = 0; l < count; ++l) {
+    auto t = app.MakeTask(params, l, plan->slices[l]);
+    if (!t.ok()) {
+      ADD_FAILURE() << t.status().message();
+      return tasks;
+    }
+    tasks.push_back(std::move(*t));
+  }
+  return tasks;
+}
+
 // Runs every task's iterations round-robin in-process, delivering each value at once.
 // `powers`, when given: the plan reweighed for daemons of those powers (App::Reweigh), and
 // `owned` gets each task's row count.
@@ -815,14 +835,8 @@ TEST(CgAppTest, WorkCountsTheInnerIterationsOfEachSolve) {
                           {"coarse", "none"},
                           {"inner", inner}},
                          2);
-    auto plan = app.Prepare(params);
-    ASSERT_TRUE(plan.ok()) << plan.status().message();
-    std::vector<std::unique_ptr<app::Task>> tasks;
-    for (uint32_t l = 0; l < 2; ++l) {
-      auto t = app.MakeTask(params, l, plan->slices[l]);
-      ASSERT_TRUE(t.ok()) << t.status().message();
-      tasks.push_back(std::move(*t));
-    }
+    auto tasks = MakeTasks(app, params, 2);
+    ASSERT_EQ(tasks.size(), 2u);
     const auto rows = static_cast<double>(tasks[0]->ItemCount());
     ASSERT_GT(rows, 0);
     ASSERT_TRUE(tasks[0]->Iterate().ok());
@@ -851,14 +865,8 @@ TEST(CgAppTest, TheIterationsToGoSurviveAMoveOfRows) {
                         {"coarse", "none"},
                         {"inner", "direct"}},
                        3);
-  auto plan = app.Prepare(params);
-  ASSERT_TRUE(plan.ok()) << plan.status().message();
-  std::vector<std::unique_ptr<app::Task>> tasks;
-  for (uint32_t l = 0; l < 3; ++l) {
-    auto t = app.MakeTask(params, l, plan->slices[l]);
-    ASSERT_TRUE(t.ok()) << t.status().message();
-    tasks.push_back(std::move(*t));
-  }
+  auto tasks = MakeTasks(app, params, 3);
+  ASSERT_EQ(tasks.size(), 3u);
   for (int sweep = 0; sweep < 12; ++sweep) {
     for (uint32_t l = 0; l < 3; ++l) {
       ASSERT_TRUE(tasks[l]->Iterate().ok());
@@ -888,14 +896,8 @@ TEST(CgAppTest, AChangeThatRisesForAWhileFallsAtItsFormerRate) {
                         {"coarse", "none"},
                         {"inner", "direct"}},
                        3);
-  auto plan = app.Prepare(params);
-  ASSERT_TRUE(plan.ok()) << plan.status().message();
-  std::vector<std::unique_ptr<app::Task>> tasks;
-  for (uint32_t l = 0; l < 3; ++l) {
-    auto t = app.MakeTask(params, l, plan->slices[l]);
-    ASSERT_TRUE(t.ok()) << t.status().message();
-    tasks.push_back(std::move(*t));
-  }
+  auto tasks = MakeTasks(app, params, 3);
+  ASSERT_EQ(tasks.size(), 3u);
   auto sweep = [&](bool shake) {
     for (uint32_t l = 0; l < 3; ++l) {
       ASSERT_TRUE(tasks[l]->Iterate().ok());
