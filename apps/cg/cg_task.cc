@@ -283,11 +283,13 @@ std::string CgTask::ResultSlice() const {
 
 double CgTask::RemainingWork() const {
   if (!movable_) return -1;
-  const double per_row = Horizon() * CostPerIteration();
+  const double per_row = WorkPerRow();
   std::rotate(reported_per_row_.rbegin(), reported_per_row_.rbegin() + 1, reported_per_row_.rend());
   reported_per_row_[0] = per_row;
   return static_cast<double>(b_.own.size()) * per_row;
 }
+
+double CgTask::WorkPerRow() const { return Horizon() * CostPerIteration(); }
 
 double CgTask::CostPerIteration() const {
   if (solve_costs_.empty()) return 1;
@@ -305,7 +307,7 @@ Result<std::string> CgTask::ExportItems(double work, uint32_t to) {
   }
   const int lo = Lo(), hi = Hi(), bw = movable_->bandwidth, d = movable_->overlap;
   const double reported = *std::max_element(reported_per_row_.begin(), reported_per_row_.end());
-  const double per_row = reported > 0 ? reported : Horizon() * CostPerIteration();
+  const double per_row = reported > 0 ? reported : WorkPerRow();
   const double wanted = work > 0 && std::isfinite(work) ? std::round(work / per_row) : 0;
   const int k = static_cast<int>(
       std::clamp(wanted, 0.0, static_cast<double>(std::max(0, hi - lo - MinBlockRows(bw, d)))));

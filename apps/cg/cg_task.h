@@ -139,6 +139,8 @@ class CgTask final : public app::Task {
   // host's; in rows per second, a task whose warm-started solves took 2 inner iterations looked
   // 30 times as fast as its neighbour that took 60, and balancing moved most rows to it.
   double CostPerIteration() const;
+  // The work a row still holds: Horizon() x CostPerIteration().
+  double WorkPerRow() const;
 
   // Places a neighbour's values (its first row, then the values) when they are the ones we use
   // from it now.
@@ -186,8 +188,8 @@ class CgTask final : public app::Task {
   std::deque<double> history_;     // the last kHistory changes
   double fall_ = 0;                // the last Fall() there was (< 0), else 0
   std::string rows_beyond_slice_;  // KeepRowsBeyondSlice
-  // The work per row (Horizon() x CostPerIteration()) RemainingWork() reported the last times,
-  // newest first (0: not yet): ExportItems turns work into rows with the largest.
+  // WorkPerRow() as RemainingWork() reported it the last times, newest first (0: not yet):
+  // ExportItems turns work into rows with the largest.
   mutable std::array<double, 4> reported_per_row_{};
 };
 

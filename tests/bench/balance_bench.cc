@@ -151,7 +151,7 @@ bool Compare(const std::string& dir, const std::string& title, const std::string
   int failed = 0;
   std::string wrong;
   for (int r = 0; r < reps; ++r) {
-    std::vector<double> t(modes.size(), -1), gain(modes.size(), 0);
+    std::vector<double> t(modes.size(), -1);
     for (size_t i = 0; i < modes.size(); ++i) {
       const size_t m = (i + static_cast<size_t>(r)) % modes.size();
       auto j =
@@ -165,17 +165,17 @@ bool Compare(const std::string& dir, const std::string& title, const std::string
       if (std::string why = check(j); !why.empty()) wrong = why;
       const auto& b = j["balancing"];
       t[m] = j["wall_seconds"].get<double>();
-      gain[m] = b["predicted_gain"].get<double>();
+      const double gain = b["predicted_gain"].get<double>();
       moved[m] += b["items_moved"].get<double>();
       if (m > 0) {
-        predicted[m].push_back(gain[m]);
+        predicted[m].push_back(gain);
         observed[m].push_back(b["observed_gain"].get<double>());
       }
       std::printf(
           "turn %d: --balance %s: %.2f s, %d redistributions, %.0f items moved, gains predicted "
           "%.2f s, observed %.2f s\n",
           r + 1, modes[m].c_str(), t[m], b["redistributions"].get<int>(),
-          b["items_moved"].get<double>(), gain[m], b["observed_gain"].get<double>());
+          b["items_moved"].get<double>(), gain, b["observed_gain"].get<double>());
       std::fflush(stdout);
     }
     for (size_t m = 0; m < modes.size(); ++m) {
