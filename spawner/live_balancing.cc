@@ -330,6 +330,7 @@ std::vector<balance::MoveOrder> LiveBalancing::ByRing(const std::vector<balance:
 void LiveBalancing::SetMoveCostPrior(double seconds) {
   if (timed_moves_ == 0 && std::isfinite(seconds)) {
     cost_.seconds_per_move = std::max(balance::MoveCost{}.seconds_per_move, seconds);
+    cost_.timed = false;
   }
 }
 
@@ -356,6 +357,7 @@ void LiveBalancing::OnMoveDone(const CompletedMove& move, double seconds, bool b
                             ? seconds / balance::MoveSlowness(rates, move.from, move.to)
                             : seconds;
   ++timed_moves_;
+  cost_.timed = true;
   cost_.seconds_per_move += (normal - cost_.seconds_per_move) / static_cast<double>(timed_moves_);
 }
 

@@ -139,13 +139,13 @@ BalanceDecision Decide(BalanceMode mode, const std::vector<TaskFigures>& tasks,
   // Moves of independent items run side by side when their tasks differ (a task takes part in
   // one at a time): the time of the task whose moves take longest. Chain moves run wave after
   // wave (ChainMoves): the sum over the waves of each one's longest move. A move takes
-  // seconds_per_move times its MoveSlowness.
+  // seconds_per_move times its MoveSlowness, once moves were timed.
   std::vector<double> rates;
   for (const TaskFigures& t : tasks) rates.push_back(t.work_rate);
   double serial = 0;
   std::map<size_t, double> per_task, per_wave;
   for (const MoveOrder& m : moves) {
-    const double slowness = MoveSlowness(rates, m.from, m.to);
+    const double slowness = cost.timed ? MoveSlowness(rates, m.from, m.to) : 1.0;
     if (options.chain) {
       per_wave[static_cast<size_t>(m.wave)] =
           std::max(per_wave[static_cast<size_t>(m.wave)], slowness);

@@ -57,6 +57,10 @@ struct MoveCost {
   // measured.
   double seconds_per_move = 0.05;
   double seconds_per_unit = 0;  // per work unit moved
+  // seconds_per_move was timed on moves (and so grows with MoveSlowness); false: a guess (the
+  // default, or the set-up time), taken as it is. Multiplied by the slowness, the set-up time of
+  // a loaded machine kept a 4x slowed CG task from giving any row away in 20 s.
+  bool timed = false;
 };
 
 // How much longer than between tasks of the median speed a move between tasks `from` and `to`

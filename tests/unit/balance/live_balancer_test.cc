@@ -34,7 +34,7 @@ TEST(LiveBalancerTest, BalancedTasksStayWhereTheyAre) {
 // others until every task expects to finish together.
 TEST(LiveBalancerTest, WorkLeavesASlowedTaskUntilAllExpectToFinishTogether) {
   const std::vector<TaskFigures> f = {{10, 300, 1, 0}, {10, 300, 1, 0}, {2.5, 300, 1, 0}};
-  const auto d = Decide(BalanceMode::kProposed, f, {0.05, 0});
+  const auto d = Decide(BalanceMode::kProposed, f, {0.05, 0, true});
   ASSERT_TRUE(d.step.redistribute);
   ASSERT_EQ(d.moves.size(), 2u);
   for (const MoveOrder& m : d.moves) {
@@ -48,6 +48,8 @@ TEST(LiveBalancerTest, WorkLeavesASlowedTaskUntilAllExpectToFinishTogether) {
   EXPECT_NEAR(d.step.gain, 120 - 40 - d.overhead, 1e-6);  // eq. (11)
   // Two moves of task 2 one after the other, each at 0.05 s x its slowness (10 / 2.5).
   EXPECT_NEAR(d.overhead, 0.4, 1e-12);
+  // A cost not yet timed on a move is a guess, taken as it is.
+  EXPECT_NEAR(Decide(BalanceMode::kProposed, f, {0.05, 0, false}).overhead, 0.1, 1e-12);
 }
 
 // A move takes as much longer as the slower of its tasks runs below the median speed.
@@ -63,7 +65,7 @@ TEST(LiveBalancerTest, AMovesSlownessIsTheMedianSpeedOverItsSlowerTasks) {
 TEST(LiveBalancerTest, MovesOfDisjointTasksCostOneMovesTime) {
   const std::vector<TaskFigures> f = {
       {10, 300, 1, 0}, {10, 300, 1, 0}, {2.5, 300, 1, 0}, {2.5, 300, 1, 0}};
-  const auto d = Decide(BalanceMode::kProposed, f, {0.05, 0});
+  const auto d = Decide(BalanceMode::kProposed, f, {0.05, 0, true});
   ASSERT_EQ(d.moves.size(), 2u);
   EXPECT_NE(d.moves[0].from, d.moves[1].from);
   EXPECT_NE(d.moves[0].to, d.moves[1].to);
@@ -73,7 +75,7 @@ TEST(LiveBalancerTest, MovesOfDisjointTasksCostOneMovesTime) {
   chain.chain = true;
   // Along the chain 3 -> 2 -> 1 -> 0, each move shares a task with the one before: one after the
   // other.
-  const auto c = Decide(BalanceMode::kProposed, f, {0.05, 0}, chain);
+  const auto c = Decide(BalanceMode::kProposed, f, {0.05, 0, true}, chain);
   ASSERT_EQ(c.moves.size(), 3u);
   // 3 -> 2 and 2 -> 1 at 2.5x (a slow task at one end), 1 -> 0 at 1x.
   EXPECT_NEAR(c.overhead, 0.05 * (2.5 + 2.5 + 1), 1e-12)
@@ -81,7 +83,7 @@ TEST(LiveBalancerTest, MovesOfDisjointTasksCostOneMovesTime) {
   // Slow, fast, slow, fast: 0 -> 1 and 2 -> 3, side by side.
   const std::vector<TaskFigures> g = {
       {2.5, 300, 1, 0}, {10, 300, 1, 0}, {2.5, 300, 1, 0}, {10, 300, 1, 0}};
-  const auto e = Decide(BalanceMode::kProposed, g, {0.05, 0}, chain);
+  const auto e = Decide(BalanceMode::kProposed, g, {0.05, 0, true}, chain);
   ASSERT_EQ(e.moves.size(), 2u);
   EXPECT_EQ(e.moves[0].from + e.moves[1].from, 2u);  // tasks 0 and 2 give
   EXPECT_NEAR(e.overhead, 0.05 * 2.5, 1e-12) << "chain moves of different tasks: side by side";

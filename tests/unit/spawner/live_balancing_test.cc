@@ -283,9 +283,9 @@ TEST(LiveBalancingTest, AlongAChainTheGainIsWeighedAtTheDecisionsHorizon) {
   EXPECT_NEAR(b.last_judged()->observed, 97 - 37.6, 0.5);
 }
 
-// Until a move is timed, a move is expected to cost what setting the tasks up did, at the pace
-// of the slower of its tasks (here 2.5x the median's): a gain that does not pay for it moves
-// nothing; the first timed move replaces the guess.
+// Until a move is timed, a move is expected to cost what setting the tasks up did (a guess, not
+// scaled by its tasks' slowness): a gain that does not pay for it moves nothing; the first timed
+// move replaces the guess (and is scaled: here 2.5x the median's pace).
 TEST(LiveBalancingTest, UntilAMoveIsTimedAMoveCostsWhatTheSetUpDid) {
   for (const double setup : {0.0, 15.0}) {
     LiveBalancing b(BalanceMode::kProposed, 2);
@@ -294,7 +294,7 @@ TEST(LiveBalancingTest, UntilAMoveIsTimedAMoveCostsWhatTheSetUpDid) {
       Report(b, 0, at, 1000, 20000);
       Report(b, 1, at, 250, 20000);
     }
-    // 80 s -> 32 s: worth a move even of 15 s x 2.5 (and the 0.2 s threshold).
+    // 80 s -> 32 s: worth a move even of 15 s (and the 0.2 s threshold).
     EXPECT_FALSE(b.Check(3).empty()) << setup;
     LiveBalancing c(BalanceMode::kProposed, 2);
     c.SetMoveCostPrior(setup);
