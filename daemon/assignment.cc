@@ -91,6 +91,7 @@ Result<Assignment> Parse(proto::AssignTask::Reader in, const runtime::PluginTrus
   a.incarnation = std::max<uint64_t>(in.getIncarnation(), 1);
   a.orphan_seconds = std::min<uint32_t>(in.getOrphanSeconds(), kMaxOrphanSeconds);
   a.spawner_epoch = std::max<uint64_t>(in.getSpawnerEpoch(), 1);
+  a.spawner_timeout_s = std::min<uint32_t>(in.getSpawnerTimeoutS(), kMaxOrphanSeconds);
   a.restore = in.getRestore();
   const double tighten = in.getTighten();
   if (tighten != 0 && !(std::isfinite(tighten) && tighten >= 1 && tighten <= 1e300)) {

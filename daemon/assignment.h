@@ -52,6 +52,9 @@ struct Assignment {
   // (AdoptTask); 0: it ends at once. And the spawner incarnation that assigned it (fencing).
   uint32_t orphan_seconds = 0;
   uint64_t spawner_epoch = 1;
+  // Seconds of silence (no SpawnerAlive nor anything else) after which the spawner counts as
+  // lost although its link is open; 0: only a closed link counts.
+  uint32_t spawner_timeout_s = 0;
   bool restore = false;  // resume from the newest checkpoint on the backups
   double tighten = 1;    // the job's local tests were tightened this much so far (>= 1)
   // DistPM's group, its coordinator first (report_group.h); empty: report to the spawner.

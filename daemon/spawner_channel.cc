@@ -27,6 +27,7 @@ awaitable<void> SpawnerChannel::Serve() {
         host_.log_->warn("closed {}: {}", conn_->Describe(), msg.status().message());
       break;
     }
+    if (FromJobSpawner()) host_.SpawnerHeard();
     if (co_await Dispatch((*msg)->root()) == Next::kClose) break;
   }
   if (FromJobSpawner()) host_.Orphan();
@@ -69,6 +70,9 @@ awaitable<SpawnerChannel::Next> SpawnerChannel::Dispatch(proto::Envelope::Reader
     case proto::Envelope::ADOPT_TASK:
       if (!conn_->Speaks(net::kSpawnerResumeVersion, host_.log_)) co_return Next::kClose;
       co_return OnAdoptTask(env.getAdoptTask());
+    case proto::Envelope::SPAWNER_ALIVE:
+      // Nothing to do but to have heard it (Serve).
+      co_return conn_->Speaks(net::kSpawnerAliveVersion, host_.log_) ? Next::kGoOn : Next::kClose;
     case proto::Envelope::MOVE_ITEMS:
       co_return OnMoveItems(env.getMoveItems());
     case proto::Envelope::HALT:

@@ -102,6 +102,9 @@ void TaskHost::EndJob(const std::string& why) {
   spawner_out_.reset();
   if (orphan_timer_) orphan_timer_->cancel();
   orphan_timer_.reset();
+  if (watch_timer_) watch_timer_->cancel();
+  watch_timer_.reset();
+  spawner_silent_ = false;
   pending_adoption_.reset();
   links_.End();
   log_->info("job {}: task {} ends: {}", job->job(), job->task(), why);
@@ -118,17 +121,68 @@ void TaskHost::Orphan() {
     return;
   }
   spawner_out_->reset();
+  if (spawner_silent_) return;  // counted as lost already: its wait goes on
   log_->warn(
       "job {}: spawner connection lost; task {} runs on for {} s, waiting for its spawner "
       "to resume",
       job_->job(), job_->task(), orphan_seconds_);
+  WaitForSpawner();
+}
+
+void TaskHost::WaitForSpawner() {
   orphan_timer_ = std::make_unique<asio::steady_timer>(io_, std::chrono::seconds(orphan_seconds_));
   orphan_timer_->async_wait([this, session = std::weak_ptr<TaskSession>(job_),
                              epoch = spawner_epoch_](const boost::system::error_code& ec) {
-    // (aborted: adopted, ended, or the host is gone; `this` is not touched then)
-    if (ec || job_ != session.lock() || job_spawner() || spawner_epoch_ != epoch) return;
+    // (aborted: adopted, heard again, ended, or the host is gone; `this` is not touched then)
+    if (ec || job_ != session.lock() || spawner_epoch_ != epoch) return;
+    const net::ConnectionPtr spawner = job_spawner();
+    if (spawner && !spawner_silent_) return;
     EndJob("its spawner did not come back within " + std::to_string(orphan_seconds_) + " s");
+    if (spawner) spawner->Close();
   });
+}
+
+void TaskHost::SpawnerHeard() {
+  spawner_heard_ = std::chrono::steady_clock::now();
+  if (!spawner_silent_) return;
+  spawner_silent_ = false;
+  if (orphan_timer_) orphan_timer_->cancel();
+  orphan_timer_.reset();
+  log_->info("job {}: its spawner speaks again; task {} goes on under it", job_->job(),
+             job_->task());
+}
+
+void TaskHost::WatchSpawner() {
+  if (spawner_timeout_s_ == 0) return;
+  watch_timer_ = std::make_unique<asio::steady_timer>(io_, std::chrono::seconds(1));
+  watch_timer_->async_wait(
+      [this, session = std::weak_ptr<TaskSession>(job_)](const boost::system::error_code& ec) {
+        if (ec || !job_ || job_ != session.lock()) return;
+        const net::ConnectionPtr spawner = job_spawner();
+        const auto silent_for = std::chrono::duration_cast<std::chrono::seconds>(
+            std::chrono::steady_clock::now() - spawner_heard_);
+        // (an older spawner sends no SpawnerAlive: only its link's end tells it lost)
+        if (spawner && !spawner_silent_ && spawner->peer().version >= net::kSpawnerAliveVersion &&
+            silent_for >= std::chrono::seconds(spawner_timeout_s_)) {
+          SpawnerSilent(silent_for);
+        }
+        if (job_) WatchSpawner();
+      });
+}
+
+void TaskHost::SpawnerSilent(std::chrono::seconds silent_for) {
+  if (orphan_seconds_ == 0) {
+    const net::ConnectionPtr spawner = job_spawner();
+    EndJob("its spawner sent nothing for " + std::to_string(silent_for.count()) + " s");
+    if (spawner) spawner->Close();
+    return;
+  }
+  spawner_silent_ = true;
+  log_->warn(
+      "job {}: its spawner {} sent nothing for {} s; task {} runs on for {} s, waiting for it "
+      "to speak or for a spawner to resume",
+      job_->job(), job_spawner()->peer().id, silent_for.count(), job_->task(), orphan_seconds_);
+  WaitForSpawner();
 }
 
 void TaskHost::OnAdopt(const net::ConnectionPtr& conn, const std::string& job, uint32_t task,
@@ -194,6 +248,8 @@ std::string TaskHost::Adopt(const net::ConnectionPtr& conn, const std::string& j
   spawner_epoch_ = epoch;
   if (orphan_timer_) orphan_timer_->cancel();
   orphan_timer_.reset();
+  spawner_silent_ = false;
+  spawner_heard_ = std::chrono::steady_clock::now();
   return {};
 }
 

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <boost/asio/thread_pool.hpp>
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -114,6 +115,16 @@ class TaskHost {
   // The job's spawner's connection ended: the task runs on for the assignment's orphan seconds,
   // waiting for a resumed spawner to adopt it, and ends then; at once when they are 0.
   void Orphan();
+  // Anything came from the job's spawner: it is not silent (and no longer counted as lost if
+  // it was).
+  void SpawnerHeard();
+  // Once a second while a job runs: a spawner that speaks protocol 8 and has sent nothing for the
+  // assignment's spawner_timeout_s counts as lost although its link is open (SpawnerSilent).
+  void WatchSpawner();
+  void SpawnerSilent(std::chrono::seconds silent_for);
+  // The orphan wait: the task runs on for orphan_seconds_, then ends (its spawner's link, if
+  // still open, closed) unless a spawner took it back meanwhile: adopted, or heard again.
+  void WaitForSpawner();
   // A resumed spawner on `conn`, in spawner incarnation `epoch`, takes over incarnation
   // `incarnation` of `task` of `job`: empty when it may (it is the job's spawner from now on),
   // else why not.
@@ -147,6 +158,12 @@ class TaskHost {
   uint64_t spawner_epoch_ = 0;   // the spawner incarnation job_ takes commands from
   uint32_t orphan_seconds_ = 0;  // job_'s AssignTask.orphanSeconds
   std::unique_ptr<net::asio::steady_timer> orphan_timer_;  // while orphaned
+  // Silence of the job's spawner (AssignTask.spawnerTimeoutS, 0: not watched): when it was last
+  // heard, and whether it counts as lost for its silence (orphaned with its link open).
+  uint32_t spawner_timeout_s_ = 0;
+  std::chrono::steady_clock::time_point spawner_heard_;
+  bool spawner_silent_ = false;
+  std::unique_ptr<net::asio::steady_timer> watch_timer_;
   // An AdoptTask for the task being set up, answered once it runs (or failed).
   struct PendingAdoption {
     net::ConnectionPtr conn;

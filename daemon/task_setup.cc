@@ -167,6 +167,10 @@ void TaskHost::Run(Session session, const Assignment& a,
   job_spawner_key_ = job_spawner()->peer().public_key;
   spawner_epoch_ = a.spawner_epoch;
   orphan_seconds_ = a.orphan_seconds;
+  spawner_timeout_s_ = a.spawner_timeout_s;
+  spawner_silent_ = false;
+  spawner_heard_ = std::chrono::steady_clock::now();
+  WatchSpawner();
   relay_.Reset();
   monitors_.Clear();
   checkpoints_.Host(a.job, job_spawner_key_, a.hosted);

@@ -129,6 +129,13 @@ awaitable<void> DaemonLinks::WatchDaemon(size_t index, uint64_t incarnation) {
   }
 }
 
+void DaemonLinks::SendAlive() {
+  for (const net::ConnectionPtr& conn : conns_) {
+    if (!conn || !conn->is_open() || conn->peer().version < net::kSpawnerAliveVersion) continue;
+    conn->SendEnvelope([&](proto::Envelope::Builder e) { e.initSpawnerAlive().setJob(c_.job_id); });
+  }
+}
+
 void DaemonLinks::CloseRevoked() {
   if (!c_.options.net.identity) return;
   const net::RevokedKeys& revoked = *c_.options.net.identity->trust.revoked;
@@ -260,6 +267,7 @@ void DaemonLinks::FillAssignment(proto::AssignTask::Builder a, size_t index, uin
   // Without checkpoints no restore would use them, and nothing would trim them.
   if (supervisor_->sync_replaces()) a.setValueLogMb(c_.job.value_log_mb);
   a.setOrphanSeconds(static_cast<uint32_t>(c_.job.orphan_seconds));
+  a.setSpawnerTimeoutS(static_cast<uint32_t>(c_.job.spawner_timeout_s));
   a.setSpawnerEpoch(c_.spawner_epoch);
   a.setCpuSeconds(c_.job.cpu_seconds);
   a.setAppStallMs(static_cast<uint64_t>(c_.job.app_stall.count() * 1000));

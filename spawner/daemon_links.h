@@ -8,6 +8,7 @@
 // until the run ends.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -23,6 +24,11 @@
 #include "spawner/supervisor.h"
 
 namespace aiac::spawner {
+
+// How often the spawner tells its tasks' daemons it runs (SpawnerAlive, protocol 8), and how
+// late past its time a wait must end to count as a pause of the spawner's own (Supervisor::Paused).
+inline constexpr std::chrono::seconds kAlivePeriod{1};
+inline constexpr std::chrono::seconds kPauseNoticed{2};
 
 // What a run's links need from the run.
 struct DaemonLinksContext {
@@ -49,6 +55,9 @@ class DaemonLinks {
   // Asks the daemon of the task running on `daemon` to exit at once (fault injection with
   // daemons started by hand). False when no task runs there.
   bool AskToExit(const std::string& daemon);
+  // Tells every daemon whose task this run drives, on a link that speaks protocol 8, that the
+  // spawner runs (SpawnerAlive): the job runner calls it every kAlivePeriod.
+  void SendAlive();
   // A revocation list was adopted: closes the links to daemons whose key it revokes, so that
   // the supervisor replaces them as lost.
   void CloseRevoked();

@@ -661,10 +661,19 @@ awaitable<Status> JobRunner::WaitUntil(const std::function<bool()>& done, const 
         }
       }
     }
+    if (links_ && now >= next_alive_) {
+      links_->SendAlive();
+      next_alive_ = now + kAlivePeriod;
+    }
     auto wake_at = std::min(next_progress, deadline);
+    if (links_) wake_at = std::min(wake_at, next_alive_);
     if (iterating && balancing_) wake_at = std::min(wake_at, balancing_->Tick(Clock::now()));
     wake_->expires_at(wake_at);
     co_await wake_->async_wait(net::use_nothrow);
+    // Woken far past the time set: this process did not run meanwhile.
+    if (const auto late = Clock::now() - wake_at; late > kPauseNoticed && supervisor_) {
+      supervisor_->Paused(late, Clock::now());
+    }
   }
 }
 

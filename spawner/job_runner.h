@@ -189,6 +189,7 @@ class JobRunner {
   bool gathering_last_ = false;      // an aborted run's last iterate is being gathered
   std::string phase_ = "acquiring";  // for the super-node: the phase WaitUntil is in
   SteadyTime last_status_{};
+  SteadyTime next_alive_{};  // the next SpawnerAlive to the daemons (DaemonLinks::SendAlive)
   int64_t started_unix_ = 0;
   PhaseTimes times_;
   SteadyTime deadline_;

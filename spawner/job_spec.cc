@@ -77,6 +77,11 @@ void DeclareJobOptions(OptionSet& set, JobSpec& job) {
               "when the spawner is lost, each task runs on and checkpoints this long, waiting "
               "for `aiac-spawner resume` to take the job over, then ends and its daemon is free "
               "again (0: the tasks end at once)");
+  set.Integer("spawner_timeout_s", job.spawner_timeout_s, 0, 7 * 24 * 3600,
+              "a spawner that sends its tasks' daemons nothing this long (suspended, its host "
+              "asleep or cut off) counts as lost although its link is open: the tasks run on "
+              "for `orphan_seconds`, go on under it if it speaks again meanwhile, and end then "
+              "(0: only a closed link counts; else at least 3, the spawner speaks every second)");
 }
 
 Result<JobSpec> LoadJobSpec(const std::string& path) {
@@ -94,6 +99,11 @@ Result<JobSpec> LoadJobSpec(const std::string& path) {
     return InvalidArgument(path + ": option 'name' must be 1-64 letters, digits, '-' or '_'");
   }
   if (job.app.empty()) return InvalidArgument(path + ": 'app' is missing");
+  if (job.spawner_timeout_s > 0 && job.spawner_timeout_s < kMinSpawnerTimeoutSeconds) {
+    return InvalidArgument(path + ": option 'spawner_timeout_s' must be 0 or at least " +
+                           std::to_string(kMinSpawnerTimeoutSeconds) +
+                           " (the spawner speaks every second)");
+  }
   if (file.Has("plugin") && job.plugin.empty()) {
     return InvalidArgument(path + ": option 'plugin' must be a file name");
   }

@@ -13,6 +13,7 @@
 //   app_stall_seconds = 300 # ... a call into the app longer than this: hung (0: no limit)
 //   value_log_mb = 256      # --sync: MiB of sent values kept per neighbour, to replace it
 //   orphan_seconds = 300    # tasks run on this long when the spawner is lost (resume)
+//   spawner_timeout_s = 30  # a spawner silent this long counts as lost (0: only a closed link)
 //   [params]                # app parameters, passed to every task as text
 //   rounds = 1000
 #pragma once
@@ -51,9 +52,15 @@ struct JobSpec {
   // When the spawner's link drops, the tasks run on this long, waiting for `aiac-spawner
   // resume` (daemon/task_host.h Orphan); 0: they end at once.
   uint64_t orphan_seconds = 300;
+  // A spawner silent this long (its SpawnerAlive every second missing) counts as lost for the
+  // orphan wait although its link is open; 0: only a closed link counts.
+  uint64_t spawner_timeout_s = 30;
   std::string base_dir;  // the job file's directory
   std::map<std::string, std::string> params;
 };
+
+// The shortest spawner_timeout_s but 0: three of the spawner's one-a-second SpawnerAlive.
+inline constexpr uint64_t kMinSpawnerTimeoutSeconds = 3;
 
 // Declares the job file's keys (its [params] are the app's), bound to `job`.
 void DeclareJobOptions(OptionSet& set, JobSpec& job);

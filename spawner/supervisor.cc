@@ -631,6 +631,17 @@ void Supervisor::Tick(SteadyTime now) {
   }
 }
 
+void Supervisor::Paused(SteadyTime::duration gap, SteadyTime now) {
+  log_->warn(
+      "job {}: the spawner did not run for at least {:.1f} s (suspended, its host asleep, or "
+      "starved): its daemons' silence is counted without that time",
+      settings_.job_id, Seconds(gap));
+  for (TaskState& s : tasks_) {
+    s.last_heard = std::min(s.last_heard + gap, now);
+    s.reached_at = std::min(s.reached_at + gap, now);
+  }
+}
+
 void Supervisor::OnAppCrash(size_t task, proto::AppCrash::Reader c, SteadyTime now) {
   TaskState& s = tasks_[task];
   AppCrashReport report;

@@ -148,6 +148,10 @@ class Supervisor {
   // Time passes: daemons silent past the failure timeout, or not ready past the setup timeout,
   // are lost.
   void Tick(SteadyTime now);
+  // The spawner did not run for `gap` up to `now` (suspended, its host asleep, or starved): what
+  // the daemons sent meanwhile waits unread, so that time does not count towards their silence
+  // nor their set-up.
+  void Paused(SteadyTime::duration gap, SteadyTime now);
 
   // ---- Steps of the run.
   void Start();                 // every task starts iterating (StartTask)

@@ -14,6 +14,7 @@ namespace aiac::net {
 // The protocol versions (docs/operations.md, "Upgrade, backup and wipe"). Two peers speak the
 // newest version both know, provided it is in both windows; each build speaks its own version
 // and the ones before it down to kMinProtocolVersion, so hosts can be upgraded one at a time.
+// 8: the spawner tells its tasks' daemons it runs (SpawnerAlive; AssignTask.spawnerTimeoutS).
 // 7: super-nodes send each other what changed in their registries (RegistryDelta).
 // 6: jobs outlive their spawner (AdoptTask; AssignTask.orphanSeconds and spawnerEpoch;
 //    TaskReady.adopted and started).
@@ -23,7 +24,7 @@ namespace aiac::net {
 //    JobEnded, StatusQuery, StatusReport, CancelJob, CancelAnswer).
 // 3: certificates and channel binding in the Hello (2: TLS 1.3 PSK transport; 1 was an HMAC
 //    exchange in plaintext).
-inline constexpr uint32_t kProtocolVersion = 7;
+inline constexpr uint32_t kProtocolVersion = 8;
 inline constexpr uint32_t kMinProtocolVersion = 4;
 // The first version with jobs at the super-nodes, `status` and `cancel`: nobody sends those
 // messages to a peer that agreed on an older one, and a super-node closes a peer that does.
@@ -40,6 +41,10 @@ inline constexpr uint32_t kSpawnerResumeVersion = 6;
 // (RegistryDelta, supernode/registry_delta.h): an older peer gets the whole RegistryDigest each
 // period, and a super-node closes a peer that sends RegistryDelta on an older one.
 inline constexpr uint32_t kRegistryDeltaVersion = 7;
+// The first version whose spawners send SpawnerAlive every second and whose daemons count a
+// job's spawner silent past AssignTask.spawnerTimeoutS as lost: a spawner sends it only to a
+// daemon that agreed on it, and a daemon closes a spawner that sends it on an older one.
+inline constexpr uint32_t kSpawnerAliveVersion = 8;
 
 struct VersionWindow {
   uint32_t min = kMinProtocolVersion;

@@ -244,6 +244,11 @@ struct AssignTask {
   # The spawner's incarnation that sends this (1 for `run`, one more for each `resume`): the
   # daemon takes commands only from the newest one it has seen for the job (fencing).
   spawnerEpoch @30 :UInt64;
+  # Protocol 8: the spawner sends a SpawnerAlive every second; when nothing comes from it this
+  # many seconds (suspended, its host asleep or cut off with no TCP error yet), the daemon counts
+  # it as lost while the link stays open: the task runs on for orphanSeconds, goes on under the
+  # spawner if it speaks again meanwhile, and ends then otherwise (0: never counted as lost).
+  spawnerTimeoutS @31 :UInt32;
 }
 # Signed by the job's spawner: `daemonId`, whose certified key is `daemonKey`, runs incarnation
 # `incarnation` of task `task` of `job`.
@@ -300,6 +305,9 @@ struct Exit { job @0 :Text; }
 # The daemon answers with a TaskReady (adopted, or an error: no such task runs here, a newer
 # spawner owns it); the old spawner's connection, if any, is no longer listened to.
 struct AdoptTask { job @0 :Text; task @1 :UInt32; incarnation @2 :UInt64; spawnerEpoch @3 :UInt64; }
+# Protocol 8: the job's spawner to each of its tasks' daemons, every second, so that a spawner
+# that stopped running is told apart from one with nothing to say (AssignTask.spawnerTimeoutS).
+struct SpawnerAlive { job @0 :Text; }
 struct TrimValues { job @0 :Text; task @1 :UInt32; iteration @2 :UInt64; }
 # The spawner to every daemon of a job when a task moved to another daemon (a replacement):
 # values for `task` now go to `address`, only `daemonId` may send its values or write its
@@ -577,5 +585,6 @@ struct Envelope {
     trimValues @50 :TrimValues;
     adoptTask @51 :AdoptTask;
     registryDelta @52 :RegistryDelta;
+    spawnerAlive @53 :SpawnerAlive;
   }
 }

@@ -75,6 +75,18 @@ TEST_F(InputTest, AbsurdTimeoutsAreRefused) {
   }
 }
 
+// A spawner timeout shorter than three of the spawner's one-a-second SpawnerAlive would count a
+// spawner that merely paused as lost.
+TEST_F(InputTest, ASpawnerTimeoutOfOneOrTwoSecondsIsRefused) {
+  for (const std::string t : {"1", "2", "-1", "1e12"}) {
+    WriteJob("t.toml", "name = \"t\"\napp = \"ring\"\ntasks = 2\nspawner_timeout_s = " + t +
+                           "\n[params]\nrounds = 3\n");
+    ASSERT_EQ(RunSpawner({"run", "--local", "2", dir_ / "t.toml"}, "t"), 2) << t << Log("t");
+    EXPECT_NE(Log("t").find("option 'spawner_timeout_s' must be"), std::string::npos)
+        << t << Log("t");
+  }
+}
+
 // Matrices whose blocks depend one way only: upstream tasks get no new input once their
 // neighbours are done, and must still count as converged.
 TEST_F(InputTest, OneWayDependenciesConverge) {

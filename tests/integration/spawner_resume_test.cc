@@ -21,13 +21,15 @@ class ResumeRun : public SpawnerResumeTest {
   static constexpr int kRows = 300000;
   // A super-node, `daemons` daemons, and a 4-task CG job whose blocks take a few seconds to
   // converge (live balancing off: balance_test resumes a spawner killed while items move).
-  void SetUpPlatform(int daemons) {
+  // `waits`: the job's orphan_seconds and spawner_timeout_s lines.
+  void SetUpPlatform(int daemons, const std::string& waits = "orphan_seconds = 120\n",
+                     int rows = kRows) {
     sn_ = StartSupernode("sn1");
     for (int i = 1; i <= daemons; ++i) StartDaemon("d" + std::to_string(i), {sn_});
     WriteJob("cg.toml",
              "name = \"rs\"\napp = \"cg\"\ntasks = 4\ntimeout_s = 300\ncheckpoint_seconds = "
-             "0.2\norphan_seconds = 120\n[params]\ninner = \"cg\"\nn = " +
-                 std::to_string(kRows) +
+             "0.2\n" +
+                 waits + "[params]\ninner = \"cg\"\nn = " + std::to_string(rows) +
                  "\nbandwidth = 12\nseed = 5\ntolerance = 1e-12\noutput = \"x.mtx\"\n");
   }
   spawner::ChildProcess StartRun() {
@@ -170,6 +172,72 @@ TEST_F(ResumeRun, ASpawnerThatComesBackAfterAnotherTookTheJobOverStopsWithoutEnd
   EXPECT_EQ(j["failures"], 0) << Log("resumed");
   EXPECT_EQ(j["spawner_restarts"], 1);
   EXPECT_LT(DistanceToTheDirectSolution(j["output"].get<std::string>(), {kRows, 12, 5}), 1e-8);
+}
+
+// Daemons count the time with nothing from their job's spawner (SpawnerAlive every second,
+// protocol 8). A spawner stopped past spawner_timeout_s (SIGSTOP: its links stay open, as when
+// its host sleeps) counts as lost: the tasks run on, and when it runs again within
+// orphan_seconds they go on under it, and it counts the time it did not run towards no
+// daemon's silence: the run ends as if nothing had happened.
+TEST_F(ResumeRun, ASpawnerStoppedPastItsTimeoutIsWaitedForAndGoesOnWhenItRunsAgain) {
+  // (twice the rows of the others: a run of 10 s on this host, so that it still iterates 5 s in)
+  SetUpPlatform(4, "orphan_seconds = 120\nspawner_timeout_s = 3\n", 2 * kRows);
+  auto spawner = StartRun();
+  ASSERT_TRUE(
+      WaitUntil([&] { return MaxCheckpoints(Log("spawner")) >= 8; }, std::chrono::seconds(120)))
+      << Log("spawner");
+  auto daemons_saying = [&](const std::string& what) {
+    int n = 0;
+    for (int i = 1; i <= 4; ++i) n += LogHas("d" + std::to_string(i), what);
+    return n;
+  };
+  // Running, the spawner is heard every second, whether or not it has anything to say: nothing
+  // counts as silence 5 s in (it sends nothing else while the blocks iterate).
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("spawner", "[   5."); }, std::chrono::seconds(60)))
+      << Log("spawner");
+  ASSERT_EQ(daemons_saying("sent nothing for"), 0) << Log("d1");
+  ASSERT_FALSE(LogHas("spawner", "gathering")) << "too fast to be stopped while it iterates";
+  spawner.Signal(SIGSTOP);
+  ASSERT_TRUE(
+      WaitUntil([&] { return daemons_saying("sent nothing for") == 4; }, std::chrono::seconds(60)))
+      << Log("d1");
+  EXPECT_TRUE(LogHas("d1", "runs on for 120 s, waiting for it to speak")) << Log("d1");
+  spawner.Signal(SIGCONT);
+  ASSERT_EQ(spawner.WaitFor(std::chrono::seconds(240)).value_or(-1), 0) << Log("spawner");
+  EXPECT_EQ(daemons_saying("its spawner speaks again"), 4) << Log("d1");
+  EXPECT_TRUE(LogHas("spawner", "the spawner did not run for")) << Log("spawner");
+  auto j = Json("first.json");
+  EXPECT_EQ(j["status"], "converged");
+  EXPECT_EQ(j["failures"], 0) << Log("spawner");
+  EXPECT_LT(DistanceToTheDirectSolution(j["output"].get<std::string>(), {2 * kRows, 12, 5}), 1e-8);
+}
+
+// A spawner that never runs again does not hold its daemons: past spawner_timeout_s and then
+// orphan_seconds, each task ends and its daemon closes the link and is free for other jobs.
+TEST_F(ResumeRun, ASpawnerStoppedForGoodLetsItsDaemonsGo) {
+  SetUpPlatform(4, "orphan_seconds = 2\nspawner_timeout_s = 3\n");
+  auto spawner = StartRun();
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("spawner", "starting"); }, std::chrono::seconds(120)))
+      << Log("spawner");
+  spawner.Signal(SIGSTOP);
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        int ended = 0;
+        for (int i = 1; i <= 4; ++i)
+          ended += LogHas("d" + std::to_string(i), "its spawner did not come back within 2 s");
+        return ended == 4;
+      },
+      std::chrono::seconds(90)))
+      << Log("d1");
+  spawner.Signal(SIGKILL);
+  spawner.WaitFor(std::chrono::seconds(10));
+  // The four are free again: a ring job of four tasks gets them all.
+  WriteJob("ring.toml", "name = \"again\"\napp = \"ring\"\ntasks = 4\n[params]\nrounds = 5\n");
+  EXPECT_EQ(RunSpawner({"run", dir_ / "ring.toml", "--config", dir_ / "key.toml", "--supernode",
+                        sn_, "--wait-daemons-ms", "60000"},
+                       "again", std::chrono::seconds(120)),
+            0)
+      << Log("again");
 }
 
 // Killed while a daemon still builds its task (the test plugin's app takes 6 s there): that

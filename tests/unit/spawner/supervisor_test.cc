@@ -331,6 +331,40 @@ TEST_F(SupervisorTest, ASilentDaemonIsLostAtTheFailureTimeoutAndASlowSetupAtTheS
   EXPECT_EQ(sup_->deployment().task(1).incarnation, 3u);
 }
 
+// The spawner itself did not run for 20 s (SIGSTOP, a laptop asleep): what its daemons sent
+// meanwhile is still unread, so that time counts towards no daemon's silence nor set-up.
+TEST_F(SupervisorTest, TimeTheSpawnerDidNotRunCountsTowardsNoDaemonsSilence) {
+  Make(2, 4);
+  Running();
+  Progress(*sup_, 0, 1, At(3000), 5);
+  Progress(*sup_, 1, 1, At(4000), 5);
+  sup_->Paused(std::chrono::seconds(20), At(24500));
+  sup_->Tick(At(24500));
+  EXPECT_EQ(sup_->failures(), 0u) << "silent only while the spawner was stopped";
+  // After the pause the clock runs again: task 0, heard at 3 s, has 3.5 s of silence at 24.5 s
+  // and is lost 5 s after 23 s, at 28 s, while task 1 reports.
+  Progress(*sup_, 1, 1, At(27000), 6);
+  sup_->Tick(At(27999));
+  EXPECT_EQ(sup_->failures(), 0u);
+  sup_->Tick(At(28000));
+  EXPECT_EQ(sup_->failures(), 1u);
+  EXPECT_EQ(sup_->deployment().task(0).incarnation, 2u);
+  EXPECT_EQ(sup_->deployment().task(1).incarnation, 1u);
+  // A report read on waking, before the pause was noticed, is not pushed into the future.
+  sup_->OnConnected(0, 2, At(28100));
+  Ready(*sup_, 0, 2, At(28200));
+  Progress(*sup_, 0, 2, At(29000), 1);
+  Progress(*sup_, 1, 1, At(29000), 7);
+  Progress(*sup_, 1, 1, At(60000), 8);
+  sup_->Paused(std::chrono::seconds(30), At(60000));
+  Progress(*sup_, 0, 2, At(64000), 2);
+  sup_->Tick(At(64999));
+  EXPECT_EQ(sup_->failures(), 1u);
+  sup_->Tick(At(65000));
+  EXPECT_EQ(sup_->failures(), 2u) << "task 1's report of 60 s counts from 60 s, not 90 s";
+  EXPECT_EQ(sup_->deployment().task(1).incarnation, 2u);
+}
+
 TEST_F(SupervisorTest, WithNoFreeDaemonASupernodeIsAskedAndTheTaskGoesToWhatItGrants) {
   Make(2, 2);
   Running();
