@@ -1,5 +1,6 @@
 #include "daemon/task_host.h"
 
+#include "core/metrics.h"
 #include "daemon/neighbour_channel.h"
 #include "daemon/spawner_channel.h"
 #include "net/identity.h"
@@ -8,6 +9,19 @@ namespace aiac::daemon {
 
 namespace asio = net::asio;
 using net::awaitable;
+
+namespace {
+
+// 1 while this daemon's task runs on without its spawner (docs/operations.md, "Metrics").
+metrics::Gauge& WaitingForSpawner() {
+  static metrics::Gauge& g = metrics::Registry::Process().GetGauge(
+      "aiac_task_waiting_for_spawner",
+      "1 while this daemon's task runs on without its spawner (its link closed, or silent past "
+      "spawner_timeout_s), waiting for it or for a resumed spawner");
+  return g;
+}
+
+}  // namespace
 
 TaskHost::TaskHost(asio::io_context& io, TaskHostOptions options,
                    std::unique_ptr<checkpoint::CheckpointStore> checkpoints, Logger log)
@@ -105,6 +119,7 @@ void TaskHost::EndJob(const std::string& why) {
   if (watch_timer_) watch_timer_->cancel();
   watch_timer_.reset();
   spawner_silent_ = false;
+  WaitingForSpawner().Set(0);
   pending_adoption_.reset();
   links_.End();
   log_->info("job {}: task {} ends: {}", job->job(), job->task(), why);
@@ -130,6 +145,7 @@ void TaskHost::Orphan() {
 }
 
 void TaskHost::WaitForSpawner() {
+  WaitingForSpawner().Set(1);
   orphan_timer_ = std::make_unique<asio::steady_timer>(io_, std::chrono::seconds(orphan_seconds_));
   orphan_timer_->async_wait([this, session = std::weak_ptr<TaskSession>(job_),
                              epoch = spawner_epoch_](const boost::system::error_code& ec) {
@@ -148,6 +164,7 @@ void TaskHost::SpawnerHeard() {
   spawner_silent_ = false;
   if (orphan_timer_) orphan_timer_->cancel();
   orphan_timer_.reset();
+  WaitingForSpawner().Set(0);
   log_->info("job {}: its spawner speaks again; task {} goes on under it", job_->job(),
              job_->task());
 }
@@ -250,6 +267,7 @@ std::string TaskHost::Adopt(const net::ConnectionPtr& conn, const std::string& j
   orphan_timer_.reset();
   spawner_silent_ = false;
   spawner_heard_ = std::chrono::steady_clock::now();
+  WaitingForSpawner().Set(0);
   return {};
 }
 

@@ -10,6 +10,7 @@
 
 #include "integration/cluster_fixture.h"
 #include "integration/run_checks.h"
+#include "support/http_client.h"
 
 namespace aiac::testing {
 namespace {
@@ -22,10 +23,12 @@ class ResumeRun : public SpawnerResumeTest {
   // A super-node, `daemons` daemons, and a 4-task CG job whose blocks take a few seconds to
   // converge (live balancing off: balance_test resumes a spawner killed while items move).
   // `waits`: the job's orphan_seconds and spawner_timeout_s lines.
+  // `daemon_args`: more arguments for every daemon.
   void SetUpPlatform(int daemons, const std::string& waits = "orphan_seconds = 120\n",
-                     int rows = kRows) {
+                     int rows = kRows, const std::vector<std::string>& daemon_args = {}) {
     sn_ = StartSupernode("sn1");
-    for (int i = 1; i <= daemons; ++i) StartDaemon("d" + std::to_string(i), {sn_});
+    for (int i = 1; i <= daemons; ++i)
+      StartDaemon("d" + std::to_string(i), {sn_}, "key.toml", "1", daemon_args);
     WriteJob("cg.toml",
              "name = \"rs\"\napp = \"cg\"\ntasks = 4\ntimeout_s = 300\ncheckpoint_seconds = "
              "0.2\n" +
@@ -181,7 +184,17 @@ TEST_F(ResumeRun, ASpawnerThatComesBackAfterAnotherTookTheJobOverStopsWithoutEnd
 // daemon's silence: the run ends as if nothing had happened.
 TEST_F(ResumeRun, ASpawnerStoppedPastItsTimeoutIsWaitedForAndGoesOnWhenItRunsAgain) {
   // (twice the rows of the others: a run of 10 s on this host, so that it still iterates 5 s in)
-  SetUpPlatform(4, "orphan_seconds = 120\nspawner_timeout_s = 3\n", 2 * kRows);
+  SetUpPlatform(4, "orphan_seconds = 120\nspawner_timeout_s = 3\n", 2 * kRows,
+                {"--metrics", "127.0.0.1:0"});
+  // Each daemon's aiac_task_waiting_for_spawner: how many are waiting.
+  auto waiting = [&] {
+    int n = 0;
+    for (int i = 1; i <= 4; ++i) {
+      const HttpReply r = HttpGet(MetricsAddress("d" + std::to_string(i)), "/metrics");
+      n += MetricValue(r.body, "aiac_task_waiting_for_spawner") == 1;
+    }
+    return n;
+  };
   auto spawner = StartRun();
   ASSERT_TRUE(
       WaitUntil([&] { return MaxCheckpoints(Log("spawner")) >= 8; }, std::chrono::seconds(120)))
@@ -196,15 +209,20 @@ TEST_F(ResumeRun, ASpawnerStoppedPastItsTimeoutIsWaitedForAndGoesOnWhenItRunsAga
   ASSERT_TRUE(WaitUntil([&] { return LogHas("spawner", "[   5."); }, std::chrono::seconds(60)))
       << Log("spawner");
   ASSERT_EQ(daemons_saying("sent nothing for"), 0) << Log("d1");
+  EXPECT_EQ(waiting(), 0);
   ASSERT_FALSE(LogHas("spawner", "gathering")) << "too fast to be stopped while it iterates";
   spawner.Signal(SIGSTOP);
   ASSERT_TRUE(
       WaitUntil([&] { return daemons_saying("sent nothing for") == 4; }, std::chrono::seconds(60)))
       << Log("d1");
   EXPECT_TRUE(LogHas("d1", "runs on for 120 s, waiting for it to speak")) << Log("d1");
+  EXPECT_EQ(waiting(), 4);
   spawner.Signal(SIGCONT);
+  ASSERT_TRUE(WaitUntil([&] { return daemons_saying("its spawner speaks again") == 4; },
+                        std::chrono::seconds(60)))
+      << Log("d1");
+  EXPECT_EQ(waiting(), 0);
   ASSERT_EQ(spawner.WaitFor(std::chrono::seconds(240)).value_or(-1), 0) << Log("spawner");
-  EXPECT_EQ(daemons_saying("its spawner speaks again"), 4) << Log("d1");
   EXPECT_TRUE(LogHas("spawner", "the spawner did not run for")) << Log("spawner");
   auto j = Json("first.json");
   EXPECT_EQ(j["status"], "converged");
