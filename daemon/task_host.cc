@@ -171,20 +171,29 @@ void TaskHost::SpawnerHeard() {
 
 void TaskHost::WatchSpawner() {
   if (spawner_timeout_s_ == 0) return;
-  watch_timer_ = std::make_unique<asio::steady_timer>(io_, std::chrono::seconds(1));
-  watch_timer_->async_wait(
-      [this, session = std::weak_ptr<TaskSession>(job_)](const boost::system::error_code& ec) {
-        if (ec || !job_ || job_ != session.lock()) return;
-        const net::ConnectionPtr spawner = job_spawner();
-        const auto silent_for = std::chrono::duration_cast<std::chrono::seconds>(
-            std::chrono::steady_clock::now() - spawner_heard_);
-        // (an older spawner sends no SpawnerAlive: only its link's end tells it lost)
-        if (spawner && !spawner_silent_ && spawner->peer().version >= net::kSpawnerAliveVersion &&
-            silent_for >= std::chrono::seconds(spawner_timeout_s_)) {
-          SpawnerSilent(silent_for);
-        }
-        if (job_) WatchSpawner();
-      });
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point due = Clock::now() + std::chrono::seconds(1);
+  watch_timer_ = std::make_unique<asio::steady_timer>(io_, due);
+  watch_timer_->async_wait([this, session = std::weak_ptr<TaskSession>(job_),
+                            due](const boost::system::error_code& ec) {
+    if (ec || !job_ || job_ != session.lock()) return;
+    const Clock::time_point now = Clock::now();
+    if (const auto late = now - due; late > kNotRunning) {
+      // This daemon did not run (starved, or stopped): what the spawner sent meanwhile may
+      // wait unread behind this check, so that time is not the spawner's silence.
+      log_->debug("job {}: the daemon did not run for at least {:.1f} s", job_->job(),
+                  std::chrono::duration<double>(late).count());
+      spawner_heard_ = std::min(spawner_heard_ + late, now);
+    }
+    const net::ConnectionPtr spawner = job_spawner();
+    const auto silent_for = std::chrono::duration_cast<std::chrono::seconds>(now - spawner_heard_);
+    // (an older spawner sends no SpawnerAlive: only its link's end tells it lost)
+    if (spawner && !spawner_silent_ && spawner->peer().version >= net::kSpawnerAliveVersion &&
+        silent_for >= std::chrono::seconds(spawner_timeout_s_)) {
+      SpawnerSilent(silent_for);
+    }
+    if (job_) WatchSpawner();
+  });
 }
 
 void TaskHost::SpawnerSilent(std::chrono::seconds silent_for) {

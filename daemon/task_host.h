@@ -120,7 +120,10 @@ class TaskHost {
   void SpawnerHeard();
   // Once a second while a job runs: a spawner that speaks protocol 8 and has sent nothing for the
   // assignment's spawner_timeout_s counts as lost although its link is open (SpawnerSilent).
+  // A check that comes more than kNotRunning late counts the time since it was due towards no
+  // silence (the daemon itself did not run), as the spawner does for its daemons.
   void WatchSpawner();
+  static constexpr std::chrono::seconds kNotRunning{2};
   void SpawnerSilent(std::chrono::seconds silent_for);
   // The orphan wait: the task runs on for orphan_seconds_, then ends (its spawner's link, if
   // still open, closed) unless a spawner took it back meanwhile: adopted, or heard again.

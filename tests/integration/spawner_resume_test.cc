@@ -7,6 +7,7 @@
 // job's state fails in one line.
 #include <csignal>
 #include <filesystem>
+#include <thread>
 
 #include "integration/cluster_fixture.h"
 #include "integration/run_checks.h"
@@ -35,13 +36,23 @@ class ResumeRun : public SpawnerResumeTest {
                  waits + "[params]\ninner = \"cg\"\nn = " + std::to_string(rows) +
                  "\nbandwidth = 12\nseed = 5\ntolerance = 1e-12\noutput = \"x.mtx\"\n");
   }
-  spawner::ChildProcess StartRun() {
-    return Start(
-        "aiac-spawner",
-        Signed("aiac-spawner", {"run", dir_ / "cg.toml", "--config", dir_ / "key.toml",
-                                "--supernode", sn_, "--balance", "off", "--state", dir_ / "state",
-                                "--json", dir_ / "first.json", "--wait-daemons-ms", "20000"}),
-        dir_ / "spawner.log");
+  spawner::ChildProcess StartRun(const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> args{"run",
+                                  dir_ / "cg.toml",
+                                  "--config",
+                                  dir_ / "key.toml",
+                                  "--supernode",
+                                  sn_,
+                                  "--balance",
+                                  "off",
+                                  "--state",
+                                  dir_ / "state",
+                                  "--json",
+                                  dir_ / "first.json",
+                                  "--wait-daemons-ms",
+                                  "20000"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return Start("aiac-spawner", Signed("aiac-spawner", args), dir_ / "spawner.log");
   }
   // Resumes the job; the resumed spawner's exit code.
   int Resume() {
@@ -228,6 +239,33 @@ TEST_F(ResumeRun, ASpawnerStoppedPastItsTimeoutIsWaitedForAndGoesOnWhenItRunsAga
   EXPECT_EQ(j["status"], "converged");
   EXPECT_EQ(j["failures"], 0) << Log("spawner");
   EXPECT_LT(DistanceToTheDirectSolution(j["output"].get<std::string>(), {2 * kRows, 12, 5}), 1e-8);
+}
+
+// The daemon's side of the same: a daemon that itself did not run (stopped here for twice the
+// spawner timeout; starved on an overloaded host) finds its spawner's messages waiting unread when
+// it runs again, and its check of the spawner's silence, due long ago, may come before them: it
+// sees it came late and counts that time as nobody's silence. (The spawner's failure timeout is
+// raised so that it keeps the stopped daemon.)
+TEST_F(ResumeRun, ADaemonThatDidNotRunDoesNotCountThatTimeAsItsSpawnersSilence) {
+  SetUpPlatform(4, "orphan_seconds = 120\nspawner_timeout_s = 3\n", 2 * kRows);
+  auto spawner = StartRun({"--failure-timeout-ms", "60000"});
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("spawner", "[   4."); }, std::chrono::seconds(60)))
+      << Log("spawner");
+  ASSERT_FALSE(LogHas("spawner", "gathering")) << "too fast to stop a daemon while it iterates";
+  std::string stopped;
+  for (int i = 1; i <= 4 && stopped.empty(); ++i) {
+    if (LogHas("d" + std::to_string(i), "running task")) stopped = "d" + std::to_string(i);
+  }
+  ASSERT_FALSE(stopped.empty());
+  procs_.at(stopped).Signal(SIGSTOP);
+  std::this_thread::sleep_for(std::chrono::seconds(6));  // the length of the fault, not a wait
+  procs_.at(stopped).Signal(SIGCONT);
+  ASSERT_EQ(spawner.WaitFor(std::chrono::seconds(240)).value_or(-1), 0) << Log("spawner");
+  EXPECT_TRUE(LogHas(stopped, "the daemon did not run for at least")) << Log(stopped);
+  EXPECT_FALSE(LogHas(stopped, "sent nothing for")) << Log(stopped);
+  auto j = Json("first.json");
+  EXPECT_EQ(j["status"], "converged");
+  EXPECT_EQ(j["failures"], 0) << Log("spawner");
 }
 
 // A spawner that never runs again does not hold its daemons: past spawner_timeout_s and then
