@@ -330,7 +330,6 @@ std::vector<balance::MoveOrder> LiveBalancing::ByRing(const std::vector<balance:
 void LiveBalancing::SetMoveCostPrior(double seconds) {
   if (timed_moves_ == 0 && std::isfinite(seconds)) {
     cost_.seconds_per_move = std::max(balance::MoveCost{}.seconds_per_move, seconds);
-    cost_.timed = false;
   }
 }
 

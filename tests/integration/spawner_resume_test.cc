@@ -28,6 +28,7 @@ class ResumeRun : public SpawnerResumeTest {
   void SetUpPlatform(int daemons, const std::string& waits = "orphan_seconds = 120\n",
                      int rows = kRows, const std::vector<std::string>& daemon_args = {}) {
     sn_ = StartSupernode("sn1");
+    daemons_ = daemons;
     for (int i = 1; i <= daemons; ++i)
       StartDaemon("d" + std::to_string(i), {sn_}, "key.toml", "1", daemon_args);
     WriteJob("cg.toml",
@@ -59,7 +60,20 @@ class ResumeRun : public SpawnerResumeTest {
     return RunSpawner({"resume", dir_ / "state", "--json", dir_ / "s.json"}, "resumed",
                       std::chrono::seconds(240));
   }
+  // How many of the platform's daemons logged `what`, and the first that did ("" if none).
+  int DaemonsSaying(const std::string& what) {
+    int n = 0;
+    for (int i = 1; i <= daemons_; ++i) n += LogHas("d" + std::to_string(i), what);
+    return n;
+  }
+  std::string FirstDaemonSaying(const std::string& what) {
+    for (int i = 1; i <= daemons_; ++i) {
+      if (LogHas("d" + std::to_string(i), what)) return "d" + std::to_string(i);
+    }
+    return "";
+  }
   std::string sn_;
+  int daemons_ = 0;
 };
 
 TEST_F(ResumeRun, ASpawnerKilledWhileTheTasksRunIsResumedWithTheSameAnswer) {
@@ -73,19 +87,9 @@ TEST_F(ResumeRun, ASpawnerKilledWhileTheTasksRunIsResumedWithTheSameAnswer) {
   spawner.Signal(SIGKILL);
   spawner.WaitFor(std::chrono::seconds(10));
   // The tasks go on without it; one task daemon is killed while it is away.
-  ASSERT_TRUE(WaitUntil(
-      [&] {
-        int waiting = 0;
-        for (int i = 1; i <= 6; ++i)
-          waiting += LogHas("d" + std::to_string(i), "waiting for its spawner to resume");
-        return waiting == 4;
-      },
-      std::chrono::seconds(60)));
-  std::string victim;
-  for (int i = 1; i <= 6 && victim.empty(); ++i) {
-    if (LogHas("d" + std::to_string(i), "waiting for its spawner"))
-      victim = "d" + std::to_string(i);
-  }
+  ASSERT_TRUE(WaitUntil([&] { return DaemonsSaying("waiting for its spawner to resume") == 4; },
+                        std::chrono::seconds(60)));
+  const std::string victim = FirstDaemonSaying("waiting for its spawner");
   procs_.at(victim).Signal(SIGKILL);
   ASSERT_EQ(Resume(), 0) << Log("resumed");
   auto j = Json("s.json");
@@ -210,26 +214,21 @@ TEST_F(ResumeRun, ASpawnerStoppedPastItsTimeoutIsWaitedForAndGoesOnWhenItRunsAga
   ASSERT_TRUE(
       WaitUntil([&] { return MaxCheckpoints(Log("spawner")) >= 8; }, std::chrono::seconds(120)))
       << Log("spawner");
-  auto daemons_saying = [&](const std::string& what) {
-    int n = 0;
-    for (int i = 1; i <= 4; ++i) n += LogHas("d" + std::to_string(i), what);
-    return n;
-  };
   // Running, the spawner is heard every second, whether or not it has anything to say: nothing
   // counts as silence 5 s in (it sends nothing else while the blocks iterate).
   ASSERT_TRUE(WaitUntil([&] { return LogHas("spawner", "[   5."); }, std::chrono::seconds(60)))
       << Log("spawner");
-  ASSERT_EQ(daemons_saying("sent nothing for"), 0) << Log("d1");
+  ASSERT_EQ(DaemonsSaying("sent nothing for"), 0) << Log("d1");
   EXPECT_EQ(waiting(), 0);
   ASSERT_FALSE(LogHas("spawner", "gathering")) << "too fast to be stopped while it iterates";
   spawner.Signal(SIGSTOP);
   ASSERT_TRUE(
-      WaitUntil([&] { return daemons_saying("sent nothing for") == 4; }, std::chrono::seconds(60)))
+      WaitUntil([&] { return DaemonsSaying("sent nothing for") == 4; }, std::chrono::seconds(60)))
       << Log("d1");
   EXPECT_TRUE(LogHas("d1", "runs on for 120 s, waiting for it to speak")) << Log("d1");
   EXPECT_EQ(waiting(), 4);
   spawner.Signal(SIGCONT);
-  ASSERT_TRUE(WaitUntil([&] { return daemons_saying("its spawner speaks again") == 4; },
+  ASSERT_TRUE(WaitUntil([&] { return DaemonsSaying("its spawner speaks again") == 4; },
                         std::chrono::seconds(60)))
       << Log("d1");
   EXPECT_EQ(waiting(), 0);
@@ -252,10 +251,7 @@ TEST_F(ResumeRun, ADaemonThatDidNotRunDoesNotCountThatTimeAsItsSpawnersSilence) 
   ASSERT_TRUE(WaitUntil([&] { return LogHas("spawner", "[   4."); }, std::chrono::seconds(60)))
       << Log("spawner");
   ASSERT_FALSE(LogHas("spawner", "gathering")) << "too fast to stop a daemon while it iterates";
-  std::string stopped;
-  for (int i = 1; i <= 4 && stopped.empty(); ++i) {
-    if (LogHas("d" + std::to_string(i), "running task")) stopped = "d" + std::to_string(i);
-  }
+  const std::string stopped = FirstDaemonSaying("running task");
   ASSERT_FALSE(stopped.empty());
   procs_.at(stopped).Signal(SIGSTOP);
   std::this_thread::sleep_for(std::chrono::seconds(6));  // the length of the fault, not a wait
@@ -276,14 +272,9 @@ TEST_F(ResumeRun, ASpawnerStoppedForGoodLetsItsDaemonsGo) {
   ASSERT_TRUE(WaitUntil([&] { return LogHas("spawner", "starting"); }, std::chrono::seconds(120)))
       << Log("spawner");
   spawner.Signal(SIGSTOP);
-  ASSERT_TRUE(WaitUntil(
-      [&] {
-        int ended = 0;
-        for (int i = 1; i <= 4; ++i)
-          ended += LogHas("d" + std::to_string(i), "its spawner did not come back within 2 s");
-        return ended == 4;
-      },
-      std::chrono::seconds(90)))
+  ASSERT_TRUE(
+      WaitUntil([&] { return DaemonsSaying("its spawner did not come back within 2 s") == 4; },
+                std::chrono::seconds(90)))
       << Log("d1");
   spawner.Signal(SIGKILL);
   spawner.WaitFor(std::chrono::seconds(10));
