@@ -50,8 +50,9 @@ void DeclareDaemonOptions(OptionSet& set, DaemonOptions& o) {
                "dialing the next one (so that a lost super-node's daemons do not all arrive at "
                "once), twice as long after each further failure, up to 8 times; 0 = at once");
   set.Duration("supernode_timeout_ms", o.supernode_timeout, 0,
-               "a super-node that answers nothing this long (it answers every heartbeat) is "
-               "taken for lost and the daemon moves to the next one, as when its connection "
+               "a super-node that answers nothing this long (it answers a heartbeat at least "
+               "every (this - heartbeat_ms) / 3, asked by the daemon) is taken for lost and the "
+               "daemon moves to the next one, as when its connection "
                "closes: a hung host or a network cut closes nothing; 0 = only a closed "
                "connection counts; more than heartbeat_ms");
   set.Duration("progress_ms", o.progress, "progress reports to the spawner while a task runs");

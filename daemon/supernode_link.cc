@@ -1,5 +1,8 @@
 #include "daemon/supernode_link.h"
 
+#include <algorithm>
+#include <cstdint>
+
 #include "core/printable.h"
 #include "net/version.h"
 
@@ -12,6 +15,13 @@ Status CheckSilenceLimit(std::chrono::milliseconds limit, std::chrono::milliseco
   return InvalidArgument("option 'supernode_timeout_ms' (" + std::to_string(limit.count()) +
                          ") must exceed heartbeat_ms (" + std::to_string(heartbeat.count()) +
                          "), or be 0");
+}
+
+std::chrono::milliseconds AckWithin(std::chrono::milliseconds limit,
+                                    std::chrono::milliseconds heartbeat) {
+  if (limit <= heartbeat) return std::chrono::milliseconds(0);
+  return std::min<std::chrono::milliseconds>((limit - heartbeat) / 3,
+                                             std::chrono::milliseconds(UINT32_MAX));
 }
 
 SupernodeLink::SupernodeLink(asio::any_io_executor executor, std::vector<Endpoint> supernodes,
@@ -147,8 +157,9 @@ net::awaitable<void> SupernodeLink::Heartbeats(net::ConnectionPtr conn) {
     heartbeat_timer_.expires_after(heartbeat_);
     co_await heartbeat_timer_.async_wait(net::use_nothrow);
     if (!conn->is_open() || stopping_) break;
-    // Every heartbeat is answered: silence this long means the super-node is gone, whatever its
-    // connection says (a hung host's stays open; the heartbeats would wait in TCP's buffers).
+    // A heartbeat is answered at least every AckWithin: silence this long means the super-node
+    // is gone, whatever its connection says (a hung host's stays open; the heartbeats would wait
+    // in TCP's buffers).
     if (silence_limit_.count() > 0 &&
         std::chrono::steady_clock::now() - last_heard_ > silence_limit_) {
       silenced_ = conn.get();
@@ -160,6 +171,7 @@ net::awaitable<void> SupernodeLink::Heartbeats(net::ConnectionPtr conn) {
       auto h = e.initHeartbeat();
       h.setDaemonId(self_.id);
       h.setBusy(busy);
+      h.setAckWithinMs(static_cast<uint32_t>(AckWithin(silence_limit_, heartbeat_).count()));
     });
     if (counters_) ++counters_->heartbeats;
   }

@@ -125,6 +125,9 @@ awaitable<void> SupernodeService::Serve(net::ConnectionPtr conn) {
 }
 
 awaitable<void> SupernodeService::ServeDaemon(net::ConnectionPtr conn) {
+  // When this daemon was last answered: a heartbeat is answered only once the daemon's
+  // ackWithinMs has passed since (issue 37: each answer is a TLS record to write).
+  Registry::Clock::time_point answered{};
   for (;;) {
     auto msg = co_await conn->Receive();
     if (!msg.ok()) {
@@ -164,10 +167,16 @@ awaitable<void> SupernodeService::ServeDaemon(net::ConnectionPtr conn) {
       WakeHeld();
       conn->SendEnvelope(
           [&](proto::Envelope::Builder e) { e.initRegisterAck().setSupernodeId(options_.id); });
+      answered = Registry::Clock::now();
       SendRevocations(*conn);
     } else if (env.isHeartbeat()) {
-      const bool known = registry_.Heartbeat(conn->peer().id, env.getHeartbeat().getBusy(), now);
-      conn->SendEnvelope([&](proto::Envelope::Builder e) { e.initHeartbeatAck().setKnown(known); });
+      auto beat = env.getHeartbeat();
+      const bool known = registry_.Heartbeat(conn->peer().id, beat.getBusy(), now);
+      if (!known || now - answered >= std::chrono::milliseconds(beat.getAckWithinMs())) {
+        conn->SendEnvelope(
+            [&](proto::Envelope::Builder e) { e.initHeartbeatAck().setKnown(known); });
+        answered = now;
+      }
     } else if (env.isDeregister()) {
       const std::string id = env.getDeregister().getDaemonId().cStr();
       if (id != conn->peer().id) {

@@ -82,7 +82,14 @@ struct Refuse {
 # --- daemon <-> super-node ---
 struct Register { daemon @0 :DaemonInfo; }
 struct RegisterAck { supernodeId @0 :Text; }
-struct Heartbeat { daemonId @0 :Text; busy @1 :Bool; }
+struct Heartbeat {
+  daemonId @0 :Text;
+  busy @1 :Bool;
+  # Answer at least once in this long (0: every heartbeat, as before it was asked): the daemon
+  # needs an answer only to tell a silent super-node (supernode_timeout_ms). An unknown daemon
+  # is answered at once.
+  ackWithinMs @2 :UInt32;
+}
 struct HeartbeatAck { known @0 :Bool; }   # false: the super-node forgot us, register again
 # A daemon that is stopping: its super-node forgets it at once (rather than after
 # daemon_timeout_ms of silence) and closes the connection.

@@ -6,7 +6,10 @@
 // ratios against it (1.0: the cost per daemon does not grow with the platform). Registration
 // runs at 1,000 daemons a second (`--ramp-s`); past one swarm's descriptor limit, several swarms
 // play the K daemons; how many registrations one synced write stored is read from the
-// super-node's metrics. With --out DIR, also DIR/supernode_load.json (a row per K) and
+// super-node's metrics. Each K is measured twice: with the daemons asking to be answered as
+// often as their silence limit needs (the default: one heartbeat in three or four) and with every
+// heartbeat answered (`--supernode-timeout-ms 0`, as before 2026-11-29); the ratio is what the
+// sparser answers save. With --out DIR, also DIR/supernode_load.json (a row per K) and
 // DIR/supernode_load.png (the cost per heartbeat and per daemon against K: docs/results.md).
 // Never fails on a time.
 // Run: build/bin/supernode_load_bench [--out DIR] [K ...]   (default: 1000 4000)
@@ -67,15 +70,18 @@ struct Figures {
   double per_write = -1;  // registrations stored by one synced write (group commit)
 };
 
-Figures Measure(const std::string& dir, int daemons) {
+Figures Measure(const std::string& dir, int daemons, bool answer_all = false) {
   Figures out;
-  const std::string tag = "k" + std::to_string(daemons);
+  const std::string tag = "k" + std::to_string(daemons) + (answer_all ? "-all" : "");
   const std::string metrics = bench::FreeLoopbackAddress();
   auto supernode = bench::StartBenchSupernode(dir, "sn1", tag, daemons, {"--metrics", metrics});
   const std::string addr = bench::SupernodeAddress(dir, "sn1", tag);
   if (addr.empty()) return out;
   const double empty_kib = ResidentKib(supernode.pid());
-  auto swarms = bench::StartSwarms(dir, {addr}, daemons, dir + "/" + tag + "-swarm");
+  const std::vector<std::string> extra =
+      answer_all ? std::vector<std::string>{"--supernode-timeout-ms", "0"}
+                 : std::vector<std::string>{};
+  auto swarms = bench::StartSwarms(dir, {addr}, daemons, dir + "/" + tag + "-swarm", extra);
   out.register_s = bench::WaitAllSwarmsRegistered("supernode_load_bench", swarms);
   if (out.register_s < 0) return out;
   const std::string page = aiac::testing::HttpGet(metrics, "/metrics").body;
@@ -116,35 +122,45 @@ int main(int argc, char** argv) {
     return 1;
   }
   const Figures base = Measure(d, kBaseline);
-  std::printf("%8s %12s %10s %10s %14s %12s %16s %14s\n", "daemons", "register_s", "per_write",
-              "cpu_core", "us_per_beat", "kib_per_d", "beat_cost_ratio", "memory_ratio");
-  const auto row = [&](int k, const Figures& f) {
-    std::printf("%8d %12.2f %10.1f %10.3f %14.1f %12.1f %16.2f %14.2f\n", k, f.register_s,
-                f.per_write, f.cpu_share, f.us_per_heartbeat, f.kib_per_daemon,
-                f.us_per_heartbeat / base.us_per_heartbeat, f.kib_per_daemon / base.kib_per_daemon);
+  std::printf("%8s %12s %10s %10s %14s %12s %16s %14s %14s %14s\n", "daemons", "register_s",
+              "per_write", "cpu_core", "us_per_beat", "kib_per_d", "beat_cost_ratio",
+              "memory_ratio", "us_all_beats", "asked_vs_all");
+  const auto row = [&](int k, const Figures& f, const Figures& all) {
+    std::printf("%8d %12.2f %10.1f %10.3f %14.1f %12.1f %16.2f %14.2f %14.1f %14.2f\n", k,
+                f.register_s, f.per_write, f.cpu_share, f.us_per_heartbeat, f.kib_per_daemon,
+                f.us_per_heartbeat / base.us_per_heartbeat, f.kib_per_daemon / base.kib_per_daemon,
+                all.us_per_heartbeat, f.us_per_heartbeat / all.us_per_heartbeat);
   };
   nlohmann::json rows = nlohmann::json::array();
   std::string data;
-  const auto keep = [&](int k, const Figures& f) {
-    row(k, f);
+  const auto keep = [&](int k, const Figures& f, const Figures& all) {
+    row(k, f, all);
     std::fflush(stdout);
     // A figure a failed measurement left at -1 is null in the table.
     const auto cell = [](double v) { return v < 0 ? nlohmann::json(nullptr) : nlohmann::json(v); };
-    rows.push_back({{"daemons", k},
-                    {"register_seconds", cell(f.register_s)},
-                    {"registrations_per_write", cell(f.per_write)},
-                    {"cpu_core", cell(f.cpu_share)},
-                    {"us_per_heartbeat", cell(f.us_per_heartbeat)},
-                    {"kib_per_daemon", cell(f.kib_per_daemon)},
-                    {"heartbeat_vs_250", cell(f.us_per_heartbeat / base.us_per_heartbeat)},
-                    {"memory_vs_250", cell(f.kib_per_daemon / base.kib_per_daemon)}});
+    rows.push_back(
+        {{"daemons", k},
+         {"register_seconds", cell(f.register_s)},
+         {"registrations_per_write", cell(f.per_write)},
+         {"cpu_core", cell(f.cpu_share)},
+         {"us_per_heartbeat", cell(f.us_per_heartbeat)},
+         {"kib_per_daemon", cell(f.kib_per_daemon)},
+         {"heartbeat_vs_250", cell(f.us_per_heartbeat / base.us_per_heartbeat)},
+         {"memory_vs_250", cell(f.kib_per_daemon / base.kib_per_daemon)},
+         {"us_per_heartbeat_all_answered", cell(all.us_per_heartbeat)},
+         {"asked_vs_all_answered", cell(f.us_per_heartbeat < 0 || all.us_per_heartbeat <= 0
+                                            ? -1
+                                            : f.us_per_heartbeat / all.us_per_heartbeat)}});
     if (f.cpu_share >= 0) {
       data += std::to_string(k) + " " + std::to_string(f.us_per_heartbeat) + " " +
               std::to_string(f.kib_per_daemon) + " " + std::to_string(f.cpu_share) + "\n";
     }
   };
-  keep(kBaseline, base);
-  for (int k : *sizes) keep(k, Measure(d, k));
+  keep(kBaseline, base, Measure(d, kBaseline, true));
+  for (int k : *sizes) {
+    const Figures asked = Measure(d, k);
+    keep(k, asked, Measure(d, k, true));
+  }
   if (!out.empty()) {
     std::filesystem::create_directories(out);
     eval::WriteTable(out, "supernode_load", rows);

@@ -137,6 +137,29 @@ TEST_F(SupernodeTest, DaemonMovesToTheNextSupernodeWhenItsOwnFallsSilent) {
   procs_.at("sna").Signal(SIGCONT);
 }
 
+// A super-node answers a daemon's heartbeats only as often as the daemon asks (a third of what
+// its silence limit leaves: here every 200 s), but a daemon it forgot (expired while the
+// connection stayed open: the daemon did not run) at once, so the daemon registers again
+// without waiting for its next answer.
+TEST_F(SupernodeTest, ADaemonForgottenWhileItsLinkStaysOpenIsToldAtOnceAndRegistersAgain) {
+  const std::string sn = StartSupernode("sn1", {"--failure-timeout-ms", "1500"});
+  StartDaemon("d1", {sn}, "key.toml", "1",
+              {"--heartbeat-ms", "200", "--supernode-timeout-ms", "600000"});
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("sn1", "daemon d1 registered"); })) << Log("sn1");
+  procs_.at("d1").Signal(SIGSTOP);
+  const bool expired = WaitUntil([&] { return LogHas("sn1", "daemon d1 expired"); });
+  procs_.at("d1").Signal(SIGCONT);
+  ASSERT_TRUE(expired) << Log("sn1");
+  EXPECT_TRUE(WaitUntil([&] { return LogHas("d1", "forgot this daemon: registering again"); },
+                        std::chrono::seconds(60)))
+      << Log("d1");
+  EXPECT_TRUE(WaitUntil([&] {
+    const std::string log = Log("sn1");
+    const std::string line = "daemon d1 registered";
+    return log.find(line) != log.rfind(line);
+  })) << Log("sn1");
+}
+
 TEST_F(SupernodeTest, PeersLendTheirDaemonsToASpawner) {
   const std::string a = StartSupernode("sna");
   const std::string b = StartSupernode("snb", {"--peer", a});

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "daemon/supernode_link.h"
+
 namespace aiac::daemon {
 namespace {
 
@@ -36,6 +38,23 @@ TEST(CheckDaemonOptionsTest, ASuperNodeTimeoutExceedsTheHeartbeatPeriodOrIsOff) 
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.message(),
             "option 'supernode_timeout_ms' (1000) must exceed heartbeat_ms (1000), or be 0");
+}
+
+// How often a daemon asks to be answered: a third of what its silence limit leaves after a
+// heartbeat period, so that the longest gap between answers (that plus a period) stays well
+// inside the limit; every heartbeat without a limit.
+TEST(CheckDaemonOptionsTest, AHeartbeatIsAnsweredWellInsideTheSilenceLimit) {
+  using std::chrono::milliseconds;
+  EXPECT_EQ(AckWithin(milliseconds(10000), milliseconds(1000)), milliseconds(3000));
+  EXPECT_EQ(AckWithin(milliseconds(4000), milliseconds(200)), milliseconds(1266));
+  EXPECT_EQ(AckWithin(milliseconds(0), milliseconds(1000)), milliseconds(0));
+  EXPECT_EQ(AckWithin(milliseconds(1000), milliseconds(1000)), milliseconds(0));
+  for (int64_t limit : {1001, 1500, 2000, 10000, 60000}) {
+    const milliseconds within = AckWithin(milliseconds(limit), milliseconds(1000));
+    EXPECT_LE(within + milliseconds(1000) + (milliseconds(limit) - milliseconds(1000)) * 2 / 3,
+              milliseconds(limit))
+        << limit;
+  }
 }
 
 }  // namespace
