@@ -204,4 +204,20 @@ BlockDirect::Outcome BlockDirect::Solve(const Eigen::VectorXd& b, Eigen::VectorX
   return {residual, ""};
 }
 
+BlockDirect::Outcome BlockDirect::SolveMany(const Eigen::MatrixXd& b, Eigen::MatrixXd& x) const {
+  if (cholmod_) {
+    if (!cholmod_->SolveMany(b, x)) return {-1, "the solve with the block's factor failed"};
+    if (!x.allFinite()) return {-1, "the solve with the block's factor produced non-finite values"};
+    return {-1, ""};
+  }
+  x.resize(b.rows(), b.cols());
+  Eigen::VectorXd column;
+  for (Eigen::Index j = 0; j < b.cols(); ++j) {
+    Outcome o = Solve(b.col(j), column, false);
+    if (!o.breakdown.empty()) return o;
+    x.col(j) = column;
+  }
+  return {-1, ""};
+}
+
 }  // namespace aiac::cg

@@ -27,8 +27,8 @@ Result<std::unique_ptr<CgTask>> CgTask::Make(Block block, const CgParams& params
     CgTask* task = t.get();
     AIAC_ASSIGN_OR_RETURN(auto basis,
                           HarmonicBasis(t->b_, coarse->pieces,
-                                        [task](const Eigen::VectorXd& rhs, Eigen::VectorXd& x) {
-                                          return task->SolveBlock(rhs, x);
+                                        [task](const Eigen::MatrixXd& rhs, Eigen::MatrixXd& x) {
+                                          return task->SolveBlocks(rhs, x);
                                         }));
     std::vector<int> own_rows, own_position(static_cast<size_t>(t->b_.size()), -1);
     for (size_t k = 0; k < t->b_.own.size(); ++k) {
@@ -106,6 +106,23 @@ Status CgTask::SolveBlock(const Eigen::VectorXd& rhs, Eigen::VectorXd& x) {
   if (breakdown.empty()) return Status::Ok();
   return InvalidArgument("inner solver breakdown in the block of " + b_.Describe() + ": " +
                          breakdown);
+}
+
+Status CgTask::SolveBlocks(const Eigen::MatrixXd& rhs, Eigen::MatrixXd& x) {
+  if (direct_) {
+    std::string breakdown = direct_->SolveMany(rhs, x).breakdown;
+    if (breakdown.empty()) return Status::Ok();
+    return InvalidArgument("inner solver breakdown in the block of " + b_.Describe() + ": " +
+                           breakdown);
+  }
+  x.setZero(rhs.rows(), rhs.cols());
+  Eigen::VectorXd column;
+  for (Eigen::Index j = 0; j < rhs.cols(); ++j) {
+    column.setZero(rhs.rows());
+    AIAC_RETURN_IF_ERROR(SolveBlock(rhs.col(j), column));
+    x.col(j) = column;
+  }
+  return Status::Ok();
 }
 
 Result<bool> CgTask::Iterate() {

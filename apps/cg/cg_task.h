@@ -112,6 +112,8 @@ class CgTask final : public app::Task {
 
   // x = the block's solution for rhs, by its factor or its inner CG; `x` starts the inner CG.
   Status SolveBlock(const Eigen::VectorXd& rhs, Eigen::VectorXd& x);
+  // The same for every column of `rhs`, from zero: in one pass through a factor.
+  Status SolveBlocks(const Eigen::MatrixXd& rhs, Eigen::MatrixXd& x);
 
   // The rows the task owns, [Lo(), Hi()), when they are consecutive, else -1, -1.
   int Lo() const { return OwnRowsFrom(); }

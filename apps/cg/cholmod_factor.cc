@@ -60,12 +60,6 @@ Result<std::unique_ptr<CholmodFactor>> CholmodFactor::Factor(const SpMat& a) {
     }
   }
   f->nonzeros_ = f->common_.lnz;
-  // Simplicial LL' from here on: faster solves with one right-hand side.
-  if (f->factor_->is_super &&
-      !cholmod_change_factor(CHOLMOD_REAL, 1, 0, 1, 1, f->factor_, &f->common_)) {
-    return Internal("CHOLMOD could not convert the factor (status " +
-                    std::to_string(f->common_.status) + ")");
-  }
   return f;
 }
 
@@ -74,18 +68,36 @@ CholmodFactor::~CholmodFactor() {
   if (started_) cholmod_finish(&common_);
 }
 
-bool CholmodFactor::Solve(const Eigen::VectorXd& b, Eigen::VectorXd& x) const {
-  cholmod_dense rhs{};
-  rhs.nrow = rhs.d = rhs.nzmax = static_cast<size_t>(b.size());
-  rhs.ncol = 1;
-  rhs.x = const_cast<double*>(b.data());
-  rhs.xtype = CHOLMOD_REAL;
-  rhs.dtype = CHOLMOD_DOUBLE;
-  cholmod_dense* out = cholmod_solve(CHOLMOD_A, factor_, &rhs, &common_);
+bool CholmodFactor::Solve(const Eigen::VectorXd& b, Eigen::VectorXd& x) {
+  // Simplicial LL' from the first single solve on: its triangular solves are the faster ones
+  // for one right-hand side.
+  if (factor_->is_super && !cholmod_change_factor(CHOLMOD_REAL, 1, 0, 1, 1, factor_, &common_)) {
+    return false;
+  }
+  cholmod_dense* out = SolveDense(b.data(), b.size(), 1);
   if (!out) return false;
   x = Eigen::Map<const Eigen::VectorXd>(static_cast<const double*>(out->x), b.size());
   cholmod_free_dense(&out, &common_);
   return true;
+}
+
+bool CholmodFactor::SolveMany(const Eigen::MatrixXd& b, Eigen::MatrixXd& x) {
+  cholmod_dense* out = SolveDense(b.data(), b.rows(), b.cols());
+  if (!out) return false;
+  x = Eigen::Map<const Eigen::MatrixXd>(static_cast<const double*>(out->x), b.rows(), b.cols());
+  cholmod_free_dense(&out, &common_);
+  return true;
+}
+
+cholmod_dense* CholmodFactor::SolveDense(const double* b, Eigen::Index rows, Eigen::Index cols) {
+  cholmod_dense rhs{};
+  rhs.nrow = rhs.d = static_cast<size_t>(rows);
+  rhs.ncol = static_cast<size_t>(cols);
+  rhs.nzmax = rhs.nrow * rhs.ncol;
+  rhs.x = const_cast<double*>(b);
+  rhs.xtype = CHOLMOD_REAL;
+  rhs.dtype = CHOLMOD_DOUBLE;
+  return cholmod_solve(CHOLMOD_A, factor_, &rhs, &common_);
 }
 
 const char* CholmodFactor::ordering() const {

@@ -12,18 +12,33 @@ Result<CoarseBasis> HarmonicBasis(const Block& block, int pieces, const BlockSol
   const Eigen::Index rows = block.size();
   std::vector<Eigen::VectorXd> columns;
   columns.push_back(Eigen::VectorXd::Ones(own));  // Nicolaides: the constant on the own rows
-  Eigen::VectorXd s, rhs, y(rows);
+  // The right-hand sides -A_lm s for every piece s of every coupling m, kBasisBatch at a time.
+  struct Piece {
+    const Block::Coupling* c;
+    int first, last;  // its columns, [first, last)
+  };
+  std::vector<Piece> all;
   for (const Block::Coupling& c : block.in) {
     const auto m = static_cast<int>(c.cols.size());
     const int count = std::clamp(pieces, 1, std::max(1, m));
-    for (int p = 0; p < count; ++p) {
-      s = Eigen::VectorXd::Zero(m);
-      s.segment(m * p / count, m * (p + 1) / count - m * p / count).setOnes();
-      rhs = -(c.a * s);
-      y.setZero();
-      AIAC_RETURN_IF_ERROR(solve(rhs, y));
+    for (int p = 0; p < count; ++p) all.push_back({&c, m * p / count, m * (p + 1) / count});
+  }
+  Eigen::MatrixXd rhs, y;
+  Eigen::VectorXd s;
+  for (size_t first = 0; first < all.size(); first += kBasisBatch) {
+    const auto count = static_cast<Eigen::Index>(std::min(all.size() - first, kBasisBatch));
+    rhs.resize(rows, count);
+    for (Eigen::Index j = 0; j < count; ++j) {
+      const Piece& p = all[first + static_cast<size_t>(j)];
+      s = Eigen::VectorXd::Zero(p.c->a.cols());
+      s.segment(p.first, p.last - p.first).setOnes();
+      rhs.col(j) = -(p.c->a * s);
+    }
+    AIAC_RETURN_IF_ERROR(solve(rhs, y));
+    if (y.rows() != rows || y.cols() != count) return Internal("cg: a block solve lost its shape");
+    for (Eigen::Index j = 0; j < count; ++j) {
       Eigen::VectorXd z(own);
-      for (Eigen::Index k = 0; k < own; ++k) z[k] = y[block.own[static_cast<size_t>(k)]];
+      for (Eigen::Index k = 0; k < own; ++k) z[k] = y(block.own[static_cast<size_t>(k)], j);
       if (!z.allFinite()) return InvalidArgument("cg: a coarse function is not finite");
       if (z.cwiseAbs().maxCoeff() > 1e-12) columns.push_back(std::move(z));
     }

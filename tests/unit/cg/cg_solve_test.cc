@@ -739,6 +739,14 @@ TEST(BlockDirectTest, BandedBlocksKeepTheirOrderOthersAreReorderedByAmd) {
       EXPECT_LT(out.relative_residual, 1e-12) << c.ordering;
       EXPECT_LT((x - reference.solve(b)).cwiseAbs().maxCoeff(), 1e-10) << c.ordering;
     }
+    // Many right-hand sides at once (the coarse space's), whichever factor holds the block.
+    Eigen::MatrixXd many(c.a->rows(), 3), xs;
+    for (Eigen::Index j = 0; j < many.cols(); ++j)
+      many.col(j) = Eigen::VectorXd::LinSpaced(c.a->rows(), -1.0 * j, 1.0 + j);
+    EXPECT_EQ((*d)->SolveMany(many, xs).breakdown, "");
+    ASSERT_EQ(xs.cols(), many.cols());
+    EXPECT_LT((xs - Eigen::MatrixXd(reference.solve(many))).cwiseAbs().maxCoeff(), 1e-10)
+        << c.ordering;
   }
   // The band factor holds the band: n x (bandwidth + 1).
   auto band = BlockDirect::Factor(banded.a, true);

@@ -1,5 +1,6 @@
 // CHOLMOD's factor of SPD blocks that are not banded: the same answers as Eigen's LDL', from a
-// compressed or an uncompressed matrix, and an indefinite block refused with the reason.
+// compressed or an uncompressed matrix, for one right-hand side or many at once, and an
+// indefinite block refused with the reason.
 #include "apps/cg/cholmod_factor.h"
 
 #include <gtest/gtest.h>
@@ -31,6 +32,28 @@ TEST(CholmodFactorTest, SolvesLikeEigenFromCompressedAndUncompressedMatrices) {
       EXPECT_LT((x - exact).cwiseAbs().maxCoeff(), 1e-9 * exact.cwiseAbs().maxCoeff());
     }
   }
+}
+
+TEST(CholmodFactorTest, ManyRightHandSidesSolveAtOnceBeforeAndAfterTheFirstSingleSolve) {
+  const SpMat a = GridLaplacian(40, 30);
+  const Eigen::SparseMatrix<double> columns = a;
+  Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> ldlt(columns);
+  Eigen::MatrixXd b(a.rows(), 5);
+  for (Eigen::Index j = 0; j < b.cols(); ++j)
+    b.col(j) = Eigen::VectorXd::LinSpaced(a.rows(), -1.0 - static_cast<double>(j), 2.0 * j);
+  const Eigen::MatrixXd exact = ldlt.solve(b);
+  auto f = CholmodFactor::Factor(a);
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  Eigen::MatrixXd x;
+  // Supernodal first (the coarse space's solves), then simplicial after a single solve.
+  ASSERT_TRUE((*f)->SolveMany(b, x));
+  EXPECT_LT((x - exact).cwiseAbs().maxCoeff(), 1e-9 * exact.cwiseAbs().maxCoeff());
+  Eigen::VectorXd one;
+  ASSERT_TRUE((*f)->Solve(b.col(3), one));
+  EXPECT_LT((one - exact.col(3)).cwiseAbs().maxCoeff(), 1e-9 * exact.cwiseAbs().maxCoeff());
+  ASSERT_TRUE((*f)->SolveMany(b, x));
+  ASSERT_EQ(x.cols(), 5);
+  EXPECT_LT((x - exact).cwiseAbs().maxCoeff(), 1e-9 * exact.cwiseAbs().maxCoeff());
 }
 
 TEST(CholmodFactorTest, AnIndefiniteBlockIsRefusedSayingSo) {

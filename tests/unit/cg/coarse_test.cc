@@ -54,7 +54,7 @@ Coarse MakeCoarse(const std::vector<Block>& blocks, int pieces) {
   for (uint32_t l = 0; l < tasks; ++l) {
     const Block& b = blocks[l];
     Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> solver{Eigen::SparseMatrix<double>(b.local)};
-    auto basis = HarmonicBasis(b, pieces, [&](const Eigen::VectorXd& rhs, Eigen::VectorXd& x) {
+    auto basis = HarmonicBasis(b, pieces, [&](const Eigen::MatrixXd& rhs, Eigen::MatrixXd& x) {
       x = solver.solve(rhs);
       return Status::Ok();
     });
@@ -153,6 +153,43 @@ TEST(CoarseSpaceTest, TheTasksCorrectionIsTheDenseTwoLevelOne) {
       }
     }
   }
+}
+
+TEST(CoarseSpaceTest, TheBlocksResponsesAreSolvedInBatchesAndAreTheSameAsOneByOne) {
+  const SpMat a = GridLaplacian(60, 40);
+  RowPartition part;
+  const auto blocks = SliceBlocks(a, 3, 2, part);
+  const Block& middle = blocks[1];  // two couplings
+  ASSERT_EQ(middle.in.size(), 2u);
+  const int pieces = 20;  // 40 right-hand sides: a batch of kBasisBatch and one of the rest
+  Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> solver{
+      Eigen::SparseMatrix<double>(middle.local)};
+  std::vector<Eigen::Index> batches;
+  auto batched = HarmonicBasis(middle, pieces, [&](const Eigen::MatrixXd& rhs, Eigen::MatrixXd& x) {
+    batches.push_back(rhs.cols());
+    x = solver.solve(rhs);
+    return Status::Ok();
+  });
+  ASSERT_OK(batched.status());
+  EXPECT_EQ(batches,
+            (std::vector<Eigen::Index>{static_cast<Eigen::Index>(kBasisBatch),
+                                       2 * pieces - static_cast<Eigen::Index>(kBasisBatch)}));
+  auto single = HarmonicBasis(middle, pieces, [&](const Eigen::MatrixXd& rhs, Eigen::MatrixXd& x) {
+    x.resize(rhs.rows(), rhs.cols());
+    for (Eigen::Index j = 0; j < rhs.cols(); ++j)
+      x.col(j) = solver.solve(Eigen::VectorXd(rhs.col(j)));
+    return Status::Ok();
+  });
+  ASSERT_OK(single.status());
+  ASSERT_EQ(batched->size(), 1 + 2 * pieces);
+  EXPECT_LT((batched->z - single->z).cwiseAbs().maxCoeff(), 1e-12);
+  EXPECT_LT((batched->w_far - single->w_far).cwiseAbs().maxCoeff(), 1e-12);
+  // A solve that loses the batch's shape is an error, not a basis.
+  auto lost = HarmonicBasis(middle, pieces, [](const Eigen::MatrixXd& rhs, Eigen::MatrixXd& x) {
+    x = Eigen::MatrixXd::Zero(rhs.rows(), 1);
+    return Status::Ok();
+  });
+  EXPECT_FALSE(lost.ok());
 }
 
 TEST(CoarseSpaceTest, CoarseProblemIsAPseudoInverseAndRefusesWhatIsNotSpd) {
