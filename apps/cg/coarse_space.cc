@@ -7,12 +7,17 @@
 
 namespace aiac::cg {
 
+size_t BasisBatch(Eigen::Index rows) {
+  return std::clamp<size_t>(kBasisBatchEntries / std::max<size_t>(1, static_cast<size_t>(rows)), 1,
+                            kBasisBatch);
+}
+
 Result<CoarseBasis> HarmonicBasis(const Block& block, int pieces, const BlockSolve& solve) {
   const auto own = static_cast<Eigen::Index>(block.own.size());
   const Eigen::Index rows = block.size();
   std::vector<Eigen::VectorXd> columns;
   columns.push_back(Eigen::VectorXd::Ones(own));  // Nicolaides: the constant on the own rows
-  // The right-hand sides -A_lm s for every piece s of every coupling m, kBasisBatch at a time.
+  // The right-hand sides -A_lm s for every piece s of every coupling m, a batch at a time.
   struct Piece {
     const Block::Coupling* c;
     int first, last;  // its columns, [first, last)
@@ -23,10 +28,11 @@ Result<CoarseBasis> HarmonicBasis(const Block& block, int pieces, const BlockSol
     const int count = std::clamp(pieces, 1, std::max(1, m));
     for (int p = 0; p < count; ++p) all.push_back({&c, m * p / count, m * (p + 1) / count});
   }
+  const size_t batch = BasisBatch(rows);
   Eigen::MatrixXd rhs, y;
   Eigen::VectorXd s;
-  for (size_t first = 0; first < all.size(); first += kBasisBatch) {
-    const auto count = static_cast<Eigen::Index>(std::min(all.size() - first, kBasisBatch));
+  for (size_t first = 0; first < all.size(); first += batch) {
+    const auto count = static_cast<Eigen::Index>(std::min(all.size() - first, batch));
     rhs.resize(rows, count);
     for (Eigen::Index j = 0; j < count; ++j) {
       const Piece& p = all[first + static_cast<size_t>(j)];

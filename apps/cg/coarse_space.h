@@ -38,8 +38,12 @@ struct CoarseBasis {
 // x = the block's solutions for the columns of `rhs` (its own solver: factor or inner CG).
 using BlockSolve = std::function<Status(const Eigen::MatrixXd& rhs, Eigen::MatrixXd& x)>;
 // Right-hand sides solved at once: one pass through a factor for all of them (its dense kernels)
-// costs a fraction of as many single solves, and a batch of a 150,000-row block is 38 MB.
+// costs a fraction of as many single solves. Fewer for a block so large that a batch would hold
+// more than kBasisBatchEntries values (64 MB; the solve's answer and its copy as much again).
 inline constexpr size_t kBasisBatch = 32;
+inline constexpr size_t kBasisBatchEntries = 8'000'000;
+// The batch for a block of `rows` rows: kBasisBatch, or fewer (at least 1) for a large block.
+size_t BasisBatch(Eigen::Index rows);
 
 // Task l's coarse functions and what the others need of them. Functions whose restriction to the
 // own rows vanishes (a coupling that reaches no own row) are left out.

@@ -184,6 +184,11 @@ TEST(CoarseSpaceTest, TheBlocksResponsesAreSolvedInBatchesAndAreTheSameAsOneByOn
   ASSERT_EQ(batched->size(), 1 + 2 * pieces);
   EXPECT_LT((batched->z - single->z).cwiseAbs().maxCoeff(), 1e-12);
   EXPECT_LT((batched->w_far - single->w_far).cwiseAbs().maxCoeff(), 1e-12);
+  // Batches shrink for large blocks, so that one holds at most kBasisBatchEntries values.
+  EXPECT_EQ(BasisBatch(150'000), kBasisBatch);
+  EXPECT_EQ(BasisBatch(300'000), kBasisBatchEntries / 300'000);
+  EXPECT_EQ(BasisBatch(100'000'000), 1u);
+  EXPECT_EQ(BasisBatch(0), kBasisBatch);
   // A solve that loses the batch's shape is an error, not a basis.
   auto lost = HarmonicBasis(middle, pieces, [](const Eigen::MatrixXd& rhs, Eigen::MatrixXd& x) {
     x = Eigen::MatrixXd::Zero(rhs.rows(), 1);
