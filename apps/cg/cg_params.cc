@@ -207,7 +207,7 @@ const std::vector<CgParamDoc>& CgParamDocs() {
        "symmetric matrix from a file with 2..64 tasks and a row not diagonally dominant "
        "by 1 % (a discretised elliptic equation), else `none`. The rows of a two-level "
        "job do not move (`--balance` leaves them)"},
-      {"coarse_pieces", "4",
+      {"coarse_pieces", "8",
        "with `coarse`: pieces of each coupling between two blocks, each giving a coarse "
        "function (1..64)"},
       {"tolerance", "1e-8",

@@ -44,7 +44,7 @@ struct CgParams {
   // matrix from a file with 2..kMostCoarseTasks tasks that is not strongly diagonally dominant:
   // WantsCoarseSpace), and the pieces per coupling of its functions.
   std::string coarse = "auto";
-  int coarse_pieces = 4;
+  int coarse_pieces = 8;
 
   bool metis() const { return partition == "metis" || (partition == "auto" && !generated); }
   // A generated system split in contiguous slices without overlap: each daemon builds its own
