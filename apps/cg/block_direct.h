@@ -52,8 +52,9 @@ class BlockDirect {
   // residual costs a product with A, as much as the solve on a banded block: the outer
   // iteration, which needs only the breakdown, leaves it out (`measure` false).
   Outcome Solve(const Eigen::VectorXd& b, Eigen::VectorXd& x, bool measure = true) const;
-  // X = A^-1 B for many right-hand sides: in one pass through CHOLMOD's factor (its dense
-  // kernels, cholmod_factor.h), a column at a time with the others; no residual measured.
+  // X = A^-1 B for many right-hand sides: all in one pass through CHOLMOD's factor (its dense
+  // kernels, cholmod_factor.h), one column after the other through the other factors; no
+  // residual measured.
   Outcome SolveMany(const Eigen::MatrixXd& b, Eigen::MatrixXd& x) const;
   // Nonzeros of the factor(s): its memory is about 12 bytes each.
   double factor_nonzeros() const { return factor_nonzeros_; }
