@@ -93,6 +93,12 @@ Status CgTask::Absorb(uint32_t from, std::string_view bytes) {
   return Status::Ok();
 }
 
+Status CgTask::Breakdown(const std::string& breakdown) const {
+  if (breakdown.empty()) return Status::Ok();
+  return InvalidArgument("inner solver breakdown in the block of " + b_.Describe() + ": " +
+                         breakdown);
+}
+
 Status CgTask::SolveBlock(const Eigen::VectorXd& rhs, Eigen::VectorXd& x) {
   std::string breakdown;
   if (direct_) {
@@ -103,18 +109,11 @@ Status CgTask::SolveBlock(const Eigen::VectorXd& rhs, Eigen::VectorXd& x) {
     breakdown = std::move(outcome.breakdown);
     last_solve_cost_ = std::max(1, outcome.iterations);
   }
-  if (breakdown.empty()) return Status::Ok();
-  return InvalidArgument("inner solver breakdown in the block of " + b_.Describe() + ": " +
-                         breakdown);
+  return Breakdown(breakdown);
 }
 
 Status CgTask::SolveBlocks(const Eigen::MatrixXd& rhs, Eigen::MatrixXd& x) {
-  if (direct_) {
-    std::string breakdown = direct_->SolveMany(rhs, x).breakdown;
-    if (breakdown.empty()) return Status::Ok();
-    return InvalidArgument("inner solver breakdown in the block of " + b_.Describe() + ": " +
-                           breakdown);
-  }
+  if (direct_) return Breakdown(direct_->SolveMany(rhs, x).breakdown);
   x.setZero(rhs.rows(), rhs.cols());
   Eigen::VectorXd column;
   for (Eigen::Index j = 0; j < rhs.cols(); ++j) {

@@ -114,6 +114,8 @@ class CgTask final : public app::Task {
   Status SolveBlock(const Eigen::VectorXd& rhs, Eigen::VectorXd& x);
   // The same for every column of `rhs`, from zero: in one pass through a factor.
   Status SolveBlocks(const Eigen::MatrixXd& rhs, Eigen::MatrixXd& x);
+  // Ok for an empty breakdown, else the error naming the block and what broke down.
+  Status Breakdown(const std::string& breakdown) const;
 
   // The rows the task owns, [Lo(), Hi()), when they are consecutive, else -1, -1.
   int Lo() const { return OwnRowsFrom(); }
