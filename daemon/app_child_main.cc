@@ -19,6 +19,12 @@
 
 namespace {
 
+// At most this many frames (the handler's own not printed), so that the crash's tail (the last
+// 20 lines, TailOfFile) still holds the lines written before the backtrace: what an uncaught
+// exception said, the app's last words. A deep or unoptimised stack has more, and after an
+// abort the first nine are the signal's and the C++ runtime's own.
+constexpr int kBacktraceFrames = 16;
+
 // A signal that ends the process: its name and a backtrace to stderr, then the default action,
 // so that the daemon sees the signal itself. Only async-signal-safe calls (backtrace() is
 // primed at start, so it does not allocate here).
@@ -29,9 +35,9 @@ void OnFatalSignal(int sig) {
   if (name) (void)!write(STDERR_FILENO, name, std::strlen(name));
   const char tail[] = "; backtrace:\n";
   (void)!write(STDERR_FILENO, tail, sizeof tail - 1);
-  void* frames[64];
-  const int n = backtrace(frames, 64);
-  backtrace_symbols_fd(frames, n, STDERR_FILENO);
+  void* frames[kBacktraceFrames];
+  const int n = backtrace(frames, kBacktraceFrames);
+  if (n > 1) backtrace_symbols_fd(frames + 1, n - 1, STDERR_FILENO);
   signal(sig, SIG_DFL);
   raise(sig);
 }

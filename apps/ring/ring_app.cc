@@ -88,7 +88,7 @@ class RingPluginTask final : public app::Task {
 }  // namespace
 
 Result<app::JobPlan> RingApp::Prepare(const app::JobParams& params) {
-  AIAC_ASSIGN_OR_RETURN(auto rounds, Rounds(params));
+  AIAC_RETURN_IF_ERROR(Rounds(params).status());  // refused here, before any daemon is asked
   if (params.tasks < 2) return InvalidArgument("ring: needs at least 2 tasks");
   app::JobPlan plan;
   plan.supports_sync = false;

@@ -52,8 +52,16 @@ aiac::app::JobParams Without(const aiac::app::JobParams& params, Fault* fault) {
   return p;
 }
 
+// Throws from `depth` calls down: a backtrace longer than the crash's tail.
+[[gnu::noinline]] void ThrowFrom(int depth) {
+  if (depth <= 0) throw std::runtime_error("faulty app: an exception from deep down");
+  ThrowFrom(depth - 1);
+  asm volatile("");  // not a tail call: each level keeps its frame
+}
+
 void Crash(const std::string& how) {
   if (how == "segv") raise(SIGSEGV);
+  if (how == "throw_deep") ThrowFrom(100);
   if (how == "abort") std::abort();
   if (how == "throw") throw std::runtime_error("faulty app: an exception nobody catches");
   if (how == "exit") std::exit(3);

@@ -180,6 +180,13 @@ TEST(AppChildTest, AbortsEscapingExceptionsAndExitsAreCrashesToo) {
   const AppCrash t = CrashOf(*thrown);
   EXPECT_EQ(t.cause, "SIGABRT");
   EXPECT_NE(t.stderr_tail.find("an exception nobody catches"), std::string::npos) << t.stderr_tail;
+  // However deep the stack, the backtrace leaves the exception's words in the tail.
+  auto deep = Faulty(dir, "throw_deep");
+  ASSERT_TRUE(deep);
+  const AppCrash d = CrashOf(*deep);
+  EXPECT_EQ(d.cause, "SIGABRT");
+  EXPECT_NE(d.stderr_tail.find("an exception from deep down"), std::string::npos) << d.stderr_tail;
+  EXPECT_NE(d.stderr_tail.find("caught SIGABRT; backtrace:"), std::string::npos) << d.stderr_tail;
   auto exited = Faulty(dir, "exit");
   ASSERT_TRUE(exited);
   EXPECT_EQ(CrashOf(*exited).cause, "exit code 3");
