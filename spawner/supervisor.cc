@@ -619,13 +619,16 @@ void Supervisor::Tick(SteadyTime now) {
     TaskState& s = tasks_[t];
     if (!s.connected || s.outcome.finished || !failure_.empty()) continue;
     if (s.ready && now - s.last_heard >= settings_.failure_timeout) {
-      Lose(t, "silent for " + std::to_string(settings_.failure_timeout.count()) + " ms", now);
+      Lose(t,
+           "silent for " + std::to_string(settings_.failure_timeout.count()) +
+               " ms (failure_timeout_ms)",
+           now);
     } else if (!s.ready && now - s.reached_at >= settings_.setup_timeout) {
       // Building a large block may keep a daemon quiet for seconds before its TaskReady, hence a
       // limit of its own for the setup.
       Lose(t,
            "not ready " + std::to_string(settings_.setup_timeout.count()) +
-               " ms after its assignment",
+               " ms after its assignment (setup_timeout_ms)",
            now);
     }
   }

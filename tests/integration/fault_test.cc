@@ -207,7 +207,7 @@ TEST_F(FaultTest, APausedDaemonIsReplacedAndDropsItsTaskWhenItComesBack) {
   ASSERT_EQ(j["replacements"].size(), 1u);
   EXPECT_EQ(j["replacements"][0]["failed"], victim);
   EXPECT_TRUE(LogHas("spawner", victim + " (task")) << Log("spawner");
-  EXPECT_TRUE(LogHas("spawner", "silent for 3000 ms")) << Log("spawner");
+  EXPECT_TRUE(LogHas("spawner", "silent for 3000 ms (failure_timeout_ms)")) << Log("spawner");
   // Back from the pause, the old daemon read that its task went elsewhere and dropped it (it does
   // not wait for a resumed spawner).
   const std::string task = std::to_string(j["replacements"][0]["task"].get<int>());
@@ -527,7 +527,8 @@ TEST_F(FaultTest, ADaemonSuspendedDuringSetupIsReplaced) {
   ASSERT_TRUE(code.has_value()) << Log("spawner");
   ASSERT_EQ(*code, 0) << Log("spawner");
   EXPECT_TRUE(LogHas("spawner", "daemon " + victim)) << Log("spawner");
-  EXPECT_TRUE(LogHas("spawner", "not ready 15000 ms after its assignment")) << Log("spawner");
+  EXPECT_TRUE(LogHas("spawner", "not ready 15000 ms after its assignment (setup_timeout_ms)"))
+      << Log("spawner");
   auto j = Json("su.json");
   EXPECT_EQ(j["status"], "converged");
   ASSERT_EQ(j["replacements"].size(), 1u);
