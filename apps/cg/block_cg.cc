@@ -64,6 +64,10 @@ BlockCg::BlockCg(const SpMat& a)
   }
 }
 
+void BlockCg::UseIncompleteCholesky() {
+  if (!bicgstab_ && !minres_ && !ic_) ic_ = IncompleteCholesky::Factor(a_);
+}
+
 void BlockCg::UseMinres() {
   minres_ = std::make_unique<
       Eigen::MINRES<SpMat, Eigen::Lower | Eigen::Upper, AbsDiagonalPreconditioner>>();
@@ -124,12 +128,16 @@ double BlockCg::MultiplyP() {
 }
 
 BlockCg::Outcome BlockCg::Solve(const Eigen::VectorXd& b, Eigen::VectorXd& x, double tolerance,
-                                int max_iterations) {
+                                int max_iterations, double reduction) {
   const double b_norm = b.norm();
   if (b_norm == 0) {
     x.setZero();
     return {0, 0, ""};
   }
+  r_.noalias() = b - a_ * x;
+  double rr = r_.squaredNorm();
+  // Eigen's solvers take a tolerance relative to ||b||: the reduction asked is turned into one.
+  if (reduction > 0) tolerance = std::max(tolerance, reduction * std::sqrt(rr) / b_norm);
   if (bicgstab_) return SolveWith(*bicgstab_, "BiCGSTAB", b, x, tolerance, max_iterations, b_norm);
   if (minres_) return SolveWith(*minres_, "MINRES", b, x, tolerance, max_iterations, b_norm);
   const Eigen::Index n = a_.rows();
@@ -140,16 +148,19 @@ BlockCg::Outcome BlockCg::Solve(const Eigen::VectorXd& b, Eigen::VectorXd& x, do
   double* q = q_.data();
   const double* inv = inv_diag_.data();
 
-  r_.noalias() = b - a_ * x;
-  double rr = r_.squaredNorm();
   const double target2 = tolerance * tolerance * b_norm * b_norm;
   if (rr <= target2) return {0, std::sqrt(rr) / b_norm, ""};
   if (!std::isfinite(rr)) return {0, rr, "the residual is not finite"};
   double rz = 0;
-  for (Eigen::Index i = 0; i < n; ++i) {
-    z[i] = inv[i] * r[i];
-    p[i] = z[i];
-    rz += r[i] * z[i];
+  if (ic_) {
+    rz = ic_->Apply(r, z);
+    p_ = z_;
+  } else {
+    for (Eigen::Index i = 0; i < n; ++i) {
+      z[i] = inv[i] * r[i];
+      p[i] = z[i];
+      rz += r[i] * z[i];
+    }
   }
   int k = 0;
   // Three passes over the vectors per iteration instead of the textbook seven: q = A p fused
@@ -167,18 +178,28 @@ BlockCg::Outcome BlockCg::Solve(const Eigen::VectorXd& b, Eigen::VectorXd& x, do
     }
     const double alpha = rz / pq;
     double rr_next = 0, rz_next = 0;
-    for (Eigen::Index i = 0; i < n; ++i) {
-      xp[i] += alpha * p[i];
-      const double ri = r[i] - alpha * q[i];
-      r[i] = ri;
-      const double zi = inv[i] * ri;
-      z[i] = zi;
-      rr_next += ri * ri;
-      rz_next += ri * zi;
+    if (ic_) {
+      for (Eigen::Index i = 0; i < n; ++i) {
+        xp[i] += alpha * p[i];
+        const double ri = r[i] - alpha * q[i];
+        r[i] = ri;
+        rr_next += ri * ri;
+      }
+    } else {
+      for (Eigen::Index i = 0; i < n; ++i) {
+        xp[i] += alpha * p[i];
+        const double ri = r[i] - alpha * q[i];
+        r[i] = ri;
+        const double zi = inv[i] * ri;
+        z[i] = zi;
+        rr_next += ri * ri;
+        rz_next += ri * zi;
+      }
     }
     ++k;
     rr = rr_next;
     if (rr <= target2) break;
+    if (ic_) rz_next = ic_->Apply(r, z);
     const double beta = rz_next / rz;
     rz = rz_next;
     for (Eigen::Index i = 0; i < n; ++i) p[i] = z[i] + beta * p[i];

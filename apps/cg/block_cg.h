@@ -1,5 +1,7 @@
-// The inner solver of the multisplitting method: preconditioned conjugate gradient (Jacobi
-// preconditioner) on one task's diagonal block A_ll, warm-started from the previous iterate.
+// The inner solver of the multisplitting method: preconditioned conjugate gradient on one task's
+// diagonal block A_ll, warm-started from the previous iterate. Its preconditioner is Jacobi, or
+// the block's incomplete Cholesky factor IC(0) (incomplete_cholesky.h) when asked and the block
+// has one.
 // CG needs a symmetric positive definite block: an unsymmetric one (from a `general` Matrix
 // Market file) is solved with Eigen's BiCGSTAB instead, same preconditioner and tolerance, and a
 // symmetric one that turns out not to be positive definite (CG meets a direction of negative
@@ -12,10 +14,12 @@
 #include <Eigen/IterativeLinearSolvers>
 #include <Eigen/Sparse>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unsupported/Eigen/IterativeSolvers>
 
 #include "apps/cg/cg_problem.h"
+#include "apps/cg/incomplete_cholesky.h"
 
 namespace aiac::cg {
 
@@ -25,6 +29,12 @@ class BlockCg {
   // matrix is). Keeps a reference: `a` must outlive the solver.
   explicit BlockCg(const SpMat& a);
   bool symmetric() const { return !bicgstab_; }
+  // From now on CG is preconditioned by the block's IC(0) factor instead of Jacobi, when the
+  // block is symmetric with a positive diagonal and has one (incomplete_cholesky.h); else
+  // nothing changes. Costs about a product with the block.
+  void UseIncompleteCholesky();
+  // Whether CG runs with the incomplete Cholesky factor.
+  bool incomplete_cholesky() const { return ic_.has_value(); }
   // "CG", "MINRES" (a symmetric block CG found not positive definite) or "BiCGSTAB".
   const char* method() const { return bicgstab_ ? "BiCGSTAB" : minres_ ? "MINRES" : "CG"; }
 
@@ -33,10 +43,13 @@ class BlockCg {
     double relative_residual;  // ||b - A x|| / ||b||
     std::string breakdown;     // non-empty: the solver broke down (why); x is then not to be used
   };
-  // Improves x (in place) until ||b - A x|| <= tolerance ||b|| or `max_iterations`. A breakdown
+  // Improves x (in place) until ||b - A x|| <= tolerance ||b||, or <= reduction ||b - A x0||
+  // where x0 is x on entry (an inexact solve: the two-stage method, cg_task.h), or
+  // `max_iterations`. A breakdown
   // (CG: a direction with p'Ap <= 0, the block is not positive definite; BiCGSTAB: Eigen's
   // numerical issue; either: a non-finite residual) is reported, never taken for an answer.
-  Outcome Solve(const Eigen::VectorXd& b, Eigen::VectorXd& x, double tolerance, int max_iterations);
+  Outcome Solve(const Eigen::VectorXd& b, Eigen::VectorXd& x, double tolerance, int max_iterations,
+                double reduction = 0);
 
  private:
   // One of Eigen's iterative solvers, `name` in a breakdown's message: BiCGSTAB (Jacobi
@@ -52,6 +65,7 @@ class BlockCg {
 
   const SpMat& a_;
   Eigen::VectorXd inv_diag_, r_, z_, p_, q_;
+  std::optional<IncompleteCholesky> ic_;
   std::unique_ptr<Eigen::BiCGSTAB<SpMat, Eigen::DiagonalPreconditioner<double>>> bicgstab_;
   // Jacobi with the diagonal's magnitudes: positive definite whatever the block's signs.
   class AbsDiagonalPreconditioner : public Eigen::DiagonalPreconditioner<double> {
