@@ -95,9 +95,9 @@ bool Says(const Status& s, std::string_view what) {
 
 }  // namespace
 
-Status BlockDirect::FactorSpd() {
+Status BlockDirect::FactorSpd(double most_fill) {
   const SpMat& a = a_;
-  const double lower = static_cast<double>(a.nonZeros() + a.rows()) / 2;  // with the diagonal
+  const double lower = LowerNonzeros(a);
   const int bandwidth = LowerBandwidth(a);
   const double band = static_cast<double>(a.rows()) * (bandwidth + 1);
   // (LAPACK indexes the band with ints.)
@@ -107,7 +107,7 @@ Status BlockDirect::FactorSpd() {
                           FactorCholesky<Eigen::NaturalOrdering<int>>(a, factor_nonzeros_));
     return Status::Ok();
   }
-  AIAC_ASSIGN_OR_RETURN(cholmod_, CholmodFactor::Factor(a));
+  AIAC_ASSIGN_OR_RETURN(cholmod_, CholmodFactor::Factor(a, most_fill));
   factor_nonzeros_ = cholmod_->factor_nonzeros();
   return Status::Ok();
 }
@@ -155,10 +155,11 @@ Status BlockDirect::FactorQr(double peak) {
   return Status::Ok();
 }
 
-Result<std::unique_ptr<BlockDirect>> BlockDirect::Factor(const SpMat& a, bool symmetric) {
+Result<std::unique_ptr<BlockDirect>> BlockDirect::Factor(const SpMat& a, bool symmetric,
+                                                         double most_fill) {
   std::unique_ptr<BlockDirect> d(new BlockDirect(a));
   if (symmetric) {
-    Status spd = d->FactorSpd();
+    Status spd = d->FactorSpd(most_fill);
     if (spd.ok()) return d;
     if (!Says(spd, kNotPositiveDefinite)) return spd;
     d.reset(new BlockDirect(a));  // (what the failed attempt left)

@@ -41,8 +41,12 @@ class BlockDirect {
  public:
   // Factors `a` (kept by reference: it must outlive the solver): Cholesky when it is symmetric
   // and positive definite, else LU, else (singular) a least-squares QR. Refused, with the reason,
-  // when no factor fits the memory this process may use (core/memory_budget.h).
-  static Result<std::unique_ptr<BlockDirect>> Factor(const SpMat& a, bool symmetric);
+  // when no factor fits the memory this process may use (core/memory_budget.h), and (most_fill
+  // > 0) when CHOLMOD's Cholesky factor would have more than most_fill times the nonzeros of a's
+  // lower triangle (kResourceExhausted: a 3-D grid's blocks fill 60-70x, a 2-D grid's 11-12x;
+  // banded and profile factors fill at most 2x).
+  static Result<std::unique_ptr<BlockDirect>> Factor(const SpMat& a, bool symmetric,
+                                                     double most_fill = 0);
 
   struct Outcome {
     double relative_residual;  // ||b - A x|| / ||b||; -1 when not measured
@@ -90,8 +94,8 @@ class BlockDirect {
   // LAPACK's band Cholesky of a_ into band_ (dpbtrf); an error when a_ is not positive definite
   // or its band does not fit in memory.
   Status FactorBand(int bandwidth);
-  // Cholesky of the symmetric a_: kNotPositiveDefinite when it is not.
-  Status FactorSpd();
+  // Cholesky of the symmetric a_: kNotPositiveDefinite when it is not; most_fill as in Factor.
+  Status FactorSpd(double most_fill);
   // UMFPACK's LU of a_: kSingular when it is singular.
   Status FactorLu();
   // SuiteSparseQR's rank-revealing QR of a_, for a least-squares solve; `peak` bounds its memory.

@@ -106,6 +106,12 @@ class RowIndex {
   bool contiguous_;
 };
 
+// Nonzeros of a symmetric matrix's lower triangle with its diagonal (a full diagonal assumed):
+// what a Cholesky factor's fill is measured against.
+inline double LowerNonzeros(const SpMat& a) {
+  return static_cast<double>(a.nonZeros() + a.rows()) / 2;
+}
+
 // A compressed matrix from its row starts (rows + 1), columns and values; the columns of each
 // row ascending and in range (the caller checked or built them so).
 SpMat CompressedMatrix(int rows, int cols, const std::vector<int>& outer,

@@ -2,11 +2,12 @@
 
 #include <algorithm>
 
+#include "apps/cg/cg_messages.h"
 #include "core/memory_budget.h"
 
 namespace aiac::cg {
 
-Result<std::unique_ptr<CholmodFactor>> CholmodFactor::Factor(const SpMat& a) {
+Result<std::unique_ptr<CholmodFactor>> CholmodFactor::Factor(const SpMat& a, double most_fill) {
   std::unique_ptr<CholmodFactor> f(new CholmodFactor());
   cholmod_start(&f->common_);
   f->started_ = true;
@@ -26,10 +27,27 @@ Result<std::unique_ptr<CholmodFactor>> CholmodFactor::Factor(const SpMat& a) {
   view.dtype = CHOLMOD_DOUBLE;
   view.sorted = 1;
   view.packed = a.isCompressed() ? 1 : 0;
-  f->factor_ = cholmod_analyze(&view, &f->common_);
-  if (!f->factor_ || f->common_.status < CHOLMOD_OK) {
-    return Internal("CHOLMOD could not analyze the block (status " +
-                    std::to_string(f->common_.status) + ")");
+  if (most_fill > 0) {
+    // AMD alone first: METIS's analysis of a 3-D block costs more than an inner CG's whole
+    // set-up, and AMD's fill tells a block that fills too much as well.
+    f->common_.nmethods = 1;
+    f->common_.method[0].ordering = CHOLMOD_AMD;
+    AIAC_RETURN_IF_ERROR(f->Analyze(view));
+    const double fill = f->common_.lnz / LowerNonzeros(a);
+    if (fill > most_fill) {
+      return ResourceExhausted("its factor would fill " + FormatDouble(fill) +
+                               "x its lower triangle (more than " + FormatDouble(most_fill) + "x)");
+    }
+    // CHOLMOD's own choice stops at AMD's ordering when its fill is low (below 5x A's
+    // nonzeros) or its factor cheap (under 500 flops per nonzero), else tries METIS too.
+    if (f->common_.lnz >= 5 * static_cast<double>(a.nonZeros()) &&
+        f->common_.fl >= 500 * f->common_.lnz) {
+      cholmod_free_factor(&f->factor_, &f->common_);
+      f->common_.nmethods = 0;
+      AIAC_RETURN_IF_ERROR(f->Analyze(view));
+    }
+  } else {
+    AIAC_RETURN_IF_ERROR(f->Analyze(view));
   }
   // Supernodal storage keeps some zeros: its size (xsize) can exceed nnz(L).
   const double predicted = std::max(f->common_.lnz, static_cast<double>(f->factor_->xsize)) +
@@ -61,6 +79,15 @@ Result<std::unique_ptr<CholmodFactor>> CholmodFactor::Factor(const SpMat& a) {
   }
   f->nonzeros_ = f->common_.lnz;
   return f;
+}
+
+Status CholmodFactor::Analyze(cholmod_sparse& view) {
+  factor_ = cholmod_analyze(&view, &common_);
+  if (!factor_ || common_.status < CHOLMOD_OK) {
+    return Internal("CHOLMOD could not analyze the block (status " +
+                    std::to_string(common_.status) + ")");
+  }
+  return Status::Ok();
 }
 
 CholmodFactor::~CholmodFactor() {

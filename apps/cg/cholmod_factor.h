@@ -30,8 +30,10 @@ class CholmodFactor {
  public:
   // Factors the symmetric matrix `a` (its lower triangle is read). Refused with the reason: not
   // positive definite, or a factor whose predicted size does not fit the memory this process may
-  // use (core/memory_budget.h), checked between the analysis and the numbers.
-  static Result<std::unique_ptr<CholmodFactor>> Factor(const SpMat& a);
+  // use (core/memory_budget.h), or (most_fill > 0) would have more than most_fill times the
+  // nonzeros of a's lower triangle (kResourceExhausted, "fills ..."), checked between the
+  // analysis and the numbers.
+  static Result<std::unique_ptr<CholmodFactor>> Factor(const SpMat& a, double most_fill = 0);
   ~CholmodFactor();
   CholmodFactor(const CholmodFactor&) = delete;
   CholmodFactor& operator=(const CholmodFactor&) = delete;
@@ -46,6 +48,8 @@ class CholmodFactor {
 
  private:
   CholmodFactor() = default;
+  // factor_ = the analysis of `view` with common_'s ordering methods.
+  Status Analyze(cholmod_sparse& view);
   // A^-1 B for the column-major rows x cols matrix at b, for the caller to free; null when
   // CHOLMOD could not solve.
   cholmod_dense* SolveDense(const double* b, Eigen::Index rows, Eigen::Index cols);

@@ -64,5 +64,30 @@ TEST(CholmodFactorTest, AnIndefiniteBlockIsRefusedSayingSo) {
             "the block is not positive definite (its Cholesky factorization failed)");
 }
 
+// A limit on the fill (inner = "auto"): a 3-D grid's factor fills far more than a 2-D one's of
+// as many rows, and a factor over the limit is refused before its numbers are computed.
+TEST(CholmodFactorTest, AFactorThatWouldFillMoreThanAllowedIsRefused) {
+  const SpMat flat = GridLaplacian(125, 125), deep = GridLaplacian3d(25);  // 15,625 rows each
+  auto fill = [](const SpMat& a) {
+    auto f = CholmodFactor::Factor(a);
+    EXPECT_TRUE(f.ok()) << f.status().message();
+    return f.ok() ? (*f)->factor_nonzeros() / LowerNonzeros(a) : 0.0;
+  };
+  const double flat_fill = fill(flat), deep_fill = fill(deep);
+  EXPECT_GT(deep_fill, 2 * flat_fill) << deep_fill << " vs " << flat_fill;
+  const double limit = (flat_fill + deep_fill) / 2;
+  auto refused = CholmodFactor::Factor(deep, limit);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(refused.status().message().find("its factor would fill "), std::string::npos)
+      << refused.status().message();
+  auto kept = CholmodFactor::Factor(flat, limit);
+  ASSERT_TRUE(kept.ok()) << kept.status().message();
+  const Eigen::VectorXd b = Eigen::VectorXd::Ones(flat.rows());
+  Eigen::VectorXd x;
+  ASSERT_TRUE((*kept)->Solve(b, x));
+  EXPECT_LT((flat * x - b).norm(), 1e-10 * b.norm());
+}
+
 }  // namespace
 }  // namespace aiac::cg
