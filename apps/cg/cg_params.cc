@@ -102,10 +102,18 @@ Status ParseSystem(const app::JobParams& params, CgParams& p) {
 Status ParseSolver(const app::JobParams& params, CgParams& p) {
   AIAC_RETURN_IF_ERROR(GetDouble(params, "tolerance", 0, HUGE_VAL, "positive", p.tolerance));
   AIAC_RETURN_IF_ERROR(GetDouble(params, "inner_tolerance", 0, 1, "in (0, 1)", p.inner_tolerance));
+  if (const std::string* s = params.Find("inner_reduction"); s && *s != "auto") {
+    AIAC_ASSIGN_OR_RETURN(const double v, ParseDouble("inner_reduction", *s));
+    if (!(v >= 0 && v < 1))
+      return InvalidArgument("cg: params.inner_reduction must be \"auto\" or in [0, 1)");
+    p.inner_reduction = v;
+  }
   AIAC_RETURN_IF_ERROR(
       GetDouble(params, "residual_tolerance", 0, 1, "in (0, 1)", p.residual_tolerance));
   AIAC_RETURN_IF_ERROR(GetChoice(params, "inner", {"auto", "direct", "cg"},
                                  "\"auto\", \"direct\" or \"cg\"", p.inner));
+  AIAC_RETURN_IF_ERROR(GetChoice(params, "inner_preconditioner", {"auto", "jacobi", "ic"},
+                                 "\"auto\", \"jacobi\" or \"ic\"", p.inner_preconditioner));
   if (auto* s = params.Find("stable_iterations")) {
     AIAC_ASSIGN_OR_RETURN(const int64_t v, ParseInt("stable_iterations", *s));
     if (v < 1 || v > 1000)
@@ -224,13 +232,23 @@ const std::vector<CgParamDoc>& CgParamDocs() {
        "blocks and for symmetric ones that are not positive definite; a rank-revealing QR "
        "by SuiteSparseQR, solving in the least-squares sense, for singular ones) and "
        "solves with the factor at every iteration; `cg` runs an inner CG at every "
-       "iteration (MINRES for a symmetric block that is not positive definite, BiCGSTAB "
-       "for an unsymmetric one); `auto` factors when the predicted factor fits in "
-       "memory, else iterates. The run's notes say when a block is not positive "
-       "definite or singular"},
+       "iteration (`inner_preconditioner`; MINRES for a symmetric block that is not "
+       "positive definite, BiCGSTAB for an unsymmetric one, both with Jacobi); `auto` factors when "
+       "the predicted factor fits in memory "
+       "and fills at most 30 times the block's lower triangle (a 2-D grid's blocks fill "
+       "11-12x, a 3-D grid's 60-70x), else iterates. The run's notes say when a block is "
+       "not positive definite or singular, and why `auto` iterated"},
       {"inner_tolerance", "1e-12",
        "relative residual of each block's inner CG (`inner = \"cg\"`, or `auto` without "
        "a factor)"},
+      {"inner_preconditioner", "`auto`",
+       "the inner CG's preconditioner: `jacobi`, `ic` (the block's zero-fill incomplete "
+       "Cholesky factor, IC(0)), or `auto`: `ic` when `inner = \"auto\"` iterates, `jacobi` "
+       "with `inner = \"cg\"`"},
+      {"inner_reduction", "`auto`",
+       "an iterated block solve also stops once it has cut its block's residual by this "
+       "factor, a two-stage method (0: only at `inner_tolerance`); `auto`: 0.2 when `inner = "
+       "\"auto\"` iterates, 0 with `inner = \"cg\"` ([Inner solves](#inner-solves))"},
       {"residual_tolerance", "1e-8",
        "`converged` only when norm(b - A x) / norm(b) of the gathered solution is at "
        "most this (see [While it runs](#while-it-runs))"},

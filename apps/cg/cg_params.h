@@ -18,6 +18,13 @@ struct CgParams {
   double tolerance = 1e-8;          // local test: max-norm change over the block's max-norm
   int stable_iterations = 3;
   double inner_tolerance = 1e-12;
+  // An iterated block solve also stops once it has cut its residual by this factor (0: at
+  // inner_tolerance only): the two-stage method (cg_task.h). -1 ("auto"): kAutoInnerReduction
+  // when inner = "auto" iterates, 0 with inner = "cg".
+  double inner_reduction = -1;
+  // The inner CG's preconditioner: "jacobi", "ic" (incomplete_cholesky.h), or "auto" (IC(0) when
+  // inner = "auto" iterates, Jacobi with inner = "cg").
+  std::string inner_preconditioner = "auto";
   double residual_tolerance = 1e-8;  // "converged" only when ||b - A x|| / ||b|| is at most this
   // The block solver: "direct" factors each block once (block_direct.h), "cg" solves it
   // iteratively at every outer iteration (block_cg.h), "auto" factors it when the factor fits

@@ -104,10 +104,13 @@ Status CgTask::SolveBlock(const Eigen::VectorXd& rhs, Eigen::VectorXd& x) {
   if (direct_) {
     breakdown = direct_->Solve(rhs, x, false).breakdown;
     last_solve_cost_ = 1;
+    unfinished_ = false;
   } else {
-    auto outcome = solver_->Solve(rhs, x, inner_tolerance_, std::max(100, 10 * b_.size()));
+    auto outcome =
+        solver_->Solve(rhs, x, inner_tolerance_, std::max(100, 10 * b_.size()), inner_reduction_);
     breakdown = std::move(outcome.breakdown);
     last_solve_cost_ = std::max(1, outcome.iterations);
+    unfinished_ = outcome.relative_residual > tolerance_;
   }
   return Breakdown(breakdown);
 }
@@ -116,9 +119,11 @@ Status CgTask::SolveBlocks(const Eigen::MatrixXd& rhs, Eigen::MatrixXd& x) {
   if (direct_) return Breakdown(direct_->SolveMany(rhs, x).breakdown);
   x.setZero(rhs.rows(), rhs.cols());
   Eigen::VectorXd column;
+  const double tolerance = std::max(inner_tolerance_, kBasisTolerance);
   for (Eigen::Index j = 0; j < rhs.cols(); ++j) {
     column.setZero(rhs.rows());
-    AIAC_RETURN_IF_ERROR(SolveBlock(rhs.col(j), column));
+    auto outcome = solver_->Solve(rhs.col(j), column, tolerance, std::max(100, 10 * b_.size()));
+    AIAC_RETURN_IF_ERROR(Breakdown(outcome.breakdown));
     x.col(j) = column;
   }
   return Status::Ok();
@@ -168,6 +173,9 @@ Result<bool> CgTask::Iterate() {
     return solved;
   }
   if (coarse_) coarse_->Contribute(x_, b_.own);
+  // An inexact solve (inner_reduction) that left more residual than the local test looks for:
+  // solving again improves x_l even without new input.
+  if (unfinished_) fresh_ = true;
   const double moved = b_.size() > 0 ? (x_ - old).cwiseAbs().maxCoeff() : 0.0;
   ++iterations_;
   work_done_ += static_cast<double>(b_.own.size()) * last_solve_cost_;
@@ -463,6 +471,16 @@ std::string CgTask::Notes() const {
       return "block of " + b_.Describe() + ": singular, solved in the least-squares sense (QR)";
     return "";
   }
+  if (!direct_ && !why_iterated_.empty()) {
+    const std::string method = solver_->method();
+    return "block of " + b_.Describe() + ": " + why_iterated_ + "; solved by an inner " + method +
+           (method != "CG"                   ? ""
+            : solver_->incomplete_cholesky() ? " with IC(0)"
+                                             : " with Jacobi") +
+           (inner_reduction_ > 0 ? ", each solve cutting its residual by " +
+                                       FormatDouble(inner_reduction_) + " at least (two-stage)"
+                                 : "");
+  }
   if (direct_) {
     const std::string_view method = direct_->method();
     if (method == "LU")
@@ -480,16 +498,27 @@ std::string CgTask::Notes() const {
 Status CgTask::MakeSolvers() {
   solver_ = std::make_unique<BlockCg>(b_.local);
   direct_.reset();
+  why_iterated_.clear();
   if (p_.inner != "cg") {
-    auto direct = BlockDirect::Factor(b_.local, solver_->symmetric());
+    auto direct =
+        BlockDirect::Factor(b_.local, solver_->symmetric(), p_.inner == "auto" ? kAutoMostFill : 0);
     if (direct.ok()) {
       direct_ = std::move(*direct);
     } else if (p_.inner == "direct") {
       return InvalidArgument(
           "cg: block of " + b_.Describe() +
           " cannot be factored (inner = \"direct\"): " + direct.status().message());
+    } else {
+      why_iterated_ = direct.status().message();
     }
   }
+  if (!direct_ && (p_.inner_preconditioner == "ic" ||
+                   (p_.inner_preconditioner == "auto" && p_.inner == "auto"))) {
+    solver_->UseIncompleteCholesky();
+  }
+  inner_reduction_ = p_.inner_reduction >= 0       ? p_.inner_reduction
+                     : direct_ || p_.inner == "cg" ? 0
+                                                   : kAutoInnerReduction;
   return Status::Ok();
 }
 

@@ -8,6 +8,13 @@
 // (coarse_rounds.h) it also exchanges its coarse section with every task, and when a round
 // completes adds the coarse correction to the neighbours' values its next block solve uses.
 //
+// An inner CG may stop once it has cut its block's residual by `inner_reduction` (what `auto`
+// does when the block's factor would fill too much): the two-stage multisplitting method, whose
+// asynchronous iterations converge with any number of inner steps for an H-matrix (Frommer and
+// Szyld, "Asynchronous two-stage iterative methods", Numer. Math. 69, 1994); such a solve that
+// left more than the local test's residual makes the next iteration solve again, new input or
+// not, where an exact one would wait for input.
+//
 // Called from the task's thread only (app::Task).
 #pragma once
 
@@ -106,6 +113,18 @@ class CgTask final : public app::Task {
   // The finest local test: a few units in the last place of a double, where block solves
   // stop telling one iterate from the next.
   static constexpr double kFinestTolerance = 1e-14;
+  // inner = "auto" iterates a block whose Cholesky factor would have more than this many times
+  // the nonzeros of its lower triangle: a 3-D grid's blocks (60-70x: the factor took 17 s of
+  // the 40 s an 80^3 grid took on 5 tasks) rather than a 2-D grid's (11-12x, where the factor
+  // pays: two-stage solves needed 2,000 outer iterations instead of 40).
+  static constexpr double kAutoMostFill = 30;
+  // The two-stage method's inner reduction when `auto` iterates (inner_reduction = "auto"): on
+  // the 80^3 grid, 0.1 and 0.2 took the same time, 0.3 needed 2.5x the outer iterations.
+  static constexpr double kAutoInnerReduction = 0.2;
+  // Coarse functions computed by an inner CG are solved to this relative residual: A_0 is made
+  // from the functions as computed, so they need not be exact (1e-5 took 3x the set-up for 10 %
+  // fewer outer iterations; 1e-1, a third more iterations).
+  static constexpr double kBasisTolerance = 1e-2;
   static constexpr size_t kHistory = 16;  // changes kept for Horizon()
 
   static Status NotMovable();
@@ -188,6 +207,9 @@ class CgTask final : public app::Task {
   double change_ = 0;
   double work_done_ = 0;
   int last_solve_cost_ = 1;        // SolveBlock's, in CostPerIteration's unit
+  bool unfinished_ = false;        // SolveBlock's residual was above the local test
+  double inner_reduction_ = 0;     // p_.inner_reduction, "auto" resolved (MakeSolvers)
+  std::string why_iterated_;       // why inner = "auto" did not factor the block, for Notes
   std::deque<int> solve_costs_;    // the last kHistory of them
   std::deque<double> history_;     // the last kHistory changes
   double fall_ = 0;                // the last Fall() there was (< 0), else 0

@@ -826,6 +826,15 @@ TEST(CgAppTest, DirectAndIterativeInnerSolvesAgree) {
   EXPECT_NE((*task)->Notes().find("factored by LU"), std::string::npos) << (*task)->Notes();
   auto bad = Params({{"n", "100"}, {"inner", "lu"}}, 2);
   EXPECT_NE(app.Prepare(bad).status().message().find("params.inner must be"), std::string::npos);
+  auto ilu = Params({{"n", "100"}, {"inner_preconditioner", "ilu"}}, 2);
+  EXPECT_EQ(app.Prepare(ilu).status().message(),
+            "cg: params.inner_preconditioner must be \"auto\", \"jacobi\" or \"ic\"");
+  for (const char* reduction : {"1", "-0.1", "fast"}) {
+    auto wrong = Params({{"n", "100"}, {"inner_reduction", reduction}}, 2);
+    EXPECT_EQ(app.Prepare(wrong).status().message().substr(0, 31),
+              "cg: params.inner_reduction must")
+        << reduction;
+  }
 }
 
 // The work a task reports is rows x what its solves cost: one per row with the factor, the inner

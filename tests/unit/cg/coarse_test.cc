@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <Eigen/SparseCholesky>
+#include <cstring>
 #include <random>
 
 #include "app/local_run.h"
@@ -294,11 +295,13 @@ std::string WriteGrid(const aiac::testing::TempDir& dir, int k) {
 }
 
 Result<app::LocalRunResult> RunCg(const std::string& matrix, const std::string& coarse, bool sync,
-                                  uint64_t restore_every = 0) {
+                                  uint64_t restore_every = 0,
+                                  const std::map<std::string, std::string>& more = {}) {
   CgApp app;
   app::LocalRunOptions o;
   o.tasks = 5;
   o.params = {{"matrix", matrix}, {"coarse", coarse}, {"matrix_cache", "false"}};
+  for (const auto& [key, value] : more) o.params[key] = value;
   o.sync = sync;
   o.restore_every = restore_every;
   o.log = [](app::LogLevel, std::string_view) {};
@@ -325,6 +328,72 @@ TEST(CgAppTest, TwoLevelTakesFarFewerOuterIterationsOnPoisson) {
   auto chosen = RunCg(matrix, "auto", true);
   ASSERT_OK(chosen.status());
   EXPECT_EQ(Most(chosen->iterations), Most(RunCg(matrix, "harmonic", true)->iterations));
+}
+
+// The two-stage method (inner CG stopped at a reduction of the block's residual, IC(0)): the
+// same answer as exact block solves, one level or two, sync or async, also for tasks restored
+// from checkpoints; and the coarse functions computed by the inner CG still cut the iterations.
+TEST(CgAppTest, TwoStageInnerSolvesReachTheSameAnswer) {
+  aiac::testing::TempDir dir;
+  const std::string matrix = dir / "cube.mtx";
+  ASSERT_OK(WriteMatrixMarketMatrix(matrix, GridLaplacian3d(16), true));
+  const std::map<std::string, std::string> two_stage = {
+      {"inner", "cg"}, {"inner_reduction", "0.2"}, {"inner_preconditioner", "ic"}};
+  for (bool sync : {true, false}) {
+    auto one = RunCg(matrix, "none", sync, 0, two_stage);
+    auto two = RunCg(matrix, "harmonic", sync, 0, two_stage);
+    auto restored = RunCg(matrix, "harmonic", sync, 7, two_stage);
+    for (auto* run : {&one, &two, &restored}) {
+      ASSERT_OK(run->status());
+      EXPECT_LE((*run)->report.residual, 1e-8) << sync;
+    }
+    EXPECT_GT(restored->restores, 0u);
+    EXPECT_LT(Most(two->iterations), Most(one->iterations))
+        << (sync ? "sync: " : "async: ") << Most(two->iterations) << " against "
+        << Most(one->iterations);
+  }
+}
+
+// An inexact solve leaves work that needs no new input: a task whose neighbours never speak
+// solves its block again until the local test holds, and ends with the block solved, not cut
+// by the reduction once and then left waiting as an exact solve would be.
+TEST(CgAppTest, ATwoStageTaskWithoutNewInputSolvesItsBlockToTheEnd) {
+  aiac::testing::TempDir dir;
+  const SpMat a = GridLaplacian3d(12);
+  ASSERT_OK(WriteMatrixMarketMatrix(dir / "cube.mtx", a, true));
+  CgApp app;
+  auto params = Params({{"matrix", "cube.mtx"},
+                        {"inner", "cg"},
+                        {"inner_reduction", "0.5"},
+                        {"inner_preconditioner", "ic"},
+                        {"coarse", "none"},
+                        {"overlap", "0"},
+                        {"partition", "contiguous"},
+                        {"matrix_cache", "false"}},
+                       2, dir.path());
+  auto plan = app.Prepare(params);
+  ASSERT_OK(plan.status());
+  auto task = app.MakeTask(params, 0, plan->slices[0]);
+  ASSERT_OK(task.status());
+  int iterations = 0;
+  while (iterations < 1000) {
+    auto more = (*task)->Iterate();
+    ASSERT_OK(more.status());
+    if (!*more) break;
+    ++iterations;
+  }
+  ASSERT_TRUE((*task)->LocallyConverged());
+  const std::string slice = (*task)->ResultSlice();
+  int32_t head[2];
+  std::memcpy(head, slice.data(), sizeof head);
+  ASSERT_EQ(head[1], 0);
+  const int n = head[0];
+  Eigen::VectorXd x(n);
+  std::memcpy(x.data(), slice.data() + sizeof head, sizeof(double) * static_cast<size_t>(n));
+  // Its neighbour's values are the zeros it started from: x solves A_00 x = b_0, b = A 1.
+  const Eigen::VectorXd b = (a * Eigen::VectorXd::Ones(a.rows())).head(n);
+  const SpMat block = a.topLeftCorner(n, n);
+  EXPECT_LT((b - block * x).norm(), 1e-6 * b.norm()) << "after " << iterations << " iterations";
 }
 
 // A replacement starts without the coarse problem: the others send it what it lacks again.
