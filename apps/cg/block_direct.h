@@ -43,7 +43,7 @@ class BlockDirect {
   // and positive definite, else LU, else (singular) a least-squares QR. Refused, with the reason,
   // when no factor fits the memory this process may use (core/memory_budget.h), and (most_fill
   // > 0) when CHOLMOD's Cholesky factor would have more than most_fill times the nonzeros of a's
-  // lower triangle (kResourceExhausted: a 3-D grid's blocks fill 60-70x, a 2-D grid's 11-12x;
+  // lower triangle (kResourceExhausted: a 3-D grid's blocks fill 50-75x, a 2-D grid's 11-12x;
   // banded and profile factors fill at most 2x).
   static Result<std::unique_ptr<BlockDirect>> Factor(const SpMat& a, bool symmetric,
                                                      double most_fill = 0);

@@ -236,7 +236,7 @@ const std::vector<CgParamDoc>& CgParamDocs() {
        "positive definite, BiCGSTAB for an unsymmetric one, both with Jacobi); `auto` factors when "
        "the predicted factor fits in memory "
        "and fills at most 30 times the block's lower triangle (a 2-D grid's blocks fill "
-       "11-12x, a 3-D grid's 60-70x), else iterates. The run's notes say when a block is "
+       "11-12x, a 3-D grid's 50-75x), else iterates. The run's notes say when a block is "
        "not positive definite or singular, and why `auto` iterated"},
       {"inner_tolerance", "1e-12",
        "relative residual of each block's inner CG (`inner = \"cg\"`, or `auto` without "

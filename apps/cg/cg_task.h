@@ -114,8 +114,8 @@ class CgTask final : public app::Task {
   // stop telling one iterate from the next.
   static constexpr double kFinestTolerance = 1e-14;
   // inner = "auto" iterates a block whose Cholesky factor would have more than this many times
-  // the nonzeros of its lower triangle: a 3-D grid's blocks (60-70x: the factor took 17 s of
-  // the 40 s an 80^3 grid took on 5 tasks) rather than a 2-D grid's (11-12x, where the factor
+  // the nonzeros of its lower triangle: a 3-D grid's blocks (50-75x: the factors took 17-23 s of
+  // the 41-46 s an 80^3 grid took on 5 tasks) rather than a 2-D grid's (11-12x, where the factor
   // pays: two-stage solves needed 2,000 outer iterations instead of 40).
   static constexpr double kAutoMostFill = 30;
   // The two-stage method's inner reduction when `auto` iterates (inner_reduction = "auto"): on

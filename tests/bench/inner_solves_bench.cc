@@ -36,8 +36,8 @@ Figures Run(const std::string& dir, const std::string& matrix, int tasks, const 
   const std::string tag = std::string(s.inner) + "-" + s.partition + std::to_string(repetition);
   const std::string job = dir + "/" + tag + ".toml";
   std::ofstream(job) << "name = \"" << tag << "\"\napp = \"cg\"\ntasks = " << tasks
-                     << "\ntimeout_s = 600\n\n[params]\nmatrix = \"" << matrix
-                     << "\"\ninner = \"" << s.inner << "\"\npartition = \"" << s.partition
+                     << "\ntimeout_s = 600\n\n[params]\nmatrix = \"" << matrix << "\"\ninner = \""
+                     << s.inner << "\"\npartition = \"" << s.partition
                      << "\"\nresidual_tolerance = 1e-8\n";
   const auto summary = bench::ConvergedRun(dir, tag, {"--local", std::to_string(tasks), job});
   Figures f;
@@ -70,8 +70,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", written.message().c_str());
     return 1;
   }
-  const Setting settings[] = {{"direct", "auto"}, {"auto", "auto"}, {"direct", "contiguous"},
-                              {"auto", "contiguous"}};
+  const Setting settings[] = {
+      {"direct", "auto"}, {"auto", "auto"}, {"direct", "contiguous"}, {"auto", "contiguous"}};
   constexpr int kSettings = 4;
   std::vector<Figures> runs[kSettings];
   int failures = 0;
@@ -82,10 +82,11 @@ int main(int argc, char** argv) {
       const Figures f = Run(*dir, matrix, tasks, settings[s], r);
       if (f.wall < 0) ++failures;
       runs[s].push_back(f);
-      std::printf("run %d inner %-6s partition %-10s: %6.2f s (set-up %5.2f, iterate %5.2f), "
-                  "%4.0f outer iterations\n",
-                  r + 1, settings[s].inner, settings[s].partition, f.wall, f.setup, f.iterate,
-                  f.iterations);
+      std::printf(
+          "run %d inner %-6s partition %-10s: %6.2f s (set-up %5.2f, iterate %5.2f), "
+          "%4.0f outer iterations\n",
+          r + 1, settings[s].inner, settings[s].partition, f.wall, f.setup, f.iterate,
+          f.iterations);
       std::fflush(stdout);
     }
   }
@@ -103,10 +104,11 @@ int main(int argc, char** argv) {
   }
   for (int s : {1, 3}) {
     const int base = s - 1;
-    std::printf("  ratio auto / direct, partition %s: whole run %.2fx, set-up %.2fx, iterate %.2fx\n",
-                settings[s].partition, median(s, &Figures::wall) / median(base, &Figures::wall),
-                median(s, &Figures::setup) / median(base, &Figures::setup),
-                median(s, &Figures::iterate) / median(base, &Figures::iterate));
+    std::printf(
+        "  ratio auto / direct, partition %s: whole run %.2fx, set-up %.2fx, iterate %.2fx\n",
+        settings[s].partition, median(s, &Figures::wall) / median(base, &Figures::wall),
+        median(s, &Figures::setup) / median(base, &Figures::setup),
+        median(s, &Figures::iterate) / median(base, &Figures::iterate));
   }
   std::error_code ec;
   std::filesystem::remove_all(*dir, ec);

@@ -31,7 +31,8 @@ TEST(IncompleteCholeskyTest, MatchesTheMatrixOnItsPatternAndIsExactWithoutFill) 
   for (const SpMat& a : {GridLaplacian(7, 5), GridLaplacian3d(4), GridLaplacian(9, 1)}) {
     auto f = IncompleteCholesky::Factor(a);
     ASSERT_TRUE(f.has_value());
-    EXPECT_EQ(f->shift(), 0);  // an M-matrix: no shift needed
+    // An M-matrix: no shift needed.
+    EXPECT_EQ(f->shift(), 0);
     const Eigen::MatrixXd m = PreconditionerInverse(*f).inverse();  // L L^T
     EXPECT_LT((m - m.transpose()).cwiseAbs().maxCoeff(), 1e-9);
     const Eigen::MatrixXd dense = Eigen::MatrixXd(a);
@@ -69,7 +70,8 @@ TEST(BlockCgTest, IncompleteCholeskyTakesFewerIterationsThanJacobi) {
   const auto fast = ic.Solve(b, x2, 1e-10, 1000);
   EXPECT_LE(fast.relative_residual, 1e-10);
   EXPECT_LE((x1 - x2).cwiseAbs().maxCoeff(), 1e-8);
-  EXPECT_LT(3 * fast.iterations, 2 * slow.iterations) << fast.iterations << " vs " << slow.iterations;
+  EXPECT_LT(3 * fast.iterations, 2 * slow.iterations)
+      << fast.iterations << " vs " << slow.iterations;
   // An unsymmetric block keeps BiCGSTAB with Jacobi.
   SpMat u = a;
   u.coeffRef(0, 1) = -0.5;
