@@ -134,12 +134,19 @@ BlockCg::Outcome BlockCg::Solve(const Eigen::VectorXd& b, Eigen::VectorXd& x, do
     x.setZero();
     return {0, 0, ""};
   }
+  // A reduction is turned into a tolerance relative to ||b||, which Eigen's solvers take.
+  auto reduce = [&](double r_norm) {
+    if (reduction > 0) tolerance = std::max(tolerance, reduction * r_norm / b_norm);
+  };
+  if (bicgstab_ || minres_) {
+    if (reduction > 0) reduce((b - a_ * x).norm());
+    if (bicgstab_)
+      return SolveWith(*bicgstab_, "BiCGSTAB", b, x, tolerance, max_iterations, b_norm);
+    return SolveWith(*minres_, "MINRES", b, x, tolerance, max_iterations, b_norm);
+  }
   r_.noalias() = b - a_ * x;
   double rr = r_.squaredNorm();
-  // Eigen's solvers take a tolerance relative to ||b||: the reduction asked is turned into one.
-  if (reduction > 0) tolerance = std::max(tolerance, reduction * std::sqrt(rr) / b_norm);
-  if (bicgstab_) return SolveWith(*bicgstab_, "BiCGSTAB", b, x, tolerance, max_iterations, b_norm);
-  if (minres_) return SolveWith(*minres_, "MINRES", b, x, tolerance, max_iterations, b_norm);
+  reduce(std::sqrt(rr));
   const Eigen::Index n = a_.rows();
   double* xp = x.data();
   double* r = r_.data();

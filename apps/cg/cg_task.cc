@@ -107,7 +107,7 @@ Status CgTask::SolveBlock(const Eigen::VectorXd& rhs, Eigen::VectorXd& x) {
     unfinished_ = false;
   } else {
     auto outcome =
-        solver_->Solve(rhs, x, inner_tolerance_, std::max(100, 10 * b_.size()), inner_reduction_);
+        solver_->Solve(rhs, x, inner_tolerance_, InnerIterationLimit(), inner_reduction_);
     breakdown = std::move(outcome.breakdown);
     last_solve_cost_ = std::max(1, outcome.iterations);
     unfinished_ = outcome.relative_residual > tolerance_;
@@ -122,7 +122,7 @@ Status CgTask::SolveBlocks(const Eigen::MatrixXd& rhs, Eigen::MatrixXd& x) {
   const double tolerance = std::max(inner_tolerance_, kBasisTolerance);
   for (Eigen::Index j = 0; j < rhs.cols(); ++j) {
     column.setZero(rhs.rows());
-    auto outcome = solver_->Solve(rhs.col(j), column, tolerance, std::max(100, 10 * b_.size()));
+    auto outcome = solver_->Solve(rhs.col(j), column, tolerance, InnerIterationLimit());
     AIAC_RETURN_IF_ERROR(Breakdown(outcome.breakdown));
     x.col(j) = column;
   }
@@ -471,7 +471,7 @@ std::string CgTask::Notes() const {
       return "block of " + b_.Describe() + ": singular, solved in the least-squares sense (QR)";
     return "";
   }
-  if (!direct_ && !why_iterated_.empty()) {
+  if (!why_iterated_.empty()) {
     const std::string method = solver_->method();
     return "block of " + b_.Describe() + ": " + why_iterated_ + "; solved by an inner " + method +
            (method != "CG"                   ? ""

@@ -18,6 +18,7 @@
 // Called from the task's thread only (app::Task).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <deque>
 #include <map>
@@ -133,6 +134,8 @@ class CgTask final : public app::Task {
   Status SolveBlock(const Eigen::VectorXd& rhs, Eigen::VectorXd& x);
   // The same for every column of `rhs`, from zero: in one pass through a factor.
   Status SolveBlocks(const Eigen::MatrixXd& rhs, Eigen::MatrixXd& x);
+  // Most iterations of one inner solve.
+  int InnerIterationLimit() const { return std::max(100, 10 * b_.size()); }
   // Ok for an empty breakdown, else the error naming the block and what broke down.
   Status Breakdown(const std::string& breakdown) const;
 
@@ -209,7 +212,7 @@ class CgTask final : public app::Task {
   int last_solve_cost_ = 1;        // SolveBlock's, in CostPerIteration's unit
   bool unfinished_ = false;        // SolveBlock's residual was above the local test
   double inner_reduction_ = 0;     // p_.inner_reduction, "auto" resolved (MakeSolvers)
-  std::string why_iterated_;       // why inner = "auto" did not factor the block, for Notes
+  std::string why_iterated_;       // why inner = "auto" did not factor the block (direct_ is null)
   std::deque<int> solve_costs_;    // the last kHistory of them
   std::deque<double> history_;     // the last kHistory changes
   double fall_ = 0;                // the last Fall() there was (< 0), else 0
