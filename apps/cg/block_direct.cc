@@ -95,14 +95,31 @@ bool Says(const Status& s, std::string_view what) {
 
 }  // namespace
 
+BlockDirect::SpdPath BlockDirect::ChooseSpdPath(const SpMat& a, int& bandwidth, double& fill) {
+  const double lower = LowerNonzeros(a);
+  bandwidth = LowerBandwidth(a);
+  const double band = static_cast<double>(a.rows()) * (bandwidth + 1);
+  fill = band / lower;
+  // (LAPACK indexes the band with ints.)
+  if (band <= 2 * lower && band < std::numeric_limits<int>::max()) return SpdPath::kBand;
+  fill = LowerEnvelope(a) / lower;
+  return fill <= 2 ? SpdPath::kEnvelope : SpdPath::kCholmod;
+}
+
+Result<double> BlockDirect::PredictedFill(const SpMat& a) {
+  int bandwidth = 0;
+  double fill = 0;
+  if (ChooseSpdPath(a, bandwidth, fill) != SpdPath::kCholmod) return fill;
+  return CholmodFactor::AmdFill(a);
+}
+
 Status BlockDirect::FactorSpd(double most_fill) {
   const SpMat& a = a_;
-  const double lower = LowerNonzeros(a);
-  const int bandwidth = LowerBandwidth(a);
-  const double band = static_cast<double>(a.rows()) * (bandwidth + 1);
-  // (LAPACK indexes the band with ints.)
-  if (band <= 2 * lower && band < std::numeric_limits<int>::max()) return FactorBand(bandwidth);
-  if (LowerEnvelope(a) <= 2 * lower) {
+  int bandwidth = 0;
+  double fill = 0;
+  const SpdPath path = ChooseSpdPath(a, bandwidth, fill);
+  if (path == SpdPath::kBand) return FactorBand(bandwidth);
+  if (path == SpdPath::kEnvelope) {
     AIAC_ASSIGN_OR_RETURN(natural_,
                           FactorCholesky<Eigen::NaturalOrdering<int>>(a, factor_nonzeros_));
     return Status::Ok();

@@ -43,10 +43,15 @@ class BlockDirect {
   // and positive definite, else LU, else (singular) a least-squares QR. Refused, with the reason,
   // when no factor fits the memory this process may use (core/memory_budget.h), and (most_fill
   // > 0) when CHOLMOD's Cholesky factor would have more than most_fill times the nonzeros of a's
-  // lower triangle (kResourceExhausted: a 3-D grid's blocks fill 50-75x, a 2-D grid's 11-12x;
+  // lower triangle (kResourceExhausted: a 3-D grid's blocks fill 50-120x, a 2-D grid's 11-12x;
   // banded and profile factors fill at most 2x).
   static Result<std::unique_ptr<BlockDirect>> Factor(const SpMat& a, bool symmetric,
                                                      double most_fill = 0);
+  // The fill most_fill is checked against, for a symmetric positive definite `a`: the nonzeros
+  // of the Cholesky factor Factor would make over those of a's lower triangle; at most 2 for a
+  // banded or profile block (factored as it is, never refused), else from CHOLMOD's AMD
+  // analysis. Symbolic only: no number is computed.
+  static Result<double> PredictedFill(const SpMat& a);
 
   struct Outcome {
     double relative_residual;  // ||b - A x|| / ||b||; -1 when not measured
@@ -91,6 +96,11 @@ class BlockDirect {
   static Result<std::unique_ptr<Cholesky<Ordering>>> FactorCholesky(const SpMat& a,
                                                                     double& nonzeros);
 
+  // How a symmetric positive definite block is factored: as it is (its band by LAPACK, or its
+  // envelope by SimplicialLLT), or ordered by CHOLMOD. `fill`: the first two's factor size over
+  // a's lower nonzeros.
+  enum class SpdPath { kBand, kEnvelope, kCholmod };
+  static SpdPath ChooseSpdPath(const SpMat& a, int& bandwidth, double& fill);
   // LAPACK's band Cholesky of a_ into band_ (dpbtrf); an error when a_ is not positive definite
   // or its band does not fit in memory.
   Status FactorBand(int bandwidth);

@@ -258,6 +258,7 @@ Result<app::JobPlan> CgApp::Prepare(const app::JobParams& params) {
   params_ = p;
   order_.clear();
   renumbered_ = SpMat();
+  predicted_.reset();
   // Writes the cache of a parsed matrix meanwhile; any return waits for it (std::async's future).
   Reading reading;
   if (p.generated) {
@@ -317,13 +318,8 @@ Status CgApp::ChooseCoarse(const CgParams& p, uint32_t tasks, std::vector<std::s
   } else {
     coarse_ = tasks <= static_cast<uint32_t>(kMostCoarseTasks) && WantsCoarseSpace(A());
   }
-  if (!coarse_) return Status::Ok();
-  bandwidth_.reset();  // the coarse functions are made for the blocks as they are: rows stay
-  notes.push_back(
-      "cg: two-level: a coarse space of each task's constant and its block's "
-      "responses to " +
-      std::to_string(p.coarse_pieces) + " pieces of each coupling (coarse = \"" + p.coarse +
-      "\"); rows stay in their blocks while the job runs: no live balancing");
+  // The coarse functions are made for the blocks as they are: rows stay (NoteBlocks says so).
+  if (coarse_) bandwidth_.reset();
   return Status::Ok();
 }
 
@@ -369,11 +365,16 @@ Result<CgApp::Blocks> CgApp::PartitionBlocks(const CgParams& p, uint32_t task_co
   if (!blocks.metis) blocks.part = ContiguousPartition(n, tasks, shares);
   // Each block: its own rows and `layers` layers more; who sends whom what follows from those.
   blocks.rows.resize(task_count);
+  const bool iterated = WillIterate(p, blocks.part);
   blocks.auto_layers = p.overlap < 0 && !p.generated;
   blocks.layers = p.overlap >= 0 ? p.overlap
                   : p.generated
                       ? 0
-                      : AutoLayers(A(), blocks.part.rows, kAutoOverlapGrowth, kAutoOverlapLayers);
+                      : AutoLayers(A(), blocks.part.rows, kAutoOverlapGrowth,
+                                   iterated ? kIteratedOverlapLayers : kAutoOverlapLayers);
+  blocks.coarse_pieces = p.coarse_pieces > 0 ? p.coarse_pieces
+                         : iterated          ? kIteratedCoarsePieces
+                                             : kCoarsePieces;
   for (int l = 0; l < tasks; ++l) blocks.rows[l] = Extend(A(), blocks.part.rows[l], blocks.layers);
   // Rows move live between neighbouring slices while each stays wider than the bandwidth and the
   // overlap (row_moves.h): a generated system's, and a file's with a symmetric pattern. Each
@@ -390,6 +391,28 @@ Result<CgApp::Blocks> CgApp::PartitionBlocks(const CgParams& p, uint32_t task_co
     }
   }
   return blocks;
+}
+
+bool CgApp::WillIterate(const CgParams& p, const RowPartition& part) {
+  if (!predicted_) {
+    predicted_.emplace();
+    // Only when inner = "auto" decides, for a symmetric matrix (the others are factored by LU,
+    // which has no fill limit), and something "auto" follows from it.
+    const bool matters = p.overlap < 0 || (coarse_ && p.coarse_pieces < 0);
+    if (p.generated || p.inner != "auto" || !matters || part.rows.empty() ||
+        (!coarse_ && !IsSymmetric(A()))) {
+      return false;
+    }
+    const auto largest =
+        std::max_element(part.rows.begin(), part.rows.end(),
+                         [](const auto& x, const auto& y) { return x.size() < y.size(); });
+    const int layers = p.overlap >= 0 ? p.overlap : kIteratedOverlapLayers;
+    const std::vector<int> rows = Extend(A(), *largest, layers);
+    // A block that is not positive definite fails its factor whatever the fill: no prediction.
+    auto fill = BlockDirect::PredictedFill(DiagonalBlock(A(), rows));
+    if (fill.ok()) *predicted_ = {rows.size(), layers, *fill};
+  }
+  return predicted_->fill > CgTask::kAutoMostFill;
 }
 
 app::JobPlan CgApp::BuildPlan(const CgParams& p, const Blocks& blocks, const Shares& shares) {
@@ -440,7 +463,7 @@ app::JobPlan CgApp::BuildPlan(const CgParams& p, const Blocks& blocks, const Sha
   // about two values per coarse function at each iteration.
   auto add_coarse = [&](uint32_t l) {
     if (!coarse_) return;
-    const double volume = 2.0 * task_count * (1.0 + 2.0 * p.coarse_pieces);
+    const double volume = 2.0 * task_count * (1.0 + 2.0 * blocks.coarse_pieces);
     app::TaskNode& node = plan.graph[l];
     for (uint32_t m = 0; m < task_count; ++m) {
       if (m == l) continue;
@@ -452,7 +475,7 @@ app::JobPlan CgApp::BuildPlan(const CgParams& p, const Blocks& blocks, const Sha
         it->second += volume;
       }
     }
-    plan.slices[l] = EncodeCoarseSlice(p.coarse_pieces, plan.slices[l]);
+    plan.slices[l] = EncodeCoarseSlice(blocks.coarse_pieces, plan.slices[l]);
   };
   // The blocks are independent (each reads the matrix, writes its own slot): built on every core.
   const uint32_t threads = std::clamp<uint32_t>(std::thread::hardware_concurrency(), 1, task_count);
@@ -485,7 +508,29 @@ void CgApp::NoteBlocks(const Blocks& blocks, const Shares& shares,
         (chain_ && blocks.slab > 0 ? " (" + std::to_string(blocks.slab) + " rows either side)"
                                    : ""));
   }
-  if (!chain_ && shares.empty() && !coarse_) {  // (once: Reweigh's split follows Prepare's)
+  if (!shares.empty()) return;  // (the rest once: Reweigh's split follows Prepare's)
+  if (predicted_ && predicted_->fill > CgTask::kAutoMostFill) {
+    // (WillIterate predicts only when one of these is "auto".)
+    std::string chosen;
+    if (params_->overlap < 0) chosen = "overlap " + std::to_string(blocks.layers);
+    if (coarse_ && params_->coarse_pieces < 0) {
+      chosen += (chosen.empty() ? "" : " and ") + std::to_string(blocks.coarse_pieces) +
+                " coarse pieces per coupling";
+    }
+    notes.push_back(
+        "cg: the largest block (" + std::to_string(predicted_->rows) + " rows with " +
+        std::to_string(predicted_->layers) + " layers of overlap) would fill " +
+        FormatDouble(predicted_->fill) + "x its lower triangle with a Cholesky factor (more than " +
+        FormatDouble(CgTask::kAutoMostFill) + "x): inner = \"auto\" will iterate the blocks, so " +
+        chosen + " (auto, for two-stage blocks)");
+  }
+  if (coarse_) {
+    notes.push_back(
+        "cg: two-level: a coarse space of each task's constant and its block's responses to " +
+        std::to_string(blocks.coarse_pieces) + " pieces of each coupling (coarse = \"" +
+        params_->coarse + "\"); rows stay in their blocks while the job runs: no live balancing");
+  }
+  if (!chain_ && !coarse_) {
     const std::string why =
         blocks.metis ? "METIS blocks"
         : !bandwidth_

@@ -30,12 +30,23 @@
 namespace aiac::cg {
 
 // partition = "auto" keeps slices of consecutive rows when they cut at most this share of the
-// matrix's entries (a banded matrix: about 1e-5): METIS could not do much better, and it costs
-// 2 s on 800,000 rows.
-inline constexpr double kSlicesGoodEnough = 0.01;
+// matrix's entries (a banded matrix: about 1e-5; a 1000 x 1000 grid in 5 strips, 0.2 %; an 80^3
+// grid in 5 slabs, 1.46 %): METIS could not do much better, and it costs 2 s on 800,000 rows. On
+// the 80^3 grid, METIS's blocks took 16.4-16.8 s to the slabs' 12.1-12.4 s (two-stage, 1 layer
+// of overlap), and 46.3 s to 43.1 s with factors: more neighbours each, blocks that fill more.
+inline constexpr double kSlicesGoodEnough = 0.02;
 // overlap = "auto": blocks may grow by half their rows, with at most 64 layers.
 inline constexpr double kAutoOverlapGrowth = 0.5;
 inline constexpr int kAutoOverlapLayers = 64;
+// overlap = "auto" and coarse_pieces = "auto" when inner = "auto" will iterate the blocks (their
+// factors would fill more than CgTask::kAutoMostFill: a 3-D grid's): a two-stage block pays for
+// every layer and every coarse function in inner iterations. On an 80^3 grid in 5 slabs, 1 or 2
+// layers with 4 pieces took 12.0-12.4 s, with 8 pieces 13.9-15.6 s, and AutoLayers' 7 layers
+// with 8 pieces 15.1-15.9 s (docs/results.md).
+inline constexpr int kIteratedOverlapLayers = 2;
+inline constexpr int kIteratedCoarsePieces = 4;
+// coarse_pieces = "auto" otherwise.
+inline constexpr int kCoarsePieces = 8;
 
 // The matrix of a Matrix Market file, compressed: from its binary cache when `use_cache` and the
 // cache matches the file, else parsed (and the cache written when `use_cache`). What happened to
@@ -102,7 +113,12 @@ class CgApp final : public app::App {
     int layers = 0;                      // overlap
     bool auto_layers = false;            // overlap = "auto"
     int slab = 0;                        // rows either side of a movable slice in its block
+    int coarse_pieces = kCoarsePieces;   // with coarse_: pieces of each coupling
   };
+  // Whether inner = "auto" will iterate the blocks of `part`: the largest one's predicted fill
+  // (BlockDirect::PredictedFill) with the overlap it would get, over CgTask::kAutoMostFill.
+  // Predicted once, on Prepare's partition, and only when an "auto" choice depends on it.
+  bool WillIterate(const CgParams& p, const RowPartition& part);
   // METIS parts (or slices when METIS leaves a part empty) with their layers; movable slices'
   // blocks are slabs (chain_ set when the rows may move).
   Result<Blocks> PartitionBlocks(const CgParams& p, uint32_t tasks, const Shares& shares,
@@ -144,6 +160,13 @@ class CgApp final : public app::App {
   SpMat permuted_;
   bool metis_ = false;   // METIS rather than slices, decided by Prepare
   bool coarse_ = false;  // a two-level job (ChooseCoarse); its slices say so (EncodeCoarseSlice)
+  // WillIterate's prediction, once made: the largest block's rows and fill (0: not predicted).
+  struct FillPrediction {
+    size_t rows = 0;
+    int layers = 0;
+    double fill = 0;
+  };
+  std::optional<FillPrediction> predicted_;
   // The matrix's bandwidth when its rows may move between slices (a generated system, or a file's
   // matrix with a symmetric pattern in slices), from Prepare; chain_: they may in the last plan.
   std::optional<int> bandwidth_;

@@ -157,10 +157,10 @@ Status ParseSplitting(const app::JobParams& params, CgParams& p) {
         "cg: params.coarse = \"harmonic\" goes with params.matrix (a generated system is "
         "strictly diagonally dominant: one level converges in a few iterations)");
   }
-  if (auto* s = params.Find("coarse_pieces")) {
+  if (auto* s = params.Find("coarse_pieces"); s && *s != "auto") {
     auto v = ParseInt("coarse_pieces", *s);
     if (!v.ok() || *v < 1 || *v > kMostCoarsePieces) {
-      return InvalidArgument("cg: params.coarse_pieces must be in 1.." +
+      return InvalidArgument("cg: params.coarse_pieces must be \"auto\" or in 1.." +
                              std::to_string(kMostCoarsePieces));
     }
     p.coarse_pieces = static_cast<int>(*v);
@@ -187,14 +187,15 @@ const std::vector<CgParamDoc>& CgParamDocs() {
        "how rows are split into task blocks: `metis` (METIS k-way partition of the "
        "matrix graph, rows weighted by their stored entries), `contiguous` (equal slices "
        "of consecutive rows), `auto`: for a matrix from a file, slices when they already "
-       "cut at most 1 % of its stored entries (a banded matrix: METIS could not do "
+       "cut at most 2 % of its stored entries (a banded matrix: METIS could not do "
        "better, and takes 2 s on 800,000 rows), else slices of its rows renumbered in "
-       "reverse Cuthill-McKee order when those cut at most 1 % (see below), else METIS; "
+       "reverse Cuthill-McKee order when those cut at most 2 % (see below), else METIS; "
        "slices for a generated one (its daemons then build their own blocks)"},
       {"overlap", "`auto`",
        "layers of the matrix graph each block extends past its own rows (0..100), or "
        "`auto`: for a matrix from a file the most layers, up to 64, with which no block "
-       "grows past 1.5x its own rows (at least 1); 0 for a generated one; see below. In "
+       "grows past 1.5x its own rows (at least 1), at most 2 when `inner = \"auto\"` will "
+       "iterate the blocks ([Inner solves](#inner-solves)); 0 for a generated one; see below. In "
        "slices of a symmetric pattern whose rows can move, each block is the slab of "
        "consecutive rows that holds those layers ([CG "
        "rows](balancing.md#live-balancing-run---balance))"},
@@ -215,9 +216,10 @@ const std::vector<CgParamDoc>& CgParamDocs() {
        "symmetric matrix from a file with 2..64 tasks and a row not diagonally dominant "
        "by 1 % (a discretised elliptic equation), else `none`. The rows of a two-level "
        "job do not move (`--balance` leaves them)"},
-      {"coarse_pieces", "8",
+      {"coarse_pieces", "`auto`",
        "with `coarse`: pieces of each coupling between two blocks, each giving a coarse "
-       "function (1..64)"},
+       "function (1..64), or `auto`: 8, and 4 when `inner = \"auto\"` will iterate the "
+       "blocks (see [Inner solves](#inner-solves))"},
       {"tolerance", "1e-8",
        "local convergence: max-norm change of a block over the block's max norm below "
        "this..."},
@@ -236,7 +238,7 @@ const std::vector<CgParamDoc>& CgParamDocs() {
        "positive definite, BiCGSTAB for an unsymmetric one, both with Jacobi); `auto` factors when "
        "the predicted factor fits in memory "
        "and fills at most 30 times the block's lower triangle (a 2-D grid's blocks fill "
-       "11-12x, a 3-D grid's 50-75x), else iterates. The run's notes say when a block is "
+       "11-12x, a 3-D grid's 50-120x), else iterates. The run's notes say when a block is "
        "not positive definite or singular, and why `auto` iterated"},
       {"inner_tolerance", "1e-12",
        "relative residual of each block's inner CG (`inner = \"cg\"`, or `auto` without "

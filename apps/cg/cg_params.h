@@ -39,8 +39,8 @@ struct CgParams {
   // (renumber.h), else METIS; slices for a generated banded one).
   std::string partition = "auto";
   // Layers of the matrix graph each block extends past its own rows; -1 ("auto"): AutoLayers
-  // with kAutoOverlapGrowth and kAutoOverlapLayers for a matrix from a file, 0 for a generated
-  // one.
+  // with kAutoOverlapGrowth and kAutoOverlapLayers for a matrix from a file (at most
+  // kIteratedOverlapLayers when inner = "auto" will iterate its blocks), 0 for a generated one.
   int overlap = -1;
   // Whether daemons build their own blocks from the matrix file's binary cache (block_outline.h)
   // instead of receiving them: "true" when the job says the daemons see the spawner's files at
@@ -49,9 +49,10 @@ struct CgParams {
   std::string shared_input = "auto";
   // A second level (coarse_space.h): "harmonic", "none", or "auto" (harmonic for a symmetric
   // matrix from a file with 2..kMostCoarseTasks tasks that is not strongly diagonally dominant:
-  // WantsCoarseSpace), and the pieces per coupling of its functions.
+  // WantsCoarseSpace), and the pieces per coupling of its functions (-1: "auto", chosen with
+  // the blocks: CgApp::PartitionBlocks).
   std::string coarse = "auto";
-  int coarse_pieces = 8;
+  int coarse_pieces = -1;
 
   bool metis() const { return partition == "metis" || (partition == "auto" && !generated); }
   // A generated system split in contiguous slices without overlap: each daemon builds its own

@@ -48,6 +48,12 @@ struct CoarseSetup {
 
 class CgTask final : public app::Task {
  public:
+  // inner = "auto" iterates a block whose Cholesky factor would have more than this many times
+  // the nonzeros of its lower triangle: a 3-D grid's blocks (50-120x: the factors took 17-23 s of
+  // the 41-46 s an 80^3 grid took on 5 tasks) rather than a 2-D grid's (11-12x, where the factor
+  // pays: two-stage solves needed 2,000 outer iterations instead of 40).
+  static constexpr double kAutoMostFill = 30;
+
   // Builds the block's solver; the factor, when there is one, is computed here, once (and again
   // after rows move).
   static Result<std::unique_ptr<CgTask>> Make(Block block, const CgParams& params,
@@ -114,11 +120,6 @@ class CgTask final : public app::Task {
   // The finest local test: a few units in the last place of a double, where block solves
   // stop telling one iterate from the next.
   static constexpr double kFinestTolerance = 1e-14;
-  // inner = "auto" iterates a block whose Cholesky factor would have more than this many times
-  // the nonzeros of its lower triangle: a 3-D grid's blocks (50-75x: the factors took 17-23 s of
-  // the 41-46 s an 80^3 grid took on 5 tasks) rather than a 2-D grid's (11-12x, where the factor
-  // pays: two-stage solves needed 2,000 outer iterations instead of 40).
-  static constexpr double kAutoMostFill = 30;
   // The two-stage method's inner reduction when `auto` iterates (inner_reduction = "auto"): on
   // the 80^3 grid, 0.1 and 0.2 took the same time, 0.3 needed 2.5x the outer iterations.
   static constexpr double kAutoInnerReduction = 0.2;

@@ -7,13 +7,10 @@
 
 namespace aiac::cg {
 
-Result<std::unique_ptr<CholmodFactor>> CholmodFactor::Factor(const SpMat& a, double most_fill) {
-  std::unique_ptr<CholmodFactor> f(new CholmodFactor());
-  cholmod_start(&f->common_);
-  f->started_ = true;
-  f->common_.print = 0;  // no messages on stdout: errors come back as statuses
-  f->common_.error_handler = nullptr;
-  // CSR of a symmetric matrix viewed as CSC: stype -1 reads what is then the lower triangle.
+namespace {
+
+// CSR of a symmetric matrix viewed as CSC: stype -1 reads what is then the lower triangle.
+cholmod_sparse LowerView(const SpMat& a) {
   cholmod_sparse view{};
   view.nrow = view.ncol = static_cast<size_t>(a.rows());
   view.nzmax = static_cast<size_t>(a.nonZeros());
@@ -27,11 +24,41 @@ Result<std::unique_ptr<CholmodFactor>> CholmodFactor::Factor(const SpMat& a, dou
   view.dtype = CHOLMOD_DOUBLE;
   view.sorted = 1;
   view.packed = a.isCompressed() ? 1 : 0;
+  return view;
+}
+
+}  // namespace
+
+void CholmodFactor::Start() {
+  cholmod_start(&common_);
+  started_ = true;
+  common_.print = 0;
+  common_.error_handler = nullptr;
+}
+
+void CholmodFactor::OnlyAmd() {
+  common_.nmethods = 1;
+  common_.method[0].ordering = CHOLMOD_AMD;
+}
+
+Result<double> CholmodFactor::AmdFill(const SpMat& a) {
+  std::unique_ptr<CholmodFactor> f(new CholmodFactor());
+  f->Start();
+  f->OnlyAmd();
+  f->common_.supernodal = CHOLMOD_SIMPLICIAL;  // the count is all that is wanted
+  cholmod_sparse view = LowerView(a);
+  AIAC_RETURN_IF_ERROR(f->Analyze(view));
+  return f->common_.lnz / LowerNonzeros(a);
+}
+
+Result<std::unique_ptr<CholmodFactor>> CholmodFactor::Factor(const SpMat& a, double most_fill) {
+  std::unique_ptr<CholmodFactor> f(new CholmodFactor());
+  f->Start();
+  cholmod_sparse view = LowerView(a);
   if (most_fill > 0) {
     // AMD alone first: METIS's analysis of a 3-D block costs more than an inner CG's whole
     // set-up, and AMD's fill tells a block that fills too much as well.
-    f->common_.nmethods = 1;
-    f->common_.method[0].ordering = CHOLMOD_AMD;
+    f->OnlyAmd();
     AIAC_RETURN_IF_ERROR(f->Analyze(view));
     const double fill = f->common_.lnz / LowerNonzeros(a);
     if (fill > most_fill) {

@@ -34,6 +34,9 @@ class CholmodFactor {
   // nonzeros of a's lower triangle (kResourceExhausted, "fills ..."), checked between the
   // analysis and the numbers.
   static Result<std::unique_ptr<CholmodFactor>> Factor(const SpMat& a, double most_fill = 0);
+  // The fill Factor(a, most_fill) checks against most_fill: the nonzeros of a's factor in AMD's
+  // ordering over those of a's lower triangle, from the symbolic analysis alone (no numbers).
+  static Result<double> AmdFill(const SpMat& a);
   ~CholmodFactor();
   CholmodFactor(const CholmodFactor&) = delete;
   CholmodFactor& operator=(const CholmodFactor&) = delete;
@@ -48,6 +51,10 @@ class CholmodFactor {
 
  private:
   CholmodFactor() = default;
+  // cholmod_start, without messages on stdout (errors come back as statuses).
+  void Start();
+  // common_'s ordering methods: AMD alone.
+  void OnlyAmd();
   // factor_ = the analysis of `view` with common_'s ordering methods.
   Status Analyze(cholmod_sparse& view);
   // A^-1 B for the column-major rows x cols matrix at b, for the caller to free; null when

@@ -3,7 +3,7 @@
 // Math. Comp. 31(137), 1977). The inner CG's preconditioner (block_cg.h): on a block of a
 // discretised elliptic equation it takes fewer than two thirds of Jacobi's iterations, for two
 // sweeps over L per iteration, and, unlike a complete factor, it costs one pass over the block
-// to make whatever the block's fill (a 3-D grid's exact factor fills 50-75x its lower triangle).
+// to make whatever the block's fill (a 3-D grid's exact factor fills 50-120x its lower triangle).
 //
 // IC(0) exists for M-matrices and H-matrices; on another SPD block a pivot may come out
 // non-positive. Then the diagonal is shifted, A + alpha diag(A) (Manteuffel, Math. Comp.

@@ -180,6 +180,23 @@ int AutoLayers(const SpRef& a, const std::vector<std::vector<int>>& own, double 
   return layers;
 }
 
+SpMat DiagonalBlock(const SpRef& a, const std::vector<int>& rows) {
+  const RowIndex index(rows);
+  std::vector<int> outer(rows.size() + 1, 0), inner;
+  std::vector<double> values;
+  for (size_t k = 0; k < rows.size(); ++k) {
+    for (SpRef::InnerIterator it(a, rows[k]); it; ++it) {
+      if (const int at = index(static_cast<int>(it.col())); at >= 0) {
+        inner.push_back(at);
+        values.push_back(it.value());
+      }
+    }
+    outer[k + 1] = static_cast<int>(inner.size());
+  }
+  const auto size = static_cast<int>(rows.size());
+  return CompressedMatrix(size, size, outer, inner, values);
+}
+
 std::vector<int> Extend(const SpRef& a, const std::vector<int>& own, int layers) {
   if (layers <= 0) return own;
   std::vector<char> in(static_cast<size_t>(a.rows()), 0);

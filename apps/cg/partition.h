@@ -66,6 +66,10 @@ double CutFraction(const SpRef& a, const RowPartition& p);
 int AutoLayers(const SpRef& a, const std::vector<std::vector<int>>& own, double max_growth,
                int max_layers);
 
+// A restricted to rows x rows (`rows` ascending), in the block's own numbering: what a task
+// factors or iterates on.
+SpMat DiagonalBlock(const SpRef& a, const std::vector<int>& rows);
+
 // Task blocks grow `layers` layers past their own rows: each row used by a row of the block
 // joins it. Ascending.
 std::vector<int> Extend(const SpRef& a, const std::vector<int>& own, int layers);

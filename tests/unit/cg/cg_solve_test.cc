@@ -338,8 +338,10 @@ std::string RandomGraphFile(int n) {
 // rows can then move), METIS when neither does (a random graph).
 TEST(CgAppTest, AutoPartitionRunsMetisOnlyWhereNoSlicesCutLittle) {
   aiac::testing::TempDir dir;
-  // 150 x 150 on 3 tasks: slices cut 2 x 2 x 150 of 112,000 entries (0.5 %).
+  // 150 x 150 on 3 tasks: slices cut 2 x 2 x 150 of 112,000 entries (0.5 %); 60 x 60, 240 of
+  // 17,760 (1.35 %, as slabs of a 3-D grid cut: slices still beat METIS's blocks there).
   aiac::testing::WriteFile(dir / "grid.mtx", GridFile(150, false));
+  aiac::testing::WriteFile(dir / "small.mtx", GridFile(60, false));
   aiac::testing::WriteFile(dir / "scrambled.mtx", GridFile(150, true));
   aiac::testing::WriteFile(dir / "random.mtx", RandomGraphFile(3000));
   auto notes = [&](const char* file, bool movable) {
@@ -354,7 +356,8 @@ TEST(CgAppTest, AutoPartitionRunsMetisOnlyWhereNoSlicesCutLittle) {
     return all;
   };
   const std::string grid = notes("grid.mtx", true), scrambled = notes("scrambled.mtx", true),
-                    random = notes("random.mtx", false);
+                    random = notes("random.mtx", false), small = notes("small.mtx", true);
+  EXPECT_NE(small.find("slices of consecutive rows cut 1.35 %"), std::string::npos) << small;
   EXPECT_NE(grid.find("no METIS partition needed"), std::string::npos) << grid;
   EXPECT_NE(grid.find("contiguous partition into 3 blocks"), std::string::npos) << grid;
   EXPECT_EQ(grid.find("Cuthill-McKee"), std::string::npos) << grid;
@@ -756,6 +759,26 @@ TEST(BlockDirectTest, BandedBlocksKeepTheirOrderOthersAreReorderedByAmd) {
   auto amd = BlockDirect::Factor(grid, true);
   ASSERT_TRUE(amd.ok());
   EXPECT_LT((*amd)->factor_nonzeros(), BlockDirect::LowerEnvelope(grid) / 2);
+}
+
+// The fill the spawner predicts is the one the factor would have: a banded or profile block's
+// at most 2 (factored as it is), a grid's CHOLMOD's AMD count, well above for a 3-D grid.
+TEST(BlockDirectTest, PredictedFillFollowsTheFactorsPath) {
+  Problem banded = Generate({4000, 6, 3});
+  auto band = BlockDirect::PredictedFill(banded.a);
+  ASSERT_TRUE(band.ok());
+  EXPECT_DOUBLE_EQ(*band, 4000.0 * 7 / LowerNonzeros(banded.a));
+  auto profile = BlockDirect::PredictedFill(ProfileBlock(1000));
+  ASSERT_TRUE(profile.ok());
+  EXPECT_LE(*profile, 2);
+  const SpMat flat = GridLaplacian(60, 60), deep = GridLaplacian3d(20);
+  for (const SpMat* a : {&flat, &deep}) {
+    auto predicted = BlockDirect::PredictedFill(*a);
+    auto amd = CholmodFactor::AmdFill(*a);
+    ASSERT_TRUE(predicted.ok() && amd.ok());
+    EXPECT_EQ(*predicted, *amd);
+  }
+  EXPECT_GT(*BlockDirect::PredictedFill(deep), 2 * *BlockDirect::PredictedFill(flat));
 }
 
 TEST(BlockDirectTest, UnsymmetricBlocksAreFactoredByLuAndHardOnesNotRefused) {

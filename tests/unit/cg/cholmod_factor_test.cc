@@ -7,6 +7,8 @@
 
 #include <Eigen/SparseCholesky>
 
+#include "apps/cg/cg_messages.h"
+
 namespace aiac::cg {
 namespace {
 
@@ -87,6 +89,20 @@ TEST(CholmodFactorTest, AFactorThatWouldFillMoreThanAllowedIsRefused) {
   Eigen::VectorXd x;
   ASSERT_TRUE((*kept)->Solve(b, x));
   EXPECT_LT((flat * x - b).norm(), 1e-10 * b.norm());
+}
+
+// AmdFill predicts, without a number, exactly the fill the limit is checked against.
+TEST(CholmodFactorTest, AmdFillIsTheFillTheLimitSees) {
+  const SpMat deep = GridLaplacian3d(20);
+  auto fill = CholmodFactor::AmdFill(deep);
+  ASSERT_TRUE(fill.ok()) << fill.status().message();
+  EXPECT_GT(*fill, 5);
+  auto refused = CholmodFactor::Factor(deep, *fill * 0.999);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("would fill " + FormatDouble(*fill) + "x"),
+            std::string::npos)
+      << refused.status().message();
+  EXPECT_TRUE(CholmodFactor::Factor(deep, *fill * 1.001).ok());
 }
 
 }  // namespace

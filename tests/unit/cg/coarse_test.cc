@@ -408,6 +408,57 @@ TEST(CgAppTest, TwoLevelTasksRestoredFromCheckpointsSetUpAgainAndConverge) {
   }
 }
 
+// Blocks that inner = "auto" will iterate (a 3-D grid's, whose factors would fill too much) get
+// what two-stage blocks want where overlap and coarse_pieces are "auto": 2 layers and 4 pieces;
+// blocks it factors (a 2-D grid's, or any with inner = "direct") keep AutoLayers and 8.
+TEST(CgAppTest, BlocksThatWillBeIteratedGetLittleOverlapAndFewCoarsePieces) {
+  aiac::testing::TempDir dir;
+  ASSERT_OK(WriteMatrixMarketMatrix(dir / "cube.mtx", GridLaplacian3d(32), true));
+  const std::string grid = WriteGrid(dir, 100);
+  struct Plan {
+    std::string notes;
+    int pieces = 0;  // in task 0's slice
+  };
+  auto prepare = [&](const std::string& matrix, std::map<std::string, std::string> values) {
+    values["matrix"] = matrix;
+    values["matrix_cache"] = "false";
+    CgApp app;
+    auto plan = app.Prepare(Params(std::move(values), 2, dir.path()));
+    EXPECT_TRUE(plan.ok()) << plan.status().message();
+    Plan out;
+    if (!plan.ok()) return out;
+    for (const auto& n : plan->notes) out.notes += n + "\n";
+    const std::string& slice = plan->slices[0];
+    EXPECT_EQ(slice.substr(0, 4), "acgc");  // a two-level slice: magic, then its pieces
+    if (slice.size() >= 8) std::memcpy(&out.pieces, slice.data() + 4, sizeof out.pieces);
+    return out;
+  };
+  const Plan iterated = prepare("cube.mtx", {});
+  EXPECT_NE(iterated.notes.find("inner = \"auto\" will iterate the blocks, so overlap 2 and 4 "
+                                "coarse pieces per coupling"),
+            std::string::npos)
+      << iterated.notes;
+  EXPECT_NE(iterated.notes.find("with overlap 2 (auto)"), std::string::npos) << iterated.notes;
+  EXPECT_NE(iterated.notes.find("responses to 4 pieces of each coupling"), std::string::npos)
+      << iterated.notes;
+  EXPECT_EQ(iterated.pieces, 4);
+  // What the job says stays: only the pieces follow the prediction.
+  const Plan given = prepare("cube.mtx", {{"overlap", "1"}});
+  EXPECT_NE(given.notes.find("will iterate the blocks, so 4 coarse pieces per coupling"),
+            std::string::npos)
+      << given.notes;
+  EXPECT_NE(given.notes.find("with overlap 1\n"), std::string::npos) << given.notes;
+  EXPECT_EQ(given.pieces, 4);
+  EXPECT_EQ(prepare("cube.mtx", {{"overlap", "1"}, {"coarse_pieces", "6"}}).pieces, 6);
+  for (const Plan& factored : {prepare("cube.mtx", {{"inner", "direct"}}), prepare(grid, {})}) {
+    EXPECT_EQ(factored.notes.find("will iterate"), std::string::npos) << factored.notes;
+    EXPECT_EQ(factored.notes.find("with overlap 2 (auto)"), std::string::npos) << factored.notes;
+    EXPECT_NE(factored.notes.find("responses to 8 pieces of each coupling"), std::string::npos)
+        << factored.notes;
+    EXPECT_EQ(factored.pieces, 8);
+  }
+}
+
 TEST(CgAppTest, TwoLevelParametersAreCheckedInOneLine) {
   aiac::testing::TempDir dir;
   const std::string matrix = WriteGrid(dir, 12);
@@ -420,7 +471,7 @@ TEST(CgAppTest, TwoLevelParametersAreCheckedInOneLine) {
   EXPECT_EQ(refused({{"matrix", matrix}, {"coarse", "multigrid"}}),
             "cg: params.coarse must be \"auto\", \"none\" or \"harmonic\"");
   EXPECT_EQ(refused({{"matrix", matrix}, {"coarse_pieces", "0"}}),
-            "cg: params.coarse_pieces must be in 1..64");
+            "cg: params.coarse_pieces must be \"auto\" or in 1..64");
   EXPECT_NE(refused({{"n", "100"}, {"coarse", "harmonic"}}).find("goes with params.matrix"),
             std::string::npos);
   SpMat skew = GridLaplacian(12, 12);

@@ -171,5 +171,25 @@ TEST(PartitionTest, ExtendAddsLayersOfTheMatrixGraph) {
   EXPECT_EQ(Extend(grid, band, 50).size(), 100u);
 }
 
+// A block's own matrix: A's entries between its rows, renumbered 0.. in their order; the same
+// as the dense restriction, for contiguous rows and for scattered ones.
+TEST(PartitionTest, DiagonalBlockIsTheRestrictionOfTheMatrix) {
+  const SpMat grid = Grid(10);
+  const Eigen::MatrixXd dense(grid);
+  const std::vector<std::vector<int>> cases = {{0}, {30, 31, 32, 33, 34, 35}, {3, 13, 14, 47, 99}};
+  for (const auto& rows : cases) {
+    const SpMat block = DiagonalBlock(grid, rows);
+    ASSERT_EQ(block.rows(), static_cast<Eigen::Index>(rows.size()));
+    ASSERT_EQ(block.cols(), static_cast<Eigen::Index>(rows.size()));
+    for (size_t i = 0; i < rows.size(); ++i) {
+      for (size_t j = 0; j < rows.size(); ++j) {
+        EXPECT_EQ(block.coeff(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)),
+                  dense(rows[i], rows[j]))
+            << rows[i] << ", " << rows[j];
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace aiac::cg
