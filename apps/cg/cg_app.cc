@@ -403,11 +403,13 @@ bool CgApp::WillIterate(const CgParams& p, const RowPartition& part) {
         (!coarse_ && !IsSymmetric(A()))) {
       return false;
     }
-    const auto largest =
-        std::max_element(part.rows.begin(), part.rows.end(),
-                         [](const auto& x, const auto& y) { return x.size() < y.size(); });
+    // The largest block, a middle one among equals (slices in the middle have two neighbours,
+    // so more overlap).
+    size_t largest = part.rows.size() / 2;
+    for (size_t l = 0; l < part.rows.size(); ++l)
+      if (part.rows[l].size() > part.rows[largest].size()) largest = l;
     const int layers = p.overlap >= 0 ? p.overlap : kIteratedOverlapLayers;
-    const std::vector<int> rows = Extend(A(), *largest, layers);
+    const std::vector<int> rows = Extend(A(), part.rows[largest], layers);
     // A block that is not positive definite fails its factor whatever the fill: no prediction.
     auto fill = BlockDirect::PredictedFill(DiagonalBlock(A(), rows));
     if (fill.ok()) *predicted_ = {rows.size(), layers, *fill};
