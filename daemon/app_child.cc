@@ -10,6 +10,7 @@
 
 #include <cstring>
 #include <fstream>
+#include <string_view>
 #include <thread>
 
 #include "core/logging.h"
@@ -126,9 +127,18 @@ Result<std::unique_ptr<ChildTask>> ChildTask::Start(const AppChildSpec& spec,
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
+  // The daemon's environment, with OpenMP's thread limit when the spec sets one.
+  constexpr std::string_view kThreadLimit = "OMP_THREAD_LIMIT=";
+  std::string limit = std::string(kThreadLimit) + std::to_string(spec.threads);
+  std::vector<char*> envp;
+  for (char** e = environ; *e; ++e) {
+    if (spec.threads <= 0 || !std::string_view(*e).starts_with(kThreadLimit)) envp.push_back(*e);
+  }
+  if (spec.threads > 0) envp.push_back(limit.data());
+  envp.push_back(nullptr);
   pid_t pid = -1;
   const int spawned =
-      ::posix_spawn(&pid, spec.executable.c_str(), &files, &attr, argv.data(), environ);
+      ::posix_spawn(&pid, spec.executable.c_str(), &files, &attr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&files);
   posix_spawnattr_destroy(&attr);
   ::close(sv[1]);

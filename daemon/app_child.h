@@ -45,6 +45,7 @@ struct AppChildSpec {
   std::string stderr_path;   // the child's stdout and stderr (created, truncated)
   uint64_t memory_mb = 0;    // address space (RLIMIT_AS); 0: none
   uint64_t cpu_seconds = 0;  // CPU time (RLIMIT_CPU); 0: none
+  int threads = 1;           // OMP_THREAD_LIMIT in the child's environment; 0: the daemon's
   // A call that takes longer has hung: the child is killed. 0: no limit.
   std::chrono::milliseconds stall{0};
   std::shared_ptr<const app::Log> log;  // where the app's lines go

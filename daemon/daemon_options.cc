@@ -44,6 +44,12 @@ void DeclareDaemonOptions(OptionSet& set, DaemonOptions& o) {
              "next to `aiac-daemon`) that may crash, hang or hit the job's limits without taking "
              "the daemon down; `thread`, in the daemon itself, for apps trusted not to crash (a "
              "crash then ends the daemon)");
+  set.Integer("app_threads", o.app_threads, 0, 1024,
+              "the threads a task's libraries may start: OpenMP's thread limit "
+              "(`OMP_THREAD_LIMIT`) where the app runs (CHOLMOD's factorisations use OpenMP). A "
+              "daemon runs one task per share of its host, and threads beyond it spin against "
+              "the other tasks' (on `--local 5` on 2 cores, a 2-D grid's set-up took 5.7 s with "
+              "CHOLMOD's own threads, 4.5 s with 1); 0 = what the environment says");
   set.Duration("heartbeat_ms", o.heartbeat, "heartbeat period towards the super-node");
   set.Duration("reconnect_spread_ms", o.reconnect_spread, 0,
                "once its super-node is lost, the daemon waits a random time up to this long before "

@@ -42,6 +42,9 @@ struct DaemonOptions {
   // Where tasks' apps run: "process" (a child process each, aiac-app-child: an app that crashes
   // cannot take the daemon down) or "thread" (in the daemon, for apps trusted not to crash).
   std::string app_isolation = "process";
+  // The threads a task's libraries may start (OpenMP's thread limit, OMP_THREAD_LIMIT, in the
+  // process where the app runs); 0: whatever the environment says.
+  int64_t app_threads = 1;
   // Heartbeat period towards the super-node.
   std::chrono::milliseconds heartbeat{1000};
   // The spread of the wait before dialing the next super-node once one is lost, doubled at each

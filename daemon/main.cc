@@ -5,9 +5,11 @@
 #include <CLI/CLI.hpp>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
 
 #include "checkpoint/rocksdb_checkpoint_store.h"
@@ -182,6 +184,7 @@ daemon::TaskHostOptions HostOptions(const daemon::DaemonOptions& o,
   // daemon can: its tasks' apps run there.
   host.isolate_apps = o.app_isolation == "process" && !node;
   host.app_child_executable = SelfDirectory() + "/aiac-app-child";
+  host.app_threads = static_cast<int>(o.app_threads);
   host.task_dir = o.data_dir + "/tasks";
   if (node) {
     const auto started = std::chrono::steady_clock::now();
@@ -290,6 +293,10 @@ int main(int argc, char** argv) {
     return aiac::UsageError(app, e, argc, argv);  // 0 for --help, --version; else 2
   }
   if (Status s = LoadOptions(flags, declared, o); !s.ok()) return Fail(s);
+  // Apps that run in this process (app_isolation = "thread", an emulated node) load their
+  // libraries later, and OpenMP reads its limit then; child processes get theirs from
+  // AppChildSpec::threads.
+  if (o.app_threads > 0) ::setenv("OMP_THREAD_LIMIT", std::to_string(o.app_threads).c_str(), 1);
   auto supernode_eps = Endpoints(o.supernodes);
   if (!supernode_eps.ok()) return Fail(supernode_eps.status());
   auto listen_ep = ParseEndpoint(o.listen);

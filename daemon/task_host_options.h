@@ -31,6 +31,8 @@ struct TaskHostOptions {
   // standard error goes to task_dir/JOB.TASK.INCARNATION.stderr, or (false) in the daemon.
   bool isolate_apps = true;
   std::string app_child_executable{};
+  // OMP_THREAD_LIMIT in each app's child process (AppChildSpec::threads); 0: inherited.
+  int app_threads = 1;
   std::string task_dir{};
   // The most the stored plugins may take on disk (runtime::PluginStore); 0: no bound.
   uint64_t plugin_cache_bytes = 0;

@@ -93,6 +93,7 @@ AppChildSpec TaskHost::ChildSpecFor(const Assignment& a) const {
   spec.memory_mb = a.memory_mb;
   spec.cpu_seconds = a.cpu_seconds;
   spec.stall = std::chrono::milliseconds(a.app_stall_ms);
+  spec.threads = options_.app_threads;
   spec.log = a.params.logger;
   return spec;
 }

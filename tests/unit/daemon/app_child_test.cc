@@ -8,6 +8,8 @@
 #include <sys/wait.h>
 
 #include <condition_variable>
+#include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <future>
 #include <mutex>
@@ -156,6 +158,40 @@ AppCrash CrashOf(ChildTask& task) {
   EXPECT_EQ(task.SaveState(), "");
   EXPECT_FALSE(task.Absorb(1, "x").ok());
   return crash.value_or(AppCrash{});
+}
+
+// The environment of a running process, one VAR=VALUE each.
+std::vector<std::string> EnvironmentOf(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/environ", std::ios::binary);
+  std::vector<std::string> vars;
+  for (std::string var; std::getline(in, var, '\0');) vars.push_back(var);
+  return vars;
+}
+
+// A task's libraries get OpenMP's thread limit from the spec, whatever the daemon's own
+// environment says; 0 leaves the daemon's environment as it is.
+TEST(AppChildTest, TheChildGetsTheThreadLimitOfItsSpec) {
+  TempDir dir;
+  ::setenv("OMP_THREAD_LIMIT", "7", 1);
+  auto limited = Faulty(dir, "none", [](AppChildSpec s) {
+    s.threads = 3;
+    return s;
+  });
+  auto inherited = Faulty(dir, "none", [](AppChildSpec s) {
+    s.threads = 0;
+    return s;
+  });
+  ::unsetenv("OMP_THREAD_LIMIT");
+  ASSERT_TRUE(limited && inherited);
+  auto limits = [](pid_t pid) {
+    std::vector<std::string> found;
+    for (const auto& var : EnvironmentOf(pid))
+      if (var.starts_with("OMP_THREAD_LIMIT=")) found.push_back(var);
+    return found;
+  };
+  EXPECT_EQ(limits(limited->pid()), std::vector<std::string>{"OMP_THREAD_LIMIT=3"});
+  EXPECT_EQ(limits(inherited->pid()), std::vector<std::string>{"OMP_THREAD_LIMIT=7"});
+  EXPECT_EQ(AppChildSpec{}.threads, 1);  // the default: one thread per task
 }
 
 TEST(AppChildTest, ASegfaultIsReportedWithItsSignalAndABacktrace) {
