@@ -315,7 +315,17 @@ int Rsh(const std::vector<std::string>& args) {
   for (size_t k = i + 1; k < args.size(); ++k) words += (words.empty() ? "" : " ") + args[k];
   for (const auto& name : PlatformsUp()) {
     auto state = LoadState(name);
-    if (state.ok() && state->plan.Find(host)) return Exec(name, host, {"/bin/sh", "-c", words});
+    const emulation::OsNode* node = state.ok() ? state->plan.Find(host) : nullptr;
+    if (!node) continue;
+    // Each node a temporary directory of its own, as a host of its own has: Open MPI's daemons,
+    // one per node, make their session directories under TMPDIR, named after the hostname the
+    // nodes share here, and in one /tmp they raced ("mkdir ... File exists", orte_init failed,
+    // about one launch in 20). Under the platform's state directory: `down` removes it.
+    const std::string tmp = state->dir + "/tmp/" + node->id;
+    std::error_code ec;
+    fs::create_directories(tmp, ec);
+    if (!ec) ::setenv("TMPDIR", tmp.c_str(), 1);
+    return Exec(name, host, {"/bin/sh", "-c", words});
   }
   return Fail(NotFound("rsh: no platform that is up has a node " + host));
 }
