@@ -414,7 +414,7 @@ bool CgApp::WillIterate(const CgParams& p, const RowPartition& part) {
     auto fill = BlockDirect::PredictedFill(DiagonalBlock(A(), rows));
     if (fill.ok()) *predicted_ = {rows.size(), layers, *fill};
   }
-  return predicted_->fill > CgTask::kAutoMostFill;
+  return predicted_->iterated();
 }
 
 app::JobPlan CgApp::BuildPlan(const CgParams& p, const Blocks& blocks, const Shares& shares) {
@@ -511,7 +511,7 @@ void CgApp::NoteBlocks(const Blocks& blocks, const Shares& shares,
                                    : ""));
   }
   if (!shares.empty()) return;  // (the rest once: Reweigh's split follows Prepare's)
-  if (predicted_ && predicted_->fill > CgTask::kAutoMostFill) {
+  if (predicted_ && predicted_->iterated()) {
     // (WillIterate predicts only when one of these is "auto".)
     std::string chosen;
     if (params_->overlap < 0) chosen = "overlap " + std::to_string(blocks.layers);

@@ -165,6 +165,8 @@ class CgApp final : public app::App {
     size_t rows = 0;
     int layers = 0;
     double fill = 0;
+    // What inner = "auto" does with such a block (CgTask's own test).
+    bool iterated() const { return fill > CgTask::kAutoMostFill; }
   };
   std::optional<FillPrediction> predicted_;
   // The matrix's bandwidth when its rows may move between slices (a generated system, or a file's
