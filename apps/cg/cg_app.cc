@@ -395,7 +395,9 @@ Result<CgApp::Blocks> CgApp::PartitionBlocks(const CgParams& p, uint32_t task_co
 
 bool CgApp::WillIterate(const CgParams& p, const RowPartition& part) {
   if (!predicted_) {
-    predicted_.emplace();
+    // Not emplace(): clang 14 sees no default constructor of a nested struct with member
+    // initializers through an optional declared in the enclosing class.
+    predicted_ = FillPrediction{};
     // Only when inner = "auto" decides, for a symmetric matrix (the others are factored by LU,
     // which has no fill limit), and something "auto" follows from it.
     const bool matters = p.overlap < 0 || (coarse_ && p.coarse_pieces < 0);
