@@ -124,7 +124,9 @@ class LocalJob {
     if (!o_.sync) tasks_[t]->InputsFinal(final);
     auto iterated = tasks_[t]->Iterate();
     if (!iterated.ok()) return Named(iterated.status(), "Task::Iterate", t);
-    if (!*iterated) return Status::Ok();
+    // As in the runtime, a synchronous iteration counts even when the task had nothing to do:
+    // its neighbours wait for it.
+    if (!*iterated && !o_.sync) return Status::Ok();
     if (++result_.iterations[t] > o_.max_iterations) {
       return InvalidArgument("task " + std::to_string(t) + " did not converge in " +
                              std::to_string(o_.max_iterations) + " iterations");

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "apps/cg/cg_app.h"
+#include "support/test_support.h"
 
 namespace aiac::app {
 namespace {
@@ -116,6 +117,62 @@ TEST(LocalRunTest, AHooksErrorNamesTheHookAndTheTaskAndTheLogReachesTheCallback)
   EXPECT_EQ(lines, (std::vector<std::string>{"making task 0", "making task 1"}));
   o.tasks = 0;
   EXPECT_FALSE(RunLocally(app, o).ok());
+}
+
+// Two tasks that send each other their step counts; task 0 says it did nothing at every other
+// step. Synchronously, as in the runtime, such a step still counts and its values still go out.
+class IdleEveryOtherStep final : public Task {
+ public:
+  explicit IdleEveryOtherStep(uint32_t t) : t_(t) {}
+  std::vector<uint32_t> Dependencies() const override { return {1 - t_}; }
+  Status Absorb(uint32_t, std::string_view) override {
+    ++absorbed_;
+    return Status::Ok();
+  }
+  Result<bool> Iterate() override { return ++steps_ % 2 == 1 || t_ == 1; }
+  std::vector<Outgoing> TakeOutgoing() override { return {{1 - t_, std::to_string(steps_)}}; }
+  double LocalChange() const override { return 0; }
+  bool LocallyConverged() const override { return steps_ >= 6; }
+  std::string SaveState() const override { return ""; }
+  Status RestoreState(std::string_view) override { return Status::Ok(); }
+  std::string ResultSlice() const override { return std::to_string(absorbed_); }
+
+ private:
+  uint32_t t_;
+  int steps_ = 0;
+  int absorbed_ = 0;
+};
+
+class IdleApp final : public App {
+ public:
+  std::string_view name() const override { return "idle"; }
+  Result<JobPlan> Prepare(const JobParams& p) override {
+    JobPlan plan;
+    plan.graph.resize(p.tasks);
+    plan.slices.resize(p.tasks);
+    return plan;
+  }
+  Result<std::unique_ptr<Task>> MakeTask(const JobParams&, uint32_t t, std::string_view) override {
+    return std::unique_ptr<Task>(new IdleEveryOtherStep(t));
+  }
+  Result<GatherReport> Gather(const JobParams&, const std::vector<std::string>& slices) override {
+    GatherReport r;
+    r.numbers["absorbed_by_1"] = std::stod(slices[1]);
+    return r;
+  }
+};
+
+TEST(LocalRunTest, ASynchronousIterationThatDidNothingStillCountsAndSends) {
+  IdleApp app;
+  LocalRunOptions o;
+  o.tasks = 2;
+  o.sync = true;
+  o.log = [](LogLevel, std::string_view) {};
+  auto r = RunLocally(app, o);
+  ASSERT_OK(r.status());
+  EXPECT_EQ(r->iterations, (std::vector<uint64_t>{6, 6}));
+  // Steps 2..6 each read the other's step before.
+  EXPECT_EQ(r->report.numbers["absorbed_by_1"], 5);
 }
 
 }  // namespace
