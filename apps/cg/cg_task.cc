@@ -164,6 +164,7 @@ Result<bool> CgTask::Iterate() {
     for (const auto& c : b_.in) from.push_back(c.task);
     coarse_->CorrectInputs(xin_, from);
   }
+  xin_solved_ = xin_;
   // Multisplitting step: A_ll x_l = b_l - sum_{m != l} A_lm x_m.
   rhs_ = b_.b;
   for (size_t k = 0; k < b_.in.size(); ++k) rhs_.noalias() -= b_.in[k].a * xin_[k];
@@ -187,6 +188,7 @@ Result<bool> CgTask::Iterate() {
   // The local test is relative to the block's own scale, so a system whose solution is tiny
   // (or huge) is judged like any other.
   const double scale = b_.size() > 0 ? x_.cwiseAbs().maxCoeff() : 0.0;
+  solved_scale_ = scale;
   change_ = scale > 0 ? moved / scale : moved;
   history_.push_back(change_);
   if (history_.size() > kHistory) history_.pop_front();
@@ -452,13 +454,19 @@ bool CgTask::Place(uint32_t from, std::string_view bytes) {
   const size_t count = (bytes.size() - sizeof first) / sizeof(double);
   if (count != c.cols.size() || count == 0 || first != c.cols.front()) return false;
   std::memcpy(xin_[it->second].data(), bytes.data() + sizeof first, count * sizeof(double));
-  fresh_ = true;
+  if (!fresh_) fresh_ = InputMoved(it->second);
   return true;
+}
+
+bool CgTask::InputMoved(size_t k) const {
+  if (k >= xin_solved_.size() || xin_solved_[k].size() != xin_[k].size()) return true;
+  return (xin_[k] - xin_solved_[k]).cwiseAbs().maxCoeff() > tolerance_ * solved_scale_;
 }
 
 void CgTask::IndexInputs() {
   index_.clear();
   xin_.clear();
+  xin_solved_.clear();
   for (size_t k = 0; k < b_.in.size(); ++k) {
     index_[b_.in[k].task] = k;
     xin_.push_back(Eigen::VectorXd::Zero(static_cast<Eigen::Index>(b_.in[k].cols.size())));

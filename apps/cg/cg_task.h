@@ -170,8 +170,16 @@ class CgTask final : public app::Task {
   double WorkPerRow() const;
 
   // Places a neighbour's values (its first row, then the values) when they are the ones we use
-  // from it now.
+  // from it now. They are new input when InputMoved.
   bool Place(uint32_t from, std::string_view bytes);
+  // Whether the values used from input k moved, since the last block solve used them, by more
+  // than the local test looks for in x_l (tolerance x its max norm then). A smaller change
+  // waits for the next solve, as a small coarse correction does: with exact block solves the
+  // change it would make to x_l is no larger (an M-matrix splitting's A_ll^-1 A_lm has an
+  // infinity norm of at most 1), so a converged task falls quiet, and answers a confirmation
+  // round or a snapshot at once, instead of solving again for changes in the last bits of its
+  // neighbours' values (on a 1000 x 1000 grid on 5 tasks, the end of a run spent 1.2 s there).
+  bool InputMoved(size_t k) const;
 
   void IndexInputs();
 
@@ -203,6 +211,8 @@ class CgTask final : public app::Task {
   std::unique_ptr<CoarseRounds> coarse_;  // set in a two-level job
   Eigen::VectorXd x_, rhs_;
   std::vector<Eigen::VectorXd> xin_;
+  std::vector<Eigen::VectorXd> xin_solved_;  // xin_ as the last block solve used it
+  double solved_scale_ = 0;                  // x_l's max norm after that solve
   std::map<uint32_t, size_t> index_;
   std::map<uint32_t, std::string> pending_;  // per sender, its newest values that did not fit
   bool fresh_ = true;

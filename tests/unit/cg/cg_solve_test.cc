@@ -977,6 +977,80 @@ TEST(CgAppTest, CheckpointStateRoundTrips) {
   EXPECT_FALSE((*b)->RestoreState("short").ok());
 }
 
+// A converged task is not woken by changes of its neighbour's values smaller than its local test
+// looks for (tolerance x the max norm of its block's iterate): they wait for its next solve,
+// counted from the values that solve used, so changes that add up to more than that are new
+// input again; so is any larger change.
+TEST(CgAppTest, ANeighboursChangeBelowTheLocalTestIsNoNewInputUntilTheChangesAddUp) {
+  CgApp app;
+  auto params = Params({{"n", "400"}, {"bandwidth", "3"}, {"tolerance", "1e-8"}}, 2);
+  ASSERT_OK(app.Prepare(params).status());
+  std::vector<std::unique_ptr<app::Task>> tasks;
+  for (uint32_t l = 0; l < 2; ++l) {
+    auto t = app.MakeTask(params, l, "");
+    ASSERT_OK(t.status());
+    tasks.push_back(std::move(*t));
+  }
+  std::string from_1;  // task 1's newest values for task 0
+  // Sweeps until neither task has work left: both converged, their values settled.
+  for (int sweep = 0; sweep < 500; ++sweep) {
+    bool worked = false;
+    for (uint32_t l = 0; l < 2; ++l) {
+      auto more = tasks[l]->Iterate();
+      ASSERT_OK(more.status());
+      if (!*more) continue;
+      worked = true;
+      for (auto& out : tasks[l]->TakeOutgoing()) {
+        if (l == 1) from_1 = out.bytes;
+        ASSERT_OK(tasks[out.to]->Absorb(l, out.bytes));
+      }
+    }
+    if (!worked) break;
+  }
+  ASSERT_TRUE(tasks[0]->LocallyConverged() && tasks[1]->LocallyConverged());
+  ASSERT_GT(from_1.size(), sizeof(int32_t) + sizeof(double));
+  // The solution is all ones, so the block's max norm is 1 and the test's threshold 1e-8.
+  auto nudged = [&](double by) {
+    std::string bytes = from_1;
+    double v;
+    std::memcpy(&v, bytes.data() + sizeof(int32_t), sizeof v);
+    v += by;
+    std::memcpy(bytes.data() + sizeof(int32_t), &v, sizeof v);
+    return bytes;
+  };
+  // Iterations without new input until the task has nothing to do.
+  auto settle = [&] {
+    for (int k = 0; k < 20; ++k) {
+      auto more = tasks[0]->Iterate();
+      ASSERT_OK(more.status());
+      if (!*more) return;
+    }
+    FAIL() << "task 0 did not settle";
+  };
+  // Task 0 solves once with exactly task 1's newest values (a large change first, then back).
+  ASSERT_OK(tasks[0]->Absorb(1, nudged(1e-3)));
+  ASSERT_TRUE(*tasks[0]->Iterate());
+  ASSERT_OK(tasks[0]->Absorb(1, from_1));
+  ASSERT_TRUE(*tasks[0]->Iterate());
+  settle();
+  ASSERT_OK(tasks[0]->Absorb(1, nudged(6e-9)));
+  auto quiet = tasks[0]->Iterate();
+  ASSERT_OK(quiet.status());
+  EXPECT_FALSE(*quiet) << "a change below the local test woke the task";
+  // Another 6e-9 on top: 1.2e-8 from what the last solve used.
+  ASSERT_OK(tasks[0]->Absorb(1, nudged(1.2e-8)));
+  auto woken = tasks[0]->Iterate();
+  ASSERT_OK(woken.status());
+  EXPECT_TRUE(*woken) << "changes that add up past the local test did not wake the task";
+  EXPECT_GT(tasks[0]->LocalChange(), 0);
+  settle();
+  ASSERT_OK(tasks[0]->Absorb(1, nudged(1e-3)));
+  auto moved = tasks[0]->Iterate();
+  ASSERT_OK(moved.status());
+  EXPECT_TRUE(*moved);
+  EXPECT_GT(tasks[0]->LocalChange(), 1e-6);
+}
+
 // Three runners wired together in-process, as three daemons would be, with the spawner's
 // convergence detector deciding when to stop (a snapshot of local flags is not enough: a task
 // may still hold a neighbour's new value it has not absorbed). Asynchronous runners then fall
