@@ -174,11 +174,12 @@ class CgTask final : public app::Task {
   bool Place(uint32_t from, std::string_view bytes);
   // Whether the values used from input k moved, since the last block solve used them, by more
   // than the local test looks for in x_l (tolerance x its max norm then). A smaller change
-  // waits for the next solve, as a small coarse correction does: with exact block solves the
-  // change it would make to x_l is no larger (an M-matrix splitting's A_ll^-1 A_lm has an
-  // infinity norm of at most 1), so a converged task falls quiet, and answers a confirmation
-  // round or a snapshot at once, instead of solving again for changes in the last bits of its
-  // neighbours' values (on a 1000 x 1000 grid on 5 tasks, the end of a run spent 1.2 s there).
+  // waits for the next solve, as a small coarse correction does: the change it would make to
+  // x_l is no larger for a diagonally dominant M-matrix (A_ll^-1 A_lm has an infinity norm of at
+  // most 1 there), and the spawner's residual check tightens the test where that was not
+  // enough. So a converged task falls quiet, and answers a confirmation round or a snapshot at
+  // once, instead of solving again for changes in the last bits of its neighbours' values (on a
+  // 1000 x 1000 grid on 5 tasks, the end of a run spent 1.2 s there).
   bool InputMoved(size_t k) const;
 
   void IndexInputs();
