@@ -39,6 +39,17 @@ void NeighbourLinks::Start(const Session& job,
 void NeighbourLinks::End() {
   if (coordinator_conn_) coordinator_conn_->Close();
   coordinator_conn_.reset();
+  for (auto& clock : clocks_) {
+    if (auto timer = clock.lock()) timer->cancel();
+  }
+  clocks_.clear();
+}
+
+std::shared_ptr<asio::steady_timer> NeighbourLinks::Clock() {
+  std::erase_if(clocks_, [](const auto& c) { return c.expired(); });
+  auto timer = std::make_shared<asio::steady_timer>(io_);
+  clocks_.push_back(timer);
+  return timer;
 }
 
 void NeighbourLinks::CoordinatorMoved() {
@@ -93,8 +104,9 @@ awaitable<net::ConnectionPtr> NeighbourLinks::DialDaemon(Session job,
                   conn.status().message());
       break;
     }
-    asio::steady_timer wait(io_, backoff);
-    co_await wait.async_wait(net::use_nothrow);
+    const auto wait = Clock();
+    wait->expires_after(backoff);
+    co_await wait->async_wait(net::use_nothrow);
     backoff = std::min(backoff * 2, std::chrono::milliseconds(1000));
   }
   co_return nullptr;
@@ -224,10 +236,10 @@ awaitable<bool> NeighbourLinks::PutCheckpoint(const Session& job, TaskSession::B
 awaitable<void> NeighbourLinks::RunProgress(Session job) {
   // The spawner takes a silent daemon for dead (failure_timeout_ms): report from the network
   // thread on a clock of its own, however long one iteration of the task takes.
-  asio::steady_timer timer(io_);
+  const auto timer = Clock();
   while (Current(job)) {
-    timer.expires_after(options_.progress);
-    co_await timer.async_wait(net::use_nothrow);
+    timer->expires_after(options_.progress);
+    co_await timer->async_wait(net::use_nothrow);
     if (!Current(job)) break;
     SampleRunQueue();
     job->ReportProgress(
@@ -266,17 +278,18 @@ awaitable<void> NeighbourLinks::RunCoordinatorLink(Session job) {
     conn->Close();
     if (coordinator_conn_ == conn) coordinator_conn_.reset();
     // Reports go to the spawner meanwhile; dial again a progress period later.
-    asio::steady_timer wait(io_, options_.progress);
-    co_await wait.async_wait(net::use_nothrow);
+    const auto wait = Clock();
+    wait->expires_after(options_.progress);
+    co_await wait->async_wait(net::use_nothrow);
   }
 }
 
 awaitable<void> NeighbourLinks::RunProbes(Session job,
                                           std::function<std::vector<net::ConnectionPtr>()> more) {
-  asio::steady_timer timer(io_);
+  const auto timer = Clock();
   while (Current(job)) {
-    timer.expires_after(std::chrono::seconds(1));
-    co_await timer.async_wait(net::use_nothrow);
+    timer->expires_after(options_.probe);
+    co_await timer->async_wait(net::use_nothrow);
     if (!Current(job)) break;
     std::vector<net::ConnectionPtr> conns = more ? more() : std::vector<net::ConnectionPtr>{};
     for (auto& [t, link] : job->links()) conns.push_back(link->conn);

@@ -42,7 +42,9 @@ class NeighbourLinks {
   // progress reports (to its coordinator when it has one) and probes; `more_to_probe` gives the
   // other monitored connections (the item relay's).
   void Start(const Session& job, std::function<std::vector<net::ConnectionPtr>()> more_to_probe);
-  // The job ended: its coordinator link closes (the others end with their job).
+  // The job ended: its coordinator link closes (the others end with their job), and the clocks
+  // its links wait on ring now, so that their coroutines end at once: the daemon's stop waits
+  // for them, and a probe's clock of 1 s held every stop after a job up to that long.
   void End();
   // The group's coordinator moved to another daemon: its link is dialed again there.
   void CoordinatorMoved();
@@ -73,11 +75,13 @@ class NeighbourLinks {
   net::awaitable<void> RunProgress(Session job);
   // A group member's connection to its coordinator's daemon, dialed again whenever it closes.
   net::awaitable<void> RunCoordinatorLink(Session job);
-  // A LinkProbe on every monitored connection of `job`, once a second while it runs.
+  // A LinkProbe on every monitored connection of `job`, every options.probe while it runs.
   net::awaitable<void> RunProbes(Session job,
                                  std::function<std::vector<net::ConnectionPtr>()> more);
   // One run-queue sample (TaskHostOptions::competing_jobs, else /proc/stat).
   void SampleRunQueue();
+  // A timer that End() cancels (a coroutine's wait between two attempts or two reports).
+  std::shared_ptr<net::asio::steady_timer> Clock();
 
   net::asio::io_context& io_;
   net::TaskGroup& tasks_;
@@ -91,6 +95,7 @@ class NeighbourLinks {
   bool coordinator_unacked_ = false;
   monitor::RunQueueMonitor run_queue_;
   bool run_queue_warned_ = false;
+  std::vector<std::weak_ptr<net::asio::steady_timer>> clocks_;  // Clock()'s, until End()
 };
 
 }  // namespace aiac::daemon

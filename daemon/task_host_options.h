@@ -36,6 +36,8 @@ struct TaskHostOptions {
   std::string task_dir{};
   // The most the stored plugins may take on disk (runtime::PluginStore); 0: no bound.
   uint64_t plugin_cache_bytes = 0;
+  // How often a running job's connections carry a LinkProbe (link_monitors.h).
+  std::chrono::milliseconds probe{1000};
 };
 
 }  // namespace aiac::daemon

@@ -50,11 +50,14 @@ class StopTest : public ::testing::Test {
     return *supernode_->Start(Endpoint{"127.0.0.1", 0});
   }
 
-  Daemon StartDaemon(const std::string& id, const Endpoint& supernode) {
+  // `clocks`: the period of the task's progress reports and link probes.
+  Daemon StartDaemon(const std::string& id, const Endpoint& supernode,
+                     std::chrono::milliseconds clocks = 50ms) {
     // Unsigned plugins: this test is about stopping, not code signing.
     const net::NetOptions net = Member(id, proto::Role::DAEMON);
-    daemon::TaskHostOptions options{id, net, 50ms, dir_ / (id + "/plugins"), {{}, true, {}},
+    daemon::TaskHostOptions options{id, net, clocks, dir_ / (id + "/plugins"), {{}, true, {}},
                                     {}, {},  {}};
+    options.probe = clocks;
     options.app_child_executable = AIAC_BIN_DIR "/aiac-app-child";
     options.task_dir = dir_ / (id + "/tasks");
     auto store = checkpoint::RocksDbCheckpointStore::Open(dir_ / (id + "/checkpoints"));
@@ -180,6 +183,58 @@ TEST_F(StopTest, DaemonsStoppedMidTaskAndMidCheckpointAreGoneForGood) {
   io_.restart();
   io_.run_for(30s);
   EXPECT_TRUE(io_.stopped()) << "work still pending 30 s after everything stopped";
+}
+
+// A job's links wait on clocks of their own between two reports or probes; when the job ends they
+// end at once, not when their clock next rings, so a daemon stopped right after a job does not
+// wait for them (with the probes' second, every local run's daemons took up to 1 s to exit).
+TEST_F(StopTest, ADaemonStopsAtOnceAfterItsJobWhateverItsClocks) {
+  const Endpoint sn = StartSupernode();
+  std::vector<Daemon> daemons;
+  for (const char* id : {"d1", "d2"}) daemons.push_back(StartDaemon(id, sn, std::chrono::hours(1)));
+  testing::WriteFile(dir_ / "cg.toml",
+                     "name = \"quick\"\napp = \"cg\"\ntasks = 2\ntimeout_s = 300\n[params]\n"
+                     "n = 2000\nbandwidth = 4\n");
+  auto job = spawner::LoadJobSpec(dir_ / "cg.toml");
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  auto app = spawner::LoadAndPrepare(*job, spawner::DefaultPluginDir());
+  ASSERT_TRUE(app.ok()) << app.status().message();
+  spawner::SpawnerOptions options;
+  options.net = Member("spawner", proto::Role::SPAWNER);
+  spawner::JobRunner runner(*job, *app, options, spawner::RunSettings{}, log_);
+  std::optional<spawner::RunSummary> summary;
+  asio::co_spawn(
+      io_,
+      [&]() -> net::awaitable<void> {
+        std::vector<Endpoint> supernodes = {sn};
+        summary = co_await runner.Run(std::move(supernodes));
+      },
+      asio::detached);
+  ASSERT_TRUE(RunUntil([&] { return summary.has_value(); })) << "the run never ended";
+  EXPECT_EQ(summary->status, spawner::RunStatus::kConverged) << summary->error;
+  // The bound is generous; without the clocks cancelled the stop would take an hour.
+  for (Daemon& d : daemons) {
+    bool stopped = false;
+    asio::co_spawn(
+        io_,
+        [&]() -> net::awaitable<void> {
+          co_await d.link->Stop();
+          co_await d.host->Stop();
+          stopped = true;
+        },
+        asio::detached);
+    ASSERT_TRUE(RunUntil([&] { return stopped; }, 60s)) << "a daemon waited for its job's clocks";
+  }
+  daemons.clear();
+  bool stopped = false;
+  asio::co_spawn(
+      io_,
+      [&]() -> net::awaitable<void> {
+        co_await supernode_->Stop();
+        stopped = true;
+      },
+      asio::detached);
+  ASSERT_TRUE(RunUntil([&] { return stopped; }, 30s));
 }
 
 }  // namespace
