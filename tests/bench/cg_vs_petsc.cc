@@ -2,15 +2,20 @@
 // of processes and the same machine, in one run: aiac async and sync (`aiac-spawner run --local
 // P`, a first run: the matrix parsed from the text, its cache written, the daemons building
 // their blocks from it), aiac async again from the matrix's binary cache (a second run), and
-// PETSc's KSPCG + block Jacobi with ICC(0) sub-blocks (petsc_cg_driver under `mpiexec -n P`),
-// both stopping at a relative residual of 1e-8. Whole-process wall times, printed as ratios to
+// PETSc's KSPCG + block Jacobi with ICC(0) sub-blocks (petsc_cg_driver under `mpiexec -n P`;
+// `--pc gamg`: its algebraic multigrid, the best PETSc has for Poisson problems), both stopping
+// at a relative residual of 1e-8. Whole-process wall times, printed as ratios to
 // PETSc's; every solution's residual ||b - A x|| / ||b|| is computed here again, from the files.
 // Also the input side against PETSc's read of the file (the input-side goal, docs/results.md):
 // aiac's read + prepare + assign phases over the driver's "read" time. Each configuration runs
 // twice (PETSc last, then first) and the faster run is shown. Never fails on a time; fails when a
 // run fails or a residual is not met.
 //
-//   cg_vs_petsc [--tasks P] [--systems banded50k,banded200k,banded800k,poisson300,poisson700]
+//   cg_vs_petsc [--tasks P] [--pc bjacobi|gamg] [--systems LIST]
+//
+// LIST: comma-separated, of bandedN (N thousand rows, bandwidth 8), poissonK (the 2-D Poisson
+// problem of a K x K grid) and cubeK (3-D, K x K x K); default
+// banded50k,banded200k,banded800k,poisson300,poisson700.
 //
 // Built only when PETSc is installed (`conf/bootstrap.sh --with-petsc`).
 #include <unistd.h>
@@ -116,7 +121,7 @@ Run RunAiac(const std::string& dir, const std::string& name, const std::string& 
 }
 
 Run RunPetsc(const std::string& dir, const std::string& name, const std::string& matrix, int tasks,
-             const cg::SpMat& a, const Eigen::VectorXd& b) {
+             const std::string& pc, const cg::SpMat& a, const Eigen::VectorXd& b) {
   const std::string x = dir + "/" + name + ".petsc.x.mtx", log = dir + "/" + name + ".petsc.log";
   std::vector<std::string> argv{MPIEXEC,
                                 "-n",
@@ -126,6 +131,7 @@ Run RunPetsc(const std::string& dir, const std::string& name, const std::string&
                                 matrix,
                                 "1e-8",
                                 x};
+  if (pc == "gamg") argv.insert(argv.end(), {"-pc_type", "gamg"});
   Run r;
   const auto t0 = Clock::now();
   auto child = spawner::ChildProcess::Spawn(argv, log);
@@ -153,10 +159,15 @@ Run RunPetsc(const std::string& dir, const std::string& name, const std::string&
 
 int main(int argc, char** argv) {
   int tasks = 4;
-  std::string systems = "banded50k,banded200k,banded800k,poisson300,poisson700";
+  std::string systems = "banded50k,banded200k,banded800k,poisson300,poisson700", pc = "bjacobi";
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--tasks")) tasks = std::atoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--systems")) systems = argv[i + 1];
+    if (!std::strcmp(argv[i], "--pc")) pc = argv[i + 1];
+  }
+  if (pc != "bjacobi" && pc != "gamg") {
+    std::fprintf(stderr, "cg_vs_petsc: --pc is bjacobi or gamg, not %s\n", pc.c_str());
+    return 2;
   }
   // mpiexec as root (the bench machine) must be allowed; 4 processes on 2 cores oversubscribe.
   setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
@@ -164,10 +175,9 @@ int main(int argc, char** argv) {
   const std::string dir = std::filesystem::temp_directory_path().string() + "/aiac-petsc-bench-" +
                           std::to_string(getpid());
   std::filesystem::create_directories(dir);
-  std::printf(
-      "aiac CG vs PETSc KSPCG + bjacobi/ICC(0), %d processes each, %u cores, relative residual "
-      "%.0e\n",
-      tasks, std::thread::hardware_concurrency(), kResidual);
+  std::printf("aiac CG vs PETSc KSPCG + %s, %d processes each, %u cores, relative residual %.0e\n",
+              pc == "gamg" ? "GAMG" : "bjacobi/ICC(0)", tasks, std::thread::hardware_concurrency(),
+              kResidual);
   std::printf("%-12s %9s | %8s %8s %8s %8s | %11s %10s %12s\n", "system", "rows", "async", "sync",
               "cached", "PETSc", "async/PETSc", "sync/PETSc", "cached/PETSc");
   bool all_ok = true;
@@ -181,6 +191,8 @@ int main(int argc, char** argv) {
     } else if (name.rfind("poisson", 0) == 0) {
       const int k = std::atoi(name.c_str() + 7);
       a = cg::GridLaplacian(k, k);
+    } else if (name.rfind("cube", 0) == 0) {
+      a = cg::GridLaplacian3d(std::atoi(name.c_str() + 4));
     } else {
       std::fprintf(stderr, "cg_vs_petsc: unknown system %s\n", name.c_str());
       return 2;
@@ -200,11 +212,11 @@ int main(int argc, char** argv) {
     // the aiac runs stays: a cached run needs the cache a first run wrote).
     std::optional<Run> best_petsc, best_async, best_sync, best_cached;
     for (int round = 0; round < 2; ++round) {
-      if (round == 1) Keep(best_petsc, (::sync(), RunPetsc(dir, name, matrix, tasks, a, b)));
+      if (round == 1) Keep(best_petsc, (::sync(), RunPetsc(dir, name, matrix, tasks, pc, a, b)));
       Keep(best_async, (::sync(), RunAiac(dir, name, matrix, tasks, false, false, a, b)));
       Keep(best_sync, (::sync(), RunAiac(dir, name, matrix, tasks, true, false, a, b)));
       Keep(best_cached, (::sync(), RunAiac(dir, name, matrix, tasks, false, true, a, b)));
-      if (round == 0) Keep(best_petsc, (::sync(), RunPetsc(dir, name, matrix, tasks, a, b)));
+      if (round == 0) Keep(best_petsc, (::sync(), RunPetsc(dir, name, matrix, tasks, pc, a, b)));
     }
     const Run &petsc = *best_petsc, &async = *best_async, &sync = *best_sync,
               &cached = *best_cached;
