@@ -223,7 +223,10 @@ const std::vector<CgParamDoc>& CgParamDocs() {
       {"tolerance", "1e-8",
        "local convergence: max-norm change of a block over the block's max norm below "
        "this..."},
-      {"stable_iterations", "3", "...for this many iterations in a row"},
+      {"stable_iterations", "3",
+       "...for this many iterations in a row. Neighbour values that moved by less than "
+       "`tolerance` x the block's max norm since its last solve wake no solve: a converged "
+       "block falls quiet (see [Local convergence](#local-convergence))"},
       {"inner", "`auto`",
        "the block solver: `direct` factors each block once when its task is built "
        "(Cholesky in the block's own order when it is banded: LAPACK's band Cholesky "
