@@ -94,6 +94,45 @@ class StopTest : public ::testing::Test {
     return true;
   }
 
+  // Stops `d` (its super-node link, then its task host) on the loop; false after `limit`.
+  bool StopDaemon(Daemon& d, std::chrono::seconds limit) {
+    bool stopped = false;
+    asio::co_spawn(
+        io_,
+        [&]() -> net::awaitable<void> {
+          co_await d.link->Stop();
+          co_await d.host->Stop();
+          stopped = true;
+        },
+        asio::detached);
+    return RunUntil([&] { return stopped; }, limit);
+  }
+
+  // Starts `runner`'s job on the loop with the super-node at `sn`; `summary` is set when it ends.
+  void StartRun(spawner::JobRunner& runner, const Endpoint& sn,
+                std::optional<spawner::RunSummary>& summary) {
+    asio::co_spawn(
+        io_,
+        [&runner, &summary, sn]() -> net::awaitable<void> {
+          // Named, not a temporary: g++ 12 mishandles temporaries across co_await.
+          std::vector<Endpoint> supernodes = {sn};
+          summary = co_await runner.Run(std::move(supernodes));
+        },
+        asio::detached);
+  }
+
+  bool StopSupernode() {
+    bool stopped = false;
+    asio::co_spawn(
+        io_,
+        [&]() -> net::awaitable<void> {
+          co_await supernode_->Stop();
+          stopped = true;
+        },
+        asio::detached);
+    return RunUntil([&] { return stopped; }, 30s);
+  }
+
   testing::TempDir dir_;
   testing::TestAuthority authority_;
   Logger log_;
@@ -126,14 +165,7 @@ TEST_F(StopTest, DaemonsStoppedMidTaskAndMidCheckpointAreGoneForGood) {
   settings.replacement_wait = 0ms;  // no daemon comes but the spare: fail at the second loss
   spawner::JobRunner runner(*job, *app, options, settings, log_);
   std::optional<spawner::RunSummary> summary;
-  asio::co_spawn(
-      io_,
-      [&]() -> net::awaitable<void> {
-        // Named, not a temporary: g++ 12 mishandles temporaries across co_await.
-        std::vector<Endpoint> supernodes = {sn};
-        summary = co_await runner.Run(std::move(supernodes));
-      },
-      asio::detached);
+  StartRun(runner, sn, summary);
 
   // Running, and checkpoints acknowledged: copies are being sent, received and stored.
   auto checkpoints = [&] {
@@ -148,17 +180,8 @@ TEST_F(StopTest, DaemonsStoppedMidTaskAndMidCheckpointAreGoneForGood) {
   // their checkpoints; the spare takes over the first one's task, the second one's loss ends the
   // run, and the last ones stop idle.
   for (size_t i = 0; i < daemons.size(); ++i) {
-    bool stopped = false;
     Daemon& d = daemons[i];
-    asio::co_spawn(
-        io_,
-        [&]() -> net::awaitable<void> {
-          co_await d.link->Stop();
-          co_await d.host->Stop();
-          stopped = true;
-        },
-        asio::detached);
-    ASSERT_TRUE(RunUntil([&] { return stopped; }, 60s)) << "daemon " << i + 1 << " never stopped";
+    ASSERT_TRUE(StopDaemon(d, 60s)) << "daemon " << i + 1 << " never stopped";
     d.host.reset();
     d.link.reset();
     // Let the others go on past the loss: values and checkpoints for the stopped daemon,
@@ -169,15 +192,7 @@ TEST_F(StopTest, DaemonsStoppedMidTaskAndMidCheckpointAreGoneForGood) {
   ASSERT_TRUE(RunUntil([&] { return summary.has_value(); })) << "the run never ended";
   EXPECT_EQ(summary->status, spawner::RunStatus::kFailed) << summary->error;
 
-  bool stopped = false;
-  asio::co_spawn(
-      io_,
-      [&]() -> net::awaitable<void> {
-        co_await supernode_->Stop();
-        stopped = true;
-      },
-      asio::detached);
-  ASSERT_TRUE(RunUntil([&] { return stopped; }, 30s));
+  ASSERT_TRUE(StopSupernode());
   supernode_.reset();
   // Nothing is left waiting: the loop runs out of work by itself.
   io_.restart();
@@ -203,38 +218,14 @@ TEST_F(StopTest, ADaemonStopsAtOnceAfterItsJobWhateverItsClocks) {
   options.net = Member("spawner", proto::Role::SPAWNER);
   spawner::JobRunner runner(*job, *app, options, spawner::RunSettings{}, log_);
   std::optional<spawner::RunSummary> summary;
-  asio::co_spawn(
-      io_,
-      [&]() -> net::awaitable<void> {
-        std::vector<Endpoint> supernodes = {sn};
-        summary = co_await runner.Run(std::move(supernodes));
-      },
-      asio::detached);
+  StartRun(runner, sn, summary);
   ASSERT_TRUE(RunUntil([&] { return summary.has_value(); })) << "the run never ended";
   EXPECT_EQ(summary->status, spawner::RunStatus::kConverged) << summary->error;
   // The bound is generous; without the clocks cancelled the stop would take an hour.
-  for (Daemon& d : daemons) {
-    bool stopped = false;
-    asio::co_spawn(
-        io_,
-        [&]() -> net::awaitable<void> {
-          co_await d.link->Stop();
-          co_await d.host->Stop();
-          stopped = true;
-        },
-        asio::detached);
-    ASSERT_TRUE(RunUntil([&] { return stopped; }, 60s)) << "a daemon waited for its job's clocks";
-  }
+  for (Daemon& d : daemons)
+    ASSERT_TRUE(StopDaemon(d, 60s)) << "a daemon waited for its job's clocks";
   daemons.clear();
-  bool stopped = false;
-  asio::co_spawn(
-      io_,
-      [&]() -> net::awaitable<void> {
-        co_await supernode_->Stop();
-        stopped = true;
-      },
-      asio::detached);
-  ASSERT_TRUE(RunUntil([&] { return stopped; }, 30s));
+  ASSERT_TRUE(StopSupernode());
 }
 
 }  // namespace

@@ -83,15 +83,18 @@ class FailingTask final : public Task {
   int n_ = 0;
 };
 
+// A plan of `tasks` tasks with no edges and empty slices.
+JobPlan PlanOf(uint32_t tasks) {
+  JobPlan plan;
+  plan.graph.resize(tasks);
+  plan.slices.resize(tasks);
+  return plan;
+}
+
 class FailingApp final : public App {
  public:
   std::string_view name() const override { return "failing"; }
-  Result<JobPlan> Prepare(const JobParams& p) override {
-    JobPlan plan;
-    plan.graph.resize(p.tasks);
-    plan.slices.resize(p.tasks);
-    return plan;
-  }
+  Result<JobPlan> Prepare(const JobParams& p) override { return PlanOf(p.tasks); }
   Result<std::unique_ptr<Task>> MakeTask(const JobParams& p, uint32_t t,
                                          std::string_view) override {
     p.logger->Info("making task " + std::to_string(t));
@@ -146,12 +149,7 @@ class IdleEveryOtherStep final : public Task {
 class IdleApp final : public App {
  public:
   std::string_view name() const override { return "idle"; }
-  Result<JobPlan> Prepare(const JobParams& p) override {
-    JobPlan plan;
-    plan.graph.resize(p.tasks);
-    plan.slices.resize(p.tasks);
-    return plan;
-  }
+  Result<JobPlan> Prepare(const JobParams& p) override { return PlanOf(p.tasks); }
   Result<std::unique_ptr<Task>> MakeTask(const JobParams&, uint32_t t, std::string_view) override {
     return std::unique_ptr<Task>(new IdleEveryOtherStep(t));
   }
