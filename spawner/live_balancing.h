@@ -74,12 +74,13 @@ struct BalancingStats {
   double planned_seconds = 0;
   // Eq. (11)'s expected gain net of the moves' expected cost, and the gain observed at the next
   // checking point (or at the run's end), summed over the redistributions. Observed: the end
-  // expected from the work each task had at the decision, had nothing moved, on the speeds
-  // measured now (less the time since), against the end expected now (0 at the run's end). The
-  // moves' cost is in the work the tasks have left now; a host that slowed down or sped up in
-  // between changes both ends alike; and the work is weighed as the decision weighed it (a CG
-  // task's iterations to go are estimated again at every report, and would not tell what the
-  // rows moved would have cost the task that gave them).
+  // expected, had nothing moved, from the work each task had at the decision less the work it
+  // did since and what it would have done in the time its moves held it, on the speeds measured
+  // now, against the end expected now (0 at the run's end). The moves' cost is in the work the
+  // tasks have left now; a host that slowed down or sped up in between changes both ends alike,
+  // from when it did (the work done is measured); and the work is weighed as the decision
+  // weighed it (a CG task's iterations to go are estimated again at every report, and would not
+  // tell what the rows moved would have cost the task that gave them).
   double predicted_gain = 0;
   double observed_gain = 0;
   // DistPM's group coordinators (spawner/gateways.h ReportGroups): the groups whose tasks
@@ -246,6 +247,8 @@ class LiveBalancing {
   double observed_from_ = 0;  // its time
   double predicted_ = 0;      // its predicted gain
   std::vector<double> decided_remaining_;  // Remaining() then
+  std::vector<double> decided_done_;       // each task's work done then
+  std::vector<double> paused_;             // seconds of moves each task took part in since
   std::optional<Judged> judged_;
   BalancingStats stats_;
   balance::BalanceDecision last_;

@@ -212,6 +212,59 @@ TEST(LiveBalancingTest, AGainIsObservedOnTheSpeedsOfTheCheckThatJudgesIt) {
   EXPECT_NEAR(b.last_judged()->predicted, 48, 0.5);
 }
 
+// The slow host's owner comes back a second after a small move: its speed falls to a quarter.
+// The move's gain is what the 2,000 units it gave cost at the new speed (8 s), not what the
+// whole interval at that speed would make of the work it had at the decision (11 s: the second
+// it still ran at full speed charged to the move).
+TEST(LiveBalancingTest, ASpeedThatStepsAfterTheDecisionIsWeighedFromWhenItStepped) {
+  LiveBalancing b(BalanceMode::kMeans, 2);
+  for (double at = 0; at <= 3; at += 0.25) {
+    Report(b, 0, at, 1000, 10000);
+    Report(b, 1, at, 1000, 14000);
+  }
+  const auto moves = b.Check(3);
+  ASSERT_EQ(moves.size(), 1u);
+  EXPECT_EQ(moves[0].from, 1u);
+  EXPECT_NEAR(moves[0].work, 2000, 1);
+  EXPECT_NEAR(b.stats().predicted_gain, 2, 0.1);  // 14 s -> 12 s, less the overhead (0.05 s)
+  b.OnMoveDone({1, 1, 0, 2000, 20, 2000, false, ""}, 0);
+  b.OnRedistributionDone(0);
+  for (double at = 3.25; at <= 9; at += 0.25) {
+    const double done1 = 3000 + 1000 * std::min(at - 3, 1.0) + 250 * std::max(0.0, at - 4);
+    b.OnReport(0, {at, 1, 1000 * at, 12000 - 1000 * (at - 3), 120, 1, 1, 0});
+    b.OnReport(1, {at, 1, done1, 12000 - (done1 - 3000), 80, 1, 1, 0});
+  }
+  EXPECT_NEAR(b.rate(1), 250, 1);
+  b.Check(9);
+  ASSERT_TRUE(b.last_judged().has_value());
+  // Had it stayed: 14,000 less the 2,250 done, at 250 a second, 47 s; as it is, 9,750, 39 s.
+  EXPECT_NEAR(b.last_judged()->observed, 47 - 39, 0.1);
+}
+
+// The moves held both their tasks: had nothing moved, they would have worked meanwhile, so the
+// time they took is a cost (counted in full for both ends, an upper bound).
+TEST(LiveBalancingTest, TheTimeMovesHoldTheTasksIsACost) {
+  LiveBalancing b(BalanceMode::kMeans, 2);
+  for (double at = 0; at <= 3; at += 0.25) {
+    Report(b, 0, at, 1000, 10000);
+    Report(b, 1, at, 1000, 14000);
+  }
+  ASSERT_EQ(b.Check(3).size(), 1u);
+  b.OnMoveDone({1, 1, 0, 2000, 20, 2000, false, ""}, 0.5);
+  b.OnRedistributionDone(0.5);
+  // Both held the first half second, then on at the same speeds.
+  for (double at = 3.25; at <= 6; at += 0.25) {
+    const double worked = std::max(0.0, at - 3.5) * 1000;
+    b.OnReport(0, {at, 1, 3000 + worked, 12000 - worked, 120, 1, 1, 0});
+    b.OnReport(1, {at, 1, 3000 + worked, 12000 - worked, 80, 1, 1, 0});
+  }
+  b.Check(6);
+  ASSERT_TRUE(b.last_judged().has_value());
+  // Had it stayed: 14,000 less the 2,500 done and the 500 it would have done, 11 s; as it is,
+  // 9.5 s: 1.5 s, the 2 s predicted less the half second the move held the run.
+  EXPECT_NEAR(b.last_judged()->observed, 1.5, 0.1);
+}
+
 // A host that slows down by more than kSpeedChange brings the next checking point forward, not
 // before min_check_s after the last one; small drifts leave it where eq. (12) put it.
 TEST(LiveBalancingTest, ASpeedThatChangesBringsTheNextCheckForward) {
