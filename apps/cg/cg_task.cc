@@ -109,7 +109,7 @@ Status CgTask::SolveBlock(const Eigen::VectorXd& rhs, Eigen::VectorXd& x) {
     auto outcome =
         solver_->Solve(rhs, x, inner_tolerance_, InnerIterationLimit(), inner_reduction_);
     breakdown = std::move(outcome.breakdown);
-    last_solve_cost_ = std::max(1, outcome.iterations);
+    last_solve_cost_ = outcome.iterations + kSolveOverhead;
     unfinished_ = outcome.relative_residual > tolerance_;
   }
   return Breakdown(breakdown);
