@@ -212,12 +212,9 @@ TEST(LiveBalancingTest, AGainIsObservedOnTheSpeedsOfTheCheckThatJudgesIt) {
   EXPECT_NEAR(b.last_judged()->predicted, 48, 0.5);
 }
 
-// The slow host's owner comes back a second after a small move: its speed falls to a quarter.
-// The move's gain is what the 2,000 units it gave cost at the new speed (8 s), not what the
-// whole interval at that speed would make of the work it had at the decision (11 s: the second
-// it still ran at full speed charged to the move).
-TEST(LiveBalancingTest, ASpeedThatStepsAfterTheDecisionIsWeighedFromWhenItStepped) {
-  LiveBalancing b(BalanceMode::kMeans, 2);
+// Two tasks at 1,000 units a second with 10,000 and 14,000 units to go: the checking point at
+// 3 s moves 2,000 from task 1 to task 0, and the move takes `seconds`.
+void MoveTheSurplusAt3(LiveBalancing& b, double seconds) {
   for (double at = 0; at <= 3; at += 0.25) {
     Report(b, 0, at, 1000, 10000);
     Report(b, 1, at, 1000, 14000);
@@ -226,9 +223,18 @@ TEST(LiveBalancingTest, ASpeedThatStepsAfterTheDecisionIsWeighedFromWhenItSteppe
   ASSERT_EQ(moves.size(), 1u);
   EXPECT_EQ(moves[0].from, 1u);
   EXPECT_NEAR(moves[0].work, 2000, 1);
+  b.OnMoveDone({1, 1, 0, 2000, 20, 2000, false, ""}, seconds);
+  b.OnRedistributionDone(seconds);
+}
+
+// The slow host's owner comes back a second after a small move: its speed falls to a quarter.
+// The move's gain is what the 2,000 units it gave cost at the new speed (8 s), not what the
+// whole interval at that speed would make of the work it had at the decision (11 s: the second
+// it still ran at full speed charged to the move).
+TEST(LiveBalancingTest, ASpeedThatStepsAfterTheDecisionIsWeighedFromWhenItStepped) {
+  LiveBalancing b(BalanceMode::kMeans, 2);
+  MoveTheSurplusAt3(b, 0);
   EXPECT_NEAR(b.stats().predicted_gain, 2, 0.1);  // 14 s -> 12 s, less the overhead (0.05 s)
-  b.OnMoveDone({1, 1, 0, 2000, 20, 2000, false, ""}, 0);
-  b.OnRedistributionDone(0);
   for (double at = 3.25; at <= 9; at += 0.25) {
     const double done1 = 3000 + 1000 * std::min(at - 3, 1.0) + 250 * std::max(0.0, at - 4);
     b.OnReport(0, {at, 1, 1000 * at, 12000 - 1000 * (at - 3), 120, 1, 1, 0});
@@ -245,13 +251,7 @@ TEST(LiveBalancingTest, ASpeedThatStepsAfterTheDecisionIsWeighedFromWhenItSteppe
 // time they took is a cost (counted in full for both ends, an upper bound).
 TEST(LiveBalancingTest, TheTimeMovesHoldTheTasksIsACost) {
   LiveBalancing b(BalanceMode::kMeans, 2);
-  for (double at = 0; at <= 3; at += 0.25) {
-    Report(b, 0, at, 1000, 10000);
-    Report(b, 1, at, 1000, 14000);
-  }
-  ASSERT_EQ(b.Check(3).size(), 1u);
-  b.OnMoveDone({1, 1, 0, 2000, 20, 2000, false, ""}, 0.5);
-  b.OnRedistributionDone(0.5);
+  MoveTheSurplusAt3(b, 0.5);
   // Both held the first half second, then on at the same speeds.
   for (double at = 3.25; at <= 6; at += 0.25) {
     const double worked = std::max(0.0, at - 3.5) * 1000;
