@@ -256,6 +256,7 @@ class ChildRunner::Channel : public std::enable_shared_from_this<Channel> {
         m.items = p.getItems();
         m.moves = p.getMoves();
         m.profile = runtime::FromProto(p.getProfile());
+        m.active_s = p.getActiveSeconds();
         Reached(p.getIteration());
         cb_.progress(p.getIteration(), p.getChange(), p.getConverged(), m);
         return true;

@@ -97,6 +97,7 @@ runtime::RunnerCallbacks EventsTo(std::shared_ptr<Writer> out) {
       p.setItems(measures.items);
       p.setMoves(measures.moves);
       runtime::ToProto(measures.profile, p.initProfile());
+      p.setActiveSeconds(measures.active_s);
     });
   };
   cb.answer = [send](uint64_t round, bool converged) {

@@ -506,7 +506,7 @@ void TaskSession::FillProgress(proto::TaskProgress::Builder p, double run_queue_
   p.setRemainingWork(progress_measures_.remaining);
   p.setItems(progress_measures_.items);
   p.setMoves(progress_measures_.moves);
-  p.setBusySeconds(progress_measures_.profile.compute_s);
+  p.setBusySeconds(progress_measures_.active_s);
   runtime::ToProto(progress_measures_.profile, p.initProfile());
   p.setRunQueueMean(run_queue_mean);
   p.setRunQueueStd(run_queue_std);

@@ -354,7 +354,7 @@ struct TaskProgress {
   moves @11 :UInt64;
   runQueueMean @12 :Float64;
   runQueueStd @13 :Float64;
-  busySeconds @14 :Float64;     # runtime::TaskProfile::compute_s: time in iterations that computed
+  busySeconds @14 :Float64;     # runtime::TaskMeasures::active_s: time it had something to do
   links @15 :List(LinkFigures); # this daemon's links to other daemons of the job, as measured
   profile @16 :TaskProfile;     # runtime::TaskProfile, since the task started on this daemon
   # Synchronous runs (daemon/value_log.h): the newest iteration of this task's checkpoints that

@@ -138,6 +138,7 @@ struct RunnerEvent {
     items @5 :Int64;
     moves @6 :UInt64;
     profile @7 :Aiac.TaskProfile;
+    activeSeconds @8 :Float64;  # runtime::TaskMeasures::active_s
   }
   struct Answer { round @0 :UInt64; converged @1 :Bool; }
   struct Snapshot { round @0 :UInt64; slice @1 :Data; iteration @2 :UInt64; }

@@ -79,7 +79,10 @@ TaskProfile& TaskProfile::operator+=(const TaskProfile& o) {
 TaskMeasures TaskRunner::Measures() const {
   TaskProfile profile = profile_;
   profile.compute_s = Seconds(busy_);
-  return {task_->WorkDone(), task_->RemainingWork(), task_->ItemCount(), moves_.moves, profile};
+  const double since = Seconds(options_.clock->Now() - started_);
+  const double active = std::max(since - profile.wait_s - profile.move_s, profile.compute_s);
+  return {
+      task_->WorkDone(), task_->RemainingWork(), task_->ItemCount(), moves_.moves, profile, active};
 }
 
 void TaskRunner::Send(std::vector<OutgoingValue> values, uint64_t iteration, bool converged) {
@@ -296,6 +299,7 @@ std::chrono::nanoseconds ThreadCpuTime() {
 
 void TaskRunner::Loop() {
   uint64_t iteration = options_.start_iteration;
+  started_ = options_.clock->Now();
   last_checkpoint_ = iteration;
   next_checkpoint_ = options_.clock->Now() + options_.checkpoint_period;
   bool converged = false;

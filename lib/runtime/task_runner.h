@@ -58,10 +58,8 @@ struct MoveReport {
 // --log-view`, docs/user-guide.md): kept by the runner on its own thread.
 struct TaskProfile {
   // Seconds spent in iterations that computed (Task::Iterate, or an emulated node's stretch of
-  // it), not waiting for input (a synchronous step's wait included): a task's speed is its work
-  // done over them, what its host gives it when it has something to do (live balancing). A task
-  // of an asynchronous job that waits for its neighbours' values would otherwise look as slow as
-  // they are.
+  // it), not waiting for input (a synchronous step's wait included). Live balancing measures
+  // speeds over TaskMeasures::active_s, which also counts the time between iterations.
   double compute_s = 0;
   double wait_s = 0;        // waiting for neighbours' values with nothing to compute
   double checkpoint_s = 0;  // serialising its state for checkpoints (sending is not here)
@@ -79,6 +77,13 @@ struct TaskMeasures {
   int64_t items = -1;
   uint64_t moves = 0;
   TaskProfile profile;
+  // Seconds the task had something to do since its runner started: the time since, less its
+  // waits for input (TaskProfile::wait_s) and its move steps (move_s). A task's speed is its work
+  // done over them, what its host gives it (live balancing): unlike compute_s, they count the
+  // time the task lost between its iterations, where a node throttled by a CPU quota loses much
+  // of it once its iterations are short (a quarter-speed node that had given work away measured
+  // 2.2x its speed over compute_s).
+  double active_s = 0;
 };
 
 struct RunnerCallbacks {
@@ -233,7 +238,8 @@ class TaskRunner final : public Runner {
   uint64_t last_checkpoint_ = 0;  // iteration; runner thread only
   // TaskProfile::compute_s, kept as a duration so that it adds up exactly; runner thread only.
   std::chrono::steady_clock::duration busy_{};
-  TaskProfile profile_;  // runner thread only; compute_s from busy_
+  Clock::time_point started_{};  // when Loop began: TaskMeasures::active_s counts from it
+  TaskProfile profile_;          // runner thread only; compute_s from busy_
   // Sends `values` (cb_.send), counted in profile_.
   void Send(std::vector<OutgoingValue> values, uint64_t iteration, bool converged);
   // Counts `v` in profile_ as received.

@@ -326,6 +326,7 @@ struct Events {
   uint64_t iterations = 0;
   uint64_t checkpoints = 0;
   uint64_t progress = 0;
+  runtime::TaskMeasures measures;  // the last progress report's
   bool converged = false;
   std::optional<std::string> snapshot;
 
@@ -340,8 +341,11 @@ struct Events {
     };
     cb.send = [](std::vector<runtime::OutgoingValue>, uint64_t, bool) {};
     cb.local_convergence = [this, note](bool now, uint64_t) { note([&] { converged = now; }); };
-    cb.progress = [this, note](uint64_t, double, bool, const runtime::TaskMeasures&) {
-      note([&] { ++progress; });
+    cb.progress = [this, note](uint64_t, double, bool, const runtime::TaskMeasures& m) {
+      note([&] {
+        ++progress;
+        measures = m;
+      });
     };
     cb.answer = [](uint64_t, bool) {};
     cb.snapshot = [this, note](uint64_t, std::string slice, uint64_t) {
@@ -415,6 +419,9 @@ TEST(ChildRunnerTest, RunsTheTaskInItsChildToTheResultARunnerHereGives) {
   EXPECT_EQ(there.checkpoints, here.checkpoints);
   EXPECT_GT(there.checkpoints, 0u);
   EXPECT_TRUE(there.snapshot.has_value());
+  // The measures cross too, the time the task had something to do among them.
+  EXPECT_GT(there.measures.profile.compute_s, 0);
+  EXPECT_GE(there.measures.active_s, there.measures.profile.compute_s);
 }
 
 TEST(ChildRunnerTest, AChildThatDiesMidRunFinishesTheTaskWithItsCrash) {

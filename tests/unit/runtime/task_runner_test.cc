@@ -8,6 +8,7 @@
 #include <atomic>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <tuple>
 
@@ -519,10 +520,64 @@ TEST(TaskRunnerTest, BusyTimeCountsTheIterationsNotTheWaits) {
     runner.Halt();
     runner.Join();
     std::lock_guard lock(mu);
-    EXPECT_NEAR(reports.back().second.profile.compute_s, 0.2, 1e-9) << (sync ? "sync" : "async");
-    EXPECT_GE(reports.back().first - start, std::chrono::milliseconds(400))
+    const auto& [at, m] = reports.back();
+    EXPECT_NEAR(m.profile.compute_s, 0.2, 1e-9) << (sync ? "sync" : "async");
+    EXPECT_GE(at - start, std::chrono::milliseconds(400)) << (sync ? "sync" : "async");
+    // Nor does the time it had something to do count the waits (async: 0.3 s idle at least;
+    // sync: about 60 ms before each value, due every 100 ms after a 40 ms iteration): with them,
+    // it and the waits would add up to more than the time since the start.
+    EXPECT_GE(m.active_s, m.profile.compute_s) << (sync ? "sync" : "async");
+    EXPECT_GT(m.profile.wait_s, 0.1) << (sync ? "sync" : "async");
+    EXPECT_LE(m.active_s + m.profile.wait_s,
+              std::chrono::duration<double>(at - start).count() + 1e-6)
         << (sync ? "sync" : "async");
   }
+}
+
+// The time a task had something to do (TaskMeasures::active_s, what live balancing measures
+// speeds over) counts what it lost between its iterations as well as the iterations, here 3 s
+// after each 1 s iteration on the runner's clock (a node throttled by a CPU quota loses time
+// wherever its quota runs out), and not its idle waits.
+TEST(TaskRunnerTest, ActiveTimeCountsWhatATaskLosesBetweenItsIterations) {
+  // Two iterations, each 1 s on the clock, and 3 s more each as its values are taken.
+  class SlowBetween final : public CountingTask {
+   public:
+    explicit SlowBetween(ManualClock& clock) : CountingTask(2), clock_(clock) {}
+    Result<bool> Iterate() override {
+      auto did = CountingTask::Iterate();
+      if (did.ok() && *did) clock_.Advance(std::chrono::seconds(1));
+      return did;
+    }
+    std::vector<app::Outgoing> TakeOutgoing() override {
+      clock_.Advance(std::chrono::seconds(3));
+      return {};
+    }
+
+   private:
+    ManualClock& clock_;
+  };
+  ManualClock clock;
+  Recorder rec;
+  RunnerOptions options;
+  options.clock = &clock;
+  options.progress_period = std::chrono::hours(1);
+  RunnerCallbacks cb = rec.Callbacks();
+  std::mutex mu;
+  std::optional<TaskMeasures> last;
+  cb.progress = [&](uint64_t, double, bool, const TaskMeasures& m) {
+    std::lock_guard lock(mu);
+    last = m;
+  };
+  TaskRunner runner(std::make_unique<SlowBetween>(clock), {}, options, cb);
+  runner.Start();
+  // Two passes iterate, the third finds nothing to do and waits (until the halt).
+  ASSERT_TRUE(testing::WaitUntil([&] { return runner.passes() >= 3; }));
+  runner.Halt();
+  runner.Join();
+  std::lock_guard lock(mu);
+  ASSERT_TRUE(last.has_value());
+  EXPECT_DOUBLE_EQ(last->profile.compute_s, 2);
+  EXPECT_DOUBLE_EQ(last->active_s, 8);
 }
 
 TEST(TaskRunnerTest, ARestoredTaskCountsOnFromItsCheckpoint) {
