@@ -80,6 +80,8 @@ TaskMeasures TaskRunner::Measures() const {
   TaskProfile profile = profile_;
   profile.compute_s = Seconds(busy_);
   const double since = Seconds(options_.clock->Now() - started_);
+  // At least compute_s: an emulated synchronous iteration's stretch is timed from before the
+  // step's wait for its inputs, so it overlaps that wait and the difference alone falls short.
   const double active = std::max(since - profile.wait_s - profile.move_s, profile.compute_s);
   return {
       task_->WorkDone(), task_->RemainingWork(), task_->ItemCount(), moves_.moves, profile, active};
