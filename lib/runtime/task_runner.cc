@@ -13,6 +13,13 @@ double Seconds(std::chrono::steady_clock::duration d) {
   return std::chrono::duration<double>(d).count();
 }
 
+// CPU time this thread has used: what an iteration costs, whatever else shares the cores.
+std::chrono::nanoseconds ThreadCpuTime() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
+}
+
 }  // namespace
 
 metrics::Counter& IterationsComputed() {
@@ -80,8 +87,7 @@ TaskMeasures TaskRunner::Measures() const {
   TaskProfile profile = profile_;
   profile.compute_s = Seconds(busy_);
   const double since = Seconds(options_.clock->Now() - started_);
-  // At least compute_s: an emulated synchronous iteration's stretch is timed from before the
-  // step's wait for its inputs, so it overlaps that wait and the difference alone falls short.
+  // At least compute_s: whatever the clock's steps, the iterations were time it had work.
   const double active = std::max(since - profile.wait_s - profile.move_s, profile.compute_s);
   return {
       task_->WorkDone(), task_->RemainingWork(), task_->ItemCount(), moves_.moves, profile, active};
@@ -206,6 +212,11 @@ void TaskRunner::Join() {
 }
 
 Status TaskRunner::Step(uint64_t next_iteration, bool& did_work) {
+  // An emulated iteration is timed from when its inputs are there: a synchronous step's wait for
+  // them is not part of it, nor the CPU its thread burns waking for each message meanwhile
+  // (multiplied by a slow node's slowdown, that alone stretched the steps without bound).
+  auto wall_start = options_.clock->Now();
+  auto cpu_start = ThreadCpuTime();
   if (options_.sync) {
     // Iteration k uses every neighbour's iteration k-1 (iteration 1 starts from the initial
     // values).
@@ -215,7 +226,9 @@ Status TaskRunner::Step(uint64_t next_iteration, bool& did_work) {
       while (!halt_.load() && !(values = mailbox_.TakeIteration(neighbours_, next_iteration - 1,
                                                                 std::chrono::milliseconds(100)))) {
       }
-      profile_.wait_s += Seconds(options_.clock->Now() - wait_start);
+      wall_start = options_.clock->Now();
+      cpu_start = ThreadCpuTime();
+      profile_.wait_s += Seconds(wall_start - wait_start);
       if (!values) return Status::Ok();  // halted while waiting
       for (auto& v : *values) {
         Received(v);
@@ -236,6 +249,15 @@ Status TaskRunner::Step(uint64_t next_iteration, bool& did_work) {
   if (!did.ok()) return did.status();
   did_work =
       *did || options_.sync;  // a synchronous iteration always counts: neighbours wait for it
+  if (did_work && options_.iteration_time) {
+    // An emulated node: the iteration lasts what the node would take, its values go out then.
+    iterate_time_ = options_.iteration_time(ThreadCpuTime() - cpu_start);
+    const auto until = wall_start + iterate_time_;
+    while (!halt_.load() && options_.clock->Now() < until) {
+      std::this_thread::sleep_for(
+          std::min<Clock::duration>(until - options_.clock->Now(), std::chrono::milliseconds(20)));
+    }
+  }
   return Status::Ok();
 }
 
@@ -288,17 +310,6 @@ void TaskRunner::MaybeCheckpoint(uint64_t iteration, bool now) {
   next_checkpoint_ = options_.clock->Now() + options_.checkpoint_period;
 }
 
-namespace {
-
-// CPU time this thread has used: what an iteration costs, whatever else shares the cores.
-std::chrono::nanoseconds ThreadCpuTime() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
-}
-
-}  // namespace
-
 void TaskRunner::Loop() {
   uint64_t iteration = options_.start_iteration;
   started_ = options_.clock->Now();
@@ -335,20 +346,8 @@ void TaskRunner::Loop() {
       pending = round;
       round_need = need_seen_;
     }
-    const auto wall_start = options_.clock->Now();
-    const auto cpu_start = ThreadCpuTime();
     failure = Step(iteration + 1, did_work);
     if (!failure.ok() || halt_.load()) break;
-    if (did_work && options_.iteration_time) {
-      // An emulated node: the iteration lasts what the node would take, its values go out then.
-      iterate_time_ = options_.iteration_time(ThreadCpuTime() - cpu_start);
-      const auto until = wall_start + iterate_time_;
-      while (!halt_.load() && options_.clock->Now() < until) {
-        std::this_thread::sleep_for(std::min<Clock::duration>(until - options_.clock->Now(),
-                                                              std::chrono::milliseconds(20)));
-      }
-      if (halt_.load()) break;
-    }
     if (did_work) {
       busy_ += iterate_time_;  // not the wait for a synchronous step's inputs
       ++iteration;

@@ -523,17 +523,17 @@ TEST(TaskRunnerTest, BusyTimeCountsTheIterationsNotTheWaits) {
     const auto& [at, m] = reports.back();
     EXPECT_NEAR(m.profile.compute_s, 0.2, 1e-9) << (sync ? "sync" : "async");
     EXPECT_GE(at - start, std::chrono::milliseconds(400)) << (sync ? "sync" : "async");
-    // Nor does the time it had something to do count the waits (async: 0.3 s idle at least):
-    // with them, it and the waits would add up to more than the time since the start. (Not
-    // checked with --sync: an emulated synchronous iteration's stretch is timed from before the
-    // step's wait for its inputs, so it overlaps that wait and compute_s, which active_s is at
-    // least, can exceed the time outside the waits.)
+    // Nor does the time it had something to do count the waits (async: 0.3 s idle at least;
+    // sync: four waits of ~60 ms): with them, it and the waits would add up to more than the time
+    // since the start. An emulated synchronous iteration is timed from when its wait ended, so
+    // it does not overlap the wait: five 40 ms iterations and the waits between them take 0.44
+    // s at least (the stretch once ran from before the wait, and the five took 0.40 s).
     EXPECT_GE(m.active_s, m.profile.compute_s) << (sync ? "sync" : "async");
     EXPECT_GT(m.profile.wait_s, 0.1) << (sync ? "sync" : "async");
-    if (!sync) {
-      EXPECT_LE(m.active_s + m.profile.wait_s,
-                std::chrono::duration<double>(at - start).count() + 1e-6);
-    }
+    EXPECT_LE(m.active_s + m.profile.wait_s,
+              std::chrono::duration<double>(at - start).count() + 1e-6)
+        << (sync ? "sync" : "async");
+    if (sync) EXPECT_GE(at - start, std::chrono::milliseconds(440));
   }
 }
 
