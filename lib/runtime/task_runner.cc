@@ -87,7 +87,8 @@ TaskMeasures TaskRunner::Measures() const {
   TaskProfile profile = profile_;
   profile.compute_s = Seconds(busy_);
   const double since = Seconds(options_.clock->Now() - started_);
-  // At least compute_s: whatever the clock's steps, the iterations were time it had work.
+  // At least compute_s: iterations, waits and moves are timed apart, so the difference falls
+  // short of the iterations only by the clock's rounding.
   const double active = std::max(since - profile.wait_s - profile.move_s, profile.compute_s);
   return {
       task_->WorkDone(), task_->RemainingWork(), task_->ItemCount(), moves_.moves, profile, active};
