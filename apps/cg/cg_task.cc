@@ -319,8 +319,37 @@ double CgTask::WorkPerRow() const { return Horizon() * CostPerIteration(); }
 
 double CgTask::CostPerIteration() const {
   if (solve_costs_.empty()) return 1;
-  return std::accumulate(solve_costs_.begin(), solve_costs_.end(), 0.0) /
-         static_cast<double>(solve_costs_.size());
+  const double mean = std::accumulate(solve_costs_.begin(), solve_costs_.end(), 0.0) /
+                      static_cast<double>(solve_costs_.size());
+  // The last solves' costs against the log of their changes (both deques end at the last solve;
+  // a restored task's history_ starts again, its costs do not).
+  const size_t n = std::min(history_.size(), solve_costs_.size());
+  if (n < 8 || !(tolerance_ > 0)) return mean;
+  double sx = 0, sy = 0, sxx = 0, sxy = 0, most = 0;
+  size_t points = 0;
+  for (size_t k = 0; k < n; ++k) {
+    const double change = history_[history_.size() - n + k];
+    const auto cost = static_cast<double>(solve_costs_[solve_costs_.size() - n + k]);
+    most = std::max(most, cost);
+    if (!(change > 0)) continue;
+    const double x = std::log(change);
+    sx += x;
+    sy += cost;
+    sxx += x * x;
+    sxy += x * cost;
+    ++points;
+  }
+  const auto m = static_cast<double>(points);
+  const double spread = m * sxx - sx * sx;
+  if (points < 8 || !(spread > 0)) return mean;
+  const double slope = (m * sxy - sx * sy) / spread, at = (sy - slope * sx) / m;
+  // The change now: the least of the last four, as Horizon takes it.
+  const double last = *std::min_element(history_.end() - 4, history_.end());
+  if (!(last > 0)) return mean;
+  const double least = std::min(most, direct_ ? 1.0 : static_cast<double>(kSolveOverhead + 1));
+  const double now = std::clamp(at + slope * std::log(last), least, most);
+  const double end = std::clamp(at + slope * std::log(std::min(last, tolerance_)), least, now);
+  return (now + end) / 2;
 }
 
 Result<std::string> CgTask::ExportItems(double work, uint32_t to) {
