@@ -343,6 +343,7 @@ double CgTask::CostPerIteration() const {
   const double spread = m * sxx - sx * sx;
   if (points < 8 || !(spread > 0)) return mean;
   const double slope = (m * sxy - sx * sy) / spread, at = (sy - slope * sx) / m;
+  if (!std::isfinite(slope) || !std::isfinite(at)) return mean;
   // The change now: the least of the last four, as Horizon takes it.
   const double last = *std::min_element(history_.end() - 4, history_.end());
   if (!(last > 0)) return mean;
