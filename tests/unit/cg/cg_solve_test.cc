@@ -21,6 +21,7 @@
 #include "runtime/task_runner.h"
 #include "support/test_support.h"
 #include "unit/cg/job_params.h"
+#include "unit/cg/sweep.h"
 
 namespace aiac::cg {
 namespace {
@@ -202,13 +203,7 @@ app::GatherReport SolveInProcess(CgApp& app, const app::JobParams& params, int* 
     tasks.push_back(std::move(*t));
   }
   for (*sweeps = 0; *sweeps < 10000; ++*sweeps) {
-    bool all = true;
-    for (uint32_t l = 0; l < params.tasks; ++l) {
-      EXPECT_TRUE(tasks[l]->Iterate().ok());
-      for (auto& out : tasks[l]->TakeOutgoing()) EXPECT_OK(tasks[out.to]->Absorb(l, out.bytes));
-      all = all && tasks[l]->LocallyConverged();
-    }
-    if (all) break;
+    if (Sweep(tasks)) break;
   }
   std::vector<std::string> slices;
   for (auto& t : tasks) slices.push_back(t->ResultSlice());
@@ -403,23 +398,14 @@ TEST(CgAppTest, RenumberedRowsSolveAndComeBackInTheFilesOrder) {
     ASSERT_TRUE(t.ok()) << t.status().message();
     tasks.push_back(std::move(*t));
   }
-  auto sweep = [&] {
-    bool all = true;
-    for (uint32_t l = 0; l < 3; ++l) {
-      EXPECT_TRUE(tasks[l]->Iterate().ok());
-      for (auto& out : tasks[l]->TakeOutgoing()) EXPECT_OK(tasks[out.to]->Absorb(l, out.bytes));
-      all = all && tasks[l]->LocallyConverged();
-    }
-    return all;
-  };
-  for (int k = 0; k < 5; ++k) sweep();
+  for (int k = 0; k < 5; ++k) Sweep(tasks);
   // A tenth of task 1's rows to task 2, mid-solve.
   const double per_row = tasks[1]->RemainingWork() / static_cast<double>(tasks[1]->ItemCount());
   auto moved = tasks[1]->ExportItems(0.1 * static_cast<double>(tasks[1]->ItemCount()) * per_row, 2);
   ASSERT_TRUE(moved.ok()) << moved.status().message();
   ASSERT_OK(tasks[2]->ImportItems(*moved));
   int sweeps = 0;
-  while (!sweep() && ++sweeps < 10000) {
+  while (!Sweep(tasks) && ++sweeps < 10000) {
   }
   std::vector<std::string> slices;
   for (auto& t : tasks) slices.push_back(t->ResultSlice());
@@ -944,12 +930,7 @@ TEST(CgAppTest, TheWorkLeftIsWhatTheTaskThenDoes) {
   const auto rows = static_cast<double>(tasks[0]->ItemCount());
   std::vector<double> expected, done;  // task 0's, per row, after each sweep
   for (int sweep = 0; sweep < 400; ++sweep) {
-    bool all = true;
-    for (uint32_t l = 0; l < 2; ++l) {
-      ASSERT_TRUE(tasks[l]->Iterate().ok());
-      for (auto& o : tasks[l]->TakeOutgoing()) ASSERT_OK(tasks[o.to]->Absorb(l, o.bytes));
-      all = all && tasks[l]->LocallyConverged();
-    }
+    const bool all = Sweep(tasks);
     expected.push_back(tasks[0]->RemainingWork() / rows);
     done.push_back(tasks[0]->WorkDone() / rows);
     if (all) break;

@@ -16,6 +16,7 @@
 #include "apps/cg/matrix_market.h"
 #include "support/test_support.h"
 #include "unit/cg/job_params.h"
+#include "unit/cg/sweep.h"
 
 namespace aiac::cg {
 namespace {
@@ -92,17 +93,6 @@ Tasks MakeTasks(CgApp& app, const app::JobParams& params, const app::JobPlan& pl
     tasks.push_back(std::move(*t));
   }
   return tasks;
-}
-
-// One iteration of every task, each value delivered at once. Whether all are locally converged.
-bool Sweep(Tasks& tasks) {
-  bool all = true;
-  for (uint32_t l = 0; l < tasks.size(); ++l) {
-    EXPECT_TRUE(tasks[l]->Iterate().ok());
-    for (auto& out : tasks[l]->TakeOutgoing()) EXPECT_OK(tasks[out.to]->Absorb(l, out.bytes));
-    all = all && tasks[l]->LocallyConverged();
-  }
-  return all;
 }
 
 int64_t Rows(const Tasks& tasks) {
