@@ -262,21 +262,32 @@ Status TaskRunner::Step(uint64_t next_iteration, bool& did_work) {
   return Status::Ok();
 }
 
-std::vector<OutgoingValue> TaskRunner::Track(std::vector<app::Outgoing> out, uint64_t iteration) {
+std::vector<OutgoingValue> TaskRunner::Track(std::vector<app::Outgoing> out, uint64_t iteration,
+                                             bool converged) {
   std::vector<OutgoingValue> values;
   values.reserve(out.size());
   for (auto& o : out) {
     auto last = last_sent_.find(o.to);
-    if (last == last_sent_.end() || last->second != o.bytes) {
+    const bool changed = last == last_sent_.end() || last->second != o.bytes;
+    if (changed) {
       last_sent_[o.to] = o.bytes;
       // Only a neighbour that also sends to us can acknowledge what it absorbed.
       if (std::find(neighbours_.begin(), neighbours_.end(), o.to) != neighbours_.end()) {
         need_seen_[o.to] = iteration;
       }
     }
-    values.push_back(
-        {o.to, std::move(o.bytes), mailbox_.Taken(o.to), mailbox_.IncarnationOf(o.to)});
-    told_seen_[o.to] = {values.back().seen, values.back().seen_incarnation};
+    const std::pair<uint64_t, uint64_t> seen{mailbox_.Taken(o.to), mailbox_.IncarnationOf(o.to)};
+    // An asynchronous receiver takes nothing from a value it has already, sent again with the
+    // same acknowledgement and convergence (Mailbox::Put): an iteration without new input makes
+    // one, and each would cross every hop to the neighbour's app for nothing. (A synchronous
+    // neighbour waits for every iteration's value.)
+    if (!options_.sync && !changed && told_seen_[o.to] == seen &&
+        told_converged_[o.to] == converged) {
+      continue;
+    }
+    told_seen_[o.to] = seen;
+    told_converged_[o.to] = converged;
+    values.push_back({o.to, std::move(o.bytes), seen.first, seen.second});
   }
   return values;
 }
@@ -289,6 +300,7 @@ void TaskRunner::Acknowledge(uint64_t iteration, bool converged) {
     auto told = told_seen_.find(to);
     if (told != told_seen_.end() && told->second == now) continue;
     told_seen_[to] = now;
+    told_converged_[to] = converged;
     values.push_back({to, bytes, now.first, now.second});
   }
   if (!values.empty()) Send(std::move(values), iteration, converged);
@@ -353,8 +365,8 @@ void TaskRunner::Loop() {
       busy_ += iterate_time_;  // not the wait for a synchronous step's inputs
       ++iteration;
       IterationsComputed().Add();
-      auto out = Track(task_->TakeOutgoing(), iteration);
       const bool now = task_->LocallyConverged();
+      auto out = Track(task_->TakeOutgoing(), iteration, now);
       if (!out.empty() || options_.sync) Send(std::move(out), iteration, now);
       if (now != converged || iteration == options_.start_iteration + 1)
         cb_.local_convergence(now, iteration);

@@ -213,8 +213,10 @@ class TaskRunner final : public Runner {
   // neighbour waiting to answer a confirmation round needs it (Mailbox::AbsorbedByConverged)
   // when this task has stopped iterating.
   void Acknowledge(uint64_t iteration, bool converged);
-  // Records which outgoing values changed and adds each receiver's `seen`.
-  std::vector<OutgoingValue> Track(std::vector<app::Outgoing> out, uint64_t iteration);
+  // Records which outgoing values changed and adds each receiver's `seen`; asynchronous: leaves
+  // out a value its receiver has already, with the same `seen` and convergence.
+  std::vector<OutgoingValue> Track(std::vector<app::Outgoing> out, uint64_t iteration,
+                                   bool converged);
 
   std::unique_ptr<app::Task> task_;
   std::vector<uint32_t> neighbours_;
@@ -226,6 +228,7 @@ class TaskRunner final : public Runner {
       need_seen_;  // per two-way neighbour, our iteration it must have absorbed
   // Per receiver, the `seen` (and its incarnation) our last value to it carried.
   std::map<uint32_t, std::pair<uint64_t, uint64_t>> told_seen_;
+  std::map<uint32_t, bool> told_converged_;  // per receiver, the convergence it carried
   RunnerOptions options_;
   RunnerCallbacks cb_;
   Mailbox mailbox_;
