@@ -324,7 +324,7 @@ double CgTask::CostPerIteration() const {
   // The last solves' costs against the log of their changes (both deques end at the last solve;
   // a restored task's history_ starts again, its costs do not).
   const size_t n = std::min(history_.size(), solve_costs_.size());
-  if (n < 8 || !(tolerance_ > 0)) return mean;
+  if (n < 4 || !(tolerance_ > 0)) return mean;
   double sx = 0, sy = 0, sxx = 0, sxy = 0, most = 0;
   size_t points = 0;
   for (size_t k = 0; k < n; ++k) {
@@ -341,7 +341,7 @@ double CgTask::CostPerIteration() const {
   }
   const auto m = static_cast<double>(points);
   const double spread = m * sxx - sx * sx;
-  if (points < 8 || !(spread > 0)) return mean;
+  if (points < 4 || !(spread > 0)) return mean;
   const double slope = (m * sxy - sx * sy) / spread, at = (sy - slope * sx) / m;
   if (!std::isfinite(slope) || !std::isfinite(at)) return mean;
   // The change now: the least of the last four, as Horizon takes it.
@@ -448,11 +448,12 @@ int32_t CgTask::OwnRowsFrom() const {
 
 std::optional<double> CgTask::Fall() const {
   const size_t n = history_.size();
-  if (n < 8) return std::nullopt;
-  const double first = *std::min_element(history_.begin(), history_.begin() + 4);
-  const double last = *std::min_element(history_.end() - 4, history_.end());
+  if (n < 4) return std::nullopt;
+  const auto w = static_cast<std::ptrdiff_t>(std::min<size_t>(4, n / 2));
+  const double first = *std::min_element(history_.begin(), history_.begin() + w);
+  const double last = *std::min_element(history_.end() - w, history_.end());
   if (!(first > 0 && last > 0 && last < first)) return std::nullopt;
-  return std::log(last / first) / static_cast<double>(n - 4);
+  return std::log(last / first) / static_cast<double>(n - static_cast<size_t>(w));
 }
 
 double CgTask::Horizon() const {

@@ -163,7 +163,10 @@ class CgTask final : public app::Task {
   // 60 more, and judge moves that had paid as losses.)
   double Horizon() const;
   // log(last / first) per iteration over history_ (the lowest of its first and of its last four
-  // changes, as asynchronous inputs make them spiky), when it fell; needs 8 changes.
+  // changes, as asynchronous inputs make them spiky; of its first and last halves before 8),
+  // when it fell; needs 4 changes. (Needing 8 left a young task at "as many again", 0.6-0.8x
+  // of the work it then did in CgAppTest.TheWorkLeftIsWhatTheTaskThenDoes, when a balancer
+  // first decides.)
   std::optional<double> Fall() const;
   static constexpr double kMostIterations = 1e6;
   // What an outer iteration still to come costs per row, in the work units WorkDone counts: 1
@@ -177,7 +180,7 @@ class CgTask final : public app::Task {
   // 1e-10), so the solves to go cost the mean of the cost now and the cost at the local test,
   // both read off a least-squares line of the cost against log(change) over history_, the one
   // at the test at least kSolveOverhead + 1 and neither above the highest cost seen. The mean of
-  // the last kHistory solves (what it was until 2026-12-03) is the fallback before 8 changes:
+  // the last kHistory solves (what it was until 2026-12-03) is the fallback before 4 changes:
   // it put the work left of an end task of the chain 2.0 to 4.5 times what the task then did.
   double CostPerIteration() const;
   // The work a row still holds: Horizon() x CostPerIteration().

@@ -915,7 +915,8 @@ TEST(CgAppTest, ASolveNearTheEndCostsItsPassesOverTheBlock) {
 // The work a task expects to have left is what it then does: its warm-started solves cost fewer
 // inner iterations as its change falls, and the solves to go are costed on that fall (the mean
 // of the last solves put the work left here 2.4 to 3.4 times above what the task then did; now
-// 1.1 to 1.4 times).
+// 1.1 to 1.4 times). From the fourth change on: with fewer than 8, the work left was "as many
+// iterations again" at the mean cost, 0.58 to 0.84 times what the task then did.
 TEST(CgAppTest, TheWorkLeftIsWhatTheTaskThenDoes) {
   CgApp app;
   auto params = Params({{"n", "40000"},
@@ -937,16 +938,18 @@ TEST(CgAppTest, TheWorkLeftIsWhatTheTaskThenDoes) {
   }
   ASSERT_TRUE(tasks[0]->LocallyConverged());
   ASSERT_GT(done.size(), 20u);
-  // From the first sweep with 8 changes to the last quarter of the run.
+  // From the first sweep with 4 changes to the last quarter of the run; closer while the run is
+  // young, where a balancer's first decision falls.
   int checked = 0;
-  for (size_t k = 9; k < done.size() * 3 / 4; k += 3) {
+  for (size_t k = 3; k < done.size() * 3 / 4; ++k) {
     const double left = done.back() - done[k];
     ASSERT_GT(left, 0);
-    EXPECT_GT(expected[k], 0.5 * left) << "after sweep " << k;
-    EXPECT_LT(expected[k], 1.8 * left) << "after sweep " << k;
+    const bool young = k < done.size() / 4;
+    EXPECT_GT(expected[k], (young ? 0.8 : 0.5) * left) << "after sweep " << k;
+    EXPECT_LT(expected[k], (young ? 1.3 : 1.8) * left) << "after sweep " << k;
     ++checked;
   }
-  EXPECT_GE(checked, 3);
+  EXPECT_GE(checked, 6);
 }
 
 // A task that gives or takes rows goes on from its iterate: the iterations it expects still
