@@ -152,6 +152,8 @@ class LiveBalancing {
   // set up (their data sent, their blocks built), which a move repeats on a smaller scale at its
   // two ends; never below MoveCost's default. A fixed guess of 0.05 s let a 1,000,000-row CG job
   // whose set-up took 1.8 s move rows for a predicted 0.4 s gain; the two moves took 2.4 s.
+  // A move of a task whose host slowed since the first speeds were measured costs as much more
+  // (balance::GuessSlowness).
   void SetMoveCostPrior(double seconds);
   // A move ended after `seconds`; counted, and its time becomes the measured cost of a move.
   // `between_clusters`: its two tasks ran in different clusters.

@@ -106,6 +106,13 @@ double MoveSlowness(const std::vector<double>& rates, size_t from, size_t to) {
   return slower > 0 && median > slower ? median / slower : 1.0;
 }
 
+double GuessSlowness(const std::vector<double>& rates, const std::vector<double>& guess_rates,
+                     size_t from, size_t to) {
+  AIAC_CHECK(from < rates.size() && to < rates.size());
+  if (guess_rates.size() != rates.size()) return 1.0;
+  return std::max(1.0, MoveSlowness(rates, from, to) / MoveSlowness(guess_rates, from, to));
+}
+
 BalanceDecision Decide(BalanceMode mode, const std::vector<TaskFigures>& tasks,
                        const MoveCost& cost, const BalancerOptions& options) {
   AIAC_CHECK(mode != BalanceMode::kOff && tasks.size() >= 2);
@@ -139,13 +146,14 @@ BalanceDecision Decide(BalanceMode mode, const std::vector<TaskFigures>& tasks,
   // Moves of independent items run side by side when their tasks differ (a task takes part in
   // one at a time): the time of the task whose moves take longest. Chain moves run wave after
   // wave (ChainMoves): the sum over the waves of each one's longest move. A move takes
-  // seconds_per_move times its MoveSlowness, once moves were timed.
+  // seconds_per_move times its MoveSlowness once moves were timed, else its GuessSlowness.
   std::vector<double> rates;
   for (const TaskFigures& t : tasks) rates.push_back(t.work_rate);
   double serial = 0;
   std::map<size_t, double> per_task, per_wave;
   for (const MoveOrder& m : moves) {
-    const double slowness = cost.timed ? MoveSlowness(rates, m.from, m.to) : 1.0;
+    const double slowness = cost.timed ? MoveSlowness(rates, m.from, m.to)
+                                       : GuessSlowness(rates, cost.guess_rates, m.from, m.to);
     if (options.chain) {
       per_wave[static_cast<size_t>(m.wave)] =
           std::max(per_wave[static_cast<size_t>(m.wave)], slowness);

@@ -58,9 +58,12 @@ struct MoveCost {
   double seconds_per_move = 0.05;
   double seconds_per_unit = 0;  // per work unit moved
   // seconds_per_move was timed on moves (and so grows with MoveSlowness); false: a guess (the
-  // default, or the set-up time), taken as it is. Multiplied by the slowness, the set-up time of
-  // a loaded machine kept a 4x slowed CG task from giving any row away in 20 s.
+  // default, or the set-up time), which grows only with what the tasks' speeds lost since
+  // `guess_rates` (GuessSlowness).
   bool timed = false;
+  // The tasks' speeds when the guess held (the first ones measured, right after the set-up it
+  // was timed on); empty: the guess is taken as it is.
+  std::vector<double> guess_rates{};
 };
 
 // How much longer than between tasks of the median speed a move between tasks `from` and `to`
@@ -68,6 +71,14 @@ struct MoveCost {
 // import, rebuild and checkpoint at their hosts' speed: a move out of a task whose host runs at
 // a quarter of the others' speed took 2 s where the others' took 0.5 s.
 double MoveSlowness(const std::vector<double>& rates, size_t from, size_t to);
+
+// How much longer than the set-up-time guess a move between tasks `from` and `to` takes: its
+// MoveSlowness now over the one at `guess_rates` (at least 1; 1 without them). The set-up time
+// already holds a host that was slow from the start (multiplied by its whole slowness, it kept a
+// 4x slowed CG task from giving any row away in 20 s), not one slowed since (a quarter-speed
+// node's first move took 2.6 s where the guess said 0.92 s).
+double GuessSlowness(const std::vector<double>& rates, const std::vector<double>& guess_rates,
+                     size_t from, size_t to);
 
 struct MoveOrder {
   size_t from = 0, to = 0;

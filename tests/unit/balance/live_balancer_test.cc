@@ -61,6 +61,23 @@ TEST(LiveBalancerTest, AMovesSlownessIsTheMedianSpeedOverItsSlowerTasks) {
   EXPECT_DOUBLE_EQ(MoveSlowness({10, 0}, 0, 1), 1);             // a speed not measured: 1
 }
 
+// The set-up-time guess grows with what a move's tasks lost since the first speeds were measured
+// (a host slowed mid-run), not with a slowness the set-up already held (a host slow from the
+// start).
+TEST(LiveBalancerTest, AGuessedMoveCostGrowsWithTheSlownessSinceTheGuess) {
+  EXPECT_DOUBLE_EQ(GuessSlowness({10, 10, 2.5}, {10, 10, 10}, 2, 0), 4);
+  EXPECT_DOUBLE_EQ(GuessSlowness({10, 10, 2.5}, {10, 10, 2.5}, 2, 0), 1);  // slow from the start
+  EXPECT_DOUBLE_EQ(GuessSlowness({10, 10, 2.5}, {10, 10, 5}, 2, 0), 2);    // half of it since
+  EXPECT_DOUBLE_EQ(GuessSlowness({10, 10, 10}, {10, 10, 2.5}, 2, 0), 1);   // faster now: 1
+  EXPECT_DOUBLE_EQ(GuessSlowness({10, 10, 2.5}, {}, 2, 0), 1);             // no speeds: as it is
+  const std::vector<TaskFigures> f = {{10, 300, 1, 0}, {10, 300, 1, 0}, {2.5, 300, 1, 0}};
+  // Task 2's two moves, one after the other, each at 0.05 s x 4.
+  EXPECT_NEAR(Decide(BalanceMode::kProposed, f, {0.05, 0, false, {10, 10, 10}}).overhead, 0.4,
+              1e-12);
+  EXPECT_NEAR(Decide(BalanceMode::kProposed, f, {0.05, 0, false, {10, 10, 2.5}}).overhead, 0.1,
+              1e-12);
+}
+
 // Moves between different tasks run side by side: they cost one move's time, not two.
 TEST(LiveBalancerTest, MovesOfDisjointTasksCostOneMovesTime) {
   const std::vector<TaskFigures> f = {

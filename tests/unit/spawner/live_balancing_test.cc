@@ -337,8 +337,8 @@ TEST(LiveBalancingTest, AlongAChainTheGainIsWeighedAtTheDecisionsHorizon) {
 }
 
 // Until a move is timed, a move is expected to cost what setting the tasks up did (a guess, not
-// scaled by its tasks' slowness): a gain that does not pay for it moves nothing; the first timed
-// move replaces the guess (and is scaled: here 2.5x the median's pace).
+// scaled by a slowness its tasks had from the start): a gain that does not pay for it moves
+// nothing; the first timed move replaces the guess (and is scaled: here 2.5x the median's pace).
 TEST(LiveBalancingTest, UntilAMoveIsTimedAMoveCostsWhatTheSetUpDid) {
   for (const double setup : {0.0, 15.0}) {
     LiveBalancing b(BalanceMode::kProposed, 2);
@@ -366,6 +366,27 @@ TEST(LiveBalancingTest, UntilAMoveIsTimedAMoveCostsWhatTheSetUpDid) {
     }
     EXPECT_FALSE(c.Check(6).empty()) << setup;
   }
+}
+
+// The set-up-time guess was timed on the hosts as they were then: a task whose host slowed to a
+// quarter since the first speeds were measured is expected to move at a quarter of the pace.
+TEST(LiveBalancingTest, AGuessedMoveOfATaskSlowedSinceCostsAsMuchMore) {
+  LiveBalancing b(BalanceMode::kProposed, 2);
+  b.SetMoveCostPrior(2);
+  for (double at = 0; at <= 3; at += 0.25) {
+    Report(b, 0, at, 1000, 1e6);
+    Report(b, 1, at, 1000, 1e6);
+  }
+  EXPECT_TRUE(b.Check(3).empty());  // equal speeds: the guess's rates
+  // Task 1 at a quarter of the speed from 3 s.
+  for (double at = 3.25; at <= 8; at += 0.25) {
+    b.OnReport(0, {at, 1, 1000 * at, 1e6, 100, 0, 1, 0});
+    b.OnReport(1, {at, 1, 3000 + 250 * (at - 3), 1e6, 100, 0, 1, 0});
+  }
+  ASSERT_NEAR(b.rate(1), 250, 1);
+  EXPECT_FALSE(b.Check(8).empty());
+  // One move at 2 s x the median speed (625) over task 1's (250), where it was 1x: 5 s.
+  EXPECT_NEAR(b.last_decision().overhead, 2 * 2.5, 1e-9);
 }
 
 TEST(LiveBalancingTest, NothingMovesUntilEveryTaskHasASpeedOrInModeOff) {
