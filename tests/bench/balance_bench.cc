@@ -219,6 +219,14 @@ int main(int argc, char** argv) {
       emulated = true;
     } else if (a == "--cut-at" && i + 1 < argc) {
       os.cut_at_s = std::atof(argv[++i]);
+    } else if (a.empty() || a.find_first_not_of("0123456789") != std::string::npos ||
+               args.size() == 5) {
+      // Anything else (--help included) would have run a default turn of minutes.
+      std::fprintf(stderr,
+                   "balance_bench: unexpected argument '%s'\nusage: balance_bench [--os] "
+                   "[--cut-at S] [reps [items iterations base_cost [cg_rows]]]\n",
+                   a.c_str());
+      return 2;
     } else {
       args.push_back(a);
     }
