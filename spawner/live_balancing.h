@@ -50,7 +50,7 @@ struct TaskReport {
   // Seconds the task spent computing so far (runtime::TaskProfile::compute_s); < 0: not reported,
   // the speed is then measured over wall time.
   double busy_s = -1;
-  std::vector<MeasuredLink> links;
+  std::vector<MeasuredLink> links{};
 };
 
 // The summary's `balancing`.

@@ -54,7 +54,7 @@ struct CompletedMove {
   uint64_t count = 0;
   uint64_t bytes = 0;  // the items' encoded size
   bool abandoned = false;
-  std::string why;  // when abandoned
+  std::string why{};  // when abandoned
 };
 
 struct LedgerOutcome {
