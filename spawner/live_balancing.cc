@@ -183,13 +183,13 @@ std::vector<balance::MoveOrder> LiveBalancing::Check(double now_s) {
   for (size_t i = 0; i < tasks_.size(); ++i) {
     figures.push_back({tasks_[i].rate, remaining[i], tasks_[i].last.n_mean, tasks_[i].last.n_std});
   }
-  // The speeds the set-up-time guess of a move's cost held at: the first all measured.
-  if (!cost_.timed && cost_.guess_rates.empty() &&
-      std::all_of(tasks_.begin(), tasks_.end(), [](const Task& t) { return t.rate > 0; })) {
-    for (const Task& t : tasks_) cost_.guess_rates.push_back(t.rate);
-  }
   last_ = balance::Decide(mode_, figures, cost_, options_);
   const balance::BalanceDecision& d = last_;
+  // The speeds the set-up-time guess of a move's cost held at: the first all measured (the
+  // decision that measured them weighed the guess as it is, as these speeds give).
+  if (d.measured && !cost_.timed && cost_.guess_rates.empty()) {
+    for (const balance::TaskFigures& f : figures) cost_.guess_rates.push_back(f.work_rate);
+  }
   // Until every speed is measured, look again at the next reports: a short run gets its first
   // checking point as soon as it can.
   next_check_ = now_s + (d.measured ? d.next_check_s : std::min(kLeastSpan, options_.min_check_s));
