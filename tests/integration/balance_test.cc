@@ -458,7 +458,10 @@ TEST_F(BalanceTest, ASlowedCgDaemonGivesRowsAwayAndTheSolutionStaysRight) {
 // power (an emulated platform, so that the speeds the balancer measures do not depend on how the
 // loaded machine schedules the daemons), rows go from 0 to 1 and from 3 to 2 at the same time
 // (each move's log line gives when it ended and how long it took), only ever between neighbours,
-// and the solution stays right.
+// and the solution stays right. An emulated iteration lasts its CPU time x slowdown / power, or
+// its wall time when that is longer: with the default slowdown (2 here) a machine loaded to 7
+// runnable processes per core stretched every node alike, the quarter nodes measured 1.2x
+// slower instead of 4x and nothing was worth moving; slowdown 4 keeps them 2x apart at that load.
 TEST_F(BalanceTest, CgRowsOfDifferentNeighboursMoveSideBySide) {
   WriteCgJob();
   WriteFile(dir_ / "ends.toml",
@@ -466,11 +469,11 @@ TEST_F(BalanceTest, CgRowsOfDifferentNeighboursMoveSideBySide) {
             "0.25]\nlatency_ms = 0.05\n"
             "bandwidth_mbps = 1000\n");
   // The default mapping places task i on the i-th node started, in the file's order.
-  ASSERT_EQ(
-      RunSpawner({"run", dir_ / "cg.toml", "--platform", dir_ / "ends.toml", "--local", "--mapping",
-                  "default", "--split", "equal", "--balance", "dp", "--json", dir_ / "cg.json"},
-                 "spawner", std::chrono::seconds(240)),
-      0)
+  ASSERT_EQ(RunSpawner({"run", dir_ / "cg.toml", "--platform", dir_ / "ends.toml", "--local",
+                        "--mapping", "default", "--split", "equal", "--balance", "dp", "--slowdown",
+                        "4", "--json", dir_ / "cg.json"},
+                       "spawner", std::chrono::seconds(240)),
+            0)
       << Log("spawner");
   ExpectSolved(Json("cg.json"));
   struct Move {
