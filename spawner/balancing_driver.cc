@@ -147,6 +147,7 @@ SteadyTime BalancingDriver::Tick(SteadyTime now) {
     if (auto r = supervisor_.report(t)) {
       TaskReport report = r->first;
       report.at_s = SinceStart(r->second);
+      report.converged = supervisor_.locally_converged(t);
       balancing_->OnReport(t, report);
     }
   }

@@ -50,6 +50,8 @@ struct TaskReport {
   // Seconds the task spent computing so far (runtime::TaskProfile::compute_s); < 0: not reported,
   // the speed is then measured over wall time.
   double busy_s = -1;
+  // The task last said it is locally converged (it waits for new input).
+  bool converged = false;
   std::vector<MeasuredLink> links{};
 };
 
@@ -187,6 +189,8 @@ class LiveBalancing {
   const std::optional<Judged>& last_judged() const { return judged_; }
   // Task `task`'s measured speed in work units per second (0: not measured yet).
   double rate(size_t task) const { return tasks_[task].rate; }
+  // The expected end from the latest figures, no move made: max_i remaining_i / rate_i (eq. 10).
+  double ExpectedEnd() const;
 
  private:
   struct Task {
@@ -202,8 +206,9 @@ class LiveBalancing {
   // Each task's remaining work as the balancer weighs it. Work along a chain
   // (options.chain: app::JobPlan::items_in_chain) is items x iterations still to go, and the
   // run ends when the task whose iterations take longest has done its: its horizon (remaining /
-  // items) is every task's. Asynchronous tasks would not do: a faster task iterates more on the
-  // same inputs, so it expects more iterations and looks no sooner done than the slow one.
+  // items) is every task's (of those not locally converged, unless all are). Asynchronous tasks
+  // would not do: a faster task iterates more on the same inputs, so it expects more iterations and
+  // looks no sooner done than the slow one.
   std::vector<double> Remaining() const;
   // Chain moves in the weighed units (Remaining) as whole items, each in its source's own work
   // units (the unit app::Task::ExportItems takes); moves of less than an item are left out.
@@ -228,8 +233,6 @@ class LiveBalancing {
   void RingLinkSeconds(std::vector<double>& next, std::vector<double>& prev) const;
   // The items each task holds (never below 0).
   std::vector<int64_t> Items() const;
-  // The expected end from the latest figures, no move made: max_i remaining_i / rate_i (eq. 10).
-  double ExpectedEnd() const;
   // The same for `remaining` (as Remaining() weighs it) on the speeds measured now.
   double ExpectedEndOf(const std::vector<double>& remaining) const;
   // BalancingStats::observed_gain of the redistribution under observation, at `now_s`, with

@@ -228,6 +228,10 @@ class Supervisor {
   // Task `task`'s latest progress figures (at_s left 0) and when they came; nullopt before its
   // first report in its current incarnation.
   std::optional<std::pair<TaskReport, SteadyTime>> report(size_t task) const;
+  // Whether task `task` last said it is locally converged.
+  bool locally_converged(size_t task) const {
+    return detector_.locally_converged(static_cast<uint32_t>(task));
+  }
 
  private:
   struct TaskState {

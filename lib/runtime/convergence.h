@@ -38,6 +38,10 @@ class ConvergenceDetector {
   // True once a round completed with every task still converged.
   bool converged() const { return declared_; }
   uint32_t converged_count() const;
+  // Whether task `task` last said it is locally converged.
+  bool locally_converged(uint32_t task) const {
+    return task < converged_.size() && converged_[task];
+  }
   uint64_t rounds_cancelled() const { return cancelled_; }
 
  private:

@@ -336,6 +336,29 @@ TEST(LiveBalancingTest, AlongAChainTheGainIsWeighedAtTheDecisionsHorizon) {
   EXPECT_NEAR(b.last_judged()->observed, 97 - 37.6, 0.5);
 }
 
+// Along a chain the horizon is the slowest task's still iterating: a task locally converged
+// waits for new input, and the few iterations of its local test are not the run's while another
+// has iterations to go; when every task is converged, the slowest counts again.
+TEST(LiveBalancingTest, AlongAChainALocallyConvergedTaskDoesNotSetTheHorizon) {
+  balance::BalancerOptions chain;
+  chain.chain = true;
+  LiveBalancing b(BalanceMode::kMeans, 2, chain);
+  // 100 items each; task 0 does 400 units a second (0.25 s an iteration of 100 units), task 1
+  // 100 (1 s). Task 1 expects 3 iterations (converged), task 0 50.
+  auto report = [&](double at, bool converged0, bool converged1) {
+    const double left0 = (converged0 ? 3 : 50) * 100.0, left1 = 3 * 100.0;
+    b.OnReport(0, {at, 1, 400 * at, left0, 100, 0, 1, 0, -1, converged0});
+    b.OnReport(1, {at, 1, 100 * at, left1, 100, 0, 1, 0, -1, converged1});
+  };
+  for (double at = 0.25; at <= 3; at += 0.25) report(at, false, true);
+  // Task 0's 50 iterations are everyone's: task 1 ends in 50 s, task 0 in 12.5 s.
+  EXPECT_NEAR(b.ExpectedEnd(), 50, 1e-6);
+  report(3.25, false, false);  // task 1 iterates again: its own 3 iterations, 3 s
+  EXPECT_NEAR(b.ExpectedEnd(), 3, 1e-6);
+  report(3.5, true, true);  // both converged: the slowest's 3 iterations
+  EXPECT_NEAR(b.ExpectedEnd(), 3, 1e-6);
+}
+
 // Until a move is timed, a move is expected to cost what setting the tasks up did (a guess, not
 // scaled by a slowness its tasks had from the start): a gain that does not pay for it moves
 // nothing; the first timed move replaces the guess (and is scaled: here 2.5x the median's pace).
