@@ -1,7 +1,12 @@
 #include "daemon/app_child_server.h"
 
 #include <capnp/message.h>
+#include <poll.h>
+#include <sys/socket.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
 #include <memory>
 #include <mutex>
 
@@ -185,6 +190,14 @@ class Server {
       auto in = ReceiveChildMessage(fd_);
       if (!in.ok()) break;  // the daemon closed: the task is over
       auto call = (*in)->root<proto::ChildCall>();
+      if (runner_ && call.isStart()) {
+        // From here on the runner's thread reads the socket itself (RunnerOptions::input): a
+        // neighbour's value wakes the thread that absorbs it, not this one first.
+        runner_->Start();
+        runner_->Join();
+        code = broken_ ? 1 : 0;
+        break;
+      }
       if (!(runner_ ? Command(call) : call.isRun() ? StartRunner(call) : Answer(call))) {
         code = 1;
         break;
@@ -200,16 +213,52 @@ class Server {
   bool StartRunner(proto::ChildCall::Reader call) {
     if (!task_) return false;
     const auto dependencies = task_->Dependencies();
-    runner_ = std::make_unique<runtime::TaskRunner>(std::move(task_), dependencies,
-                                                    OptionsOf(call.getRun()), EventsTo(out_));
+    runtime::RunnerOptions options = OptionsOf(call.getRun());
+    options.input = [this](std::chrono::milliseconds wait) { return Read(wait); };
+    runner_ = std::make_unique<runtime::TaskRunner>(std::move(task_), dependencies, options,
+                                                    EventsTo(out_));
     return true;
+  }
+
+  // On the runner's thread once it runs: every whole command that came, passed to the runner;
+  // waits up to `wait` for one when none has. False once the daemon closed or broke the
+  // protocol (then nothing more is read).
+  bool Read(std::chrono::milliseconds wait) {
+    if (gone_) return false;
+    bool got = false;
+    for (;;) {
+      while (auto in = reader_.Next()) {
+        auto call = in->root<proto::ChildCall>();
+        if (!Command(call)) {
+          broken_ = gone_ = true;
+          return false;
+        }
+        got = true;
+      }
+      if (!reader_.status().ok()) {
+        broken_ = gone_ = true;
+        return false;
+      }
+      auto space = reader_.Space();
+      const ssize_t n = ::recv(fd_, space.begin(), space.size(), MSG_DONTWAIT);
+      if (n > 0) {
+        reader_.Filled(static_cast<size_t>(n));
+        continue;
+      }
+      if (n == 0) return !(gone_ = true);  // the daemon closed: the task is over
+      if (errno == EINTR) continue;
+      if (errno != EAGAIN && errno != EWOULDBLOCK) return !(gone_ = true);
+      if (got || wait.count() <= 0) return true;
+      pollfd p{fd_, POLLIN, 0};
+      const int ready = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(wait.count(), INT32_MAX)));
+      if (ready == 0) return true;
+      if (ready < 0 && errno != EINTR) return !(gone_ = true);
+      wait = std::chrono::milliseconds(0);  // what came is read above, without waiting again
+    }
   }
 
   bool Command(proto::ChildCall::Reader call) {
     switch (call.which()) {
-      case proto::ChildCall::START:
-        runner_->Start();
-        return true;
       case proto::ChildCall::PUT: {
         auto p = call.getPut();
         runner_->Put(p.getFrom(), p.getIteration(), std::string(View(p.getBytes())),
@@ -235,7 +284,7 @@ class Server {
         runner_->Halt();
         return true;
       default:
-        return false;  // a set-up call once the task runs
+        return false;  // a set-up call, or a second start, once the task runs
     }
   }
 
@@ -348,6 +397,10 @@ class Server {
   app::JobParams params_;
   std::unique_ptr<app::Task> task_;
   std::unique_ptr<runtime::TaskRunner> runner_;  // from the `run` call on; holds the task then
+  // Read and gone_ on the runner's thread once it runs, broken_ after it ended.
+  ChildMessageReader reader_;
+  bool gone_ = false;    // the daemon closed, or broke the protocol
+  bool broken_ = false;  // it broke the protocol
 };
 
 }  // namespace

@@ -208,6 +208,26 @@ void TaskRunner::Halt() {
   mailbox_.Close();
 }
 
+bool TaskRunner::Read(std::chrono::milliseconds wait) {
+  if (!options_.input || options_.input(wait)) return true;
+  Halt();
+  return false;
+}
+
+void TaskRunner::WaitForChange(uint64_t since, std::chrono::milliseconds timeout) {
+  if (!options_.input) {
+    mailbox_.WaitForChange(since, timeout);
+    return;
+  }
+  // Real time, whatever options_.clock says: this is how long the thread sleeps.
+  const auto until = std::chrono::steady_clock::now() + timeout;
+  while (!halt_.load() && mailbox_.changes() == since) {
+    const auto left =
+        std::chrono::ceil<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+    if (left.count() <= 0 || !Read(left)) return;
+  }
+}
+
 void TaskRunner::Join() {
   if (thread_.joinable()) thread_.join();
 }
@@ -224,8 +244,10 @@ Status TaskRunner::Step(uint64_t next_iteration, bool& did_work) {
     if (next_iteration > 1 && !neighbours_.empty()) {
       std::optional<std::vector<Mailbox::Value>> values;
       const auto wait_start = options_.clock->Now();
-      while (!halt_.load() && !(values = mailbox_.TakeIteration(neighbours_, next_iteration - 1,
-                                                                std::chrono::milliseconds(100)))) {
+      const auto wait = std::chrono::milliseconds(options_.input ? 0 : 100);
+      while (!halt_.load() &&
+             !(values = mailbox_.TakeIteration(neighbours_, next_iteration - 1, wait))) {
+        Read(std::chrono::milliseconds(100));
       }
       wall_start = options_.clock->Now();
       cpu_start = ThreadCpuTime();
@@ -346,7 +368,7 @@ void TaskRunner::Loop() {
     }
   }
   options_.resend.clear();
-  while (!halt_.load()) {
+  while (Read(std::chrono::milliseconds(0)) && !halt_.load()) {
     // Read before anything this pass looks at: whatever comes after wakes the idle wait below.
     const uint64_t changes = mailbox_.changes();
     failure = RunCommands(iteration, converged);
@@ -408,8 +430,7 @@ void TaskRunner::Loop() {
       const auto until_progress =
           std::chrono::ceil<std::chrono::milliseconds>(next_progress - wait_start);
       const auto longest = std::max(options_.progress_period, std::chrono::milliseconds(1));
-      mailbox_.WaitForChange(changes,
-                             std::clamp(until_progress, std::chrono::milliseconds(1), longest));
+      WaitForChange(changes, std::clamp(until_progress, std::chrono::milliseconds(1), longest));
       profile_.wait_s += Seconds(options_.clock->Now() - wait_start);
     }
   }

@@ -125,6 +125,14 @@ struct RunnerOptions {
   // A restored synchronous task: what it sent after its checkpoint's last iterations
   // (DecodedTaskState::sent), sent again before it computes: a neighbour may still wait for it.
   std::vector<SentValues> resend;
+  // Set when this runner's commands reach its process through a descriptor that its own thread
+  // can read (an app's child process, daemon/app_child_server.h): once started, the runner's
+  // thread calls it to read what came and pass it on (Put, Query, Halt, ...), with 0 at each pass
+  // and, when idle, with how long it may wait for something to come. Returns false once nothing
+  // more can come: the runner halts. Unset: the calls come from other threads, and the runner
+  // waits on its mailbox. (A thread that reads and hands over is one more wakeup on each value's
+  // way: about 5 % of the main job's time to the solution, docs/fault-tolerance.md.)
+  std::function<bool(std::chrono::milliseconds wait)> input;
   // What the runner reads the time from (checkpoint_period, progress_period, the measures);
   // outlives the runner. Tests give a ManualClock.
   const Clock* clock = &Clock::Steady();
@@ -193,6 +201,10 @@ class TaskRunner final : public Runner {
     ItemMove move;
   };
   void Loop();
+  // RunnerOptions::input, when set: false (and the runner halts) once nothing more can come.
+  bool Read(std::chrono::milliseconds wait);
+  // The idle wait: until the mailbox changes after `since`, or `timeout`.
+  void WaitForChange(uint64_t since, std::chrono::milliseconds timeout);
   // Runs the queued commands after `iteration`; `converged` is the task's last reported state.
   Status RunCommands(uint64_t iteration, bool& converged);
   Status Step(uint64_t next_iteration, bool& did_work);

@@ -6,11 +6,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <functional>
 #include <mutex>
 #include <optional>
 #include <thread>
 #include <tuple>
+#include <vector>
 
 #include "support/test_support.h"
 
@@ -477,6 +479,124 @@ TEST(TaskRunnerTest, AnIdleRunnerWakesForWhatCouldGiveItWorkAndNotOnAClock) {
   runner.Join();
 }
 
+// The calls to a runner that reads its own input (RunnerOptions::input, as in an app's child
+// process): queued by the test, made on the runner's thread when it reads.
+class Feed {
+ public:
+  RunnerOptions With(RunnerOptions options) {
+    options.input = [this](std::chrono::milliseconds wait) { return Read(wait); };
+    return options;
+  }
+  void Attach(TaskRunner& runner) { runner_ = &runner; }  // before Start
+  void Push(std::function<void(TaskRunner&)> call) {
+    std::lock_guard lock(mu_);
+    calls_.push_back(std::move(call));
+    cv_.notify_all();
+  }
+  void Close() {
+    std::lock_guard lock(mu_);
+    closed_ = true;
+    cv_.notify_all();
+  }
+  uint64_t waits() const { return waits_.load(); }  // reads that could wait
+
+ private:
+  bool Read(std::chrono::milliseconds wait) {
+    std::unique_lock lock(mu_);
+    if (wait.count() > 0) {
+      ++waits_;
+      cv_.wait_for(lock, wait, [&] { return closed_ || !calls_.empty(); });
+    }
+    auto calls = std::move(calls_);
+    calls_.clear();
+    const bool closed = closed_;
+    lock.unlock();
+    for (auto& call : calls) call(*runner_);
+    return !closed || !calls.empty();
+  }
+
+  TaskRunner* runner_ = nullptr;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::function<void(TaskRunner&)>> calls_;
+  bool closed_ = false;
+  std::atomic<uint64_t> waits_{0};
+};
+
+// In a child process the runner's thread reads the daemon's commands itself (one wakeup less per
+// value): an idle runner waits in that read, not on its mailbox, and what it reads wakes it; when
+// nothing more can come it halts by itself.
+TEST(TaskRunnerTest, ARunnerThatReadsItsOwnInputWaitsInItAndHaltsWhenItEnds) {
+  Recorder rec;
+  RoundRecorder rounds;
+  Feed feed;
+  std::atomic<uint64_t> calls{0};
+  RunnerOptions options;
+  options.progress_period = std::chrono::hours(1);  // nothing but the input wakes it
+  TaskRunner runner(std::make_unique<CountedSettlingTask>(calls), {1}, feed.With(options),
+                    rounds.Callbacks(rec));
+  feed.Attach(runner);
+  runner.Start();
+  ASSERT_TRUE(testing::WaitUntil([&] {
+    std::lock_guard lock(rounds.mu);
+    return rounds.converged;
+  }));
+  ASSERT_TRUE(testing::WaitUntil([&] { return feed.waits() > 0; }));
+  EXPECT_EQ(runner.mailbox().waiters(), 0u);
+  feed.Push([](TaskRunner& r) {
+    r.Query(1);
+    r.Put(1, 1, "a", true, 3, 1, 1);
+  });
+  ASSERT_TRUE(testing::WaitUntil([&] {
+    std::lock_guard lock(rounds.mu);
+    return !rounds.answers.empty();
+  }));
+  {
+    std::lock_guard lock(rounds.mu);
+    EXPECT_EQ(rounds.answers, (std::vector<std::pair<uint64_t, bool>>{{1, true}}));
+  }
+  feed.Close();
+  ASSERT_TRUE(testing::WaitUntil([&] {
+    std::lock_guard lock(rec.mu);
+    return rec.done;
+  }));
+  runner.Join();
+}
+
+// A synchronous step waits for its neighbours' values in the same read.
+TEST(TaskRunnerTest, ASynchronousRunnerThatReadsItsOwnInputGetsItsStepsInputsThere) {
+  Recorder rec;
+  RunnerCallbacks cb = rec.Callbacks();
+  std::mutex mu;
+  std::vector<uint64_t> sent;
+  cb.send = [&](std::vector<OutgoingValue>, uint64_t iteration, bool) {
+    std::lock_guard lock(mu);
+    sent.push_back(iteration);
+  };
+  const auto iterations = [&] {
+    std::lock_guard lock(mu);
+    return sent;
+  };
+  Feed feed;
+  RunnerOptions options;
+  options.sync = true;
+  TaskRunner runner(std::make_unique<SettlingTask>(), {1}, feed.With(options), cb);
+  feed.Attach(runner);
+  runner.Start();
+  ASSERT_TRUE(testing::WaitUntil([&] { return iterations().size() == 1; }));
+  ASSERT_TRUE(testing::WaitUntil([&] { return feed.waits() > 0; }));
+  EXPECT_EQ(iterations(), std::vector<uint64_t>{1}) << "a step computed without its input";
+  feed.Push([](TaskRunner& r) { r.Put(1, 1, "x", false, 0, 1, 1); });
+  ASSERT_TRUE(testing::WaitUntil([&] { return iterations().size() == 2; }));
+  EXPECT_EQ(iterations(), (std::vector<uint64_t>{1, 2}));
+  feed.Close();
+  ASSERT_TRUE(testing::WaitUntil([&] {
+    std::lock_guard lock(rec.mu);
+    return rec.done;
+  }));
+  runner.Join();
+}
+
 // The time a task computed (TaskProfile::compute_s, what live balancing measures speeds over)
 // counts its iterations, here emulated at 40 ms each, and neither idling once it has nothing to
 // do nor a synchronous step's wait for its neighbours' values.
@@ -533,7 +653,9 @@ TEST(TaskRunnerTest, BusyTimeCountsTheIterationsNotTheWaits) {
     EXPECT_LE(m.active_s + m.profile.wait_s,
               std::chrono::duration<double>(at - start).count() + 1e-6)
         << (sync ? "sync" : "async");
-    if (sync) EXPECT_GE(at - start, std::chrono::milliseconds(440));
+    if (sync) {
+      EXPECT_GE(at - start, std::chrono::milliseconds(440));
+    }
   }
 }
 
