@@ -523,6 +523,18 @@ class Feed {
   std::atomic<uint64_t> waits_{0};
 };
 
+// Nothing more can come: the runner ends by itself (`finished`), with no Halt from outside.
+void ExpectAHaltOnceTheInputEnds(Feed& feed, Recorder& rec, TaskRunner& runner) {
+  feed.Close();
+  const bool ended = testing::WaitUntil([&] {
+    std::lock_guard lock(rec.mu);
+    return rec.done;
+  });
+  EXPECT_TRUE(ended) << "the runner went on once nothing more could come";
+  if (!ended) runner.Halt();
+  runner.Join();
+}
+
 // In a child process the runner's thread reads the daemon's commands itself (one wakeup less per
 // value): an idle runner waits in that read, not on its mailbox, and what it reads wakes it; when
 // nothing more can come it halts by itself.
@@ -555,12 +567,7 @@ TEST(TaskRunnerTest, ARunnerThatReadsItsOwnInputWaitsInItAndHaltsWhenItEnds) {
     std::lock_guard lock(rounds.mu);
     EXPECT_EQ(rounds.answers, (std::vector<std::pair<uint64_t, bool>>{{1, true}}));
   }
-  feed.Close();
-  ASSERT_TRUE(testing::WaitUntil([&] {
-    std::lock_guard lock(rec.mu);
-    return rec.done;
-  }));
-  runner.Join();
+  ExpectAHaltOnceTheInputEnds(feed, rec, runner);
 }
 
 // A synchronous step waits for its neighbours' values in the same read.
@@ -589,12 +596,7 @@ TEST(TaskRunnerTest, ASynchronousRunnerThatReadsItsOwnInputGetsItsStepsInputsThe
   feed.Push([](TaskRunner& r) { r.Put(1, 1, "x", false, 0, 1, 1); });
   ASSERT_TRUE(testing::WaitUntil([&] { return iterations().size() == 2; }));
   EXPECT_EQ(iterations(), (std::vector<uint64_t>{1, 2}));
-  feed.Close();
-  ASSERT_TRUE(testing::WaitUntil([&] {
-    std::lock_guard lock(rec.mu);
-    return rec.done;
-  }));
-  runner.Join();
+  ExpectAHaltOnceTheInputEnds(feed, rec, runner);
 }
 
 // The time a task computed (TaskProfile::compute_s, what live balancing measures speeds over)
