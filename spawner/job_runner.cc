@@ -349,6 +349,7 @@ Status JobRunner::MapTasks() {
   settings.sync_replaces = job_.value_log_mb > 0 && checkpointing;
   settings.failure_timeout = options_.failure_timeout;
   settings.setup_timeout = options_.setup_timeout;
+  settings.spawner_incarnation = stored_run_.epoch;
   links_ = std::make_unique<DaemonLinks>(
       wake_->get_executor(),
       DaemonLinksContext{job_, app_, options_, settings_, *supernodes_, summary_.job_id,

@@ -37,7 +37,9 @@ Supervisor::Supervisor(SupervisorSettings settings, std::unique_ptr<Deployment> 
       port_(std::move(port)),
       log_(std::move(log)),
       tasks_(deployment_->tasks()),
-      detector_(static_cast<uint32_t>(deployment_->tasks())),
+      detector_(static_cast<uint32_t>(deployment_->tasks()),
+                runtime::ConvergenceDetector::RoundBase(settings_.spawner_incarnation)),
+      snapshot_round_(runtime::ConvergenceDetector::RoundBase(settings_.spawner_incarnation)),
       ledger_(deployment_->tasks()) {
   for (size_t t = 0; t < tasks_.size(); ++t) {
     tasks_[t].outcome.task = static_cast<uint32_t>(t);

@@ -46,6 +46,9 @@ struct SupervisorSettings {
   std::chrono::milliseconds failure_timeout{5000};
   // A daemon not ready this long after it was reached is lost (a large block takes seconds).
   std::chrono::milliseconds setup_timeout{30000};
+  // This spawner's incarnation for the job (1 for `run`, one more for each `resume`): its
+  // confirmation and snapshot rounds are numbered above every earlier incarnation's.
+  uint64_t spawner_incarnation = 1;
 };
 
 // How the supervisor reaches the daemons; the job runner carries it out.
@@ -326,8 +329,8 @@ class Supervisor {
   std::vector<AppCrashReport> app_crashes_;
   bool started_ = false;
   bool halting_ = false;
-  uint64_t snapshot_round_ = 0;
-  double tighten_ = 1;  // the Tighten factors sent so far, multiplied
+  uint64_t snapshot_round_;  // the last one asked for (from the incarnation's RoundBase)
+  double tighten_ = 1;       // the Tighten factors sent so far, multiplied
   std::string failure_;
   RunStatus failure_status_ = RunStatus::kFailed;
   MoveLedger ledger_;

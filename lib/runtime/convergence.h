@@ -19,8 +19,17 @@ namespace aiac::runtime {
 
 class ConvergenceDetector {
  public:
-  explicit ConvergenceDetector(uint32_t tasks)
-      : converged_(tasks, false), answered_(tasks, false) {}
+  // Rounds are numbered from `first_round` + 1. A task answers each round number once, so a
+  // spawner that takes a job over (spawner incarnation k) numbers its rounds above every round
+  // an earlier incarnation could have opened: RoundBase(k).
+  explicit ConvergenceDetector(uint32_t tasks, uint64_t first_round = 0)
+      : converged_(tasks, false), answered_(tasks, false), round_(first_round) {}
+
+  // The rounds of spawner incarnation `incarnation` (1, 2, ...) are numbered from this + 1:
+  // 0 for the first, so a job that was never resumed numbers them 1, 2, ...
+  static constexpr uint64_t RoundBase(uint64_t incarnation) {
+    return incarnation > 0 ? (incarnation - 1) << 32 : 0;
+  }
 
   // A task's local convergence changed (or was repeated).
   void OnLocal(uint32_t task, bool converged);
@@ -49,7 +58,7 @@ class ConvergenceDetector {
 
   std::vector<bool> converged_;
   std::vector<bool> answered_;
-  uint64_t round_ = 0;  // last round opened
+  uint64_t round_;  // last round opened
   bool open_ = false;
   bool declared_ = false;
   uint64_t cancelled_ = 0;

@@ -5,8 +5,10 @@
 // state in use is refused to a second spawner, and one cut off while another took the job over
 // stops without ending it; `resume` of a finished job says so, and of a directory that is not a
 // job's state fails in one line.
+#include <chrono>
 #include <csignal>
 #include <filesystem>
+#include <optional>
 #include <thread>
 
 #include "integration/cluster_fixture.h"
@@ -142,6 +144,50 @@ TEST_F(ResumeRun, ASpawnerKilledWhileItGathersIsResumed) {
   auto j = Json("s.json");
   EXPECT_EQ(j["status"], "converged");
   EXPECT_EQ(j["spawner_restarts"], 1);
+  EXPECT_EQ(j["failures"], 0) << Log("resumed");
+  EXPECT_LT(DistanceToTheDirectSolution(j["output"].get<std::string>(), {kRows, 12, 5}), 1e-8);
+}
+
+// A task answers each confirmation round once. A spawner resumed after the tasks converged
+// confirms at once, in its first round; when it is killed while it gathers, the next one must not
+// ask for that round again (it did: the tasks never answered, and the job waited for its timeout;
+// found by a campaign of spawner kills). Two resumes in a row are killed while they gather, and a
+// third ends the run at once with the right answer.
+TEST_F(ResumeRun, ASpawnerResumedAfterOneKilledWhileItGatheredConfirmsAgain) {
+  SetUpPlatform(5);
+  auto spawner = StartRun();
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("spawner", "starting"); }, std::chrono::seconds(120)))
+      << Log("spawner");
+  spawner.Signal(SIGKILL);
+  spawner.WaitFor(std::chrono::seconds(10));
+  for (int k = 1; k <= 2; ++k) {
+    std::string log = "gathering";
+    log += std::to_string(k);
+    auto resumed =
+        Start("aiac-spawner", {"resume", dir_ / "state", "--quiet"}, dir_ / (log + ".log"));
+    // Polled often: its gather and check take tens of milliseconds.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(180);
+    std::optional<int> ended;
+    while (!LogHas(log, "gathering their slices") && !(ended = resumed.Poll()) &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    ASSERT_FALSE(ended.has_value()) << "ended before it gathered:\n" << Log(log);
+    ASSERT_TRUE(LogHas(log, "gathering their slices")) << Log(log);
+    resumed.Signal(SIGKILL);
+    resumed.WaitFor(std::chrono::seconds(10));
+    if (LogHas(log, "result checked")) {
+      GTEST_SKIP() << "resume " << k << " ended the run before it was killed";
+    }
+  }
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_EQ(Resume(), 0) << Log("resumed");
+  EXPECT_FALSE(LogHas("resumed", "timed out")) << Log("resumed");
+  // Within the failure timeout's order, not the job's timeout (300 s).
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(60)) << Log("resumed");
+  auto j = Json("s.json");
+  EXPECT_EQ(j["status"], "converged");
+  EXPECT_EQ(j["spawner_restarts"], 3);
   EXPECT_EQ(j["failures"], 0) << Log("resumed");
   EXPECT_LT(DistanceToTheDirectSolution(j["output"].get<std::string>(), {kRows, 12, 5}), 1e-8);
 }

@@ -114,5 +114,31 @@ TEST(ConvergenceDetectorTest, UnknownTasksIgnored) {
   EXPECT_TRUE(d.converged());
 }
 
+// A task answers each round number once (TaskRunner), so a spawner that takes a job over must not
+// open a round an earlier incarnation opened: a resumed spawner whose predecessor was killed while
+// it gathered the result asked round 1 again, which the tasks had answered, and waited for the
+// job's timeout. Each incarnation's rounds lie above every round the one before could open.
+TEST(ConvergenceDetectorTest, AResumedSpawnersRoundsLieAboveEveryEarlierIncarnations) {
+  EXPECT_EQ(ConvergenceDetector::RoundBase(1), 0u);  // a job never resumed: 1, 2, ...
+  ConvergenceDetector first(1, ConvergenceDetector::RoundBase(1));
+  ConvergenceDetector second(1, ConvergenceDetector::RoundBase(2));
+  ConvergenceDetector third(1, ConvergenceDetector::RoundBase(3));
+  for (auto* d : {&first, &second, &third}) d->OnLocal(0, true);
+  EXPECT_EQ(first.RoundToOpen(), 1u);
+  const auto r2 = second.RoundToOpen();
+  ASSERT_TRUE(r2);
+  EXPECT_EQ(*r2, ConvergenceDetector::RoundBase(2) + 1);
+  // However many rounds the first incarnation opened (each cancelled one opens another).
+  EXPECT_GT(*r2, uint64_t{1} << 31);
+  // An answer to an earlier incarnation's round number is stale here.
+  second.OnAnswer(0, 1, true);
+  EXPECT_FALSE(second.converged());
+  second.OnAnswer(0, *r2, true);
+  EXPECT_TRUE(second.converged());
+  const auto r3 = third.RoundToOpen();
+  ASSERT_TRUE(r3);
+  EXPECT_GT(*r3, *r2 + (uint64_t{1} << 31));
+}
+
 }  // namespace
 }  // namespace aiac::runtime
