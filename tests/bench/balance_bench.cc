@@ -5,8 +5,11 @@
 // - `--os`: under OS-level emulation (docs/emulation.md): a platform of 4 equal nodes brought up
 //   with aiac-emulate (each a network namespace and a CPU cgroup), the daemons run as its nodes
 //   (`run --emulation os`), and node c-3's CPU quota is cut to a quarter `--cut-at` seconds
-//   after the spawner starts (default 4: about a third of the unbalanced run), as when a
-//   desktop's owner comes back; the jobs are larger so that the run lasts past it. Needs root.
+//   after the tasks are assigned (default 2.5, about where 4 s after the start put it on this
+//   host; with `--cut-from start`, after the spawner starts, default 4, as until 2026-12-06),
+//   as when a desktop's owner comes back; the jobs are larger so that the run lasts past it.
+//   Counted from the assignment, the cut comes at the same point of the iterations whatever
+//   the set-up took (1.1 to 2.1 s in one invocation). Needs root.
 // Two jobs: the synthetic one (items move between any tasks) and a CG solve of a generated
 // system (rows move between neighbouring blocks). Wall time with --balance dp and dm against off,
 // in turns (each turn starts with another mode), the ratio being the median of the ratios within
@@ -16,7 +19,10 @@
 // over the predicted one. Checks that every synthetic run ends with the same checksum and every
 // CG run with a converged answer. Prints times and ratios; never fails on a time. Goals
 // (docs/balancing.md): dp at most 0.8x off; predicted and observed within 30 %.
-// Run: build/bin/balance_bench [--os] [--cut-at S] [reps [items iterations base_cost [cg_rows]]]
+// Each run's line gives its set-up (read, prepare, assign) and iterate phases; `--keep` keeps
+// the runs' logs and summaries (the folder is printed).
+// Run: build/bin/balance_bench [--os] [--cut-at S] [--cut-from assigned|start] [--keep]
+//                              [reps [items iterations base_cost [cg_rows]]]
 // (items or cg_rows 0: that job is left out)
 #include <signal.h>
 #include <unistd.h>
@@ -70,8 +76,20 @@ pid_t FindDaemon(pid_t spawner, const std::string& id) {
 // The OS-level platform of `--os`: its name and file; empty when the daemons run on the host.
 struct Emulated {
   std::string name, file;
-  double cut_at_s = 4;
+  bool from_start = false;  // the cut counts from the spawner's start, not the assignment
+  double cut_at_s = -1;     // -1: 2.5 s after the assignment, or 4 s after the start
+  double cut_after() const { return cut_at_s >= 0 ? cut_at_s : from_start ? 4 : 2.5; }
 };
+
+// Whether the spawner's log at `path` says its tasks were assigned.
+bool Assigned(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.find(" tasks assigned ") != std::string::npos) return true;
+  }
+  return false;
+}
 
 std::string Emulate() { return spawner::SelfDirectory() + "/aiac-emulate"; }
 
@@ -99,7 +117,8 @@ nlohmann::json Run(const std::string& dir, const std::string& name, const std::s
   } else {
     for (const char* a : {"--platform", os.file.c_str(), "--emulation", "os"}) argv.push_back(a);
   }
-  auto child = spawner::ChildProcess::Spawn(argv, dir + "/" + name + ".log");
+  const std::string log = dir + "/" + name + ".log";
+  auto child = spawner::ChildProcess::Spawn(argv, log);
   if (!child.ok()) {
     std::printf("run %s: %s\n", name.c_str(), child.status().message().c_str());
     return nullptr;
@@ -107,8 +126,10 @@ nlohmann::json Run(const std::string& dir, const std::string& name, const std::s
   std::atomic<bool> done{false};
   std::thread throttle([&] {
     if (!os.name.empty()) {
+      while (!os.from_start && !done.load() && !Assigned(log))
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
       const auto cut = std::chrono::steady_clock::now() +
-                       std::chrono::milliseconds(static_cast<int>(os.cut_at_s * 1000));
+                       std::chrono::milliseconds(static_cast<int>(os.cut_after() * 1000));
       while (!done.load() && std::chrono::steady_clock::now() < cut)
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
       if (!done.load() && !EmulateCommand("cpu --platform " + os.name + " c-3 0.25"))
@@ -164,6 +185,7 @@ bool Compare(const std::string& dir, const std::string& title, const std::string
       }
       if (std::string why = check(j); !why.empty()) wrong = why;
       const auto& b = j["balancing"];
+      const auto& phases = j["phases"];
       t[m] = j["wall_seconds"].get<double>();
       const double gain = b["predicted_gain"].get<double>();
       moved[m] += b["items_moved"].get<double>();
@@ -172,9 +194,12 @@ bool Compare(const std::string& dir, const std::string& title, const std::string
         observed[m].push_back(b["observed_gain"].get<double>());
       }
       std::printf(
-          "turn %d: --balance %s: %.2f s, %d redistributions, %.0f items moved, gains predicted "
-          "%.2f s, observed %.2f s\n",
-          r + 1, modes[m].c_str(), t[m], b["redistributions"].get<int>(),
+          "turn %d: --balance %s: %.2f s (set-up %.2f s, iterating %.2f s), %d redistributions, "
+          "%.0f items moved, gains predicted %.2f s, observed %.2f s\n",
+          r + 1, modes[m].c_str(), t[m],
+          phases["read"].get<double>() + phases["prepare"].get<double>() +
+              phases["assign"].get<double>(),
+          phases["iterate"].get<double>(), b["redistributions"].get<int>(),
           b["items_moved"].get<double>(), gain, b["observed_gain"].get<double>());
       std::fflush(stdout);
     }
@@ -211,20 +236,26 @@ bool Compare(const std::string& dir, const std::string& title, const std::string
 
 int main(int argc, char** argv) {
   Emulated os;
-  bool emulated = false;
+  bool emulated = false, keep = false;
   std::vector<std::string> args;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--os") {
       emulated = true;
+    } else if (a == "--keep") {
+      keep = true;
     } else if (a == "--cut-at" && i + 1 < argc) {
-      os.cut_at_s = std::atof(argv[++i]);
+      os.cut_at_s = std::max(0.0, std::atof(argv[++i]));
+    } else if (a == "--cut-from" && i + 1 < argc &&
+               (std::string(argv[i + 1]) == "assigned" || std::string(argv[i + 1]) == "start")) {
+      os.from_start = std::string(argv[++i]) == "start";
     } else if (a.empty() || a.find_first_not_of("0123456789") != std::string::npos ||
                args.size() == 5) {
       // Anything else (--help included) would have run a default turn of minutes.
       std::fprintf(stderr,
                    "balance_bench: unexpected argument '%s'\nusage: balance_bench [--os] "
-                   "[--cut-at S] [reps [items iterations base_cost [cg_rows]]]\n",
+                   "[--cut-at S] [--cut-from assigned|start] [--keep] [reps [items iterations "
+                   "base_cost [cg_rows]]]\n",
                    a.c_str());
       return 2;
     } else {
@@ -256,9 +287,9 @@ int main(int argc, char** argv) {
       std::printf("aiac-emulate up failed (it needs root, namespaces, TUN and a CPU cgroup)\n");
       return 1;
     }
-    char cut[96];
-    std::snprintf(cut, sizeof cut, "node c-3's CPU cut to a quarter %.1f s after the start",
-                  os.cut_at_s);
+    char cut[128];
+    std::snprintf(cut, sizeof cut, "node c-3's CPU cut to a quarter %.1f s after the %s",
+                  os.cut_after(), os.from_start ? "start" : "tasks' assignment");
     slowed = cut;
   }
   const std::string syn = dir + "/syn.toml";
@@ -293,7 +324,8 @@ int main(int argc, char** argv) {
                 return "";
               });
   if (emulated) EmulateCommand("down " + os.name);
+  if (keep) std::printf("the runs' logs and summaries are in %s\n", dir.c_str());
   if (!syn_ok || !cg_ok) return 1;
-  std::filesystem::remove_all(dir);
+  if (!keep) std::filesystem::remove_all(dir);
   return 0;
 }
