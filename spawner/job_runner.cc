@@ -192,6 +192,7 @@ void JobRunner::SaveState() {
   progress.failures = supervisor_->failures();
   progress.replacements = supervisor_->replacements();
   progress.trimmed = supervisor_->trimmed();
+  progress.app_crashes = supervisor_->app_crashes();
   // The ledger's journal entries not stored yet (they are only ever appended).
   const MoveLedger& ledger = supervisor_->ledger();
   journal_stored_.resize(d.tasks(), 0);
@@ -365,7 +366,8 @@ Status JobRunner::MapTasks() {
     StoredProgress& p = *resumed_progress_;
     StoredLedger& l = *resumed_ledger_;
     supervisor_->Restore(p.started, p.tighten, p.failures, std::move(p.replacements),
-                         MoveLedger::Restore(std::move(l.head), std::move(l.journals)), p.trimmed);
+                         MoveLedger::Restore(std::move(l.head), std::move(l.journals)), p.trimmed,
+                         std::move(p.app_crashes));
     resumed_ledger_.reset();
   }
   links_->Attach(*supervisor_);

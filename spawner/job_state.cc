@@ -55,8 +55,22 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(LedgerHead, next_move, total_items, applied, 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StoredRun, job_id, job_file, cwd, args, supernodes, started_unix,
                                    epoch)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StoredDeployment, granted, initial, backups, lost, places)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StoredProgress, started, tighten, failures, replacements,
-                                   trimmed)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(AppCrashReport, task, daemon, iteration, cause, stderr_tail)
+
+void to_json(json& j, const StoredProgress& p) {
+  j = json{{"started", p.started},   {"tighten", p.tighten},
+           {"failures", p.failures}, {"replacements", p.replacements},
+           {"trimmed", p.trimmed},   {"app_crashes", p.app_crashes}};
+}
+void from_json(const json& j, StoredProgress& p) {
+  j.at("started").get_to(p.started);
+  j.at("tighten").get_to(p.tighten);
+  j.at("failures").get_to(p.failures);
+  j.at("replacements").get_to(p.replacements);
+  j.at("trimmed").get_to(p.trimmed);
+  // (kept since 2026-12-06: a state written before holds none)
+  if (j.contains("app_crashes")) j.at("app_crashes").get_to(p.app_crashes);
+}
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StoredEnd, status, summary_line)
 
 JobState::JobState(std::string dir, std::unique_ptr<rocksdb::DB> db)

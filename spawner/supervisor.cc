@@ -72,8 +72,13 @@ void Supervisor::Deploy(SteadyTime now) {
 
 void Supervisor::Restore(bool started, double tighten, uint32_t failures,
                          std::vector<Replacement> replacements, MoveLedger ledger,
-                         const std::vector<uint64_t>& trimmed) {
+                         const std::vector<uint64_t>& trimmed,
+                         std::vector<AppCrashReport> app_crashes) {
   ledger_ = std::move(ledger);
+  for (const auto& c : app_crashes) {
+    if (c.task < tasks_.size()) tasks_[c.task].crashed_on.push_back(c.daemon);
+  }
+  app_crashes_ = std::move(app_crashes);
   for (size_t t = 0; t < trimmed.size() && t < tasks_.size(); ++t) tasks_[t].trimmed = trimmed[t];
   started_ = started;
   tighten_ = tighten;

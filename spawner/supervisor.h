@@ -119,10 +119,12 @@ class Supervisor {
   // ---- A resumed spawner (`aiac-spawner resume`, spawner/job_state.h).
   // Before Adopt.
   // What the previous spawner had done: started the tasks, tightened their tests, counted
-  // failures and replacements, moved items (its ledger) and told senders to drop values.
+  // failures and replacements, moved items (its ledger), told senders to drop values and
+  // recorded app crashes (a task whose app crashed before counts that daemon: one more crash
+  // elsewhere ends the run).
   void Restore(bool started, double tighten, uint32_t failures,
                std::vector<Replacement> replacements, MoveLedger ledger,
-               const std::vector<uint64_t>& trimmed);
+               const std::vector<uint64_t>& trimmed, std::vector<AppCrashReport> app_crashes = {});
   // Dials every task's daemon to adopt it (port.connect; the runner sends an AdoptTask while
   // adopting(task)) in the incarnation the deployment gives; a task whose daemon refuses or is
   // gone is replaced, from its newest checkpoint, as a lost one; a task that was waiting for a

@@ -131,6 +131,39 @@ TEST_F(AppCrashTest, AnAppCrashingWhileItIsSetUpIsAnAppCrashToo) {
   ExpectEveryDaemonUpAndFree(sn, 5);
 }
 
+// The crashes survive the spawner's loss: one crash, the task goes on elsewhere, the spawner is
+// killed, and the resumed one ends the run with the crash in its summary (it was not kept in the
+// job's state: the summary said none, and a second crash would have cost one more spare).
+TEST_F(AppCrashTest, AnAppCrashIsStillReportedAfterTheSpawnerIsResumed) {
+  const std::string sn = Platform(5);
+  const std::string job =
+      FaultyJob("crash_how = \"segv\"\ncrash_at = 5\ncrash_once = \"" + (dir_ / "crashed") + "\"\n",
+                "orphan_seconds = 120\n", "inner = \"cg\"\nn = 300000\nbandwidth = 12\nseed = 5\n");
+  auto spawner = Start("aiac-spawner",
+                       {"run", "--config", dir_ / "key.toml", "--supernode", sn, job, "--json",
+                        dir_ / "first.json", "--quiet", "--state", dir_ / "state"},
+                       dir_ / "spawner.log");
+  ASSERT_TRUE(
+      WaitUntil([&] { return LogHas("spawner", "resumes on daemon"); }, std::chrono::seconds(120)))
+      << Log("spawner");
+  ASSERT_TRUE(LogHas("spawner", "app crashed on daemon")) << Log("spawner");
+  ASSERT_FALSE(LogHas("spawner", "gathering")) << "too fast to be killed while it iterates";
+  spawner.Signal(SIGKILL);
+  spawner.WaitFor(std::chrono::seconds(10));
+  ASSERT_EQ(RunSpawner({"resume", dir_ / "state", "--json", dir_ / "s.json", "--quiet"}, "resumed",
+                       std::chrono::seconds(240)),
+            0)
+      << Log("resumed");
+  auto summary = Json("s.json");
+  EXPECT_EQ(summary["status"], "converged");
+  EXPECT_EQ(summary["spawner_restarts"], 1);
+  ASSERT_EQ(summary["app_crashes"].size(), 1u) << summary.dump(1);
+  EXPECT_EQ(summary["app_crashes"][0]["task"], 1);
+  EXPECT_EQ(summary["app_crashes"][0]["cause"], "SIGSEGV");
+  EXPECT_EQ(summary["failures"], 0);
+  ExpectEveryDaemonUpAndFree(sn, 5);
+}
+
 // (5 s: a healthy task reports every 250 ms, but its set-up may take a second under the
 // sanitizers.)
 TEST_F(AppCrashTest, AHungAppIsKilledAfterAppStallSeconds) {

@@ -42,6 +42,7 @@ TEST(JobStateTest, WhatIsWrittenIsReadBack) {
     p.failures = 1;
     p.replacements = {{0, "d1", "d3", 41, 0.5}};
     p.trimmed = {4, 7};
+    p.app_crashes = {{2, "d4", 17, "SIGSEGV", "my app: null pointer\nbacktrace"}};
     LedgerHead head;
     head.next_move = 3;
     head.total_items = 1000;
@@ -81,6 +82,12 @@ TEST(JobStateTest, WhatIsWrittenIsReadBack) {
   ASSERT_EQ(p->replacements.size(), 1u);
   EXPECT_EQ(p->replacements[0].restored_iteration, 41u);
   EXPECT_EQ(p->trimmed, (std::vector<uint64_t>{4, 7}));
+  ASSERT_EQ(p->app_crashes.size(), 1u);
+  EXPECT_EQ(p->app_crashes[0].task, 2u);
+  EXPECT_EQ(p->app_crashes[0].daemon, "d4");
+  EXPECT_EQ(p->app_crashes[0].iteration, 17u);
+  EXPECT_EQ(p->app_crashes[0].cause, "SIGSEGV");
+  EXPECT_EQ(p->app_crashes[0].stderr_tail, "my app: null pointer\nbacktrace");
   auto ledger = (*state)->ledger(2);
   ASSERT_TRUE(ledger.ok()) << ledger.status().message();
   EXPECT_EQ(ledger->head.next_move, 4u);
@@ -191,6 +198,38 @@ TEST(JobStateTest, AnOpenMayWaitForTheHolderToLetGo) {
   // What is no state is refused at once, waiting or not.
   auto none = JobState::Open(dir / "none", std::chrono::seconds(60));
   EXPECT_EQ(none.status().code(), StatusCode::kNotFound);
+}
+
+// The app crashes are kept since 2026-12-06: a job's progress written before holds none, and
+// resumes with none; any other field missing is still corruption.
+TEST(JobStateTest, AProgressWithoutAppCrashesIsReadWithNone) {
+  TempDir dir;
+  { ASSERT_TRUE(JobState::Create(dir / "state").ok()); }
+  {
+    rocksdb::DB* raw = nullptr;
+    ASSERT_TRUE(rocksdb::DB::Open(rocksdb::Options(), dir / "state", &raw).ok());
+    std::unique_ptr<rocksdb::DB> db(raw);
+    ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), "progress",
+                        R"({"started": true, "tighten": 1, "failures": 2, "replacements": [],)"
+                        R"( "trimmed": []})")
+                    .ok());
+  }
+  auto state = JobState::Open(dir / "state");
+  ASSERT_TRUE(state.ok()) << state.status().message();
+  auto p = (*state)->progress();
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->failures, 2u);
+  EXPECT_TRUE(p->app_crashes.empty());
+  {
+    state->reset();
+    rocksdb::DB* raw = nullptr;
+    ASSERT_TRUE(rocksdb::DB::Open(rocksdb::Options(), dir / "state", &raw).ok());
+    std::unique_ptr<rocksdb::DB> db(raw);
+    ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), "progress", R"({"started": true})").ok());
+  }
+  auto again = JobState::Open(dir / "state");
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ((*again)->progress().status().code(), StatusCode::kCorruption);
 }
 
 TEST(JobStateTest, RecordsThatDoNotDecodeAreCorruption) {

@@ -935,6 +935,27 @@ TEST_F(SupervisorTest, AResumedSpawnerAdoptsTheTasksAndReplacesWhatIsGone) {
   EXPECT_EQ(sup_->replacements()[0].restored_iteration, 17u);
 }
 
+// The app crashes a spawner recorded before it was lost are kept in the job's state: the resumed
+// one reports them, and a task whose app crashed on one daemon before ends the run when it
+// crashes on another after the resume (without them, each resume allowed one more spare).
+TEST_F(SupervisorTest, AResumedSpawnerKeepsTheAppCrashesAndTheNextOneEndsTheRun) {
+  Make(3, 6);
+  sup_->Restore(true, 1, 0, {}, MoveLedger(3), {},
+                {AppCrashReport{1, "d-gone", 41, "SIGSEGV", "my app: null pointer"}});
+  ASSERT_EQ(sup_->app_crashes().size(), 1u);
+  sup_->Adopt(t0_);
+  for (size_t t = 0; t < 3; ++t) {
+    sup_->OnConnected(t, 1, t0_);
+    Adopted(*sup_, t, 1, t0_, /*started=*/true);
+  }
+  const std::string now = sup_->deployment().task(1).daemon;
+  Crash(*sup_, 1, 1, At(100));
+  EXPECT_EQ(sup_->failure(), "app crashed: SIGSEGV in task 1 after iteration 41 on d-gone and " +
+                                 now + ": my app: null pointer");
+  EXPECT_EQ(sup_->app_crashes().size(), 2u);
+  EXPECT_TRUE(sup_->replacements().empty()) << "no spare spent on the second crash";
+}
+
 // A resumed job's spare may have gone to another job while no spawner held it: its refusal sends
 // the task on to the next spare instead of failing the run.
 TEST_F(SupervisorTest, AResumedJobsSpareThatRefusesIsPassedOver) {
