@@ -219,7 +219,55 @@ void TaskHost::OnAdopt(const net::ConnectionPtr& conn, const std::string& job, u
     pending_adoption_ = PendingAdoption{conn, job, task, incarnation, epoch};
     return;
   }
+  if (untold_ && TellUntold(conn, job, task, incarnation, epoch)) return;
   AnswerAdoption(conn, job, task, Adopt(conn, job, task, incarnation, epoch));
+}
+
+void TaskHost::KeepUntold(const EnvelopeFill& fill) {
+  if (!job_) return;  // ended already: nothing it sends counts
+  auto envelope = std::make_shared<capnp::MallocMessageBuilder>();
+  auto e = envelope->initRoot<proto::Envelope>();
+  fill(e);
+  if (!e.isResult()) return;
+  untold_ = UntoldEnd{job_->job(),
+                      job_->task(),
+                      job_->incarnation(),
+                      spawner_epoch_,
+                      job_->moves_applied(),
+                      job_spawner_key_,
+                      std::chrono::steady_clock::now() + std::chrono::seconds(orphan_seconds_),
+                      std::move(envelope)};
+  log_->info("job {}: task {} ended while its spawner was away; a spawner that adopts it hears it",
+             job_->job(), job_->task());
+}
+
+bool TaskHost::TellUntold(const net::ConnectionPtr& conn, const std::string& job, uint32_t task,
+                          uint64_t incarnation, uint64_t epoch) {
+  const UntoldEnd& u = *untold_;
+  if (std::chrono::steady_clock::now() > u.until) {
+    untold_.reset();
+    return false;
+  }
+  if (u.job != job || u.task != task || u.incarnation != incarnation ||
+      conn->peer().public_key != u.spawner_key || epoch <= u.epoch) {
+    return false;
+  }
+  log_->info(
+      "job {}: task {}, which ended while its spawner was away, adopted by spawner "
+      "incarnation {} (was {}): told how it ended",
+      job, task, epoch, u.epoch);
+  auto result = u.envelope->getRoot<proto::Envelope>().asReader().getResult();
+  conn->SendEnvelope([&](proto::Envelope::Builder e) {
+    auto r = e.initTaskReady();
+    r.setJob(job);
+    r.setTask(task);
+    r.setAdopted(true);
+    r.setStarted(true);
+    r.setRestoredMoves(u.moves);
+  });
+  conn->SendEnvelope([&](proto::Envelope::Builder e) { e.setResult(result); });
+  untold_.reset();
+  return true;
 }
 
 void TaskHost::AnswerAdoption(const net::ConnectionPtr& conn, const std::string& job, uint32_t task,

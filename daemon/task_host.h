@@ -20,6 +20,8 @@
 // join of an ended task's thread, which run on a worker thread of their own.
 #pragma once
 
+#include <capnp/message.h>
+
 #include <boost/asio/thread_pool.hpp>
 #include <chrono>
 #include <memory>
@@ -140,6 +142,15 @@ class TaskHost {
   // The TaskReady that answers an AdoptTask: `refused` empty when the task was adopted.
   void AnswerAdoption(const net::ConnectionPtr& conn, const std::string& job, uint32_t task,
                       const std::string& refused);
+  // What job_'s session sends to its spawner while none is connected: its end (a Result) is
+  // kept for a spawner that adopts the task (untold_); anything else is dropped.
+  void KeepUntold(const EnvelopeFill& fill);
+  // An AdoptTask for the task whose end is kept: when the adopter may have it (the same
+  // incarnation, the assigning spawner's key, a newer spawner incarnation, within the orphan
+  // time), the task counts as adopted and the end follows the TaskReady, as the spawner it was
+  // meant for would have read it. False when it may not (the adoption is then refused as usual).
+  bool TellUntold(const net::ConnectionPtr& conn, const std::string& job, uint32_t task,
+                  uint64_t incarnation, uint64_t epoch);
   // The first half of Stop, for the destructor: ends and closes, does not wait.
   void Close();
 
@@ -175,6 +186,18 @@ class TaskHost {
     uint64_t incarnation = 0, epoch = 0;
   };
   std::optional<PendingAdoption> pending_adoption_;
+  // A task that ended while its spawner was away (its app crashed, or it failed): the Result it
+  // could not send, for the spawner that adopts it. Kept for the orphan time, until another
+  // assignment, or until told.
+  struct UntoldEnd {
+    std::string job;
+    uint32_t task = 0;
+    uint64_t incarnation = 0, epoch = 0, moves = 0;
+    std::string spawner_key;
+    std::chrono::steady_clock::time_point until;
+    std::shared_ptr<capnp::MallocMessageBuilder> envelope;  // holds the Result
+  };
+  std::optional<UntoldEnd> untold_;
   // The job and task of the assignment being set up (busy meanwhile).
   std::optional<std::pair<std::string, uint32_t>> setting_up_;
   std::shared_ptr<net::asio::steady_timer> setup_done_;  // cancelled once it ran or failed

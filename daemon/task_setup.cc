@@ -103,6 +103,7 @@ awaitable<void> TaskHost::Accept(Assignment assignment, PluginRef plugin, net::C
   // Busy from here: another spawner's assignment is refused. Neighbours that heard of this
   // task's move may send values already: they wait for the setup.
   setting_up_ = {a->job, a->task};
+  untold_.reset();  // the daemon was free again: that end's task went elsewhere
   auto setup_done =
       std::make_shared<asio::steady_timer>(io_, std::chrono::steady_clock::time_point::max());
   setup_done_ = setup_done;
@@ -122,8 +123,12 @@ awaitable<void> TaskHost::Accept(Assignment assignment, PluginRef plugin, net::C
   auto out = std::make_shared<net::ConnectionPtr>(conn);
   if (!stopping_) {
     SpawnerPort port{
-        [out](const auto& fill) {
-          if (*out) (*out)->SendEnvelope(fill);  // (none while orphaned: the report is dropped)
+        [this, out](const auto& fill) {
+          if (*out) {
+            (*out)->SendEnvelope(fill);
+          } else {
+            KeepUntold(fill);  // orphaned: its end waits for an adopter, the rest is dropped
+          }
         },
         [this](const std::string& why) { EndJob(why); },
         [this](uint64_t move, const std::string& items) { relay_.OnExported(move, items); }};

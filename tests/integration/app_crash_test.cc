@@ -164,6 +164,51 @@ TEST_F(AppCrashTest, AnAppCrashIsStillReportedAfterTheSpawnerIsResumed) {
   ExpectEveryDaemonUpAndFree(sn, 5);
 }
 
+// An app that crashes while no spawner supervises the job: its daemon keeps the report and tells
+// the spawner that adopts the task, which counts it as a crash (the daemon stays the job's, not
+// lost) and moves the task on from its checkpoint. (The adoption used to be refused, "no task 1
+// runs here", and the spawner counted a daemon lost and no crash.)
+TEST_F(AppCrashTest, AnAppCrashWhileTheSpawnerIsAwayIsToldToTheOneThatResumes) {
+  const std::string sn = Platform(5);
+  const std::string job = FaultyJob(
+      "crash_how = \"segv\"\ncrash_at = 15\ncrash_once = \"" + (dir_ / "crashed") + "\"\n",
+      "orphan_seconds = 120\n", "inner = \"cg\"\nn = 300000\nbandwidth = 12\nseed = 5\n");
+  auto spawner = Start("aiac-spawner",
+                       {"run", "--config", dir_ / "key.toml", "--supernode", sn, job, "--json",
+                        dir_ / "first.json", "--quiet", "--state", dir_ / "state"},
+                       dir_ / "spawner.log");
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("spawner", "starting"); }, std::chrono::seconds(120)))
+      << Log("spawner");
+  spawner.Signal(SIGKILL);
+  spawner.WaitFor(std::chrono::seconds(10));
+  std::string crashed;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        for (int i = 1; i <= 5 && crashed.empty(); ++i) {
+          const std::string d = "d" + std::to_string(i);
+          if (LogHas(d, "ended while its spawner was away")) crashed = d;
+        }
+        return !crashed.empty();
+      },
+      std::chrono::seconds(120)));
+  EXPECT_TRUE(LogHas(crashed, "app crashed after iteration")) << Log(crashed);
+  ASSERT_EQ(RunSpawner({"resume", dir_ / "state", "--json", dir_ / "s.json", "--quiet"}, "resumed",
+                       std::chrono::seconds(240)),
+            0)
+      << Log("resumed");
+  EXPECT_TRUE(LogHas(crashed, "told how it ended")) << Log(crashed);
+  auto summary = Json("s.json");
+  EXPECT_EQ(summary["status"], "converged");
+  ASSERT_EQ(summary["app_crashes"].size(), 1u) << summary.dump(1);
+  EXPECT_EQ(summary["app_crashes"][0]["task"], 1);
+  EXPECT_EQ(summary["app_crashes"][0]["daemon"], crashed);
+  EXPECT_EQ(summary["app_crashes"][0]["cause"], "SIGSEGV");
+  EXPECT_EQ(summary["failures"], 0) << Log("resumed");
+  ASSERT_EQ(summary["replacements"].size(), 1u);
+  EXPECT_GT(summary["replacements"][0]["restored_iteration"].get<uint64_t>(), 0u);
+  ExpectEveryDaemonUpAndFree(sn, 5);
+}
+
 // (5 s: a healthy task reports every 250 ms, but its set-up may take a second under the
 // sanitizers.)
 TEST_F(AppCrashTest, AHungAppIsKilledAfterAppStallSeconds) {
