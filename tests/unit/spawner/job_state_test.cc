@@ -7,6 +7,8 @@
 
 #include <filesystem>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "support/test_support.h"
 
@@ -200,33 +202,31 @@ TEST(JobStateTest, AnOpenMayWaitForTheHolderToLetGo) {
   EXPECT_EQ(none.status().code(), StatusCode::kNotFound);
 }
 
+// Writes records into the state directory at `dir` as another program might (no state open).
+void PutRaw(const std::string& dir, const std::vector<std::pair<std::string, std::string>>& kv) {
+  rocksdb::DB* raw = nullptr;
+  ASSERT_TRUE(rocksdb::DB::Open(rocksdb::Options(), dir, &raw).ok());
+  std::unique_ptr<rocksdb::DB> db(raw);
+  for (const auto& [key, value] : kv)
+    ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), key, value).ok());
+}
+
 // The app crashes are kept since 2026-12-06: a job's progress written before holds none, and
 // resumes with none; any other field missing is still corruption.
 TEST(JobStateTest, AProgressWithoutAppCrashesIsReadWithNone) {
   TempDir dir;
   { ASSERT_TRUE(JobState::Create(dir / "state").ok()); }
+  PutRaw(dir / "state", {{"progress", R"({"started": true, "tighten": 1, "failures": 2,)"
+                                      R"( "replacements": [], "trimmed": []})"}});
   {
-    rocksdb::DB* raw = nullptr;
-    ASSERT_TRUE(rocksdb::DB::Open(rocksdb::Options(), dir / "state", &raw).ok());
-    std::unique_ptr<rocksdb::DB> db(raw);
-    ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), "progress",
-                        R"({"started": true, "tighten": 1, "failures": 2, "replacements": [],)"
-                        R"( "trimmed": []})")
-                    .ok());
+    auto state = JobState::Open(dir / "state");
+    ASSERT_TRUE(state.ok()) << state.status().message();
+    auto p = (*state)->progress();
+    ASSERT_TRUE(p.ok()) << p.status().message();
+    EXPECT_EQ(p->failures, 2u);
+    EXPECT_TRUE(p->app_crashes.empty());
   }
-  auto state = JobState::Open(dir / "state");
-  ASSERT_TRUE(state.ok()) << state.status().message();
-  auto p = (*state)->progress();
-  ASSERT_TRUE(p.ok()) << p.status().message();
-  EXPECT_EQ(p->failures, 2u);
-  EXPECT_TRUE(p->app_crashes.empty());
-  {
-    state->reset();
-    rocksdb::DB* raw = nullptr;
-    ASSERT_TRUE(rocksdb::DB::Open(rocksdb::Options(), dir / "state", &raw).ok());
-    std::unique_ptr<rocksdb::DB> db(raw);
-    ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), "progress", R"({"started": true})").ok());
-  }
+  PutRaw(dir / "state", {{"progress", R"({"started": true})"}});
   auto again = JobState::Open(dir / "state");
   ASSERT_TRUE(again.ok()) << again.status().message();
   EXPECT_EQ((*again)->progress().status().code(), StatusCode::kCorruption);
@@ -235,13 +235,7 @@ TEST(JobStateTest, AProgressWithoutAppCrashesIsReadWithNone) {
 TEST(JobStateTest, RecordsThatDoNotDecodeAreCorruption) {
   TempDir dir;
   { ASSERT_TRUE(JobState::Create(dir / "state").ok()); }
-  {
-    rocksdb::DB* raw = nullptr;
-    ASSERT_TRUE(rocksdb::DB::Open(rocksdb::Options(), dir / "state", &raw).ok());
-    std::unique_ptr<rocksdb::DB> db(raw);
-    ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), "run", "{not json").ok());
-    ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), "deployment", R"({"granted": 3})").ok());
-  }
+  PutRaw(dir / "state", {{"run", "{not json"}, {"deployment", R"({"granted": 3})"}});
   auto state = JobState::Open(dir / "state");
   ASSERT_TRUE(state.ok()) << state.status().message();
   EXPECT_EQ((*state)->run().status().code(), StatusCode::kCorruption);
