@@ -229,6 +229,12 @@ void TaskHost::KeepUntold(const EnvelopeFill& fill) {
   auto e = envelope->initRoot<proto::Envelope>();
   fill(e);
   if (!e.isResult()) return;
+  // job_'s own end: a session that ended before (its port now empty) sends nothing that counts.
+  const auto r = e.asReader().getResult();
+  if (std::string_view(r.getJob().cStr()) != job_->job() || r.getTask() != job_->task() ||
+      r.getIncarnation() != job_->incarnation()) {
+    return;
+  }
   untold_ = UntoldEnd{job_->job(),
                       job_->task(),
                       job_->incarnation(),
