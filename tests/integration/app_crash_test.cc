@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cluster_fixture.h"
+#include "support/processes.h"
 
 namespace aiac::testing {
 namespace {
@@ -170,9 +171,11 @@ TEST_F(AppCrashTest, AnAppCrashIsStillReportedAfterTheSpawnerIsResumed) {
 // runs here", and the spawner counted a daemon lost and no crash.)
 TEST_F(AppCrashTest, AnAppCrashWhileTheSpawnerIsAwayIsToldToTheOneThatResumes) {
   const std::string sn = Platform(5);
-  const std::string job = FaultyJob(
-      "crash_how = \"segv\"\ncrash_at = 15\ncrash_once = \"" + (dir_ / "crashed") + "\"\n",
-      "orphan_seconds = 120\n", "inner = \"cg\"\nn = 300000\nbandwidth = 12\nseed = 5\n");
+  // (The faulty plugin here never crashes by itself: task 1's app process gets SIGSEGV once
+  // the spawner is gone, whatever iteration the task is at.)
+  const std::string job =
+      FaultyJob("crash_how = \"segv\"\ncrash_at = 1000000000\n", "orphan_seconds = 120\n",
+                "inner = \"cg\"\nn = 300000\nbandwidth = 12\nseed = 5\n");
   auto spawner = Start("aiac-spawner",
                        {"run", "--config", dir_ / "key.toml", "--supernode", sn, job, "--json",
                         dir_ / "first.json", "--quiet", "--state", dir_ / "state"},
@@ -186,11 +189,18 @@ TEST_F(AppCrashTest, AnAppCrashWhileTheSpawnerIsAwayIsToldToTheOneThatResumes) {
       [&] {
         for (int i = 1; i <= 5 && crashed.empty(); ++i) {
           const std::string d = "d" + std::to_string(i);
-          if (LogHas(d, "ended while its spawner was away")) crashed = d;
+          if (LogHas(d, "running task 1 of") && LogHas(d, "waiting for its spawner")) crashed = d;
         }
         return !crashed.empty();
       },
       std::chrono::seconds(120)));
+  const auto apps = ProcessesMatching("aiac-app-child",
+                                      "--parent " + std::to_string(procs_.at(crashed).pid()) + " ");
+  ASSERT_EQ(apps.size(), 1u) << Log(crashed);
+  ::kill(apps[0], SIGSEGV);
+  ASSERT_TRUE(WaitUntil([&] { return LogHas(crashed, "ended while its spawner was away"); },
+                        std::chrono::seconds(120)))
+      << Log(crashed);
   EXPECT_TRUE(LogHas(crashed, "app crashed after iteration")) << Log(crashed);
   ASSERT_EQ(RunSpawner({"resume", dir_ / "state", "--json", dir_ / "s.json", "--quiet"}, "resumed",
                        std::chrono::seconds(240)),
@@ -204,8 +214,7 @@ TEST_F(AppCrashTest, AnAppCrashWhileTheSpawnerIsAwayIsToldToTheOneThatResumes) {
   EXPECT_EQ(summary["app_crashes"][0]["daemon"], crashed);
   EXPECT_EQ(summary["app_crashes"][0]["cause"], "SIGSEGV");
   EXPECT_EQ(summary["failures"], 0) << Log("resumed");
-  ASSERT_EQ(summary["replacements"].size(), 1u);
-  EXPECT_GT(summary["replacements"][0]["restored_iteration"].get<uint64_t>(), 0u);
+  EXPECT_EQ(summary["replacements"].size(), 1u);
   ExpectEveryDaemonUpAndFree(sn, 5);
 }
 
