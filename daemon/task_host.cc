@@ -263,14 +263,7 @@ bool TaskHost::TellUntold(const net::ConnectionPtr& conn, const std::string& job
       "incarnation {} (was {}): told how it ended",
       job, task, epoch, u.epoch);
   auto result = u.envelope->getRoot<proto::Envelope>().asReader().getResult();
-  conn->SendEnvelope([&](proto::Envelope::Builder e) {
-    auto r = e.initTaskReady();
-    r.setJob(job);
-    r.setTask(task);
-    r.setAdopted(true);
-    r.setStarted(true);
-    r.setRestoredMoves(u.moves);
-  });
+  SendAdoptionAnswer(*conn, job, task, "", /*started=*/true, u.moves);
   conn->SendEnvelope([&](proto::Envelope::Builder e) { e.setResult(result); });
   untold_.reset();
   return true;
@@ -280,17 +273,23 @@ void TaskHost::AnswerAdoption(const net::ConnectionPtr& conn, const std::string&
                               const std::string& refused) {
   if (!refused.empty()) log_->warn("adoption by {} refused: {}", conn->Describe(), refused);
   const bool adopted = refused.empty();
-  conn->SendEnvelope([&](proto::Envelope::Builder e) {
+  SendAdoptionAnswer(*conn, job, task, refused, adopted && job_->started(),
+                     adopted ? job_->moves_applied() : 0);
+  if (adopted) job_->Adopted();
+}
+
+void TaskHost::SendAdoptionAnswer(net::Connection& conn, const std::string& job, uint32_t task,
+                                  const std::string& refused, bool started, uint64_t moves) {
+  conn.SendEnvelope([&](proto::Envelope::Builder e) {
     auto r = e.initTaskReady();
     r.setJob(job);
     r.setTask(task);
     r.setError(refused);
-    r.setAdopted(adopted);
-    r.setStarted(adopted && job_->started());
+    r.setAdopted(refused.empty());
+    r.setStarted(started);
     // (adopted: its item move sequence as its replies said it, for the spawner's replays)
-    if (adopted) r.setRestoredMoves(job_->moves_applied());
+    if (refused.empty()) r.setRestoredMoves(moves);
   });
-  if (adopted) job_->Adopted();
 }
 
 std::string TaskHost::Adopt(const net::ConnectionPtr& conn, const std::string& job, uint32_t task,

@@ -142,6 +142,10 @@ class TaskHost {
   // The TaskReady that answers an AdoptTask: `refused` empty when the task was adopted.
   void AnswerAdoption(const net::ConnectionPtr& conn, const std::string& job, uint32_t task,
                       const std::string& refused);
+  // The TaskReady itself: adopted when `refused` is empty, with whether the task was started and
+  // its item move sequence.
+  static void SendAdoptionAnswer(net::Connection& conn, const std::string& job, uint32_t task,
+                                 const std::string& refused, bool started, uint64_t moves);
   // What job_'s session sends to its spawner while none is connected: its end (a Result) is
   // kept for a spawner that adopts the task (untold_); anything else is dropped.
   void KeepUntold(const EnvelopeFill& fill);

@@ -38,6 +38,18 @@ class AppCrashTest : public ClusterFixture {
                        dir_ / json, "--quiet"},
                       "spawner", std::chrono::seconds(240));
   }
+  // The job run in the background, its state kept in dir_/state (spawner.log, first.json).
+  spawner::ChildProcess StartWithState(const std::string& sn, const std::string& job) {
+    return Start("aiac-spawner",
+                 {"run", "--config", dir_ / "key.toml", "--supernode", sn, job, "--json",
+                  dir_ / "first.json", "--quiet", "--state", dir_ / "state"},
+                 dir_ / "spawner.log");
+  }
+  // `resume` of that state (resumed.log, s.json); its exit code.
+  int Resume() {
+    return RunSpawner({"resume", dir_ / "state", "--json", dir_ / "s.json", "--quiet"}, "resumed",
+                      std::chrono::seconds(240));
+  }
   // Every daemon process still runs, and the super-node lists them all as free.
   void ExpectEveryDaemonUpAndFree(const std::string& sn, int daemons) {
     for (int i = 1; i <= daemons; ++i) {
@@ -140,10 +152,7 @@ TEST_F(AppCrashTest, AnAppCrashIsStillReportedAfterTheSpawnerIsResumed) {
   const std::string job =
       FaultyJob("crash_how = \"segv\"\ncrash_at = 5\ncrash_once = \"" + (dir_ / "crashed") + "\"\n",
                 "orphan_seconds = 120\n", "inner = \"cg\"\nn = 300000\nbandwidth = 12\nseed = 5\n");
-  auto spawner = Start("aiac-spawner",
-                       {"run", "--config", dir_ / "key.toml", "--supernode", sn, job, "--json",
-                        dir_ / "first.json", "--quiet", "--state", dir_ / "state"},
-                       dir_ / "spawner.log");
+  auto spawner = StartWithState(sn, job);
   ASSERT_TRUE(
       WaitUntil([&] { return LogHas("spawner", "resumes on daemon"); }, std::chrono::seconds(120)))
       << Log("spawner");
@@ -151,10 +160,7 @@ TEST_F(AppCrashTest, AnAppCrashIsStillReportedAfterTheSpawnerIsResumed) {
   ASSERT_FALSE(LogHas("spawner", "gathering")) << "too fast to be killed while it iterates";
   spawner.Signal(SIGKILL);
   spawner.WaitFor(std::chrono::seconds(10));
-  ASSERT_EQ(RunSpawner({"resume", dir_ / "state", "--json", dir_ / "s.json", "--quiet"}, "resumed",
-                       std::chrono::seconds(240)),
-            0)
-      << Log("resumed");
+  ASSERT_EQ(Resume(), 0) << Log("resumed");
   auto summary = Json("s.json");
   EXPECT_EQ(summary["status"], "converged");
   EXPECT_EQ(summary["spawner_restarts"], 1);
@@ -176,10 +182,7 @@ TEST_F(AppCrashTest, AnAppCrashWhileTheSpawnerIsAwayIsToldToTheOneThatResumes) {
   const std::string job =
       FaultyJob("crash_how = \"segv\"\ncrash_at = 1000000000\n", "orphan_seconds = 120\n",
                 "inner = \"cg\"\nn = 300000\nbandwidth = 12\nseed = 5\n");
-  auto spawner = Start("aiac-spawner",
-                       {"run", "--config", dir_ / "key.toml", "--supernode", sn, job, "--json",
-                        dir_ / "first.json", "--quiet", "--state", dir_ / "state"},
-                       dir_ / "spawner.log");
+  auto spawner = StartWithState(sn, job);
   ASSERT_TRUE(WaitUntil([&] { return LogHas("spawner", "starting"); }, std::chrono::seconds(120)))
       << Log("spawner");
   spawner.Signal(SIGKILL);
@@ -202,10 +205,7 @@ TEST_F(AppCrashTest, AnAppCrashWhileTheSpawnerIsAwayIsToldToTheOneThatResumes) {
                         std::chrono::seconds(120)))
       << Log(crashed);
   EXPECT_TRUE(LogHas(crashed, "app crashed after iteration")) << Log(crashed);
-  ASSERT_EQ(RunSpawner({"resume", dir_ / "state", "--json", dir_ / "s.json", "--quiet"}, "resumed",
-                       std::chrono::seconds(240)),
-            0)
-      << Log("resumed");
+  ASSERT_EQ(Resume(), 0) << Log("resumed");
   EXPECT_TRUE(LogHas(crashed, "told how it ended")) << Log(crashed);
   auto summary = Json("s.json");
   EXPECT_EQ(summary["status"], "converged");
