@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# A task daemon SIGKILLed under a synchronous run (docs/fault-tolerance.md, "Synchronous runs"):
-# the CG job of examples/cg-faults.toml with --sync on a local cluster; once its tasks iterate,
-# the daemon of one of them is killed. Its neighbours send their logged values again to the
-# spare that takes the task over from its newest checkpoint, and the run converges to the same
-# answer. Prints the summary line and the replacement.
+# A task daemon SIGKILLed under a synchronous run (docs/fault-tolerance.md, "Synchronous runs"): the
+# CG job of examples/cg-faults.toml with --sync on a local cluster (live balancing off: with it the
+# job may end before the kill); once its tasks iterate, the daemon of one of them is killed. Its
+# neighbours send their logged values again to the spare that takes the task over from its newest
+# checkpoint, and the run converges to the same answer. Prints the summary line and the replacement.
 # Run from the source tree (or with AIAC_BIN naming the folder of the binaries); everything it
 # makes goes to a temporary folder, and every process it starts is stopped when it ends.
 set -euo pipefail
@@ -20,7 +20,8 @@ trap cleanup EXIT
 cd "$work"
 cp "$job" faults.toml
 
-"$bin/aiac-spawner" run --local 6 faults.toml --sync --json run.json --log-level warn >run.log 2>&1 &
+"$bin/aiac-spawner" run --local 6 faults.toml --sync --balance off --json run.json \
+  --log-level warn >run.log 2>&1 &
 spawner=$!
 
 # The daemons of this run that run a task: those with an app process (aiac-app-child).
