@@ -73,6 +73,10 @@ awaitable<void> DaemonLinks::WatchDaemon(size_t index, uint64_t incarnation) {
   }
   net::RetryPolicy retry;
   retry.attempts = 5;
+  // A daemon that does not answer within failure_timeout_ms is lost, as a silent one is: one
+  // that is stopped (its host accepts the connection, it never answers) would otherwise hold
+  // its task, and its neighbours, for five handshake timeouts.
+  retry.give_up_after = std::max(c_.options.failure_timeout, c_.options.net.handshake_timeout);
   auto conn = co_await net::Dial(*at, c_.options.net, proto::Role::SPAWNER, c_.spawner_id,
                                  proto::Role::DAEMON, retry);
   if (!supervisor_->Current(index, incarnation)) co_return;

@@ -420,12 +420,19 @@ awaitable<Result<ConnectionPtr>> Dial(Endpoint to, NetOptions options, proto::Ro
   auto executor = co_await asio::this_coro::executor;
   tcp::resolver resolver(executor);
   auto backoff = retry.initial_backoff;
+  const auto first = std::chrono::steady_clock::now();
+  const auto bounded = [&] {
+    return retry.give_up_after.count() > 0 &&
+           std::chrono::steady_clock::now() - first >= retry.give_up_after;
+  };
   Status last = Unavailable("no attempt made");
   for (int attempt = 1; retry.attempts == 0 || attempt <= retry.attempts; ++attempt) {
     if (attempt > 1) {
+      if (bounded()) break;
       asio::steady_timer wait(executor, backoff);
       co_await wait.async_wait(use_nothrow);
       backoff = std::min(backoff * 2, retry.max_backoff);
+      if (bounded()) break;
     }
     auto [rec, results] =
         co_await resolver.async_resolve(to.host, std::to_string(to.port), use_nothrow);

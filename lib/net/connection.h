@@ -221,6 +221,10 @@ struct RetryPolicy {
   // First and largest wait between attempts (doubling). Default: 100 ms, 2000 ms.
   std::chrono::milliseconds initial_backoff{100};
   std::chrono::milliseconds max_backoff{2000};
+  // No attempt starts once this long has passed since the first; 0 = no bound. A peer whose
+  // host accepts connections but whose process does not run (stopped, swapped out) times each
+  // attempt out: without a bound, `attempts` handshake timeouts pass before Dial gives up.
+  std::chrono::milliseconds give_up_after{0};
 };
 
 // Connects to `to` and runs the handshake as `role`/`id`, refusing a peer that is not `expect`;

@@ -111,6 +111,50 @@ TEST_F(ResumeRun, ASpawnerKilledWhileTheTasksRunIsResumedWithTheSameAnswer) {
   EXPECT_TRUE(LogHas("again", "ended already: job rs (cg, async): converged")) << Log("again");
 }
 
+// A task daemon stopped (SIGSTOP) while its spawner is away: its host still accepts connections,
+// and it answers none. The resumed spawner takes it for lost once its failure timeout has passed
+// (it went on dialing it for five handshake timeouts, 26 s, while the job waited) and
+// replaces its task from a checkpoint. Let run again meanwhile, the stopped daemon's task, an
+// older incarnation, changes nothing in the answer.
+TEST_F(ResumeRun, ADaemonStoppedWhileItsSpawnerIsAwayIsReplacedOnResume) {
+  SetUpPlatform(6, "orphan_seconds = 120\n", kRows, {"--metrics", "127.0.0.1:0"});
+  auto spawner = StartRun();
+  ASSERT_TRUE(
+      WaitUntil([&] { return MaxCheckpoints(Log("spawner")) >= 8; }, std::chrono::seconds(120)))
+      << Log("spawner");
+  spawner.Signal(SIGKILL);
+  spawner.WaitFor(std::chrono::seconds(10));
+  ASSERT_TRUE(WaitUntil([&] { return DaemonsSaying("waiting for its spawner to resume") == 4; },
+                        std::chrono::seconds(60)));
+  const std::string victim = FirstDaemonSaying("waiting for its spawner");
+  procs_.at(victim).Signal(SIGSTOP);
+  auto resumed = Start("aiac-spawner", {"resume", dir_ / "state", "--json", dir_ / "s.json"},
+                       dir_ / "resumed.log");
+  ASSERT_TRUE(
+      WaitUntil([&] { return LogHas("resumed", "resumes on daemon"); }, std::chrono::seconds(120)))
+      << Log("resumed");
+  procs_.at(victim).Signal(SIGCONT);
+  ASSERT_EQ(resumed.WaitFor(std::chrono::seconds(240)).value_or(-1), 0) << Log("resumed");
+  EXPECT_TRUE(LogHas("resumed", "daemon " + victim + " (task")) << Log("resumed");
+  EXPECT_TRUE(LogHas("resumed", "unreachable: handshake with")) << Log("resumed");
+  // It was dialed once: running again, the stopped daemon finds one connection in its backlog,
+  // closed by the spawner during the handshake (five before).
+  const std::string metrics = MetricsAddress(victim);
+  const std::string failed_handshakes = "aiac_handshake_failures_total{reason=\"tls\"}";
+  auto failed = [&] { return MetricValue(HttpGet(metrics, "/metrics").body, failed_handshakes); };
+  ASSERT_TRUE(WaitUntil([&] { return failed() >= 1; }, std::chrono::seconds(60))) << Log(victim);
+  EXPECT_EQ(failed(), 1) << Log(victim);
+  auto j = Json("s.json");
+  EXPECT_EQ(j["status"], "converged");
+  EXPECT_EQ(j["failures"], 1) << Log("resumed");
+  ASSERT_EQ(j["replacements"].size(), 1u);
+  EXPECT_EQ(j["replacements"][0]["failed"], victim);
+  EXPECT_GT(j["replacements"][0]["restored_iteration"].get<uint64_t>(), 0u)
+      << "restarted from scratch";
+  EXPECT_EQ(Count(Log("resumed"), "adopted on daemon"), 3u) << Log("resumed");
+  EXPECT_LT(DistanceToTheDirectSolution(j["output"].get<std::string>(), {kRows, 12, 5}), 1e-8);
+}
+
 TEST_F(ResumeRun, ASpawnerKilledWhileItAssignsIsResumed) {
   SetUpPlatform(8);
   auto spawner = StartRun();

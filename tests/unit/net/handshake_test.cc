@@ -1,8 +1,10 @@
 // Handshake and framing over real loopback sockets, both ends in this process.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <optional>
 #include <tuple>
+#include <vector>
 
 #include "net/connection.h"
 #include "support/loopback.h"
@@ -122,6 +124,51 @@ TEST(HandshakeTest, SilentPeerTimesOut) {
   RunUntil(io, [&] { return result.has_value(); });
   ASSERT_TRUE(result);
   EXPECT_EQ(result->code(), StatusCode::kTimeout) << result->ToString();
+}
+
+// A peer whose host accepts connections but whose process never answers (stopped): Dial times
+// each attempt out and tries again, and with give_up_after starts no attempt past that bound.
+TEST(HandshakeTest, DialStartsNoAttemptPastItsBound) {
+  asio::io_context io;
+  tcp::acceptor acceptor(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+  std::vector<tcp::socket> accepted;
+  std::function<void()> accept = [&] {
+    acceptor.async_accept([&](error_code ec, tcp::socket s) {
+      if (ec) return;
+      accepted.push_back(std::move(s));
+      accept();
+    });
+  };
+  accept();
+  NetOptions options = WithKey("k");
+  options.handshake_timeout = std::chrono::milliseconds(100);
+  const Endpoint at{"127.0.0.1", acceptor.local_endpoint().port()};
+  auto dial = [&](RetryPolicy retry) {
+    std::optional<Status> result;
+    asio::co_spawn(
+        io,
+        [&]() -> awaitable<void> {
+          auto c =
+              co_await Dial(at, options, proto::Role::SPAWNER, "s", proto::Role::DAEMON, retry);
+          result = c.status();
+        },
+        asio::detached);
+    RunUntil(io, [&] { return result.has_value(); });
+    return result;
+  };
+  RetryPolicy retry;
+  retry.attempts = 3;
+  retry.initial_backoff = std::chrono::milliseconds(10);
+  auto unbounded = dial(retry);
+  ASSERT_TRUE(unbounded);
+  EXPECT_EQ(unbounded->code(), StatusCode::kTimeout) << unbounded->ToString();
+  EXPECT_EQ(accepted.size(), 3u);
+  accepted.clear();
+  retry.give_up_after = std::chrono::milliseconds(100);  // one handshake timeout
+  auto bounded = dial(retry);
+  ASSERT_TRUE(bounded);
+  EXPECT_EQ(bounded->code(), StatusCode::kTimeout) << bounded->ToString();
+  EXPECT_EQ(accepted.size(), 1u);
 }
 
 TEST(HandshakeTest, OversizedFrameClosesOnlyThatConnection) {
