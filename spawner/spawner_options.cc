@@ -30,7 +30,8 @@ void DeclareSpawnerOptions(OptionSet& set, SpawnerOptions& o) {
   set.Integer("spares", o.spares, 0, 100000,
               "extra daemons reserved for replacements (with `--local N`: at least N - tasks)");
   set.Duration("failure_timeout_ms", o.failure_timeout,
-               "a task daemon silent this long is declared dead and replaced");
+               "a task daemon silent this long, or that does not answer a connection this long, "
+               "is declared dead and replaced");
   set.Duration("setup_timeout_ms", o.setup_timeout,
                "a task daemon not ready this long after its assignment (setting up or restoring "
                "its task) is declared dead and replaced");
