@@ -96,6 +96,7 @@ awaitable<RunSummary> JobRunner::Run(std::vector<Endpoint> supernodes) {
   }
   if (!acquired.ok()) {
     supernodes_->Stop();
+    not_taken_over_ = resumed;
     co_return Summarize(FailureStatus(), acquired.message());
   }
   Status outcome;
@@ -212,6 +213,13 @@ void JobRunner::SaveState() {
 
 void JobRunner::SaveEnd() {
   if (!state_ || state_broken_) return;
+  if (not_taken_over_) {
+    log_->warn(
+        "job {}: not taken over; its tasks run on where they are (for its orphan_seconds), "
+        "and `aiac-spawner resume {}` may try again",
+        summary_.job_id, state_->dir());
+    return;
+  }
   if (Status s = state_->Put(StoredEnd{RunStatusName(summary_.status), ToText(summary_)});
       !s.ok()) {
     log_->warn("job {}: its end could not be stored in {}: {}", summary_.job_id, state_->dir(),
@@ -487,7 +495,15 @@ awaitable<Status> JobRunner::Deploy() {
 // ---- Resumed.
 
 awaitable<Status> JobRunner::AcquireResumed() {
-  if (Status linked = co_await supernodes_->WaitConnected(10); !linked.ok()) co_return linked;
+  // The tasks' daemons are dialed at their stored addresses: a super-node is needed for spares
+  // only. Without one the resume goes on (its link is kept trying, and a spare is asked of it
+  // once it answers), so that a job whose super-node went down with its spawner is taken over
+  // where it runs; only a key that every super-node refuses stops it.
+  if (Status linked = co_await supernodes_->WaitConnected(1); !linked.ok()) {
+    if (linked.code() == StatusCode::kUnauthenticated) co_return linked;
+    log_->warn("job {}: {}; taking the tasks over without a super-node", summary_.job_id,
+               linked.message());
+  }
   const StoredDeployment& s = *resumed_deployment_;
   first_grant_.assign(s.granted.begin(), s.granted.begin() + static_cast<ptrdiff_t>(s.initial));
   summary_.daemons = static_cast<uint32_t>(s.granted.size());

@@ -202,6 +202,9 @@ class JobRunner {
   std::unique_ptr<JobState> state_;
   StoredRun stored_run_;
   bool state_broken_ = false;
+  // A resume that failed before it reached the tasks' daemons: they run on without a spawner,
+  // and the job's end is not stored, so that another `resume` may take it over.
+  bool not_taken_over_ = false;
   size_t initial_daemons_ = 0;  // granted at the start (the rest: replacements)
   // Resumed: what the lost spawner had stored.
   std::optional<StoredDeployment> resumed_deployment_;

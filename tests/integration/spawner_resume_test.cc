@@ -155,6 +155,57 @@ TEST_F(ResumeRun, ADaemonStoppedWhileItsSpawnerIsAwayIsReplacedOnResume) {
   EXPECT_LT(DistanceToTheDirectSolution(j["output"].get<std::string>(), {kRows, 12, 5}), 1e-8);
 }
 
+// The super-node went down with the spawner (the same host rebooted, say): the resumed spawner
+// dials the tasks' daemons at their stored addresses and takes the job over without it (until
+// 2026-12-06 it gave up after 14 s and stored the job as failed, its tasks still running).
+TEST_F(ResumeRun, ASpawnerResumedWhileItsSuperNodeIsDownTakesTheTasksOver) {
+  SetUpPlatform(5);
+  auto spawner = StartRun();
+  ASSERT_TRUE(
+      WaitUntil([&] { return MaxCheckpoints(Log("spawner")) >= 8; }, std::chrono::seconds(120)))
+      << Log("spawner");
+  spawner.Signal(SIGKILL);
+  spawner.WaitFor(std::chrono::seconds(10));
+  ASSERT_TRUE(WaitUntil([&] { return DaemonsSaying("waiting for its spawner to resume") == 4; },
+                        std::chrono::seconds(60)));
+  procs_.at("sn1").Signal(SIGKILL);
+  procs_.at("sn1").WaitFor(std::chrono::seconds(10));
+  ASSERT_EQ(Resume(), 0) << Log("resumed");
+  EXPECT_TRUE(LogHas("resumed", "taking the tasks over without a super-node")) << Log("resumed");
+  auto j = Json("s.json");
+  EXPECT_EQ(j["status"], "converged");
+  EXPECT_EQ(j["failures"], 0) << Log("resumed");
+  EXPECT_EQ(Count(Log("resumed"), "adopted on daemon"), 4u) << Log("resumed");
+  EXPECT_LT(DistanceToTheDirectSolution(j["output"].get<std::string>(), {kRows, 12, 5}), 1e-8);
+}
+
+// A resume that fails before it reaches the tasks' daemons (here every super-node refuses the
+// key its configuration now names) does not end the job: its tasks run on, and a resume with
+// the configuration put right takes them over.
+TEST_F(ResumeRun, AResumeThatCouldNotTakeTheJobOverLeavesItToTheNext) {
+  SetUpPlatform(5);
+  auto spawner = StartRun();
+  ASSERT_TRUE(
+      WaitUntil([&] { return MaxCheckpoints(Log("spawner")) >= 8; }, std::chrono::seconds(120)))
+      << Log("spawner");
+  spawner.Signal(SIGKILL);
+  spawner.WaitFor(std::chrono::seconds(10));
+  const std::string key = ReadFile(dir_ / "key.toml");
+  WriteFile(dir_ / "key.toml", "cluster_key = \"not-the-cluster-key-0123456789\"\n");
+  EXPECT_NE(RunSpawner({"resume", dir_ / "state"}, "refused", std::chrono::seconds(120)), 0)
+      << Log("refused");
+  EXPECT_TRUE(LogHas("refused", "not taken over; its tasks run on where they are"))
+      << Log("refused");
+  WriteFile(dir_ / "key.toml", key);
+  ASSERT_EQ(Resume(), 0) << Log("resumed");
+  auto j = Json("s.json");
+  EXPECT_EQ(j["status"], "converged");
+  EXPECT_EQ(j["spawner_restarts"], 2);
+  EXPECT_EQ(j["failures"], 0) << Log("resumed");
+  EXPECT_EQ(Count(Log("resumed"), "adopted on daemon"), 4u) << Log("resumed");
+  EXPECT_LT(DistanceToTheDirectSolution(j["output"].get<std::string>(), {kRows, 12, 5}), 1e-8);
+}
+
 TEST_F(ResumeRun, ASpawnerKilledWhileItAssignsIsResumed) {
   SetUpPlatform(8);
   auto spawner = StartRun();
