@@ -17,7 +17,7 @@ TEST_F(CheckpointTest, BackupsKeepCheckpointsDuringARunAndDropThemAfter) {
   // n = 30000 on 3 tasks: states of about 80 KB, kept in the stores' slot files.
   WriteJob("cg.toml",
            "name = \"ck\"\napp = \"cg\"\ntasks = 3\ntimeout_s = 120\nbackups = 2\n"
-           "checkpoint_every = 3\ncheckpoint_seconds = 0\n"
+           "checkpoint_every = 1\ncheckpoint_seconds = 0\n"
            "[params]\nn = 30000\nbandwidth = 8\nseed = 3\ntolerance = 1e-10\n");
   ASSERT_EQ(RunSpawner({"run", "--config", dir_ / "key.toml", "--supernode", sn, dir_ / "cg.toml",
                         "--json", dir_ / "ck.json"}),
@@ -26,7 +26,10 @@ TEST_F(CheckpointTest, BackupsKeepCheckpointsDuringARunAndDropThemAfter) {
   auto j = Json("ck.json");
   EXPECT_EQ(j["status"], "converged");
   EXPECT_LT(j["residual"].get<double>(), 1e-8);
-  // Every task wrote at least one checkpoint (every 3 iterations) to each of its 2 backups.
+  // Every task wrote a checkpoint at each of its iterations (3 at least) to each of its 2
+  // backups, and at least one per task and backup was acknowledged before the end. (With one
+  // every 3 iterations, a task that ran 3 took its only one as the run ended, and its second
+  // acknowledgement could come after the summary: 5 written, once in a full suite.)
   const auto min_iterations = j["iterations"]["min"].get<uint64_t>();
   ASSERT_GE(min_iterations, 3u);
   EXPECT_GE(j["checkpoints"]["written"].get<uint64_t>(), 3u * 2u);
