@@ -74,37 +74,49 @@ class ResumeRun : public SpawnerResumeTest {
     }
     return "";
   }
+  // Runs the job and SIGKILLs its spawner once every task has checkpoints on both of its
+  // backups; returns when the four tasks' daemons wait for a spawner to resume.
+  void KillTheSpawnerWhileTheTasksRun() {
+    auto spawner = StartRun();
+    ASSERT_TRUE(
+        WaitUntil([&] { return MaxCheckpoints(Log("spawner")) >= 8; }, std::chrono::seconds(120)))
+        << Log("spawner");
+    ASSERT_TRUE(LogHas("spawner", "starting")) << Log("spawner");
+    spawner.Signal(SIGKILL);
+    spawner.WaitFor(std::chrono::seconds(10));
+    ASSERT_TRUE(WaitUntil([&] { return DaemonsSaying("waiting for its spawner to resume") == 4; },
+                          std::chrono::seconds(60)));
+  }
+  // The resumed run's summary, checked: converged to the direct solution, with `adopted` tasks
+  // adopted where they ran and `lost` daemons replaced from a checkpoint (`victim` the first).
+  nlohmann::json ResumedRight(size_t adopted, int lost, const std::string& victim = "") {
+    auto j = Json("s.json");
+    EXPECT_EQ(j["status"], "converged");
+    EXPECT_EQ(j["failures"], lost) << Log("resumed");
+    EXPECT_EQ(Count(Log("resumed"), "adopted on daemon"), adopted) << Log("resumed");
+    EXPECT_EQ(j["replacements"].size(), static_cast<size_t>(lost)) << Log("resumed");
+    if (!victim.empty() && !j["replacements"].empty()) {
+      EXPECT_EQ(j["replacements"][0]["failed"], victim);
+      EXPECT_GT(j["replacements"][0]["restored_iteration"].get<uint64_t>(), 0u)
+          << "restarted from scratch";
+    }
+    EXPECT_LT(DistanceToTheDirectSolution(j["output"].get<std::string>(), {kRows, 12, 5}), 1e-8);
+    return j;
+  }
   std::string sn_;
   int daemons_ = 0;
 };
 
 TEST_F(ResumeRun, ASpawnerKilledWhileTheTasksRunIsResumedWithTheSameAnswer) {
   SetUpPlatform(6);
-  auto spawner = StartRun();
-  // Once every task has checkpoints on both of its backups.
-  ASSERT_TRUE(
-      WaitUntil([&] { return MaxCheckpoints(Log("spawner")) >= 8; }, std::chrono::seconds(120)))
-      << Log("spawner");
-  ASSERT_TRUE(LogHas("spawner", "starting")) << Log("spawner");
-  spawner.Signal(SIGKILL);
-  spawner.WaitFor(std::chrono::seconds(10));
+  ASSERT_NO_FATAL_FAILURE(KillTheSpawnerWhileTheTasksRun());
   // The tasks go on without it; one task daemon is killed while it is away.
-  ASSERT_TRUE(WaitUntil([&] { return DaemonsSaying("waiting for its spawner to resume") == 4; },
-                        std::chrono::seconds(60)));
   const std::string victim = FirstDaemonSaying("waiting for its spawner");
   procs_.at(victim).Signal(SIGKILL);
   ASSERT_EQ(Resume(), 0) << Log("resumed");
-  auto j = Json("s.json");
-  EXPECT_EQ(j["status"], "converged");
-  EXPECT_EQ(j["spawner_restarts"], 1);
-  EXPECT_EQ(j["failures"], 1) << Log("resumed");
-  ASSERT_EQ(j["replacements"].size(), 1u);
-  EXPECT_EQ(j["replacements"][0]["failed"], victim);
-  EXPECT_GT(j["replacements"][0]["restored_iteration"].get<uint64_t>(), 0u)
-      << "restarted from scratch";
   // The three others were adopted where they ran, none restarted.
-  EXPECT_EQ(Count(Log("resumed"), "adopted on daemon"), 3u) << Log("resumed");
-  EXPECT_LT(DistanceToTheDirectSolution(j["output"].get<std::string>(), {kRows, 12, 5}), 1e-8);
+  auto j = ResumedRight(3, 1, victim);
+  EXPECT_EQ(j["spawner_restarts"], 1);
   // Its end is kept: a second resume says so and does nothing.
   auto again = Start("aiac-spawner", {"resume", dir_ / "state"}, dir_ / "again.log");
   ASSERT_EQ(again.WaitFor(std::chrono::seconds(60)).value_or(-1), 0) << Log("again");
@@ -118,14 +130,7 @@ TEST_F(ResumeRun, ASpawnerKilledWhileTheTasksRunIsResumedWithTheSameAnswer) {
 // older incarnation, changes nothing in the answer.
 TEST_F(ResumeRun, ADaemonStoppedWhileItsSpawnerIsAwayIsReplacedOnResume) {
   SetUpPlatform(6, "orphan_seconds = 120\n", kRows, {"--metrics", "127.0.0.1:0"});
-  auto spawner = StartRun();
-  ASSERT_TRUE(
-      WaitUntil([&] { return MaxCheckpoints(Log("spawner")) >= 8; }, std::chrono::seconds(120)))
-      << Log("spawner");
-  spawner.Signal(SIGKILL);
-  spawner.WaitFor(std::chrono::seconds(10));
-  ASSERT_TRUE(WaitUntil([&] { return DaemonsSaying("waiting for its spawner to resume") == 4; },
-                        std::chrono::seconds(60)));
+  ASSERT_NO_FATAL_FAILURE(KillTheSpawnerWhileTheTasksRun());
   const std::string victim = FirstDaemonSaying("waiting for its spawner");
   procs_.at(victim).Signal(SIGSTOP);
   auto resumed = Start("aiac-spawner", {"resume", dir_ / "state", "--json", dir_ / "s.json"},
@@ -144,15 +149,7 @@ TEST_F(ResumeRun, ADaemonStoppedWhileItsSpawnerIsAwayIsReplacedOnResume) {
   auto failed = [&] { return MetricValue(HttpGet(metrics, "/metrics").body, failed_handshakes); };
   ASSERT_TRUE(WaitUntil([&] { return failed() >= 1; }, std::chrono::seconds(60))) << Log(victim);
   EXPECT_EQ(failed(), 1) << Log(victim);
-  auto j = Json("s.json");
-  EXPECT_EQ(j["status"], "converged");
-  EXPECT_EQ(j["failures"], 1) << Log("resumed");
-  ASSERT_EQ(j["replacements"].size(), 1u);
-  EXPECT_EQ(j["replacements"][0]["failed"], victim);
-  EXPECT_GT(j["replacements"][0]["restored_iteration"].get<uint64_t>(), 0u)
-      << "restarted from scratch";
-  EXPECT_EQ(Count(Log("resumed"), "adopted on daemon"), 3u) << Log("resumed");
-  EXPECT_LT(DistanceToTheDirectSolution(j["output"].get<std::string>(), {kRows, 12, 5}), 1e-8);
+  ResumedRight(3, 1, victim);
 }
 
 // The super-node went down with the spawner (the same host rebooted, say): the resumed spawner
@@ -160,23 +157,12 @@ TEST_F(ResumeRun, ADaemonStoppedWhileItsSpawnerIsAwayIsReplacedOnResume) {
 // 2026-12-06 it gave up after 14 s and stored the job as failed, its tasks still running).
 TEST_F(ResumeRun, ASpawnerResumedWhileItsSuperNodeIsDownTakesTheTasksOver) {
   SetUpPlatform(5);
-  auto spawner = StartRun();
-  ASSERT_TRUE(
-      WaitUntil([&] { return MaxCheckpoints(Log("spawner")) >= 8; }, std::chrono::seconds(120)))
-      << Log("spawner");
-  spawner.Signal(SIGKILL);
-  spawner.WaitFor(std::chrono::seconds(10));
-  ASSERT_TRUE(WaitUntil([&] { return DaemonsSaying("waiting for its spawner to resume") == 4; },
-                        std::chrono::seconds(60)));
+  ASSERT_NO_FATAL_FAILURE(KillTheSpawnerWhileTheTasksRun());
   procs_.at("sn1").Signal(SIGKILL);
   procs_.at("sn1").WaitFor(std::chrono::seconds(10));
   ASSERT_EQ(Resume(), 0) << Log("resumed");
   EXPECT_TRUE(LogHas("resumed", "taking the tasks over without a super-node")) << Log("resumed");
-  auto j = Json("s.json");
-  EXPECT_EQ(j["status"], "converged");
-  EXPECT_EQ(j["failures"], 0) << Log("resumed");
-  EXPECT_EQ(Count(Log("resumed"), "adopted on daemon"), 4u) << Log("resumed");
-  EXPECT_LT(DistanceToTheDirectSolution(j["output"].get<std::string>(), {kRows, 12, 5}), 1e-8);
+  ResumedRight(4, 0);
 }
 
 // A resume that fails before it reaches the tasks' daemons (here every super-node refuses the
@@ -184,12 +170,7 @@ TEST_F(ResumeRun, ASpawnerResumedWhileItsSuperNodeIsDownTakesTheTasksOver) {
 // the configuration put right takes them over.
 TEST_F(ResumeRun, AResumeThatCouldNotTakeTheJobOverLeavesItToTheNext) {
   SetUpPlatform(5);
-  auto spawner = StartRun();
-  ASSERT_TRUE(
-      WaitUntil([&] { return MaxCheckpoints(Log("spawner")) >= 8; }, std::chrono::seconds(120)))
-      << Log("spawner");
-  spawner.Signal(SIGKILL);
-  spawner.WaitFor(std::chrono::seconds(10));
+  ASSERT_NO_FATAL_FAILURE(KillTheSpawnerWhileTheTasksRun());
   const std::string key = ReadFile(dir_ / "key.toml");
   WriteFile(dir_ / "key.toml", "cluster_key = \"not-the-cluster-key-0123456789\"\n");
   EXPECT_NE(RunSpawner({"resume", dir_ / "state"}, "refused", std::chrono::seconds(120)), 0)
@@ -198,12 +179,7 @@ TEST_F(ResumeRun, AResumeThatCouldNotTakeTheJobOverLeavesItToTheNext) {
       << Log("refused");
   WriteFile(dir_ / "key.toml", key);
   ASSERT_EQ(Resume(), 0) << Log("resumed");
-  auto j = Json("s.json");
-  EXPECT_EQ(j["status"], "converged");
-  EXPECT_EQ(j["spawner_restarts"], 2);
-  EXPECT_EQ(j["failures"], 0) << Log("resumed");
-  EXPECT_EQ(Count(Log("resumed"), "adopted on daemon"), 4u) << Log("resumed");
-  EXPECT_LT(DistanceToTheDirectSolution(j["output"].get<std::string>(), {kRows, 12, 5}), 1e-8);
+  EXPECT_EQ(ResumedRight(4, 0)["spawner_restarts"], 2);
 }
 
 TEST_F(ResumeRun, ASpawnerKilledWhileItAssignsIsResumed) {
