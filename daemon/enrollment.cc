@@ -16,6 +16,7 @@ net::awaitable<Result<net::Certificate>> Enroll(std::vector<Endpoint> supernodes
   const net::NodeIdentity& self = *net.identity;
   net::RetryPolicy retry;
   retry.attempts = 3;
+  retry.give_up_after = net.handshake_timeout;  // a stopped super-node: one timeout, not three
   Status last = Unavailable("no super-node given");
   for (const Endpoint& at : supernodes) {
     auto conn = co_await net::Dial(at, net, proto::Role::DAEMON, id, proto::Role::SUPERNODE, retry);

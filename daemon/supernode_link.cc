@@ -95,6 +95,9 @@ net::awaitable<void> SupernodeLink::Run() {
   Status last_refusal;
   net::RetryPolicy retry;
   retry.attempts = 3;
+  // A stopped super-node (it accepts the connection, never answers) is left after one handshake
+  // timeout, not three: the daemon is unregistered, and ungrantable, meanwhile.
+  retry.give_up_after = net_.handshake_timeout;
   while (!stopping_) {
     co_await Pause(setbacks);
     if (stopping_) break;

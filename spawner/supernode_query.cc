@@ -27,6 +27,7 @@ Result<SupernodeAnswer> AskSupernode(const std::vector<Endpoint>& supernodes,
       [&]() -> net::awaitable<void> {
         net::RetryPolicy retry;
         retry.attempts = 2;
+        retry.give_up_after = net.handshake_timeout;  // a stopped one: one timeout, not two
         std::string errors;
         size_t refused = 0;
         for (const Endpoint& at : supernodes) {

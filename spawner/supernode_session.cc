@@ -68,6 +68,9 @@ awaitable<void> SupernodeSession::KeepLinked() {
   size_t next = 0;
   net::RetryPolicy retry;
   retry.attempts = 3;  // a few quick tries per super-node, then the next one
+  // A super-node that is stopped (its host accepts the connection, it never answers) is left
+  // after one handshake timeout, not three: the spawner's requests wait for the next one.
+  retry.give_up_after = net_.handshake_timeout;
   std::chrono::milliseconds pause(100);
   while (!stopping_) {
     const Endpoint target = supernodes_[next % supernodes_.size()];

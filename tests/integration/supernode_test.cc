@@ -2,6 +2,7 @@
 #include <csignal>
 
 #include "integration/cluster_fixture.h"
+#include "support/http_client.h"
 
 namespace aiac::testing {
 namespace {
@@ -158,6 +159,37 @@ TEST_F(SupernodeTest, ADaemonForgottenWhileItsLinkStaysOpenIsToldAtOnceAndRegist
     const std::string line = "daemon d1 registered";
     return log.find(line) != log.rfind(line);
   })) << Log("sn1");
+}
+
+// A super-node that is stopped before anyone links to it (SIGSTOP: its host accepts the
+// connection, it never answers) holds each daemon and spawner one handshake timeout, then they
+// go to the next one: each dialed it once, where they tried it three times over 15 s before.
+TEST_F(SupernodeTest, DaemonsAndSpawnersLeaveAStoppedSupernodeAfterOneHandshake) {
+  const std::string a = StartSupernode("sna", {"--metrics", "127.0.0.1:0"});
+  const std::string metrics = MetricsAddress("sna");
+  const std::string b = StartSupernode("snb");
+  procs_.at("sna").Signal(SIGSTOP);
+  for (auto d : {"d1", "d2"}) StartDaemon(d, {a, b});
+  const bool registered = WaitUntil(
+      [&] {
+        return LogHas("snb", "daemon d1 registered") && LogHas("snb", "daemon d2 registered");
+      },
+      std::chrono::seconds(60));
+  const int code = registered
+                       ? RunSpawner({"run", "--config", dir_ / "key.toml", "--supernode", a,
+                                     "--supernode", b, RingJob(2, 20), "--json", dir_ / "s.json"})
+                       : -1;
+  procs_.at("sna").Signal(SIGCONT);
+  ASSERT_TRUE(registered) << Log("d1") << Log("d2");
+  ASSERT_EQ(code, 0) << Log("spawner");
+  EXPECT_EQ(Json("s.json")["status"], "converged");
+  EXPECT_TRUE(LogHas("d1", "unreachable: handshake with")) << Log("d1");
+  // Running again, the super-node finds in its backlog the three connections closed during
+  // their handshakes: one from each daemon and one from the spawner (nine before).
+  const std::string failed_handshakes = "aiac_handshake_failures_total{reason=\"tls\"}";
+  auto failed = [&] { return MetricValue(HttpGet(metrics, "/metrics").body, failed_handshakes); };
+  ASSERT_TRUE(WaitUntil([&] { return failed() >= 3; }, std::chrono::seconds(60))) << Log("sna");
+  EXPECT_EQ(failed(), 3) << Log("sna");
 }
 
 TEST_F(SupernodeTest, PeersLendTheirDaemonsToASpawner) {
