@@ -220,7 +220,8 @@ void JobRunner::SaveEnd() {
         summary_.job_id, state_->dir());
     return;
   }
-  if (Status s = state_->Put(StoredEnd{RunStatusName(summary_.status), ToText(summary_)});
+  if (Status s = state_->Put(
+          StoredEnd{RunStatusName(summary_.status), ToText(summary_), ToJson(summary_).dump()});
       !s.ok()) {
     log_->warn("job {}: its end could not be stored in {}: {}", summary_.job_id, state_->dir(),
                s.message());

@@ -71,7 +71,16 @@ void from_json(const json& j, StoredProgress& p) {
   // (kept since 2026-12-06: a state written before holds none)
   if (j.contains("app_crashes")) j.at("app_crashes").get_to(p.app_crashes);
 }
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StoredEnd, status, summary_line)
+void to_json(json& j, const StoredEnd& e) {
+  j = json{
+      {"status", e.status}, {"summary_line", e.summary_line}, {"summary_json", e.summary_json}};
+}
+void from_json(const json& j, StoredEnd& e) {
+  j.at("status").get_to(e.status);
+  j.at("summary_line").get_to(e.summary_line);
+  // (kept since 2026-12-06: an end stored before holds none)
+  if (j.contains("summary_json")) j.at("summary_json").get_to(e.summary_json);
+}
 
 JobState::JobState(std::string dir, std::unique_ptr<rocksdb::DB> db)
     : dir_(std::move(dir)), db_(std::move(db)) {}

@@ -13,7 +13,8 @@
 //   ledger/...   live balancing's ledger (move_ledger.h): its head (moves under way, with their
 //                items in ledger/pending/MOVE), and each task's journal, one key per entry
 //                (ledger/journal/TASK/INDEX), written once
-//   end          the summary, once the run ended: `resume` then says so and does nothing
+//   end          the summary (its line and its JSON), once the run ended: `resume` then says
+//                so and does nothing else
 //
 // Records that do not decode are kCorruption; a directory that is not a state directory is
 // kInvalidArgument. Not thread-safe: the spawner's io thread writes it.
@@ -83,6 +84,9 @@ struct StoredLedger {
 struct StoredEnd {
   std::string status;        // RunStatusName
   std::string summary_line;  // the summary as `run` printed it
+  // The summary as `--json` writes it (run_summary.h ToJson); "" in a state stored before
+  // 2026-12-06. `resume --json` on an ended job writes it.
+  std::string summary_json;
 };
 
 class JobState {

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
 #include <thread>
@@ -153,7 +154,8 @@ CLI::App* AddResumeCommand(CLI::App& app, ResumeArgs& args) {
       "resume", "take over a job whose spawner was lost, from its state directory");
   resume->add_option("dir", args.dir, "the job's state directory (`run --state`)")->required();
   resume->add_option("--json", args.json,
-                     "write the run summary as JSON to this file (`-`: to standard output)");
+                     "write the run summary as JSON to this file (`-`: to standard output); of a "
+                     "job that ended already, the summary it stored");
   resume->add_flag("--quiet", args.quiet, "no progress line");
   resume->add_flag("--detach", args.detach, "supervise the job in the background (log in DIR.log)");
   return resume;
@@ -580,6 +582,38 @@ int Report(const RunSummary& summary, const std::string& json, bool log_view) {
 
 namespace {
 
+// `resume` of a job that ended: says so, and writes its stored summary where --json asks (with
+// "-", standard output holds the JSON alone, as for `run`). Exit 0: there is nothing to do.
+int ReportEnded(const std::string& job_id, const StoredEnd& end, const std::string& json) {
+  std::FILE* line_to = json == "-" ? stderr : stdout;
+  std::fprintf(line_to, "job %s ended already: %s\n", job_id.c_str(), end.summary_line.c_str());
+  if (json.empty()) return 0;
+  if (end.summary_json.empty()) {
+    std::fprintf(stderr,
+                 "aiac-spawner: %s not written: the state keeps no JSON summary (stored before "
+                 "2026-12-06)\n",
+                 json.c_str());
+    return 0;
+  }
+  const auto summary = nlohmann::json::parse(end.summary_json, nullptr, false);
+  if (summary.is_discarded()) {
+    std::fprintf(stderr, "aiac-spawner: %s not written: the state's JSON summary does not parse\n",
+                 json.c_str());
+    return 2;
+  }
+  if (json == "-") {
+    std::printf("%s\n", summary.dump(2).c_str());
+    return 0;
+  }
+  std::ofstream out(json);
+  out << summary.dump(2) << "\n";
+  if (!out) {
+    std::fprintf(stderr, "aiac-spawner: cannot write %s\n", json.c_str());
+    return 1;
+  }
+  return 0;
+}
+
 // The log of a job supervised in the background.
 std::string DetachedLog(const RunPlan& plan) {
   if (!plan.state_dir.empty()) return plan.state_dir + ".log";
@@ -701,10 +735,7 @@ int ResumeCommand(const ResumeArgs& r) {
     auto stored = (*state)->run();
     if (!stored.ok()) return refuse(stored.status());
     run = std::move(*stored);
-    if (*end) {
-      std::printf("job %s ended already: %s\n", run.job_id.c_str(), (*end)->summary_line.c_str());
-      return 0;
-    }
+    if (*end) return ReportEnded(run.job_id, **end, r.json);
   }
   std::error_code ec;
   if (std::filesystem::is_directory(run.cwd, ec)) std::filesystem::current_path(run.cwd, ec);

@@ -107,10 +107,13 @@ TEST(JobStateTest, WhatIsWrittenIsReadBack) {
   auto end = (*state)->end();
   ASSERT_TRUE(end.ok());
   EXPECT_FALSE(end->has_value());
-  ASSERT_TRUE((*state)->Put(StoredEnd{"converged", "job job-abc: converged"}).ok());
+  ASSERT_TRUE((*state)
+                  ->Put(StoredEnd{"converged", "job job-abc: converged", R"({"job_id":"job-abc"})"})
+                  .ok());
   end = (*state)->end();
   ASSERT_TRUE(end.ok() && end->has_value());
   EXPECT_EQ((*end)->status, "converged");
+  EXPECT_EQ((*end)->summary_json, R"({"job_id":"job-abc"})");
 }
 
 TEST(JobStateTest, AMoveUnderWayKeepsItsItems) {
@@ -230,6 +233,27 @@ TEST(JobStateTest, AProgressWithoutAppCrashesIsReadWithNone) {
   auto again = JobState::Open(dir / "state");
   ASSERT_TRUE(again.ok()) << again.status().message();
   EXPECT_EQ((*again)->progress().status().code(), StatusCode::kCorruption);
+}
+
+// The summary's JSON is kept since 2026-12-06: an end stored before holds none (`resume --json`
+// says so); its status and line are still required.
+TEST(JobStateTest, AnEndWithoutItsJsonIsReadWithNone) {
+  TempDir dir;
+  { ASSERT_TRUE(JobState::Create(dir / "state").ok()); }
+  PutRaw(dir / "state",
+         {{"end", R"({"status": "converged", "summary_line": "job j: converged"})"}});
+  {
+    auto state = JobState::Open(dir / "state");
+    ASSERT_TRUE(state.ok()) << state.status().message();
+    auto end = (*state)->end();
+    ASSERT_TRUE(end.ok() && end->has_value()) << end.status().message();
+    EXPECT_EQ((*end)->summary_line, "job j: converged");
+    EXPECT_TRUE((*end)->summary_json.empty());
+  }
+  PutRaw(dir / "state", {{"end", R"({"summary_json": "{}"})"}});
+  auto again = JobState::Open(dir / "state");
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ((*again)->end().status().code(), StatusCode::kCorruption);
 }
 
 TEST(JobStateTest, RecordsThatDoNotDecodeAreCorruption) {
