@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 
 #include "core/printable.h"
 #include "net/version.h"
@@ -144,7 +145,8 @@ net::awaitable<Status> SupernodeLink::ServeOne(net::ConnectionPtr conn, bool& re
   // Heartbeats go out on their own coroutine; this one reads the acks.
   tasks_.Spawn(Heartbeats(conn), log_, "heartbeats");
   Status why = co_await ReadAcks(conn, registered);
-  if (silenced_ == conn.get()) {
+  // Cleared here: the next connection may be made at this one's address.
+  if (std::exchange(silenced_, nullptr) == conn.get()) {
     why = Unavailable("no answer for " + std::to_string(silence_limit_.count()) +
                       " ms (heartbeats unanswered)");
   }

@@ -99,7 +99,8 @@ class SupernodeLink {
   std::chrono::milliseconds silence_limit_{0};
   // When the current super-node last sent something (or was reached).
   std::chrono::steady_clock::time_point last_heard_;
-  // The connection Heartbeats closed for its super-node's silence (compared, never used).
+  // The connection Heartbeats closed for its super-node's silence (compared, never used; ServeOne
+  // clears it).
   const net::Connection* silenced_ = nullptr;
   Logger log_;
   std::function<bool()> busy_;

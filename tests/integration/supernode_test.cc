@@ -136,6 +136,14 @@ TEST_F(SupernodeTest, DaemonMovesToTheNextSupernodeWhenItsOwnFallsSilent) {
       << Log("d1");
   EXPECT_TRUE(LogHas("d1", "no answer for 1500 ms")) << Log("d1");
   procs_.at("sna").Signal(SIGCONT);
+  // The next loss is told for what it is: the silenced connection's mark was kept, and the next
+  // connection, often made at the freed one's address, was said to be silent when it closed.
+  procs_.erase("snb");
+  const std::string lost = "lost super-node " + b + ": ";
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("d1", lost); }, std::chrono::seconds(60))) << Log("d1");
+  const std::string log = Log("d1");
+  const size_t at = log.find(lost);
+  EXPECT_EQ(log.substr(at, log.find('\n', at) - at).find("no answer"), std::string::npos) << log;
 }
 
 // A super-node answers a daemon's heartbeats only as often as the daemon asks (a third of what
