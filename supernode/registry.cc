@@ -85,10 +85,23 @@ Status Registry::Register(DaemonRecord rec, Clock::time_point now) {
     if (!rec.busy) {
       rec.busy = old.busy;
       rec.job = old.job;
+    } else if (rec.job.empty() && old.busy) {
+      // A daemon running a task does not say for which job: the grant does. Without it the
+      // job's release missed the daemon, ungrantable until its lease ran out (a daemon that
+      // left a stopped super-node and came back while running its task).
+      rec.job = old.job;
     }
   } else {
     rec.seq = next_seq_++;
-    if (!rec.busy) rec.job.clear();
+    if (!rec.busy) {
+      rec.job.clear();
+    } else if (rec.job.empty()) {
+      // Expired while it ran its task (this super-node was stopped longer than the failure
+      // timeout, and read its heartbeats only after): the grant it had, for the same reason.
+      for (const LostEntry& l : lost_) {
+        if (l.record.id == rec.id && l.record.busy) rec.job = l.record.job;
+      }
+    }
   }
   const bool running = rec.busy;  // as the daemon says, before the grant is carried over
   if (running) busy_seen = now;

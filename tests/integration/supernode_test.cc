@@ -146,6 +146,69 @@ TEST_F(SupernodeTest, DaemonMovesToTheNextSupernodeWhenItsOwnFallsSilent) {
   EXPECT_EQ(log.substr(at, log.find('\n', at) - at).find("no answer"), std::string::npos) << log;
 }
 
+// A super-node stopped while its daemons run a job (a hung host, SIGSTOP here) and let run again:
+// the daemons left it after their silence limit and register again as busy, or were expired by
+// it first. Either way the job's end frees them at once (before, their record named no job for
+// the release to match, and they waited out their grant lease ungrantable: 30 s by default,
+// 600 s here).
+TEST_F(SupernodeTest, DaemonsThatRegisterAgainWhileTheyRunAreFreedByTheirJobsEnd) {
+  const std::string sn =
+      StartSupernode("sn1", {"--failure-timeout-ms", "1000", "--grant-lease-ms", "600000"});
+  for (auto d : {"d1", "d2"}) {
+    StartDaemon(d, {sn}, "key.toml", "1",
+                {"--heartbeat-ms", "200", "--supernode-timeout-ms", "1500"});
+  }
+  ASSERT_TRUE(WaitUntil([&] {
+    return LogHas("sn1", "daemon d1 registered") && LogHas("sn1", "daemon d2 registered");
+  })) << Log("sn1");
+  WriteJob("cg.toml",
+           "name = \"held\"\napp = \"cg\"\ntasks = 2\ntimeout_s = 300\n[params]\nn = 400000\n"
+           "tolerance = 1e-12\n");
+  auto spawner = Start("aiac-spawner",
+                       {"run", "--config", dir_ / "key.toml", "--supernode", sn, dir_ / "cg.toml"},
+                       dir_ / "spawner.log");
+  // Task 0's app stopped, the job cannot end until it goes on.
+  ASSERT_TRUE(
+      WaitUntil([&] { return LogHas("d1", "running task") && LogHas("d2", "running task"); },
+                std::chrono::seconds(120)))
+      << Log("spawner");
+  const std::string held = LogHas("d1", "running task 0 of") ? "d1" : "d2";
+  const auto app = ProcessesMatching("aiac-app-child",
+                                     "--parent " + std::to_string(procs_.at(held).pid()) + " ");
+  ASSERT_EQ(app.size(), 1u) << Log(held);
+  ::kill(app[0], SIGSTOP);
+  procs_.at("sn1").Signal(SIGSTOP);
+  const bool left = WaitUntil(
+      [&] {
+        return LogHas("d1", "no answer for 1500 ms") && LogHas("d2", "no answer for 1500 ms");
+      },
+      std::chrono::seconds(60));
+  procs_.at("sn1").Signal(SIGCONT);
+  auto again = [&](const std::string& d) {
+    const std::string log = Log("sn1");
+    const std::string line = "daemon " + d + " ";
+    size_t count = 0;
+    for (size_t at = log.find(line); at != std::string::npos; at = log.find(line, at + 1)) {
+      if (log.compare(at + line.size(), 10, "registered") == 0 ||
+          log.compare(at + line.size(), 13, "re-registered") == 0) {
+        ++count;
+      }
+    }
+    return count >= 2;
+  };
+  const bool registered =
+      left && WaitUntil([&] { return again("d1") && again("d2"); }, std::chrono::seconds(60));
+  ::kill(app[0], SIGCONT);
+  ASSERT_TRUE(left) << Log("d1") << Log("d2");
+  ASSERT_TRUE(registered) << Log("sn1");
+  auto code = spawner.WaitFor(std::chrono::seconds(300));
+  ASSERT_TRUE(code.has_value());
+  ASSERT_EQ(*code, 0) << Log("spawner");
+  EXPECT_TRUE(WaitUntil([&] { return LogHas("sn1", "released 2 daemons of job held-"); }))
+      << Log("sn1");
+  EXPECT_FALSE(LogHas("sn1", "reclaimed")) << Log("sn1");
+}
+
 // A super-node answers a daemon's heartbeats only as often as the daemon asks (a third of what
 // its silence limit leaves: here every 200 s), but a daemon it forgot (expired while the
 // connection stayed open: the daemon did not run) at once, so the daemon registers again

@@ -188,6 +188,30 @@ TEST(RegistryTest, IdleReRegisterKeepsGrantBusyReRegisterRecordsJob) {
   EXPECT_EQ(reg.Find("b")->job, "other");
 }
 
+// A daemon that re-registers while it runs its task (it left a silent super-node and came back,
+// or was expired meanwhile) says it is busy, not for which job: the grant's job stays, so that
+// the job's release frees it.
+TEST(RegistryTest, ABusyReRegisterKeepsTheGrantsJobForItsRelease) {
+  Registry reg("sn", nullptr);
+  const auto now = Clock::now();
+  ASSERT_OK(reg.Register(Daemon("a"), now));
+  ASSERT_TRUE(reg.Grant("j", 1, now).ok());
+  ASSERT_OK(reg.Register(Daemon("a", true), now));
+  EXPECT_EQ(reg.Find("a")->job, "j");
+  EXPECT_EQ(reg.Release("j", {"a"}), 1u);
+  EXPECT_EQ(reg.free_count(), 1u);
+  // Expired meanwhile (its heartbeats were read late), it gets its grant's job back.
+  ASSERT_TRUE(reg.Grant("k", 1, now).ok());
+  ASSERT_EQ(reg.Expire(now + milliseconds(2000), milliseconds(1000)).size(), 1u);
+  ASSERT_OK(reg.Register(Daemon("a", true), now + milliseconds(2000)));
+  EXPECT_EQ(reg.Find("a")->job, "k");
+  EXPECT_EQ(reg.Release("k", {"a"}), 1u);
+  // Unknown to this super-node, a running daemon is busy for a job it cannot name.
+  ASSERT_OK(reg.Register(Daemon("b", true), now));
+  EXPECT_TRUE(reg.Find("b")->busy);
+  EXPECT_EQ(reg.Find("b")->job, "");
+}
+
 TEST(RegistryTest, GrantIsALeaseReclaimedWhenTheDaemonStaysIdle) {
   Registry reg("sn", nullptr);
   const auto t0 = Clock::now();
