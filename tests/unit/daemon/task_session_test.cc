@@ -98,7 +98,8 @@ struct FakeSpawner {
               fill(m->initRoot<proto::Envelope>());
               sent.push_back(std::move(m));
             },
-            [this](const std::string& why) { ended.push_back(why); }};
+            [this](const std::string& why) { ended.push_back(why); },
+            {}};
   }
   proto::Envelope::Reader At(size_t i) { return sent.at(i)->getRoot<proto::Envelope>().asReader(); }
   // The last message of kind `is`, if any.
