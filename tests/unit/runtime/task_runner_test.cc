@@ -391,17 +391,15 @@ TEST(TaskRunnerTest, AnIdleTaskAcknowledgesWhatItAbsorbedOnce) {
     std::lock_guard lock(mu);
     return converged && sent.size() == 3;
   }));
+  auto sends = [&] {
+    std::lock_guard lock(mu);
+    return sent.size();
+  };
   const uint64_t before = runner.passes();
   runner.mailbox().Put(1, 7, "a", true, 3);
-  ASSERT_TRUE(testing::WaitUntil([&] {
-    std::lock_guard lock(mu);
-    return sent.size() == 4;
-  })) << "passes "
-      << before << " -> " << runner.passes() << ", taken " << runner.mailbox().Taken(1) << ", sent "
-      << [&] {
-           std::lock_guard lock(mu);
-           return sent.size();
-         }();
+  ASSERT_TRUE(testing::WaitUntil([&] { return sends() == 4; }))
+      << "passes " << before << " -> " << runner.passes() << ", taken " << runner.mailbox().Taken(1)
+      << ", sent " << sends();
   // No second acknowledgement over twenty passes of the loop, each of which could send one.
   const uint64_t from = runner.passes();
   ASSERT_TRUE(testing::WaitUntil([&] { return runner.passes() >= from + 20; }));
