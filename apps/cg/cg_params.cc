@@ -165,6 +165,14 @@ Status ParseSplitting(const app::JobParams& params, CgParams& p) {
     }
     p.coarse_pieces = static_cast<int>(*v);
   }
+  if (auto* s = params.Find("coarse_wait")) {
+    auto v = ParseDouble("coarse_wait", *s);
+    if (!v.ok() || !(*v >= 0 && *v <= kMostCoarseWait)) {
+      return InvalidArgument("cg: params.coarse_wait must be a number of block solves in 0.." +
+                             std::to_string(static_cast<int>(kMostCoarseWait)));
+    }
+    p.coarse_wait = *v;
+  }
   return Status::Ok();
 }
 
@@ -220,6 +228,12 @@ const std::vector<CgParamDoc>& CgParamDocs() {
        "with `coarse`: pieces of each coupling between two blocks, each giving a coarse "
        "function (1..64), or `auto`: 8, and 4 when `inner = \"auto\"` will iterate the "
        "blocks (see [Inner solves](#inner-solves))"},
+      {"coarse_wait", "4",
+       "with `coarse`, asynchronous runs: a task that solved its block since it applied the "
+       "last coarse round waits for that round's missing contributions, up to this many "
+       "times its last block solve's duration, before it solves again without the round's "
+       "correction; not for a peer that says it is locally converged, nor once converged "
+       "itself; 0: never waits ([Two-level](#two-level-coarse))"},
       {"tolerance", "1e-8",
        "local convergence: max-norm change of a block over the block's max norm below "
        "this..."},

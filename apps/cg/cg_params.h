@@ -11,6 +11,11 @@
 
 namespace aiac::cg {
 
+// coarse_wait's default: 2-D and 3-D Poisson on 5 tasks sharing 2 cores took the least time
+// from 4 up (docs/results.md, "Waiting for the coarse round").
+inline constexpr double kDefaultCoarseWait = 4;
+inline constexpr double kMostCoarseWait = 1000;
+
 struct CgParams {
   bool generated = true;
   GeneratedSpec spec;
@@ -53,6 +58,10 @@ struct CgParams {
   // the blocks: CgApp::PartitionBlocks).
   std::string coarse = "auto";
   int coarse_pieces = -1;
+  // Asynchronous two-level runs: how many times its last block solve's duration a task that
+  // solved since it applied the last coarse round waits for that round to complete before it
+  // solves again without its correction (CoarseRounds::AwaitsWorkingPeers); 0: never waits.
+  double coarse_wait = kDefaultCoarseWait;
 
   bool metis() const { return partition == "metis" || (partition == "auto" && !generated); }
   // A generated system split in contiguous slices without overlap: each daemon builds its own

@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <deque>
 #include <map>
 #include <memory>
@@ -146,6 +147,9 @@ class CgTask final : public app::Task {
   int InnerIterationLimit() const { return std::max(100, 10 * b_.size()); }
   // Ok for an empty breakdown, else the error naming the block and what broke down.
   Status Breakdown(const std::string& breakdown) const;
+  // Whether this iteration, `due` (new input, no coarse round completed), is left to the coarse
+  // round under way (CgParams::coarse_wait): see Iterate.
+  bool WaitsForCoarseRound(bool due);
 
   // The rows the task owns, [Lo(), Hi()), when they are consecutive, else -1, -1.
   int Lo() const { return OwnRowsFrom(); }
@@ -234,6 +238,10 @@ class CgTask final : public app::Task {
   std::map<uint32_t, size_t> index_;
   std::map<uint32_t, std::string> pending_;  // per sender, its newest values that did not fit
   bool fresh_ = true;
+  // Since when an iteration waits for the coarse round (WaitsForCoarseRound), and how long the
+  // last block solve took.
+  std::optional<std::chrono::steady_clock::time_point> waiting_since_;
+  std::chrono::duration<double> last_solve_time_{0};
   uint64_t iterations_ = 0;
   int stable_ = 0;
   double change_ = 0;

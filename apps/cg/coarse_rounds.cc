@@ -7,14 +7,15 @@
 namespace aiac::cg {
 namespace {
 
-enum Flags : uint8_t {
-  kSetupDone = 1,  // the sender holds every task's A Z on its rows
-  kReady = 2,      // the sender holds A_0
-  kHasW = 4,
-  kHasRow = 8,
-  kHasRound = 16,
-  kHasPrevious = 32,
-  kGaveUp = 64,  // the sender's A_0 was not positive semi-definite: it stays on one level
+enum Flags : uint16_t {
+  kHasW = 1,
+  kHasRow = 2,
+  kHasRound = 4,
+  kHasPrevious = 8,
+  kGaveUp = 16,         // the sender's A_0 was not positive semi-definite: it stays on one level
+  kConverged = 32,      // the sender was locally converged
+  kHoldsYourW = 64,     // the sender holds the receiver's A Z on its rows
+  kHoldsYourRow = 128,  // the sender holds the receiver's block row of A_0
 };
 // Sizes a section may claim (functions of a task, of all tasks; rows of A Z): far above any
 // real job, low enough that a damaged count cannot ask for gigabytes.
@@ -76,15 +77,16 @@ Status CoarseRounds::Absorb(uint32_t from, std::string_view section) {
   auto left = [&](uint64_t count, uint64_t each) {
     return count <= (section.size() - r.position()) / each;
   };
-  uint8_t flags = 0;
+  uint16_t flags = 0;
   uint32_t size = 0;
   if (!r.Get(flags) || !r.Get(size) || size == 0 || size > kMostFunctions) return bad("header");
   Peer next = peers_[from];
   next.heard = true;
   next.size = static_cast<int>(size);
-  next.setup_done = flags & kSetupDone;
-  next.ready = flags & kReady;
   next.gave_up = flags & kGaveUp;
+  next.converged = flags & kConverged;
+  next.holds_w = flags & kHoldsYourW;
+  next.holds_row = flags & kHoldsYourRow;
   if (flags & kHasW) {
     uint32_t count = 0;
     if (!r.Get(count) || count > kMostRows || !left(count, sizeof(int32_t) + size * sizeof(double)))
@@ -241,12 +243,27 @@ Result<bool> CoarseRounds::Advance() {
 }
 
 bool CoarseRounds::PeerNeedsSetup() const {
-  if (!block_row_ || gave_up_) return false;
   for (uint32_t m = 0; m < tasks_; ++m) {
     const Peer& p = peers_[m];
-    if (m != task_ && p.heard && !p.gave_up && (!p.setup_done || !p.ready)) return true;
+    if (m == task_ || !p.heard || p.gave_up) continue;
+    if (!p.holds_w && !p.sent_w) return true;
+    if (block_row_ && !gave_up_ && !p.holds_row && !p.sent_row) return true;
   }
   return false;
+}
+
+bool CoarseRounds::AwaitsSetup() const { return !problem_ && !gave_up_ && !PeerNeedsSetup(); }
+
+bool CoarseRounds::AwaitsWorkingPeers() const {
+  if (!problem_ || !g_) return false;
+  bool missing = false;
+  for (uint32_t m = 0; m < tasks_; ++m) {
+    const Peer& p = peers_[m];
+    if (m == task_ || (p.round == round_ && p.g.size() == total_)) continue;
+    if (p.converged) return false;
+    missing = true;
+  }
+  return missing;
 }
 
 void CoarseRounds::Begin(const Eigen::VectorXd& e) {
@@ -293,21 +310,26 @@ void CoarseRounds::Contribute(const Eigen::VectorXd& x, const std::vector<int>& 
   g_ = std::move(g);
 }
 
-std::string CoarseRounds::SectionFor(uint32_t to) const {
-  const Peer& p = peers_[to];
-  const bool send_w = !p.heard || !p.setup_done;
-  const bool send_row = block_row_ && !gave_up_ && (!p.heard || (!p.ready && !p.gave_up));
+std::string CoarseRounds::SectionFor(uint32_t to, bool converged) {
+  Peer& p = peers_[to];
+  // Until the peer says it holds them: a value may be replaced by the next before its receiver
+  // takes it (runtime::Mailbox), so each one carries them.
+  const bool send_w = !p.heard || !p.holds_w;
+  const bool send_row = block_row_ && !gave_up_ && (!p.heard || (!p.holds_row && !p.gave_up));
   const bool send_round = problem_ && g_;
-  uint8_t flags = 0;
-  if (SetupDone()) flags |= kSetupDone;
-  if (problem_) flags |= kReady;
+  p.sent_w = send_w;
+  p.sent_row = send_row;
+  uint16_t flags = 0;
   if (gave_up_) flags |= kGaveUp;
+  if (converged) flags |= kConverged;
+  if (p.has_w) flags |= kHoldsYourW;
+  if (p.block_row && p.block_row->rows() == p.size) flags |= kHoldsYourRow;
   if (send_w) flags |= kHasW;
   if (send_row) flags |= kHasRow;
   if (send_round) flags |= kHasRound;
   if (send_round && e_prev_) flags |= kHasPrevious;
   SliceWriter w;
-  w.Put<uint8_t>(flags);
+  w.Put<uint16_t>(flags);
   w.Put<uint32_t>(static_cast<uint32_t>(functions()));
   if (send_w) {
     w.Put<uint32_t>(static_cast<uint32_t>(basis_.far_rows.size()));

@@ -69,15 +69,35 @@ class CoarseRounds {
   // (`own`: their positions in x).
   void Contribute(const Eigen::VectorXd& x, const std::vector<int>& own);
 
-  // What peer `to` gets after this iteration.
-  std::string SectionFor(uint32_t to) const;
+  // Whether this task has contributed to the current round (Contribute since the last one).
+  bool contributed() const { return problem_.has_value() && g_.has_value(); }
+
+  // What peer `to` gets after this iteration; `converged`: this task is locally converged (a
+  // peer then does not wait for its contributions: AwaitsWorkingPeers).
+  std::string SectionFor(uint32_t to, bool converged = false);
+
+  // Whether the current round lacks only contributions that are coming: this task has made its
+  // own since it applied the last round, and every peer still missing said, in its last
+  // section, that it is not locally converged (a converged task solves, and contributes, only
+  // when its input changes). A task that solves again meanwhile does so without the round's
+  // correction: on cores shared by more tasks than they have, such solves were about half of
+  // all (docs/results.md), so the CG task waits for a while instead (CgParams::coarse_wait).
+  bool AwaitsWorkingPeers() const;
 
   uint32_t task() const { return task_; }
   uint32_t tasks() const { return tasks_; }
   bool ready() const { return problem_.has_value(); }
-  // A peer's last section says it still lacks what this task sends (A Z, a block row of A_0):
-  // a replacement, set up while the others had fallen quiet. The task must iterate to send it.
+  // A peer's last section says it still lacks what this task sends (A Z, a block row of A_0),
+  // and the last section that went to it did not hold that (every section holds it until the
+  // peer says it has it: a value may be replaced by the next before its receiver takes it,
+  // runtime::Mailbox): a replacement, set up while the others had fallen quiet. The task must
+  // iterate to send it.
   bool PeerNeedsSetup() const;
+  // The coarse problem is being set up and no peer waits for this task's part
+  // (!PeerNeedsSetup): what is missing is coming from the others. A task that solves meanwhile
+  // makes one-level iterations, each sending sections of A Z as large as its interface to every
+  // peer that lacks them (CgParams::coarse_wait).
+  bool AwaitsSetup() const;
   uint64_t round() const { return round_; }
   // Rounds completed here (a correction applied), for the task's notes and tests.
   uint64_t corrections() const { return corrections_; }
@@ -88,14 +108,17 @@ class CoarseRounds {
  private:
   struct Peer {
     bool heard = false;
-    int size = -1;            // its functions
-    bool has_w = false;       // its A Z_m on our rows came
-    std::vector<int> w_pos;   // positions in our own rows
-    Eigen::MatrixXd w;        // A Z_m on them
-    Eigen::MatrixXd z_in;     // Z_m on the values we use from it (none: empty)
-    bool setup_done = false;  // it said it holds everyone's A Z
-    bool ready = false;       // it said it holds A_0
-    bool gave_up = false;     // it said its A_0 was not positive semi-definite
+    int size = -1;           // its functions
+    bool has_w = false;      // its A Z_m on our rows came
+    std::vector<int> w_pos;  // positions in our own rows
+    Eigen::MatrixXd w;       // A Z_m on them
+    Eigen::MatrixXd z_in;    // Z_m on the values we use from it (none: empty)
+    bool holds_w = false;    // it said it holds our A Z on its rows
+    bool holds_row = false;  // it said it holds our block row of A_0
+    bool sent_w = false;     // the last section to it held our A Z (so will the next ones)
+    bool sent_row = false;   // and our block row
+    bool gave_up = false;    // it said its A_0 was not positive semi-definite
+    bool converged = false;  // it said it was locally converged
     std::optional<Eigen::MatrixXd> block_row;
     uint64_t round = 0;                     // of its newest contribution (0: none)
     Eigen::VectorXd g;                      // the contribution

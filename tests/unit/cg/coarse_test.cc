@@ -6,6 +6,7 @@
 
 #include <Eigen/SparseCholesky>
 #include <cstring>
+#include <numeric>
 #include <random>
 
 #include "app/local_run.h"
@@ -239,10 +240,10 @@ TEST(CoarseRoundsTest, DamagedSectionsAreRefusedAndChangeNothing) {
     EXPECT_FALSE(c.rounds[1]->Absorb(0, good.substr(0, cut)).ok()) << cut;
   EXPECT_FALSE(c.rounds[1]->Absorb(0, good + "x").ok());
   std::string huge = good;
-  huge[1] = huge[2] = huge[3] = huge[4] = '\xff';  // a function count far too large
+  huge[2] = huge[3] = huge[4] = huge[5] = '\xff';  // a function count far too large
   EXPECT_FALSE(c.rounds[1]->Absorb(0, huge).ok());
   // A count of rows far beyond the bytes that follow: refused before anything is sized.
-  std::string forged(1, '\x04');  // A Z on rows follows
+  std::string forged("\x01\x00", 2);  // A Z on rows follows
   const uint32_t one = 1, many = 1u << 27;
   forged.append(reinterpret_cast<const char*>(&one), sizeof one);
   forged.append(reinterpret_cast<const char*>(&many), sizeof many);
@@ -252,6 +253,72 @@ TEST(CoarseRoundsTest, DamagedSectionsAreRefusedAndChangeNothing) {
   EXPECT_OK(c.rounds[1]->Absorb(0, good));
   Exchange(c);
   for (const auto& r : c.rounds) EXPECT_TRUE(r->ready());
+}
+
+// A task sends its A Z and block row to a peer until the peer says it holds them, and no more
+// after: they are as large as its interface, and an asynchronous task sends a section at every
+// iteration. A replacement, which holds nothing, gets them again.
+TEST(CoarseRoundsTest, APartIsSentUntilThePeerHoldsItAndAgainToAReplacement) {
+  const SpMat a = GridLaplacian(12, 10);
+  RowPartition part;
+  const auto blocks = SliceBlocks(a, 3, 1, part);
+  Coarse c = MakeCoarse(blocks, 2);
+  const size_t first = c.rounds[0]->SectionFor(1).size();
+  for (int k = 0; k < 4; ++k) Exchange(c);
+  for (const auto& r : c.rounds) {
+    EXPECT_TRUE(r->ready());
+    EXPECT_FALSE(r->PeerNeedsSetup());
+  }
+  const size_t after = c.rounds[0]->SectionFor(1).size();
+  EXPECT_LT(4 * after, first) << "a section of " << after << " bytes, " << first << " at first";
+
+  Coarse fresh = MakeCoarse(blocks, 2);
+  c.rounds[1] = std::move(fresh.rounds[1]);
+  EXPECT_OK(c.rounds[0]->Absorb(1, c.rounds[1]->SectionFor(0)));
+  EXPECT_TRUE(c.rounds[0]->PeerNeedsSetup());  // it lacks task 0's part: task 0 must iterate
+  EXPECT_GT(c.rounds[0]->SectionFor(1).size(), 2 * after);
+  EXPECT_FALSE(c.rounds[0]->PeerNeedsSetup());  // sent; every section holds it until held
+  for (int k = 0; k < 4 && !c.rounds[1]->ready(); ++k) Exchange(c);
+  EXPECT_TRUE(c.rounds[1]->ready());
+}
+
+// A task that contributed to the current round awaits its completion only while every peer
+// still missing is working: one that says it is locally converged contributes only when its
+// input changes.
+TEST(CoarseRoundsTest, ARoundAwaitsOnlyPeersThatAreNotConverged) {
+  const SpMat a = GridLaplacian(12, 10);
+  RowPartition part;
+  const auto blocks = SliceBlocks(a, 3, 1, part);
+  Coarse c = MakeCoarse(blocks, 2);
+  for (int k = 0; k < 4; ++k) Exchange(c);
+  auto contribute = [&](uint32_t l) {
+    const auto own = static_cast<int>(blocks[l].own.size());
+    std::vector<int> at(static_cast<size_t>(own));
+    std::iota(at.begin(), at.end(), 0);
+    c.rounds[l]->Contribute(Eigen::VectorXd::Constant(own, 0.5), at);
+  };
+  ASSERT_TRUE(c.rounds[0]->ready());
+  EXPECT_FALSE(c.rounds[0]->AwaitsWorkingPeers());  // it has not contributed
+  contribute(0);
+  EXPECT_TRUE(c.rounds[0]->contributed());
+  EXPECT_TRUE(c.rounds[0]->AwaitsWorkingPeers());
+  // Task 1 contributes; task 2 says it is converged.
+  contribute(1);
+  EXPECT_OK(c.rounds[0]->Absorb(1, c.rounds[1]->SectionFor(0)));
+  EXPECT_TRUE(c.rounds[0]->AwaitsWorkingPeers());
+  EXPECT_OK(c.rounds[0]->Absorb(2, c.rounds[2]->SectionFor(0, /*converged=*/true)));
+  EXPECT_FALSE(c.rounds[0]->AwaitsWorkingPeers());
+  // Working again, it is awaited; its contribution completes the round.
+  EXPECT_OK(c.rounds[0]->Absorb(2, c.rounds[2]->SectionFor(0)));
+  EXPECT_TRUE(c.rounds[0]->AwaitsWorkingPeers());
+  const uint64_t round = c.rounds[0]->round();
+  contribute(2);
+  EXPECT_OK(c.rounds[0]->Absorb(2, c.rounds[2]->SectionFor(0)));
+  auto due = c.rounds[0]->Advance();
+  ASSERT_OK(due.status());
+  EXPECT_TRUE(*due);
+  EXPECT_EQ(c.rounds[0]->round(), round + 1);
+  EXPECT_FALSE(c.rounds[0]->AwaitsWorkingPeers());
 }
 
 // A symmetric indefinite matrix (1 on the diagonal, 2 beside it): A_0 is indefinite too. A job
@@ -472,6 +539,10 @@ TEST(CgAppTest, TwoLevelParametersAreCheckedInOneLine) {
             "cg: params.coarse must be \"auto\", \"none\" or \"harmonic\"");
   EXPECT_EQ(refused({{"matrix", matrix}, {"coarse_pieces", "0"}}),
             "cg: params.coarse_pieces must be \"auto\" or in 1..64");
+  for (const char* wait : {"-1", "soon", "1e9"}) {
+    EXPECT_EQ(refused({{"matrix", matrix}, {"coarse_wait", wait}}),
+              "cg: params.coarse_wait must be a number of block solves in 0..1000");
+  }
   EXPECT_NE(refused({{"n", "100"}, {"coarse", "harmonic"}}).find("goes with params.matrix"),
             std::string::npos);
   SpMat skew = GridLaplacian(12, 12);
