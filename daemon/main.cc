@@ -15,6 +15,7 @@
 #include "checkpoint/rocksdb_checkpoint_store.h"
 #include "core/atomic_file.h"
 #include "core/endpoint.h"
+#include "core/huge_pages.h"
 #include "core/logging.h"
 #include "core/names.h"
 #include "core/self_directory.h"
@@ -279,6 +280,9 @@ void LogStart(const daemon::DaemonOptions& o, const daemon::SelfDescription& sel
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before anything is opened: the tasks' blocks and factors, here or in the apps' processes
+  // (which inherit the environment), get huge pages.
+  ReexecWithHugePageMalloc(argv);
   CLI::App app{"aiac daemon: runs tasks for spawners"};
   app.set_version_flag("--version", aiac::net::VersionLine("aiac-daemon"));
   Flags flags;

@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
+#include "core/huge_pages.h"
 #include "core/usage_error.h"
 #include "net/version.h"
 #include "spawner/authority_commands.h"
@@ -15,6 +16,9 @@
 #include "spawner/status_command.h"
 
 int main(int argc, char** argv) {
+  // Before anything is opened: the matrix an app reads in Prepare, and the local daemons
+  // started here, get their large arrays in huge pages.
+  aiac::ReexecWithHugePageMalloc(argv);
   CLI::App app{"aiac spawner: run jobs on aiac daemons"};
   app.set_version_flag("--version", aiac::net::VersionLine("aiac-spawner"));
   app.require_subcommand(1);

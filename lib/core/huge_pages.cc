@@ -1,8 +1,12 @@
 #include "core/huge_pages.h"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <string_view>
 
 namespace aiac {
 
@@ -13,6 +17,38 @@ void AdviseHugePages(const void* data, size_t bytes) {
   if (data == nullptr || end <= begin) return;
   // Advice only: where it is refused (no THP in this kernel) the pages stay small.
   ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+}
+
+void ReexecWithHugePageMalloc(char** argv) {
+  constexpr std::string_view kTunable = "glibc.malloc.hugetlb";
+  // Set across the exec only: should the loader drop the tunable (a set-user-ID program's
+  // environment is cleaned), the program would otherwise execute itself again and again.
+  constexpr const char* kGuard = "AIAC_REEXECUTED_FOR_HUGE_PAGES";
+  if (std::getenv(kGuard)) {
+    ::unsetenv(kGuard);
+    return;
+  }
+  const char* set = std::getenv("GLIBC_TUNABLES");
+  const std::string before = set ? set : "";
+  if (before.find(kTunable) != std::string::npos) return;
+  const std::string tunables =
+      before + (before.empty() ? "" : ":") + std::string(kTunable) + "=1";
+  // The file itself, not /proc/self/exe: the process is named after the path it executes
+  // (ps, pgrep -x).
+  char self[4096];
+  const ssize_t length = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  if (length <= 0 || static_cast<size_t>(length) >= sizeof self - 1) return;
+  self[length] = '\0';
+  if (::setenv("GLIBC_TUNABLES", tunables.c_str(), 1) != 0 || ::setenv(kGuard, "1", 1) != 0)
+    return;
+  ::execv(self, argv);
+  // Not re-executed: go on as started, and leave the environment as it was for the children.
+  ::unsetenv(kGuard);
+  if (set) {
+    ::setenv("GLIBC_TUNABLES", before.c_str(), 1);
+  } else {
+    ::unsetenv("GLIBC_TUNABLES");
+  }
 }
 
 }  // namespace aiac
