@@ -242,7 +242,9 @@ TEST(MatrixCacheTest, ACacheWhoseMatrixFailsTheChecksIsRemovedAndRebuilt) {
         << ::testing::PrintToString(notes.notes);
     EXPECT_EQ(Says(notes, "not finite at row 8"), first);
     EXPECT_EQ(Says(notes, "wrote the cache"), first);
-    if (!first) EXPECT_TRUE(Says(notes, "from its cache")) << ::testing::PrintToString(notes.notes);
+    if (!first) {
+      EXPECT_TRUE(Says(notes, "from its cache")) << ::testing::PrintToString(notes.notes);
+    }
   }
   auto rebuilt = Load(path);
   ASSERT_TRUE(rebuilt.ok()) << rebuilt.status().message();
