@@ -31,16 +31,14 @@ void ReexecWithHugePageMalloc(char** argv) {
   const char* set = std::getenv("GLIBC_TUNABLES");
   const std::string before = set ? set : "";
   if (before.find(kTunable) != std::string::npos) return;
-  const std::string tunables =
-      before + (before.empty() ? "" : ":") + std::string(kTunable) + "=1";
+  const std::string tunables = before + (before.empty() ? "" : ":") + std::string(kTunable) + "=1";
   // The file itself, not /proc/self/exe: the process is named after the path it executes
   // (ps, pgrep -x).
   char self[4096];
   const ssize_t length = ::readlink("/proc/self/exe", self, sizeof self - 1);
   if (length <= 0 || static_cast<size_t>(length) >= sizeof self - 1) return;
   self[length] = '\0';
-  if (::setenv("GLIBC_TUNABLES", tunables.c_str(), 1) != 0 || ::setenv(kGuard, "1", 1) != 0)
-    return;
+  if (::setenv("GLIBC_TUNABLES", tunables.c_str(), 1) != 0 || ::setenv(kGuard, "1", 1) != 0) return;
   ::execv(self, argv);
   // Not re-executed: go on as started, and leave the environment as it was for the children.
   ::unsetenv(kGuard);
