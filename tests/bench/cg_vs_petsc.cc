@@ -38,6 +38,7 @@
 #include "apps/cg/cg_problem.h"
 #include "apps/cg/matrix_cache.h"
 #include "apps/cg/matrix_market.h"
+#include "bench/shared_tunables.h"
 #include "spawner/child_process.h"
 
 using namespace aiac;
@@ -175,9 +176,12 @@ int main(int argc, char** argv) {
   const std::string dir = std::filesystem::temp_directory_path().string() + "/aiac-petsc-bench-" +
                           std::to_string(getpid());
   std::filesystem::create_directories(dir);
-  std::printf("aiac CG vs PETSc KSPCG + %s, %d processes each, %u cores, relative residual %.0e\n",
-              pc == "gamg" ? "GAMG" : "bjacobi/ICC(0)", tasks, std::thread::hardware_concurrency(),
-              kResidual);
+  const std::string tunables = bench::ShareMallocTunables();
+  std::printf(
+      "aiac CG vs PETSc KSPCG + %s, %d processes each, %u cores, relative residual %.0e, both "
+      "with GLIBC_TUNABLES=%s\n",
+      pc == "gamg" ? "GAMG" : "bjacobi/ICC(0)", tasks, std::thread::hardware_concurrency(),
+      kResidual, tunables.c_str());
   std::printf("%-12s %9s | %8s %8s %8s %8s | %11s %10s %12s\n", "system", "rows", "async", "sync",
               "cached", "PETSc", "async/PETSc", "sync/PETSc", "cached/PETSc");
   bool all_ok = true;

@@ -31,6 +31,7 @@
 #include <sstream>
 
 #include "apps/cg/matrix_market.h"
+#include "bench/shared_tunables.h"
 #include "emulation/platform_file.h"
 #include "emulation/platform_scaling.h"
 #include "eval/eval_support.h"
@@ -189,8 +190,11 @@ int main(int argc, char** argv) {
 
   nlohmann::json rows = nlohmann::json::array();
   std::ostringstream plot;
-  std::printf("aiac vs PETSc (best of %zu preconditioners), relative residual 1e-8, seed %llu\n",
-              PetscConfigs().size(), static_cast<unsigned long long>(args.seed));
+  const std::string tunables = bench::ShareMallocTunables();
+  std::printf(
+      "aiac vs PETSc (best of %zu preconditioners), relative residual 1e-8, seed %llu, both "
+      "with GLIBC_TUNABLES=%s\n",
+      PetscConfigs().size(), static_cast<unsigned long long>(args.seed), tunables.c_str());
   std::printf("%-16s %-15s %-6s | %8s %8s %8s %-13s | %9s %9s\n", "platform", "system", "fault",
               "async", "sync", "PETSc", "(best)", "async/best", "sync/best");
   for (const auto& platform : platforms) {
@@ -237,7 +241,8 @@ int main(int argc, char** argv) {
                         {"residual", r.residual},
                         {"detail", r.detail},
                         {"processes", tasks},
-                        {"emulation", mode}});
+                        {"emulation", mode},
+                        {"glibc_tunables", tunables}});
       };
       const Solve async = RunAiac(work, tag + "-async", s, file, tasks, false, 0, args.seed);
       row("aiac", "async", 0, async);
