@@ -216,7 +216,7 @@ bool CgTask::WaitsForCoarseRound(bool due) {
   // A locally converged task does not wait: it answers convergence rounds, and its answer must
   // follow its input. Nor for a round whose contributions may not come soon
   // (CoarseRounds::AwaitsWorkingPeers): a converged peer's, or a lost one's after coarse_wait.
-  const bool awaits = coarse_->AwaitsWorkingPeers() || (iterations_ > 0 && coarse_->AwaitsSetup());
+  const bool awaits = coarse_->AwaitsWorkingPeers() || (sent_sections_ && coarse_->AwaitsSetup());
   if (!due || p_.coarse_wait <= 0 || LocallyConverged() || !awaits) {
     waiting_since_.reset();
     return false;
@@ -241,6 +241,7 @@ std::vector<app::Outgoing> CgTask::TakeOutgoing() {
   }
   if (!coarse_) return out;
   // Every task gets the coarse section, before the values of those that use ours.
+  sent_sections_ = true;
   std::vector<app::Outgoing> all;
   for (uint32_t m = 0; m < coarse_->tasks(); ++m) {
     if (m == coarse_->task()) continue;

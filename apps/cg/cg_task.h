@@ -242,6 +242,7 @@ class CgTask final : public app::Task {
   // last block solve took.
   std::optional<std::chrono::steady_clock::time_point> waiting_since_;
   std::chrono::duration<double> last_solve_time_{0};
+  bool sent_sections_ = false;  // this incarnation sent its coarse sections (TakeOutgoing)
   uint64_t iterations_ = 0;
   int stable_ = 0;
   double change_ = 0;
