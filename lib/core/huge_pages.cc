@@ -5,7 +5,6 @@
 
 #include <cstdint>
 #include <cstdlib>
-#include <string>
 #include <string_view>
 
 namespace aiac {
@@ -19,8 +18,13 @@ void AdviseHugePages(const void* data, size_t bytes) {
   ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
 }
 
-void ReexecWithHugePageMalloc(char** argv) {
+std::string WithHugePageMalloc(const std::string& tunables) {
   constexpr std::string_view kTunable = "glibc.malloc.hugetlb";
+  if (tunables.find(kTunable) != std::string::npos) return tunables;
+  return tunables + (tunables.empty() ? "" : ":") + std::string(kTunable) + "=1";
+}
+
+void ReexecWithHugePageMalloc(char** argv) {
   // Set across the exec only: should the loader drop the tunable (a set-user-ID program's
   // environment is cleaned), the program would otherwise execute itself again and again.
   constexpr const char* kGuard = "AIAC_REEXECUTED_FOR_HUGE_PAGES";
@@ -30,8 +34,8 @@ void ReexecWithHugePageMalloc(char** argv) {
   }
   const char* set = std::getenv("GLIBC_TUNABLES");
   const std::string before = set ? set : "";
-  if (before.find(kTunable) != std::string::npos) return;
-  const std::string tunables = before + (before.empty() ? "" : ":") + std::string(kTunable) + "=1";
+  const std::string tunables = WithHugePageMalloc(before);
+  if (tunables == before) return;
   // The file itself, not /proc/self/exe: the process is named after the path it executes
   // (ps, pgrep -x).
   char self[4096];

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 namespace aiac {
 
@@ -24,5 +25,9 @@ void AdviseHugePages(const void* data, size_t bytes);
 // keeps only the inherited ones); an app's child process inherits the environment. A 2-D
 // Poisson run of 1,000,000 rows on 5 local daemons took 0.6-0.7x the time (docs/results.md).
 void ReexecWithHugePageMalloc(char** argv);
+
+// `tunables` (a GLIBC_TUNABLES value) with glibc.malloc.hugetlb=1 added, or as it is when it
+// names that tunable already: what ReexecWithHugePageMalloc runs the program with.
+std::string WithHugePageMalloc(const std::string& tunables);
 
 }  // namespace aiac

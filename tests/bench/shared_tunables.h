@@ -8,15 +8,14 @@
 #include <cstdlib>
 #include <string>
 
+#include "core/huge_pages.h"
+
 namespace aiac::bench {
 
 inline std::string ShareMallocTunables() {
   const char* set = std::getenv("GLIBC_TUNABLES");
-  std::string tunables = set ? set : "";
-  if (tunables.find("glibc.malloc.hugetlb") == std::string::npos) {
-    tunables += (tunables.empty() ? "" : ":") + std::string("glibc.malloc.hugetlb=1");
-    ::setenv("GLIBC_TUNABLES", tunables.c_str(), 1);
-  }
+  const std::string tunables = WithHugePageMalloc(set ? set : "");
+  ::setenv("GLIBC_TUNABLES", tunables.c_str(), 1);
   return tunables;
 }
 
