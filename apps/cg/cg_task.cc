@@ -216,8 +216,9 @@ bool CgTask::WaitsForCoarseRound(bool due) {
   // A locally converged task does not wait: it answers convergence rounds, and its answer must
   // follow its input. Nor for a round whose contributions may not come soon
   // (CoarseRounds::AwaitsWorkingPeers): a converged peer's, or a lost one's after coarse_wait.
-  const bool awaits = coarse_->AwaitsWorkingPeers() || (sent_sections_ && coarse_->AwaitsSetup());
-  if (!due || p_.coarse_wait <= 0 || LocallyConverged() || !awaits) {
+  // (Iterate is polled at every value that comes: the peers are looked at only when it is due.)
+  if (!due || p_.coarse_wait <= 0 || LocallyConverged() ||
+      !(coarse_->AwaitsWorkingPeers() || (sent_sections_ && coarse_->AwaitsSetup()))) {
     waiting_since_.reset();
     return false;
   }

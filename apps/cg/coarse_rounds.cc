@@ -255,7 +255,7 @@ bool CoarseRounds::PeerNeedsSetup() const {
 bool CoarseRounds::AwaitsSetup() const { return !problem_ && !gave_up_ && !PeerNeedsSetup(); }
 
 bool CoarseRounds::AwaitsWorkingPeers() const {
-  if (!problem_ || !g_) return false;
+  if (!contributed()) return false;
   bool missing = false;
   for (uint32_t m = 0; m < tasks_; ++m) {
     const Peer& p = peers_[m];
