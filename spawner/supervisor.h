@@ -265,8 +265,9 @@ class Supervisor {
   };
 
   // Task `task`'s daemon is gone (`why`): counted, then replaced unless the run is ending.
-  // `daemon_lost` false: the daemon is fine, the task's app crashed there (not counted as a
-  // failure; the daemon is not used again for the job).
+  // `daemon_lost` false: the daemon is fine, the task's app crashed there or the daemon holds
+  // no task for a resumed spawner (not counted as a failure; the daemon is not used again for
+  // the job).
   void Lose(size_t task, const std::string& why, SteadyTime now, bool daemon_lost = true);
   // Task `task`'s app process died or hung on its daemon (Result.crash).
   void OnAppCrash(size_t task, proto::AppCrash::Reader crash, SteadyTime now);

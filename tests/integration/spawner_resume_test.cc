@@ -195,6 +195,9 @@ TEST_F(ResumeRun, ASpawnerKilledWhileItAssignsIsResumed) {
   EXPECT_EQ(j["status"], "converged");
   EXPECT_EQ(j["spawner_restarts"], 1);
   EXPECT_LT(DistanceToTheDirectSolution(j["output"].get<std::string>(), {kRows, 12, 5}), 1e-8);
+  // The daemons whose set-up died with the spawner hold no task for the resumed one: their
+  // tasks start again elsewhere, but no daemon was lost.
+  EXPECT_EQ(j["failures"], 0) << Log("resumed");
 }
 
 // Killed while it gathers the tasks' slices to check the result (or just after: the run may have
