@@ -113,7 +113,9 @@ TEST(RegistryDeltaTest, AReceiverShowsLateAgesExactlyAndOnTimeOnesSinceItsPeersL
   EXPECT_EQ(at1[0].heartbeat_age, milliseconds(1000));  // vouched for 1 s ago
   EXPECT_EQ(at1[1].heartbeat_age, milliseconds(4000));  // exact, brought forward
   // An empty message vouches again for every on-time daemon.
-  peer.Apply(RegistryChanges{.late = kLate}, t0 + milliseconds(1500));
+  RegistryChanges empty;
+  empty.late = kLate;
+  peer.Apply(empty, t0 + milliseconds(1500));
   auto at2 = peer.Daemons(t0 + milliseconds(1600));
   EXPECT_EQ(at2[0].heartbeat_age, milliseconds(100));
   EXPECT_EQ(at2[1].heartbeat_age, milliseconds(4600));
