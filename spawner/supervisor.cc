@@ -111,11 +111,11 @@ void Supervisor::OnAdopted(size_t task, proto::TaskReady::Reader r, SteadyTime n
     // The daemon answered, so it is not lost (a failure counts lost daemons): its task is gone
     // (its orphan time ran out, it restarted, or the lost spawner's assignment never finished
     // its set-up there). Replaced from the task's newest checkpoint.
-    log_->warn(
-        "job {}: daemon {} (task {}) kept no task for the resumed spawner: {}; the task "
-        "restarts from its newest checkpoint",
-        settings_.job_id, s.outcome.daemon, task, Printable(r.getError().cStr(), 300, false));
-    Lose(task, "kept no task for the resumed spawner", now, /*daemon_lost=*/false);
+    const std::string why =
+        "kept no task for the resumed spawner: " + Printable(r.getError().cStr(), 300, false);
+    log_->warn("job {}: daemon {} (task {}) {}; the task restarts from its newest checkpoint",
+               settings_.job_id, s.outcome.daemon, task, why);
+    Lose(task, why, now, /*daemon_lost=*/false);
     return;
   }
   s.ready = true;
