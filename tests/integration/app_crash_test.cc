@@ -149,9 +149,9 @@ TEST_F(AppCrashTest, AnAppCrashingWhileItIsSetUpIsAnAppCrashToo) {
 // job's state: the summary said none, and a second crash would have cost one more spare).
 TEST_F(AppCrashTest, AnAppCrashIsStillReportedAfterTheSpawnerIsResumed) {
   const std::string sn = Platform(5);
-  const std::string job =
-      FaultyJob("crash_how = \"segv\"\ncrash_at = 5\ncrash_once = \"" + (dir_ / "crashed") + "\"\n",
-                "orphan_seconds = 120\n", "inner = \"cg\"\nn = 300000\nbandwidth = 12\nseed = 5\n");
+  const std::string job = FaultyJob("crash_how = \"segv\"\ncrash_at = 3\ncrash_once = \"" +
+                                        (dir_ / "crashed") + "\"\ncrash_pace = 0.05\n",
+                                    "orphan_seconds = 120\n");
   auto spawner = StartWithState(sn, job);
   ASSERT_TRUE(
       WaitUntil([&] { return LogHas("spawner", "resumes on daemon"); }, std::chrono::seconds(120)))
@@ -179,9 +179,8 @@ TEST_F(AppCrashTest, AnAppCrashWhileTheSpawnerIsAwayIsToldToTheOneThatResumes) {
   const std::string sn = Platform(5);
   // (The faulty plugin here never crashes by itself: task 1's app process gets SIGSEGV once
   // the spawner is gone, whatever iteration the task is at.)
-  const std::string job =
-      FaultyJob("crash_how = \"segv\"\ncrash_at = 1000000000\n", "orphan_seconds = 120\n",
-                "inner = \"cg\"\nn = 300000\nbandwidth = 12\nseed = 5\n");
+  const std::string job = FaultyJob(
+      "crash_how = \"segv\"\ncrash_at = 1000000000\ncrash_pace = 0.05\n", "orphan_seconds = 120\n");
   auto spawner = StartWithState(sn, job);
   ASSERT_TRUE(WaitUntil([&] { return LogHas("spawner", "starting"); }, std::chrono::seconds(120)))
       << Log("spawner");

@@ -7,6 +7,9 @@
 //   slow   takes `crash_seconds` more (with crash_at = 0: to build the task), then goes on
 //   none   nothing (the cg app as it is)
 // `crash_at = 0`: while the task is built (MakeTask), before any iteration.
+// `crash_pace = S`: every task sleeps S seconds after each iteration that computed, whatever the
+// fault: a job that lasts as long under the sanitizers as without them, on little CPU, for tests
+// that must act while it iterates.
 // With `crash_once = "FILE"` (an absolute path: daemons are not told the job file's folder) it
 // does so only while FILE does not exist, creating it first: the task's next daemon then runs it
 // to the end. A test sees that the fault began when FILE exists.
@@ -30,6 +33,7 @@ struct Fault {
   std::string how = "none";
   std::string once;    // marker file, empty: always
   double seconds = 0;  // slow: how much longer
+  double pace = 0;     // seconds slept after each iteration that computed, in every task
 };
 
 // The cg app's params without the fault's.
@@ -46,6 +50,7 @@ aiac::app::JobParams Without(const aiac::app::JobParams& params, Fault* fault) {
       if (it->first == "crash_how") fault->how = it->second;
       if (it->first == "crash_once") fault->once = it->second;
       if (it->first == "crash_seconds") fault->seconds = std::stod(it->second);
+      if (it->first == "crash_pace") fault->pace = std::stod(it->second);
     }
     it = p.values.erase(it);
   }
@@ -87,25 +92,12 @@ class FaultyTask final : public aiac::app::Task {
     return inner_->Absorb(from, bytes);
   }
   aiac::Result<bool> Iterate() override {
-    if (armed_ && done_ + 1 >= fault_.at) {
-      if (!fault_.once.empty()) {
-        if (std::filesystem::exists(fault_.once)) {
-          armed_ = false;
-          return inner_->Iterate();
-        }
-        std::ofstream(fault_.once) << "crashed\n";
-      }
-      std::fprintf(stderr, "faulty app: %s in task %u now\n", fault_.how.c_str(), fault_.task);
-      std::fflush(stderr);
-      if (fault_.how == "slow") {
-        armed_ = false;
-        std::this_thread::sleep_for(std::chrono::duration<double>(fault_.seconds));
-        return inner_->Iterate();
-      }
-      Crash(fault_.how);
-    }
+    if (armed_ && done_ + 1 >= fault_.at) Strike();
     auto did = inner_->Iterate();
-    if (did.ok() && *did) ++done_;
+    if (did.ok() && *did) {
+      ++done_;
+      if (fault_.pace > 0) std::this_thread::sleep_for(std::chrono::duration<double>(fault_.pace));
+    }
     return did;
   }
   std::vector<aiac::app::Outgoing> TakeOutgoing() override { return inner_->TakeOutgoing(); }
@@ -122,6 +114,26 @@ class FaultyTask final : public aiac::app::Task {
   Fault fault_;
   bool armed_;
   uint64_t done_ = 0;  // iterations that computed, on this daemon
+
+  // The fault, its iteration come. Returns only when the task goes on: `slow` slept, or the
+  // marker file of `crash_once` says the fault struck already.
+  void Strike() {
+    if (!fault_.once.empty()) {
+      if (std::filesystem::exists(fault_.once)) {
+        armed_ = false;
+        return;
+      }
+      std::ofstream(fault_.once) << "crashed\n";
+    }
+    std::fprintf(stderr, "faulty app: %s in task %u now\n", fault_.how.c_str(), fault_.task);
+    std::fflush(stderr);
+    if (fault_.how == "slow") {
+      armed_ = false;
+      std::this_thread::sleep_for(std::chrono::duration<double>(fault_.seconds));
+      return;
+    }
+    Crash(fault_.how);
+  }
 };
 
 class FaultyApp final : public aiac::app::App {
