@@ -133,13 +133,21 @@ awaitable<RunSummary> JobRunner::Run(std::vector<Endpoint> supernodes) {
       outcome = Status::Ok();
     }
   }
+  RunStatus status = FailureStatus();
+  std::string error = outcome.message();
+  if (outcome.ok()) {
+    // (residual and output were kept when the result was checked)
+    for (const auto& [k, v] : verified->numbers) summary_.result[k] = v;
+    status = verified->status == app::GatherStatus::kDiverged ? RunStatus::kDiverged
+                                                              : RunStatus::kConverged;
+    error = verified->error;
+  }
+  // The end is stored before the tasks are halted, and again with their final counts: a spawner
+  // killed between its halts and its end left a state that `resume` took for a running job whose
+  // tasks were all gone, and restarted them from scratch (or failed, short of daemons).
+  if (!supervisor_->superseded()) SaveEnd(Summary(status, error, Clock::now()));
   co_await Finish(outcome.ok());
-  if (!outcome.ok()) co_return Summarize(FailureStatus(), outcome.message());
-  // (residual and output were kept when the result was checked)
-  for (const auto& [k, v] : verified->numbers) summary_.result[k] = v;
-  const RunStatus status = verified->status == app::GatherStatus::kDiverged ? RunStatus::kDiverged
-                                                                            : RunStatus::kConverged;
-  co_return Summarize(status, verified->error);
+  co_return Summarize(status, std::move(error));
 }
 
 void JobRunner::set_state(std::unique_ptr<JobState> state, StoredRun run) {
@@ -211,7 +219,7 @@ void JobRunner::SaveState() {
   }
 }
 
-void JobRunner::SaveEnd() {
+void JobRunner::SaveEnd(const RunSummary& summary) {
   if (!state_ || state_broken_) return;
   if (not_taken_over_) {
     log_->warn(
@@ -221,7 +229,7 @@ void JobRunner::SaveEnd() {
     return;
   }
   if (Status s = state_->Put(
-          StoredEnd{RunStatusName(summary_.status), ToText(summary_), ToJson(summary_).dump()});
+          StoredEnd{RunStatusName(summary.status), ToText(summary), ToJson(summary).dump()});
       !s.ok()) {
     log_->warn("job {}: its end could not be stored in {}: {}", summary_.job_id, state_->dir(),
                s.message());
@@ -234,34 +242,40 @@ RunSummary JobRunner::Summarize(RunStatus status, std::string error) {
     log_->warn("job {}: --history {} is incomplete: a write failed", summary_.job_id,
                history_->path());
   }
-  summary_.status = status;
-  summary_.error = std::move(error);
   const auto end = Clock::now();
-  summary_.wall_seconds = Seconds(end - times_.start);
-  summary_.phases.assign = Seconds(times_.started.value_or(end) - times_.start);
-  summary_.phases.iterate =
-      times_.started ? Seconds(times_.checked.value_or(end) - *times_.started) : 0;
-  summary_.phases.gather = times_.checked ? Seconds(end - *times_.checked) : 0;
-  if (balancing_) summary_.balancing = balancing_->stats();
-  if (supervisor_) {
-    summary_.daemons = static_cast<uint32_t>(supervisor_->deployment().granted().size());
-    summary_.links = MeasuredChannels(*supervisor_);
-    summary_.per_task = supervisor_->outcomes();
-    summary_.failures = supervisor_->failures();
-    summary_.detection_seconds = supervisor_->detection_seconds();
-    summary_.notes.insert(summary_.notes.begin(), supervisor_->notes().begin(),
-                          supervisor_->notes().end());
-    summary_.replacements = supervisor_->replacements();
-    summary_.app_crashes = supervisor_->app_crashes();
-    summary_.balancing.coordinators = static_cast<uint32_t>(supervisor_->groups());
-    summary_.balancing.relayed_reports = supervisor_->relayed_reports();
-  }
-  if (supernodes_) summary_.supernode_failovers = static_cast<uint32_t>(supernodes_->failovers());
-  summary_.spawner_restarts = static_cast<uint32_t>(stored_run_.epoch - 1);
-  summary_.spawner_cpu_seconds = ProcessCpuSeconds();
-  SaveEnd();
+  summary_ = Summary(status, std::move(error), end);
+  SaveEnd(summary_);
   if (trace_) WriteTrace(end);
   return summary_;
+}
+
+RunSummary JobRunner::Summary(RunStatus status, std::string error, SteadyTime end) const {
+  RunSummary summary = summary_;
+  summary.status = status;
+  summary.error = std::move(error);
+  summary.wall_seconds = Seconds(end - times_.start);
+  summary.phases.assign = Seconds(times_.started.value_or(end) - times_.start);
+  summary.phases.iterate =
+      times_.started ? Seconds(times_.checked.value_or(end) - *times_.started) : 0;
+  summary.phases.gather = times_.checked ? Seconds(end - *times_.checked) : 0;
+  if (balancing_) summary.balancing = balancing_->stats();
+  if (supervisor_) {
+    summary.daemons = static_cast<uint32_t>(supervisor_->deployment().granted().size());
+    summary.links = MeasuredChannels(*supervisor_);
+    summary.per_task = supervisor_->outcomes();
+    summary.failures = supervisor_->failures();
+    summary.detection_seconds = supervisor_->detection_seconds();
+    summary.notes.insert(summary.notes.begin(), supervisor_->notes().begin(),
+                         supervisor_->notes().end());
+    summary.replacements = supervisor_->replacements();
+    summary.app_crashes = supervisor_->app_crashes();
+    summary.balancing.coordinators = static_cast<uint32_t>(supervisor_->groups());
+    summary.balancing.relayed_reports = supervisor_->relayed_reports();
+  }
+  if (supernodes_) summary.supernode_failovers = static_cast<uint32_t>(supernodes_->failovers());
+  summary.spawner_restarts = static_cast<uint32_t>(stored_run_.epoch - 1);
+  summary.spawner_cpu_seconds = ProcessCpuSeconds();
+  return summary;
 }
 
 void JobRunner::WriteTrace(SteadyTime end) {

@@ -118,7 +118,8 @@ class JobRunner {
   // Writes the deployment and the progress to the state (the supervisor's port.persist); a
   // failed write is logged once, and the job then cannot be resumed.
   void SaveState();
-  void SaveEnd();
+  // Writes the run's end (`summary`) to the state: `resume` then says the job ended.
+  void SaveEnd(const RunSummary& summary);
 
   // ---- Supervise: the tasks iterate until a result the app accepts.
   net::awaitable<Result<app::GatherReport>> Supervise();
@@ -147,8 +148,10 @@ class JobRunner {
   // At a progress tick while iterating: feeds the forecast; its verdict when the run cannot
   // converge in time, else empty.
   std::string Forecast(SteadyTime now, const SupervisorProgress& progress);
-  // The summary, once the run ended with `status`.
+  // The summary, once the run ended with `status`: written to the state, kept, returned.
   RunSummary Summarize(RunStatus status, std::string error);
+  // The summary of a run ending with `status` at `end`, from what is known by then.
+  RunSummary Summary(RunStatus status, std::string error, SteadyTime end) const;
   // How a run that ended short of a checked result ends: aborted, diverged or failed.
   RunStatus FailureStatus() const;
   const std::string& failure() const { return supervisor_ ? supervisor_->failure() : failure_; }
