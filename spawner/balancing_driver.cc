@@ -107,7 +107,7 @@ ClusterView Clusters(const Supervisor& supervisor, const RunSettings& settings) 
 BalancingDriver::BalancingDriver(Supervisor& supervisor, const RunSettings& settings,
                                  bool items_in_chain, size_t tasks, SteadyTime start,
                                  double setup_seconds, std::string job_id, std::string app,
-                                 Logger log)
+                                 Logger log, BalancingStats earlier)
     : supervisor_(supervisor),
       settings_(settings),
       chain_(items_in_chain),
@@ -115,7 +115,8 @@ BalancingDriver::BalancingDriver(Supervisor& supervisor, const RunSettings& sett
       start_(start),
       job_id_(std::move(job_id)),
       app_(std::move(app)),
-      log_(std::move(log)) {
+      log_(std::move(log)),
+      earlier_(std::move(earlier)) {
   balance::BalancerOptions options;
   options.chain = items_in_chain;
   balancing_ = std::make_unique<LiveBalancing>(settings_.balance, tasks, options);
@@ -124,10 +125,10 @@ BalancingDriver::BalancingDriver(Supervisor& supervisor, const RunSettings& sett
 }
 
 BalancingStats BalancingDriver::stats() const {
-  BalancingStats stats = balancing_->stats();
+  BalancingStats stats = balancing_->stats().Plus(earlier_);
   // Never known to hold movable items (an app without them, or a run over before every task
   // reported): nothing was balanced.
-  if (!balancing_->movable()) stats.mode = "off";
+  if (!balancing_->movable() && earlier_.redistributions == 0) stats.mode = "off";
   return stats;
 }
 

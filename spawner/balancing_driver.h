@@ -36,10 +36,12 @@ ClusterView Clusters(const Supervisor& supervisor, const RunSettings& settings);
 class BalancingDriver {
  public:
   // `start`: the run's start, from which the balancer counts its seconds; `setup_seconds`: how
-  // long the tasks took to be set up (eq. 11's cost of a move until one is timed).
+  // long the tasks took to be set up (eq. 11's cost of a move until one is timed); `earlier`:
+  // what the spawners that ran the job before this one balanced (a resumed run), counted in
+  // stats().
   BalancingDriver(Supervisor& supervisor, const RunSettings& settings, bool items_in_chain,
                   size_t tasks, SteadyTime start, double setup_seconds, std::string job_id,
-                  std::string app, Logger log);
+                  std::string app, Logger log, BalancingStats earlier = {});
 
   // Feeds the reports, starts the next moves of a redistribution under way, or runs a checking
   // point when one is due. Returns when it wants to be woken next (SteadyTime::max(): when a
@@ -50,7 +52,8 @@ class BalancingDriver {
     balancing_->Finish(SinceStart(now));
     LogJudged("by the end of the run");
   }
-  // The summary's balancing figures; mode "off" when the tasks were never known to hold items.
+  // The summary's balancing figures, the earlier spawners' included; mode "off" when the tasks
+  // were never known to hold items.
   BalancingStats stats() const;
   // Moves completed so far (a task that gave or took items starts its convergence again).
   uint64_t moves() const { return balancing_->stats().moves; }
@@ -84,6 +87,7 @@ class BalancingDriver {
   const SteadyTime start_;
   const std::string job_id_, app_;
   Logger log_;
+  BalancingStats earlier_;
   std::unique_ptr<LiveBalancing> balancing_;
   std::deque<balance::MoveOrder> queue_;  // the moves of the redistribution under way
   std::optional<SteadyTime> redistribution_since_;

@@ -177,6 +177,7 @@ Status JobRunner::Resume(std::unique_ptr<JobState> state) {
   AIAC_ASSIGN_OR_RETURN(StoredLedger ledger, state_->ledger(job_.tasks));
   for (const auto& journal : ledger.journals) journal_stored_.push_back(journal.size());
   resumed_deployment_ = std::move(deployment);
+  earlier_balancing_ = progress.balancing;
   resumed_progress_ = std::move(progress);
   resumed_ledger_ = std::move(ledger);
   return Status::Ok();
@@ -202,6 +203,7 @@ void JobRunner::SaveState() {
   progress.replacements = supervisor_->replacements();
   progress.trimmed = supervisor_->trimmed();
   progress.app_crashes = supervisor_->app_crashes();
+  progress.balancing = BalancingSoFar();
   // The ledger's journal entries not stored yet (they are only ever appended).
   const MoveLedger& ledger = supervisor_->ledger();
   journal_stored_.resize(d.tasks(), 0);
@@ -258,7 +260,7 @@ RunSummary JobRunner::Summary(RunStatus status, std::string error, SteadyTime en
   summary.phases.iterate =
       times_.started ? Seconds(times_.checked.value_or(end) - *times_.started) : 0;
   summary.phases.gather = times_.checked ? Seconds(end - *times_.checked) : 0;
-  if (balancing_) summary.balancing = balancing_->stats();
+  summary.balancing = BalancingSoFar();
   if (supervisor_) {
     summary.daemons = static_cast<uint32_t>(supervisor_->deployment().granted().size());
     summary.links = MeasuredChannels(*supervisor_);
@@ -269,13 +271,20 @@ RunSummary JobRunner::Summary(RunStatus status, std::string error, SteadyTime en
                          supervisor_->notes().end());
     summary.replacements = supervisor_->replacements();
     summary.app_crashes = supervisor_->app_crashes();
-    summary.balancing.coordinators = static_cast<uint32_t>(supervisor_->groups());
-    summary.balancing.relayed_reports = supervisor_->relayed_reports();
   }
   if (supernodes_) summary.supernode_failovers = static_cast<uint32_t>(supernodes_->failovers());
   summary.spawner_restarts = static_cast<uint32_t>(stored_run_.epoch - 1);
   summary.spawner_cpu_seconds = ProcessCpuSeconds();
   return summary;
+}
+
+BalancingStats JobRunner::BalancingSoFar() const {
+  BalancingStats b = balancing_ ? balancing_->stats() : earlier_balancing_;
+  if (supervisor_) {
+    b.coordinators = static_cast<uint32_t>(supervisor_->groups());
+    b.relayed_reports = earlier_balancing_.relayed_reports + supervisor_->relayed_reports();
+  }
+  return b;
 }
 
 void JobRunner::WriteTrace(SteadyTime end) {
@@ -546,9 +555,9 @@ awaitable<Status> JobRunner::Readopt() {
 
 awaitable<Result<app::GatherReport>> JobRunner::Supervise() {
   supervisor_->Start();
-  balancing_ = std::make_unique<BalancingDriver>(*supervisor_, settings_, app_.plan.items_in_chain,
-                                                 job_.tasks, times_.start, summary_.setup_seconds,
-                                                 summary_.job_id, job_.app, log_);
+  balancing_ = std::make_unique<BalancingDriver>(
+      *supervisor_, settings_, app_.plan.items_in_chain, job_.tasks, times_.start,
+      summary_.setup_seconds, summary_.job_id, job_.app, log_, earlier_balancing_);
   if (app_.plan.target_change > 0) {
     // A window of a tenth of the time allowed (2 to 20 s): a short job is judged sooner.
     const double timeout = job_.timeout.count();
@@ -701,7 +710,17 @@ awaitable<Status> JobRunner::WaitUntil(const std::function<bool()>& done, const 
     }
     auto wake_at = std::min(next_progress, deadline);
     if (links_) wake_at = std::min(wake_at, next_alive_);
-    if (iterating && balancing_) wake_at = std::min(wake_at, balancing_->Tick(Clock::now()));
+    if (iterating && balancing_) {
+      const BalancingStats before = balancing_->stats();
+      wake_at = std::min(wake_at, balancing_->Tick(Clock::now()));
+      // A redistribution decided or a move ended: kept in the state at once, so that a resumed
+      // spawner's summary counts it.
+      const BalancingStats after = balancing_->stats();
+      if (after.redistributions != before.redistributions || after.moves != before.moves ||
+          after.abandoned != before.abandoned) {
+        SaveState();
+      }
+    }
     wake_->expires_at(wake_at);
     co_await wake_->async_wait(net::use_nothrow);
     // Woken far past the time set: this process did not run meanwhile.

@@ -150,6 +150,9 @@ class JobRunner {
   std::string Forecast(SteadyTime now, const SupervisorProgress& progress);
   // The summary, once the run ended with `status`: written to the state, kept, returned.
   RunSummary Summarize(RunStatus status, std::string error);
+  // Live balancing's figures for the summary and the state: this spawner's and its
+  // predecessors'.
+  BalancingStats BalancingSoFar() const;
   // The summary of a run ending with `status` at `end`, from what is known by then.
   RunSummary Summary(RunStatus status, std::string error, SteadyTime end) const;
   // How a run that ended short of a checked result ends: aborted, diverged or failed.
@@ -212,6 +215,8 @@ class JobRunner {
   // Resumed: what the lost spawner had stored.
   std::optional<StoredDeployment> resumed_deployment_;
   std::optional<StoredProgress> resumed_progress_;
+  // What the spawners that ran the job before this one balanced (a resumed run; none otherwise).
+  BalancingStats earlier_balancing_;
   std::optional<StoredLedger> resumed_ledger_;
   std::vector<size_t> journal_stored_;  // per task: the ledger's journal entries stored
   std::unique_ptr<RunHistory> history_;

@@ -56,11 +56,15 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StoredRun, job_id, job_file, cwd, args, super
                                    epoch)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StoredDeployment, granted, initial, backups, lost, places)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(AppCrashReport, task, daemon, iteration, cause, stderr_tail)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(BalancingStats, mode, migration, checks, redistributions, moves,
+                                   abandoned, items_moved, items_between_clusters, seconds_moving,
+                                   planned_seconds, predicted_gain, observed_gain, coordinators,
+                                   relayed_reports)
 
 void to_json(json& j, const StoredProgress& p) {
-  j = json{{"started", p.started},   {"tighten", p.tighten},
-           {"failures", p.failures}, {"replacements", p.replacements},
-           {"trimmed", p.trimmed},   {"app_crashes", p.app_crashes}};
+  j = json{{"started", p.started},           {"tighten", p.tighten}, {"failures", p.failures},
+           {"replacements", p.replacements}, {"trimmed", p.trimmed}, {"app_crashes", p.app_crashes},
+           {"balancing", p.balancing}};
 }
 void from_json(const json& j, StoredProgress& p) {
   j.at("started").get_to(p.started);
@@ -70,6 +74,8 @@ void from_json(const json& j, StoredProgress& p) {
   j.at("trimmed").get_to(p.trimmed);
   // (kept since 2026-12-06: a state written before holds none)
   if (j.contains("app_crashes")) j.at("app_crashes").get_to(p.app_crashes);
+  // (kept since 2026-12-07)
+  if (j.contains("balancing")) j.at("balancing").get_to(p.balancing);
 }
 void to_json(json& j, const StoredEnd& e) {
   j = json{

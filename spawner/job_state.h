@@ -8,8 +8,9 @@
 //   deployment   the daemons granted, which of them are lost, and each task's daemon and
 //                incarnation: what the resumed spawner adopts (AdoptTask)
 //   progress     whether the tasks were started, the local tests' tightening so far, the
-//                failures, replacements and app crashes so far, and what each task's senders
-//                were told to drop of the values sent to it (synchronous runs, TrimValues)
+//                failures, replacements, app crashes and live balancing's figures so far, and
+//                what each task's senders were told to drop of the values sent to it
+//                (synchronous runs, TrimValues)
 //   ledger/...   live balancing's ledger (move_ledger.h): its head (moves under way, with their
 //                items in ledger/pending/MOVE), and each task's journal, one key per entry
 //                (ledger/journal/TASK/INDEX), written once
@@ -68,6 +69,7 @@ struct StoredProgress {
   std::vector<Replacement> replacements;
   std::vector<uint64_t> trimmed;            // per task (synchronous runs); empty: none
   std::vector<AppCrashReport> app_crashes;  // the summary's, so far
+  BalancingStats balancing;                 // the summary's, so far (its mode as the run's)
 };
 
 // A journal entry not stored yet: task `task`'s `index`th.

@@ -364,6 +364,22 @@ void LiveBalancing::SetMoveCostPrior(double seconds) {
   }
 }
 
+BalancingStats BalancingStats::Plus(const BalancingStats& earlier) const {
+  BalancingStats sum = *this;
+  sum.checks += earlier.checks;
+  sum.redistributions += earlier.redistributions;
+  sum.moves += earlier.moves;
+  sum.abandoned += earlier.abandoned;
+  sum.items_moved += earlier.items_moved;
+  sum.items_between_clusters += earlier.items_between_clusters;
+  sum.seconds_moving += earlier.seconds_moving;
+  sum.planned_seconds += earlier.planned_seconds;
+  sum.predicted_gain += earlier.predicted_gain;
+  sum.observed_gain += earlier.observed_gain;
+  sum.relayed_reports += earlier.relayed_reports;
+  return sum;
+}
+
 void LiveBalancing::OnMoveDone(const CompletedMove& move, double seconds, bool between_clusters) {
   if (move.abandoned) {
     ++stats_.abandoned;

@@ -89,6 +89,10 @@ struct BalancingStats {
   // reported through one, and the members' reports they passed on.
   uint32_t coordinators = 0;
   uint64_t relayed_reports = 0;
+
+  // These counts and sums with `earlier`'s added (a resumed run's and its predecessors'); mode,
+  // migration and coordinators stay this one's.
+  BalancingStats Plus(const BalancingStats& earlier) const;
 };
 
 // Where the tasks run, for moves of unordered items between clusters (DistPM).

@@ -255,6 +255,58 @@ TEST_F(BalanceTest, ASpawnerKilledWhileItemsMoveIsResumedAndTheChecksumStays) {
   EXPECT_EQ(j["failures"], 0) << Log("resumed");
 }
 
+// Killed once a redistribution was made and judged: the resumed spawner's summary counts the
+// redistributions and moves its predecessor made (the job's state keeps live balancing's
+// figures), with its own. (It counted its own only: a run balanced before its spawner died said
+// it had never moved anything.)
+TEST_F(BalanceTest, AResumedRunsSummaryCountsTheRedistributionsMadeBeforeTheSpawnerDied) {
+  WriteJob("syn.toml", "name = \"syn\"\napp = \"synthetic\"\ntasks = 4\ntimeout_s = 240\n" +
+                           std::string(kParams));
+  const std::string sn = StartCluster(4);
+  auto spawner = Start("aiac-spawner",
+                       {"run", "--config", dir_ / "key.toml", "--supernode", sn, dir_ / "syn.toml",
+                        "--json", dir_ / "syn.json", "--balance", "dp", "--state", dir_ / "state"},
+                       dir_ / "spawner.log");
+  ASSERT_FALSE(WaitForLog(spawner, std::regex("live balancing on")).empty()) << Log("spawner");
+  const std::string slowed = DaemonOf("1");
+  ASSERT_FALSE(slowed.empty()) << Log("spawner");
+  // The checking points that moved work, as a spawner's log tells them.
+  const std::regex decided("checking point [0-9]+: speeds .* in [0-9]+ moves");
+  auto decisions = [&](const std::string& name) {
+    const std::string log = Log(name);
+    return static_cast<int>(std::distance(std::sregex_iterator(log.begin(), log.end(), decided),
+                                          std::sregex_iterator()));
+  };
+  std::optional<int> code;
+  int before = 0;
+  {
+    Throttle throttle(procs_.at(slowed).pid(), std::chrono::milliseconds(40),
+                      std::chrono::milliseconds(120));
+    ASSERT_FALSE(
+        WaitForLog(spawner, std::regex("redistribution 1 gained .* at checking point")).empty())
+        << Log("spawner");
+    spawner.Signal(SIGKILL);
+    spawner.WaitFor(std::chrono::seconds(10));
+    before = decisions("spawner");
+    auto resumed = Start("aiac-spawner", {"resume", dir_ / "state", "--json", dir_ / "r.json"},
+                         dir_ / "resumed.log");
+    code = resumed.WaitFor(std::chrono::seconds(240));
+  }
+  ASSERT_EQ(code, 0) << Log("resumed");
+  auto j = Json("r.json");
+  EXPECT_EQ(j["status"], "converged") << j.dump();
+  EXPECT_EQ(j["result"]["checksum"].get<double>(),
+            static_cast<double>(synthetic::ExpectedChecksum(Spec())));
+  // Every redistribution judged before the kill is counted; the last one decided may have died
+  // with the spawner before its moves went out (then it was not made).
+  const int counted = j["balancing"]["redistributions"].get<int>();
+  const int after = decisions("resumed");
+  EXPECT_GE(counted, std::max(1, before - 1) + after) << Log("spawner") << Log("resumed");
+  EXPECT_LE(counted, before + after);
+  EXPECT_GT(j["balancing"]["items_moved"].get<uint64_t>(), 0u);
+  EXPECT_EQ(j["balancing"]["mode"], "dp");
+}
+
 TEST_F(BalanceTest, ASlowedDaemonGivesItsItemsAwayAndTheChecksumStays) {
   WriteJob("syn.toml", "name = \"syn\"\napp = \"synthetic\"\ntasks = 4\ntimeout_s = 240\n" +
                            std::string(kParams));

@@ -45,6 +45,10 @@ TEST(JobStateTest, WhatIsWrittenIsReadBack) {
     p.replacements = {{0, "d1", "d3", 41, 0.5}};
     p.trimmed = {4, 7};
     p.app_crashes = {{2, "d4", 17, "SIGSEGV", "my app: null pointer\nbacktrace"}};
+    p.balancing.mode = "dp";
+    p.balancing.redistributions = 3;
+    p.balancing.items_moved = 1234;
+    p.balancing.predicted_gain = 2.5;
     LedgerHead head;
     head.next_move = 3;
     head.total_items = 1000;
@@ -90,6 +94,10 @@ TEST(JobStateTest, WhatIsWrittenIsReadBack) {
   EXPECT_EQ(p->app_crashes[0].iteration, 17u);
   EXPECT_EQ(p->app_crashes[0].cause, "SIGSEGV");
   EXPECT_EQ(p->app_crashes[0].stderr_tail, "my app: null pointer\nbacktrace");
+  EXPECT_EQ(p->balancing.mode, "dp");
+  EXPECT_EQ(p->balancing.redistributions, 3u);
+  EXPECT_EQ(p->balancing.items_moved, 1234u);
+  EXPECT_EQ(p->balancing.predicted_gain, 2.5);
   auto ledger = (*state)->ledger(2);
   ASSERT_TRUE(ledger.ok()) << ledger.status().message();
   EXPECT_EQ(ledger->head.next_move, 4u);
@@ -228,6 +236,8 @@ TEST(JobStateTest, AProgressWithoutAppCrashesIsReadWithNone) {
     ASSERT_TRUE(p.ok()) << p.status().message();
     EXPECT_EQ(p->failures, 2u);
     EXPECT_TRUE(p->app_crashes.empty());
+    // (nor live balancing's figures, kept since 2026-12-07)
+    EXPECT_EQ(p->balancing.redistributions, 0u);
   }
   PutRaw(dir / "state", {{"progress", R"({"started": true})"}});
   auto again = JobState::Open(dir / "state");

@@ -509,5 +509,31 @@ TEST(LiveBalancingTest, AChainsCaseAndPlannedTimeComeFromItsLinksCosts) {
   }
 }
 
+// A resumed run's summary adds its predecessors' figures to its own (BalancingDriver::stats):
+// every count and sum, while the mode, the migration and the coordinators are the run's own.
+TEST(LiveBalancingTest, StatsPlusAddsEveryCountAndSumOfTheEarlierRuns) {
+  BalancingStats earlier{"dp", "ring", 4, 2, 5, 1, 700, 300, 1.5, 0.5, 3.0, 2.0, 9, 11};
+  BalancingStats own{"dm", "distpm", 1, 1, 2, 0, 100, 0, 0.25, 0.25, 1.0, -0.5, 3, 4};
+  const BalancingStats sum = own.Plus(earlier);
+  EXPECT_EQ(sum.mode, "dm");
+  EXPECT_EQ(sum.migration, "distpm");
+  EXPECT_EQ(sum.checks, 5u);
+  EXPECT_EQ(sum.redistributions, 3u);
+  EXPECT_EQ(sum.moves, 7u);
+  EXPECT_EQ(sum.abandoned, 1u);
+  EXPECT_EQ(sum.items_moved, 800u);
+  EXPECT_EQ(sum.items_between_clusters, 300u);
+  EXPECT_DOUBLE_EQ(sum.seconds_moving, 1.75);
+  EXPECT_DOUBLE_EQ(sum.planned_seconds, 0.75);
+  EXPECT_DOUBLE_EQ(sum.predicted_gain, 4.0);
+  EXPECT_DOUBLE_EQ(sum.observed_gain, 1.5);
+  EXPECT_EQ(sum.coordinators, 3u);
+  EXPECT_EQ(sum.relayed_reports, 15u);
+  // Nothing earlier: the run's own figures.
+  const BalancingStats alone = own.Plus({});
+  EXPECT_EQ(alone.moves, own.moves);
+  EXPECT_EQ(alone.items_moved, own.items_moved);
+}
+
 }  // namespace
 }  // namespace aiac::spawner
