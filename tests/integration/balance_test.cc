@@ -134,6 +134,40 @@ class BalanceTest : public ClusterFixture {
   }
 
   // The daemon the spawner placed task `task` on.
+  // The synthetic job on 4 daemons with --balance dp, its state kept in dir_/state (the run's
+  // log spawner.log), started and waited for until balancing is on; `slowed` is then task 1's
+  // daemon ("" when the run did not get there).
+  spawner::ChildProcess StartResumableRun(std::string& slowed) {
+    WriteJob("syn.toml", "name = \"syn\"\napp = \"synthetic\"\ntasks = 4\ntimeout_s = 240\n" +
+                             std::string(kParams));
+    const std::string sn = StartCluster(4);
+    auto spawner =
+        Start("aiac-spawner",
+              {"run", "--config", dir_ / "key.toml", "--supernode", sn, dir_ / "syn.toml", "--json",
+               dir_ / "syn.json", "--balance", "dp", "--state", dir_ / "state"},
+              dir_ / "spawner.log");
+    if (!WaitForLog(spawner, std::regex("live balancing on")).empty()) slowed = DaemonOf("1");
+    return spawner;
+  }
+
+  // With `slowed` throttled throughout: SIGKILLs the run once its log matches `re`, then resumes
+  // it (resumed.log, summary r.json); the resume's exit code (nullopt when the log never matched
+  // or the resume did not end).
+  std::optional<int> KillOnceLoggedAndResume(spawner::ChildProcess& spawner,
+                                             const std::string& slowed, const std::regex& re) {
+    Throttle throttle(procs_.at(slowed).pid(), std::chrono::milliseconds(40),
+                      std::chrono::milliseconds(120));
+    if (WaitForLog(spawner, re).empty()) {
+      ADD_FAILURE() << "the run never logged what it is killed at:\n" << Log("spawner");
+      return std::nullopt;
+    }
+    spawner.Signal(SIGKILL);
+    spawner.WaitFor(std::chrono::seconds(10));
+    auto resumed = Start("aiac-spawner", {"resume", dir_ / "state", "--json", dir_ / "r.json"},
+                         dir_ / "resumed.log");
+    return resumed.WaitFor(std::chrono::seconds(240));
+  }
+
   std::string DaemonOf(const std::string& task) {
     std::smatch m;
     const std::string log = Log("spawner");
@@ -223,29 +257,11 @@ class BalanceTest : public ClusterFixture {
 // slowed throughout: `aiac-spawner resume` takes the ledger over from the job's state, the move
 // under way ends (its step sent again, answered once), and the checksum is the workload's.
 TEST_F(BalanceTest, ASpawnerKilledWhileItemsMoveIsResumedAndTheChecksumStays) {
-  WriteJob("syn.toml", "name = \"syn\"\napp = \"synthetic\"\ntasks = 4\ntimeout_s = 240\n" +
-                           std::string(kParams));
-  const std::string sn = StartCluster(4);
-  auto spawner = Start("aiac-spawner",
-                       {"run", "--config", dir_ / "key.toml", "--supernode", sn, dir_ / "syn.toml",
-                        "--json", dir_ / "syn.json", "--balance", "dp", "--state", dir_ / "state"},
-                       dir_ / "spawner.log");
-  ASSERT_FALSE(WaitForLog(spawner, std::regex("live balancing on")).empty()) << Log("spawner");
-  const std::string slowed = DaemonOf("1");
+  std::string slowed;
+  auto spawner = StartResumableRun(slowed);
   ASSERT_FALSE(slowed.empty()) << Log("spawner");
-  std::optional<int> code;
-  {
-    Throttle throttle(procs_.at(slowed).pid(), std::chrono::milliseconds(40),
-                      std::chrono::milliseconds(120));
-    ASSERT_FALSE(WaitForLog(spawner, std::regex(R"(moves \(([0-9]+)->)")).empty())
-        << Log("spawner");
-    spawner.Signal(SIGKILL);
-    spawner.WaitFor(std::chrono::seconds(10));
-    auto resumed = Start("aiac-spawner", {"resume", dir_ / "state", "--json", dir_ / "r.json"},
-                         dir_ / "resumed.log");
-    code = resumed.WaitFor(std::chrono::seconds(240));
-  }
-  ASSERT_EQ(code, 0) << Log("resumed");
+  ASSERT_EQ(KillOnceLoggedAndResume(spawner, slowed, std::regex(R"(moves \(([0-9]+)->)")), 0)
+      << Log("resumed");
   auto j = Json("r.json");
   EXPECT_EQ(j["status"], "converged") << j.dump();
   EXPECT_EQ(j["spawner_restarts"], 1);
@@ -260,15 +276,8 @@ TEST_F(BalanceTest, ASpawnerKilledWhileItemsMoveIsResumedAndTheChecksumStays) {
 // figures), with its own. (It counted its own only: a run balanced before its spawner died said
 // it had never moved anything.)
 TEST_F(BalanceTest, AResumedRunsSummaryCountsTheRedistributionsMadeBeforeTheSpawnerDied) {
-  WriteJob("syn.toml", "name = \"syn\"\napp = \"synthetic\"\ntasks = 4\ntimeout_s = 240\n" +
-                           std::string(kParams));
-  const std::string sn = StartCluster(4);
-  auto spawner = Start("aiac-spawner",
-                       {"run", "--config", dir_ / "key.toml", "--supernode", sn, dir_ / "syn.toml",
-                        "--json", dir_ / "syn.json", "--balance", "dp", "--state", dir_ / "state"},
-                       dir_ / "spawner.log");
-  ASSERT_FALSE(WaitForLog(spawner, std::regex("live balancing on")).empty()) << Log("spawner");
-  const std::string slowed = DaemonOf("1");
+  std::string slowed;
+  auto spawner = StartResumableRun(slowed);
   ASSERT_FALSE(slowed.empty()) << Log("spawner");
   // The checking points that moved work, as a spawner's log tells them.
   const std::regex decided("checking point [0-9]+: speeds .* in [0-9]+ moves");
@@ -277,22 +286,11 @@ TEST_F(BalanceTest, AResumedRunsSummaryCountsTheRedistributionsMadeBeforeTheSpaw
     return static_cast<int>(std::distance(std::sregex_iterator(log.begin(), log.end(), decided),
                                           std::sregex_iterator()));
   };
-  std::optional<int> code;
-  int before = 0;
-  {
-    Throttle throttle(procs_.at(slowed).pid(), std::chrono::milliseconds(40),
-                      std::chrono::milliseconds(120));
-    ASSERT_FALSE(
-        WaitForLog(spawner, std::regex("redistribution 1 gained .* at checking point")).empty())
-        << Log("spawner");
-    spawner.Signal(SIGKILL);
-    spawner.WaitFor(std::chrono::seconds(10));
-    before = decisions("spawner");
-    auto resumed = Start("aiac-spawner", {"resume", dir_ / "state", "--json", dir_ / "r.json"},
-                         dir_ / "resumed.log");
-    code = resumed.WaitFor(std::chrono::seconds(240));
-  }
-  ASSERT_EQ(code, 0) << Log("resumed");
+  ASSERT_EQ(KillOnceLoggedAndResume(spawner, slowed,
+                                    std::regex("redistribution 1 gained .* at checking point")),
+            0)
+      << Log("resumed");
+  const int before = decisions("spawner");
   auto j = Json("r.json");
   EXPECT_EQ(j["status"], "converged") << j.dump();
   EXPECT_EQ(j["result"]["checksum"].get<double>(),
