@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "core/config.h"
+#include "core/read_file.h"
 
 namespace aiac::spawner {
 namespace {
@@ -86,8 +87,14 @@ void DeclareJobOptions(OptionSet& set, JobSpec& job) {
 
 Result<JobSpec> LoadJobSpec(const std::string& path) {
   if (!std::filesystem::exists(path)) return NotFound("job file " + path + " does not exist");
-  AIAC_ASSIGN_OR_RETURN(ConfigFile file, ConfigFile::Load(path));
+  AIAC_ASSIGN_OR_RETURN(const std::string text, ReadWholeFile(path));
+  return LoadJobSpecText(path, text);
+}
+
+Result<JobSpec> LoadJobSpecText(const std::string& path, const std::string& text) {
+  AIAC_ASSIGN_OR_RETURN(ConfigFile file, ConfigFile::ParseAs(text, path));
   JobSpec job;
+  job.text = text;
   OptionSet set;
   DeclareJobOptions(set, job);
   if (const toml::table* params = file.GetTable("params")) {

@@ -56,6 +56,7 @@ struct JobSpec {
   // orphan wait although its link is open; 0: only a closed link counts.
   uint64_t spawner_timeout_s = 30;
   std::string base_dir;  // the job file's directory
+  std::string text;      // the job file as read: the state keeps it, a resumed run reads this copy
   std::map<std::string, std::string> params;
 };
 
@@ -67,5 +68,8 @@ void DeclareJobOptions(OptionSet& set, JobSpec& job);
 
 // Reads and checks a job file; every problem is one line naming the file and the key.
 Result<JobSpec> LoadJobSpec(const std::string& path);
+// The same for `text` taken as the content of the job file `path` (its copy in a spawner's state):
+// relative paths are from path's folder, whether or not the file is still there.
+Result<JobSpec> LoadJobSpecText(const std::string& path, const std::string& text);
 
 }  // namespace aiac::spawner

@@ -49,6 +49,11 @@ struct StoredRun {
   std::vector<std::string> supernodes;  // the super-nodes it used, HOST:PORT
   int64_t started_unix = 0;
   uint64_t epoch = 1;  // the spawner's incarnation
+  // The job file as the run read it, and the SHA-256 (hex) of the plugin its tasks run: a resumed
+  // run goes on with that job whatever became of the file, and refuses another plugin. Both empty
+  // in a state stored before 2026-12-07.
+  std::string job_text;
+  std::string plugin_sha256;
 };
 
 struct StoredDeployment {

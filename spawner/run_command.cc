@@ -18,6 +18,7 @@
 
 #include "core/hex.h"
 #include "core/logging.h"
+#include "core/read_file.h"
 #include "core/status_line_sink.h"
 #include "emulate/platform_state.h"
 #include "emulation/platform_file.h"
@@ -178,10 +179,11 @@ struct RunPlan {
   LoadedApp app;
   std::vector<Endpoint> supernodes;
   std::string job_id;
-  std::string state_dir;     // empty: no state kept
-  bool state_given = false;  // --state: a state that cannot be made is an error
-  std::string resume_dir;    // `resume`: the lost spawner's state, opened by Execute
-  int ready_fd = -1;         // --detach: told "ok" or the error once the run is under way
+  std::string state_dir;              // empty: no state kept
+  bool state_given = false;           // --state: a state that cannot be made is an error
+  std::string resume_dir;             // `resume`: the lost spawner's state, opened by Execute
+  std::vector<std::string> warnings;  // logged once the run's log is up
+  int ready_fd = -1;                  // --detach: told "ok" or the error once the run is under way
 };
 
 // --emulation os: the nodes of the platform `aiac-emulate up` made from this file, where the
@@ -309,7 +311,9 @@ Status LoadJob(RunPlan& plan) {
   options = args.options;
   AIAC_ASSIGN_OR_RETURN(plan.level, ParseLogLevel(options.log_level));
   AIAC_ASSIGN_OR_RETURN(plan.log_format, ParseLogFormat(options.log_format));
-  AIAC_ASSIGN_OR_RETURN(plan.job, LoadJobSpec(args.job_file));
+  AIAC_ASSIGN_OR_RETURN(plan.job, args.job_text.empty()
+                                      ? LoadJobSpec(args.job_file)
+                                      : LoadJobSpecText(args.job_file, args.job_text));
   JobSpec& job = plan.job;
   if (job.tasks == 0) {
     if (args.local == 0) return InvalidArgument(args.job_file + ": 'tasks' is missing");
@@ -417,6 +421,8 @@ Status KeepState(RunPlan& plan, JobRunner& runner, const Logger& log) {
   std::error_code ec;
   run.cwd = std::filesystem::current_path(ec).string();
   run.args = plan.args.argv;
+  run.job_text = plan.job.text;
+  run.plugin_sha256 = Hex(plan.app.sha256);
   runner.set_state(std::move(*state), std::move(run));
   return Status::Ok();
 }
@@ -701,6 +707,7 @@ int RunPlanned(RunPlan& plan) {
   }
   Logger log = MakeLogger("spawner", plan.level, plan.log_format, line);
   for (const auto& note : plan.app.plan.notes) log->info("{}", note);
+  for (const auto& warning : plan.warnings) log->warn("{}", warning);
   Status refused;
   auto summary = Execute(plan, log, line.get(), std::move(history), std::move(trace), refused);
   if (!summary) {
@@ -765,8 +772,33 @@ int ResumeCommand(const ResumeArgs& r) {
   args.quiet = r.quiet;
   args.detach = r.detach;
   args.argv = run.args;
+  // The job as it ran, whatever became of its file: a job file edited since (another size, other
+  // tasks) would have the resumed spawner check the tasks' slices against another system.
+  std::string changed;
+  if (!run.job_text.empty()) {
+    args.job_text = run.job_text;
+    auto now = ReadWholeFile(args.job_file);
+    if (!now.ok()) {
+      changed = "is gone";
+    } else if (*now != run.job_text) {
+      changed = "changed since the job started";
+    }
+  }
   auto plan = PlanRun(args);
   if (!plan.ok()) return refuse(plan.status());
+  if (!changed.empty()) {
+    plan->warnings.push_back("job " + run.job_id + ": job file " +
+                             std::filesystem::absolute(args.job_file).string() + " " + changed +
+                             "; going on with the job as it ran (the state's copy)");
+  }
+  // Its tasks run the plugin they started with, and a replacement must run the same.
+  if (const std::string now = Hex(plan->app.sha256);
+      !run.plugin_sha256.empty() && now != run.plugin_sha256) {
+    return refuse(InvalidArgument(
+        "plugin " + plan->app.path + " changed since job " + run.job_id + " started (SHA-256 " +
+        now.substr(0, 16) + "..., the job's " + run.plugin_sha256.substr(0, 16) +
+        "...): its tasks run the plugin they started with, and so must their replacements"));
+  }
   plan->job_id = run.job_id;
   plan->state_dir = dir;
   plan->state_given = true;

@@ -47,6 +47,9 @@ struct RunArgs {
   std::string state;
   bool detach = false;            // --detach: print the job's id and go on in the background
   std::vector<std::string> argv;  // the arguments after "run", as given (stored for resume)
+  // `resume`: the job file as the lost spawner read it (its state's copy), read in place of
+  // job_file's content; empty: the file is read.
+  std::string job_text;
 };
 
 // `aiac-spawner resume DIR [--json OUT] [--quiet] [--detach]`: takes over the job whose spawner

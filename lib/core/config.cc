@@ -96,6 +96,13 @@ Result<ConfigFile> ConfigFile::Load(const std::string& path) {
   return file;
 }
 
+Result<ConfigFile> ConfigFile::ParseAs(std::string_view text, const std::string& path) {
+  AIAC_ASSIGN_OR_RETURN(auto table, ParseTomlText(text, path));
+  ConfigFile file(std::move(table), path);
+  file.path_ = path;
+  return file;
+}
+
 const toml::node* ConfigFile::Find(const std::string& key) {
   asked_.insert(key);
   return table_.get(key);

@@ -40,6 +40,9 @@ class ConfigFile {
   static Result<ConfigFile> Load(const std::string& path);
   // Parses TOML text (for tests); `name` is used in messages.
   static Result<ConfigFile> Parse(std::string_view text, std::string name);
+  // Parses `text` as the content of the file `path` (a copy of it kept elsewhere, such as a job
+  // file in a spawner's state): messages and relative paths as Load's.
+  static Result<ConfigFile> ParseAs(std::string_view text, const std::string& path);
 
   void Get(const std::string& key, std::string& out);
   void Get(const std::string& key, bool& out);

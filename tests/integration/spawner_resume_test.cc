@@ -192,6 +192,51 @@ TEST_F(ResumeRun, AResumeThatCouldNotTakeTheJobOverLeavesItToTheNext) {
   EXPECT_EQ(ResumedRight(4, 0)["spawner_restarts"], 2);
 }
 
+// The job file edited while the spawner is away (another system size): the resumed spawner goes
+// on with the job as it ran, from the state's copy, and says so. (It read the file as it then
+// was: it checked the tasks' slices against a system of another size, and the run failed at its
+// end, "result of task 3 does not fit its rows".)
+TEST_F(ResumeRun, AJobFileEditedWhileItsSpawnerIsAwayIsResumedAsTheJobRan) {
+  SetUpPlatform(5);
+  ASSERT_NO_FATAL_FAILURE(KillTheSpawnerWhileTheTasksRun());
+  const std::string job = ReadFile(dir_ / "cg.toml");
+  const std::string n = "n = " + std::to_string(kSystem.n) + "\n";
+  ASSERT_NE(job.find(n), std::string::npos) << job;
+  std::string edited = job;
+  edited.replace(edited.find(n), n.size(), "n = 20000\n");
+  WriteFile(dir_ / "cg.toml", edited);
+  ASSERT_EQ(Resume(), 0) << Log("resumed");
+  EXPECT_TRUE(LogHas("resumed",
+                     "cg.toml changed since the job started; going on with the job as "
+                     "it ran (the state's copy)"))
+      << Log("resumed");
+  ResumedRight(4, 0);
+}
+
+// The plugin replaced while the spawner is away (rebuilt, say): the tasks run the one they started
+// with, and a replacement would get the new one, so the resume is refused in one line and leaves
+// the job to a resume with the job's plugin.
+TEST_F(ResumeRun, AResumeRefusesAPluginThatChangedSinceTheJobStarted) {
+  SetUpPlatform(5);
+  const std::string plugin = dir_ / "faulty.so";
+  const std::string bytes = ReadFile(AIAC_FAULTY_PLUGIN);
+  WriteFile(plugin, bytes);
+  std::string job = ReadFile(dir_ / "cg.toml");
+  job.replace(job.find(AIAC_FAULTY_PLUGIN), std::string(AIAC_FAULTY_PLUGIN).size(), plugin);
+  WriteFile(dir_ / "cg.toml", job);
+  ASSERT_NO_FATAL_FAILURE(KillTheSpawnerWhileTheTasksRun());
+  WriteFile(plugin, bytes + "rebuilt");
+  EXPECT_EQ(RunSpawner({"resume", dir_ / "state"}, "refused", std::chrono::seconds(120)), 2)
+      << Log("refused");
+  EXPECT_TRUE(
+      LogHas("refused", "aiac-spawner: resume: plugin " + plugin + " changed since job rs-"))
+      << Log("refused");
+  EXPECT_TRUE(LogHas("refused", "its tasks run the plugin they started with")) << Log("refused");
+  WriteFile(plugin, bytes);
+  ASSERT_EQ(Resume(), 0) << Log("resumed");
+  EXPECT_EQ(ResumedRight(4, 0)["spawner_restarts"], 1);
+}
+
 TEST_F(ResumeRun, ASpawnerKilledWhileItAssignsIsResumed) {
   SetUpPlatform(8);
   auto spawner = StartRun();

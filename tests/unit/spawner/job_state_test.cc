@@ -36,7 +36,9 @@ TEST(JobStateTest, WhatIsWrittenIsReadBack) {
   {
     auto state = JobState::Create(path);
     ASSERT_TRUE(state.ok()) << state.status().message();
-    StoredRun run{"job-abc", "cg.toml", "/tmp", {"cg.toml", "--sync"}, {"127.0.0.1:7"}, 1700, 1};
+    StoredRun run{"job-abc",       "cg.toml", "/tmp", {"cg.toml", "--sync"},
+                  {"127.0.0.1:7"}, 1700,      1,      "name = \"j\"\napp = \"cg\"\n",
+                  "ab12"};
     ASSERT_TRUE((*state)->Put(run).ok());
     StoredProgress p;
     p.started = true;
@@ -71,6 +73,8 @@ TEST(JobStateTest, WhatIsWrittenIsReadBack) {
   EXPECT_EQ(run->args, (std::vector<std::string>{"cg.toml", "--sync"}));
   EXPECT_EQ(run->supernodes, std::vector<std::string>{"127.0.0.1:7"});
   EXPECT_EQ(run->epoch, 1u);
+  EXPECT_EQ(run->job_text, "name = \"j\"\napp = \"cg\"\n");
+  EXPECT_EQ(run->plugin_sha256, "ab12");
   auto d = (*state)->deployment();
   ASSERT_TRUE(d.ok()) << d.status().message();
   EXPECT_EQ(d->granted.size(), 4u);
@@ -243,6 +247,30 @@ TEST(JobStateTest, AProgressWithoutAppCrashesIsReadWithNone) {
   auto again = JobState::Open(dir / "state");
   ASSERT_TRUE(again.ok()) << again.status().message();
   EXPECT_EQ((*again)->progress().status().code(), StatusCode::kCorruption);
+}
+
+// The job file's copy and the plugin's digest are kept since 2026-12-07: a run stored before
+// holds neither (its resume reads the job file, and checks no plugin); any other field missing is
+// still corruption.
+TEST(JobStateTest, ARunWithoutTheJobsCopyIsReadWithNone) {
+  TempDir dir;
+  { ASSERT_TRUE(JobState::Create(dir / "state").ok()); }
+  PutRaw(dir / "state", {{"run", R"({"job_id": "j-1", "job_file": "cg.toml", "cwd": "/tmp",)"
+                                 R"( "args": ["cg.toml"], "supernodes": [], "started_unix": 5,)"
+                                 R"( "epoch": 2})"}});
+  {
+    auto state = JobState::Open(dir / "state");
+    ASSERT_TRUE(state.ok()) << state.status().message();
+    auto run = (*state)->run();
+    ASSERT_TRUE(run.ok()) << run.status().message();
+    EXPECT_EQ(run->epoch, 2u);
+    EXPECT_TRUE(run->job_text.empty());
+    EXPECT_TRUE(run->plugin_sha256.empty());
+  }
+  PutRaw(dir / "state", {{"run", R"({"job_id": "j-1", "job_text": "x"})"}});
+  auto again = JobState::Open(dir / "state");
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ((*again)->run().status().code(), StatusCode::kCorruption);
 }
 
 // The summary's JSON is kept since 2026-12-06: an end stored before holds none (`resume --json`
