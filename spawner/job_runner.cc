@@ -255,8 +255,14 @@ RunSummary JobRunner::Summary(RunStatus status, std::string error, SteadyTime en
   RunSummary summary = summary_;
   summary.status = status;
   summary.error = std::move(error);
-  summary.wall_seconds = Seconds(end - times_.start);
-  summary.phases.assign = Seconds(times_.started.value_or(end) - times_.start);
+  const SteadyTime begin = times_.command ? times_.command->start : times_.start;
+  const SteadyTime prepared = times_.command ? times_.command->prepared : times_.start;
+  summary.wall_seconds = Seconds(end - begin);
+  if (times_.command) {
+    summary.phases.read = times_.command->read_seconds;
+    summary.phases.prepare = std::max(0.0, Seconds(prepared - begin) - summary.phases.read);
+  }
+  summary.phases.assign = Seconds(times_.started.value_or(end) - prepared);
   summary.phases.iterate =
       times_.started ? Seconds(times_.checked.value_or(end) - *times_.started) : 0;
   summary.phases.gather = times_.checked ? Seconds(end - *times_.checked) : 0;

@@ -56,6 +56,13 @@ class JobRunner {
   const std::string& job_id() const { return summary_.job_id; }
   // The job's id is `id` (`run --detach` prints it before the run starts). Before Run.
   void set_job_id(std::string id) { summary_.job_id = std::move(id); }
+  // The command began at `start`, read its input for `read_seconds` and had it prepared by
+  // `prepared` (run_summary.h's phases): the summary, and the end the state keeps, then cover
+  // the whole command, what came between `prepared` and the tasks' start counting as assigning.
+  // Without it they start at Run. Before Run.
+  void set_command_times(SteadyTime start, double read_seconds, SteadyTime prepared) {
+    times_.command = CommandTimes{start, read_seconds, prepared};
+  }
   // Keeps what a resumed spawner needs in `state` (spawner/job_state.h), from the grant on;
   // `run` says how the job was started (its id and super-nodes are filled in here). Before Run.
   void set_state(std::unique_ptr<JobState> state, StoredRun run);
@@ -89,10 +96,16 @@ class JobRunner {
 
  private:
   // When each phase began, for the summary's phases (run_summary.h).
-  struct PhaseTimes {
+  struct CommandTimes {
     SteadyTime start;
-    std::optional<SteadyTime> started;  // the tasks started iterating
-    std::optional<SteadyTime> checked;  // a checked result, or the end of trying
+    double read_seconds = 0;
+    SteadyTime prepared;
+  };
+  struct PhaseTimes {
+    std::optional<CommandTimes> command;  // set_command_times
+    SteadyTime start;                     // of Run
+    std::optional<SteadyTime> started;    // the tasks started iterating
+    std::optional<SteadyTime> checked;    // a checked result, or the end of trying
   };
 
   // ---- Acquire.

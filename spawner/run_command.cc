@@ -489,6 +489,7 @@ std::optional<RunSummary> Execute(RunPlan& plan, const Logger& log, StatusLineSi
     return std::nullopt;
   JobRunner runner(plan.job, plan.app, plan.options, plan.settings, log);
   runner.set_job_id(plan.job_id);
+  runner.set_command_times(plan.start, plan.app.plan.read_seconds, plan.prepared);
   if (!plan.resume_dir.empty()) {
     auto state = JobState::Open(plan.resume_dir);
     error = state.ok() ? runner.Resume(std::move(*state)) : state.status();
@@ -532,6 +533,7 @@ std::optional<RunSummary> Execute(RunPlan& plan, const Logger& log, StatusLineSi
           auto started = co_await cluster->Start(std::chrono::milliseconds(10000));
           if (!started.ok()) {
             summary.error = "local cluster: " + started.status().message();
+            summary.wall_seconds = Seconds(SteadyClock::now() - plan.start);
             co_await http.Stop();
             io.stop();
             co_return;
@@ -546,15 +548,6 @@ std::optional<RunSummary> Execute(RunPlan& plan, const Logger& log, StatusLineSi
       },
       asio::detached);
   io.run();
-  // Phases of the whole command (run_summary.h): the spawner's own read and prepare, then the
-  // runner's; the time outside the runner after the input was prepared (starting a local
-  // cluster, a few milliseconds at the end) counts as assigning.
-  const double runner_wall = summary.wall_seconds;
-  summary.wall_seconds = Seconds(SteadyClock::now() - plan.start);
-  summary.phases.read = plan.app.plan.read_seconds;
-  summary.phases.prepare = std::max(0.0, Seconds(plan.prepared - plan.start) - summary.phases.read);
-  summary.phases.assign +=
-      std::max(0.0, summary.wall_seconds - Seconds(plan.prepared - plan.start) - runner_wall);
   if (cluster) cluster->Stop();
   return summary;
 }

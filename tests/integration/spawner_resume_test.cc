@@ -583,6 +583,9 @@ TEST_F(SpawnerResumeTest, ARunKeepsItsStateByDefaultAndResumeSaysItEnded) {
   EXPECT_EQ(stored["status"], "converged");
   EXPECT_EQ(stored["per_task"], ran["per_task"]);
   EXPECT_EQ(stored["result"], ran["result"]);
+  // The whole summary, its times and phases too: they were the runner's alone (no read, no
+  // prepare, the wall time from the request for daemons), not the command's that `run` printed.
+  EXPECT_EQ(stored, ran) << stored.dump() << "\n" << ran.dump();
 }
 
 }  // namespace
