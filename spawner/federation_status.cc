@@ -54,9 +54,15 @@ std::string ToText(const FederationStatus& s) {
 }
 
 std::string ToText(const net::JobStatus& j) {
+  // A spawner-lost job's figures are the last its spawner reported.
+  const std::string phase = j.phase == net::kSpawnerLostPhase
+                                ? "its spawner is lost: the tasks run on where they are, waiting "
+                                  "for `aiac-spawner resume` (until the job's orphan_seconds); "
+                                  "last reported"
+                                : j.phase;
   std::string out =
       "job " + j.id + " (app " + j.app + ") of spawner " + j.spawner_id + "@" + j.spawner_address +
-      " at super-node " + j.supernode + ", started " + IsoTime(j.started_unix) + ": " + j.phase +
+      " at super-node " + j.supernode + ", started " + IsoTime(j.started_unix) + ": " + phase +
       ", iterations " + std::to_string(j.min_iteration) + ".." + std::to_string(j.max_iteration) +
       ", max local change " + Fixed(j.max_change, "%.3e") + ", failures " +
       std::to_string(j.failures) + ", replacements " + std::to_string(j.replacements) + ", moves " +

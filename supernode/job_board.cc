@@ -28,16 +28,42 @@ bool JobBoard::End(const std::string& id, const net::Connection* spawner) {
 }
 
 std::vector<std::string> JobBoard::DropSpawner(const net::Connection* spawner) {
-  std::vector<std::string> dropped;
+  std::vector<std::string> lost;
+  for (auto& [id, e] : jobs_) {
+    if (e.spawner.get() != spawner || e.job.phase == net::kSpawnerLostPhase) continue;
+    lost.push_back(id);
+    e.job.phase = net::kSpawnerLostPhase;
+    // Its figures stay the last reported; how old the tasks' reports are, nobody knows now.
+    e.job.eta_seconds = -1;
+    for (auto& t : e.job.task_list) t.report_age_ms = -1;
+  }
+  return lost;
+}
+
+std::vector<std::string> JobBoard::ForgetLost(
+    const std::function<bool(const std::string&)>& running) {
+  std::vector<std::string> forgotten;
   for (auto it = jobs_.begin(); it != jobs_.end();) {
-    if (it->second.spawner.get() == spawner) {
-      dropped.push_back(it->first);
+    if (it->second.job.phase == net::kSpawnerLostPhase && !running(it->first)) {
+      forgotten.push_back(it->first);
       it = jobs_.erase(it);
     } else {
       ++it;
     }
   }
-  return dropped;
+  return forgotten;
+}
+
+bool JobBoard::IsLost(const std::string& id) const {
+  auto it = jobs_.find(id);
+  return it != jobs_.end() && it->second.job.phase == net::kSpawnerLostPhase;
+}
+
+bool JobBoard::any_lost() const {
+  for (const auto& [id, e] : jobs_) {
+    if (e.job.phase == net::kSpawnerLostPhase) return true;
+  }
+  return false;
 }
 
 net::ConnectionPtr JobBoard::SpawnerOf(const std::string& id) const {

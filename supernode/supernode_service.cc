@@ -432,6 +432,7 @@ awaitable<void> SupernodeService::Housekeeping() {
       log_->info("daemon {} reclaimed: granted to job {} but idle for {} ms", rec.id, rec.job,
                  options_.grant_lease.count());
     }
+    ForgetLostJobs();
     WatchStore();
     ReloadRevocationFile();
     for (auto& [key, link] : peers_) SendDigest(link);

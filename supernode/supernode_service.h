@@ -127,8 +127,11 @@ class SupernodeService {
   // A spawner's JobStatus: registers or updates its job. False when the connection must close.
   bool OnJobStatus(const net::ConnectionPtr& conn, proto::JobStatus::Reader in);
   void OnJobEnded(const net::Connection& conn, const std::string& job);
-  // The spawner's connection ended: its jobs are forgotten.
+  // The spawner's connection ended: its jobs are kept as spawner-lost (job_board.h).
   void ForgetJobsOf(const net::Connection& conn);
+  // Forgets the spawner-lost jobs no daemon runs a task of any more, here or at a peer (at each
+  // housekeeping pass).
+  void ForgetLostJobs();
   void AnswerStatus(net::Connection& conn, uint64_t request_id);
   // The registry and jobs of this super-node and, from their digests, of its peers.
   void FillStatusReport(proto::StatusReport::Builder report);

@@ -53,8 +53,29 @@ void SupernodeService::OnJobEnded(const net::Connection& conn, const std::string
 
 void SupernodeService::ForgetJobsOf(const net::Connection& conn) {
   for (const auto& id : jobs_.DropSpawner(&conn)) {
+    log_->info(
+        "job {}: its spawner's connection closed; shown as spawner-lost while daemons run its "
+        "tasks",
+        id);
+  }
+}
+
+void SupernodeService::ForgetLostJobs() {
+  if (!jobs_.any_lost()) return;
+  const auto now = Registry::Clock::now();
+  std::set<std::string> running;
+  auto note = [&](const std::vector<DaemonView>& daemons) {
+    for (const auto& v : daemons) {
+      if (v.running && v.record.busy) running.insert(v.record.job);
+    }
+  };
+  note(registry_.View(now));
+  // A job's daemons may be registered with a peer (a forwarded grant).
+  for (const auto& [key, link] : peers_) note(link.view.Daemons(now));
+  for (const auto& id :
+       jobs_.ForgetLost([&](const std::string& job) { return running.count(job) > 0; })) {
     history_.Forget(id);
-    log_->info("job {} forgotten: its spawner's connection closed", id);
+    log_->info("job {} forgotten: its spawner is lost and no daemon runs its tasks", id);
   }
 }
 
@@ -129,7 +150,13 @@ awaitable<void> SupernodeService::Cancel(net::ConnectionPtr conn, uint64_t reque
         }
       }
     }
-    if (!holder) {
+    if (!holder && jobs_.IsLost(job)) {
+      outcome.error = "job " + job +
+                      "'s spawner is lost: `aiac-spawner resume` on its state "
+                      "takes it over (and can then cancel it); its tasks end by themselves after "
+                      "the job's orphan_seconds";
+      log_->info("cancel of job {} asked by {}: {}", job, requester, outcome.error);
+    } else if (!holder) {
       outcome.error = "no running job " + job + " is known to super-node " + options_.id;
       log_->info("cancel of job {} asked by {}: {}", job, requester, outcome.error);
     } else {

@@ -30,7 +30,9 @@ struct JobStatus {
   std::string spawner_id, spawner_address;  // set by the super-node, never by the spawner
   uint32_t tasks = 0, daemons = 0;
   int64_t started_unix = 0;
-  std::string phase;  // acquiring | assigning | running | checking | gathering
+  // acquiring | assigning | running | checking | gathering, or kSpawnerLostPhase (set by the
+  // super-node)
+  std::string phase;
   uint64_t min_iteration = 0, max_iteration = 0;
   double max_change = 0;
   uint32_t failures = 0, replacements = 0;
@@ -41,6 +43,10 @@ struct JobStatus {
 
   friend bool operator==(const JobStatus&, const JobStatus&) = default;
 };
+
+// The phase a super-node gives a job whose spawner's connection closed without JobEnded: its
+// tasks may run on, waiting for `aiac-spawner resume` (whose spawner takes the record over).
+inline constexpr const char* kSpawnerLostPhase = "spawner-lost";
 
 // The most tasks a JobStatus may list: a larger one is refused (a digest is one frame).
 inline constexpr size_t kMaxStatusTasks = 100000;

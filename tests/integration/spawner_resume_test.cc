@@ -9,6 +9,7 @@
 #include <csignal>
 #include <filesystem>
 #include <optional>
+#include <regex>
 #include <thread>
 
 #include "integration/cluster_fixture.h"
@@ -120,6 +121,23 @@ class ResumeRun : public SpawnerResumeTest {
 TEST_F(ResumeRun, ASpawnerKilledWhileTheTasksRunIsResumedWithTheSameAnswer) {
   SetUpPlatform(6);
   ASSERT_NO_FATAL_FAILURE(KillTheSpawnerWhileTheTasksRun());
+  // `status` shows the job, its spawner lost (it said "no running job" while the tasks ran), and
+  // `cancel` says why it cannot.
+  std::smatch m;
+  const std::string log = Log("spawner");
+  ASSERT_TRUE(std::regex_search(log, m, std::regex("job (rs-[0-9a-f]+)"))) << log;
+  const std::string id = m[1];
+  std::string text;
+  ASSERT_EQ(Ask({"status", "--supernode", sn_, "--job", id}, text), 0) << text;
+  EXPECT_NE(text.find("its spawner is lost: the tasks run on where they are, waiting for "
+                      "`aiac-spawner resume`"),
+            std::string::npos)
+      << text;
+  ASSERT_EQ(Ask({"status", "--supernode", sn_, "--job", id, "--json"}, text), 0) << text;
+  EXPECT_EQ(nlohmann::json::parse(text)["phase"], "spawner-lost") << text;
+  EXPECT_EQ(Ask({"cancel", id, "--supernode", sn_}, text, "cancel"), 1) << text;
+  EXPECT_NE(text.find("job " + id + "'s spawner is lost: `aiac-spawner resume`"), std::string::npos)
+      << text;
   // The tasks go on without it; one task daemon is killed while it is away.
   const std::string victim = FirstDaemonSaying("waiting for its spawner");
   procs_.at(victim).Signal(SIGKILL);
@@ -131,6 +149,9 @@ TEST_F(ResumeRun, ASpawnerKilledWhileTheTasksRunIsResumedWithTheSameAnswer) {
   auto again = Start("aiac-spawner", {"resume", dir_ / "state"}, dir_ / "again.log");
   ASSERT_EQ(again.WaitFor(std::chrono::seconds(60)).value_or(-1), 0) << Log("again");
   EXPECT_TRUE(LogHas("again", "ended already: job rs (faulty, async): converged")) << Log("again");
+  // The resumed spawner took the job's record over and ended it.
+  EXPECT_EQ(Ask({"status", "--supernode", sn_, "--job", id}, text, "after"), 1) << text;
+  EXPECT_NE(text.find("no running job " + id), std::string::npos) << text;
 }
 
 // A task daemon stopped (SIGSTOP) while its spawner is away: its host still accepts connections,
@@ -486,6 +507,14 @@ TEST_F(ResumeRun, ASpawnerStoppedForGoodLetsItsDaemonsGo) {
       << Log("d1");
   spawner.Signal(SIGKILL);
   spawner.WaitFor(std::chrono::seconds(10));
+  // Its super-node, which kept the job as spawner-lost once the spawner's link closed, forgets it
+  // as no daemon runs its tasks.
+  ASSERT_TRUE(WaitUntil([&] { return LogHas("sn1", "its spawner is lost and no daemon runs"); },
+                        std::chrono::seconds(60)))
+      << Log("sn1");
+  std::string text;
+  ASSERT_EQ(Ask({"status", "--supernode", sn_, "--json"}, text), 0) << text;
+  EXPECT_TRUE(nlohmann::json::parse(text)["jobs"].empty()) << text;
   // The four are free again: a ring job of four tasks gets them all.
   WriteJob("ring.toml", "name = \"again\"\napp = \"ring\"\ntasks = 4\n[params]\nrounds = 5\n");
   EXPECT_EQ(RunSpawner({"run", dir_ / "ring.toml", "--config", dir_ / "key.toml", "--supernode",
