@@ -150,14 +150,13 @@ awaitable<void> SupernodeService::Cancel(net::ConnectionPtr conn, uint64_t reque
         }
       }
     }
-    if (!holder && jobs_.IsLost(job)) {
-      outcome.error = "job " + job +
-                      "'s spawner is lost: `aiac-spawner resume` on its state "
-                      "takes it over (and can then cancel it); its tasks end by themselves after "
-                      "the job's orphan_seconds";
-      log_->info("cancel of job {} asked by {}: {}", job, requester, outcome.error);
-    } else if (!holder) {
-      outcome.error = "no running job " + job + " is known to super-node " + options_.id;
+    if (!holder) {
+      outcome.error = jobs_.IsLost(job)
+                          ? "job " + job +
+                                "'s spawner is lost: `aiac-spawner resume` on its state takes it "
+                                "over (and can then cancel it); its tasks end by themselves after "
+                                "the job's orphan_seconds"
+                          : "no running job " + job + " is known to super-node " + options_.id;
       log_->info("cancel of job {} asked by {}: {}", job, requester, outcome.error);
     } else {
       log_->info("job {}: cancel asked by {}; forwarded to super-node {}", job, requester,
