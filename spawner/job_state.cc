@@ -42,6 +42,12 @@ Result<T> DecodeAs(const std::string& key, const std::string& text) {
   }
 }
 
+// A field that records stored before it was kept lack: read when present, else left as it is.
+template <typename T>
+void GetIfPresent(const json& j, const char* key, T& out) {
+  if (j.contains(key)) j.at(key).get_to(out);
+}
+
 }  // namespace
 
 // Each record's JSON, its fields named once (to_json and from_json; a missing field throws, which
@@ -73,8 +79,8 @@ void from_json(const json& j, StoredRun& r) {
   j.at("started_unix").get_to(r.started_unix);
   j.at("epoch").get_to(r.epoch);
   // (kept since 2026-12-07: a state stored before holds neither)
-  if (j.contains("job_text")) j.at("job_text").get_to(r.job_text);
-  if (j.contains("plugin_sha256")) j.at("plugin_sha256").get_to(r.plugin_sha256);
+  GetIfPresent(j, "job_text", r.job_text);
+  GetIfPresent(j, "plugin_sha256", r.plugin_sha256);
 }
 void to_json(json& j, const StoredProgress& p) {
   j = json{{"started", p.started},           {"tighten", p.tighten}, {"failures", p.failures},
@@ -88,9 +94,9 @@ void from_json(const json& j, StoredProgress& p) {
   j.at("replacements").get_to(p.replacements);
   j.at("trimmed").get_to(p.trimmed);
   // (kept since 2026-12-06: a state written before holds none)
-  if (j.contains("app_crashes")) j.at("app_crashes").get_to(p.app_crashes);
+  GetIfPresent(j, "app_crashes", p.app_crashes);
   // (kept since 2026-12-07)
-  if (j.contains("balancing")) j.at("balancing").get_to(p.balancing);
+  GetIfPresent(j, "balancing", p.balancing);
 }
 void to_json(json& j, const StoredEnd& e) {
   j = json{
@@ -100,7 +106,7 @@ void from_json(const json& j, StoredEnd& e) {
   j.at("status").get_to(e.status);
   j.at("summary_line").get_to(e.summary_line);
   // (kept since 2026-12-06: an end stored before holds none)
-  if (j.contains("summary_json")) j.at("summary_json").get_to(e.summary_json);
+  GetIfPresent(j, "summary_json", e.summary_json);
 }
 
 JobState::JobState(std::string dir, std::unique_ptr<rocksdb::DB> db)
