@@ -65,7 +65,19 @@ BlockCg::BlockCg(const SpMat& a)
 }
 
 void BlockCg::UseIncompleteCholesky() {
-  if (!bicgstab_ && !minres_ && !ic_) ic_ = IncompleteCholesky::Factor(a_);
+  if (!bicgstab_ && !minres_ && !ic_ && !amg_) ic_ = IncompleteCholesky::Factor(a_);
+}
+
+void BlockCg::UseAlgebraicMultigrid() {
+  if (!bicgstab_ && !minres_ && !ic_ && !amg_) amg_ = SmoothedAggregation::Make(a_);
+}
+
+const char* BlockCg::preconditioner() const {
+  return ic_ ? " with IC(0)" : amg_ ? " with AMG" : " with Jacobi";
+}
+
+double BlockCg::Precondition(const double* r, double* z) {
+  return ic_ ? ic_->Apply(r, z) : amg_->Apply(r, z);
 }
 
 void BlockCg::UseMinres() {
@@ -159,8 +171,9 @@ BlockCg::Outcome BlockCg::Solve(const Eigen::VectorXd& b, Eigen::VectorXd& x, do
   if (rr <= target2) return {0, std::sqrt(rr) / b_norm, ""};
   if (!std::isfinite(rr)) return {0, rr, "the residual is not finite"};
   double rz = 0;
-  if (ic_) {
-    rz = ic_->Apply(r, z);
+  const bool preconditioned = ic_ || amg_;
+  if (preconditioned) {
+    rz = Precondition(r, z);
     p_ = z_;
   } else {
     for (Eigen::Index i = 0; i < n; ++i) {
@@ -185,7 +198,7 @@ BlockCg::Outcome BlockCg::Solve(const Eigen::VectorXd& b, Eigen::VectorXd& x, do
     }
     const double alpha = rz / pq;
     double rr_next = 0, rz_next = 0;
-    if (ic_) {
+    if (preconditioned) {
       for (Eigen::Index i = 0; i < n; ++i) {
         xp[i] += alpha * p[i];
         const double ri = r[i] - alpha * q[i];
@@ -206,7 +219,7 @@ BlockCg::Outcome BlockCg::Solve(const Eigen::VectorXd& b, Eigen::VectorXd& x, do
     ++k;
     rr = rr_next;
     if (rr <= target2) break;
-    if (ic_) rz_next = ic_->Apply(r, z);
+    if (preconditioned) rz_next = Precondition(r, z);
     const double beta = rz_next / rz;
     rz = rz_next;
     for (Eigen::Index i = 0; i < n; ++i) p[i] = z[i] + beta * p[i];

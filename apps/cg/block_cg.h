@@ -1,7 +1,7 @@
 // The inner solver of the multisplitting method: preconditioned conjugate gradient on one task's
 // diagonal block A_ll, warm-started from the previous iterate. Its preconditioner is Jacobi, or
-// the block's incomplete Cholesky factor IC(0) (incomplete_cholesky.h) when asked and the block
-// has one.
+// the block's incomplete Cholesky factor IC(0) (incomplete_cholesky.h) or a smoothed-aggregation
+// multigrid cycle (smoothed_aggregation.h) when asked and the block has one.
 // CG needs a symmetric positive definite block: an unsymmetric one (from a `general` Matrix
 // Market file) is solved with Eigen's BiCGSTAB instead, same preconditioner and tolerance, and a
 // symmetric one that turns out not to be positive definite (CG meets a direction of negative
@@ -20,6 +20,7 @@
 
 #include "apps/cg/cg_problem.h"
 #include "apps/cg/incomplete_cholesky.h"
+#include "apps/cg/smoothed_aggregation.h"
 
 namespace aiac::cg {
 
@@ -33,8 +34,15 @@ class BlockCg {
   // block is symmetric with a positive diagonal and has one (incomplete_cholesky.h); else
   // nothing changes. Costs about a product with the block.
   void UseIncompleteCholesky();
-  // Whether CG runs with the incomplete Cholesky factor.
+  // From now on CG is preconditioned by one V-cycle of the block's smoothed-aggregation
+  // hierarchy, when the block is symmetric with a positive diagonal; else nothing changes. Costs
+  // a few products with the block.
+  void UseAlgebraicMultigrid();
+  // Whether CG runs with the incomplete Cholesky factor, with the multigrid cycle.
   bool incomplete_cholesky() const { return ic_.has_value(); }
+  bool algebraic_multigrid() const { return amg_.has_value(); }
+  // " with IC(0)", " with AMG" or " with Jacobi": what CG runs with, for a block's description.
+  const char* preconditioner() const;
   // "CG", "MINRES" (a symmetric block CG found not positive definite) or "BiCGSTAB".
   const char* method() const { return bicgstab_ ? "BiCGSTAB" : minres_ ? "MINRES" : "CG"; }
 
@@ -66,6 +74,9 @@ class BlockCg {
   const SpMat& a_;
   Eigen::VectorXd inv_diag_, r_, z_, p_, q_;
   std::optional<IncompleteCholesky> ic_;
+  std::optional<SmoothedAggregation> amg_;
+  // z = M^{-1} r with IC(0) or the cycle, and returns r'z.
+  double Precondition(const double* r, double* z);
   std::unique_ptr<Eigen::BiCGSTAB<SpMat, Eigen::DiagonalPreconditioner<double>>> bicgstab_;
   // Jacobi with the diagonal's magnitudes: positive definite whatever the block's signs.
   class AbsDiagonalPreconditioner : public Eigen::DiagonalPreconditioner<double> {
