@@ -365,13 +365,20 @@ Result<CgApp::Blocks> CgApp::PartitionBlocks(const CgParams& p, uint32_t task_co
   if (!blocks.metis) blocks.part = ContiguousPartition(n, tasks, shares);
   // Each block: its own rows and `layers` layers more; who sends whom what follows from those.
   blocks.rows.resize(task_count);
-  const bool iterated = WillIterate(p, blocks.part);
   blocks.auto_layers = p.overlap < 0 && !p.generated;
+  // Multigrid blocks take AutoLayers' overlap whether they are iterated or factored, and their
+  // fill is predicted with it; IC(0) and Jacobi blocks take at most kIteratedOverlapLayers when
+  // they will be iterated, their fill predicted with those.
+  const bool amg = p.iterated_with_amg();
   blocks.layers = p.overlap >= 0 ? p.overlap
-                  : p.generated
-                      ? 0
-                      : AutoLayers(A(), blocks.part.rows, kAutoOverlapGrowth,
-                                   iterated ? kIteratedOverlapLayers : kAutoOverlapLayers);
+                  : p.generated  ? 0
+                  : amg ? AutoLayers(A(), blocks.part.rows, kAutoOverlapGrowth, kAutoOverlapLayers)
+                        : kIteratedOverlapLayers;
+  const bool iterated = WillIterate(p, blocks.part, blocks.layers);
+  if (blocks.auto_layers && !amg) {
+    blocks.layers = AutoLayers(A(), blocks.part.rows, kAutoOverlapGrowth,
+                               iterated ? kIteratedOverlapLayers : kAutoOverlapLayers);
+  }
   blocks.coarse_pieces = p.coarse_pieces > 0 ? p.coarse_pieces
                          : iterated          ? kIteratedCoarsePieces
                                              : kCoarsePieces;
@@ -393,14 +400,15 @@ Result<CgApp::Blocks> CgApp::PartitionBlocks(const CgParams& p, uint32_t task_co
   return blocks;
 }
 
-bool CgApp::WillIterate(const CgParams& p, const RowPartition& part) {
+bool CgApp::WillIterate(const CgParams& p, const RowPartition& part, int layers) {
   if (!predicted_) {
     // Not emplace(): clang 14 sees no default constructor of a nested struct with member
     // initializers through an optional declared in the enclosing class.
     predicted_ = FillPrediction{};
     // Only when inner = "auto" decides, for a symmetric matrix (the others are factored by LU,
     // which has no fill limit), and something "auto" follows from it.
-    const bool matters = p.overlap < 0 || (coarse_ && p.coarse_pieces < 0);
+    const bool matters =
+        (p.overlap < 0 && !p.iterated_with_amg()) || (coarse_ && p.coarse_pieces < 0);
     if (p.generated || p.inner != "auto" || !matters || part.rows.empty() ||
         (!coarse_ && !IsSymmetric(A()))) {
       return false;
@@ -410,7 +418,6 @@ bool CgApp::WillIterate(const CgParams& p, const RowPartition& part) {
     size_t largest = part.rows.size() / 2;
     for (size_t l = 0; l < part.rows.size(); ++l)
       if (part.rows[l].size() > part.rows[largest].size()) largest = l;
-    const int layers = p.overlap >= 0 ? p.overlap : kIteratedOverlapLayers;
     const std::vector<int> rows = Extend(A(), part.rows[largest], layers);
     // A block that is not positive definite fails its factor whatever the fill: no prediction.
     auto fill = BlockDirect::PredictedFill(DiagonalBlock(A(), rows));
@@ -516,7 +523,8 @@ void CgApp::NoteBlocks(const Blocks& blocks, const Shares& shares,
   if (predicted_ && predicted_->iterated()) {
     // (WillIterate predicts only when one of these is "auto".)
     std::string chosen;
-    if (params_->overlap < 0) chosen = "overlap " + std::to_string(blocks.layers);
+    if (params_->overlap < 0 && !params_->iterated_with_amg())
+      chosen = "overlap " + std::to_string(blocks.layers);
     if (coarse_ && params_->coarse_pieces < 0) {
       chosen += (chosen.empty() ? "" : " and ") + std::to_string(blocks.coarse_pieces) +
                 " coarse pieces per coupling";
@@ -525,8 +533,9 @@ void CgApp::NoteBlocks(const Blocks& blocks, const Shares& shares,
         "cg: the largest block (" + std::to_string(predicted_->rows) + " rows with " +
         std::to_string(predicted_->layers) + " layers of overlap) would fill " +
         FormatDouble(predicted_->fill) + "x its lower triangle with a Cholesky factor (more than " +
-        FormatDouble(CgTask::kAutoMostFill) + "x): inner = \"auto\" will iterate the blocks, so " +
-        chosen + " (auto, for two-stage blocks)");
+        FormatDouble(CgTask::kAutoMostFill) + "x): inner = \"auto\" will iterate the blocks" +
+        (params_->iterated_with_amg() ? " with AMG" : "") + ", so " + chosen +
+        " (auto, for two-stage blocks)");
   }
   if (coarse_) {
     notes.push_back(

@@ -39,10 +39,14 @@ inline constexpr double kSlicesGoodEnough = 0.02;
 inline constexpr double kAutoOverlapGrowth = 0.5;
 inline constexpr int kAutoOverlapLayers = 64;
 // overlap = "auto" and coarse_pieces = "auto" when inner = "auto" will iterate the blocks (their
-// factors would fill more than CgTask::kAutoMostFill: a 3-D grid's): a two-stage block pays for
-// every layer and every coarse function in inner iterations. On an 80^3 grid in 5 slabs, 1 or 2
-// layers with 4 pieces took 12.0-12.4 s, with 8 pieces 13.9-15.6 s, and AutoLayers' 7 layers
-// with 8 pieces 15.1-15.9 s (docs/results.md).
+// factors would fill more than CgTask::kAutoMostFill): a two-stage block pays for every coarse
+// function in inner iterations, and with IC(0) or Jacobi for every layer too. On an 80^3 grid
+// in 5 slabs with IC(0), 1 or 2 layers with 4 pieces took 12.0-12.4 s, with 8 pieces 13.9-15.6 s,
+// and AutoLayers' 7 layers with 8 pieces 15.1-15.9 s (docs/results.md). With the multigrid cycle
+// AutoLayers' overlap pays (1000^2 grid: its 50 layers 3.9 s, 2 layers 6.8-11.5 s; 80^3 grid:
+// its 4 layers 3.2-3.8 s, 2 layers 4.0-4.5 s) and 4 pieces did as well as 8 in 2-D
+// (3.9 s against 3.6-4.5 s) and better in 3-D (3.2-3.8 s against 4.6-5.3 s; two runs or more
+// each).
 inline constexpr int kIteratedOverlapLayers = 2;
 inline constexpr int kIteratedCoarsePieces = 4;
 // coarse_pieces = "auto" otherwise.
@@ -116,9 +120,10 @@ class CgApp final : public app::App {
     int coarse_pieces = kCoarsePieces;   // with coarse_: pieces of each coupling
   };
   // Whether inner = "auto" will iterate the blocks of `part`: the largest one's predicted fill
-  // (BlockDirect::PredictedFill) with the overlap it would get, over CgTask::kAutoMostFill.
-  // Predicted once, on Prepare's partition, and only when an "auto" choice depends on it.
-  bool WillIterate(const CgParams& p, const RowPartition& part);
+  // (BlockDirect::PredictedFill) with `layers` of overlap (what it would get iterated), over
+  // CgTask::kAutoMostFill. Predicted once, on Prepare's partition, and only when an "auto"
+  // choice depends on it.
+  bool WillIterate(const CgParams& p, const RowPartition& part, int layers);
   // METIS parts (or slices when METIS leaves a part empty) with their layers; movable slices'
   // blocks are slabs (chain_ set when the rows may move).
   Result<Blocks> PartitionBlocks(const CgParams& p, uint32_t tasks, const Shares& shares,

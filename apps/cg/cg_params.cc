@@ -112,8 +112,9 @@ Status ParseSolver(const app::JobParams& params, CgParams& p) {
       GetDouble(params, "residual_tolerance", 0, 1, "in (0, 1)", p.residual_tolerance));
   AIAC_RETURN_IF_ERROR(GetChoice(params, "inner", {"auto", "direct", "cg"},
                                  "\"auto\", \"direct\" or \"cg\"", p.inner));
-  AIAC_RETURN_IF_ERROR(GetChoice(params, "inner_preconditioner", {"auto", "jacobi", "ic"},
-                                 "\"auto\", \"jacobi\" or \"ic\"", p.inner_preconditioner));
+  AIAC_RETURN_IF_ERROR(GetChoice(params, "inner_preconditioner", {"auto", "jacobi", "ic", "amg"},
+                                 "\"auto\", \"jacobi\", \"ic\" or \"amg\"",
+                                 p.inner_preconditioner));
   if (auto* s = params.Find("stable_iterations")) {
     AIAC_ASSIGN_OR_RETURN(const int64_t v, ParseInt("stable_iterations", *s));
     if (v < 1 || v > 1000)
@@ -203,7 +204,8 @@ const std::vector<CgParamDoc>& CgParamDocs() {
        "layers of the matrix graph each block extends past its own rows (0..100), or "
        "`auto`: for a matrix from a file the most layers, up to 64, with which no block "
        "grows past 1.5x its own rows (at least 1), at most 2 when `inner = \"auto\"` will "
-       "iterate the blocks ([Inner solves](#inner-solves)); 0 for a generated one; see below. In "
+       "iterate the blocks with `inner_preconditioner = \"ic\"` or `\"jacobi\"` ([Inner "
+       "solves](#inner-solves)); 0 for a generated one; see below. In "
        "slices of a symmetric pattern whose rows can move, each block is the slab of "
        "consecutive rows that holds those layers ([CG "
        "rows](balancing.md#live-balancing-run---balance))"},
@@ -254,15 +256,17 @@ const std::vector<CgParamDoc>& CgParamDocs() {
        "iteration (`inner_preconditioner`; MINRES for a symmetric block that is not "
        "positive definite, BiCGSTAB for an unsymmetric one, both with Jacobi); `auto` factors when "
        "the predicted factor fits in memory "
-       "and fills at most 30 times the block's lower triangle (a 2-D grid's blocks fill "
-       "11-12x, a 3-D grid's 50-120x), else iterates. The run's notes say when a block is "
+       "and fills at most 8 times the block's lower triangle (a banded block's fill is "
+       "about 1x, a 2-D grid's blocks 8-12x from 300 x 300 up, a 3-D grid's 50-120x), else "
+       "iterates, two-stage, with the multigrid cycle. The run's notes say when a block is "
        "not positive definite or singular, and why `auto` iterated"},
       {"inner_tolerance", "1e-12",
        "relative residual of each block's inner CG (`inner = \"cg\"`, or `auto` without "
        "a factor)"},
       {"inner_preconditioner", "`auto`",
        "the inner CG's preconditioner: `jacobi`, `ic` (the block's zero-fill incomplete "
-       "Cholesky factor, IC(0)), or `auto`: `ic` when `inner = \"auto\"` iterates, `jacobi` "
+       "Cholesky factor, IC(0)), `amg` (one V-cycle of the block's smoothed-aggregation "
+       "multigrid hierarchy), or `auto`: `amg` when `inner = \"auto\"` iterates, `jacobi` "
        "with `inner = \"cg\"`"},
       {"inner_reduction", "`auto`",
        "an iterated block solve also stops once it has cut its block's residual by this "

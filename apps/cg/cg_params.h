@@ -27,8 +27,9 @@ struct CgParams {
   // inner_tolerance only): the two-stage method (cg_task.h). -1 ("auto"): kAutoInnerReduction
   // when inner = "auto" iterates, 0 with inner = "cg".
   double inner_reduction = -1;
-  // The inner CG's preconditioner: "jacobi", "ic" (incomplete_cholesky.h), or "auto" (IC(0) when
-  // inner = "auto" iterates, Jacobi with inner = "cg").
+  // The inner CG's preconditioner: "jacobi", "ic" (incomplete_cholesky.h), "amg"
+  // (smoothed_aggregation.h), or "auto" (AMG when inner = "auto" iterates, Jacobi with inner =
+  // "cg").
   std::string inner_preconditioner = "auto";
   double residual_tolerance = 1e-8;  // "converged" only when ||b - A x|| / ||b|| is at most this
   // The block solver: "direct" factors each block once (block_direct.h), "cg" solves it
@@ -45,7 +46,8 @@ struct CgParams {
   std::string partition = "auto";
   // Layers of the matrix graph each block extends past its own rows; -1 ("auto"): AutoLayers
   // with kAutoOverlapGrowth and kAutoOverlapLayers for a matrix from a file (at most
-  // kIteratedOverlapLayers when inner = "auto" will iterate its blocks), 0 for a generated one.
+  // kIteratedOverlapLayers when inner = "auto" will iterate its blocks with IC(0) or Jacobi), 0
+  // for a generated one.
   int overlap = -1;
   // Whether daemons build their own blocks from the matrix file's binary cache (block_outline.h)
   // instead of receiving them: "true" when the job says the daemons see the spawner's files at
@@ -63,6 +65,10 @@ struct CgParams {
   // solves again without its correction (CoarseRounds::AwaitsWorkingPeers); 0: never waits.
   double coarse_wait = kDefaultCoarseWait;
 
+  // Whether blocks inner = "auto" iterates are preconditioned by the multigrid cycle.
+  bool iterated_with_amg() const {
+    return inner_preconditioner == "auto" || inner_preconditioner == "amg";
+  }
   bool metis() const { return partition == "metis" || (partition == "auto" && !generated); }
   // A generated system split in contiguous slices without overlap: each daemon builds its own
   // block from the parameters, nothing is shipped.

@@ -119,7 +119,8 @@ Status CgTask::SolveBlocks(const Eigen::MatrixXd& rhs, Eigen::MatrixXd& x) {
   if (direct_) return Breakdown(direct_->SolveMany(rhs, x).breakdown);
   x.setZero(rhs.rows(), rhs.cols());
   Eigen::VectorXd column;
-  const double tolerance = std::max(inner_tolerance_, kBasisTolerance);
+  const double tolerance = std::max(
+      inner_tolerance_, solver_->algebraic_multigrid() ? kAmgBasisTolerance : kBasisTolerance);
   for (Eigen::Index j = 0; j < rhs.cols(); ++j) {
     column.setZero(rhs.rows());
     auto outcome = solver_->Solve(rhs.col(j), column, tolerance, InnerIterationLimit());
@@ -544,9 +545,7 @@ std::string CgTask::Notes() const {
   if (!why_iterated_.empty()) {
     const std::string method = solver_->method();
     return "block of " + b_.Describe() + ": " + why_iterated_ + "; solved by an inner " + method +
-           (method != "CG"                   ? ""
-            : solver_->incomplete_cholesky() ? " with IC(0)"
-                                             : " with Jacobi") +
+           (method != "CG" ? "" : solver_->preconditioner()) +
            (inner_reduction_ > 0 ? ", each solve cutting its residual by " +
                                        FormatDouble(inner_reduction_) + " at least (two-stage)"
                                  : "");
@@ -582,8 +581,10 @@ Status CgTask::MakeSolvers() {
       why_iterated_ = direct.status().message();
     }
   }
-  if (!direct_ && (p_.inner_preconditioner == "ic" ||
+  if (!direct_ && (p_.inner_preconditioner == "amg" ||
                    (p_.inner_preconditioner == "auto" && p_.inner == "auto"))) {
+    solver_->UseAlgebraicMultigrid();
+  } else if (!direct_ && p_.inner_preconditioner == "ic") {
     solver_->UseIncompleteCholesky();
   }
   inner_reduction_ = p_.inner_reduction >= 0       ? p_.inner_reduction

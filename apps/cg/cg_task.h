@@ -49,11 +49,14 @@ struct CoarseSetup {
 
 class CgTask final : public app::Task {
  public:
-  // inner = "auto" iterates a block whose Cholesky factor would have more than this many times
-  // the nonzeros of its lower triangle: a 3-D grid's blocks (50-120x: the factors took 17-23 s of
-  // the 41-46 s an 80^3 grid took on 5 tasks) rather than a 2-D grid's (11-12x, where the factor
-  // pays: two-stage solves needed 2,000 outer iterations instead of 40).
-  static constexpr double kAutoMostFill = 30;
+  // inner = "auto" iterates, with the smoothed-aggregation preconditioner, a block whose Cholesky
+  // factor would have more than this many times the nonzeros of its lower triangle. A factor's
+  // solve reads its fill times the lower triangle, a V-cycle with its product about 8 times the
+  // block; the factor's set-up grows faster than that. Measured on 5 tasks sharing 2 cores
+  // (docs/results.md, "Multigrid block solves"): 2-D grids of 700^2 and 1000^2 (blocks filling
+  // 11x) took 0.55x and 0.6x the time with multigrid, 300^2 (7.8x) the same, and a banded
+  // system (1x) 1.6x; a 3-D grid (50-120x) 0.5x of IC(0)'s time.
+  static constexpr double kAutoMostFill = 8;
 
   // Builds the block's solver; the factor, when there is one, is computed here, once (and again
   // after rows move).
@@ -128,6 +131,10 @@ class CgTask final : public app::Task {
   // from the functions as computed, so they need not be exact (1e-5 took 3x the set-up for 10 %
   // fewer outer iterations; 1e-1, a third more iterations).
   static constexpr double kBasisTolerance = 1e-2;
+  // The same with the multigrid cycle, which cuts every component of the error alike: one inner
+  // iteration. On a 1000^2 grid on 5 tasks it took 0.4 s off the set-up of a 4.1-4.5 s run for
+  // as many outer iterations as 1e-2.
+  static constexpr double kAmgBasisTolerance = 1e-1;
   static constexpr size_t kHistory = 16;  // changes kept for Horizon()
   // What an outer iteration costs besides its inner CG's iterations, in those iterations: the
   // right-hand side, the initial residual's product, the change and the scale over the block.

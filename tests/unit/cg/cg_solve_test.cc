@@ -809,12 +809,13 @@ TEST(BlockDirectTest, UnsymmetricBlocksAreFactoredByLuAndHardOnesNotRefused) {
 TEST(CgAppTest, DirectAndIterativeInnerSolvesAgree) {
   CgApp app;
   std::map<std::string, double> error;
-  for (const char* inner : {"direct", "cg", "auto"}) {
+  for (const std::string inner : {"direct", "cg", "auto", "cg-amg"}) {
     auto params = Params({{"n", "3000"},
                           {"bandwidth", "9"},
                           {"seed", "4"},
                           {"tolerance", "1e-11"},
-                          {"inner", inner}},
+                          {"inner", inner.substr(0, inner.find('-'))},
+                          {"inner_preconditioner", inner == "cg-amg" ? "amg" : "auto"}},
                          4);
     int sweeps = 0;
     auto report = SolveInProcess(app, params, &sweeps);
@@ -837,7 +838,7 @@ TEST(CgAppTest, DirectAndIterativeInnerSolvesAgree) {
   EXPECT_NE(app.Prepare(bad).status().message().find("params.inner must be"), std::string::npos);
   auto ilu = Params({{"n", "100"}, {"inner_preconditioner", "ilu"}}, 2);
   EXPECT_EQ(app.Prepare(ilu).status().message(),
-            "cg: params.inner_preconditioner must be \"auto\", \"jacobi\" or \"ic\"");
+            "cg: params.inner_preconditioner must be \"auto\", \"jacobi\", \"ic\" or \"amg\"");
   for (const char* reduction : {"1", "-0.1", "fast"}) {
     auto wrong = Params({{"n", "100"}, {"inner_reduction", reduction}}, 2);
     EXPECT_EQ(app.Prepare(wrong).status().message().substr(0, 31),

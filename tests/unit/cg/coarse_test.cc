@@ -476,9 +476,10 @@ TEST(CgAppTest, TwoLevelTasksRestoredFromCheckpointsSetUpAgainAndConverge) {
 }
 
 // Blocks that inner = "auto" will iterate (a 3-D grid's, whose factors would fill too much) get
-// what two-stage blocks want where overlap and coarse_pieces are "auto": 2 layers and 4 pieces;
-// blocks it factors (a 2-D grid's, or any with inner = "direct") keep AutoLayers and 8.
-TEST(CgAppTest, BlocksThatWillBeIteratedGetLittleOverlapAndFewCoarsePieces) {
+// what two-stage blocks want where coarse_pieces is "auto": 4 pieces, and with IC(0) where
+// overlap is "auto" 2 layers (multigrid blocks keep AutoLayers'); blocks it factors (a small 2-D
+// grid's, or any with inner = "direct") keep AutoLayers and 8.
+TEST(CgAppTest, BlocksThatWillBeIteratedGetFewCoarsePiecesAndWithIcLittleOverlap) {
   aiac::testing::TempDir dir;
   ASSERT_OK(WriteMatrixMarketMatrix(dir / "cube.mtx", GridLaplacian3d(32), true));
   const std::string grid = WriteGrid(dir, 100);
@@ -500,18 +501,30 @@ TEST(CgAppTest, BlocksThatWillBeIteratedGetLittleOverlapAndFewCoarsePieces) {
     if (slice.size() >= 8) std::memcpy(&out.pieces, slice.data() + 4, sizeof out.pieces);
     return out;
   };
+  // Multigrid blocks (the default) keep AutoLayers' overlap, predicted with it.
   const Plan iterated = prepare("cube.mtx", {});
-  EXPECT_NE(iterated.notes.find("inner = \"auto\" will iterate the blocks, so overlap 2 and 4 "
-                                "coarse pieces per coupling"),
+  EXPECT_NE(iterated.notes.find("(24576 rows with 8 layers of overlap) would fill"),
             std::string::npos)
       << iterated.notes;
-  EXPECT_NE(iterated.notes.find("with overlap 2 (auto)"), std::string::npos) << iterated.notes;
+  EXPECT_NE(iterated.notes.find("inner = \"auto\" will iterate the blocks with AMG, so 4 coarse "
+                                "pieces per coupling"),
+            std::string::npos)
+      << iterated.notes;
+  EXPECT_NE(iterated.notes.find("with overlap 8 (auto)"), std::string::npos) << iterated.notes;
   EXPECT_NE(iterated.notes.find("responses to 4 pieces of each coupling"), std::string::npos)
       << iterated.notes;
   EXPECT_EQ(iterated.pieces, 4);
+  // IC(0) blocks take at most 2 layers when they will be iterated.
+  const Plan ic = prepare("cube.mtx", {{"inner_preconditioner", "ic"}});
+  EXPECT_NE(ic.notes.find("inner = \"auto\" will iterate the blocks, so overlap 2 and 4 "
+                          "coarse pieces per coupling"),
+            std::string::npos)
+      << ic.notes;
+  EXPECT_NE(ic.notes.find("with overlap 2 (auto)"), std::string::npos) << ic.notes;
+  EXPECT_EQ(ic.pieces, 4);
   // What the job says stays: only the pieces follow the prediction.
   const Plan given = prepare("cube.mtx", {{"overlap", "1"}});
-  EXPECT_NE(given.notes.find("will iterate the blocks, so 4 coarse pieces per coupling"),
+  EXPECT_NE(given.notes.find("will iterate the blocks with AMG, so 4 coarse pieces per coupling"),
             std::string::npos)
       << given.notes;
   EXPECT_NE(given.notes.find("with overlap 1\n"), std::string::npos) << given.notes;
@@ -520,6 +533,7 @@ TEST(CgAppTest, BlocksThatWillBeIteratedGetLittleOverlapAndFewCoarsePieces) {
   for (const Plan& factored : {prepare("cube.mtx", {{"inner", "direct"}}), prepare(grid, {})}) {
     EXPECT_EQ(factored.notes.find("will iterate"), std::string::npos) << factored.notes;
     EXPECT_EQ(factored.notes.find("with overlap 2 (auto)"), std::string::npos) << factored.notes;
+    EXPECT_NE(factored.notes.find("(auto)"), std::string::npos) << factored.notes;
     EXPECT_NE(factored.notes.find("responses to 8 pieces of each coupling"), std::string::npos)
         << factored.notes;
     EXPECT_EQ(factored.pieces, 8);
