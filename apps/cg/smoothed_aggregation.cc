@@ -6,60 +6,37 @@
 namespace aiac::cg {
 namespace {
 
-// y = M x, M in compressed rows.
-void Multiply(const SpMat& m, const double* x, double* y) {
-  const int* outer = m.outerIndexPtr();
+// Row i of M times x, M in compressed rows.
+inline double RowTimes(const SpMat& m, const double* x, Eigen::Index i) {
   const int* inner = m.innerIndexPtr();
   const double* val = m.valuePtr();
-  for (Eigen::Index i = 0; i < m.rows(); ++i) {
-    double s = 0;
-    for (int k = outer[i]; k < outer[i + 1]; ++k) s += val[k] * x[inner[k]];
-    y[i] = s;
-  }
+  double s = 0;
+  for (int k = m.outerIndexPtr()[i]; k < m.outerIndexPtr()[i + 1]; ++k) s += val[k] * x[inner[k]];
+  return s;
+}
+
+// y = M x.
+void Multiply(const SpMat& m, const double* x, double* y) {
+  for (Eigen::Index i = 0; i < m.rows(); ++i) y[i] = RowTimes(m, x, i);
 }
 
 // y += M x.
 void MultiplyAdd(const SpMat& m, const double* x, double* y) {
-  const int* outer = m.outerIndexPtr();
-  const int* inner = m.innerIndexPtr();
-  const double* val = m.valuePtr();
-  for (Eigen::Index i = 0; i < m.rows(); ++i) {
-    double s = 0;
-    for (int k = outer[i]; k < outer[i + 1]; ++k) s += val[k] * x[inner[k]];
-    y[i] += s;
-  }
+  for (Eigen::Index i = 0; i < m.rows(); ++i) y[i] += RowTimes(m, x, i);
 }
 
 // res = b - A x.
 void Residual(const SpMat& a, const double* b, const double* x, double* res) {
-  const int* outer = a.outerIndexPtr();
-  const int* inner = a.innerIndexPtr();
-  const double* val = a.valuePtr();
-  for (Eigen::Index i = 0; i < a.rows(); ++i) {
-    double s = b[i];
-    for (int k = outer[i]; k < outer[i + 1]; ++k) s -= val[k] * x[inner[k]];
-    res[i] = s;
-  }
+  for (Eigen::Index i = 0; i < a.rows(); ++i) res[i] = b[i] - RowTimes(a, x, i);
 }
 
-// One Gauss-Seidel step on row i: x_i += (b_i - (A x)_i) / a_ii.
-inline void Relax(const int* outer, const int* inner, const double* val, const double* inv_diag,
-                  const double* b, double* x, Eigen::Index i) {
-  double s = b[i];
-  for (int k = outer[i]; k < outer[i + 1]; ++k) s -= val[k] * x[inner[k]];
-  x[i] += s * inv_diag[i];
-}
-
+// Gauss-Seidel sweeps: x_i += (b_i - (A x)_i) / a_ii, rows ascending or descending.
 void SweepForward(const SpMat& a, const double* inv_diag, const double* b, double* x) {
-  for (Eigen::Index i = 0; i < a.rows(); ++i) {
-    Relax(a.outerIndexPtr(), a.innerIndexPtr(), a.valuePtr(), inv_diag, b, x, i);
-  }
+  for (Eigen::Index i = 0; i < a.rows(); ++i) x[i] += (b[i] - RowTimes(a, x, i)) * inv_diag[i];
 }
 
 void SweepBackward(const SpMat& a, const double* inv_diag, const double* b, double* x) {
-  for (Eigen::Index i = a.rows() - 1; i >= 0; --i) {
-    Relax(a.outerIndexPtr(), a.innerIndexPtr(), a.valuePtr(), inv_diag, b, x, i);
-  }
+  for (Eigen::Index i = a.rows() - 1; i >= 0; --i) x[i] += (b[i] - RowTimes(a, x, i)) * inv_diag[i];
 }
 
 // Gershgorin's bound of the spectral radius of D^-1 A: the largest sum of |a_ij| / a_ii.
@@ -262,7 +239,8 @@ std::vector<int> SmoothedAggregation::level_rows() const {
 
 double SmoothedAggregation::operator_complexity() const {
   double nonzeros = 0;
-  for (size_t l = 0; l <= levels_.size(); ++l) nonzeros += static_cast<double>(Matrix(l).nonZeros());
+  for (size_t l = 0; l <= levels_.size(); ++l)
+    nonzeros += static_cast<double>(Matrix(l).nonZeros());
   return nonzeros / static_cast<double>(finest_->nonZeros());
 }
 

@@ -41,10 +41,10 @@ SpMat SparseProduct(const SpMat& a, const SpMat& b);
 
 class SmoothedAggregation {
  public:
-  static constexpr double kStrength = 0.08;    // eps on the finest level
-  static constexpr int kCoarsestRows = 400;    // solved by a dense factor at or below this size
-  static constexpr double kStallRatio = 0.8;   // coarse rows over fine rows past which it stops
-  static constexpr int kStalledSweeps = 4;     // symmetric sweep pairs on a stalled last level
+  static constexpr double kStrength = 0.08;   // eps on the finest level
+  static constexpr int kCoarsestRows = 400;   // solved by a dense factor at or below this size
+  static constexpr double kStallRatio = 0.8;  // coarse rows over fine rows past which it stops
+  static constexpr int kStalledSweeps = 4;    // symmetric sweep pairs on a stalled last level
   static constexpr int kMostLevels = 12;
 
   // The hierarchy of `a`'s lower and upper triangles (symmetric, compressed), or nothing when a

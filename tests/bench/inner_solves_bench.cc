@@ -1,11 +1,11 @@
 // Exact block solves against two-stage ones (docs/user-guide.md, "Inner solves") on a 3-D
 // Poisson problem: `run --local TASKS` of the CG app with inner = "direct" (every block
-// factored) and inner = "auto" (a block whose factor would fill more than 30x is iterated,
-// two-stage, with the overlap and coarse pieces chosen for it), partition "auto" (slices of a
-// cube: they cut under 2 %) and "metis", interleaved, in the same run. Prints every run
-// and the medians' ratios auto / direct (whole run, set-up, iterate phase). Never fails on a time;
-// exits 1 when a run does not converge.
-// Run: build/bin/inner_solves_bench [K [TASKS [REPETITIONS]]]   (a K^3 grid; 80 5 2 by default)
+// factored) and inner = "auto" (a block whose factor would fill more than 8x is iterated,
+// two-stage, with the multigrid cycle and the coarse pieces chosen for it), partition "auto"
+// (slices of a cube: they cut under 2 %) and "metis", interleaved, in the same run. Prints every
+// run and the medians' ratios auto / direct (whole run, set-up, iterate phase). Never fails on a
+// time; exits 1 when a run does not converge. Run: build/bin/inner_solves_bench [K [TASKS
+// [REPETITIONS]]]   (a K^3 grid; 80 5 2 by default)
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
