@@ -569,8 +569,10 @@ Status CgTask::MakeSolvers() {
   direct_.reset();
   why_iterated_.clear();
   if (p_.inner != "cg") {
-    auto direct =
-        BlockDirect::Factor(b_.local, solver_->symmetric(), p_.inner == "auto" ? kAutoMostFill : 0);
+    const double most_fill = p_.inner != "auto"                        ? 0
+                             : (b_.local.diagonal().array() > 0).all() ? kAutoMostFill
+                                                                       : kAutoMostFillNotDefinite;
+    auto direct = BlockDirect::Factor(b_.local, solver_->symmetric(), most_fill);
     if (direct.ok()) {
       direct_ = std::move(*direct);
     } else if (p_.inner == "direct") {

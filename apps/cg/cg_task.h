@@ -57,6 +57,10 @@ class CgTask final : public app::Task {
   // 11x) took 0.55x and 0.6x the time with multigrid, 300^2 (7.8x) the same, and a banded
   // system (1x) 1.6x; a 3-D grid (50-120x) 0.5x of IC(0)'s time.
   static constexpr double kAutoMostFill = 8;
+  // The same for a block with a diagonal entry that is not positive, hence not positive
+  // definite: neither CG nor the cycle applies to it, iterating it means MINRES with Jacobi, and
+  // a factor (LU, once Cholesky fails) pays up to the limit auto had before the cycle.
+  static constexpr double kAutoMostFillNotDefinite = 30;
 
   // Builds the block's solver; the factor, when there is one, is computed here, once (and again
   // after rows move).

@@ -847,6 +847,32 @@ TEST(CgAppTest, DirectAndIterativeInnerSolvesAgree) {
   }
 }
 
+// inner = "auto" iterates a block that would fill more than 8x with the multigrid cycle, but a
+// block with a diagonal entry that is not positive (not positive definite: neither CG nor the
+// cycle applies) is factored, by LU, up to 30x as before the cycle.
+TEST(CgAppTest, AutoFactorsABlockThatIsNotPositiveDefiniteUpToItsOwnFill) {
+  testing::TempDir dir;
+  ASSERT_OK(WriteMatrixMarketMatrix(dir.path() + "/pos.mtx", GridLaplacian3d(14), true));
+  ASSERT_OK(WriteMatrixMarketMatrix(dir.path() + "/neg.mtx", -GridLaplacian3d(14), true));
+  CgApp app;
+  std::map<std::string, std::string> notes;
+  for (const char* matrix : {"pos.mtx", "neg.mtx"}) {
+    auto params = Params(
+        {{"matrix", matrix}, {"coarse", "none"}, {"overlap", "1"}, {"matrix_cache", "false"}}, 2,
+        dir.path());
+    auto plan = app.Prepare(params);
+    ASSERT_TRUE(plan.ok()) << plan.status().message();
+    auto task = app.MakeTask(params, 0, plan->slices[0]);
+    ASSERT_TRUE(task.ok()) << task.status().message();
+    notes[matrix] = (*task)->Notes();
+  }
+  EXPECT_NE(notes["pos.mtx"].find("(more than 8x); solved by an inner CG with AMG"),
+            std::string::npos)
+      << notes["pos.mtx"];
+  EXPECT_NE(notes["neg.mtx"].find("not positive definite, factored by LU"), std::string::npos)
+      << notes["neg.mtx"];
+}
+
 // The work a task reports is rows x what its solves cost: one per row with the factor, the inner
 // CG's iterations and the solve's own passes over the block otherwise, so that a task's speed
 // (work over time) is its host's whichever inputs it solved for. The remaining work weighs the rows
