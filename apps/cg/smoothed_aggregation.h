@@ -11,14 +11,14 @@
 // a_ij^2 >= eps^2 |a_ii a_jj| (eps = 0.08 on the finest level, halved on each coarser one:
 // section 3 of the paper); rows are grouped into aggregates by the paper's three passes (a row
 // and its strong neighbours when none of them is taken; then left rows join a neighbouring
-// aggregate; then the rest form aggregates of what is left of their neighbourhoods), rows with no
-// strong neighbour in none (the smoother alone handles them); the tentative prolongation keeps
-// the constant on each aggregate (columns scaled to unit norm), and is smoothed by one damped
-// Jacobi step, P = (I - omega D^-1 A) P_tent with omega = 4/3 over a bound of the spectral
-// radius of D^-1 A (the paper's choice; the bound is Gershgorin's); the coarse matrix is
-// P^T A P. Coarsening stops at kCoarsestRows rows, solved exactly (dense), or where it stalls
-// (aggregates that keep more than kStallRatio of the rows: a block with few strong couplings,
-// which a few Gauss-Seidel sweeps solve well).
+// aggregate; then the rest form aggregates of what is left of their neighbourhoods), and a row
+// without a strong neighbour in no aggregate (the smoother alone handles it); the tentative
+// prolongation keeps the constant on each aggregate (columns scaled to unit norm), and is
+// smoothed by one damped Jacobi step, P = (I - omega D^-1 A) P_tent with omega = 4/3 over a
+// bound of the spectral radius of D^-1 A (the paper's choice; the bound is Gershgorin's); the
+// coarse matrix is P^T A P. Coarsening stops at kCoarsestRows rows, solved exactly (dense), or
+// where it stalls (aggregates that keep more than kStallRatio of the rows: a block with few
+// strong couplings, which a few Gauss-Seidel sweeps solve well).
 //
 // The cycle is a V-cycle with one forward Gauss-Seidel sweep before the coarse correction and
 // one backward sweep after: a symmetric positive definite operator, as CG needs.
