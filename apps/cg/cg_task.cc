@@ -569,9 +569,12 @@ Status CgTask::MakeSolvers() {
   direct_.reset();
   why_iterated_.clear();
   if (p_.inner != "cg") {
-    const double most_fill = p_.inner != "auto"                        ? 0
-                             : (b_.local.diagonal().array() > 0).all() ? kAutoMostFill
-                                                                       : kAutoMostFillNotDefinite;
+    // (BlockCg took a symmetric block with a diagonal entry that is not positive for MINRES's;
+    // an unsymmetric one is factored by LU, which has no fill limit.)
+    const double most_fill = p_.inner != "auto" ? 0
+                             : std::string_view(solver_->method()) == "MINRES"
+                                 ? kAutoMostFillNotDefinite
+                                 : kAutoMostFill;
     auto direct = BlockDirect::Factor(b_.local, solver_->symmetric(), most_fill);
     if (direct.ok()) {
       direct_ = std::move(*direct);

@@ -183,11 +183,12 @@ std::optional<SmoothedAggregation> SmoothedAggregation::Make(const SpMat& a) {
   if (!a.isCompressed() || a.rows() != a.cols() || a.rows() == 0) return std::nullopt;
   SmoothedAggregation s;
   s.finest_ = &a;
-  SpMat next;  // the matrix of the level being made, once past the finest
+  SpMat next;            // the matrix of the level being made, once past the finest
+  Eigen::VectorXd diag;  // its diagonal: the coarsest level's once the loop stops
   double eps = kStrength;
   for (;;) {
     const SpMat& cur = s.levels_.empty() ? a : next;
-    const Eigen::VectorXd diag = cur.diagonal();
+    diag = cur.diagonal();
     // A positive definite matrix has a positive diagonal, and so has P^T A P with full-rank P.
     if (!(diag.array() > 0).all() || !diag.allFinite()) return std::nullopt;
     const auto n = static_cast<int>(cur.rows());
@@ -221,7 +222,7 @@ std::optional<SmoothedAggregation> SmoothedAggregation::Make(const SpMat& a) {
     s.coarsest_factor_.compute(Eigen::MatrixXd(last));
     if (s.coarsest_factor_.info() != Eigen::Success) return std::nullopt;
   } else {
-    s.coarsest_inv_diag_ = last.diagonal().cwiseInverse();
+    s.coarsest_inv_diag_ = diag.cwiseInverse();
   }
   return s;
 }
