@@ -1,12 +1,13 @@
 // IC(0) against what it must be: L L^T equals A on A's pattern, an exact Cholesky factor where
 // A's pattern has no fill (a tridiagonal matrix), refused on blocks that are not positive
 // definite; and as BlockCg's preconditioner, fewer iterations than Jacobi and inexact
-// solves that stop at the reduction asked.
+// solves (with Jacobi, IC(0) or the multigrid cycle) that stop at the reduction asked.
 #include "apps/cg/incomplete_cholesky.h"
 
 #include <gtest/gtest.h>
 
 #include <Eigen/Dense>
+#include <string>
 
 #include "apps/cg/block_cg.h"
 
@@ -83,19 +84,24 @@ TEST(BlockCgTest, IncompleteCholeskyTakesFewerIterationsThanJacobi) {
 TEST(BlockCgTest, AnInexactSolveStopsOnceItCutItsResidualAsAsked) {
   const SpMat a = GridLaplacian3d(12);
   const Eigen::VectorXd b = Eigen::VectorXd::LinSpaced(a.rows(), -1, 2);
-  for (bool ic : {false, true}) {
+  for (const std::string preconditioner : {"jacobi", "ic", "amg"}) {
     BlockCg solver(a);
-    if (ic) solver.UseIncompleteCholesky();
+    if (preconditioner == "ic") solver.UseIncompleteCholesky();
+    if (preconditioner == "amg") solver.UseAlgebraicMultigrid();
     Eigen::VectorXd x = Eigen::VectorXd::Constant(a.rows(), 0.3);
     const double before = (b - a * x).norm();
     const auto cut = solver.Solve(b, x, 1e-12, 1000, 0.2);
     const double after = (b - a * x).norm();
-    EXPECT_LE(after, 0.2 * before * (1 + 1e-9)) << ic;
-    EXPECT_GT(after, 1e-6 * before) << ic;  // it stopped there, not at the tolerance
+    EXPECT_LE(after, 0.2 * before * (1 + 1e-9)) << preconditioner;
+    EXPECT_GT(after, 1e-6 * before) << preconditioner;  // it stopped there, not at the tolerance
     EXPECT_GE(cut.iterations, 1);
+    // A cycle cuts every component of the error: one or two iterations.
+    if (preconditioner == "amg") {
+      EXPECT_LE(cut.iterations, 3);
+    }
     // Reduction 0: to the tolerance.
     const auto full = solver.Solve(b, x, 1e-12, 1000, 0);
-    EXPECT_LE(full.relative_residual, 1e-12) << ic;
+    EXPECT_LE(full.relative_residual, 1e-12) << preconditioner;
   }
 }
 

@@ -162,21 +162,9 @@ TEST(SmoothedAggregationTest, ABlockThatIsNotPositiveDefiniteIsRefused) {
   EXPECT_FALSE(solver.algebraic_multigrid());
 }
 
-TEST(SmoothedAggregationTest, AnInexactSolveStopsOnceItCutItsResidualAsAsked) {
-  const SpMat a = GridLaplacian3d(14);
-  const Eigen::VectorXd b = Eigen::VectorXd::LinSpaced(a.rows(), -1, 2);
-  BlockCg solver(a);
-  solver.UseAlgebraicMultigrid();
-  Eigen::VectorXd x = Eigen::VectorXd::Constant(a.rows(), 0.3);
-  const double before = (b - a * x).norm();
-  const auto cut = solver.Solve(b, x, 1e-12, 1000, 0.2);
-  const double after = (b - a * x).norm();
-  EXPECT_LE(after, 0.2 * before * (1 + 1e-9));
-  EXPECT_GT(after, 1e-6 * before);  // it stopped there, not at the tolerance
-  EXPECT_GE(cut.iterations, 1);
-  EXPECT_LE(cut.iterations, 3);  // a cycle cuts every component: one or two iterations
-  // An unsymmetric block keeps BiCGSTAB with Jacobi.
-  SpMat u = a;
+// (An inexact solve with the cycle: BlockCgTest.AnInexactSolveStopsOnceItCutItsResidualAsAsked.)
+TEST(SmoothedAggregationTest, AnUnsymmetricBlockKeepsBiCGSTABWithJacobi) {
+  SpMat u = GridLaplacian3d(14);
   u.coeffRef(0, 1) = -0.5;
   BlockCg bicgstab(u);
   bicgstab.UseAlgebraicMultigrid();
