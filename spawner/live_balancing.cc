@@ -163,19 +163,31 @@ double LiveBalancing::ExpectedEndOf(const std::vector<double>& remaining) const 
 
 void LiveBalancing::Judge(double now_s, double expected_now) {
   if (!observing_) return;
-  // Had nothing moved, each task would have the work it had at the decision less what it did
-  // since, and less what it would have done in the time its moves held it (at its speed now).
-  // What it did is measured, so a host whose speed stepped in between is weighed at each speed
-  // for the time it ran at it: counting the whole interval at the new speed charged a cut that
-  // came after the decision to the moves (a move predicted to gain 0.39 s "gained" 10.97 s).
+  // Had nothing moved, each task would have the work it had at the decision less what it would
+  // have done since: computing all along (the moves held none of it), at the speed it computed at
+  // meanwhile. That speed is measured (its work done over its time computing), so a host whose
+  // speed stepped in between is weighed at each speed for the time it ran at it: counting the
+  // whole interval at the new speed charged a cut that came after the decision to the moves (a
+  // move predicted to gain 0.39 s "gained" 10.97 s). And the time it did not compute is not taken
+  // from what it would have done: a slow CG task that gave most of its rows away was often
+  // locally converged soon after, and waited; counting only the work it then did left it, had
+  // nothing moved, nearly all its work to go at the checking point (a redistribution predicted
+  // to gain 7.45 s "gained" 58.72 s, more than the unbalanced run lasted).
   const double since = now_s - observed_from_;
   std::vector<double> unmoved = decided_remaining_;
   for (size_t i = 0; i < tasks_.size() && i < unmoved.size(); ++i) {
     const Task& t = tasks_[i];
     const double done = t.last.work_done - decided_done_[i];
-    // A task restored meanwhile counts its work from 0 again: taken as done at its speed now.
-    const double did = done >= 0 ? done : t.rate * since;
-    unmoved[i] = std::max(0.0, unmoved[i] - did - t.rate * std::min(paused_[i], since));
+    const double held = std::min(paused_[i], since);
+    // Its time computing: as reported, or the interval less its moves when it does not say.
+    const double busy = t.last.busy_s >= 0 && decided_busy_[i] >= 0
+                            ? t.last.busy_s - decided_busy_[i]
+                            : since - held;
+    // A task restored meanwhile counts from 0 again, and one that computed less than a span
+    // gives no speed to trust (as in OnReport): its speed now, then.
+    const double speed =
+        done > 0 && busy >= std::min(kLeastSpan, since) && busy > 0 ? done / busy : t.rate;
+    unmoved[i] = std::max(0.0, unmoved[i] - speed * since);
   }
   const double had_nothing_moved = ExpectedEndOf(unmoved);
   const double observed = had_nothing_moved - expected_now;
@@ -227,7 +239,11 @@ std::vector<balance::MoveOrder> LiveBalancing::Check(double now_s) {
   observed_from_ = now_s;
   decided_remaining_ = remaining;
   decided_done_.clear();
-  for (const Task& t : tasks_) decided_done_.push_back(t.last.work_done);
+  decided_busy_.clear();
+  for (const Task& t : tasks_) {
+    decided_done_.push_back(t.last.work_done);
+    decided_busy_.push_back(t.last.busy_s);
+  }
   paused_.assign(tasks_.size(), 0.0);
   return moves;
 }

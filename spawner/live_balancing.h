@@ -257,6 +257,7 @@ class LiveBalancing {
   double predicted_ = 0;      // its predicted gain
   std::vector<double> decided_remaining_;  // Remaining() then
   std::vector<double> decided_done_;       // each task's work done then
+  std::vector<double> decided_busy_;       // and its seconds computing (busy_s) then
   std::vector<double> paused_;             // seconds of moves each task took part in since
   std::optional<Judged> judged_;
   BalancingStats stats_;

@@ -339,6 +339,39 @@ TEST(LiveBalancingTest, AlongAChainTheGainIsWeighedAtTheDecisionsHorizon) {
 // Along a chain the horizon is the slowest task's still iterating: a task locally converged
 // waits for new input, and the few iterations of its local test are not the run's while another
 // has iterations to go; when every task is converged, the slowest counts again.
+// The slow task gives most of its rows away, computes them in a second and then waits, locally
+// converged. Had nothing moved it would have computed all along: the gain is what was predicted,
+// not what the work it did while it waited would make of it (counting only the work done, the
+// slow task kept, had nothing moved, nearly all its work to go: 15 s where 12 s were predicted).
+TEST(LiveBalancingTest, ATaskThatWaitsAfterGivingItsWorkAwayIsNotChargedTheWait) {
+  balance::BalancerOptions chain;
+  chain.chain = true;
+  LiveBalancing b(BalanceMode::kMeans, 2, chain);
+  // 100 items each, 20 iterations to go; task 0 does 400 units a second, task 1 100: 5 s and 20 s.
+  for (double at = 0.25; at <= 3; at += 0.25) {
+    b.OnReport(0, {at, 1, 400 * at, 2000, 100, 0, 1, 0, at, false});
+    b.OnReport(1, {at, 1, 100 * at, 2000, 100, 0, 1, 0, at, false});
+  }
+  const auto moves = b.Check(3);
+  ASSERT_EQ(moves.size(), 1u);
+  EXPECT_EQ(moves[0].from, 1u);
+  EXPECT_NEAR(moves[0].work, 1200, 20);  // 60 items: 160 : 40, 8 s each
+  b.OnMoveDone({1, 1, 0, moves[0].work, 60, 1200, false, ""}, 0.02);
+  b.OnRedistributionDone(0.02);
+  EXPECT_NEAR(b.stats().predicted_gain, 12, 0.1);
+  // Task 0 computes on at its speed; task 1 for one second, then waits. 4 s after the decision
+  // task 0 has 10 iterations of its 160 items to go (4 s), task 1 is converged.
+  for (double at = 3.25; at <= 7; at += 0.25) {
+    const double busy1 = 3 + std::min(1.0, at - 3);
+    b.OnReport(0, {at, 1, 400 * at, 1600 + 400 * (7 - at), 160, 1, 1, 0, at, false});
+    b.OnReport(1, {at, 1, 100 * busy1, 400, 40, 1, 1, 0, busy1, at > 4});
+  }
+  b.Check(7);
+  ASSERT_TRUE(b.last_judged().has_value());
+  // Had nothing moved: task 1's 2,000 units less 4 s at 100 a second, 16 s; as it is, 4 s.
+  EXPECT_NEAR(b.last_judged()->observed, 16 - 4, 0.1);
+}
+
 TEST(LiveBalancingTest, AlongAChainALocallyConvergedTaskDoesNotSetTheHorizon) {
   balance::BalancerOptions chain;
   chain.chain = true;
