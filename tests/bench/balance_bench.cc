@@ -20,9 +20,10 @@
 // CG run with a converged answer. Prints times and ratios; never fails on a time. Goals
 // (docs/balancing.md): dp at most 0.8x off; predicted and observed within 30 %.
 // Each run's line gives its set-up (read, prepare, assign) and iterate phases; `--keep` keeps
-// the runs' logs and summaries (the folder is printed).
+// the runs' logs and summaries (the folder is printed), and `--log-level debug` has the spawners
+// log every checking point's speeds and expected ends.
 // Run: build/bin/balance_bench [--os] [--cut-at S] [--cut-from assigned|start] [--keep]
-//                              [reps [items iterations base_cost [cg_rows]]]
+//                              [--log-level L] [reps [items iterations base_cost [cg_rows]]]
 // (items or cg_rows 0: that job is left out)
 #include <signal.h>
 #include <unistd.h>
@@ -100,7 +101,7 @@ bool EmulateCommand(const std::string& args) {
 
 // Runs the spawner with `mode`, one daemon slowed (module comment); the summary, or null.
 nlohmann::json Run(const std::string& dir, const std::string& name, const std::string& job,
-                   const std::string& mode, const Emulated& os) {
+                   const std::string& mode, const Emulated& os, const std::string& log_level) {
   const std::string json = dir + "/" + name + ".json";
   std::vector<std::string> argv{spawner::SelfDirectory() + "/aiac-spawner",
                                 "run",
@@ -109,7 +110,7 @@ nlohmann::json Run(const std::string& dir, const std::string& name, const std::s
                                 "--json",
                                 json,
                                 "--log-level",
-                                "info",
+                                log_level,
                                 "--balance",
                                 mode};
   if (os.name.empty()) {
@@ -162,7 +163,8 @@ nlohmann::json Run(const std::string& dir, const std::string& name, const std::s
 
 // One job in every mode, `reps` turns; false when a run failed or ended wrong (`check`).
 bool Compare(const std::string& dir, const std::string& title, const std::string& job, int reps,
-             const Emulated& os, const std::function<std::string(const nlohmann::json&)>& check) {
+             const Emulated& os, const std::string& log_level,
+             const std::function<std::string(const nlohmann::json&)>& check) {
   const std::vector<std::string> modes = {"off", "dm", "dp"};
   std::vector<std::vector<double>> times(modes.size()), ratios(modes.size());
   // The balancer's account per mode and turn: predicted and observed gains, and the real one.
@@ -178,7 +180,7 @@ bool Compare(const std::string& dir, const std::string& title, const std::string
       auto j =
           Run(dir,
               std::filesystem::path(job).stem().string() + "-" + modes[m] + "-" + std::to_string(r),
-              job, modes[m], os);
+              job, modes[m], os, log_level);
       if (j.is_null()) {
         ++failed;
         continue;
@@ -237,6 +239,7 @@ bool Compare(const std::string& dir, const std::string& title, const std::string
 int main(int argc, char** argv) {
   Emulated os;
   bool emulated = false, keep = false;
+  std::string log_level = "info";  // the spawner's: debug shows every checking point's speeds
   std::vector<std::string> args;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -244,6 +247,8 @@ int main(int argc, char** argv) {
       emulated = true;
     } else if (a == "--keep") {
       keep = true;
+    } else if (a == "--log-level" && i + 1 < argc) {
+      log_level = argv[++i];
     } else if (a == "--cut-at" && i + 1 < argc) {
       os.cut_at_s = std::max(0.0, std::atof(argv[++i]));
     } else if (a == "--cut-from" && i + 1 < argc &&
@@ -254,7 +259,8 @@ int main(int argc, char** argv) {
       // Anything else (--help included) would have run a default turn of minutes.
       std::fprintf(stderr,
                    "balance_bench: unexpected argument '%s'\nusage: balance_bench [--os] "
-                   "[--cut-at S] [--cut-from assigned|start] [--keep] [reps [items iterations "
+                   "[--cut-at S] [--cut-from assigned|start] [--keep] [--log-level L] [reps [items "
+                   "iterations "
                    "base_cost [cg_rows]]]\n",
                    a.c_str());
       return 2;
@@ -307,7 +313,7 @@ int main(int argc, char** argv) {
       items <= 0 || Compare(dir,
                             "synthetic, " + std::to_string(items) + " items x " +
                                 std::to_string(iterations) + " steps, 4 tasks, " + slowed,
-                            syn, reps, os, [&](const nlohmann::json& j) -> std::string {
+                            syn, reps, os, log_level, [&](const nlohmann::json& j) -> std::string {
                               const double c = j["result"]["checksum"].get<double>();
                               const bool same = checksum < 0 || c == checksum;
                               checksum = c;
@@ -317,7 +323,7 @@ int main(int argc, char** argv) {
       cg_rows <= 0 ||
       Compare(dir,
               "cg, generated n = " + std::to_string(cg_rows) + ", inner cg, 4 tasks, " + slowed, cg,
-              reps, os, [](const nlohmann::json& j) -> std::string {
+              reps, os, log_level, [](const nlohmann::json& j) -> std::string {
                 if (j["status"] != "converged")
                   return "a cg run ended " + j["status"].get<std::string>();
                 if (j["result"]["error_inf"].get<double>() > 1e-8) return "a cg solution is off";
