@@ -201,6 +201,23 @@ bool BalancingDriver::StartMoves(SteadyTime now) {
       ++it;
       continue;
     }
+    // The first wave was just weighed by the checking point; a later one may come too late:
+    // when every task is locally converged (the confirmation rounds have begun: a move would
+    // only unsettle them), or the run is expected to end before the move would.
+    if (it->wave > 0) {
+      bool converged = true;
+      for (size_t t = 0; t < tasks_ && converged; ++t) converged = supervisor_.locally_converged(t);
+      if (converged || !balancing_->StillPays(*it)) {
+        log_->info(
+            "job {}: move {}->{} (wave {}) not made: {}", job_id_, it->from, it->to, it->wave + 1,
+            converged ? std::string("every task is locally converged")
+                      : fmt::format("the run is expected to end in {:.2f} s, the move "
+                                    "would take {:.2f} s",
+                                    balancing_->ExpectedEnd(), balancing_->MoveSeconds(*it)));
+        it = queue_.erase(it);
+        continue;
+      }
+    }
     std::optional<std::vector<size_t>> via;
     // Ring and chain neighbours send to each other straight, whatever their clusters (chain
     // neighbours exchange their values straight at every iteration anyway); `--migration

@@ -153,6 +153,12 @@ std::vector<double> LiveBalancing::Remaining() const {
 
 double LiveBalancing::ExpectedEnd() const { return ExpectedEndOf(Remaining()); }
 
+double LiveBalancing::MoveSeconds(const balance::MoveOrder& m) const {
+  std::vector<double> rates;
+  for (const Task& t : tasks_) rates.push_back(t.rate);
+  return balance::MoveSeconds(cost_, rates, m.from, m.to, m.work);
+}
+
 double LiveBalancing::ExpectedEndOf(const std::vector<double>& remaining) const {
   double end = 0;
   for (size_t i = 0; i < tasks_.size() && i < remaining.size(); ++i) {

@@ -113,6 +113,22 @@ double GuessSlowness(const std::vector<double>& rates, const std::vector<double>
   return std::max(1.0, MoveSlowness(rates, from, to) / MoveSlowness(guess_rates, from, to));
 }
 
+namespace {
+
+// How many times seconds_per_move a move between `from` and `to` takes (MoveSeconds).
+double CostSlowness(const MoveCost& cost, const std::vector<double>& rates, size_t from,
+                    size_t to) {
+  return cost.timed ? MoveSlowness(rates, from, to)
+                    : GuessSlowness(rates, cost.guess_rates, from, to);
+}
+
+}  // namespace
+
+double MoveSeconds(const MoveCost& cost, const std::vector<double>& rates, size_t from, size_t to,
+                   double work) {
+  return cost.seconds_per_move * CostSlowness(cost, rates, from, to) + cost.seconds_per_unit * work;
+}
+
 BalanceDecision Decide(BalanceMode mode, const std::vector<TaskFigures>& tasks,
                        const MoveCost& cost, const BalancerOptions& options) {
   AIAC_CHECK(mode != BalanceMode::kOff && tasks.size() >= 2);
@@ -152,8 +168,7 @@ BalanceDecision Decide(BalanceMode mode, const std::vector<TaskFigures>& tasks,
   double serial = 0;
   std::map<size_t, double> per_task, per_wave;
   for (const MoveOrder& m : moves) {
-    const double slowness = cost.timed ? MoveSlowness(rates, m.from, m.to)
-                                       : GuessSlowness(rates, cost.guess_rates, m.from, m.to);
+    const double slowness = CostSlowness(cost, rates, m.from, m.to);
     if (options.chain) {
       per_wave[static_cast<size_t>(m.wave)] =
           std::max(per_wave[static_cast<size_t>(m.wave)], slowness);

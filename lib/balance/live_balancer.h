@@ -80,6 +80,12 @@ double MoveSlowness(const std::vector<double>& rates, size_t from, size_t to);
 double GuessSlowness(const std::vector<double>& rates, const std::vector<double>& guess_rates,
                      size_t from, size_t to);
 
+// How long a move of `work` units between tasks `from` and `to` is expected to take at the
+// tasks' speeds `rates`: cost.seconds_per_move times its MoveSlowness once moves were timed, else
+// its GuessSlowness, plus cost.seconds_per_unit per unit.
+double MoveSeconds(const MoveCost& cost, const std::vector<double>& rates, size_t from, size_t to,
+                   double work);
+
 struct MoveOrder {
   size_t from = 0, to = 0;
   double work = 0;  // work units to move

@@ -497,6 +497,43 @@ TEST(LiveBalancingTest, RowsAlongAChainMoveBetweenNeighboursAtTheSlowestTasksHor
   EXPECT_NEAR(b.stats().predicted_gain, 100 - 100 * (4000.0 / 13) / 1000, 1);
 }
 
+// Along a chain a redistribution's moves run in waves. A move of a later wave is made only while
+// the run is expected to last longer than the move takes: once the slow task has shed its rows and
+// every task is converged, the next waves would only hold the run's end.
+TEST(LiveBalancingTest, ALaterWavesMoveIsMadeOnlyWhileTheRunLastsLongerThanIt) {
+  balance::BalancerOptions options;
+  options.chain = true;
+  LiveBalancing b(BalanceMode::kMeans, 3, options);
+  // 100 rows each, 100 iterations to go; task 0 solves 100 rows a second, the others 400.
+  const double speed[3] = {100, 400, 400};
+  for (double at = 0.25; at <= 3; at += 0.25) {
+    for (size_t t = 0; t < 3; ++t)
+      b.OnReport(t, {at, 1, speed[t] * at, 10000, 100, 0, 1, 0, at, false});
+  }
+  const auto moves = b.Check(3);
+  ASSERT_EQ(moves.size(), 2u);
+  EXPECT_EQ(moves[0].from, 0u);  // the slow task gives first
+  EXPECT_EQ(moves[0].wave, 0);
+  const balance::MoveOrder later = moves[1];
+  EXPECT_EQ(later.from, 1u);
+  EXPECT_EQ(later.wave, 1);
+  EXPECT_TRUE(b.StillPays(later));  // 100 s to go
+  // The first move took 8 s, 2 s between tasks of the median speed (its slow end took 4 times
+  // longer): so would the next. Then task 0 holds 33 rows, task 1 167, task 2 100, every task
+  // converged with 3 iterations to go: the run ends in 3 x 167 / 400 = 1.25 s.
+  b.OnMoveDone({1, 0, 1, moves[0].work, 67, 4288, false, ""}, 8);
+  EXPECT_NEAR(b.MoveSeconds(later), 2, 0.01);
+  const double items[3] = {33, 167, 100};
+  for (double at = 11.25; at <= 12; at += 0.25) {
+    for (size_t t = 0; t < 3; ++t) {
+      b.OnReport(t, {at, 2, speed[t] * (at - 8), 3 * items[t], static_cast<int64_t>(items[t]), 1, 1,
+                     0, at - 8, true});
+    }
+  }
+  EXPECT_NEAR(b.ExpectedEnd(), 3 * 167.0 / 400, 0.01);
+  EXPECT_FALSE(b.StillPays(later));
+}
+
 // Rows along a chain whose tasks sit in two clusters: the chain's case comes from the links'
 // measured costs (the same cluster throughout: bi-hom; a slow channel between tasks 1 and 2:
 // bi-het), and its planned time is the one-port replay of the moves over those links, at least
