@@ -199,8 +199,8 @@ class LiveBalancing {
   double MoveSeconds(const balance::MoveOrder& m) const;
   // Whether move `m`, of a later wave of a redistribution under way, can still pay: the run is
   // expected to last longer than the move would take. Along a chain the slow task's own move
-  // often ended with every task locally converged, and the next waves' moves (1.3 to 1.7 s
-  // each) held the run's end by 3 s.
+  // often ended with the run about to end, and the next waves' moves (0.9 to 2.3 s each) held
+  // its end by up to 3 s.
   bool StillPays(const balance::MoveOrder& m) const { return ExpectedEnd() > MoveSeconds(m); }
 
  private:
