@@ -201,13 +201,11 @@ bool BalancingDriver::StartMoves(SteadyTime now) {
       ++it;
       continue;
     }
-    // The first wave was just weighed by the checking point; a later one may come too late:
-    // when every task is locally converged (the confirmation rounds have begun: a move would
-    // only unsettle them), or the run is expected to end before the move would.
+    // The first wave was just weighed by the checking point; a later one may come too late.
     if (it->wave > 0) {
       bool converged = true;
       for (size_t t = 0; t < tasks_ && converged; ++t) converged = supervisor_.locally_converged(t);
-      if (converged || !balancing_->StillPays(*it)) {
+      if (!balancing_->StillPays(*it, converged)) {
         log_->info(
             "job {}: move {}->{} (wave {}) not made: {}", job_id_, it->from, it->to, it->wave + 1,
             converged ? std::string("every task is locally converged")

@@ -197,11 +197,15 @@ class LiveBalancing {
   double ExpectedEnd() const;
   // How long move `m` is expected to take at today's speeds (balance::MoveSeconds).
   double MoveSeconds(const balance::MoveOrder& m) const;
-  // Whether move `m`, of a later wave of a redistribution under way, can still pay: the run is
-  // expected to last longer than the move would take. Along a chain the slow task's own move
-  // often ended with the run about to end, and the next waves' moves (0.9 to 2.3 s each) held
-  // its end by up to 3 s.
-  bool StillPays(const balance::MoveOrder& m) const { return ExpectedEnd() > MoveSeconds(m); }
+  // Whether move `m`, of a later wave of a redistribution under way, can still pay: not once
+  // every task is locally converged (`every_task_converged`, as the supervisor knows it now: the
+  // confirmation rounds have begun, and a move would only unsettle them), nor when the run is
+  // expected to end before the move would. Along a chain the slow task's own move often ended
+  // with the run about to end, and the next waves' moves (0.9 to 2.3 s each) held its end by up
+  // to 3 s.
+  bool StillPays(const balance::MoveOrder& m, bool every_task_converged) const {
+    return !every_task_converged && ExpectedEnd() > MoveSeconds(m);
+  }
 
  private:
   struct Task {

@@ -498,8 +498,9 @@ TEST(LiveBalancingTest, RowsAlongAChainMoveBetweenNeighboursAtTheSlowestTasksHor
 }
 
 // Along a chain a redistribution's moves run in waves. A move of a later wave is made only while
-// the run is expected to last longer than the move takes: once the slow task has shed its rows and
-// every task is converged, the next waves would only hold the run's end.
+// some task is not locally converged and the run is expected to last longer than the move takes:
+// once the slow task has shed its rows and the run is at its end, the next waves would only hold
+// it.
 TEST(LiveBalancingTest, ALaterWavesMoveIsMadeOnlyWhileTheRunLastsLongerThanIt) {
   balance::BalancerOptions options;
   options.chain = true;
@@ -517,7 +518,8 @@ TEST(LiveBalancingTest, ALaterWavesMoveIsMadeOnlyWhileTheRunLastsLongerThanIt) {
   const balance::MoveOrder later = moves[1];
   EXPECT_EQ(later.from, 1u);
   EXPECT_EQ(later.wave, 1);
-  EXPECT_TRUE(b.StillPays(later));  // 100 s to go
+  EXPECT_TRUE(b.StillPays(later, false));  // 100 s to go
+  EXPECT_FALSE(b.StillPays(later, true));  // not while the confirmation rounds run
   // The first move took 8 s, 2 s between tasks of the median speed (its slow end took 4 times
   // longer): so would the next. Then task 0 holds 33 rows, task 1 167, task 2 100, every task
   // converged with 3 iterations to go: the run ends in 3 x 167 / 400 = 1.25 s.
@@ -531,7 +533,7 @@ TEST(LiveBalancingTest, ALaterWavesMoveIsMadeOnlyWhileTheRunLastsLongerThanIt) {
     }
   }
   EXPECT_NEAR(b.ExpectedEnd(), 3 * 167.0 / 400, 0.01);
-  EXPECT_FALSE(b.StillPays(later));
+  EXPECT_FALSE(b.StillPays(later, false));
 }
 
 // Rows along a chain whose tasks sit in two clusters: the chain's case comes from the links'
