@@ -283,6 +283,18 @@ void BalancingDriver::LogJudged(const std::string& when) const {
   if (const auto& judged = balancing_->last_judged()) {
     log_->info("job {}: redistribution {} gained {:.2f} s {} (predicted {:.2f} s)", job_id_,
                judged->redistribution, judged->observed, when, judged->predicted);
+    // Why, for whoever checks the judgment (--log-level debug).
+    if (log_->should_log(spdlog::level::debug)) {
+      std::string speeds, ends;
+      for (size_t t = 0; t < judged->unmoved_ends.size(); ++t) {
+        speeds += fmt::format("{}{:.3g}", t ? " " : "", judged->speeds_since[t]);
+        ends += fmt::format("{}{:.2f}", t ? " " : "", judged->unmoved_ends[t]);
+      }
+      log_->debug(
+          "job {}: redistribution {}: speeds since the decision {}; had nothing moved, expected "
+          "ends (s) {}",
+          job_id_, judged->redistribution, speeds, ends);
+    }
   }
 }
 

@@ -180,7 +180,7 @@ void LiveBalancing::Judge(double now_s, double expected_now) {
   // nothing moved, nearly all its work to go at the checking point (a redistribution predicted
   // to gain 7.45 s "gained" 58.72 s, more than the unbalanced run lasted).
   const double since = now_s - observed_from_;
-  std::vector<double> unmoved = decided_remaining_;
+  std::vector<double> unmoved = decided_remaining_, speeds;
   for (size_t i = 0; i < tasks_.size() && i < unmoved.size(); ++i) {
     const Task& t = tasks_[i];
     const double done = t.last.work_done - decided_done_[i];
@@ -194,11 +194,16 @@ void LiveBalancing::Judge(double now_s, double expected_now) {
     const double speed =
         done > 0 && busy >= std::min(kLeastSpan, since) && busy > 0 ? done / busy : t.rate;
     unmoved[i] = std::max(0.0, unmoved[i] - speed * since);
+    speeds.push_back(speed);
   }
   const double had_nothing_moved = ExpectedEndOf(unmoved);
   const double observed = had_nothing_moved - expected_now;
   stats_.observed_gain += observed;
-  judged_ = Judged{stats_.redistributions, predicted_, observed};
+  std::vector<double> ends;
+  for (size_t i = 0; i < tasks_.size() && i < unmoved.size(); ++i)
+    ends.push_back(tasks_[i].rate > 0 ? unmoved[i] / tasks_[i].rate : 0.0);
+  judged_ =
+      Judged{stats_.redistributions, predicted_, observed, std::move(speeds), std::move(ends)};
   observing_ = false;
 }
 

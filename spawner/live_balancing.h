@@ -189,6 +189,9 @@ class LiveBalancing {
   struct Judged {
     uint32_t redistribution = 0;
     double predicted = 0, observed = 0;
+    // Per task: the speed it computed at since the decision (work units a second), and its end
+    // had nothing moved (seconds from the judgment), whose largest the observed gain rests on.
+    std::vector<double> speeds_since{}, unmoved_ends{};
   };
   const std::optional<Judged>& last_judged() const { return judged_; }
   // Task `task`'s measured speed in work units per second (0: not measured yet).

@@ -370,6 +370,9 @@ TEST(LiveBalancingTest, ATaskThatWaitsAfterGivingItsWorkAwayIsNotChargedTheWait)
   ASSERT_TRUE(b.last_judged().has_value());
   // Had nothing moved: task 1's 2,000 units less 4 s at 100 a second, 16 s; as it is, 4 s.
   EXPECT_NEAR(b.last_judged()->observed, 16 - 4, 0.1);
+  ASSERT_EQ(b.last_judged()->speeds_since.size(), 2u);
+  EXPECT_NEAR(b.last_judged()->speeds_since[1], 100, 0.1);  // over its one second computing
+  EXPECT_NEAR(b.last_judged()->unmoved_ends[1], 16, 0.1);
 }
 
 TEST(LiveBalancingTest, AlongAChainALocallyConvergedTaskDoesNotSetTheHorizon) {
