@@ -63,7 +63,7 @@ TEST(SmoothedAggregationTest, SparseProductIsEigensProductWithColumnsAscending) 
 }
 
 TEST(SmoothedAggregationTest, TheCycleIsSymmetricPositiveDefinite) {
-  for (const SpMat& a : {GridLaplacian(25, 18), GridLaplacian3d(8)}) {
+  for (const SpMat& a : {GridLaplacian(25, 18), GridLaplacian3d(8), GridLaplacian(22, 22, 4.5)}) {
     auto amg = SmoothedAggregation::Make(a);
     ASSERT_TRUE(amg.has_value());
     ASSERT_GE(amg->levels(), 2) << a.rows();  // more than kCoarsestRows: at least one coarsening
