@@ -203,8 +203,7 @@ bool BalancingDriver::StartMoves(SteadyTime now) {
     }
     // The first wave was just weighed by the checking point; a later one may come too late.
     if (it->wave > 0) {
-      bool converged = true;
-      for (size_t t = 0; t < tasks_ && converged; ++t) converged = supervisor_.locally_converged(t);
+      const bool converged = supervisor_.all_locally_converged();
       if (!balancing_->StillPays(*it, converged)) {
         log_->info(
             "job {}: move {}->{} (wave {}) not made: {}", job_id_, it->from, it->to, it->wave + 1,

@@ -8,6 +8,11 @@
 namespace aiac::spawner {
 namespace {
 
+// The latest of the tasks' ends (0 for none): when the run is expected to end.
+double Latest(const std::vector<double>& ends) {
+  return ends.empty() ? 0.0 : *std::max_element(ends.begin(), ends.end());
+}
+
 // Per task the items `moves` (work units) amount to: a giver gives the items its work amounts to
 // (at most what it holds less `keep`); the takers share them in proportion to the work each is
 // to take (largest remainders), whatever their own work per item. Empty: nothing to move.
@@ -153,18 +158,26 @@ std::vector<double> LiveBalancing::Remaining() const {
 
 double LiveBalancing::ExpectedEnd() const { return ExpectedEndOf(Remaining()); }
 
-double LiveBalancing::MoveSeconds(const balance::MoveOrder& m) const {
+std::vector<double> LiveBalancing::Rates() const {
   std::vector<double> rates;
   for (const Task& t : tasks_) rates.push_back(t.rate);
-  return balance::MoveSeconds(cost_, rates, m.from, m.to, m.work);
+  return rates;
+}
+
+double LiveBalancing::MoveSeconds(const balance::MoveOrder& m) const {
+  return balance::MoveSeconds(cost_, Rates(), m.from, m.to, m.work);
+}
+
+std::vector<double> LiveBalancing::EndsOf(const std::vector<double>& remaining) const {
+  std::vector<double> ends;
+  for (size_t i = 0; i < tasks_.size() && i < remaining.size(); ++i) {
+    ends.push_back(tasks_[i].rate > 0 && remaining[i] > 0 ? remaining[i] / tasks_[i].rate : 0.0);
+  }
+  return ends;
 }
 
 double LiveBalancing::ExpectedEndOf(const std::vector<double>& remaining) const {
-  double end = 0;
-  for (size_t i = 0; i < tasks_.size() && i < remaining.size(); ++i) {
-    if (tasks_[i].rate > 0 && remaining[i] > 0) end = std::max(end, remaining[i] / tasks_[i].rate);
-  }
-  return end;
+  return Latest(EndsOf(remaining));
 }
 
 void LiveBalancing::Judge(double now_s, double expected_now) {
@@ -196,12 +209,10 @@ void LiveBalancing::Judge(double now_s, double expected_now) {
     unmoved[i] = std::max(0.0, unmoved[i] - speed * since);
     speeds.push_back(speed);
   }
-  const double had_nothing_moved = ExpectedEndOf(unmoved);
+  std::vector<double> ends = EndsOf(unmoved);
+  const double had_nothing_moved = Latest(ends);
   const double observed = had_nothing_moved - expected_now;
   stats_.observed_gain += observed;
-  std::vector<double> ends;
-  for (size_t i = 0; i < tasks_.size() && i < unmoved.size(); ++i)
-    ends.push_back(tasks_[i].rate > 0 ? unmoved[i] / tasks_[i].rate : 0.0);
   judged_ =
       Judged{stats_.redistributions, predicted_, observed, std::move(speeds), std::move(ends)};
   observing_ = false;
@@ -430,8 +441,7 @@ void LiveBalancing::OnMoveDone(const CompletedMove& move, double seconds, bool b
   // Eq. (11)'s overhead: the mean time a move took (a pause between iterations, four messages,
   // two checkpoints); it hardly depends on the work moved at these sizes, but on the speed of
   // its two tasks' hosts: counted as between tasks of the median speed (MoveSlowness).
-  std::vector<double> rates;
-  for (const Task& t : tasks_) rates.push_back(t.rate);
+  const std::vector<double> rates = Rates();
   const double normal = move.from < rates.size() && move.to < rates.size()
                             ? seconds / balance::MoveSlowness(rates, move.from, move.to)
                             : seconds;

@@ -253,6 +253,10 @@ class LiveBalancing {
   std::vector<int64_t> Items() const;
   // The same for `remaining` (as Remaining() weighs it) on the speeds measured now.
   double ExpectedEndOf(const std::vector<double>& remaining) const;
+  // Each task's end for `remaining`: remaining_i / rate_i (0 without a speed or work).
+  std::vector<double> EndsOf(const std::vector<double>& remaining) const;
+  // The tasks' measured speeds, in task order.
+  std::vector<double> Rates() const;
   // BalancingStats::observed_gain of the redistribution under observation, at `now_s`, with
   // `expected_now` the end expected now.
   void Judge(double now_s, double expected_now);

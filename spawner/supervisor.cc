@@ -961,7 +961,7 @@ void Supervisor::ForgetDetection() {
 void Supervisor::OnConvergenceEvent(SteadyTime now) {
   // How long detection takes: from the moment every task was locally converged (for the last
   // time) to the round that confirmed it.
-  if (detector_.converged_count() < tasks_.size()) {
+  if (!all_locally_converged()) {
     all_converged_at_.reset();
   } else if (!all_converged_at_) {
     all_converged_at_ = now;

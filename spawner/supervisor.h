@@ -237,6 +237,8 @@ class Supervisor {
   bool locally_converged(size_t task) const {
     return detector_.locally_converged(static_cast<uint32_t>(task));
   }
+  // Whether every task last said it is locally converged (the confirmation rounds' condition).
+  bool all_locally_converged() const { return detector_.converged_count() == tasks_.size(); }
 
  private:
   struct TaskState {

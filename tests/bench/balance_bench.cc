@@ -259,9 +259,8 @@ int main(int argc, char** argv) {
       // Anything else (--help included) would have run a default turn of minutes.
       std::fprintf(stderr,
                    "balance_bench: unexpected argument '%s'\nusage: balance_bench [--os] "
-                   "[--cut-at S] [--cut-from assigned|start] [--keep] [--log-level L] [reps [items "
-                   "iterations "
-                   "base_cost [cg_rows]]]\n",
+                   "[--cut-at S] [--cut-from assigned|start] [--keep] [--log-level L] "
+                   "[reps [items iterations base_cost [cg_rows]]]\n",
                    a.c_str());
       return 2;
     } else {

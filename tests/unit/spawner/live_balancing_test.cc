@@ -336,9 +336,6 @@ TEST(LiveBalancingTest, AlongAChainTheGainIsWeighedAtTheDecisionsHorizon) {
   EXPECT_NEAR(b.last_judged()->observed, 97 - 37.6, 0.5);
 }
 
-// Along a chain the horizon is the slowest task's still iterating: a task locally converged
-// waits for new input, and the few iterations of its local test are not the run's while another
-// has iterations to go; when every task is converged, the slowest counts again.
 // The slow task gives most of its rows away, computes them in a second and then waits, locally
 // converged. Had nothing moved it would have computed all along: the gain is what was predicted,
 // not what the work it did while it waited would make of it (counting only the work done, the
@@ -375,6 +372,9 @@ TEST(LiveBalancingTest, ATaskThatWaitsAfterGivingItsWorkAwayIsNotChargedTheWait)
   EXPECT_NEAR(b.last_judged()->unmoved_ends[1], 16, 0.1);
 }
 
+// Along a chain the horizon is the slowest task's still iterating: a task locally converged
+// waits for new input, and the few iterations of its local test are not the run's while another
+// has iterations to go; when every task is converged, the slowest counts again.
 TEST(LiveBalancingTest, AlongAChainALocallyConvergedTaskDoesNotSetTheHorizon) {
   balance::BalancerOptions chain;
   chain.chain = true;
