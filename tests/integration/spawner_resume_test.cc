@@ -379,6 +379,10 @@ TEST_F(ResumeRun, ASecondResumeWhileTheFirstRunsIsRefused) {
   auto spawner = StartRun();
   ASSERT_TRUE(WaitUntil([&] { return LogHas("spawner", "starting"); }, std::chrono::seconds(120)))
       << Log("spawner");
+  // Held where it is (it keeps the state's lock): a resume waits up to 3 s for a lock a killed
+  // spawner may still hold, and the job, 3 s of iterations on a quiet machine, could end within
+  // that wait (the second resume then said "ended already" and exited 0).
+  spawner.Signal(SIGSTOP);
   auto second = Start("aiac-spawner", {"resume", dir_ / "state"}, dir_ / "second.log");
   EXPECT_EQ(second.WaitFor(std::chrono::seconds(60)).value_or(-1), 2) << Log("second");
   EXPECT_TRUE(LogHas("second", "is in use by another process")) << Log("second");
