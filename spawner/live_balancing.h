@@ -78,7 +78,8 @@ struct BalancingStats {
   // checking point (or at the run's end), summed over the redistributions. Observed: the end
   // expected, had nothing moved, from the work each task had at the decision less the work it
   // did since and what it would have done in the time its moves held it, on the speeds measured
-  // now, against the end expected now (0 at the run's end). The moves' cost is in the work the
+  // now (for a task that gave work away, at most its speed since the decision: its speed now is
+  // measured on a smaller load), against the end expected now (0 at the run's end). The moves' cost is in the work the
   // tasks have left now; a host that slowed down or sped up in between changes both ends alike,
   // from when it did (the work done is measured); and the work is weighed as the decision
   // weighed it (a CG task's iterations to go are estimated again at every report, and would not
@@ -253,8 +254,11 @@ class LiveBalancing {
   std::vector<int64_t> Items() const;
   // The same for `remaining` (as Remaining() weighs it) on the speeds measured now.
   double ExpectedEndOf(const std::vector<double>& remaining) const;
-  // Each task's end for `remaining`: remaining_i / rate_i (0 without a speed or work).
+  // Each task's end for `remaining`: remaining_i / rate_i, on the speeds measured now or on
+  // `rates` (0 without a speed or work).
   std::vector<double> EndsOf(const std::vector<double>& remaining) const;
+  static std::vector<double> EndsOf(const std::vector<double>& remaining,
+                                    const std::vector<double>& rates);
   // The tasks' measured speeds, in task order.
   std::vector<double> Rates() const;
   // BalancingStats::observed_gain of the redistribution under observation, at `now_s`, with
@@ -277,6 +281,7 @@ class LiveBalancing {
   std::vector<double> decided_done_;       // each task's work done then
   std::vector<double> decided_busy_;       // and its seconds computing (busy_s) then
   std::vector<double> paused_;             // seconds of moves each task took part in since
+  std::vector<int64_t> net_items_;         // and the items it received less those it gave
   std::optional<Judged> judged_;
   BalancingStats stats_;
   balance::BalanceDecision last_;

@@ -372,6 +372,48 @@ TEST(LiveBalancingTest, ATaskThatWaitsAfterGivingItsWorkAwayIsNotChargedTheWait)
   EXPECT_NEAR(b.last_judged()->unmoved_ends[1], 16, 0.1);
 }
 
+// The slow task (a node held to a quarter of a core) gives most of its work away, and its
+// smaller load then runs at a full core's pace between its waits (it fits in the quota's
+// periods): its speed now is four times the one it had. Had nothing moved, it would have kept its
+// load and its pace: its remainder is weighed at its speed since the decision, not at the speed
+// of the load it has now (which would make the run without moves end sooner than the run with).
+TEST(LiveBalancingTest, ATaskThatGaveWorkAwayIsNotCreditedTheSpeedOfItsSmallerLoad) {
+  LiveBalancing b(BalanceMode::kMeans, 2);
+  for (double at = 0; at <= 3; at += 0.25) {
+    b.OnReport(0, {at, 1, 1000 * at, 20000, 100, 0, 1, 0, at, false});
+    b.OnReport(1, {at, 1, 250 * at, 20000, 100, 0, 1, 0, at, false});
+  }
+  const auto moves = b.Check(3);
+  ASSERT_EQ(moves.size(), 1u);
+  EXPECT_EQ(moves[0].from, 1u);
+  EXPECT_NEAR(moves[0].work, 12000, 1);
+  // The move ends at 5 s (both tasks computed until then); task 1 then computes a quarter of
+  // the time, at 1,000 units a second of it.
+  for (double at = 3.25; at <= 7; at += 0.25) {
+    if (at == 5.25) {
+      b.OnMoveDone({1, 1, 0, 12000, 30, 3000, false, ""}, 0.02);
+      b.OnRedistributionDone(2);
+    }
+    const bool moved = at > 5;
+    b.OnReport(0, {at, 1, 1000 * at, (moved ? 32000 : 20000) - 1000 * (at - 3), moved ? 130 : 100,
+                   moved ? 1u : 0u, 1, 0, at, false});
+    const double busy1 = moved ? 5 + 0.25 * (at - 5) : at;
+    const double done1 = moved ? 1250 + 250 * (at - 5) : 250 * at;
+    b.OnReport(1, {at, 1, done1, (moved ? 8000 : 20000) - (done1 - 750), moved ? 70 : 100,
+                   moved ? 1u : 0u, 1, 0, busy1, false});
+  }
+  EXPECT_NEAR(b.rate(1), 1000, 1);
+  b.Check(7);
+  ASSERT_TRUE(b.last_judged().has_value());
+  // Since the decision task 1 did 1,000 units in 2.5 s computing: 400 a second. Had nothing
+  // moved: 20,000 less 4 s at 400, 46 s (at 1,000 a second, 18.4 s); as it is, task 0's 28,000
+  // at 1,000 a second, 28 s.
+  ASSERT_EQ(b.last_judged()->speeds_since.size(), 2u);
+  EXPECT_NEAR(b.last_judged()->speeds_since[1], 400, 0.1);
+  EXPECT_NEAR(b.last_judged()->unmoved_ends[1], 46, 0.1);
+  EXPECT_NEAR(b.last_judged()->observed, 46 - 28, 0.1);
+}
+
 // Along a chain the horizon is the slowest task's still iterating: a task locally converged
 // waits for new input, and the few iterations of its local test are not the run's while another
 // has iterations to go; when every task is converged, the slowest counts again.
