@@ -79,11 +79,11 @@ struct BalancingStats {
   // expected, had nothing moved, from the work each task had at the decision less the work it
   // did since and what it would have done in the time its moves held it, on the speeds measured
   // now (for a task that gave work away, at most its speed since the decision: its speed now is
-  // measured on a smaller load), against the end expected now (0 at the run's end). The moves' cost is in the work the
-  // tasks have left now; a host that slowed down or sped up in between changes both ends alike,
-  // from when it did (the work done is measured); and the work is weighed as the decision
-  // weighed it (a CG task's iterations to go are estimated again at every report, and would not
-  // tell what the rows moved would have cost the task that gave them).
+  // measured on a smaller load), against the end expected now (0 at the run's end). The moves' cost
+  // is in the work the tasks have left now; a host that slowed down or sped up in between changes
+  // both ends alike, from when it did (the work done is measured); and the work is weighed as the
+  // decision weighed it (a CG task's iterations to go are estimated again at every report, and
+  // would not tell what the rows moved would have cost the task that gave them).
   double predicted_gain = 0;
   double observed_gain = 0;
   // DistPM's group coordinators (spawner/gateways.h ReportGroups): the groups whose tasks
