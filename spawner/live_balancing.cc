@@ -82,6 +82,7 @@ void LiveBalancing::OnReport(size_t task, const TaskReport& r) {
   // A task restored on a new daemon counts its work (or its time computing) from 0 again: its old
   // samples say nothing.
   if (t.reported && (r.work_done < t.last.work_done || r.busy_s < t.last.busy_s)) t.samples.clear();
+  if (!t.reported || r.items != t.last.items) t.load_from_s = r.at_s;
   t.reported = true;
   t.last = r;
   // Only while it has work does its pace say how fast its host is: an idle task does nothing.
@@ -118,13 +119,17 @@ void LiveBalancing::OnReport(size_t task, const TaskReport& r) {
     // The step lies within the last kRecentSpan, before this report: measured from here on, the
     // speed is the new one alone (meanwhile, the last span's). A checking point before a span
     // of that would weigh a blend: it waits, a span at most.
+    t.rate_from_s = recent->at_s;
     t.samples.erase(t.samples.begin(), std::prev(t.samples.end()));
     t.rate = lately;
     next_check_ = std::min(scheduled_ + kRecentSpan,
                            std::max(r.at_s + kRecentSpan, last_check_ + options_.min_check_s));
     return;
   }
-  if (whole > 0) t.rate = whole;
+  if (whole > 0) {
+    t.rate = whole;
+    t.rate_from_s = t.samples.front().at_s;
+  }
   if (t.checked_rate > 0 && std::abs(t.rate / t.checked_rate - 1) > kSpeedChange)
     next_check_ = std::min(next_check_, std::max(r.at_s, last_check_ + options_.min_check_s));
 }
@@ -198,13 +203,17 @@ void LiveBalancing::Judge(double now_s, double expected_now) {
   // nothing moved, nearly all its work to go at the checking point (a redistribution predicted
   // to gain 7.45 s "gained" 58.72 s, more than the unbalanced run lasted).
   //
-  // Its remainder is weighed at its speed now, but for a task that gave work away (net): its speed
-  // now is measured on a smaller load, and on a node held to a CPU quota a small load runs at a
-  // full core's pace between its waits (its bursts fit in the quota's periods), which the load it
-  // had would not. So it is weighed at the lower of its speed now and its speed since the
-  // decision (a host that slowed down since counts, as for any task). A quarter-speed CG task
-  // that gave its rows away measured 5.17e7 units/s against 7.89e6 since the decision and the
-  // others' 3.5e7, and a move predicted to gain 6.98 s "gained" -2.89 s.
+  // Its remainder is weighed at its speed now, unless its items changed since the decision. A
+  // speed measured across the change or within a second after it (kRecentSpan: the move's
+  // export, the block rebuilt, the checkpoints that follow on its node) says nothing of the load
+  // it had: it is weighed at its speed since the decision (a quarter-speed CG task judged as its
+  // move of 93,509 rows ended measured 3.15e6 units/s against 8.88e6 since the decision: a move
+  // predicted to gain 5.05 s "gained" 23.98 s). And one that gave work away (net) is weighed at
+  // no more than that: on a node held to a CPU quota, a small load runs at a full core's pace
+  // between its waits (its bursts fit in the quota's periods), which the load it had would not
+  // (a quarter-speed CG task that gave its rows away measured 5.17e7 units/s against 7.89e6
+  // since the decision and the others' 3.5e7: a move predicted to gain 6.98 s "gained" -2.89 s).
+  // A host that slowed down since, measured later on the new load, counts as for any task.
   const double since = now_s - observed_from_;
   std::vector<double> unmoved = decided_remaining_, speeds, weighed = Rates();
   for (size_t i = 0; i < tasks_.size() && i < unmoved.size(); ++i) {
@@ -221,7 +230,13 @@ void LiveBalancing::Judge(double now_s, double expected_now) {
         done > 0 && busy >= std::min(kLeastSpan, since) && busy > 0 ? done / busy : t.rate;
     unmoved[i] = std::max(0.0, unmoved[i] - speed * since);
     speeds.push_back(speed);
-    if (net_items_[i] < 0 && speed > 0) weighed[i] = std::min(weighed[i], speed);
+    if (t.load_from_s > observed_from_ && speed > 0) {
+      if (t.rate_from_s < t.load_from_s + kRecentSpan) {
+        weighed[i] = speed;
+      } else if (net_items_[i] < 0) {
+        weighed[i] = std::min(weighed[i], speed);
+      }
+    }
   }
   std::vector<double> ends = EndsOf(unmoved, weighed);
   const double had_nothing_moved = Latest(ends);

@@ -78,12 +78,14 @@ struct BalancingStats {
   // checking point (or at the run's end), summed over the redistributions. Observed: the end
   // expected, had nothing moved, from the work each task had at the decision less the work it
   // did since and what it would have done in the time its moves held it, on the speeds measured
-  // now (for a task that gave work away, at most its speed since the decision: its speed now is
-  // measured on a smaller load), against the end expected now (0 at the run's end). The moves' cost
-  // is in the work the tasks have left now; a host that slowed down or sped up in between changes
-  // both ends alike, from when it did (the work done is measured); and the work is weighed as the
-  // decision weighed it (a CG task's iterations to go are estimated again at every report, and
-  // would not tell what the rows moved would have cost the task that gave them).
+  // now (for a task whose items changed since the decision, its speed since the decision when
+  // its speed now spans the change or the second after it, and at most that speed when it gave
+  // work away: a smaller load runs faster on a node held to a CPU quota), against the end
+  // expected now (0 at the run's end). The moves' cost is in the work the tasks have left now;
+  // a host that slowed down or sped up in between changes both ends alike, from when it did (the
+  // work done is measured); and the work is weighed as the decision weighed it (a CG task's
+  // iterations to go are estimated again at every report, and would not tell what the rows moved
+  // would have cost the task that gave them).
   double predicted_gain = 0;
   double observed_gain = 0;
   // DistPM's group coordinators (spawner/gateways.h ReportGroups): the groups whose tasks
@@ -220,6 +222,8 @@ class LiveBalancing {
     };
     std::deque<Sample> samples;  // where its work done moved, while it had work
     double rate = 0;
+    double rate_from_s = 0;   // the start of the span `rate` was measured over
+    double load_from_s = 0;   // its first report with the items it holds now
     double checked_rate = 0;  // its rate at the last checking point with every speed measured
   };
   // Each task's remaining work as the balancer weighs it. Work along a chain

@@ -329,11 +329,13 @@ TEST(LiveBalancingTest, AlongAChainTheGainIsWeighedAtTheDecisionsHorizon) {
   }
   b.Check(6);
   ASSERT_TRUE(b.last_judged().has_value());
-  // Had the 60 items stayed: the 10,000 units task 1 had then at 100 a second, 100 s, less the 3 s
-  // since; as it is, 160 rows x 94 iterations at 400 a second, 37.6 s. (Weighed at today's
-  // horizon, the rows it gave would say less: the horizon of a CG task is estimated again at
-  // every report, and near the end of a run it says nothing of what the rows would have cost.)
-  EXPECT_NEAR(b.last_judged()->observed, 97 - 37.6, 0.5);
+  // Had the 60 items stayed: the 10,000 units task 1 had then less the 300 it did since, at the
+  // speed it computed at since (300 units in the 2.98 s the move did not hold it: its speed now
+  // was measured across the move), 96.4 s; as it is, 160 rows x 94 iterations at 400 a second,
+  // 37.6 s. (Weighed at today's horizon, the rows it gave would say less: the horizon of a CG
+  // task is estimated again at every report, and near the end of a run it says nothing of what
+  // the rows would have cost.)
+  EXPECT_NEAR(b.last_judged()->observed, 9700 / (300 / 2.98) - 37.6, 0.1);
 }
 
 // The slow task gives most of its rows away, computes them in a second and then waits, locally
@@ -412,6 +414,40 @@ TEST(LiveBalancingTest, ATaskThatGaveWorkAwayIsNotCreditedTheSpeedOfItsSmallerLo
   EXPECT_NEAR(b.last_judged()->speeds_since[1], 400, 0.1);
   EXPECT_NEAR(b.last_judged()->unmoved_ends[1], 46, 0.1);
   EXPECT_NEAR(b.last_judged()->observed, 46 - 28, 0.1);
+}
+
+// The judgment comes as the slow task's move ends, and the speed it measures now spans the move
+// (its export, its block rebuilt, the checkpoints after): it says nothing of the load it had.
+// Had nothing moved, its remainder is weighed at its speed since the decision.
+TEST(LiveBalancingTest, ASpeedMeasuredAcrossATasksMoveIsNotItsSpeedHadNothingMoved) {
+  LiveBalancing b(BalanceMode::kMeans, 2);
+  for (double at = 0; at <= 3; at += 0.25) {
+    b.OnReport(0, {at, 1, 1000 * at, 20000, 100, 0, 1, 0, at, false});
+    b.OnReport(1, {at, 1, 250 * at, 20000, 100, 0, 1, 0, at, false});
+  }
+  ASSERT_EQ(b.Check(3).size(), 1u);
+  // Task 1 computes at 250 units a second until its move ends at 5 s, then at 150 for a second.
+  for (double at = 3.25; at <= 6; at += 0.25) {
+    if (at == 5.25) {
+      b.OnMoveDone({1, 1, 0, 12000, 30, 3000, false, ""}, 0.02);
+      b.OnRedistributionDone(2);
+    }
+    const bool moved = at > 5;
+    b.OnReport(0, {at, 1, 1000 * at, (moved ? 32000 : 20000) - 1000 * (at - 3), moved ? 130 : 100,
+                   moved ? 1u : 0u, 1, 0, at, false});
+    const double done1 = moved ? 1250 + 150 * (at - 5) : 250 * at;
+    b.OnReport(1, {at, 1, done1, (moved ? 8000 : 20000) - (done1 - 750), moved ? 70 : 100,
+                   moved ? 1u : 0u, 1, 0, at, false});
+  }
+  EXPECT_NEAR(b.rate(1), 150, 1);  // over the last second: the move's end and after
+  b.Check(6);
+  ASSERT_TRUE(b.last_judged().has_value());
+  // Since the decision task 1 did 650 units in 3 s: 216.7 a second. Had nothing moved: 20,000
+  // less 650, at that speed, 89.3 s (at 150 a second, 129 s); as it is, its 7,350 at 150 a
+  // second, 49 s.
+  EXPECT_NEAR(b.last_judged()->speeds_since[1], 650 / 3.0, 0.1);
+  EXPECT_NEAR(b.last_judged()->unmoved_ends[1], 19350 / (650 / 3.0), 0.1);
+  EXPECT_NEAR(b.last_judged()->observed, 19350 / (650 / 3.0) - 49, 0.1);
 }
 
 // Along a chain the horizon is the slowest task's still iterating: a task locally converged
