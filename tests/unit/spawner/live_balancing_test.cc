@@ -374,13 +374,11 @@ TEST(LiveBalancingTest, ATaskThatWaitsAfterGivingItsWorkAwayIsNotChargedTheWait)
   EXPECT_NEAR(b.last_judged()->unmoved_ends[1], 16, 0.1);
 }
 
-// The slow task (a node held to a quarter of a core) gives most of its work away, and its
-// smaller load then runs at a full core's pace between its waits (it fits in the quota's
-// periods): its speed now is four times the one it had. Had nothing moved, it would have kept its
-// load and its pace: its remainder is weighed at its speed since the decision, not at the speed
-// of the load it has now (which would make the run without moves end sooner than the run with).
-TEST(LiveBalancingTest, ATaskThatGaveWorkAwayIsNotCreditedTheSpeedOfItsSmallerLoad) {
-  LiveBalancing b(BalanceMode::kMeans, 2);
+// Task 0 does 1,000 units a second, task 1 250, with 20,000 units each: the checking point at
+// 3 s moves 12,000 units (30 items) from task 1 to task 0, and the move ends at 5 s (both computed
+// until then). The reports go on to `until`, task 1's after the move computing `after` units a
+// second of its time computing, and computing `share` of the time.
+void MoveEndingAt5(LiveBalancing& b, double until, double after, double share) {
   for (double at = 0; at <= 3; at += 0.25) {
     b.OnReport(0, {at, 1, 1000 * at, 20000, 100, 0, 1, 0, at, false});
     b.OnReport(1, {at, 1, 250 * at, 20000, 100, 0, 1, 0, at, false});
@@ -389,9 +387,7 @@ TEST(LiveBalancingTest, ATaskThatGaveWorkAwayIsNotCreditedTheSpeedOfItsSmallerLo
   ASSERT_EQ(moves.size(), 1u);
   EXPECT_EQ(moves[0].from, 1u);
   EXPECT_NEAR(moves[0].work, 12000, 1);
-  // The move ends at 5 s (both tasks computed until then); task 1 then computes a quarter of
-  // the time, at 1,000 units a second of it.
-  for (double at = 3.25; at <= 7; at += 0.25) {
+  for (double at = 3.25; at <= until; at += 0.25) {
     if (at == 5.25) {
       b.OnMoveDone({1, 1, 0, 12000, 30, 3000, false, ""}, 0.02);
       b.OnRedistributionDone(2);
@@ -399,11 +395,22 @@ TEST(LiveBalancingTest, ATaskThatGaveWorkAwayIsNotCreditedTheSpeedOfItsSmallerLo
     const bool moved = at > 5;
     b.OnReport(0, {at, 1, 1000 * at, (moved ? 32000 : 20000) - 1000 * (at - 3), moved ? 130 : 100,
                    moved ? 1u : 0u, 1, 0, at, false});
-    const double busy1 = moved ? 5 + 0.25 * (at - 5) : at;
-    const double done1 = moved ? 1250 + 250 * (at - 5) : 250 * at;
+    const double busy1 = moved ? 5 + share * (at - 5) : at;
+    const double done1 = moved ? 1250 + after * share * (at - 5) : 250 * at;
     b.OnReport(1, {at, 1, done1, (moved ? 8000 : 20000) - (done1 - 750), moved ? 70 : 100,
                    moved ? 1u : 0u, 1, 0, busy1, false});
   }
+}
+
+// The slow task (a node held to a quarter of a core) gives most of its work away, and its
+// smaller load then runs at a full core's pace between its waits (it fits in the quota's
+// periods): its speed now is four times the one it had. Had nothing moved, it would have kept its
+// load and its pace: its remainder is weighed at its speed since the decision, not at the speed
+// of the load it has now (which would make the run without moves end sooner than the run with).
+TEST(LiveBalancingTest, ATaskThatGaveWorkAwayIsNotCreditedTheSpeedOfItsSmallerLoad) {
+  LiveBalancing b(BalanceMode::kMeans, 2);
+  // After the move, task 1 computes a quarter of the time, at 1,000 units a second of it.
+  MoveEndingAt5(b, 7, 1000, 0.25);
   EXPECT_NEAR(b.rate(1), 1000, 1);
   b.Check(7);
   ASSERT_TRUE(b.last_judged().has_value());
@@ -421,30 +428,15 @@ TEST(LiveBalancingTest, ATaskThatGaveWorkAwayIsNotCreditedTheSpeedOfItsSmallerLo
 // Had nothing moved, its remainder is weighed at its speed since the decision.
 TEST(LiveBalancingTest, ASpeedMeasuredAcrossATasksMoveIsNotItsSpeedHadNothingMoved) {
   LiveBalancing b(BalanceMode::kMeans, 2);
-  for (double at = 0; at <= 3; at += 0.25) {
-    b.OnReport(0, {at, 1, 1000 * at, 20000, 100, 0, 1, 0, at, false});
-    b.OnReport(1, {at, 1, 250 * at, 20000, 100, 0, 1, 0, at, false});
-  }
-  ASSERT_EQ(b.Check(3).size(), 1u);
-  // Task 1 computes at 250 units a second until its move ends at 5 s, then at 150 for a second.
-  for (double at = 3.25; at <= 6; at += 0.25) {
-    if (at == 5.25) {
-      b.OnMoveDone({1, 1, 0, 12000, 30, 3000, false, ""}, 0.02);
-      b.OnRedistributionDone(2);
-    }
-    const bool moved = at > 5;
-    b.OnReport(0, {at, 1, 1000 * at, (moved ? 32000 : 20000) - 1000 * (at - 3), moved ? 130 : 100,
-                   moved ? 1u : 0u, 1, 0, at, false});
-    const double done1 = moved ? 1250 + 150 * (at - 5) : 250 * at;
-    b.OnReport(1, {at, 1, done1, (moved ? 8000 : 20000) - (done1 - 750), moved ? 70 : 100,
-                   moved ? 1u : 0u, 1, 0, at, false});
-  }
+  // After the move, task 1 computes all the time, at 150 units a second.
+  MoveEndingAt5(b, 6, 150, 1);
   EXPECT_NEAR(b.rate(1), 150, 1);  // over the last second: the move's end and after
   b.Check(6);
   ASSERT_TRUE(b.last_judged().has_value());
   // Since the decision task 1 did 650 units in 3 s: 216.7 a second. Had nothing moved: 20,000
   // less 650, at that speed, 89.3 s (at 150 a second, 129 s); as it is, its 7,350 at 150 a
   // second, 49 s.
+  ASSERT_EQ(b.last_judged()->speeds_since.size(), 2u);
   EXPECT_NEAR(b.last_judged()->speeds_since[1], 650 / 3.0, 0.1);
   EXPECT_NEAR(b.last_judged()->unmoved_ends[1], 19350 / (650 / 3.0), 0.1);
   EXPECT_NEAR(b.last_judged()->observed, 19350 / (650 / 3.0) - 49, 0.1);
