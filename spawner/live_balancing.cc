@@ -130,8 +130,14 @@ void LiveBalancing::OnReport(size_t task, const TaskReport& r) {
     t.rate = whole;
     t.rate_from_s = t.samples.front().at_s;
   }
-  if (t.checked_rate > 0 && std::abs(t.rate / t.checked_rate - 1) > kSpeedChange)
-    next_check_ = std::min(next_check_, std::max(r.at_s, last_check_ + options_.min_check_s));
+  // A speed that drifted from the one the last checking point weighed brings the next one
+  // forward, but not before the window spans kRecentSpan: right after a step (above) the speed
+  // is measured again from the step on, over as little as kLeastSpan at first (a slowed CG
+  // task's single iteration), and the step's wait for a span would be undone by the drift.
+  if (t.checked_rate > 0 && std::abs(t.rate / t.checked_rate - 1) > kSpeedChange) {
+    next_check_ = std::min(next_check_, std::max({r.at_s, last_check_ + options_.min_check_s,
+                                                  t.samples.front().at_s + kRecentSpan}));
+  }
 }
 
 std::vector<double> LiveBalancing::Remaining() const {

@@ -296,9 +296,12 @@ TEST(LiveBalancingTest, ASpeedThatChangesBringsTheNextCheckForward) {
   ASSERT_GT(seen_at, 6);
   EXPECT_LE(seen_at, 7);
   EXPECT_DOUBLE_EQ(b.next_check_s(), seen_at + LiveBalancing::kRecentSpan);
-  for (; at <= b.next_check_s(); at += 0.25) {
+  // Meanwhile its speed, measured again from there, is far from the one the last checking point
+  // weighed: that does not bring the checking point forward onto a speed of less than a span.
+  for (; at <= seen_at + LiveBalancing::kRecentSpan; at += 0.25) {
     b.OnReport(0, {at, 1, 1000 * at, 1e6, 100, 0, 1, 0});
     b.OnReport(1, {at, 1, 5700 + 250 * (at - 6), 1e6, 100, 0, 1, 0});
+    EXPECT_DOUBLE_EQ(b.next_check_s(), seen_at + LiveBalancing::kRecentSpan) << at;
   }
   EXPECT_NEAR(b.rate(1), 250, 1);
   EXPECT_FALSE(b.Check(b.next_check_s()).empty());
